@@ -1,0 +1,49 @@
+# Two commands a newcomer needs: `make serve` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8080
+DATA_DIR ?= ./data
+
+.PHONY: serve sim test lint typecheck unit bench bench-quick clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstall only when the dependency list changed.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+serve: $(VENV)/.installed
+	$(BIN)/gateway serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) --demo
+
+sim: $(VENV)/.installed
+	$(BIN)/gateway sim --host $(HOST) --port 9090
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check gateway streams providers store tests bench
+	$(BIN)/ruff format --check gateway streams providers store tests bench
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+unit: $(VENV)/.installed-dev
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python -m bench
+
+bench-quick: $(VENV)/.installed-dev
+	$(BIN)/python -m bench --quick
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
