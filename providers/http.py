@@ -47,8 +47,10 @@ class HttpProvider(Provider):
         """Headers that authenticate us to the vendor."""
         return {"authorization": f"Bearer {self.endpoint.api_key}"}
 
-    def map_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> ProviderError:
-        """Turn a vendor's error answer into our hierarchy; adapters refine this."""
+    def map_error(
+        self, status: int, body: bytes, headers: Mapping[str, str], model: str
+    ) -> ProviderError:
+        """Turn a vendor's error answer about `model` into our hierarchy; adapters refine this."""
         return UpstreamHTTPError(
             self.provider_id, f"upstream answered HTTP {status}", status=status
         )
@@ -56,7 +58,7 @@ class HttpProvider(Provider):
     def url(self, path: str) -> str:
         return self._base + path
 
-    async def post_json(self, path: str, payload: Mapping[str, Any]) -> Any:
+    async def post_json(self, path: str, payload: Mapping[str, Any], *, model: str = "") -> Any:
         """POST `payload` and return the decoded JSON answer; errors are mapped."""
         try:
             response = await self.client.post(
@@ -64,18 +66,18 @@ class HttpProvider(Provider):
             )
         except httpx.HTTPError as exc:
             raise self.transport_error(exc) from exc
-        return self.checked_json(response)
+        return self.checked_json(response, model)
 
     async def get_json(self, path: str) -> Any:
         try:
             response = await self.client.get(self.url(path), headers=self._headers)
         except httpx.HTTPError as exc:
             raise self.transport_error(exc) from exc
-        return self.checked_json(response)
+        return self.checked_json(response, "")
 
-    def checked_json(self, response: httpx.Response) -> Any:
+    def checked_json(self, response: httpx.Response, model: str) -> Any:
         if response.status_code >= 400:
-            raise self.map_error(response.status_code, response.content, response.headers)
+            raise self.map_error(response.status_code, response.content, response.headers, model)
         data = read_json(response.content)
         if data is None:
             raise UpstreamHTTPError(
@@ -85,7 +87,7 @@ class HttpProvider(Provider):
 
     @asynccontextmanager
     async def open_stream(
-        self, path: str, payload: Mapping[str, Any]
+        self, path: str, payload: Mapping[str, Any], *, model: str = ""
     ) -> AsyncIterator[httpx.Response]:
         """POST and hold the streamed response open; an error status is mapped at once.
 
@@ -101,7 +103,7 @@ class HttpProvider(Provider):
         try:
             if response.status_code >= 400:
                 body = await self._read_error_body(response)
-                raise self.map_error(response.status_code, body, response.headers)
+                raise self.map_error(response.status_code, body, response.headers, model)
             yield response
         finally:
             await response.aclose()

@@ -1,0 +1,29 @@
+"""Which adapter class speaks to which provider id.
+
+One line per vendor; the gateway builds adapters through `build_adapter` only.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import httpx
+
+from providers.base import Provider, ProviderEndpoint
+from providers.http import HttpProvider
+from providers.openai import OpenAIProvider
+
+ADAPTER_CLASSES: MappingProxyType[str, type[HttpProvider]] = MappingProxyType(
+    {
+        "openai": OpenAIProvider,
+    }
+)
+
+
+def build_adapter(client: httpx.AsyncClient, endpoint: ProviderEndpoint) -> Provider:
+    """The adapter for `endpoint.provider_id`; a provider with no adapter yet is refused."""
+    try:
+        cls = ADAPTER_CLASSES[endpoint.provider_id]
+    except KeyError:
+        raise LookupError(f"no adapter for provider {endpoint.provider_id!r}") from None
+    return cls(client, endpoint)

@@ -1,0 +1,259 @@
+"""Adapter for the OpenAI API (and any server speaking its chat-completions protocol).
+
+The canonical request already has the chat-completions shape, so translation is mostly
+a matter of dropping what is unset; answers are read into canonical objects so that the
+gateway builds one response shape whatever the vendor.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+
+from providers.errors import (
+    AuthenticationFailed,
+    ContentFiltered,
+    ContextLengthExceeded,
+    InvalidUpstreamRequest,
+    ModelNotFound,
+    ModelOverloaded,
+    ProviderError,
+    StreamInterrupted,
+    UpstreamHTTPError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from providers.http import HttpProvider, read_json
+from providers.types import (
+    JSON,
+    ChatChunk,
+    ChatRequest,
+    ChatResult,
+    EmbeddingRequest,
+    EmbeddingResult,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+
+_OPTIONAL_FIELDS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "tools",
+    "tool_choice",
+    "user",
+    "response_format",
+    "seed",
+)
+
+
+# -- request out ---------------------------------------------------------------------------
+
+
+def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
+    """The JSON body of a chat-completions call for `request`."""
+    payload: JSON = {"model": request.model, "messages": list(request.messages)}
+    for name in _OPTIONAL_FIELDS:
+        value = getattr(request, name)
+        if value is not None:
+            payload[name] = list(value) if name in ("stop", "tools") else value
+    if stream:
+        payload["stream"] = True
+        payload["stream_options"] = {"include_usage": True}
+    return payload
+
+
+def embedding_payload(request: EmbeddingRequest) -> JSON:
+    payload: JSON = {"model": request.model, "input": list(request.inputs)}
+    if request.dimensions is not None:
+        payload["dimensions"] = request.dimensions
+    if request.user is not None:
+        payload["user"] = request.user
+    # base64 halves the bytes on the wire; the gateway re-encodes as its client asked.
+    payload["encoding_format"] = "base64"
+    return payload
+
+
+# -- answers in ----------------------------------------------------------------------------
+
+
+def parse_usage(data: Mapping[str, Any] | None) -> Usage:
+    if not data:
+        return Usage()
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+
+
+def parse_chat(data: Mapping[str, Any]) -> ChatResult:
+    """A chat-completion JSON answer as a `ChatResult` (first choice)."""
+    choice = (data.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    calls = tuple(
+        ToolCall(
+            id=call.get("id", ""),
+            name=call["function"]["name"],
+            arguments=call["function"].get("arguments") or "",
+        )
+        for call in message.get("tool_calls") or ()
+    )
+    return ChatResult(
+        id=data.get("id", ""),
+        model=data.get("model", ""),
+        content=message.get("content"),
+        finish_reason=choice.get("finish_reason") or ("tool_calls" if calls else "stop"),
+        usage=parse_usage(data.get("usage")),
+        tool_calls=calls,
+    )
+
+
+def parse_chunk(data: Mapping[str, Any]) -> ChatChunk | None:
+    """One `chat.completion.chunk` as a canonical chunk; None when it carries nothing."""
+    usage = parse_usage(data["usage"]) if data.get("usage") else None
+    choices = data.get("choices") or ()
+    if not choices:
+        return ChatChunk(usage=usage) if usage else None
+    choice = choices[0]
+    delta = choice.get("delta") or {}
+    calls = tuple(_tool_call_delta(item) for item in delta.get("tool_calls") or ())
+    content = delta.get("content") or None
+    finish = choice.get("finish_reason")
+    if content is None and not calls and finish is None and usage is None:
+        return None
+    return ChatChunk(content=content, tool_calls=calls, finish_reason=finish, usage=usage)
+
+
+def _tool_call_delta(item: Mapping[str, Any]) -> ToolCallDelta:
+    function = item.get("function") or {}
+    return ToolCallDelta(
+        index=int(item.get("index", 0)),
+        id=item.get("id"),
+        name=function.get("name"),
+        arguments=function.get("arguments") or "",
+    )
+
+
+def decode_vectors(data: Mapping[str, Any]) -> list[list[float]]:
+    """The vectors of an embeddings answer, in input order, whatever their encoding."""
+    items = sorted(data.get("data") or (), key=lambda item: item.get("index", 0))
+    return [_vector(item["embedding"]) for item in items]
+
+
+def _vector(value: list[float] | str) -> list[float]:
+    if isinstance(value, str):
+        raw = base64.b64decode(value)
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    return [float(x) for x in value]
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> int | None:
+    value = headers.get("retry-after")
+    try:
+        return max(0, int(float(value))) if value is not None else None
+    except ValueError:
+        return None
+
+
+def map_openai_error(
+    provider: str, status: int, body: bytes, headers: Mapping[str, str], model: str
+) -> ProviderError:
+    """An OpenAI-style error answer (`{"error": {message, type, param, code}}`) mapped."""
+    parsed = read_json(body)
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    error = error if isinstance(error, dict) else {}
+    message = str(error.get("message") or f"upstream answered HTTP {status}")
+    code = error.get("code")
+    kind = error.get("type")
+    if status in (401, 403):
+        return AuthenticationFailed(provider, message)
+    if status == 404 or code == "model_not_found":
+        return ModelNotFound(provider, message, model=model)
+    if code == "context_length_exceeded":
+        return ContextLengthExceeded(provider, message, model=model)
+    if code in ("content_filter", "content_policy_violation"):
+        return ContentFiltered(provider, message, filter_reason=str(code))
+    if status == 429:
+        return ModelOverloaded(
+            provider, message, model=model, retry_after=retry_after_seconds(headers)
+        )
+    if status == 503:
+        return UpstreamUnavailable(provider, message, retry_after=retry_after_seconds(headers))
+    if status == 504:
+        return UpstreamTimeout(provider, message, timeout_ms=0)
+    if status in (400, 422):
+        return InvalidUpstreamRequest(provider, message, param=error.get("param"))
+    return UpstreamHTTPError(
+        provider,
+        message,
+        status=status,
+        vendor_type=str(kind) if kind else None,
+        vendor_code=str(code) if code else None,
+    )
+
+
+# -- the adapter ---------------------------------------------------------------------------
+
+
+class OpenAIProvider(HttpProvider):
+    """Chat, embeddings and model listing over the OpenAI protocol."""
+
+    def map_error(
+        self, status: int, body: bytes, headers: Mapping[str, str], model: str
+    ) -> ProviderError:
+        return map_openai_error(self.provider_id, status, body, headers, model)
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        data = await self.post_json(
+            "/chat/completions", chat_payload(request, stream=False), model=request.model
+        )
+        return parse_chat(data)
+
+    @asynccontextmanager
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
+        payload = chat_payload(request, stream=True)
+        async with self.open_stream("/chat/completions", payload, model=request.model) as resp:
+            yield self._chunks(resp)
+
+    async def _chunks(self, response: httpx.Response) -> AsyncIterator[ChatChunk]:
+        finished = False
+        async for event in self.sse_events(response):
+            if event.data == "[DONE]":
+                return
+            data = read_json(event.data.encode())
+            if not isinstance(data, dict):
+                continue
+            if "error" in data:
+                raise self._stream_error(data)
+            chunk = parse_chunk(data)
+            if chunk is not None:
+                finished = finished or chunk.finish_reason is not None
+                yield chunk
+        if not finished:
+            raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
+
+    def _stream_error(self, data: Mapping[str, Any]) -> ProviderError:
+        error = data.get("error") or {}
+        message = str(error.get("message") or "the upstream reported an error mid-stream")
+        return UpstreamHTTPError(self.provider_id, message, status=502)
+
+    async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
+        data = await self.post_json("/embeddings", embedding_payload(request), model=request.model)
+        return EmbeddingResult(
+            model=data.get("model", request.model),
+            vectors=decode_vectors(data),
+            usage=parse_usage(data.get("usage")),
+        )
+
+    async def list_models(self) -> list[str]:
+        data = await self.get_json("/models")
+        return [str(item["id"]) for item in data.get("data") or () if "id" in item]
