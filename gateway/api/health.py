@@ -1,0 +1,49 @@
+"""GET /health (no authentication: for load balancers) and GET /v1/health/detailed."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+from quart import Blueprint, Response
+
+from gateway.state import AppState
+from gateway.web import authenticate, iso, json_response
+
+
+def health_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("health", __name__)
+
+    @bp.get("/health")
+    async def health() -> Response:
+        return json_response({"status": "ok", "timestamp": iso(datetime.now(UTC))})
+
+    @bp.get("/v1/health/detailed")
+    async def detailed() -> Response:
+        principal = await authenticate(state)
+        started = time.perf_counter()
+        await state.db.run(lambda d: d.execute("SELECT 1").fetchone())
+        db_ms = round((time.perf_counter() - started) * 1000, 2)
+        providers = {}
+        for pid, entry in state.registry.configured(principal.workspace_id).items():
+            figures = state.health.figures(principal.workspace_id, pid)
+            status = figures.status if entry.active else "disabled"
+            providers[pid] = {
+                "status": "healthy" if status == "unknown" else status,
+                "latency_ms": figures.latency_ms,
+            }
+        degraded = any(p["status"] != "healthy" for p in providers.values())
+        return json_response(
+            {
+                "status": "degraded" if degraded else "healthy",
+                "timestamp": iso(datetime.now(UTC)),
+                "components": {
+                    "api": {"status": "healthy", "latency_ms": 0},
+                    "database": {"status": "healthy", "latency_ms": db_ms},
+                    "cache": {"status": "healthy", "latency_ms": 0},
+                    "providers": providers,
+                },
+            }
+        )
+
+    return bp

@@ -1,0 +1,253 @@
+"""Management of API keys: list, create, read, patch, rotate, revoke, delete.
+
+Every call is scoped to the caller's workspace: a key id from another workspace is
+answered exactly like an unknown one (404). Changes reach the in-memory key ring before
+the response is sent, so a revoked key stops working at once.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from quart import Blueprint, Response, request
+
+from gateway.api.key_input import (
+    parse_create,
+    parse_expiry,
+    parse_grace_hours,
+    parse_ips,
+    parse_name,
+    parse_permissions,
+    parse_rate_limits,
+    parse_strings,
+)
+from gateway.auth import Principal
+from gateway.errors import ApiError, not_found, permission_denied
+from gateway.state import AppState
+from gateway.web import authenticate, iso, json_response, read_object
+from store import audit, keys, usage
+from store.audit import AuditEvent
+from store.keys import ApiKeyRecord
+from store.secrets import new_api_key
+
+
+def key_to_api(record: ApiKeyRecord) -> dict[str, Any]:
+    """The spec's API key object (never the key itself; a hint instead)."""
+    return {
+        "id": record.id,
+        "object": "api_key",
+        "name": record.name,
+        "prefix": record.prefix,
+        "key_hint": f"{record.prefix}...{record.last_four}",
+        "type": record.kind,
+        "status": record.status,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+        "last_used_at": iso(record.last_used_at),
+        "expires_at": iso(record.expires_at),
+        "revoked_at": iso(record.revoked_at),
+        "rate_limits": {
+            "rpm": record.rate_limits.rpm,
+            "tpm": record.rate_limits.tpm,
+            "daily_requests": record.rate_limits.daily_requests,
+            "concurrent": record.rate_limits.concurrent,
+        },
+        "permissions": list(record.permissions),
+        "allowed_models": list(record.allowed_models),
+        "allowed_ips": list(record.allowed_ips),
+    }
+
+
+def start_of_day(now: datetime) -> datetime:
+    return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def keys_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("api_keys", __name__)
+
+    async def manager() -> Principal:
+        principal = await authenticate(state)
+        principal.require("management")
+        return principal
+
+    async def find(principal: Principal, key_id: str) -> ApiKeyRecord:
+        record = await state.db.run(lambda d: keys.get(d, key_id, principal.workspace_id))
+        if record is None:
+            raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
+        return record
+
+    async def record_audit(principal: Principal, kind: str, record: ApiKeyRecord) -> None:
+        event = AuditEvent(
+            workspace_id=principal.workspace_id,
+            type=kind,
+            actor_id=principal.key_id,
+            target_type="api_key",
+            target_id=record.id,
+            ip_address=request.remote_addr,
+            timestamp=datetime.now(UTC),
+            details={"name": record.name, "prefix": record.prefix},
+        )
+        await state.db.run(lambda d: audit.append(d, event))
+
+    @bp.get("/v1/management/api-keys")
+    async def list_keys() -> Response:
+        principal = await manager()
+        records = await state.db.run(lambda d: keys.list_keys(d, principal.workspace_id))
+        return json_response({"object": "list", "data": [key_to_api(r) for r in records]})
+
+    @bp.post("/v1/management/api-keys")
+    async def create_key() -> Response:
+        principal = await manager()
+        now = datetime.now(UTC)
+        spec = parse_create(await read_object(), now)
+        _check_grant(principal, spec.kind, spec.permissions)
+        full_key = new_api_key(spec.kind)
+        record = keys.new_record(
+            full_key,
+            workspace_id=principal.workspace_id,
+            name=spec.name,
+            kind=spec.kind,
+            permissions=spec.permissions,
+            now=now,
+            rate_limits=spec.rate_limits,
+            allowed_models=spec.allowed_models,
+            allowed_ips=spec.allowed_ips,
+            expires_at=spec.expires_at,
+        )
+        await state.db.run(lambda d: keys.insert(d, record))
+        state.keyring.put(record)
+        await record_audit(principal, "api_key.created", record)
+        return json_response(key_to_api(record) | {"key": full_key}, 201)
+
+    @bp.get("/v1/management/api-keys/<key_id>")
+    async def read_key(key_id: str) -> Response:
+        principal = await manager()
+        record = await find(principal, key_id)
+        await state.usage.flush()
+        since = start_of_day(datetime.now(UTC))
+        totals = await state.db.run(lambda d: usage.totals_since(d, since=since, key_id=key_id))
+        body = key_to_api(record) | {
+            "usage": {
+                "requests_today": totals.requests,
+                "tokens_today": totals.tokens,
+                "cost_today_usd": round(totals.cost_usd, 8),
+            }
+        }
+        return json_response(body)
+
+    @bp.patch("/v1/management/api-keys/<key_id>")
+    async def patch_key(key_id: str) -> Response:
+        principal = await manager()
+        record = await find(principal, key_id)
+        changes = _patch_changes(principal, record, await read_object())
+        updated = await state.db.run(lambda d: keys.update(d, key_id, **changes))
+        if updated is None:
+            raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
+        if updated.status == "active":
+            state.keyring.put(updated)
+        shown = key_to_api(updated)
+        body = {"id": updated.id, **{name: shown[name] for name in changes}}
+        body["updated_at"] = shown["updated_at"]
+        return json_response(body)
+
+    @bp.post("/v1/management/api-keys/<key_id>/rotate")
+    async def rotate_key(key_id: str) -> Response:
+        principal = await manager()
+        old = await find(principal, key_id)
+        if old.status != "active":
+            raise ApiError(400, "key_revoked", "A revoked key cannot be rotated.", param="key_id")
+        grace = parse_grace_hours(await read_object(optional=True))
+        now = datetime.now(UTC)
+        expires = now + timedelta(hours=grace)
+        if old.expires_at is not None:
+            expires = min(expires, old.expires_at)
+        full_key = new_api_key(old.kind)
+        new = keys.new_record(
+            full_key,
+            workspace_id=old.workspace_id,
+            name=old.name,
+            kind=old.kind,
+            permissions=old.permissions,
+            now=now,
+            rate_limits=old.rate_limits,
+            allowed_models=old.allowed_models,
+            allowed_ips=old.allowed_ips,
+            expires_at=old.expires_at,
+            rotated_from=old.id,
+        )
+
+        old_updated = await state.db.run(lambda d: keys.rotate(d, old.id, new, expires))
+        state.keyring.put(new)
+        if old_updated is not None:
+            state.keyring.put(old_updated)
+        await record_audit(principal, "api_key.created", new)
+        return json_response(
+            {
+                "id": old.id,
+                "new_key": full_key,
+                "new_key_id": new.id,
+                "old_key_expires_at": iso(expires),
+                "rotated_at": iso(now),
+            }
+        )
+
+    @bp.post("/v1/management/api-keys/<key_id>/revoke")
+    async def revoke_key(key_id: str) -> Response:
+        principal = await manager()
+        await find(principal, key_id)
+        now = datetime.now(UTC)
+        record = await state.db.run(lambda d: keys.revoke(d, key_id, now))
+        assert record is not None
+        state.keyring.forget(record.key_hash)
+        await record_audit(principal, "api_key.revoked", record)
+        return json_response(
+            {"id": record.id, "status": "revoked", "revoked_at": iso(record.revoked_at)}
+        )
+
+    @bp.delete("/v1/management/api-keys/<key_id>")
+    async def delete_key(key_id: str) -> Response:
+        principal = await manager()
+        record = await find(principal, key_id)
+        await state.db.run(lambda d: keys.delete(d, key_id))
+        state.keyring.forget(record.key_hash)
+        return json_response({"id": key_id, "object": "api_key", "deleted": True})
+
+    return bp
+
+
+def _check_grant(principal: Principal, kind: str, permissions: tuple[str, ...]) -> None:
+    """A key may only hand out what it holds: no admin keys from a non-admin key."""
+    if principal.has("admin"):
+        return
+    if kind == "admin" or any(not principal.has(p) for p in permissions):
+        raise permission_denied("A key cannot grant permissions it does not hold itself.")
+
+
+def _patch_changes(
+    principal: Principal, record: ApiKeyRecord, body: dict[str, Any]
+) -> dict[str, Any]:
+    changes: dict[str, Any] = {}
+    if "name" in body:
+        changes["name"] = parse_name(body["name"])
+    if "rate_limits" in body:
+        changes["rate_limits"] = parse_rate_limits(body["rate_limits"], record.rate_limits)
+    if "permissions" in body:
+        permissions = parse_permissions(body["permissions"])
+        _check_grant(principal, record.kind, permissions)
+        changes["permissions"] = permissions
+    if "allowed_models" in body:
+        changes["allowed_models"] = parse_strings(body["allowed_models"], "allowed_models")
+    if "allowed_ips" in body:
+        changes["allowed_ips"] = parse_ips(body["allowed_ips"])
+    if "expires_at" in body:
+        changes["expires_at"] = parse_expiry(body["expires_at"], datetime.now(UTC))
+    if not changes:
+        raise ApiError(
+            400,
+            "invalid_request",
+            "Nothing to change: send any of name, rate_limits, permissions, "
+            "allowed_models, allowed_ips, expires_at.",
+            param=None,
+        )
+    return changes

@@ -1,0 +1,52 @@
+"""GET /v1/models and GET /v1/models/{model_id}: the catalog, filtered."""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, request
+
+from gateway.errors import invalid_request, not_found
+from gateway.state import AppState
+from gateway.web import authenticate, json_response
+from providers.catalog import CAPABILITIES, MODEL_STATUSES, model_to_api
+
+
+def models_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("models", __name__)
+
+    @bp.get("/v1/models")
+    async def list_models() -> Response:
+        (await authenticate(state)).require("models")
+        provider = _filter("provider", {p.id for p in state.catalog.providers()})
+        capability = _filter("capability", CAPABILITIES)
+        status = _filter("status", MODEL_STATUSES)
+        models = state.catalog.models(provider=provider, capability=capability, status=status)
+        return json_response(
+            {"object": "list", "data": [model_to_api(m, detail=False) for m in models]}
+        )
+
+    @bp.get("/v1/models/<path:model_id>")
+    async def get_model(model_id: str) -> Response:
+        (await authenticate(state)).require("models")
+        model = state.catalog.model(model_id)
+        if model is None:
+            raise not_found(
+                "model_not_found",
+                f"The model '{model_id}' does not exist.",
+                model=model_id,
+                provider=None,
+                available_models=[m.id for m in state.catalog.models()],
+            )
+        return json_response(model_to_api(model, detail=True))
+
+    return bp
+
+
+def _filter(name: str, allowed: set[str] | frozenset[str]) -> str | None:
+    value = request.args.get(name)
+    if value is None or value == "":
+        return None
+    if value not in allowed:
+        raise invalid_request(
+            f"'{name}' must be one of: {', '.join(sorted(allowed))}.", param=name, value=value
+        )
+    return value

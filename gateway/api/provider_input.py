@@ -1,0 +1,92 @@
+"""Validating provider configuration bodies, and the provider state table (pure).
+
+The state table follows the spec: configure makes any provider active; credentials can
+be updated while active (or disabled, keeping it disabled); disable works from active;
+enable brings a disabled provider back to active; delete removes the configuration
+(the provider is then `inactive`, i.e. not configured).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlparse
+
+from gateway.errors import ApiError, invalid_request
+
+# (current status, trigger) -> next status
+TRANSITIONS: Mapping[tuple[str, str], str] = {
+    ("inactive", "configure"): "active",
+    ("active", "configure"): "active",
+    ("disabled", "configure"): "active",
+    ("active", "update_credentials"): "active",
+    ("disabled", "update_credentials"): "disabled",
+    ("active", "disable"): "disabled",
+    ("disabled", "disable"): "disabled",
+    ("disabled", "enable"): "active",
+    ("active", "enable"): "active",
+}
+
+
+def next_status(current: str, trigger: str) -> str:
+    """The status after `trigger`, or a 409 naming the state that forbids it."""
+    try:
+        return TRANSITIONS[(current, trigger)]
+    except KeyError:
+        raise ApiError(
+            409,
+            "invalid_state",
+            f"Cannot {trigger.replace('_', ' ')} a provider that is {current}.",
+            type="invalid_request_error",
+        ) from None
+
+
+def parse_credentials(value: Any) -> dict[str, Any]:
+    """Credentials must be an object with a non-empty string `api_key` (422 otherwise)."""
+    if not isinstance(value, dict):
+        raise invalid_request(
+            '\'credentials\' must be an object, e.g. {"api_key": "..."}.', param="credentials"
+        )
+    api_key = value.get("api_key")
+    if not isinstance(api_key, str) or not api_key.strip() or len(api_key) > 4096:
+        raise ApiError(
+            422,
+            "invalid_credentials",
+            "'credentials.api_key' must be a non-empty string.",
+            param="credentials.api_key",
+        )
+    extra = {k: v for k, v in value.items() if k != "api_key"}
+    if not all(isinstance(v, str | int | float | bool | type(None)) for v in extra.values()):
+        raise ApiError(
+            422,
+            "invalid_credentials",
+            "Credential fields must be strings, numbers or booleans.",
+            param="credentials",
+        )
+    return {"api_key": api_key.strip(), **extra}
+
+
+def parse_settings(value: Any, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Merge a `settings` object over `current` (null removes a field); check `base_url`."""
+    if value is None:
+        return dict(current or {})
+    if not isinstance(value, dict):
+        raise invalid_request("'settings' must be an object.", param="settings", value=value)
+    merged = dict(current or {})
+    for name, item in value.items():
+        if item is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = item
+    base_url = merged.get("base_url")
+    if base_url is not None:
+        _check_base_url(base_url)
+    return merged
+
+
+def _check_base_url(value: Any) -> None:
+    parsed = urlparse(value) if isinstance(value, str) else None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise invalid_request(
+            "'settings.base_url' must be an http(s) URL.", param="settings.base_url", value=value
+        )

@@ -1,0 +1,361 @@
+"""Management of providers: configure, list, read, settings, credentials, test,
+enable/disable, delete, and live health.
+
+Credentials are encrypted before they reach the store and never appear in an answer.
+Every change reaches the in-memory registry before the response is sent.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import trio
+from quart import Blueprint, Response, request
+
+from gateway.api.keys import start_of_day
+from gateway.api.provider_input import (
+    next_status,
+    parse_credentials,
+    parse_settings,
+)
+from gateway.auth import Principal
+from gateway.errors import invalid_request, not_found
+from gateway.state import AppState
+from gateway.web import authenticate, iso, json_response, read_object
+from providers.catalog import ProviderInfo
+from providers.errors import ProviderError, Unsupported
+from store import audit, usage
+from store import providers as provider_store
+from store.audit import AuditEvent
+from store.providers import ProviderRecord
+
+TEST_DEADLINE_S = 15.0
+
+
+async def configure_provider(
+    state: AppState,
+    workspace_id: str,
+    provider_id: str,
+    credentials: dict[str, Any],
+    settings: dict[str, Any],
+) -> ProviderRecord:
+    """Store a (re)configuration and make it live; shared by the API and start-up."""
+    encrypted = state.cipher.encrypt(credentials)
+    now = datetime.now(UTC)
+    record = await state.db.run(
+        lambda d: provider_store.upsert_configuration(
+            d,
+            workspace_id=workspace_id,
+            provider_id=provider_id,
+            encrypted_credentials=encrypted,
+            settings=settings,
+            at=now,
+        )
+    )
+    state.registry.put(record)
+    return record
+
+
+def providers_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("providers", __name__)
+
+    async def manager() -> Principal:
+        principal = await authenticate(state)
+        principal.require("management")
+        return principal
+
+    def known(provider_id: str) -> ProviderInfo:
+        info = state.catalog.provider(provider_id)
+        if info is None:
+            raise not_found(
+                "provider_not_found",
+                f"Unknown provider '{provider_id}'.",
+                available_providers=[p.id for p in state.catalog.providers()],
+            )
+        return info
+
+    def configured(principal: Principal, provider_id: str) -> ProviderRecord:
+        known(provider_id)
+        entry = state.registry.get(principal.workspace_id, provider_id)
+        if entry is None:
+            raise not_found(
+                "provider_not_found", f"The provider '{provider_id}' is not configured."
+            )
+        return entry.record
+
+    async def set_status(principal: Principal, provider_id: str, trigger: str) -> ProviderRecord:
+        record = configured(principal, provider_id)
+        status = next_status(record.status, trigger)
+        now = datetime.now(UTC)
+        ws = principal.workspace_id
+        updated = await state.db.run(
+            lambda d: provider_store.set_status(d, ws, provider_id, status, now)  # type: ignore[arg-type]
+        )
+        assert updated is not None
+        state.registry.put(updated)
+        return updated
+
+    @bp.get("/v1/management/providers")
+    async def list_providers() -> Response:
+        principal = await manager()
+        return json_response(
+            {"providers": [summary(state, principal, p) for p in state.catalog.providers()]}
+        )
+
+    @bp.post("/v1/management/providers")
+    async def configure() -> Response:
+        principal = await manager()
+        body = await read_object()
+        provider_id = body.get("provider")
+        if not isinstance(provider_id, str) or not provider_id:
+            raise invalid_request("'provider' is required.", param="provider", value=provider_id)
+        info = known(provider_id)
+        if "credentials" not in body:
+            raise invalid_request("'credentials' is required.", param="credentials")
+        credentials = parse_credentials(body["credentials"])
+        settings = parse_settings(body.get("settings"))
+        record = await configure_provider(
+            state, principal.workspace_id, provider_id, credentials, settings
+        )
+        await _audit(state, principal, "provider.configured", provider_id)
+        return json_response(
+            {
+                "id": provider_id,
+                "name": info.name,
+                "status": record.status,
+                "configured": True,
+                "configured_at": iso(record.configured_at),
+                "models": [m.id for m in state.catalog.models_of(provider_id)],
+            },
+            201,
+        )
+
+    @bp.get("/v1/management/providers/health")
+    async def health() -> Response:
+        principal = await manager()
+        figures = {
+            pid: _health_entry(state, principal, pid)
+            for pid in state.registry.configured(principal.workspace_id)
+        }
+        return json_response({"providers": figures})
+
+    @bp.get("/v1/management/providers/<provider_id>")
+    async def read_provider(provider_id: str) -> Response:
+        principal = await manager()
+        info = known(provider_id)
+        return json_response(await detail(state, principal, info))
+
+    @bp.patch("/v1/management/providers/<provider_id>")
+    async def patch_provider(provider_id: str) -> Response:
+        principal = await manager()
+        record = configured(principal, provider_id)
+        body = await read_object()
+        settings = parse_settings(body.get("settings"), record.settings)
+        now = datetime.now(UTC)
+        ws = principal.workspace_id
+        updated = await state.db.run(
+            lambda d: provider_store.update_settings(d, ws, provider_id, settings, now)
+        )
+        assert updated is not None
+        state.registry.put(updated)
+        return json_response(await detail(state, principal, known(provider_id)))
+
+    @bp.post("/v1/management/providers/<provider_id>/credentials")
+    async def update_credentials(provider_id: str) -> Response:
+        principal = await manager()
+        record = configured(principal, provider_id)
+        next_status(record.status, "update_credentials")
+        credentials = parse_credentials(await read_object())
+        encrypted = state.cipher.encrypt(credentials)
+        now = datetime.now(UTC)
+        ws = principal.workspace_id
+        updated = await state.db.run(
+            lambda d: provider_store.update_credentials(d, ws, provider_id, encrypted, now)
+        )
+        assert updated is not None
+        state.registry.put(updated)
+        return json_response(
+            {
+                "id": provider_id,
+                "credentials_updated_at": iso(updated.credentials_updated_at),
+                "status": updated.status,
+            }
+        )
+
+    @bp.post("/v1/management/providers/<provider_id>/test")
+    async def test_provider(provider_id: str) -> Response:
+        principal = await manager()
+        configured(principal, provider_id)
+        return json_response(await _live_test(state, principal, provider_id))
+
+    @bp.post("/v1/management/providers/<provider_id>/disable")
+    async def disable(provider_id: str) -> Response:
+        principal = await manager()
+        record = await set_status(principal, provider_id, "disable")
+        return json_response(
+            {"id": provider_id, "status": record.status, "disabled_at": iso(record.disabled_at)}
+        )
+
+    @bp.post("/v1/management/providers/<provider_id>/enable")
+    async def enable(provider_id: str) -> Response:
+        principal = await manager()
+        record = await set_status(principal, provider_id, "enable")
+        return json_response(
+            {"id": provider_id, "status": record.status, "enabled_at": iso(record.updated_at)}
+        )
+
+    @bp.delete("/v1/management/providers/<provider_id>")
+    async def delete(provider_id: str) -> Response:
+        principal = await manager()
+        configured(principal, provider_id)
+        ws = principal.workspace_id
+        await state.db.run(lambda d: provider_store.delete(d, ws, provider_id))
+        state.registry.remove(ws, provider_id)
+        state.health.forget(ws, provider_id)
+        return json_response(
+            {"id": provider_id, "deleted": True, "status": "inactive", "configured": False}
+        )
+
+    return bp
+
+
+def summary(state: AppState, principal: Principal, info: ProviderInfo) -> dict[str, Any]:
+    entry = state.registry.get(principal.workspace_id, info.id)
+    record = entry.record if entry is not None else None
+    return {
+        "id": info.id,
+        "name": info.name,
+        "status": record.status if record else "inactive",
+        "configured": record is not None,
+        "configured_at": iso(record.configured_at) if record else None,
+        "models": [m.id for m in state.catalog.models_of(info.id)],
+        "health": _health_object(state, principal, info.id, None) if record else None,
+    }
+
+
+async def detail(state: AppState, principal: Principal, info: ProviderInfo) -> dict[str, Any]:
+    entry = state.registry.get(principal.workspace_id, info.id)
+    record = entry.record if entry is not None else None
+    ws = principal.workspace_id
+    await state.usage.flush()
+    now = datetime.now(UTC)
+    today = await state.db.run(
+        lambda d: usage.totals_since(d, since=start_of_day(now), workspace_id=ws, provider=info.id)
+    )
+    uptime = await state.db.run(
+        lambda d: usage.success_rate_since(
+            d, workspace_id=ws, provider=info.id, since=now - timedelta(days=30)
+        )
+    )
+    active = entry is not None and entry.active
+    return summary(state, principal, info) | {
+        "settings": dict(record.settings) if record else {},
+        "credentials_updated_at": iso(record.credentials_updated_at) if record else None,
+        "disabled_at": iso(record.disabled_at) if record else None,
+        "capabilities": list(info.capabilities),
+        "models": [
+            {"id": m.id, "type": m.type, "available": active and m.status != "deprecated"}
+            for m in state.catalog.models_of(info.id)
+        ],
+        "health": _health_object(state, principal, info.id, uptime) if record else None,
+        "usage": {
+            "requests_today": today.requests,
+            "tokens_today": today.tokens,
+            "cost_today_usd": round(today.cost_usd, 8),
+        },
+    }
+
+
+def _health_object(
+    state: AppState, principal: Principal, provider_id: str, uptime: float | None
+) -> dict[str, Any]:
+    figures = state.health.figures(principal.workspace_id, provider_id)
+    error = (
+        {"time": iso(figures.last_error_time), "type": figures.last_error_type}
+        if figures.last_error_time
+        else None
+    )
+    return {
+        "status": "degraded" if figures.status == "degraded" else "healthy",
+        "latency_ms": figures.latency_ms,
+        "last_check": iso(figures.last_check),
+        "uptime_30d": round(uptime if uptime is not None else 1.0, 4),
+        "last_error": error,
+    }
+
+
+def _health_entry(state: AppState, principal: Principal, provider_id: str) -> dict[str, Any]:
+    figures = state.health.figures(principal.workspace_id, provider_id)
+    entry = state.registry.get(principal.workspace_id, provider_id)
+    status = "disabled" if entry is not None and not entry.active else figures.status
+    return {
+        "status": "healthy" if status == "unknown" else status,
+        "latency_ms": figures.latency_ms,
+        "success_rate": figures.success_rate,
+        "samples": figures.samples,
+        "last_error": (
+            {"time": iso(figures.last_error_time), "type": figures.last_error_type}
+            if figures.last_error_time
+            else None
+        ),
+    }
+
+
+async def _live_test(state: AppState, principal: Principal, provider_id: str) -> dict[str, Any]:
+    """One real call to the upstream (its model list), timed, under a deadline."""
+    ws = principal.workspace_id
+    adapter = state.registry.adapter(ws, provider_id)
+    tested_at = iso(datetime.now(UTC))
+    if adapter is None:
+        return {
+            "id": provider_id,
+            "test_result": "failure",
+            "latency_ms": None,
+            "models_available": [],
+            "tested_at": tested_at,
+            "error": {"type": "provider_disabled", "message": "The provider is disabled."},
+        }
+    started = time.perf_counter()
+    try:
+        with trio.fail_after(TEST_DEADLINE_S):
+            models = await adapter.list_models()
+    except Unsupported:
+        models = [m.id for m in state.catalog.models_of(provider_id)]
+    except (ProviderError, trio.TooSlowError) as exc:
+        latency = int((time.perf_counter() - started) * 1000)
+        state.health.record(
+            ws, provider_id, ok=False, latency_ms=latency, error_type=type(exc).__name__
+        )
+        message = exc.message if isinstance(exc, ProviderError) else "no answer in time"
+        return {
+            "id": provider_id,
+            "test_result": "failure",
+            "latency_ms": latency,
+            "models_available": [],
+            "tested_at": tested_at,
+            "error": {"type": type(exc).__name__, "message": message},
+        }
+    latency = int((time.perf_counter() - started) * 1000)
+    state.health.record(ws, provider_id, ok=True, latency_ms=latency)
+    return {
+        "id": provider_id,
+        "test_result": "success",
+        "latency_ms": latency,
+        "models_available": models,
+        "tested_at": tested_at,
+    }
+
+
+async def _audit(state: AppState, principal: Principal, kind: str, provider_id: str) -> None:
+    event = AuditEvent(
+        workspace_id=principal.workspace_id,
+        type=kind,
+        actor_id=principal.key_id,
+        target_type="provider",
+        target_id=provider_id,
+        ip_address=request.remote_addr,
+        timestamp=datetime.now(UTC),
+    )
+    await state.db.run(lambda d: audit.append(d, event))

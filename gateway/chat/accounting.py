@@ -1,0 +1,77 @@
+"""What a served request cost: tokens, dollars, energy, carbon, time.
+
+Pure arithmetic over the catalog: the upstream's token counts when it reported them,
+otherwise an estimate (about four characters a token), so that a stream cut short or a
+vendor that omits usage still gets a cost and a footprint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from providers.catalog import Catalog, CostBreakdown, ModelInfo
+from providers.footprint import Footprint, estimate
+from providers.types import Usage
+
+CHARS_PER_TOKEN = 4
+
+
+@attrs.frozen
+class Accounting:
+    usage: Usage
+    cost: CostBreakdown
+    footprint: Footprint | None
+    latency_ms: int
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN) if text else 0
+
+
+def estimate_prompt_tokens(
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
+) -> int:
+    """A rough prompt size: message text plus tool schemas, plus a few tokens per message."""
+    total = 0
+    for message in messages:
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content or "")
+        total += estimate_tokens(text) + 4
+    if tools:
+        total += estimate_tokens(json.dumps(list(tools)))
+    return total
+
+
+def account(
+    catalog: Catalog,
+    info: ModelInfo | None,
+    usage: Usage,
+    *,
+    latency_ms: int,
+    task_type: str | None,
+) -> Accounting:
+    """Cost and footprint of `usage` on `info` (zero cost when the model is not in the catalog)."""
+    if info is None:
+        return Accounting(usage, CostBreakdown(0.0, 0.0, 0.0), None, latency_ms)
+    provider = catalog.provider(info.provider)
+    footprint = (
+        estimate(
+            info,
+            provider,
+            output_tokens=usage.completion_tokens,
+            prompt_tokens=usage.prompt_tokens,
+            task_type=task_type,
+        )
+        if provider is not None
+        else None
+    )
+    return Accounting(
+        usage,
+        info.cost(usage.prompt_tokens, usage.completion_tokens),
+        footprint,
+        latency_ms,
+    )

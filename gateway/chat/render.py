@@ -1,0 +1,230 @@
+"""The bytes a chat client receives: completion bodies, stream chunks, metadata, headers.
+
+Pure functions of the trip and its accounting. Every vendor's answer reaches the
+client in this one shape, which is the chat-completions protocol plus the gateway's
+`_gateway` and `service` objects.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gateway.chat.accounting import Accounting, estimate_prompt_tokens
+from gateway.chat.trip import Trip
+from providers.types import ChatResult, ToolCall, ToolCallDelta
+
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+def dumps(payload: Any) -> bytes:
+    return _dumps(payload).encode()
+
+
+def completion_id(trip: Trip) -> str:
+    return "chatcmpl-" + trip.request_id.replace("-", "")
+
+
+def completion_body(trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": result.content}
+    if result.tool_calls:
+        message["tool_calls"] = [_tool_call(call) for call in result.tool_calls]
+    return {
+        "id": completion_id(trip),
+        "object": "chat.completion",
+        "created": trip.created,
+        "model": trip.target.model_id,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": result.finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": usage_object(accounting),
+        "service": service_object(trip, accounting),
+        "_gateway": gateway_metadata(trip, accounting, [c.name for c in result.tool_calls]),
+    }
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+
+
+def usage_object(accounting: Accounting) -> dict[str, int]:
+    usage = accounting.usage
+    return {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def service_object(
+    trip: Trip, accounting: Accounting, *, cache_hit: bool = False
+) -> dict[str, Any]:
+    cost = accounting.cost
+    return {
+        "request_id": trip.request_id,
+        "provider": trip.target.provider_id,
+        "latency_ms": accounting.latency_ms,
+        "cache": {"hit": cache_hit},
+        "cost": {"input": cost.input, "output": cost.output, "total": cost.total},
+    }
+
+
+def gateway_metadata(trip: Trip, accounting: Accounting, tools_called: list[str]) -> dict[str, Any]:
+    request = trip.params.request
+    return {
+        "request_id": trip.request_id,
+        "latency_ms": accounting.latency_ms,
+        "user_id": request.user or trip.principal.key_id,
+        "timestamp": trip.created,
+        "routing": routing_object(trip, accounting),
+        "alternatives": [
+            {"provider": t.provider_id, "model": t.model_id} for t in trip.resolution.alternatives
+        ],
+        "rate_limiting": {"enabled": True, "retry_attempts": 0, "retry_delay_ms": 0},
+        "tools": {
+            "enabled": bool(request.tools),
+            "tool_count": len(request.tools or ()),
+            "tool_calls_made": len(tools_called),
+            "tools_called": tools_called,
+        },
+        "compliance": {"enabled": False, "classification": None, "regime": None, "redacted": False},
+        "energy": energy_object(accounting),
+        "carbon": carbon_object(accounting),
+    }
+
+
+def routing_object(trip: Trip, accounting: Accounting) -> dict[str, Any]:
+    resolution = trip.resolution
+    return {
+        "mode": resolution.mode,
+        "task_type": trip.task_type,
+        "reasoning": resolution.reasoning,
+        "estimated_cost": estimated_cost(trip),
+        "actual_cost": accounting.cost.total,
+        "provider": trip.target.provider_id,
+        "model": trip.target.model_id,
+    }
+
+
+def estimated_cost(trip: Trip) -> float:
+    """Before the call: the prompt estimate plus the requested (or typical) output size."""
+    info = trip.target.info
+    if info is None:
+        return 0.0
+    request = trip.params.request
+    prompt = estimate_prompt_tokens(request.messages, request.tools)
+    output = request.max_tokens or 256
+    return info.cost(prompt, output).total
+
+
+def energy_object(accounting: Accounting) -> dict[str, Any]:
+    footprint = accounting.footprint
+    if footprint is None:
+        return {
+            "energy_kwh": 0.0,
+            "confidence_level": "none",
+            "task_multiplier": 1.0,
+            "provider_pue": None,
+        }
+    return {
+        "energy_kwh": footprint.energy_kwh,
+        "confidence_level": footprint.confidence_level,
+        "task_multiplier": footprint.task_multiplier,
+        "provider_pue": footprint.provider_pue,
+    }
+
+
+def carbon_object(accounting: Accounting) -> dict[str, Any]:
+    footprint = accounting.footprint
+    if footprint is None:
+        return {
+            "carbon_gco2e": 0.0,
+            "grid_region": None,
+            "grid_intensity_gco2_per_kwh": None,
+            "confidence_level": "none",
+        }
+    return {
+        "carbon_gco2e": footprint.carbon_gco2e,
+        "grid_region": footprint.grid_region,
+        "grid_intensity_gco2_per_kwh": footprint.grid_intensity_gco2_per_kwh,
+        "confidence_level": footprint.confidence_level,
+    }
+
+
+def footprint_headers(accounting: Accounting) -> dict[str, str]:
+    footprint = accounting.footprint
+    energy = footprint.energy_kwh if footprint else 0.0
+    carbon = footprint.carbon_gco2e if footprint else 0.0
+    return {"X-Service-Energy-Kwh": f"{energy:.10f}", "X-Service-Carbon-gCO2e": f"{carbon:.8f}"}
+
+
+# -- streams -------------------------------------------------------------------------------
+
+
+def chunk_frame(
+    trip: Trip, delta: dict[str, Any], finish_reason: str | None = None
+) -> dict[str, Any]:
+    return {
+        "id": completion_id(trip),
+        "object": "chat.completion.chunk",
+        "created": trip.created,
+        "model": trip.target.model_id,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+    }
+
+
+def sse(payload: dict[str, Any]) -> bytes:
+    return b"data: " + dumps(payload) + b"\n\n"
+
+
+def role_chunk(trip: Trip) -> bytes:
+    return sse(chunk_frame(trip, {"role": "assistant", "content": ""}))
+
+
+def content_chunk(trip: Trip, text: str) -> bytes:
+    return sse(chunk_frame(trip, {"content": text}))
+
+
+def tool_calls_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...]) -> bytes:
+    return sse(chunk_frame(trip, {"tool_calls": [_tool_piece(p) for p in pieces]}))
+
+
+def _tool_piece(piece: ToolCallDelta) -> dict[str, Any]:
+    item: dict[str, Any] = {"index": piece.index}
+    function: dict[str, Any] = {"arguments": piece.arguments}
+    if piece.id is not None:
+        item["id"] = piece.id
+        item["type"] = "function"
+    if piece.name is not None:
+        function["name"] = piece.name
+    item["function"] = function
+    return item
+
+
+def final_chunk(
+    trip: Trip, finish_reason: str, accounting: Accounting, tools_called: list[str]
+) -> bytes:
+    frame = chunk_frame(trip, {}, finish_reason)
+    frame["service"] = service_object(trip, accounting)
+    frame["_gateway"] = gateway_metadata(trip, accounting, tools_called)
+    return sse(frame)
+
+
+def usage_chunk(trip: Trip, accounting: Accounting) -> bytes:
+    frame = chunk_frame(trip, {})
+    frame["choices"] = []
+    frame["usage"] = usage_object(accounting)
+    return sse(frame)
+
+
+def error_event(body: dict[str, Any]) -> bytes:
+    return sse(body)

@@ -1,0 +1,181 @@
+"""A streamed chat answer as a response body that owns its upstream stream.
+
+The handler opens the upstream stream and waits for its first chunk *before* answering,
+so a failure to start is an ordinary HTTP error (never a 200 followed by an error). The
+body then takes over the open stream: Quart enters it (`async with`), iterates it, and
+exits it on every path, and the exit closes the upstream response. A client disconnect
+cancels the iteration, which is how the upstream learns at once that nobody listens.
+
+The lifecycle is a small state table rather than a set of flags:
+
+    STREAMING --upstream ended-------------> FINISHING --frames sent--> DONE
+    STREAMING --upstream failed / timeout--> FAILED (one error event) -> DONE
+    any       --exit before DONE (client went away)---------------------> ABANDONED
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+
+import attrs
+import trio
+
+from gateway.chat import render
+from gateway.chat.accounting import Accounting
+from gateway.chat.trip import Trip
+from gateway.errors import ApiError, from_provider_error
+from providers.errors import ProviderError, UpstreamTimeout
+from providers.types import ChatChunk, Usage
+from streams.sse import DONE
+
+CLEANUP_DEADLINE_S = 2.0
+
+
+class StreamState(enum.Enum):
+    STREAMING = "streaming"
+    DONE = "done"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+
+
+@attrs.frozen
+class StreamOutcome:
+    """How a stream ended, for the usage log."""
+
+    state: StreamState
+    usage: Usage | None
+    completion_chars: int
+    error: ApiError | None
+    tools_called: tuple[str, ...]
+
+
+Accountant = Callable[[Usage | None, int], Accounting]
+Finisher = Callable[[StreamOutcome], None]
+
+
+class ChatStreamBody:
+    """The SSE body of one streamed chat completion (a Quart response body)."""
+
+    def __init__(
+        self,
+        trip: Trip,
+        upstream: AbstractAsyncContextManager[AsyncIterator[ChatChunk]],
+        chunks: AsyncIterator[ChatChunk],
+        first: ChatChunk | None,
+        *,
+        idle_timeout_s: float,
+        accountant: Accountant,
+        on_finish: Finisher,
+    ) -> None:
+        self._trip = trip
+        self._upstream = upstream
+        self._chunks = chunks
+        self._idle_timeout_s = idle_timeout_s
+        self._accountant = accountant
+        self._on_finish = on_finish
+        self._state = StreamState.STREAMING
+        self._out: deque[bytes] = deque([render.role_chunk(trip)])
+        self._finish_reason: str | None = None
+        self._usage: Usage | None = None
+        self._chars = 0
+        self._tools: list[str] = []
+        self._error: ApiError | None = None
+        self._finished = False
+        if first is not None:
+            self._translate(first)
+
+    async def __aenter__(self) -> ChatStreamBody:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the upstream whatever happened; a cancelled exit still closes it."""
+        if self._state is StreamState.STREAMING:
+            self._state = StreamState.ABANDONED
+        with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
+            cleanup.shield = True
+            aclose = getattr(self._chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+            await self._upstream.__aexit__(None, None, None)
+        self._report()
+
+    def __aiter__(self) -> ChatStreamBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        while not self._out:
+            if self._state is not StreamState.STREAMING:
+                raise StopAsyncIteration
+            await self._pull()
+        return self._out.popleft()
+
+    async def _pull(self) -> None:
+        try:
+            with trio.fail_after(self._idle_timeout_s):
+                chunk = await self._chunks.__anext__()
+        except StopAsyncIteration:
+            self._finish()
+        except trio.TooSlowError:
+            self._fail(
+                UpstreamTimeout(
+                    self._trip.target.provider_id,
+                    "the upstream stream went silent",
+                    timeout_ms=int(self._idle_timeout_s * 1000),
+                )
+            )
+        except ProviderError as exc:
+            self._fail(exc)
+        else:
+            self._translate(chunk)
+
+    def _translate(self, chunk: ChatChunk) -> None:
+        if chunk.content:
+            self._chars += len(chunk.content)
+            self._out.append(render.content_chunk(self._trip, chunk.content))
+        if chunk.tool_calls:
+            for piece in chunk.tool_calls:
+                self._chars += len(piece.arguments)
+                if piece.name:
+                    self._tools.append(piece.name)
+            self._out.append(render.tool_calls_chunk(self._trip, chunk.tool_calls))
+        if chunk.finish_reason is not None:
+            self._finish_reason = chunk.finish_reason
+        if chunk.usage is not None:
+            self._usage = chunk.usage
+
+    def _finish(self) -> None:
+        accounting = self._accountant(self._usage, self._chars)
+        reason = self._finish_reason or "stop"
+        self._out.append(render.final_chunk(self._trip, reason, accounting, self._tools))
+        if self._trip.params.include_usage:
+            self._out.append(render.usage_chunk(self._trip, accounting))
+        self._out.append(DONE)
+        self._state = StreamState.DONE
+
+    def _fail(self, exc: ProviderError) -> None:
+        self._error = from_provider_error(exc)
+        self._out.append(render.error_event(self._error.body()))
+        self._state = StreamState.FAILED
+
+    def _report(self) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        self._on_finish(
+            StreamOutcome(
+                state=self._state,
+                usage=self._usage,
+                completion_chars=self._chars,
+                error=self._error,
+                tools_called=tuple(self._tools),
+            )
+        )

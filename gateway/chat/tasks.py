@@ -1,0 +1,69 @@
+"""Which kind of task a chat request is, from its last user message.
+
+A cheap keyword classifier: routing and the energy report need a task type, and a
+client that knows better says so with `X-Service-Task-Type`, which always wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+TASK_TYPES = (
+    "code",
+    "summarization",
+    "translation",
+    "extraction",
+    "reasoning",
+    "creative",
+    "classification",
+    "chat",
+)
+
+_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "code",
+        re.compile(
+            r"```|\bdef |\bfunction\b|\bclass \w+|\bcode\b|\bpython\b|\bsql\b|\bbug\b", re.I
+        ),
+    ),
+    ("summarization", re.compile(r"\bsummar|\btl;?dr\b|\bkey points\b", re.I)),
+    ("translation", re.compile(r"\btranslat", re.I)),
+    ("extraction", re.compile(r"\bextract|\bparse\b|\bjson\b|\bfields?\b", re.I)),
+    ("classification", re.compile(r"\bclassif|\bcategori[sz]|\bsentiment\b|\blabel\b", re.I)),
+    ("reasoning", re.compile(r"\bprove\b|\bstep by step\b|\bcalculate\b|\bsolve\b|\bwhy\b", re.I)),
+    ("creative", re.compile(r"\bpoem\b|\bstory\b|\bwrite a\b|\bslogan\b|\blyrics\b", re.I)),
+)
+
+
+def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            return message_text(message)
+    return ""
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a message, whether its content is a string or an array of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            part.get("text", "")
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def classify(messages: Sequence[Mapping[str, Any]], override: str | None = None) -> str:
+    """The task type: the header's value if it names one, else the first rule that fits."""
+    if override:
+        return override.strip().lower()
+    text = last_user_text(messages)[:4000]
+    for task, pattern in _RULES:
+        if pattern.search(text):
+            return task
+    return "chat"

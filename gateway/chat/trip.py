@@ -1,0 +1,55 @@
+"""The facts of one chat request that every part of its answer reports.
+
+Built once when the request has been authenticated, validated and routed; the renderer
+and the usage log read it, nothing mutates it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from gateway.auth import Principal
+from gateway.chat.resolve import Resolution, Target
+from gateway.chat.validation import ChatParams
+
+
+@attrs.frozen
+class RequestLabels:
+    """Attribution from the request headers, for analytics."""
+
+    project: str | None = None
+    team: str | None = None
+    tags: tuple[str, ...] = ()
+    trace_id: str | None = None
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str]) -> RequestLabels:
+        tags = headers.get("x-service-tags") or ""
+        return cls(
+            project=headers.get("x-service-project") or None,
+            team=headers.get("x-service-team") or None,
+            tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
+            trace_id=headers.get("x-service-trace-id") or None,
+        )
+
+
+@attrs.frozen
+class Trip:
+    request_id: str
+    created: int  # Unix seconds
+    started: float  # trio.current_time() / perf counter at arrival
+    principal: Principal
+    params: ChatParams
+    resolution: Resolution
+    task_type: str
+    labels: RequestLabels
+
+    @property
+    def target(self) -> Target:
+        return self.resolution.target
+
+    @property
+    def model_used(self) -> str:
+        return f"{self.target.provider_id}/{self.target.model_id}"

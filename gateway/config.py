@@ -1,0 +1,93 @@
+"""Settings: one frozen object built from defaults, a TOML file, the environment and flags.
+
+Precedence, lowest first: the defaults below, `--config FILE` (TOML, same field names),
+`GATEWAY_<FIELD>` environment variables, then command-line flags. The vendors' usual key
+variables (`OPENAI_API_KEY`, ...) are read separately by the provider registry.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import cattrs
+
+
+@attrs.frozen
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    data_dir: Path = attrs.field(default=Path("data"), converter=Path)
+    demo: bool = False
+    # A `gw_admin_...` key that exists (active, admin) whenever the server starts.
+    admin_key: str | None = attrs.field(default=None, repr=False)
+    # Deadlines for upstream calls, in seconds: the whole non-streamed call, the wait for
+    # a stream's first chunk, and the longest silence between two chunks of a stream.
+    upstream_timeout_s: float = 120.0
+    first_chunk_timeout_s: float = 60.0
+    stream_idle_timeout_s: float = 60.0
+    connect_timeout_s: float = 10.0
+    # Connection pool towards the upstreams (one pool for the whole app).
+    max_upstream_connections: int = 512
+    max_keepalive_connections: int = 256
+    # Largest request body accepted, in bytes (uploads have their own limits).
+    max_body_bytes: int = 8 * 1024 * 1024
+    # The simulated upstreams' pace in --demo mode.
+    sim_ttft_ms: float = 150.0
+    sim_tokens_per_second: float = 80.0
+    # Usage log: queue capacity (records) before new records are dropped and counted.
+    usage_queue_size: int = 10_000
+    # How long a graceful shutdown waits for in-flight requests, in seconds.
+    shutdown_grace_s: float = 10.0
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "gateway.db"
+
+
+_converter = cattrs.Converter()
+_converter.register_structure_hook(Path, lambda value, _: Path(value))
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field in attrs.fields(Settings):
+        raw = env.get("GATEWAY_" + field.name.upper())
+        if raw is None:
+            continue
+        values[field.name] = _coerce(raw, field.type)
+    return values
+
+
+def _coerce(raw: str, kind: Any) -> Any:
+    if kind in (bool, "bool"):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    if kind in (int, "int"):
+        return int(raw)
+    if kind in (float, "float"):
+        return float(raw)
+    return raw
+
+
+def load_settings(
+    *,
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Merge the layers and validate the result into a `Settings`."""
+    env = os.environ if env is None else env
+    merged: dict[str, Any] = {}
+    if config_file is not None:
+        with config_file.open("rb") as handle:
+            merged.update(tomllib.load(handle))
+    merged.update(_from_env(env))
+    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    unknown = set(merged) - {f.name for f in attrs.fields(Settings)}
+    if unknown:
+        raise ValueError(f"unknown settings: {', '.join(sorted(unknown))}")
+    return _converter.structure(merged, Settings)

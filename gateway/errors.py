@@ -1,0 +1,186 @@
+"""The error envelope and the one exception type handlers raise to produce it.
+
+Every error the gateway answers has the spec's shape `{"error": {message, type, code,
+doc_url, ...}}`. Handlers raise `ApiError`; provider failures are translated by
+`from_provider_error`, so a vendor's failure never reaches a client as a 200 or a bare 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from providers import errors as upstream
+
+DOC_BASE = "https://docs.gateway.example/errors#"
+
+
+class ApiError(Exception):
+    """An error answer: HTTP `status`, error `code` and `type`, and code-specific fields."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        headers: Mapping[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.type = type
+        self.headers = dict(headers or {})
+        self.extra = extra
+
+    def body(self) -> dict[str, Any]:
+        error: dict[str, Any] = {
+            "message": self.message,
+            "type": self.type,
+            "code": self.code,
+            "doc_url": DOC_BASE + self.code,
+        }
+        error.update(self.extra)
+        return {"error": error}
+
+
+def invalid_request(message: str, *, param: str | None = None, value: Any = None) -> ApiError:
+    """A 400 for a request the client got wrong, naming the parameter and the bad value."""
+    return ApiError(400, "invalid_request", message, param=param, value=value)
+
+
+def not_found(code: str, message: str, **extra: Any) -> ApiError:
+    return ApiError(404, code, message, type="not_found_error", **extra)
+
+
+def permission_denied(message: str) -> ApiError:
+    return ApiError(403, "insufficient_permissions", message, type="permission_error")
+
+
+def invalid_api_key(message: str = "Invalid or missing API key.") -> ApiError:
+    return ApiError(
+        401,
+        "invalid_api_key",
+        message,
+        type="authentication_error",
+        headers={"www-authenticate": 'Bearer realm="gateway"'},
+    )
+
+
+def from_provider_error(
+    exc: upstream.ProviderError, *, available_models: list[str] | None = None
+) -> ApiError:
+    """The spec's provider-error answer for an adapter's exception."""
+    provider = exc.provider
+    match exc:
+        case upstream.UpstreamTimeout():
+            return ApiError(
+                504,
+                "provider_timeout",
+                exc.message,
+                type="provider_error",
+                provider=provider,
+                timeout_ms=exc.timeout_ms,
+            )
+        case upstream.UpstreamUnavailable():
+            return _unavailable(provider, exc.message, exc.retry_after)
+        case upstream.ModelOverloaded():
+            return ApiError(
+                503,
+                "model_overloaded",
+                exc.message,
+                type="provider_error",
+                headers=_retry_header(exc.retry_after),
+                provider=provider,
+                model=exc.model,
+                retry_after=exc.retry_after or 1,
+            )
+        case upstream.ModelNotFound():
+            return ApiError(
+                404,
+                "model_not_found",
+                exc.message,
+                type="invalid_request_error",
+                model=exc.model,
+                provider=provider,
+                available_models=available_models or [],
+            )
+        case upstream.ContextLengthExceeded():
+            return ApiError(
+                400,
+                "context_length_exceeded",
+                exc.message,
+                type="invalid_request_error",
+                provider=provider,
+                model=exc.model,
+                max_tokens=exc.max_tokens,
+                requested_tokens=exc.requested_tokens,
+            )
+        case upstream.ContentFiltered():
+            return ApiError(
+                400,
+                "content_filter",
+                exc.message,
+                type="invalid_request_error",
+                provider=provider,
+                filter_reason=exc.filter_reason,
+            )
+        case upstream.InvalidUpstreamRequest():
+            return ApiError(
+                400,
+                "invalid_request",
+                exc.message,
+                type="invalid_request_error",
+                provider=provider,
+                param=exc.param,
+                value=exc.value,
+            )
+        case upstream.Unsupported():
+            return ApiError(
+                400,
+                "invalid_request",
+                exc.message,
+                type="invalid_request_error",
+                provider=provider,
+                param="model",
+                value=None,
+            )
+    return _provider_error(exc)
+
+
+def _provider_error(exc: upstream.ProviderError) -> ApiError:
+    vendor: dict[str, Any] = {"type": type(exc).__name__, "message": exc.message, "code": None}
+    if isinstance(exc, upstream.UpstreamHTTPError):
+        vendor = {
+            "type": exc.vendor_type or "upstream_error",
+            "message": exc.message,
+            "code": exc.vendor_code or str(exc.status),
+        }
+    return ApiError(
+        502,
+        "provider_error",
+        f"The provider {exc.provider} failed: {exc.message}",
+        type="provider_error",
+        provider=exc.provider,
+        provider_error=vendor,
+    )
+
+
+def _unavailable(provider: str, message: str, retry_after: int | None) -> ApiError:
+    return ApiError(
+        503,
+        "provider_unavailable",
+        message,
+        type="provider_error",
+        headers=_retry_header(retry_after),
+        provider=provider,
+        status_url="/v1/status",
+        retry_after=retry_after or 1,
+    )
+
+
+def _retry_header(retry_after: int | None) -> dict[str, str]:
+    return {"retry-after": str(retry_after or 1)}

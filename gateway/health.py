@@ -1,0 +1,79 @@
+"""Live health of each configured provider, from the outcomes of real requests.
+
+A bounded window of recent outcomes per (workspace, provider): success rate, median
+latency and the last error. Management endpoints read it; routing will use it to skip
+providers that keep failing.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from datetime import UTC, datetime
+
+import attrs
+
+WINDOW = 200
+DEGRADED_BELOW = 0.9
+
+
+@attrs.frozen
+class Outcome:
+    ok: bool
+    latency_ms: float
+    at: datetime
+    error_type: str | None = None
+
+
+@attrs.frozen
+class HealthFigures:
+    status: str  # "healthy" | "degraded" | "unknown"
+    latency_ms: float | None
+    success_rate: float | None
+    last_check: datetime | None
+    last_error_time: datetime | None
+    last_error_type: str | None
+    samples: int
+
+
+@attrs.define
+class HealthBook:
+    _windows: dict[tuple[str, str], deque[Outcome]] = attrs.field(factory=dict)
+    _last_error: dict[tuple[str, str], Outcome] = attrs.field(factory=dict)
+
+    def record(
+        self,
+        workspace_id: str,
+        provider_id: str,
+        *,
+        ok: bool,
+        latency_ms: float,
+        error_type: str | None = None,
+    ) -> None:
+        key = (workspace_id, provider_id)
+        outcome = Outcome(ok, latency_ms, datetime.now(UTC), error_type)
+        self._windows.setdefault(key, deque(maxlen=WINDOW)).append(outcome)
+        if not ok:
+            self._last_error[key] = outcome
+
+    def forget(self, workspace_id: str, provider_id: str) -> None:
+        self._windows.pop((workspace_id, provider_id), None)
+        self._last_error.pop((workspace_id, provider_id), None)
+
+    def figures(self, workspace_id: str, provider_id: str) -> HealthFigures:
+        key = (workspace_id, provider_id)
+        window = self._windows.get(key) or deque()
+        error = self._last_error.get(key)
+        if not window:
+            return HealthFigures("unknown", None, None, None, None, None, 0)
+        rate = sum(o.ok for o in window) / len(window)
+        latencies = [o.latency_ms for o in window if o.ok]
+        return HealthFigures(
+            status="healthy" if rate >= DEGRADED_BELOW else "degraded",
+            latency_ms=round(statistics.median(latencies), 1) if latencies else None,
+            success_rate=round(rate, 4),
+            last_check=window[-1].at,
+            last_error_time=error.at if error else None,
+            last_error_type=error.error_type if error else None,
+            samples=len(window),
+        )

@@ -1,0 +1,163 @@
+"""Running the gateway: the app's lifespan as one trio nursery that owns everything.
+
+`run_gateway` opens the store and the upstream connection pool, starts the background
+workers (usage log, last-used flusher, and in `--demo` the simulators), then serves
+HTTP with Hypercorn until the shutdown trigger fires or it is cancelled. On the way out
+Hypercorn lets in-flight requests finish (up to the grace period), the usage log is
+flushed, and the database is closed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import httpx
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+
+from gateway import bootstrap
+from gateway.app import create_app
+from gateway.auth import KeyRing
+from gateway.config import Settings
+from gateway.registry import ProviderRegistry
+from gateway.state import AppState
+from providers.catalog import load_catalog
+from providers.sim.server import SimConfig, SimServer, serve_simulator
+from store import keys
+from store import providers as provider_store
+from store.db import open_database
+from store.secrets import load_or_create_cipher
+from store.usage_writer import UsageWriter
+
+LAST_USED_FLUSH_S = 5.0
+ShutdownTrigger = Callable[[], Awaitable[None]]
+
+
+@attrs.frozen
+class RunningGateway:
+    """What a started gateway reports: where it listens and what it made."""
+
+    url: str
+    state: AppState
+    sim: SimServer | None
+    printed_admin_key: str | None
+    providers: tuple[str, ...]
+
+
+def upstream_client(settings: Settings) -> httpx.AsyncClient:
+    """The one pooled client every adapter shares; reads have no timeout of their own
+    because the callers set deadlines (first chunk, idle gap, whole call)."""
+    return httpx.AsyncClient(
+        timeout=httpx.Timeout(connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0),
+        limits=httpx.Limits(
+            max_connections=settings.max_upstream_connections,
+            max_keepalive_connections=settings.max_keepalive_connections,
+            keepalive_expiry=30.0,
+        ),
+        http2=False,
+        trust_env=False,
+    )
+
+
+@asynccontextmanager
+async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterator[AppState]:
+    """The shared state, open for the duration of the block."""
+    db = await trio.to_thread.run_sync(open_database, settings.data_dir)
+    try:
+        cipher = load_or_create_cipher(settings.data_dir, env)
+        catalog = load_catalog()
+        async with upstream_client(settings) as client:
+            keyring = KeyRing()
+            keyring.load(await db.run(keys.all_active))
+            registry = ProviderRegistry(client, cipher, catalog)
+            registry.load(await db.run(provider_store.list_all))
+            usage = UsageWriter(
+                db, capacity=settings.usage_queue_size, shutdown_grace=settings.shutdown_grace_s
+            )
+            yield AppState(settings, db, cipher, catalog, client, keyring, registry, usage)
+    finally:
+        db.close()
+
+
+async def flush_last_used(state: AppState) -> None:
+    """Write key last-use times every few seconds (and once more on the way out)."""
+    try:
+        while True:
+            await trio.sleep(LAST_USED_FLUSH_S)
+            await _write_last_used(state)
+    finally:
+        with trio.move_on_after(2.0, shield=True):
+            await _write_last_used(state)
+
+
+async def _write_last_used(state: AppState) -> None:
+    taken = state.keyring.take_last_used()
+    if taken:
+        await state.db.run(lambda d: keys.touch_last_used(d, taken))
+
+
+def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfig:
+    config = HypercornConfig()
+    config.bind = [f"{host}:{port}"]
+    config.graceful_timeout = settings.shutdown_grace_s
+    config.keep_alive_timeout = 75.0
+    config.accesslog = None
+    config.errorlog = "-"
+    return config
+
+
+async def run_gateway(
+    settings: Settings,
+    *,
+    env: Mapping[str, str] | None = None,
+    shutdown_trigger: ShutdownTrigger | None = None,
+    task_status: trio.TaskStatus[RunningGateway] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve until `shutdown_trigger` returns (graceful) or the caller cancels.
+
+    Reports a `RunningGateway` through `task_status` once the port is bound.
+    """
+    env = os.environ if env is None else env
+    async with open_state(settings, env) as state, trio.open_nursery() as nursery:
+        await nursery.start(state.usage.run)
+        nursery.start_soon(flush_last_used, state)
+        printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+        sim, configured = await _providers(state, settings, env, nursery)
+        app = create_app(state)
+        config = hypercorn_config(settings, settings.host, settings.port)
+        binds = await nursery.start(
+            _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery
+        )
+        task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
+
+
+async def _serve_then_stop(
+    app: Any,
+    config: HypercornConfig,
+    shutdown_trigger: ShutdownTrigger,
+    nursery: trio.Nursery,
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve HTTP; once Hypercorn has shut down gracefully, stop the background workers
+    (their cancellation flushes the usage log)."""
+    await serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
+    nursery.cancel_scope.cancel()
+
+
+async def _providers(
+    state: AppState, settings: Settings, env: Mapping[str, str], nursery: trio.Nursery
+) -> tuple[SimServer | None, list[str]]:
+    if not settings.demo:
+        return None, await bootstrap.configure_env_providers(state, env)
+    sim_config = SimConfig(
+        ttft_ms=settings.sim_ttft_ms, tokens_per_second=settings.sim_tokens_per_second
+    )
+    sim: SimServer = await nursery.start(serve_simulator, "127.0.0.1", 0, sim_config)
+    urls = {info.id: sim.base_url(info.id) for info in state.catalog.providers()}
+    return sim, await bootstrap.configure_demo_providers(state, urls)

@@ -1,0 +1,28 @@
+"""Everything the request handlers share, built once by the app's lifespan."""
+
+from __future__ import annotations
+
+import attrs
+import httpx
+
+from gateway.auth import KeyRing
+from gateway.config import Settings
+from gateway.health import HealthBook
+from gateway.registry import ProviderRegistry
+from providers.catalog import Catalog
+from store.db import Database
+from store.secrets import CredentialCipher
+from store.usage_writer import UsageWriter
+
+
+@attrs.define(eq=False)
+class AppState:
+    settings: Settings
+    db: Database
+    cipher: CredentialCipher
+    catalog: Catalog
+    client: httpx.AsyncClient
+    keyring: KeyRing
+    registry: ProviderRegistry
+    usage: UsageWriter
+    health: HealthBook = attrs.field(factory=HealthBook)

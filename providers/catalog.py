@@ -1,0 +1,385 @@
+"""The model and provider catalog: what each upstream offers, what it costs, how it falls back.
+
+The catalog is data (`providers/data/catalog.json`, sources in `SOURCES.md`) read once and
+checked on load: a catalog whose fallback chains name unknown models, whose models name unknown
+providers, or whose ids and aliases collide is refused with `CatalogError`. Everything here is
+pure; `load_catalog()` is the only function that touches the package data, and it caches its
+frozen result.
+
+Prices follow the vendors' own units. `Pricing.input_per_1m` / `output_per_1m` are USD per
+million tokens (the spec's fields). Models billed per character, minute of audio, page or search
+carry `unit` and `unit_price` (USD per one unit); their token prices are zero unless the vendor
+also publishes token prices.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from typing import Any, Literal, cast
+
+import attrs
+
+ModelType = Literal["chat", "embedding", "rerank", "speech", "transcription", "ocr"]
+ModelStatus = Literal["available", "deprecated", "beta"]
+PriceUnit = Literal["token", "character", "minute", "page", "search"]
+
+CAPABILITIES: frozenset[str] = frozenset(
+    {
+        "chat",
+        "vision",
+        "function_calling",
+        "json_mode",
+        "streaming",
+        "embeddings",
+        "speech",
+        "transcription",
+        "rerank",
+        "ocr",
+    }
+)
+MODEL_TYPES: frozenset[str] = frozenset(
+    {"chat", "embedding", "rerank", "speech", "transcription", "ocr"}
+)
+MODEL_STATUSES: frozenset[str] = frozenset({"available", "deprecated", "beta"})
+PRICE_UNITS: frozenset[str] = frozenset({"token", "character", "minute", "page", "search"})
+
+_COST_DIGITS = 8  # USD rounded to 1e-8: below a millionth of a cent, above float noise.
+
+
+class CatalogError(ValueError):
+    """The catalog data is inconsistent; the message names the first offending entry."""
+
+
+@attrs.frozen(slots=True)
+class CostBreakdown:
+    """USD cost of one request, each part rounded to 1e-8."""
+
+    input: float
+    output: float
+    total: float
+
+
+@attrs.frozen(slots=True)
+class Pricing:
+    """List prices. Token prices per 1M tokens; other units priced per one unit."""
+
+    input_per_1m: float
+    output_per_1m: float
+    unit: PriceUnit = "token"
+    unit_price: float | None = None
+
+
+@attrs.frozen(slots=True)
+class Deprecation:
+    """Lifecycle facts of a deprecated model; dates are YYYY-MM-DD strings."""
+
+    announced_date: str
+    sunset_date: str
+    replacement: str
+    migration_guide: str
+
+
+@attrs.frozen(slots=True)
+class ProviderInfo:
+    """One upstream vendor: where its API lives and where its inference runs.
+
+    `api_key_env` lists the environment variables that may hold its key, preferred first.
+    `grid_region` is a key of the footprint table's grid intensities; `pue` the data-centre
+    Power Usage Effectiveness used for its energy estimates.
+    """
+
+    id: str
+    name: str
+    base_url: str
+    api_key_env: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    grid_region: str
+    pue: float
+    status_url: str
+
+
+@attrs.frozen(slots=True)
+class ModelInfo:
+    """One model as the gateway exposes it.
+
+    `id` is the gateway's model id; `upstream_id` the id sent to the vendor. `quality` (0-100)
+    is an ordinal routing hint comparable only between models of the same `type`.
+    `active_params_b` / `total_params_b` (billions) drive the energy estimate;
+    `params_estimated` is true when the vendor does not publish them (closed models).
+    For speech models `context_window` counts input characters; `limits` holds other
+    per-model bounds (`dimensions`, `max_pages`, `max_file_mb`, ...).
+    """
+
+    id: str
+    provider: str
+    owned_by: str
+    upstream_id: str
+    type: ModelType
+    name: str
+    created: int
+    status: ModelStatus
+    capabilities: tuple[str, ...]
+    context_window: int
+    max_output_tokens: int
+    pricing: Pricing
+    quality: int
+    active_params_b: float
+    total_params_b: float
+    params_estimated: bool
+    params_note: str
+    aliases: tuple[str, ...] = ()
+    recommended_for: tuple[str, ...] = ()
+    fallback_chain: tuple[str, ...] = ()
+    deprecation: Deprecation | None = None
+    limits: Mapping[str, int] = attrs.field(factory=dict)
+
+    def has(self, capability: str) -> bool:
+        return capability in self.capabilities
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> CostBreakdown:
+        """USD cost of the tokens at list price (zero parts for models not billed by token)."""
+        if prompt_tokens < 0 or completion_tokens < 0:
+            raise ValueError("token counts must not be negative")
+        unrounded_in = prompt_tokens * self.pricing.input_per_1m / 1_000_000
+        unrounded_out = completion_tokens * self.pricing.output_per_1m / 1_000_000
+        return CostBreakdown(
+            input=round(unrounded_in, _COST_DIGITS),
+            output=round(unrounded_out, _COST_DIGITS),
+            total=round(unrounded_in + unrounded_out, _COST_DIGITS),
+        )
+
+    def unit_cost(self, quantity: float) -> float:
+        """USD cost of `quantity` billing units (characters, minutes, pages, searches)."""
+        if quantity < 0:
+            raise ValueError("quantity must not be negative")
+        if self.pricing.unit_price is None:
+            raise ValueError(f"{self.id} is billed per token; use cost()")
+        return round(quantity * self.pricing.unit_price, _COST_DIGITS)
+
+
+@attrs.frozen(slots=True)
+class Catalog:
+    """Every known provider and model, with aliases resolved. Build with `build_catalog`."""
+
+    _providers: tuple[ProviderInfo, ...]
+    _models: tuple[ModelInfo, ...]
+    _by_name: Mapping[str, ModelInfo]
+    _providers_by_id: Mapping[str, ProviderInfo]
+
+    def model(self, id_or_alias: str) -> ModelInfo | None:
+        return self._by_name.get(id_or_alias)
+
+    def models(
+        self,
+        provider: str | None = None,
+        capability: str | None = None,
+        status: str | None = None,
+    ) -> list[ModelInfo]:
+        """Models in catalog order, filtered by every criterion given."""
+        return [
+            m
+            for m in self._models
+            if (provider is None or m.provider == provider)
+            and (capability is None or m.has(capability))
+            and (status is None or m.status == status)
+        ]
+
+    def models_of(self, provider_id: str) -> list[ModelInfo]:
+        return self.models(provider=provider_id)
+
+    def provider(self, id: str) -> ProviderInfo | None:
+        return self._providers_by_id.get(id)
+
+    def providers(self) -> list[ProviderInfo]:
+        return list(self._providers)
+
+
+def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]) -> Catalog:
+    """Check cross-references and build the lookup tables; raise `CatalogError` if inconsistent."""
+    providers_by_id: dict[str, ProviderInfo] = {}
+    for p in providers:
+        if p.id in providers_by_id:
+            raise CatalogError(f"duplicate provider id {p.id!r}")
+        providers_by_id[p.id] = p
+    by_name: dict[str, ModelInfo] = {}
+    for m in models:
+        if m.provider not in providers_by_id:
+            raise CatalogError(f"model {m.id!r} names unknown provider {m.provider!r}")
+        for name in (m.id, *m.aliases):
+            if name in by_name:
+                raise CatalogError(f"name {name!r} used by {by_name[name].id!r} and {m.id!r}")
+            by_name[name] = m
+    ids = {m.id: m for m in models}
+    for m in models:
+        _check_references(m, ids)
+    return Catalog(
+        providers=tuple(providers),
+        models=tuple(models),
+        by_name=types.MappingProxyType(by_name),
+        providers_by_id=types.MappingProxyType(providers_by_id),
+    )
+
+
+def _check_references(model: ModelInfo, ids: Mapping[str, ModelInfo]) -> None:
+    for target in model.fallback_chain:
+        if target not in ids:
+            raise CatalogError(f"model {model.id!r} falls back to unknown model {target!r}")
+        if target == model.id:
+            raise CatalogError(f"model {model.id!r} falls back to itself")
+        if ids[target].type != model.type:
+            raise CatalogError(f"model {model.id!r} falls back to {target!r} of another type")
+    if model.deprecation is not None and model.deprecation.replacement not in ids:
+        raise CatalogError(f"model {model.id!r} names unknown replacement")
+
+
+# ---------------------------------------------------------------------------------- parsing
+
+
+def parse_catalog(data: Mapping[str, Any]) -> Catalog:
+    """Build a catalog from the decoded JSON document; raise `CatalogError` on bad data."""
+    try:
+        providers = [_parse_provider(p) for p in data["providers"]]
+        names = {p.id: p.name for p in providers}
+        models = [_parse_model(m, names) for m in data["models"]]
+    except (KeyError, TypeError) as exc:
+        raise CatalogError(f"malformed catalog entry: {exc!r}") from exc
+    return build_catalog(providers, models)
+
+
+@functools.cache
+def load_catalog() -> Catalog:
+    """The packaged catalog, parsed and validated once per process."""
+    text = resources.files("providers").joinpath("data", "catalog.json").read_text("utf-8")
+    return parse_catalog(json.loads(text))
+
+
+def _parse_provider(raw: Mapping[str, Any]) -> ProviderInfo:
+    capabilities = _known(raw["capabilities"], CAPABILITIES, f"provider {raw['id']!r}")
+    pue = float(raw["pue"])
+    if pue < 1.0:
+        raise CatalogError(f"provider {raw['id']!r}: PUE below 1 is impossible")
+    return ProviderInfo(
+        id=str(raw["id"]),
+        name=str(raw["name"]),
+        base_url=str(raw["base_url"]),
+        api_key_env=tuple(str(v) for v in raw["api_key_env"]),
+        capabilities=capabilities,
+        grid_region=str(raw["grid_region"]),
+        pue=pue,
+        status_url=str(raw["status_url"]),
+    )
+
+
+def _parse_model(raw: Mapping[str, Any], provider_names: Mapping[str, str]) -> ModelInfo:
+    where = f"model {raw['id']!r}"
+    model_type = _one_of(raw["type"], MODEL_TYPES, where)
+    status = _one_of(raw["status"], MODEL_STATUSES, where)
+    deprecation = _parse_deprecation(raw.get("deprecation"))
+    if (status == "deprecated") != (deprecation is not None):
+        raise CatalogError(f"{where}: a deprecation object goes with status 'deprecated' only")
+    params = raw["params"]
+    quality = int(raw["quality"])
+    if not 0 <= quality <= 100:
+        raise CatalogError(f"{where}: quality must be within 0-100")
+    return ModelInfo(
+        id=str(raw["id"]),
+        provider=str(raw["provider"]),
+        owned_by=provider_names.get(str(raw["provider"]), str(raw["provider"])),
+        upstream_id=str(raw.get("upstream_id") or raw["id"]),
+        type=cast(ModelType, model_type),
+        name=str(raw["name"]),
+        created=int(raw["created"]),
+        status=cast(ModelStatus, status),
+        capabilities=_known(raw["capabilities"], CAPABILITIES, where),
+        context_window=int(raw["context_window"]),
+        max_output_tokens=int(raw["max_output_tokens"]),
+        pricing=_parse_pricing(raw["pricing"], where),
+        quality=quality,
+        active_params_b=float(params["active_params_b"]),
+        total_params_b=float(params["total_params_b"]),
+        params_estimated=bool(params["estimated"]),
+        params_note=str(params.get("note", "")),
+        aliases=tuple(str(a) for a in raw.get("aliases", ())),
+        recommended_for=tuple(str(t) for t in raw.get("recommended_for", ())),
+        fallback_chain=tuple(str(f) for f in raw.get("fallback_chain", ())),
+        deprecation=deprecation,
+        limits=types.MappingProxyType({str(k): int(v) for k, v in raw.get("limits", {}).items()}),
+    )
+
+
+def _parse_pricing(raw: Mapping[str, Any], where: str) -> Pricing:
+    unit = _one_of(raw.get("unit", "token"), PRICE_UNITS, where)
+    unit_price = raw.get("unit_price")
+    if (unit == "token") != (unit_price is None):
+        raise CatalogError(f"{where}: unit_price goes with non-token units only")
+    return Pricing(
+        input_per_1m=float(raw["input_per_1m"]),
+        output_per_1m=float(raw["output_per_1m"]),
+        unit=cast(PriceUnit, unit),
+        unit_price=None if unit_price is None else float(unit_price),
+    )
+
+
+def _parse_deprecation(raw: Mapping[str, Any] | None) -> Deprecation | None:
+    if raw is None:
+        return None
+    return Deprecation(
+        announced_date=str(raw["announced_date"]),
+        sunset_date=str(raw["sunset_date"]),
+        replacement=str(raw["replacement"]),
+        migration_guide=str(raw["migration_guide"]),
+    )
+
+
+def _one_of(value: Any, allowed: frozenset[str], where: str) -> str:
+    if value not in allowed:
+        raise CatalogError(f"{where}: {value!r} is not one of {sorted(allowed)}")
+    return str(value)
+
+
+def _known(values: Iterable[Any], allowed: frozenset[str], where: str) -> tuple[str, ...]:
+    return tuple(_one_of(v, allowed, where) for v in values)
+
+
+# ------------------------------------------------------------------------------ API shape
+
+
+def model_to_api(model: ModelInfo, detail: bool) -> dict[str, Any]:
+    """The spec's Model object; `detail` adds the single-model read's extra fields."""
+    service: dict[str, Any] = {
+        "provider": model.provider,
+        "capabilities": list(model.capabilities),
+        "context_window": model.context_window,
+        "max_output_tokens": model.max_output_tokens,
+        "pricing": _pricing_to_api(model.pricing),
+        "status": model.status,
+    }
+    if model.deprecation is not None:
+        service["deprecation"] = attrs.asdict(model.deprecation)
+    if detail:
+        service["aliases"] = list(model.aliases)
+        service["recommended_for"] = list(model.recommended_for)
+        service["fallback_chain"] = list(model.fallback_chain)
+    return {
+        "id": model.id,
+        "object": "model",
+        "created": model.created,
+        "owned_by": model.owned_by,
+        "service": service,
+    }
+
+
+def _pricing_to_api(pricing: Pricing) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "input_per_1m": pricing.input_per_1m,
+        "output_per_1m": pricing.output_per_1m,
+    }
+    # Not in the spec's list, but a 0/0 token price would misstate audio, OCR and rerank costs.
+    if pricing.unit_price is not None:
+        out["unit"] = pricing.unit
+        out["unit_price"] = pricing.unit_price
+    return out

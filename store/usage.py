@@ -1,0 +1,155 @@
+"""Usage records: one row per served (or failed) request, and the sums read back from them.
+
+Rows are written in batches by `store.usage_writer.UsageWriter`, off the request path.
+`created_at` is stored twice: as ISO text (for people and exports) and as epoch seconds
+(`created_epoch`), which the indexes on (key, time) and (workspace, time) use for the
+range queries behind "usage today" figures and daily limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+import sqlite_utils
+
+from store import columns
+
+
+@attrs.frozen(kw_only=True)
+class UsageRecord:
+    """What one request cost and produced. `status` is the HTTP status sent to the client."""
+
+    request_id: str
+    key_id: str
+    workspace_id: str
+    model: str
+    provider: str
+    endpoint: str
+    status: int
+    created_at: datetime
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    energy_kwh: float = 0.0
+    carbon_gco2e: float = 0.0
+    error_code: str | None = None
+    cache_hit: bool = False
+    project: str | None = None
+    team: str | None = None
+    tags: tuple[str, ...] = attrs.field(default=(), converter=columns.str_tuple)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@attrs.frozen
+class UsageTotals:
+    """Sums over a set of usage records."""
+
+    requests: int
+    tokens: int
+    cost_usd: float
+
+
+_COLUMNS = (
+    "request_id, key_id, workspace_id, model, provider, endpoint, prompt_tokens, "
+    "completion_tokens, cost_usd, latency_ms, energy_kwh, carbon_gco2e, status, error_code, "
+    "cache_hit, project, team, tags, created_at, created_epoch"
+)
+_INSERT = (
+    f"INSERT INTO usage_records ({_COLUMNS}) VALUES ("
+    + ", ".join(f":{name.strip()}" for name in _COLUMNS.split(","))
+    + ")"
+)
+
+
+def _to_row(record: UsageRecord) -> dict[str, Any]:
+    row = attrs.asdict(record)
+    row["cache_hit"] = int(record.cache_hit)
+    row["tags"] = columns.to_json(record.tags)
+    row["created_at"] = columns.to_iso(record.created_at)
+    row["created_epoch"] = columns.to_epoch(record.created_at)
+    return row
+
+
+def _from_row(row: Mapping[str, Any]) -> UsageRecord:
+    fields = {name: row[name] for name in attrs.fields_dict(UsageRecord)}
+    fields["cache_hit"] = bool(row["cache_hit"])
+    fields["tags"] = columns.json_strings(row["tags"])
+    fields["created_at"] = columns.from_iso(row["created_at"])
+    return UsageRecord(**fields)
+
+
+def insert_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> int:
+    """Insert records in one transaction (group commit); return how many."""
+    rows = [_to_row(record) for record in records]
+    with db.atomic():
+        db.conn.executemany(_INSERT, rows)
+    return len(rows)
+
+
+def totals_since(
+    db: sqlite_utils.Database,
+    *,
+    since: datetime,
+    key_id: str | None = None,
+    workspace_id: str | None = None,
+    provider: str | None = None,
+) -> UsageTotals:
+    """Requests, tokens and cost of the records at or after `since`, filtered by the
+    criteria given (all of them must match). Failed requests count as requests.
+    """
+    where = ["created_epoch >= ?"]
+    params: list[Any] = [columns.to_epoch(since)]
+    for column, value in (
+        ("key_id", key_id),
+        ("workspace_id", workspace_id),
+        ("provider", provider),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    row = db.execute(
+        "SELECT count(*), coalesce(sum(prompt_tokens + completion_tokens), 0), "
+        f"coalesce(sum(cost_usd), 0.0) FROM usage_records WHERE {' AND '.join(where)}",
+        params,
+    ).fetchone()
+    return UsageTotals(requests=int(row[0]), tokens=int(row[1]), cost_usd=float(row[2]))
+
+
+def daily_request_count(db: sqlite_utils.Database, key_id: str, since: datetime) -> int:
+    """Requests made with a key at or after `since` (the start of the limit's day)."""
+    row = db.execute(
+        "SELECT count(*) FROM usage_records WHERE key_id = ? AND created_epoch >= ?",
+        [key_id, columns.to_epoch(since)],
+    ).fetchone()
+    return int(row[0])
+
+
+def list_for_request(db: sqlite_utils.Database, request_id: str) -> list[UsageRecord]:
+    """The records of one request (several when a pipeline made several upstream calls)."""
+    rows = db.query(
+        "SELECT * FROM usage_records WHERE request_id = ? ORDER BY created_epoch, rowid",
+        [request_id],
+    )
+    return [_from_row(row) for row in rows]
+
+
+def success_rate_since(
+    db: sqlite_utils.Database, *, workspace_id: str, provider: str, since: datetime
+) -> float | None:
+    """Share of a provider's requests since `since` that the provider did not fail (no 5xx);
+    None when there were none. Client mistakes (4xx) do not count against the provider.
+    """
+    row = db.execute(
+        "SELECT count(*), coalesce(sum(status < 500), 0) FROM usage_records "
+        "WHERE workspace_id = ? AND provider = ? AND created_epoch >= ?",
+        [workspace_id, provider, columns.to_epoch(since)],
+    ).fetchone()
+    total, ok = int(row[0]), int(row[1])
+    return ok / total if total else None

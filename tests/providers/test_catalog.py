@@ -1,0 +1,342 @@
+"""The packaged catalog, its lookups, its cost arithmetic, its API shape and its validation."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from providers.catalog import (
+    Catalog,
+    CatalogError,
+    CostBreakdown,
+    ModelInfo,
+    load_catalog,
+    model_to_api,
+    parse_catalog,
+)
+
+PROVIDER_IDS = ["openai", "anthropic", "google", "mistral", "cohere", "elevenlabs"]
+
+REQUIRED_MODELS = [
+    "gpt-4o",
+    "gpt-4o-mini",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "text-embedding-3-small",
+    "text-embedding-3-large",
+    "text-embedding-ada-002",
+    "whisper-1",
+    "gpt-4o-mini-transcribe",
+    "tts-1",
+    "tts-1-hd",
+    "gpt-3.5-turbo",
+    "claude-sonnet-4-5",
+    "claude-haiku-4-5",
+    "claude-opus-4-1",
+    "gemini-2.5-pro",
+    "gemini-2.5-flash",
+    "gemini-2.5-flash-lite",
+    "gemini-embedding-001",
+    "mistral-large-latest",
+    "mistral-small-latest",
+    "mistral-embed",
+    "mistral-ocr-latest",
+    "voxtral-mini-latest",
+    "codestral-latest",
+    "rerank-v3.5",
+    "embed-english-v3.0",
+    "embed-multilingual-v3.0",
+    "command-a-03-2025",
+    "eleven_multilingual_v2",
+    "eleven_flash_v2_5",
+    "eleven_turbo_v2_5",
+]
+
+
+@pytest.fixture
+def catalog() -> Catalog:
+    return load_catalog()
+
+
+def model(catalog: Catalog, model_id: str) -> ModelInfo:
+    found = catalog.model(model_id)
+    assert found is not None, model_id
+    return found
+
+
+# ------------------------------------------------------------------------------ contents
+
+
+def test_providers_are_the_six_in_order(catalog: Catalog) -> None:
+    assert [p.id for p in catalog.providers()] == PROVIDER_IDS
+
+
+@pytest.mark.parametrize("model_id", REQUIRED_MODELS)
+def test_required_model_is_present(catalog: Catalog, model_id: str) -> None:
+    assert model(catalog, model_id).id == model_id
+
+
+@pytest.mark.parametrize(
+    ("provider_id", "base_url", "env"),
+    [
+        ("openai", "https://api.openai.com/v1", ("OPENAI_API_KEY",)),
+        ("anthropic", "https://api.anthropic.com", ("ANTHROPIC_API_KEY",)),
+        (
+            "google",
+            "https://generativelanguage.googleapis.com",
+            ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        ),
+        ("mistral", "https://api.mistral.ai", ("MISTRAL_API_KEY",)),
+        ("cohere", "https://api.cohere.com", ("COHERE_API_KEY", "CO_API_KEY")),
+        ("elevenlabs", "https://api.elevenlabs.io", ("ELEVENLABS_API_KEY",)),
+    ],
+)
+def test_provider_endpoints_and_keys(
+    catalog: Catalog, provider_id: str, base_url: str, env: tuple[str, ...]
+) -> None:
+    provider = catalog.provider(provider_id)
+    assert provider is not None
+    assert provider.base_url == base_url
+    assert provider.api_key_env == env
+    assert provider.status_url.startswith("https://")
+    assert provider.pue >= 1.0
+
+
+def test_every_model_is_consistent(catalog: Catalog) -> None:
+    for m in catalog.models():
+        assert 0 <= m.quality <= 100
+        assert 0 < m.active_params_b <= m.total_params_b
+        assert m.created > 1_600_000_000
+        provider = catalog.provider(m.provider)
+        assert provider is not None and m.owned_by == provider.name
+        for target in m.fallback_chain:
+            assert model(catalog, target).type == m.type
+
+
+def test_embedding_models_never_fall_back(catalog: Catalog) -> None:
+    # Vectors of two models are not comparable: a fallback would corrupt an index silently.
+    assert all(not m.fallback_chain for m in catalog.models(capability="embeddings"))
+
+
+# --------------------------------------------------------------------------------- lookups
+
+
+@pytest.mark.parametrize(
+    ("name", "model_id", "upstream_id"),
+    [
+        ("claude-sonnet-4-5", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929"),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929"),
+        ("claude-sonnet-4-0", "claude-sonnet-4-20250514", "claude-sonnet-4-20250514"),
+        ("gpt-4o-mini-2024-07-18", "gpt-4o-mini", "gpt-4o-mini"),
+        ("mistral-large", "mistral-large-latest", "mistral-large-latest"),
+        ("whisper", "whisper-1", "whisper-1"),
+    ],
+)
+def test_aliases_resolve(catalog: Catalog, name: str, model_id: str, upstream_id: str) -> None:
+    found = model(catalog, name)
+    assert (found.id, found.upstream_id) == (model_id, upstream_id)
+
+
+def test_unknown_names_are_none(catalog: Catalog) -> None:
+    assert catalog.model("gpt-9") is None
+    assert catalog.provider("acme") is None
+
+
+def test_filters(catalog: Catalog) -> None:
+    assert [m.id for m in catalog.models(status="deprecated")] == ["gpt-3.5-turbo"]
+    assert [m.id for m in catalog.models(provider="cohere", capability="rerank")] == ["rerank-v3.5"]
+    assert {m.provider for m in catalog.models(capability="speech")} == {"openai", "elevenlabs"}
+    assert catalog.models_of("elevenlabs") == catalog.models(provider="elevenlabs")
+    assert catalog.models(provider="acme") == []
+    assert len(catalog.models()) == len({m.id for m in catalog.models()})
+
+
+# ------------------------------------------------------------------------------------ cost
+
+
+@pytest.mark.parametrize(
+    ("model_id", "prompt", "completion", "expected"),
+    [
+        ("gpt-4o", 1000, 500, CostBreakdown(0.0025, 0.005, 0.0075)),
+        ("gpt-4o-mini", 1_000_000, 1_000_000, CostBreakdown(0.15, 0.6, 0.75)),
+        ("claude-opus-4-1", 1, 1, CostBreakdown(1.5e-05, 7.5e-05, 9e-05)),
+        ("text-embedding-3-small", 1, 0, CostBreakdown(2e-08, 0.0, 2e-08)),
+        ("text-embedding-3-small", 0, 0, CostBreakdown(0.0, 0.0, 0.0)),
+        # 3 * 0.10 / 1e6 = 3e-7 exactly after rounding, not 2.9999999999999997e-07.
+        ("gemini-2.5-flash-lite", 3, 0, CostBreakdown(3e-07, 0.0, 3e-07)),
+        # Below 1e-8 USD rounds away: 0.2 of a hundred-millionth of a dollar.
+        ("text-embedding-3-small", 0, 7, CostBreakdown(0.0, 0.0, 0.0)),
+    ],
+)
+def test_cost(
+    catalog: Catalog, model_id: str, prompt: int, completion: int, expected: CostBreakdown
+) -> None:
+    assert model(catalog, model_id).cost(prompt, completion) == expected
+
+
+@pytest.mark.parametrize(
+    ("model_id", "quantity", "expected"),
+    [
+        ("whisper-1", 10, 0.06),
+        ("tts-1", 1000, 0.015),
+        ("eleven_flash_v2_5", 1000, 0.05),
+        ("mistral-ocr-latest", 3, 0.006),
+        ("rerank-v3.5", 1, 0.002),
+    ],
+)
+def test_unit_cost(catalog: Catalog, model_id: str, quantity: float, expected: float) -> None:
+    assert model(catalog, model_id).unit_cost(quantity) == expected
+
+
+def test_cost_rejects_bad_input(catalog: Catalog) -> None:
+    with pytest.raises(ValueError):
+        model(catalog, "gpt-4o").cost(-1, 0)
+    with pytest.raises(ValueError):
+        model(catalog, "gpt-4o").unit_cost(1)
+
+
+# ------------------------------------------------------------------------------- API shape
+
+
+def test_model_to_api_list_item(catalog: Catalog) -> None:
+    assert model_to_api(model(catalog, "gpt-4o-mini"), detail=False) == {
+        "id": "gpt-4o-mini",
+        "object": "model",
+        "created": 1721260800,
+        "owned_by": "OpenAI",
+        "service": {
+            "provider": "openai",
+            "capabilities": ["chat", "vision", "function_calling", "json_mode", "streaming"],
+            "context_window": 128000,
+            "max_output_tokens": 16384,
+            "pricing": {"input_per_1m": 0.15, "output_per_1m": 0.6},
+            "status": "available",
+        },
+    }
+
+
+def test_model_to_api_detail_of_deprecated_model(catalog: Catalog) -> None:
+    service = model_to_api(model(catalog, "gpt-3.5-turbo"), detail=True)["service"]
+    assert service["status"] == "deprecated"
+    assert service["deprecation"] == {
+        "announced_date": "2026-04-23",
+        "sunset_date": "2026-10-23",
+        "replacement": "gpt-4o-mini",
+        "migration_guide": "https://platform.openai.com/docs/deprecations",
+    }
+    assert service["aliases"] == ["gpt-3.5-turbo-0125"]
+    assert service["recommended_for"] == ["chat", "classification"]
+    assert service["fallback_chain"] == ["gpt-4o-mini", "gemini-2.5-flash-lite"]
+
+
+def test_model_to_api_unit_pricing(catalog: Catalog) -> None:
+    service = model_to_api(model(catalog, "whisper-1"), detail=False)["service"]
+    assert service["pricing"] == {
+        "input_per_1m": 0.0,
+        "output_per_1m": 0.0,
+        "unit": "minute",
+        "unit_price": 0.006,
+    }
+    assert "deprecation" not in service and "aliases" not in service
+
+
+# ------------------------------------------------------------------------------ validation
+
+
+def minimal_doc() -> dict[str, Any]:
+    def provider(pid: str) -> dict[str, Any]:
+        return {
+            "id": pid,
+            "name": pid.title(),
+            "base_url": f"https://{pid}.example",
+            "api_key_env": [f"{pid.upper()}_API_KEY"],
+            "capabilities": ["chat"],
+            "grid_region": "us",
+            "pue": 1.1,
+            "status_url": f"https://status.{pid}.example",
+        }
+
+    def chat(mid: str, pid: str, fallback: list[str]) -> dict[str, Any]:
+        return {
+            "id": mid,
+            "provider": pid,
+            "type": "chat",
+            "name": mid,
+            "created": 1_700_000_000,
+            "status": "available",
+            "capabilities": ["chat"],
+            "context_window": 1000,
+            "max_output_tokens": 100,
+            "pricing": {"input_per_1m": 1.0, "output_per_1m": 2.0},
+            "quality": 50,
+            "params": {"active_params_b": 1, "total_params_b": 1, "estimated": False},
+            "aliases": [f"{mid}-alias"],
+            "fallback_chain": fallback,
+        }
+
+    return {
+        "providers": [provider("a"), provider("b")],
+        "models": [chat("m1", "a", ["m2"]), chat("m2", "b", ["m1"])],
+    }
+
+
+def test_minimal_doc_is_valid() -> None:
+    built = parse_catalog(minimal_doc())
+    assert [m.id for m in built.models()] == ["m1", "m2"]
+    assert model(built, "m2-alias").owned_by == "B"
+
+
+def _set(doc: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    target = out
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return out
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("models", 0, "fallback_chain"), ["nope"], "unknown model"),
+        (("models", 0, "fallback_chain"), ["m1"], "itself"),
+        (("models", 0, "provider"), "zzz", "unknown provider"),
+        (("models", 1, "id"), "m1", "used by"),
+        (("models", 1, "aliases"), ["m1"], "used by"),
+        (("models", 1, "aliases"), ["m1-alias"], "used by"),
+        (("providers", 1, "id"), "a", "duplicate provider"),
+        (("models", 0, "capabilities"), ["telepathy"], "not one of"),
+        (("models", 0, "type"), "video", "not one of"),
+        (("models", 0, "status"), "deprecated", "deprecation"),
+        (("models", 0, "quality"), 101, "quality"),
+        (("models", 0, "pricing", "unit"), "minute", "unit_price"),
+        (("models", 0, "params"), {}, "malformed"),
+        (("providers", 0, "pue"), 0.9, "PUE"),
+    ],
+)
+def test_inconsistent_catalog_is_refused(path: tuple[Any, ...], value: Any, message: str) -> None:
+    with pytest.raises(CatalogError, match=message):
+        parse_catalog(_set(minimal_doc(), path, value))
+
+
+def test_fallback_to_another_type_is_refused() -> None:
+    doc = _set(minimal_doc(), ("models", 1, "type"), "embedding")
+    with pytest.raises(CatalogError, match="another type"):
+        parse_catalog(doc)
+
+
+def test_deprecation_needs_a_known_replacement() -> None:
+    doc = _set(minimal_doc(), ("models", 0, "status"), "deprecated")
+    deprecation = {
+        "announced_date": "2025-01-01",
+        "sunset_date": "2025-06-01",
+        "replacement": "ghost",
+        "migration_guide": "https://example.com",
+    }
+    with pytest.raises(CatalogError, match="replacement"):
+        parse_catalog(_set(doc, ("models", 0, "deprecation"), deprecation))
+    deprecation["replacement"] = "m2"
+    built = parse_catalog(_set(doc, ("models", 0, "deprecation"), deprecation))
+    assert model(built, "m1").deprecation is not None

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import sqlite_utils
+
+from store import usage
+from store.usage import UsageRecord, UsageTotals
+
+from .conftest import T0
+
+
+def make_usage(n: int = 0, **overrides: Any) -> UsageRecord:
+    fields: dict[str, Any] = {
+        "request_id": f"req_{n}",
+        "key_id": "key_a",
+        "workspace_id": "default",
+        "model": "gpt-4o",
+        "provider": "openai",
+        "endpoint": "chat",
+        "status": 200,
+        "created_at": T0,
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "cost_usd": 0.5,
+    }
+    fields.update(overrides)
+    return UsageRecord(**fields)
+
+
+def test_round_trip(sdb: sqlite_utils.Database) -> None:
+    record = make_usage(
+        latency_ms=123.5,
+        energy_kwh=0.001,
+        carbon_gco2e=0.4,
+        error_code=None,
+        cache_hit=True,
+        project="p",
+        team="t",
+        tags=["a", "b"],
+    )
+    assert usage.insert_records(sdb, [record]) == 1
+    assert usage.list_for_request(sdb, "req_0") == [record]
+
+
+def test_epoch_column_matches_created_at(sdb: sqlite_utils.Database) -> None:
+    usage.insert_records(sdb, [make_usage()])
+    row = sdb.execute("SELECT created_at, created_epoch FROM usage_records").fetchone()
+    assert row == ("2025-03-01T12:00:00.123456+00:00", T0.timestamp())
+
+
+def test_totals_since_filters(sdb: sqlite_utils.Database) -> None:
+    usage.insert_records(
+        sdb,
+        [
+            make_usage(1, created_at=T0 - timedelta(seconds=1)),  # before the window
+            make_usage(2),
+            make_usage(3, status=502, prompt_tokens=0, completion_tokens=0, cost_usd=0.0),
+            make_usage(4, key_id="key_b", provider="anthropic", cost_usd=1.25),
+            make_usage(5, workspace_id="ws_other", key_id="key_c"),
+        ],
+    )
+    assert usage.totals_since(sdb, since=T0, key_id="key_a") == UsageTotals(2, 15, 0.5)
+    assert usage.totals_since(sdb, since=T0, workspace_id="default") == UsageTotals(3, 30, 1.75)
+    assert usage.totals_since(
+        sdb, since=T0, workspace_id="default", provider="anthropic"
+    ) == UsageTotals(1, 15, 1.25)
+    assert usage.totals_since(sdb, since=T0 + timedelta(days=1)) == UsageTotals(0, 0, 0.0)
+    assert usage.daily_request_count(sdb, "key_a", T0) == 2
+    assert usage.daily_request_count(sdb, "key_a", T0 - timedelta(hours=1)) == 3
+
+
+def test_range_queries_use_the_indexes(sdb: sqlite_utils.Database) -> None:
+    def plan(sql: str) -> str:
+        return " ".join(str(row[-1]) for row in sdb.execute("EXPLAIN QUERY PLAN " + sql))
+
+    assert "usage_by_key_time" in plan(
+        "SELECT count(*) FROM usage_records WHERE key_id = 'k' AND created_epoch >= 0"
+    )
+    assert "usage_by_workspace_time" in plan(
+        "SELECT count(*) FROM usage_records WHERE workspace_id = 'w' AND created_epoch >= 0"
+    )
+
+
+def test_naive_since_is_refused(sdb: sqlite_utils.Database) -> None:
+    with pytest.raises(ValueError, match="naive"):
+        usage.totals_since(sdb, since=T0.replace(tzinfo=None))
