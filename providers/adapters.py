@@ -9,13 +9,21 @@ from types import MappingProxyType
 
 import httpx
 
+from providers.anthropic import AnthropicProvider
 from providers.base import Provider, ProviderEndpoint
+from providers.cohere import CohereProvider
+from providers.google import GoogleProvider
 from providers.http import HttpProvider
+from providers.mistral import MistralProvider
 from providers.openai import OpenAIProvider
 
 ADAPTER_CLASSES: MappingProxyType[str, type[HttpProvider]] = MappingProxyType(
     {
         "openai": OpenAIProvider,
+        "anthropic": AnthropicProvider,
+        "mistral": MistralProvider,
+        "cohere": CohereProvider,
+        "google": GoogleProvider,
     }
 )
 

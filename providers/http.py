@@ -8,7 +8,7 @@ their vendor's error bodies (`map_error`); this module turns transport failures 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -114,8 +114,14 @@ class HttpProvider(Provider):
         except httpx.HTTPError:
             return b""
 
-    async def sse_events(self, response: httpx.Response) -> AsyncIterator[SSEEvent]:
-        """The SSE events of a streamed response; a broken transfer is `StreamInterrupted`."""
+    async def sse_events(self, response: httpx.Response) -> AsyncGenerator[SSEEvent, None]:
+        """The SSE events of a streamed response; a broken transfer is `StreamInterrupted`.
+
+        Consume it under `contextlib.aclosing`, and to its end where possible: httpx's
+        own byte iterators are nested async generators that only an exhausted read (or
+        the garbage collector, after `response.aclose()` has closed the connection)
+        finalises.
+        """
         decoder = SSEDecoder()
         try:
             async for chunk in response.aiter_bytes():

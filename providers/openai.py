@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import base64
 import struct
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import httpx
@@ -40,6 +40,7 @@ from providers.types import (
     ToolCallDelta,
     Usage,
 )
+from streams.sse import SSEEvent
 
 _OPTIONAL_FIELDS = (
     "temperature",
@@ -221,25 +222,35 @@ class OpenAIProvider(HttpProvider):
     @asynccontextmanager
     async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
         payload = chat_payload(request, stream=True)
-        async with self.open_stream("/chat/completions", payload, model=request.model) as resp:
-            yield self._chunks(resp)
+        async with (
+            self.open_stream("/chat/completions", payload, model=request.model) as resp,
+            aclosing(self._chunks(resp)) as chunks,
+        ):
+            yield chunks
 
-    async def _chunks(self, response: httpx.Response) -> AsyncIterator[ChatChunk]:
-        finished = False
-        async for event in self.sse_events(response):
-            if event.data == "[DONE]":
-                return
-            data = read_json(event.data.encode())
-            if not isinstance(data, dict):
-                continue
-            if "error" in data:
-                raise self._stream_error(data)
-            chunk = parse_chunk(data)
-            if chunk is not None:
-                finished = finished or chunk.finish_reason is not None
-                yield chunk
-        if not finished:
+    async def _chunks(self, response: httpx.Response) -> AsyncGenerator[ChatChunk, None]:
+        finished = done = False
+        async with aclosing(self.sse_events(response)) as events:
+            async for event in events:
+                # After [DONE] the body ends at once; reading it to its end (rather than
+                # returning) lets httpx close its own byte iterators in order.
+                done = done or event.data == "[DONE]"
+                if done:
+                    continue
+                chunk = self._event_chunk(event)
+                if chunk is not None:
+                    finished = finished or chunk.finish_reason is not None
+                    yield chunk
+        if not (finished or done):
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
+
+    def _event_chunk(self, event: SSEEvent) -> ChatChunk | None:
+        data = read_json(event.data.encode())
+        if not isinstance(data, dict):
+            return None
+        if "error" in data:
+            raise self._stream_error(data)
+        return parse_chunk(data)
 
     def _stream_error(self, data: Mapping[str, Any]) -> ProviderError:
         error = data.get("error") or {}

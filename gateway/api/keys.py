@@ -77,6 +77,13 @@ def keys_blueprint(state: AppState) -> Blueprint:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         return record
 
+    async def find_controlled(principal: Principal, key_id: str) -> ApiKeyRecord:
+        """A key the caller may change: changing one (a rotation hands out a working copy)
+        is as powerful as creating it, so the same rule applies."""
+        record = await find(principal, key_id)
+        _check_grant(principal, record.kind, record.permissions)
+        return record
+
     async def record_audit(principal: Principal, kind: str, record: ApiKeyRecord) -> None:
         event = AuditEvent(
             workspace_id=principal.workspace_id,
@@ -139,7 +146,7 @@ def keys_blueprint(state: AppState) -> Blueprint:
     @bp.patch("/v1/management/api-keys/<key_id>")
     async def patch_key(key_id: str) -> Response:
         principal = await manager()
-        record = await find(principal, key_id)
+        record = await find_controlled(principal, key_id)
         changes = _patch_changes(principal, record, await read_object())
         updated = await state.db.run(lambda d: keys.update(d, key_id, **changes))
         if updated is None:
@@ -154,7 +161,7 @@ def keys_blueprint(state: AppState) -> Blueprint:
     @bp.post("/v1/management/api-keys/<key_id>/rotate")
     async def rotate_key(key_id: str) -> Response:
         principal = await manager()
-        old = await find(principal, key_id)
+        old = await find_controlled(principal, key_id)
         if old.status != "active":
             raise ApiError(400, "key_revoked", "A revoked key cannot be rotated.", param="key_id")
         grace = parse_grace_hours(await read_object(optional=True))
@@ -195,7 +202,7 @@ def keys_blueprint(state: AppState) -> Blueprint:
     @bp.post("/v1/management/api-keys/<key_id>/revoke")
     async def revoke_key(key_id: str) -> Response:
         principal = await manager()
-        await find(principal, key_id)
+        await find_controlled(principal, key_id)
         now = datetime.now(UTC)
         record = await state.db.run(lambda d: keys.revoke(d, key_id, now))
         assert record is not None
@@ -208,7 +215,7 @@ def keys_blueprint(state: AppState) -> Blueprint:
     @bp.delete("/v1/management/api-keys/<key_id>")
     async def delete_key(key_id: str) -> Response:
         principal = await manager()
-        record = await find(principal, key_id)
+        record = await find_controlled(principal, key_id)
         await state.db.run(lambda d: keys.delete(d, key_id))
         state.keyring.forget(record.key_hash)
         return json_response({"id": key_id, "object": "api_key", "deleted": True})
@@ -217,11 +224,13 @@ def keys_blueprint(state: AppState) -> Blueprint:
 
 
 def _check_grant(principal: Principal, kind: str, permissions: tuple[str, ...]) -> None:
-    """A key may only hand out what it holds: no admin keys from a non-admin key."""
+    """A key may only hand out (or change) what it holds: no admin keys from a non-admin key."""
     if principal.has("admin"):
         return
     if kind == "admin" or any(not principal.has(p) for p in permissions):
-        raise permission_denied("A key cannot grant permissions it does not hold itself.")
+        raise permission_denied(
+            "A key cannot grant, or change a key holding, permissions it does not hold itself."
+        )
 
 
 def _patch_changes(

@@ -23,6 +23,7 @@ from types import TracebackType
 
 import attrs
 import trio
+from quart.wrappers.response import ResponseBody
 
 from gateway.chat import render
 from gateway.chat.accounting import Accounting
@@ -57,8 +58,11 @@ Accountant = Callable[[Usage | None, int], Accounting]
 Finisher = Callable[[StreamOutcome], None]
 
 
-class ChatStreamBody:
-    """The SSE body of one streamed chat completion (a Quart response body)."""
+class ChatStreamBody(ResponseBody):
+    """The SSE body of one streamed chat completion.
+
+    A Quart `ResponseBody`, so that Quart enters and exits it around the sending.
+    """
 
     def __init__(
         self,

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import aclosing
 from typing import Any
 
 import attrs
@@ -100,10 +101,19 @@ class SimContext:
         """The fault switched on for this model (consumes one use), or None."""
         raise NotImplementedError
 
-    def pace(self, tokens: list[str], fault: Fault | None) -> AsyncIterator[list[str]]:
+    def pace(self, tokens: list[str], fault: Fault | None) -> AsyncGenerator[list[str], None]:
         """Yield the tokens in groups, waiting time-to-first-token then tokens/second;
-        a fault may stall or stop the stream part-way (raising `StreamCut`)."""
+        a fault may stall or stop the stream part-way (raising `StreamCut`).
+
+        An async generator: close it (`contextlib.aclosing`) when stopping early."""
         raise NotImplementedError
+
+    async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
+        """Wait as long as streaming `tokens` would take: a whole (non-streamed) answer
+        is sent when its last token is ready. A fault may raise `StreamCut` here too."""
+        async with aclosing(self.pace(tokens, fault)) as groups:
+            async for _ in groups:
+                pass
 
 
 class StreamCut(Exception):

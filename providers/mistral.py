@@ -1,0 +1,451 @@
+"""Adapter for Mistral's La Plateforme API (`/v1/chat/completions`, `/v1/embeddings`).
+
+Mistral's chat protocol is close to OpenAI's, so usage, vectors and `Retry-After` are read
+with `providers.openai`'s functions. What differs, and is translated here:
+
+- requests: `random_seed` instead of `seed`; no `user`, `stream_options` or message
+  `name` outside tool messages (Mistral rejects unknown fields with 422); `tool_choice`
+  `required` is spelt `any`; every function must have `parameters`; tool call ids must
+  be 9 alphanumeric characters;
+- answers: content may be a list of chunks (text, thinking); tool arguments may arrive as
+  an object; finish reasons include `model_length` and `error`; a streamed tool call
+  comes whole in one delta, and the usage rides on the last chunk;
+- errors: a flat `{"object": "error", "message", "type", "param", "code"}` body, a bare
+  `{"message": ...}` from the API gateway (401, 429), or a 422 `{"detail": [...]}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from typing import Any
+
+import attrs
+import httpx
+
+from providers.errors import (
+    AuthenticationFailed,
+    ContextLengthExceeded,
+    InvalidUpstreamRequest,
+    ModelNotFound,
+    ModelOverloaded,
+    ProviderError,
+    StreamInterrupted,
+    UpstreamHTTPError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+from providers.http import HttpProvider, read_json
+from providers.openai import decode_vectors, parse_usage, retry_after_seconds
+from providers.types import (
+    JSON,
+    ChatChunk,
+    ChatRequest,
+    ChatResult,
+    EmbeddingRequest,
+    EmbeddingResult,
+    ToolCall,
+    ToolCallDelta,
+)
+
+_PASSED_FIELDS = (
+    "temperature",
+    "max_tokens",
+    "top_p",
+    "presence_penalty",
+    "frequency_penalty",
+    "response_format",
+)
+_FINISH_REASONS = {"model_length": "length"}
+_CALL_ID = re.compile(r"[A-Za-z0-9]{9}")
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_CONTEXT = re.compile(
+    r"contains (\d+) tokens.*?too large for model with (\d+) maximum context length", re.S
+)
+_EMPTY_PARAMETERS: JSON = {"type": "object", "properties": {}}
+
+
+# -- request out ---------------------------------------------------------------------------
+
+
+def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
+    """The JSON body of a Mistral chat call for `request`.
+
+    `user` is dropped (Mistral has no such field and refuses unknown ones); usage comes
+    in the last stream chunk without asking, so no `stream_options` either.
+    """
+    payload: JSON = {
+        "model": request.model,
+        "messages": [mistral_message(message) for message in request.messages],
+    }
+    for name in _PASSED_FIELDS:
+        value = getattr(request, name)
+        if value is not None:
+            payload[name] = value
+    if request.stop is not None:
+        payload["stop"] = list(request.stop)
+    if request.seed is not None:
+        payload["random_seed"] = request.seed
+    if request.tools:
+        payload["tools"] = [mistral_tool(tool) for tool in request.tools]
+    if request.tool_choice is not None:
+        payload["tool_choice"] = mistral_tool_choice(request.tool_choice)
+    payload["stream"] = stream
+    return payload
+
+
+def mistral_message(message: Mapping[str, Any]) -> JSON:
+    """A chat-completions message in Mistral's shape (ids remapped, `name` only on tools)."""
+    out = dict(message)
+    role = out.get("role")
+    if role != "tool":
+        out.pop("name", None)
+    if out.get("tool_calls"):
+        out["tool_calls"] = [_mistral_call(call) for call in out["tool_calls"]]
+        if out.get("content") is None:
+            out.pop("content", None)
+    if role == "tool" and out.get("tool_call_id"):
+        out["tool_call_id"] = mistral_call_id(str(out["tool_call_id"]))
+    return out
+
+
+def _mistral_call(call: Mapping[str, Any]) -> JSON:
+    return {**call, "id": mistral_call_id(str(call.get("id") or "")), "type": "function"}
+
+
+def mistral_call_id(call_id: str) -> str:
+    """A tool call id Mistral accepts: 9 characters from [A-Za-z0-9].
+
+    Ids minted elsewhere (OpenAI's `call_...`, Anthropic's `toolu_...`) are hashed to 9
+    characters, the same way for the assistant's call and the tool's answer, so a
+    conversation begun on another vendor can continue on Mistral. Valid ids pass as is.
+    """
+    if _CALL_ID.fullmatch(call_id):
+        return call_id
+    number = int.from_bytes(hashlib.sha256(call_id.encode()).digest()[:8], "big")
+    chars = []
+    for _ in range(9):
+        number, digit = divmod(number, len(_ALPHABET))
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
+
+
+def mistral_tool(tool: Mapping[str, Any]) -> JSON:
+    """A tool definition; Mistral requires `parameters`, so a function without any gets an
+    empty object schema."""
+    function = dict(tool.get("function") or {})
+    function.setdefault("parameters", _EMPTY_PARAMETERS)
+    return {"type": "function", "function": function}
+
+
+def mistral_tool_choice(choice: str | Mapping[str, Any]) -> str | JSON:
+    """`required` is Mistral's `any`; `auto`, `none` and a named function are the same."""
+    if choice == "required":
+        return "any"
+    if isinstance(choice, str):
+        return choice
+    return dict(choice)
+
+
+def embedding_payload(request: EmbeddingRequest) -> JSON:
+    """The body of `/v1/embeddings`: floats (the SDK's own shape); `dimensions` becomes
+    `output_dimension`, which only some models (codestral-embed) accept; `user` is dropped."""
+    payload: JSON = {"model": request.model, "input": list(request.inputs)}
+    if request.dimensions is not None:
+        payload["output_dimension"] = request.dimensions
+    return payload
+
+
+# -- answers in ----------------------------------------------------------------------------
+
+
+def text_of(content: Any) -> str | None:
+    """The visible text of a message content: a string, or the `text` chunks of a list
+    (thinking and other chunks are not part of the answer)."""
+    if content is None or isinstance(content, str):
+        return content
+    parts = [
+        str(chunk.get("text") or "")
+        for chunk in content
+        if isinstance(chunk, Mapping) and chunk.get("type", "text") == "text"
+    ]
+    return "".join(parts)
+
+
+def arguments_text(arguments: Any) -> str:
+    """Tool arguments as a JSON string; Mistral may send them as an object."""
+    if arguments is None:
+        return ""
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, separators=(",", ":"))
+
+
+def canonical_finish(reason: str | None) -> str | None:
+    """Mistral's finish reason in canonical terms; `model_length` is the context running
+    out, which a client reads as `length`. `error` is left for the caller to raise."""
+    if reason is None:
+        return None
+    return _FINISH_REASONS.get(reason, reason)
+
+
+def parse_chat(data: Mapping[str, Any], provider: str = "mistral") -> ChatResult:
+    """A chat answer as a `ChatResult`; a choice finished by `error` is raised."""
+    choice = (data.get("choices") or [{}])[0]
+    message = choice.get("message") or {}
+    calls = tuple(
+        ToolCall(
+            id=str(call.get("id") or ""),
+            name=str(call["function"]["name"]),
+            arguments=arguments_text(call["function"].get("arguments")),
+        )
+        for call in message.get("tool_calls") or ()
+    )
+    finish = canonical_finish(choice.get("finish_reason")) or ("tool_calls" if calls else "stop")
+    if finish == "error":
+        raise UpstreamHTTPError(provider, "the model failed while generating", status=502)
+    return ChatResult(
+        id=str(data.get("id") or ""),
+        model=str(data.get("model") or ""),
+        content=text_of(message.get("content")),
+        finish_reason=finish,
+        usage=parse_usage(data.get("usage")),
+        tool_calls=calls,
+    )
+
+
+@attrs.define
+class ChunkReader:
+    """Turns Mistral stream chunks into canonical chunks; a pure object, fed one at a time.
+
+    It keeps one piece of state: which canonical index each tool call id got. Mistral
+    sends each call whole, with an `index` that is not reliably distinct between calls,
+    so a call is numbered by the order its id first appears; a piece without an id
+    continues the last call.
+    """
+
+    provider: str = "mistral"
+    _indexes: dict[str, int] = attrs.field(factory=dict, init=False)
+    _last: int = attrs.field(default=-1, init=False)
+
+    def feed(self, data: Mapping[str, Any]) -> ChatChunk | None:
+        """The canonical chunk for one decoded chunk; None when it carries nothing."""
+        usage = parse_usage(data["usage"]) if data.get("usage") else None
+        choices = data.get("choices") or ()
+        if not choices:
+            return ChatChunk(usage=usage) if usage else None
+        choice = choices[0]
+        delta = choice.get("delta") or {}
+        calls = tuple(self._call(item) for item in delta.get("tool_calls") or ())
+        content = text_of(delta.get("content")) or None
+        finish = canonical_finish(choice.get("finish_reason"))
+        if finish == "error":
+            raise StreamInterrupted(self.provider, "the model failed while generating")
+        if content is None and not calls and finish is None and usage is None:
+            return None
+        return ChatChunk(content=content, tool_calls=calls, finish_reason=finish, usage=usage)
+
+    def _call(self, item: Mapping[str, Any]) -> ToolCallDelta:
+        function = item.get("function") or {}
+        call_id = item.get("id")
+        if call_id and call_id != "null":
+            index = self._indexes.setdefault(str(call_id), len(self._indexes))
+            self._last = index
+        else:
+            call_id, index = None, max(self._last, 0)
+        return ToolCallDelta(
+            index=index,
+            id=call_id,
+            name=function.get("name"),
+            arguments=arguments_text(function.get("arguments")),
+        )
+
+
+def parse_chunks(chunks: Sequence[Mapping[str, Any]], provider: str = "mistral") -> list[ChatChunk]:
+    """A whole decoded stream as canonical chunks (for tests and replay)."""
+    reader = ChunkReader(provider)
+    return [chunk for data in chunks if (chunk := reader.feed(data)) is not None]
+
+
+def parse_embeddings(data: Mapping[str, Any], model: str) -> EmbeddingResult:
+    return EmbeddingResult(
+        model=str(data.get("model") or model),
+        vectors=decode_vectors(data),
+        usage=parse_usage(data.get("usage")),
+    )
+
+
+def parse_model_ids(data: Mapping[str, Any]) -> list[str]:
+    return [str(item["id"]) for item in data.get("data") or () if "id" in item]
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class MistralErrorBody:
+    """What a Mistral error body says, whichever of its three shapes it came in."""
+
+    message: str
+    type: str | None = None
+    code: str | None = None
+    param: str | None = None
+
+
+def read_error_body(status: int, body: bytes) -> MistralErrorBody:
+    parsed = read_json(body)
+    if not isinstance(parsed, dict):
+        return MistralErrorBody(f"upstream answered HTTP {status}")
+    message = parsed.get("message")
+    detail = parsed.get("detail")
+    if isinstance(message, dict):
+        detail = message.get("detail", detail)
+    if isinstance(detail, list) and detail:
+        text, param = _validation_detail(detail)
+        return MistralErrorBody(text, _opt(parsed.get("type")), _opt(parsed.get("code")), param)
+    return MistralErrorBody(
+        str(message or detail or f"upstream answered HTTP {status}"),
+        _opt(parsed.get("type")),
+        _opt(parsed.get("code")),
+        _opt(parsed.get("param")),
+    )
+
+
+def _validation_detail(detail: list[Any]) -> tuple[str, str | None]:
+    """The first pydantic validation error as a message and the body field it names."""
+    first = detail[0] if isinstance(detail[0], dict) else {}
+    location = [str(part) for part in first.get("loc") or () if part != "body"]
+    param = ".".join(location) or None
+    text = str(first.get("msg") or "invalid request")
+    return (f"{param}: {text}" if param else text), param
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def map_mistral_error(
+    provider: str, status: int, body: bytes, headers: Mapping[str, str], model: str
+) -> ProviderError:
+    """A Mistral error answer mapped onto the gateway's hierarchy.
+
+    Mistral answers an unknown model with 400 and type `invalid_model`, and a prompt too
+    long with a 400 whose message states both token counts.
+    """
+    error = read_error_body(status, body)
+    message = error.message
+    if status in (401, 403):
+        return AuthenticationFailed(provider, message)
+    if status == 404 or error.type == "invalid_model":
+        return ModelNotFound(provider, message, model=model)
+    context = _CONTEXT.search(message)
+    if context:
+        requested, limit = (int(group) for group in context.groups())
+        return ContextLengthExceeded(
+            provider, message, model=model, max_tokens=limit, requested_tokens=requested
+        )
+    if status == 429:
+        return ModelOverloaded(
+            provider, message, model=model, retry_after=retry_after_seconds(headers)
+        )
+    return _by_status(provider, status, error, headers)
+
+
+def _by_status(
+    provider: str, status: int, error: MistralErrorBody, headers: Mapping[str, str]
+) -> ProviderError:
+    if status == 503:
+        return UpstreamUnavailable(
+            provider, error.message, retry_after=retry_after_seconds(headers)
+        )
+    if status == 504:
+        return UpstreamTimeout(provider, error.message, timeout_ms=0)
+    if status in (400, 422):
+        return InvalidUpstreamRequest(provider, error.message, param=error.param)
+    return UpstreamHTTPError(
+        provider, error.message, status=status, vendor_type=error.type, vendor_code=error.code
+    )
+
+
+def stream_error(provider: str, data: Mapping[str, Any]) -> ProviderError:
+    """An error object sent as an event in place of a chunk."""
+    message = data.get("message")
+    return UpstreamHTTPError(
+        provider,
+        str(message or "the upstream reported an error mid-stream"),
+        status=502,
+        vendor_type=_opt(data.get("type")),
+        vendor_code=_opt(data.get("code")),
+    )
+
+
+# -- the adapter ---------------------------------------------------------------------------
+
+
+class MistralProvider(HttpProvider):
+    """Chat (whole and streamed, with tools), embeddings and model listing on La Plateforme.
+
+    `endpoint.base_url` is the vendor root (`https://api.mistral.ai`); paths start `/v1`.
+    """
+
+    def map_error(
+        self, status: int, body: bytes, headers: Mapping[str, str], model: str
+    ) -> ProviderError:
+        return map_mistral_error(self.provider_id, status, body, headers, model)
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        """One whole answer; cancelling the call closes the upstream request."""
+        payload = chat_payload(request, stream=False)
+        data = await self.post_json("/v1/chat/completions", payload, model=request.model)
+        return parse_chat(data, self.provider_id)
+
+    @asynccontextmanager
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
+        """The answer's chunks as they arrive; leaving the context closes the response."""
+        payload = chat_payload(request, stream=True)
+        async with (
+            self.open_stream("/v1/chat/completions", payload, model=request.model) as resp,
+            aclosing(self._chunks(resp)) as chunks,
+        ):
+            yield chunks
+
+    async def _chunks(self, response: httpx.Response) -> AsyncGenerator[ChatChunk, None]:
+        """Canonical chunks until `[DONE]`; a stream ending without a finish reason was cut."""
+        reader = ChunkReader(self.provider_id)
+        finished = False
+        async with aclosing(self._payloads(response)) as payloads:
+            async for data in payloads:
+                chunk = reader.feed(data)
+                if chunk is not None:
+                    finished = finished or chunk.finish_reason is not None
+                    yield chunk
+        if not finished:
+            raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
+
+    async def _payloads(self, response: httpx.Response) -> AsyncGenerator[Mapping[str, Any], None]:
+        """The decoded JSON of each event before `[DONE]`; an error event is raised.
+
+        The body is read to its end even after `[DONE]` (nothing but the end follows), so
+        that the byte iterators underneath finish rather than being left to the collector.
+        """
+        done = False
+        async for event in self.sse_events(response):
+            done = done or event.data == "[DONE]"
+            data = None if done else read_json(event.data.encode())
+            if not isinstance(data, dict):
+                continue
+            if data.get("object") == "error":
+                raise stream_error(self.provider_id, data)
+            yield data
+
+    async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
+        data = await self.post_json(
+            "/v1/embeddings", embedding_payload(request), model=request.model
+        )
+        return parse_embeddings(data, request.model)
+
+    async def list_models(self) -> list[str]:
+        return parse_model_ids(await self.get_json("/v1/models"))

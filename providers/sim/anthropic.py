@@ -1,0 +1,509 @@
+"""The simulated Anthropic Messages API (`POST /v1/messages`, `GET /v1/models`).
+
+Speaks the wire protocol of API version 2023-06-01 closely enough for the official SDK:
+`x-api-key` (or bearer) authentication, `max_tokens` required, content blocks, `tool_use`
+answers, named SSE events (`message_start` ... `message_stop`, with `ping`), and error
+bodies `{"type": "error", "error": {"type", "message"}, "request_id"}`. Text, token counts,
+tool arguments and pacing come from `providers.sim.content` through the `SimContext`, so
+the answer matches every other simulated vendor's for the same question.
+
+The prompt is every text of the conversation (system first) joined by newlines, as the
+OpenAI simulator reads it. Since Anthropic makes `max_tokens` mandatory, it is a cap here,
+not a length: the reply is the context's deterministic text of its natural length (what an
+OpenAI client gets without `max_tokens`), cut at `max_tokens` (`stop_reason`
+`max_tokens`) or before the first of `stop_sequences` (`stop_sequence`). The model calls
+a tool when tools are given and the last message is the user's own words (not a
+`tool_result`), or when `tool_choice` forces it. As in the OpenAI simulator, a model whose
+id starts with `unknown` does not exist (404), a whole answer takes as long as its stream
+would, and a prompt over 200,000 tokens is refused ("prompt is too long").
+
+Fault conventions (a `Fault` from `POST /_sim/faults` or the `x-sim-fault` header):
+
+- `delay_ms`: wait that long before answering;
+- `status` (without `stop_after_chunks`, or on a non-streamed call): answer with that
+  HTTP status and Anthropic's error body; the type follows the status (400
+  invalid_request_error, 401 authentication_error, 403 permission_error, 404
+  not_found_error, 413 request_too_large, 429 rate_limit_error with `retry-after: 1`,
+  500 api_error, 529 overloaded_error), or `code` when `code` names an Anthropic type;
+- `stop_after_chunks` alone: the connection drops after that many content chunks (or
+  stalls `stall_ms`, then goes on), streamed or not (a whole answer is paced too);
+- `stop_after_chunks` with `code` = `stream_error` (or an Anthropic error type), or with a
+  `status`: after that many chunks the stream sends `event: error` (type from `code`,
+  else from `status`, else `overloaded_error`, the usual mid-stream failure) and ends
+  cleanly, as Anthropic does when an error happens after the 200 was sent; a non-streamed
+  call gets that error as an HTTP answer at once (`stream_error`: 529).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any
+
+import attrs
+import trio
+
+from providers.sim import content
+from providers.sim.core import (
+    Fault,
+    Route,
+    SimContext,
+    SimRequest,
+    SimResponse,
+    SimStream,
+    StreamCut,
+)
+from providers.types import ToolCall
+from streams.sse import encode_event
+
+VENDOR = "anthropic"
+CONTEXT_LIMIT = 200_000
+MODELS = (
+    ("claude-opus-4-5-20251101", "Claude Opus 4.5", "2025-11-01T00:00:00Z"),
+    ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"),
+    ("claude-haiku-4-5-20251001", "Claude Haiku 4.5", "2025-10-01T00:00:00Z"),
+)
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+_STATUS_OF_TYPE = {kind: status for status, kind in ERROR_TYPES.items()}
+STREAM_ERROR_CODE = "stream_error"
+
+
+# -- the request, read ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class Ask:
+    """What a valid Messages request asks of the simulated model."""
+
+    model: str
+    max_tokens: int
+    texts: tuple[str, ...]  # system, then each message, as plain text
+    last_is_user_words: bool
+    tools: tuple[Mapping[str, Any], ...]  # as {name, parameters} for `content`
+    tool_choice: str | Mapping[str, Any] | None
+    stop_sequences: tuple[str, ...]
+    stream: bool
+    tools_tokens: int = 0
+
+    @property
+    def prompt(self) -> str:
+        return "\n".join(self.texts)
+
+    @property
+    def input_tokens(self) -> int:
+        return content.count_prompt_tokens(self.texts) + self.tools_tokens
+
+
+class Invalid(Exception):
+    """The request breaks a rule Anthropic enforces; the message is Anthropic's wording."""
+
+
+def read_ask(body: Any) -> Ask:
+    """Validate a Messages request body as Anthropic does (the checks clients hit)."""
+    if not isinstance(body, dict):
+        raise Invalid("request body must be a JSON object")
+    for field in ("model", "max_tokens", "messages"):
+        if field not in body:
+            raise Invalid(f"{field}: Field required")
+    max_tokens = body["max_tokens"]
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+        raise Invalid("max_tokens: Input should be greater than or equal to 1")
+    messages = body["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise Invalid("messages: at least one message is required")
+    if any(not isinstance(m, dict) or m.get("role") not in ("user", "assistant") for m in messages):
+        raise Invalid("messages: roles must be 'user' or 'assistant'")
+    tools = _checked_tools(body.get("tools"))
+    last = messages[-1]
+    return Ask(
+        model=str(body["model"]),
+        max_tokens=max_tokens,
+        texts=(*_system_texts(body.get("system")), *(_text(m.get("content")) for m in messages)),
+        last_is_user_words=last.get("role") == "user" and not _has_tool_result(last),
+        tools=tuple(_content_tool(tool) for tool in tools),
+        tool_choice=_content_choice(body.get("tool_choice")),
+        stop_sequences=tuple(body.get("stop_sequences") or ()),
+        stream=bool(body.get("stream")),
+        tools_tokens=content.count_tokens(json.dumps(tools)) if tools else 0,
+    )
+
+
+def _checked_tools(tools: Any) -> list[Mapping[str, Any]]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise Invalid("tools: Input should be a valid list")
+    for position, tool in enumerate(tools):
+        for field in ("name", "input_schema"):
+            if not isinstance(tool, dict) or field not in tool:
+                raise Invalid(f"tools.{position}.{field}: Field required")
+    return tools
+
+
+def _system_texts(system: Any) -> list[str]:
+    text = _text(system)
+    return [text] if text else []
+
+
+def _text(value: Any) -> str:
+    """A content value (string or blocks) as plain text, as the model would read it."""
+    if isinstance(value, str):
+        return value
+    parts: list[str] = []
+    for block in value or ():
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            parts.append(str(block.get("text", "")))
+        elif kind == "tool_result":
+            parts.append(_text(block.get("content")))
+        elif kind == "tool_use":
+            parts.append(json.dumps(block.get("input") or {}, separators=(",", ":")))
+    return " ".join(parts)
+
+
+def _has_tool_result(message: Mapping[str, Any]) -> bool:
+    blocks = message.get("content")
+    return isinstance(blocks, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks
+    )
+
+
+def _content_tool(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    return {"name": tool.get("name", ""), "parameters": tool.get("input_schema") or {}}
+
+
+def _content_choice(choice: Any) -> str | Mapping[str, Any] | None:
+    """Anthropic's tool_choice in the terms `content.wants_tool_call` understands."""
+    if not isinstance(choice, dict):
+        return None
+    kind = choice.get("type")
+    if kind == "tool":
+        return {"name": choice.get("name")}
+    return {"any": "required", "none": "none", "auto": "auto"}.get(str(kind))
+
+
+# -- the answer, planned -------------------------------------------------------------------
+
+
+@attrs.frozen
+class Plan:
+    """The whole answer, decided before the first byte is sent."""
+
+    message_id: str
+    text_tokens: tuple[str, ...]
+    tool_call: ToolCall | None
+    stop_reason: str
+    stop_sequence: str | None
+    input_tokens: int
+
+    @property
+    def output_tokens(self) -> int:
+        if self.tool_call is not None:
+            return content.count_tokens(self.tool_call.arguments)
+        return len(self.text_tokens)
+
+
+def plan_answer(ask: Ask, natural: Sequence[str]) -> Plan:
+    """What the model says to `ask`, given its natural reply `natural` (a token list).
+
+    Raises `Invalid` for a prompt over the context window or a `tool_choice` naming a
+    tool that is not in `tools`.
+    """
+    input_tokens = ask.input_tokens
+    if input_tokens > CONTEXT_LIMIT:
+        raise Invalid(f"prompt is too long: {input_tokens} tokens > {CONTEXT_LIMIT} maximum")
+    call = _tool_call(ask)
+    message_id = "msg_" + os.urandom(12).hex()
+    if call is not None:
+        return Plan(message_id, (), call, "tool_use", None, input_tokens)
+    tokens, matched = cut_at_stop(list(natural[: ask.max_tokens]), ask.stop_sequences)
+    if matched is not None:
+        reason = "stop_sequence"
+    else:
+        reason = "max_tokens" if len(natural) > ask.max_tokens else "end_turn"
+    return Plan(message_id, tuple(tokens), None, reason, matched, input_tokens)
+
+
+def _tool_call(ask: Ask) -> ToolCall | None:
+    last_role = "user" if ask.last_is_user_words else "other"
+    if not content.wants_tool_call(ask.tools, ask.tool_choice, last_role):
+        return None
+    function = content.pick_tool(ask.tools, ask.tool_choice, ask.prompt)
+    if function is None:
+        raise Invalid("tool_choice: the tool it names is not in tools")
+    call = content.plan_tool_call(function, ask.prompt)
+    return attrs.evolve(call, id="toolu_" + call.id.removeprefix("call_"))
+
+
+def cut_at_stop(tokens: list[str], stops: Sequence[str]) -> tuple[list[str], str | None]:
+    """The tokens up to (not including) the earliest stop sequence, and which one matched."""
+    text = "".join(tokens)
+    found = [(text.find(stop), stop) for stop in stops if stop and stop in text]
+    if not found:
+        return tokens, None
+    at, stop = min(found)
+    kept: list[str] = []
+    length = 0
+    for token in tokens:
+        if length + len(token) > at:
+            kept.append(token[: at - length])
+            break
+        kept.append(token)
+        length += len(token)
+    return [token for token in kept if token], stop
+
+
+def message_json(ask: Ask, plan: Plan) -> dict[str, Any]:
+    """The non-streamed answer."""
+    blocks: list[dict[str, Any]] = []
+    if plan.text_tokens:
+        blocks.append({"type": "text", "text": "".join(plan.text_tokens)})
+    if plan.tool_call is not None:
+        blocks.append(_tool_use_block(plan.tool_call, json.loads(plan.tool_call.arguments)))
+    return {
+        **_message_head(ask, plan),
+        "content": blocks,
+        "stop_reason": plan.stop_reason,
+        "stop_sequence": plan.stop_sequence,
+        "usage": {"input_tokens": plan.input_tokens, "output_tokens": plan.output_tokens},
+    }
+
+
+def _message_head(ask: Ask, plan: Plan) -> dict[str, Any]:
+    return {"id": plan.message_id, "type": "message", "role": "assistant", "model": ask.model}
+
+
+def _tool_use_block(call: ToolCall, arguments: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": arguments}
+
+
+# -- the stream ----------------------------------------------------------------------------
+
+
+def sse(payload: dict[str, Any]) -> bytes:
+    """One named event; its name is the payload's `type`, as Anthropic sends them."""
+    return encode_event(str(payload["type"]), json.dumps(payload, separators=(",", ":")))
+
+
+def stream_head(ask: Ask, plan: Plan) -> list[bytes]:
+    start = {
+        **_message_head(ask, plan),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": plan.input_tokens, "output_tokens": 1},
+    }
+    if plan.tool_call is not None:
+        block = _tool_use_block(plan.tool_call, {})
+    else:
+        block = {"type": "text", "text": ""}
+    return [
+        sse({"type": "message_start", "message": start}),
+        sse({"type": "content_block_start", "index": 0, "content_block": block}),
+        sse({"type": "ping"}),
+    ]
+
+
+def stream_pieces(plan: Plan) -> list[str]:
+    """What the stream's deltas carry: text tokens, or the tool arguments in fragments."""
+    if plan.tool_call is not None:
+        return content.fragments(plan.tool_call.arguments)
+    return list(plan.text_tokens)
+
+
+def delta_event(plan: Plan, pieces: list[str]) -> bytes:
+    joined = "".join(pieces)
+    if plan.tool_call is not None:
+        delta = {"type": "input_json_delta", "partial_json": joined}
+    else:
+        delta = {"type": "text_delta", "text": joined}
+    return sse({"type": "content_block_delta", "index": 0, "delta": delta})
+
+
+def stream_tail(plan: Plan) -> list[bytes]:
+    delta = {"stop_reason": plan.stop_reason, "stop_sequence": plan.stop_sequence}
+    usage = {"input_tokens": plan.input_tokens, "output_tokens": plan.output_tokens}
+    return [
+        sse({"type": "content_block_stop", "index": 0}),
+        sse({"type": "message_delta", "delta": delta, "usage": usage}),
+        sse({"type": "message_stop"}),
+    ]
+
+
+def error_event(kind: str, message: str) -> bytes:
+    return sse({"type": "error", "error": {"type": kind, "message": message}})
+
+
+async def stream_body(
+    ask: Ask, plan: Plan, context: SimContext, fault: Fault | None
+) -> AsyncIterator[bytes]:
+    """The SSE body, paced by the context; a fault may cut it or end it with an error."""
+    for event in stream_head(ask, plan):
+        yield event
+    try:
+        async with aclosing(context.pace(stream_pieces(plan), fault)) as groups:
+            async for group in groups:
+                yield delta_event(plan, group)
+    except StreamCut:
+        kind = stream_error_type(fault)
+        if kind is None:
+            raise
+        default = "Overloaded" if kind == "overloaded_error" else f"simulated {kind}"
+        yield error_event(kind, (fault and fault.message) or default)
+        return
+    for event in stream_tail(plan):
+        yield event
+
+
+def stream_error_type(fault: Fault | None) -> str | None:
+    """The error type a fault sends mid-stream, or None when it just drops the line."""
+    if fault is None or fault.stop_after_chunks is None:
+        return None
+    if fault.code in _STATUS_OF_TYPE:
+        return fault.code
+    if fault.status is not None:
+        return error_type(fault.status)
+    return "overloaded_error" if fault.code == STREAM_ERROR_CODE else None
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+def error_type(status: int) -> str:
+    return ERROR_TYPES.get(status) or ("api_error" if status >= 500 else "invalid_request_error")
+
+
+def error_response(status: int, message: str, kind: str | None = None) -> SimResponse:
+    """An error answer with Anthropic's body and headers."""
+    request_id = _request_id()
+    body = {
+        "type": "error",
+        "error": {"type": kind or error_type(status), "message": message},
+        "request_id": request_id,
+    }
+    headers = {"request-id": request_id}
+    if status == 429:
+        headers["retry-after"] = "1"
+    return SimResponse.of_json(body, status=status, headers=headers)
+
+
+def immediate_error(fault: Fault, stream: bool) -> SimResponse | None:
+    """The HTTP error answer `fault` calls for now, if any.
+
+    A mid-stream failure of a streamed call is sent later, as an `error` event; the same
+    failure of a whole answer is an HTTP error, as Anthropic reports it.
+    """
+    mid_stream = stream_error_type(fault)
+    if mid_stream is not None:
+        if stream:
+            return None
+        status = fault.status or _STATUS_OF_TYPE[mid_stream]
+        return error_response(status, fault.message or f"simulated {mid_stream}", mid_stream)
+    if not fault.status:
+        return None
+    kind = fault.code if fault.code in _STATUS_OF_TYPE else None
+    message = fault.message or f"simulated {kind or error_type(fault.status)}"
+    return error_response(fault.status, message, kind)
+
+
+# -- handlers ------------------------------------------------------------------------------
+
+
+def _request_id() -> str:
+    return "req_" + os.urandom(12).hex()
+
+
+def _authenticated(request: SimRequest) -> bool:
+    """A key in `x-api-key`, or as a bearer token, which recent official SDKs send."""
+    if request.headers.get("x-api-key", "").strip():
+        return True
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    return scheme.lower() == "bearer" and bool(key.strip())
+
+
+async def create_message(request: SimRequest, context: SimContext) -> SimResponse | SimStream:
+    """`POST /v1/messages`: validate, apply any fault, answer whole or streamed."""
+    if not _authenticated(request):
+        return error_response(401, "invalid x-api-key")
+    try:
+        ask = read_ask(_json(request))
+    except Invalid as exc:
+        return error_response(400, str(exc))
+    if ask.model.startswith("unknown"):
+        return error_response(404, f"model: {ask.model}")
+    fault = context.fault(ask.model, VENDOR)
+    if fault is not None and fault.delay_ms:
+        await trio.sleep(fault.delay_ms / 1000)
+    failed = immediate_error(fault, ask.stream) if fault is not None else None
+    if failed is not None:
+        return failed
+    try:
+        plan = plan_answer(ask, context.reply_tokens(ask.prompt, None))
+    except Invalid as exc:
+        return error_response(400, str(exc))
+    headers = {"request-id": _request_id()}
+    if ask.stream:
+        body = stream_body(ask, plan, context, fault)
+        return SimStream(body, headers={**headers, "cache-control": "no-cache"})
+    async with aclosing(context.pace(stream_pieces(plan) or [""], fault)) as groups:
+        async for _ in groups:
+            pass  # a whole answer takes as long as its stream would
+    return SimResponse.of_json(message_json(ask, plan), headers=headers)
+
+
+def _json(request: SimRequest) -> Any:
+    try:
+        return request.json()
+    except ValueError:
+        return None
+
+
+def _model_json(model_id: str, name: str, created: str) -> dict[str, Any]:
+    return {
+        "type": "model",
+        "id": model_id,
+        "display_name": name,
+        "created_at": created,
+        "lifecycle": "active",
+    }
+
+
+async def list_models(request: SimRequest, context: SimContext) -> SimResponse:
+    """`GET /v1/models`: one page holding every simulated model."""
+    if not _authenticated(request):
+        return error_response(401, "invalid x-api-key")
+    data = [_model_json(*model) for model in MODELS]
+    return SimResponse.of_json(
+        {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}
+    )
+
+
+async def get_model(request: SimRequest, context: SimContext) -> SimResponse:
+    """`GET /v1/models/{model_id}`."""
+    if not _authenticated(request):
+        return error_response(401, "invalid x-api-key")
+    wanted = request.path_params.get("model_id", "")
+    for model in MODELS:
+        if model[0] == wanted:
+            return SimResponse.of_json(_model_json(*model))
+    return error_response(404, f"model: {wanted}")
+
+
+ROUTES = [
+    Route("POST", "/v1/messages", create_message),
+    Route("GET", "/v1/models", list_models),
+    Route("GET", "/v1/models/{model_id}", get_model),
+]

@@ -1,0 +1,95 @@
+"""The simulator's own control API, mounted under `/_sim` for every vendor alike.
+
+Tests and benchmarks drive a running simulator over HTTP (it may live in another
+process): switch faults on and off, read and reset the counters, change the pacing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from providers.sim.core import Route, SimContext, SimRequest, SimResponse
+from providers.sim.faults import FaultError, fault_from_json, fault_to_json
+
+if TYPE_CHECKING:
+    from providers.sim.server import SimServer
+
+_CONFIG_FIELDS = {"ttft_ms": float, "tokens_per_second": float, "default_max_tokens": int}
+
+
+def control_routes(server: SimServer) -> list[Route]:
+    """The `/_sim` routes acting on `server`."""
+
+    async def add_fault(request: SimRequest, _: SimContext) -> SimResponse:
+        try:
+            fault = fault_from_json(_json_body(request))
+        except FaultError as exc:
+            return _bad_request(str(exc))
+        server.faults.add(fault)
+        return SimResponse.of_json(fault_to_json(fault), status=201)
+
+    async def list_faults(_: SimRequest, __: SimContext) -> SimResponse:
+        return SimResponse.of_json({"faults": [fault_to_json(f) for f in server.faults.active()]})
+
+    async def clear_faults(_: SimRequest, __: SimContext) -> SimResponse:
+        cleared = len(server.faults.active())
+        server.faults.clear()
+        return SimResponse.of_json({"cleared": cleared})
+
+    async def get_stats(_: SimRequest, __: SimContext) -> SimResponse:
+        return SimResponse.of_json(server.stats.to_json())
+
+    async def reset_stats(_: SimRequest, __: SimContext) -> SimResponse:
+        server.stats.reset()
+        return SimResponse.of_json(server.stats.to_json())
+
+    async def get_config(_: SimRequest, __: SimContext) -> SimResponse:
+        return SimResponse.of_json(attrs.asdict(server.config))
+
+    async def set_config(request: SimRequest, _: SimContext) -> SimResponse:
+        try:
+            changes = _config_changes(_json_body(request))
+        except FaultError as exc:
+            return _bad_request(str(exc))
+        server.config = attrs.evolve(server.config, **changes)
+        return SimResponse.of_json(attrs.asdict(server.config))
+
+    return [
+        Route("POST", "/faults", add_fault),
+        Route("GET", "/faults", list_faults),
+        Route("DELETE", "/faults", clear_faults),
+        Route("GET", "/stats", get_stats),
+        Route("DELETE", "/stats", reset_stats),
+        Route("GET", "/config", get_config),
+        Route("POST", "/config", set_config),
+    ]
+
+
+def _json_body(request: SimRequest) -> Any:
+    try:
+        return request.json()
+    except ValueError as exc:
+        raise FaultError(f"body is not JSON: {exc}") from None
+
+
+def _config_changes(payload: Any) -> dict[str, Any]:
+    """The config fields to change, checked: known names, numbers, not negative."""
+    if not isinstance(payload, dict):
+        raise FaultError("config is a JSON object")
+    changes: dict[str, Any] = {}
+    for name, value in payload.items():
+        kind = _CONFIG_FIELDS.get(name)
+        if kind is None:
+            raise FaultError(f"unknown config field: {name}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise FaultError(f"'{name}' must be a number >= 0")
+        changes[name] = kind(value)
+    return changes
+
+
+def _bad_request(message: str) -> SimResponse:
+    body = {"error": {"message": message, "type": "invalid_request_error"}}
+    return SimResponse(400, json.dumps(body).encode())

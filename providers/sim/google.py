@@ -1,0 +1,567 @@
+"""The simulated Google Gemini API (Generative Language API, v1beta).
+
+Routes (under the server's `/google` prefix): `POST /v1beta/models/{model}:generateContent`,
+`:streamGenerateContent` (`?alt=sse`: one `GenerateContentResponse` per SSE event, as the
+google-genai SDK asks for; without it a JSON array streamed element by element, the
+REST default), `:embedContent`, `:batchEmbedContents`, `:countTokens`, and
+`GET /v1beta/models` and `/v1beta/models/{model}`. Bodies follow the public wire format
+closely enough for the official `google-genai` SDK; text, token counts, tool arguments,
+vectors and pacing come from `providers.sim.content` through the `SimContext`, so the
+answer matches the other simulated vendors' for the same question.
+
+Conventions:
+
+- Every route is served under `/v1` as well, which recent google-genai SDKs use by
+  default with the same wire format.
+- Authentication: an `x-goog-api-key` header or a `key` query parameter; without one,
+  403 PERMISSION_DENIED (as Google answers unregistered callers); the key `invalid`
+  gets Google's 400 INVALID_ARGUMENT with reason API_KEY_INVALID.
+- A model whose id starts with `unknown` is 404 NOT_FOUND; any other id is served.
+- The reply is the context's deterministic text for the whole conversation, cut at
+  `generationConfig.maxOutputTokens` (then `finishReason` is MAX_TOKENS, else STOP).
+- The model answers with one `functionCall` when tools are given and the last turn is a
+  user turn without `functionResponse` parts, or when `toolConfig` forces a call (mode
+  ANY, with `allowedFunctionNames` naming the function); mode NONE never calls.
+- Embeddings have 768 components (3072 for `gemini-embedding-*`), shortened by
+  `outputDimensionality`.
+
+Fault conventions (a `Fault` from `POST /_sim/faults` or the `x-sim-fault` header):
+
+- `delay_ms`: wait that long before answering;
+- `status`: answer with that HTTP status and Google's error body
+  `{"error": {code, message, status, details}}`, the status name following the code
+  (400 INVALID_ARGUMENT, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 404 NOT_FOUND,
+  429 RESOURCE_EXHAUSTED with a RetryInfo detail, 500 INTERNAL, 503 UNAVAILABLE,
+  504 DEADLINE_EXCEEDED); `code` `context_length_exceeded` gives Google's "input token
+  count exceeds the maximum" message, any other `code` becomes the ErrorInfo reason;
+- `code` `safety` (no status): a candidate with `finishReason` SAFETY, safety ratings
+  and no content; `code` `prompt_blocked`: no candidates and
+  `promptFeedback.blockReason` SAFETY;
+- `stop_after_chunks`: a stream drops the connection after that many events (or stalls
+  `stall_ms`, then goes on).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any
+
+import attrs
+import trio
+
+from providers.sim import content
+from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
+from providers.types import ToolCall
+
+VENDOR = "google"
+CONTEXT_LIMIT = 1_048_576
+MAX_OUTPUT_TOKENS = 65_536
+MAX_BATCH_REQUESTS = 100
+DEFAULT_EMBEDDING_SIZE = 768
+LARGE_EMBEDDING_SIZE = 3072
+CHAT_MODELS = ("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash")
+EMBEDDING_MODELS = ("gemini-embedding-001", "text-embedding-004")
+_COMPACT = (",", ":")
+_STATUS_NAMES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+_FAULT_MESSAGES = {
+    400: "Request contains an invalid argument.",
+    401: "Request had invalid authentication credentials.",
+    403: "The caller does not have permission",
+    404: "models/{model} is not found for API version v1beta.",
+    429: "Resource has been exhausted (e.g. check quota).",
+    500: "An internal error has occurred. Please retry or report in "
+    "https://developers.generativeai.google/guide/troubleshooting",
+    503: "The model is overloaded. Please try again later.",
+    504: "The request timed out. Please try again.",
+}
+_ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+_SAFETY_RATINGS = [
+    {"category": "HARM_CATEGORY_HATE_SPEECH", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True},
+    {"category": "HARM_CATEGORY_HARASSMENT", "probability": "NEGLIGIBLE"},
+    {"category": "HARM_CATEGORY_SEXUALLY_EXPLICIT", "probability": "NEGLIGIBLE"},
+]
+
+
+class GoogleError(Exception):
+    """An error answer in Google's shape: `{"error": {code, message, status, details}}`."""
+
+    def __init__(
+        self, code: int, message: str, *, details: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.body = {
+            "error": {
+                "code": code,
+                "message": message,
+                "status": _STATUS_NAMES.get(code, "UNKNOWN"),
+                **({"details": list(details)} if details else {}),
+            }
+        }
+
+    def response(self) -> SimResponse:
+        return SimResponse.of_json(self.body, status=self.code)
+
+
+def fault_error(fault: Fault, model: str) -> GoogleError:
+    """The error a status fault produces, shaped and worded as Google's for that code."""
+    status = fault.status or 500
+    message = fault.message or _FAULT_MESSAGES.get(status, "Error.").format(model=model)
+    details: list[dict[str, Any]] = []
+    if fault.code == "context_length_exceeded":
+        message = fault.message or (
+            f"The input token count ({CONTEXT_LIMIT + 1}) exceeds the maximum number of "
+            f"tokens allowed ({CONTEXT_LIMIT})."
+        )
+    elif fault.code:
+        details.append({"@type": _ERROR_INFO, "reason": fault.code, "domain": "googleapis.com"})
+    if status == 429:
+        details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"})
+    return GoogleError(status, message, details=details)
+
+
+async def apply_fault(fault: Fault | None, model: str) -> None:
+    """Wait out a fault's delay, then raise its error if it has a status."""
+    if fault is None:
+        return
+    if fault.delay_ms:
+        await trio.sleep(fault.delay_ms / 1000)
+    if fault.status is not None and fault.status >= 400:
+        raise fault_error(fault, model)
+
+
+def check_auth(request: SimRequest) -> None:
+    key = request.headers.get("x-goog-api-key") or request.query.get("key") or ""
+    if not key.strip():
+        raise GoogleError(
+            403,
+            "Method doesn't allow unregistered callers (callers without established "
+            "identity). Please use API Key or other form of API consumer identity to call "
+            "this API.",
+        )
+    if key == "invalid":
+        reason = {"@type": _ERROR_INFO, "reason": "API_KEY_INVALID", "domain": "googleapis.com"}
+        raise GoogleError(400, "API key not valid. Please pass a valid API key.", details=[reason])
+
+
+def parse_body(request: SimRequest) -> dict[str, Any]:
+    try:
+        body = request.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise GoogleError(400, "Invalid JSON payload received.")
+    return body
+
+
+def check_model(request: SimRequest) -> str:
+    model = request.path_params["model"]
+    if model.startswith("unknown"):
+        raise GoogleError(404, f"models/{model} is not found for API version v1beta.")
+    return model
+
+
+# --- generateContent ---------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class Plan:
+    """The answer decided before any of it is sent: text tokens, one call, or a block."""
+
+    model: str
+    response_id: str
+    prompt_tokens: int
+    tokens: list[str]
+    tool_call: ToolCall | None
+    finish_reason: str
+    blocked: str | None = None  # "safety" or "prompt_blocked"
+
+    @property
+    def completion_tokens(self) -> int:
+        if self.tool_call is not None:
+            return content.count_tokens(self.tool_call.name + self.tool_call.arguments)
+        return len(self.tokens)
+
+
+def turn_text(turn: Mapping[str, Any]) -> str:
+    """The text of a turn: its text parts, and call arguments and results as JSON."""
+    texts: list[str] = []
+    for part in turn.get("parts") or ():
+        if not isinstance(part, dict):
+            continue
+        if "text" in part:
+            texts.append(str(part["text"]))
+        elif "functionCall" in part:
+            texts.append(json.dumps(part["functionCall"].get("args") or {}))
+        elif "functionResponse" in part:
+            texts.append(json.dumps(part["functionResponse"].get("response") or {}))
+    return " ".join(texts)
+
+
+def _contents(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise GoogleError(400, "* GenerateContentRequest.contents: contents is not specified")
+    return [turn if isinstance(turn, dict) else {} for turn in contents]
+
+
+def _max_tokens(body: Mapping[str, Any]) -> int | None:
+    value = (body.get("generationConfig") or {}).get("maxOutputTokens")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise GoogleError(400, "* GenerateContentRequest.generation_config.max_output_tokens")
+    return min(value, MAX_OUTPUT_TOKENS)
+
+
+def plan_generate(
+    body: Mapping[str, Any], model: str, ctx: SimContext, fault: Fault | None
+) -> Plan:
+    """Decide the whole answer: its tokens (or function call), usage and finish reason."""
+    contents = _contents(body)
+    system = body.get("systemInstruction")
+    texts = ([turn_text(system)] if isinstance(system, dict) else []) + [
+        turn_text(turn) for turn in contents
+    ]
+    prompt = "\n".join(texts)
+    functions = declarations(body.get("tools"))
+    prompt_tokens = content.count_prompt_tokens(texts)
+    if functions:
+        prompt_tokens += content.count_tokens(json.dumps(functions))
+    if prompt_tokens > CONTEXT_LIMIT:
+        raise GoogleError(
+            400,
+            f"The input token count ({prompt_tokens}) exceeds the maximum number of tokens "
+            f"allowed ({CONTEXT_LIMIT}).",
+        )
+    response_id = os.urandom(12).hex()
+    blocked = fault.code if fault and fault.code in ("safety", "prompt_blocked") else None
+    if blocked:
+        return Plan(model, response_id, prompt_tokens, [], None, "SAFETY", blocked)
+    call = _tool_call(functions, body.get("toolConfig"), contents[-1], prompt)
+    max_tokens = _max_tokens(body)
+    tokens = [] if call else ctx.reply_tokens(prompt, max_tokens)
+    finish = "MAX_TOKENS" if call is None and max_tokens is not None else "STOP"
+    return Plan(model, response_id, prompt_tokens, tokens, call, finish)
+
+
+def declarations(tools: Any) -> list[dict[str, Any]]:
+    """The function declarations of `tools`, schemas in lower-case JSON-schema types
+    (the SDK sends OpenAPI's `OBJECT`/`STRING`), as `content` expects them."""
+    functions: list[dict[str, Any]] = []
+    for tool in tools if isinstance(tools, list) else ():
+        for declaration in (
+            (tool.get("functionDeclarations") or ()) if isinstance(tool, dict) else ()
+        ):
+            schema = declaration.get("parameters") or declaration.get("parametersJsonSchema") or {}
+            functions.append(
+                {"name": declaration.get("name", ""), "parameters": lower_types(schema)}
+            )
+    return functions
+
+
+def lower_types(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {
+            key: value.lower() if key == "type" and isinstance(value, str) else lower_types(value)
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [lower_types(item) for item in schema]
+    return schema
+
+
+def tool_choice(tool_config: Any) -> str | dict[str, Any] | None:
+    """Gemini's `functionCallingConfig` in the chat-completions terms `content` uses."""
+    config = (
+        (tool_config or {}).get("functionCallingConfig") if isinstance(tool_config, dict) else None
+    )
+    mode = str((config or {}).get("mode") or "AUTO").upper()
+    if mode == "NONE":
+        return "none"
+    if mode in ("ANY", "VALIDATED"):
+        names: list[str] = list((config or {}).get("allowedFunctionNames") or ())
+        return {"function": {"name": names[0]}} if len(names) == 1 else "required"
+    return "auto"
+
+
+def _tool_call(
+    functions: list[dict[str, Any]], tool_config: Any, last: Mapping[str, Any], prompt: str
+) -> ToolCall | None:
+    parts = [p for p in last.get("parts") or () if isinstance(p, dict)]
+    answered = any("functionResponse" in part for part in parts)
+    last_role = "tool" if answered or last.get("role") == "model" else "user"
+    choice = tool_choice(tool_config)
+    if not content.wants_tool_call(functions, choice, last_role):
+        return None
+    function = content.pick_tool(functions, choice, prompt)
+    if function is None:
+        raise GoogleError(
+            400,
+            "* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names",
+        )
+    return content.plan_tool_call(function, prompt)
+
+
+def usage_json(plan: Plan, completion_tokens: int | None = None) -> dict[str, Any]:
+    """`usageMetadata`; `completion_tokens` None leaves the candidates count out, as
+    Google does on the events before the last one."""
+    usage: dict[str, Any] = {"promptTokenCount": plan.prompt_tokens}
+    total = plan.prompt_tokens
+    if completion_tokens is not None:
+        usage["candidatesTokenCount"] = completion_tokens
+        total += completion_tokens
+    usage["totalTokenCount"] = total
+    usage["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": plan.prompt_tokens}]
+    return usage
+
+
+def response_json(
+    plan: Plan, parts: list[dict[str, Any]] | None, finish: str | None, usage: dict[str, Any]
+) -> dict[str, Any]:
+    """One `GenerateContentResponse`: the whole answer, or one event of a stream."""
+    if plan.blocked == "prompt_blocked":
+        feedback = {"blockReason": "SAFETY", "safetyRatings": _SAFETY_RATINGS}
+        return {"promptFeedback": feedback, "usageMetadata": usage, "modelVersion": plan.model}
+    candidate: dict[str, Any] = {}
+    if parts is not None:
+        candidate["content"] = {"parts": parts, "role": "model"}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    if plan.blocked:
+        candidate["safetyRatings"] = _SAFETY_RATINGS
+    candidate["index"] = 0
+    return {
+        "candidates": [candidate],
+        "usageMetadata": usage,
+        "modelVersion": plan.model,
+        "responseId": plan.response_id,
+    }
+
+
+def answer_parts(plan: Plan) -> list[dict[str, Any]] | None:
+    if plan.blocked:
+        return None
+    if plan.tool_call is not None:
+        call = plan.tool_call
+        return [{"functionCall": {"name": call.name, "args": json.loads(call.arguments)}}]
+    return [{"text": "".join(plan.tokens)}]
+
+
+async def stream_events(
+    plan: Plan, ctx: SimContext, fault: Fault | None
+) -> AsyncGenerator[dict[str, Any]]:
+    """The `GenerateContentResponse` events of a streamed answer, paced.
+
+    Text comes in the paced groups; a function call comes whole in one event, as Gemini
+    sends it. The event completing the answer carries the finish reason and full usage.
+    """
+    if plan.blocked or plan.tool_call is not None:
+        async with aclosing(ctx.pace([""], fault)) as groups:
+            async for _ in groups:
+                pass
+        yield response_json(
+            plan, answer_parts(plan), plan.finish_reason, usage_json(plan, plan.completion_tokens)
+        )
+        return
+    sent = 0
+    async with aclosing(ctx.pace(plan.tokens or [""], fault)) as groups:
+        async for group in groups:
+            sent += len(group)
+            last = sent >= len(plan.tokens)
+            yield response_json(
+                plan,
+                [{"text": "".join(group)}],
+                plan.finish_reason if last else None,
+                usage_json(plan, plan.completion_tokens if last else None),
+            )
+
+
+async def sse_body(events: AsyncGenerator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    """Events as SSE, with the CRLF line ends Google uses."""
+    async with aclosing(events) as items:
+        async for event in items:
+            yield b"data: " + json.dumps(event, separators=_COMPACT).encode() + b"\r\n\r\n"
+
+
+async def json_array_body(events: AsyncGenerator[dict[str, Any]]) -> AsyncIterator[bytes]:
+    """Events as one JSON array sent element by element (the REST default without alt=sse)."""
+    separator = b"["
+    async with aclosing(events) as items:
+        async for event in items:
+            yield separator + json.dumps(event, indent=2).encode()
+            separator = b"\n,\r\n"
+    yield b"]" if separator != b"[" else b"[]"
+
+
+async def _prepare(request: SimRequest, ctx: SimContext) -> tuple[Plan, Fault | None]:
+    check_auth(request)
+    model = check_model(request)
+    body = parse_body(request)
+    fault = ctx.fault(model, VENDOR)
+    await apply_fault(fault, model)
+    return plan_generate(body, model, ctx, fault), fault
+
+
+async def generate_content(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`POST /v1beta/models/{model}:generateContent`."""
+    try:
+        plan, fault = await _prepare(request, ctx)
+    except GoogleError as error:
+        return error.response()
+    async with aclosing(ctx.pace(plan.tokens or [""], fault)) as groups:
+        async for _ in groups:
+            pass  # a whole answer takes as long as its stream would
+    usage = usage_json(plan, plan.completion_tokens)
+    return SimResponse.of_json(response_json(plan, answer_parts(plan), plan.finish_reason, usage))
+
+
+async def stream_generate_content(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:
+    """`POST /v1beta/models/{model}:streamGenerateContent`, SSE with `alt=sse`."""
+    try:
+        plan, fault = await _prepare(request, ctx)
+    except GoogleError as error:
+        return error.response()
+    events = stream_events(plan, ctx, fault)
+    if request.query.get("alt") == "sse":
+        return SimStream(sse_body(events))
+    return SimStream(json_array_body(events), content_type="application/json; charset=UTF-8")
+
+
+async def count_tokens(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`POST /v1beta/models/{model}:countTokens`."""
+    try:
+        check_auth(request)
+        check_model(request)
+        body = parse_body(request)
+        request_body = body.get("generateContentRequest") or body
+        texts = [turn_text(turn) for turn in _contents(request_body)]
+    except GoogleError as error:
+        return error.response()
+    return SimResponse.of_json({"totalTokens": content.count_prompt_tokens(texts)})
+
+
+# --- embeddings --------------------------------------------------------------------
+
+
+def embedding_size(model: str) -> int:
+    return LARGE_EMBEDDING_SIZE if model.startswith("gemini-embedding") else DEFAULT_EMBEDDING_SIZE
+
+
+def embed_one(item: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """One `ContentEmbedding` for an `EmbedContentRequest`."""
+    text = turn_text(item.get("content") or {})
+    if not text:
+        raise GoogleError(400, "* EmbedContentRequest.content: contents must not be empty")
+    size = embedding_size(model)
+    dimensions = item.get("outputDimensionality")
+    if dimensions is not None and (
+        isinstance(dimensions, bool)
+        or not isinstance(dimensions, int)
+        or not 0 < dimensions <= size
+    ):
+        raise GoogleError(400, f"* outputDimensionality must be between 1 and {size}.")
+    return {"values": content.embedding(text, size, dimensions)}
+
+
+async def embed_content(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`POST /v1beta/models/{model}:embedContent`."""
+    try:
+        check_auth(request)
+        model = check_model(request)
+        body = parse_body(request)
+        await apply_fault(ctx.fault(model, VENDOR), model)
+        embedding = embed_one(body, model)
+    except GoogleError as error:
+        return error.response()
+    return SimResponse.of_json({"embedding": embedding})
+
+
+async def batch_embed_contents(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`POST /v1beta/models/{model}:batchEmbedContents`."""
+    try:
+        check_auth(request)
+        model = check_model(request)
+        requests = parse_body(request).get("requests")
+        if not isinstance(requests, list) or not 0 < len(requests) <= MAX_BATCH_REQUESTS:
+            raise GoogleError(
+                400, f"* BatchEmbedContentsRequest.requests: 1 to {MAX_BATCH_REQUESTS}"
+            )
+        await apply_fault(ctx.fault(model, VENDOR), model)
+        embeddings = [embed_one(item if isinstance(item, dict) else {}, model) for item in requests]
+    except GoogleError as error:
+        return error.response()
+    return SimResponse.of_json({"embeddings": embeddings})
+
+
+# --- models ------------------------------------------------------------------------
+
+
+def model_json(model: str) -> dict[str, Any]:
+    embedding = model in EMBEDDING_MODELS
+    methods = (
+        ["embedContent", "batchEmbedContents"]
+        if embedding
+        else ["generateContent", "streamGenerateContent", "countTokens"]
+    )
+    return {
+        "name": f"models/{model}",
+        "version": "001",
+        "displayName": model.replace("-", " ").title(),
+        "description": f"Simulated {model}",
+        "inputTokenLimit": 2048 if embedding else CONTEXT_LIMIT,
+        "outputTokenLimit": 1 if embedding else MAX_OUTPUT_TOKENS,
+        "supportedGenerationMethods": methods,
+    }
+
+
+async def list_models(request: SimRequest, _: SimContext) -> SimResponse:
+    """`GET /v1beta/models`: every simulated model on one page."""
+    try:
+        check_auth(request)
+    except GoogleError as error:
+        return error.response()
+    models = [model_json(model) for model in CHAT_MODELS + EMBEDDING_MODELS]
+    return SimResponse.of_json({"models": models})
+
+
+async def get_model(request: SimRequest, _: SimContext) -> SimResponse:
+    try:
+        check_auth(request)
+        model = check_model(request)
+    except GoogleError as error:
+        return error.response()
+    return SimResponse.of_json(model_json(model))
+
+
+def _routes(version: str) -> list[Route]:
+    model = f"/{version}/models/{{model}}"
+    return [
+        Route("POST", model + ":generateContent", generate_content),
+        Route("POST", model + ":streamGenerateContent", stream_generate_content),
+        Route("POST", model + ":countTokens", count_tokens),
+        Route("POST", model + ":embedContent", embed_content),
+        Route("POST", model + ":batchEmbedContents", batch_embed_contents),
+        Route("GET", f"/{version}/models", list_models),
+        Route("GET", model, get_model),
+    ]
+
+
+# v1 too: recent google-genai SDKs default to it, with the same wire format.
+ROUTES: list[Route] = _routes("v1beta") + _routes("v1")

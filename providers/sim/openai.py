@@ -1,0 +1,599 @@
+"""The OpenAI API as the simulator speaks it: chat completions, embeddings, models.
+
+Bodies, streamed chunks and errors follow the public wire format (as the official
+`openai` client parses it) closely enough that unmodified OpenAI clients and the
+gateway's OpenAI adapter cannot tell the simulator from the real service, except for
+the content, which is deterministic (see `content`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import sys
+import time
+from array import array
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
+from typing import Any
+
+import attrs
+import trio
+
+from providers.sim import content
+from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
+from providers.types import ToolCall
+from streams.sse import DONE
+
+VENDOR = "openai"
+CONTEXT_LIMIT = 128_000
+MAX_OUTPUT_TOKENS = 100_000
+MAX_EMBEDDING_INPUTS = 2048
+SYSTEM_FINGERPRINT = "fp_sim0000001"
+EMBEDDING_SIZES = {"text-embedding-3-large": 3072}
+DEFAULT_EMBEDDING_SIZE = 1536
+MODELS = (
+    "gpt-4o",
+    "gpt-4o-mini",
+    "gpt-4.1",
+    "gpt-4.1-mini",
+    "o3-mini",
+    "text-embedding-3-small",
+    "text-embedding-3-large",
+    "text-embedding-ada-002",
+)
+MODEL_CREATED = 1_715_367_049
+_COMPACT = (",", ":")
+_USAGE_DETAILS = {
+    "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+    "completion_tokens_details": {
+        "reasoning_tokens": 0,
+        "audio_tokens": 0,
+        "accepted_prediction_tokens": 0,
+        "rejected_prediction_tokens": 0,
+    },
+}
+_USAGE = (
+    '{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,'
+    + json.dumps(_USAGE_DETAILS, separators=_COMPACT)[1:]
+)
+_TEXT_COMPLETION = (
+    '{"id":"%s","object":"chat.completion","created":%d,"model":%s,"choices":[{"index":0,'
+    '"message":{"role":"assistant","content":%s,"refusal":null,"annotations":[]},'
+    '"logprobs":null,"finish_reason":"%s"}],"usage":%s,"service_tier":"default",'
+    f'"system_fingerprint":"{SYSTEM_FINGERPRINT}"}}'
+)
+_FAULT_ERRORS: dict[int, tuple[str, str | None, str]] = {
+    400: ("invalid_request_error", None, "Invalid request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden."),
+    404: ("invalid_request_error", "model_not_found", "The model `{model}` does not exist."),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached for {model}."),
+    500: ("server_error", None, "The server had an error while processing your request."),
+    503: ("server_error", "overloaded", "The engine is currently overloaded."),
+}
+
+
+class OpenAIError(Exception):
+    """An error answer in OpenAI's shape: `{"error": {message, type, param, code}}`."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        kind: str = "invalid_request_error",
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
+        self.headers = dict(headers or {})
+
+    def response(self) -> SimResponse:
+        return SimResponse.of_json(self.body, status=self.status, headers=_headers(self.headers))
+
+
+def _headers(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Headers every OpenAI answer carries (the client exposes `x-request-id`)."""
+    headers = {"x-request-id": "req_" + os.urandom(12).hex(), "openai-version": "2020-10-01"}
+    if extra:
+        headers.update(extra)
+    return headers
+
+
+def fault_error(fault: Fault, model: str) -> OpenAIError:
+    """The error a status fault produces, with OpenAI's type and code for that status."""
+    status = fault.status or 500
+    kind, code, message = _FAULT_ERRORS.get(
+        status, ("server_error" if status >= 500 else "invalid_request_error", None, "Error.")
+    )
+    headers = {"retry-after": "1"} if status == 429 else None
+    return OpenAIError(
+        status,
+        fault.message or message.format(model=model),
+        kind,
+        code=fault.code or code,
+        headers=headers,
+    )
+
+
+async def apply_fault(fault: Fault | None, model: str) -> None:
+    """Wait out a fault's delay, then raise its error if it has a status."""
+    if fault is None:
+        return
+    if fault.delay_ms:
+        await trio.sleep(fault.delay_ms / 1000)
+    if fault.status is not None and fault.status >= 400:
+        raise fault_error(fault, model)
+
+
+def check_auth(request: SimRequest) -> None:
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise OpenAIError(
+            401,
+            "You didn't provide an API key. You need to provide your API key in an "
+            "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+            code="invalid_api_key",
+        )
+
+
+def parse_body(request: SimRequest) -> dict[str, Any]:
+    try:
+        body = request.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise OpenAIError(400, "We could not parse the JSON body of your request.")
+    return body
+
+
+def check_model(body: Mapping[str, Any]) -> str:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise OpenAIError(400, "you must provide a model parameter")
+    if model.startswith("unknown"):
+        raise model_not_found(model)
+    return model
+
+
+def model_not_found(model: str) -> OpenAIError:
+    return OpenAIError(
+        404,
+        f"The model `{model}` does not exist or you do not have access to it.",
+        code="model_not_found",
+    )
+
+
+def usage_json(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        **_USAGE_DETAILS,
+    }
+
+
+# --- chat completions ------------------------------------------------------------
+
+
+@attrs.frozen(slots=True)
+class ChatArgs:
+    """The parts of a chat request the simulator acts on, validated."""
+
+    model: str
+    messages: Sequence[Mapping[str, Any]]
+    max_tokens: int | None
+    stream: bool
+    include_usage: bool
+    tools: Sequence[Mapping[str, Any]]
+    tool_choice: str | Mapping[str, Any] | None
+
+
+@attrs.frozen(slots=True)
+class ChatPlan:
+    """The answer decided before any of it is sent: text tokens or one tool call."""
+
+    id: str
+    model: str
+    created: int
+    prompt_tokens: int
+    tokens: list[str]
+    tool_call: ToolCall | None
+    finish_reason: str
+    include_usage: bool
+
+    @property
+    def completion_tokens(self) -> int:
+        if self.tool_call is not None:
+            return content.count_tokens(self.tool_call.name + self.tool_call.arguments)
+        return len(self.tokens)
+
+
+def chat_args(body: Mapping[str, Any]) -> ChatArgs:
+    """Validate a chat request body as OpenAI does, for the fields the simulator uses."""
+    model = check_model(body)
+    messages = body.get("messages")
+    if messages is None:
+        raise OpenAIError(
+            400,
+            "Missing required parameter: 'messages'.",
+            param="messages",
+            code="missing_required_parameter",
+        )
+    if not isinstance(messages, list) or not messages:
+        raise OpenAIError(400, "Invalid 'messages': expected a non-empty array.", param="messages")
+    if body.get("n") not in (None, 1):
+        raise OpenAIError(400, "The simulator supports only n=1.", param="n")
+    options = body.get("stream_options") or {}
+    return ChatArgs(
+        model=model,
+        messages=[m if isinstance(m, dict) else {} for m in messages],
+        max_tokens=_max_tokens(body),
+        stream=bool(body.get("stream")),
+        include_usage=bool(options.get("include_usage")) if isinstance(options, dict) else False,
+        tools=_tools(body.get("tools")),
+        tool_choice=body.get("tool_choice"),
+    )
+
+
+def _max_tokens(body: Mapping[str, Any]) -> int | None:
+    name = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OpenAIError(
+            400,
+            f"Invalid '{name}': expected an integer >= 1.",
+            param=name,
+            code="integer_below_min_value",
+        )
+    if value > MAX_OUTPUT_TOKENS:
+        raise OpenAIError(
+            400,
+            f"{name} is too large: {value}. This model's maximum context length is "
+            f"{CONTEXT_LIMIT} tokens.",
+            param=name,
+            code="context_length_exceeded",
+        )
+    return value
+
+
+def _tools(tools: Any) -> list[Mapping[str, Any]]:
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise OpenAIError(400, "Invalid 'tools': expected an array.", param="tools")
+    for position, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            raise OpenAIError(
+                400,
+                f"Missing required parameter: 'tools[{position}].function'.",
+                param=f"tools[{position}].function",
+                code="missing_required_parameter",
+            )
+    return tools
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a message: string content, text parts, and tool call arguments."""
+    body = message.get("content")
+    if isinstance(body, str):
+        text = body
+    elif isinstance(body, list):
+        text = " ".join(str(part.get("text", "")) for part in body if isinstance(part, dict))
+    else:
+        text = ""
+    for call in message.get("tool_calls") or ():
+        if isinstance(call, dict):
+            text += str((call.get("function") or {}).get("arguments", ""))
+    return text
+
+
+def plan_chat(args: ChatArgs, ctx: SimContext) -> ChatPlan:
+    """Decide the whole answer: its tokens (or tool call), usage and finish reason."""
+    texts = [message_text(message) for message in args.messages]
+    prompt = "\n".join(texts)
+    prompt_tokens = content.count_prompt_tokens(texts)
+    if args.tools:
+        prompt_tokens += content.count_tokens(json.dumps(args.tools))
+    if prompt_tokens > CONTEXT_LIMIT:
+        raise OpenAIError(
+            400,
+            f"This model's maximum context length is {CONTEXT_LIMIT} tokens. However, your "
+            f"messages resulted in {prompt_tokens} tokens. Please reduce the length of the "
+            "messages.",
+            param="messages",
+            code="context_length_exceeded",
+        )
+    tool_call = _tool_call(args, prompt)
+    tokens = [] if tool_call else ctx.reply_tokens(prompt, args.max_tokens)
+    finish = "tool_calls" if tool_call else "length" if args.max_tokens is not None else "stop"
+    return ChatPlan(
+        id="chatcmpl-" + os.urandom(12).hex(),
+        model=args.model,
+        created=int(time.time()),
+        prompt_tokens=prompt_tokens,
+        tokens=tokens,
+        tool_call=tool_call,
+        finish_reason=finish,
+        include_usage=args.include_usage,
+    )
+
+
+def _tool_call(args: ChatArgs, prompt: str) -> ToolCall | None:
+    last_role = args.messages[-1].get("role")
+    if not content.wants_tool_call(args.tools, args.tool_choice, last_role):
+        return None
+    function = content.pick_tool(args.tools, args.tool_choice, prompt)
+    if function is None:
+        raise OpenAIError(
+            400,
+            "Invalid 'tool_choice': the function it names is not in 'tools'.",
+            param="tool_choice",
+        )
+    return content.plan_tool_call(function, prompt)
+
+
+def completion_json(plan: ChatPlan) -> dict[str, Any]:
+    """A non-streamed `chat.completion` object."""
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": None if plan.tool_call else "".join(plan.tokens),
+        "refusal": None,
+        "annotations": [],
+    }
+    if plan.tool_call is not None:
+        message["tool_calls"] = [_tool_call_json(plan.tool_call)]
+    return {
+        "id": plan.id,
+        "object": "chat.completion",
+        "created": plan.created,
+        "model": plan.model,
+        "choices": [
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": plan.finish_reason}
+        ],
+        "usage": usage_json(plan.prompt_tokens, plan.completion_tokens),
+        "service_tier": "default",
+        "system_fingerprint": SYSTEM_FINGERPRINT,
+    }
+
+
+def encode_completion(plan: ChatPlan) -> bytes:
+    """`completion_json(plan)` serialized; text answers (the hot path) from a template."""
+    if plan.tool_call is not None:
+        return json.dumps(completion_json(plan), separators=_COMPACT).encode()
+    prompt, completion = plan.prompt_tokens, plan.completion_tokens
+    text = _TEXT_COMPLETION % (
+        plan.id,
+        plan.created,
+        json.dumps(plan.model),
+        json.dumps("".join(plan.tokens)),
+        plan.finish_reason,
+        _USAGE % (prompt, completion, prompt + completion),
+    )
+    return text.encode()
+
+
+def _tool_call_json(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    }
+
+
+class ChunkEncoder:
+    """Encodes the SSE events of one streamed completion from a precomputed prefix.
+
+    Each event repeats the completion's id, model and timestamps, so the shared part is
+    rendered once and only the delta is serialized per chunk.
+    """
+
+    def __init__(self, plan: ChatPlan) -> None:
+        head = json.dumps(
+            {
+                "id": plan.id,
+                "object": "chat.completion.chunk",
+                "created": plan.created,
+                "model": plan.model,
+                "service_tier": "default",
+                "system_fingerprint": SYSTEM_FINGERPRINT,
+            },
+            separators=_COMPACT,
+        )
+        self._prefix = b"data: " + head[:-1].encode() + b',"choices":['
+        self._suffix = b'],"usage":null}\n\n' if plan.include_usage else b"]}\n\n"
+
+    def delta(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+        return self._prefix + json.dumps(choice, separators=_COMPACT).encode() + self._suffix
+
+    def content(self, text: str) -> bytes:
+        """`delta({"content": text})`, from a template: the most frequent event."""
+        return b"".join(
+            (self._prefix, b'{"index":0,"delta":{"content":', json.dumps(text).encode(),
+             b'},"logprobs":null,"finish_reason":null}', self._suffix)
+        )  # fmt: skip
+
+    def usage(self, usage: Mapping[str, Any]) -> bytes:
+        body = json.dumps(usage, separators=_COMPACT).encode()
+        return self._prefix + b'],"usage":' + body + b"}\n\n"
+
+
+async def chat_stream(plan: ChatPlan, ctx: SimContext, fault: Fault | None) -> AsyncIterator[bytes]:
+    """The SSE events of a streamed completion, paced; ends with `data: [DONE]`.
+
+    The role comes with the first paced group (after the time to first token), as
+    OpenAI sends it; a fault may stall or cut the stream (`StreamCut`) part-way.
+    """
+    encoder = ChunkEncoder(plan)
+    call = plan.tool_call
+    pieces = content.fragments(call.arguments) if call else plan.tokens
+    first = True
+    async with aclosing(ctx.pace(pieces, fault)) as groups:
+        async for group in groups:
+            text = "".join(group)
+            if call is None:
+                if first:
+                    yield encoder.delta({"role": "assistant", "content": "", "refusal": None})
+                yield encoder.content(text)
+            else:
+                if first:
+                    yield encoder.delta(_first_call_delta(call))
+                yield encoder.delta({"tool_calls": [{"index": 0, "function": {"arguments": text}}]})
+            first = False
+    yield encoder.delta({}, plan.finish_reason)
+    if plan.include_usage:
+        yield encoder.usage(usage_json(plan.prompt_tokens, plan.completion_tokens))
+    yield DONE
+
+
+def _first_call_delta(call: ToolCall) -> dict[str, Any]:
+    """The delta opening a streamed tool call: role, id, name and empty arguments."""
+    function = {"name": call.name, "arguments": ""}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"index": 0, "id": call.id, "type": "function", "function": function}],
+        "refusal": None,
+    }
+
+
+async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:
+    """`POST /v1/chat/completions`, streamed or not."""
+    try:
+        check_auth(request)
+        args = chat_args(parse_body(request))
+        fault = ctx.fault(args.model, VENDOR)
+        await apply_fault(fault, args.model)
+        plan = plan_chat(args, ctx)
+    except OpenAIError as error:
+        return error.response()
+    if args.stream:
+        return SimStream(chat_stream(plan, ctx, fault), headers=_headers())
+    call = plan.tool_call
+    await ctx.pace_whole(content.fragments(call.arguments) if call else plan.tokens, fault)
+    return SimResponse(200, encode_completion(plan), headers=_headers())
+
+
+# --- embeddings --------------------------------------------------------------------
+
+
+def embedding_inputs(value: Any) -> list[tuple[str, int]]:
+    """(text to embed, its token count) per input: a string, strings, or token arrays."""
+    single_tokens = isinstance(value, list) and value and all(isinstance(v, int) for v in value)
+    if isinstance(value, str) or single_tokens:
+        value = [value]
+    if not isinstance(value, list) or not value or len(value) > MAX_EMBEDDING_INPUTS:
+        raise OpenAIError(400, "'$.input' is invalid.", param="input")
+    inputs: list[tuple[str, int]] = []
+    for item in value:
+        if isinstance(item, str) and item:
+            inputs.append((item, content.count_tokens(item)))
+        elif isinstance(item, list) and item and all(isinstance(t, int) for t in item):
+            inputs.append((" ".join(map(str, item)), len(item)))
+        else:
+            raise OpenAIError(400, "'$.input' is invalid.", param="input")
+    return inputs
+
+
+def embedding_size(model: str, dimensions: Any) -> tuple[int, int | None]:
+    """The model's vector size and the requested shortening (checked), if any."""
+    size = EMBEDDING_SIZES.get(model, DEFAULT_EMBEDDING_SIZE)
+    if dimensions is None:
+        return size, None
+    if not model.startswith("text-embedding-3"):
+        raise OpenAIError(
+            400, "This model does not support specifying dimensions.", param="dimensions"
+        )
+    if (
+        isinstance(dimensions, bool)
+        or not isinstance(dimensions, int)
+        or not 0 < dimensions <= size
+    ):
+        raise OpenAIError(400, f"'dimensions' must be between 1 and {size}.", param="dimensions")
+    return size, dimensions
+
+
+def encode_vector(vector: list[float], encoding_format: str) -> list[float] | str:
+    """Floats as JSON numbers, or base64 of little-endian float32 as OpenAI sends them."""
+    if encoding_format == "float":
+        return vector
+    packed = array("f", vector)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return base64.b64encode(packed.tobytes()).decode()
+
+
+async def embeddings(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`POST /v1/embeddings`: one deterministic unit vector per input."""
+    try:
+        check_auth(request)
+        body = parse_body(request)
+        model = check_model(body)
+        inputs = embedding_inputs(body.get("input"))
+        size, dimensions = embedding_size(model, body.get("dimensions"))
+        encoding_format = body.get("encoding_format") or "float"
+        if encoding_format not in ("float", "base64"):
+            raise OpenAIError(400, "'encoding_format' must be float or base64.")
+        await apply_fault(ctx.fault(model, VENDOR), model)
+    except OpenAIError as error:
+        return error.response()
+    data = [
+        {
+            "object": "embedding",
+            "index": index,
+            "embedding": encode_vector(content.embedding(text, size, dimensions), encoding_format),
+        }
+        for index, (text, _) in enumerate(inputs)
+    ]
+    tokens = sum(count for _, count in inputs)
+    payload = {
+        "object": "list",
+        "data": data,
+        "model": model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+    return SimResponse.of_json(payload, headers=_headers())
+
+
+# --- models ------------------------------------------------------------------------
+
+
+def model_json(model: str) -> dict[str, Any]:
+    return {"id": model, "object": "model", "created": MODEL_CREATED, "owned_by": "system"}
+
+
+async def list_models(request: SimRequest, _: SimContext) -> SimResponse:
+    try:
+        check_auth(request)
+    except OpenAIError as error:
+        return error.response()
+    payload = {"object": "list", "data": [model_json(model) for model in MODELS]}
+    return SimResponse.of_json(payload, headers=_headers())
+
+
+async def get_model(request: SimRequest, _: SimContext) -> SimResponse:
+    model = request.path_params["model"]
+    try:
+        check_auth(request)
+        if model.startswith("unknown"):
+            raise model_not_found(model)
+    except OpenAIError as error:
+        return error.response()
+    return SimResponse.of_json(model_json(model), headers=_headers())
+
+
+ROUTES: list[Route] = [
+    Route("POST", "/v1/chat/completions", chat_completions),
+    Route("POST", "/v1/embeddings", embeddings),
+    Route("GET", "/v1/models", list_models),
+    Route("GET", "/v1/models/{model}", get_model),
+]

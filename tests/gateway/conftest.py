@@ -1,0 +1,61 @@
+"""A whole gateway in process: store in a temporary folder, simulators in demo mode.
+
+The gateway, its simulators and the official `openai` client share the test's trio
+loop; the nursery fixture owns them all, so every test ends with everything closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from functools import partial
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+import trio
+
+from gateway.config import Settings
+from gateway.server import RunningGateway, run_gateway
+
+ADMIN_KEY = "gw_admin_test_0123456789abcdefghijklmnop"
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Demo mode with an unpaced simulator; tests override what they need."""
+    return Settings(
+        host="127.0.0.1",
+        port=0,
+        data_dir=tmp_path / "data",
+        demo=True,
+        admin_key=ADMIN_KEY,
+        sim_ttft_ms=0,
+        sim_tokens_per_second=0,
+        shutdown_grace_s=2.0,
+    )
+
+
+@pytest.fixture
+async def gateway(nursery: trio.Nursery, settings: Settings) -> RunningGateway:
+    running: RunningGateway = await nursery.start(partial(run_gateway, settings, env={}))
+    return running
+
+
+@pytest.fixture
+async def client(gateway: RunningGateway) -> AsyncIterator[openai.AsyncOpenAI]:
+    """The official client with only `base_url` and `api_key` changed (and no retries,
+    so that errors surface as they are)."""
+    async with openai.AsyncOpenAI(
+        base_url=gateway.url + "/v1", api_key=ADMIN_KEY, max_retries=0
+    ) as c:
+        yield c
+
+
+@pytest.fixture
+async def http(gateway: RunningGateway) -> AsyncIterator[httpx.AsyncClient]:
+    """A plain HTTP client for what the OpenAI client does not expose (management API)."""
+    async with httpx.AsyncClient(
+        base_url=gateway.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=10
+    ) as c:
+        yield c

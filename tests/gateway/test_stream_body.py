@@ -1,0 +1,201 @@
+"""The streamed chat body: its frames, its deadlines and that it always closes upstream.
+
+Driven by a fake provider under trio's autojump clock, so the timings are exact.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from datetime import UTC, datetime
+
+import pytest
+import trio
+
+from gateway.auth import Principal
+from gateway.chat.accounting import account
+from gateway.chat.resolve import Resolution, target_of
+from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
+from gateway.chat.trip import RequestLabels, Trip
+from gateway.chat.validation import parse_chat_body
+from providers.catalog import load_catalog
+from providers.errors import StreamInterrupted
+from providers.fake import FakeProvider
+from providers.types import ChatChunk, ChatRequest, Usage
+from store.keys import new_record
+
+IDLE_S = 60.0
+
+
+def make_trip() -> Trip:
+    catalog = load_catalog()
+    info = catalog.model("gpt-4o-mini")
+    assert info is not None
+    key = new_record(
+        "gw_prod_" + "x" * 40,
+        workspace_id="default",
+        name="t",
+        kind="prod",
+        permissions=("chat",),
+        now=datetime.now(UTC),
+    )
+    params = parse_chat_body(
+        {
+            "model": "gpt-4o-mini",
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+    )
+    return Trip(
+        request_id="00000000-0000-0000-0000-000000000001",
+        created=0,
+        started=0.0,
+        principal=Principal(key),
+        params=params,
+        resolution=Resolution(target_of(info), (), "balanced", "test"),
+        task_type="chat",
+        labels=RequestLabels(),
+    )
+
+
+async def open_body(provider: FakeProvider, outcomes: list[StreamOutcome]) -> ChatStreamBody:
+    trip = make_trip()
+    catalog = load_catalog()
+    upstream = provider.chat_stream(ChatRequest(model="m", messages=()))
+    chunks = await upstream.__aenter__()
+    first = await chunks.__anext__()
+    return ChatStreamBody(
+        trip,
+        upstream,
+        chunks,
+        first,
+        idle_timeout_s=IDLE_S,
+        accountant=lambda usage, chars: account(
+            catalog, trip.target.info, usage or Usage(1, chars // 4), latency_ms=1, task_type=None
+        ),
+        on_finish=outcomes.append,
+    )
+
+
+def events(frames: list[bytes]) -> list[object]:
+    out: list[object] = []
+    for frame in frames:
+        assert frame.startswith(b"data: ") and frame.endswith(b"\n\n")
+        data = frame[6:-2]
+        out.append("[DONE]" if data == b"[DONE]" else json.loads(data))
+    return out
+
+
+async def drain(body: ChatStreamBody) -> list[bytes]:
+    async with body:
+        return [frame async for frame in body]
+
+
+async def slow_words(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+    """Ten words, one every 30 s: five minutes in all, never silent for a minute."""
+    for i in range(10):
+        yield ChatChunk(content=f"w{i} ")
+        await trio.sleep(30)
+    yield ChatChunk(finish_reason="stop", usage=Usage(3, 10))
+
+
+async def test_a_long_stream_is_relayed_whole_and_closed(autojump_clock: trio.abc.Clock) -> None:
+    provider = FakeProvider(stream=slow_words)
+    outcomes: list[StreamOutcome] = []
+    body = await open_body(provider, outcomes)
+    frames = events(await drain(body))
+
+    assert trio.current_time() == 300
+    assert frames[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}  # type: ignore[index]
+    text = "".join(
+        f["choices"][0]["delta"].get("content", "")  # type: ignore[index]
+        for f in frames[1:-3]
+    )
+    assert text == "".join(f"w{i} " for i in range(10))
+    final, usage, done = frames[-3], frames[-2], frames[-1]
+    assert final["choices"][0]["finish_reason"] == "stop"  # type: ignore[index]
+    assert "_gateway" in final and "service" in final  # type: ignore[operator]
+    assert usage["usage"] == {"prompt_tokens": 3, "completion_tokens": 10, "total_tokens": 13}  # type: ignore[index]
+    assert done == "[DONE]"
+    assert provider.open_streams == 0
+    assert [o.state for o in outcomes] == [StreamState.DONE]
+
+
+async def stalls_after_one(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+    yield ChatChunk(content="a")
+    yield ChatChunk(content="b")
+    await trio.sleep_forever()
+    yield ChatChunk(finish_reason="stop")  # pragma: no cover
+
+
+async def test_a_silent_upstream_ends_the_stream_with_a_timeout_event(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    provider = FakeProvider(stream=stalls_after_one)
+    outcomes: list[StreamOutcome] = []
+    body = await open_body(provider, outcomes)
+    frames = events(await drain(body))
+
+    assert trio.current_time() == IDLE_S
+    error = frames[-1]["error"]  # type: ignore[index]
+    assert error["code"] == "provider_timeout"
+    assert error["timeout_ms"] == IDLE_S * 1000
+    assert "[DONE]" not in frames
+    assert provider.open_streams == 0
+    assert outcomes[0].state is StreamState.FAILED
+
+
+async def breaks_after_two(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+    yield ChatChunk(content="a")
+    await trio.sleep(1)
+    yield ChatChunk(content="b")
+    raise StreamInterrupted("fake", "connection reset")
+
+
+async def test_a_broken_upstream_ends_the_stream_with_an_error_event(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    provider = FakeProvider(stream=breaks_after_two)
+    outcomes: list[StreamOutcome] = []
+    frames = events(await drain(await open_body(provider, outcomes)))
+
+    contents = [f["choices"][0]["delta"].get("content") for f in frames[1:-1]]  # type: ignore[index]
+    assert contents == ["a", "b"]
+    assert frames[-1]["error"]["code"] == "provider_error"  # type: ignore[index]
+    assert frames[-1]["error"]["provider"] == "fake"  # type: ignore[index]
+    assert provider.open_streams == 0
+    assert outcomes[0].error is not None and outcomes[0].error.status == 502
+
+
+async def test_a_client_that_goes_away_closes_the_upstream_at_once(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    provider = FakeProvider(stream=slow_words)
+    outcomes: list[StreamOutcome] = []
+    body = await open_body(provider, outcomes)
+    received: list[bytes] = []
+    with trio.move_on_after(45):  # the client disconnects after 45 s
+        async with body:
+            async for frame in body:
+                received.append(frame)
+
+    assert trio.current_time() == 45
+    assert provider.open_streams == 0
+    assert outcomes[0].state is StreamState.ABANDONED
+    assert len(received) == 3  # role, w0 (first chunk), w1
+
+
+@pytest.mark.parametrize("first_is_content", [True, False])
+async def test_the_first_frame_is_always_the_role(
+    first_is_content: bool, autojump_clock: trio.abc.Clock
+) -> None:
+    async def words(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        if first_is_content:
+            yield ChatChunk(content="x")
+        else:
+            yield ChatChunk(usage=Usage(1, 1))
+        yield ChatChunk(finish_reason="stop")
+
+    frames = events(await drain(await open_body(FakeProvider(stream=words), [])))
+    assert frames[0]["choices"][0]["delta"]["role"] == "assistant"  # type: ignore[index]
