@@ -117,7 +117,12 @@ def parse_expiry(value: Any, now: datetime) -> datetime | None:
         raise invalid_request(
             "'expires_at' must be in the future.", param="expires_at", value=value
         )
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:00:00-05:00 lies beyond year 9999 in UTC
+        raise invalid_request(
+            "'expires_at' is out of range.", param="expires_at", value=value
+        ) from None
 
 
 def parse_strings(value: Any, name: str) -> tuple[str, ...]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlparse
+
+import httpx
 
 from gateway.errors import ApiError, invalid_request
 
@@ -85,8 +86,18 @@ def parse_settings(value: Any, current: Mapping[str, Any] | None = None) -> dict
 
 
 def _check_base_url(value: Any) -> None:
-    parsed = urlparse(value) if isinstance(value, str) else None
-    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.netloc:
+    """Parsed as the adapters' HTTP client will parse it, so a URL accepted here cannot
+    fail later in every request (e.g. a non-numeric port)."""
+    try:
+        url = httpx.URL(value) if isinstance(value, str) else None
+    except httpx.InvalidURL:
+        url = None
+    if (
+        url is None
+        or url.scheme not in ("http", "https")
+        or not url.host
+        or (url.port is not None and not 0 < url.port < 65536)
+    ):
         raise invalid_request(
             "'settings.base_url' must be an http(s) URL.", param="settings.base_url", value=value
         )
