@@ -41,6 +41,9 @@ class Settings:
     sim_tokens_per_second: float = 80.0
     # Usage log: queue capacity (records) before new records are dropped and counted.
     usage_queue_size: int = 10_000
+    # Serve POST /v1/chat/completions with the plain-ASGI fast path (see gateway.fastpath);
+    # off sends it through Quart like every other route (same behaviour, more CPU).
+    chat_fast_path: bool = True
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
 

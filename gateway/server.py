@@ -24,6 +24,7 @@ from gateway import bootstrap
 from gateway.app import create_app
 from gateway.auth import KeyRing
 from gateway.config import Settings
+from gateway.fastpath import ChatFastPath
 from gateway.registry import ProviderRegistry
 from gateway.state import AppState
 from providers.catalog import load_catalog
@@ -128,7 +129,9 @@ async def run_gateway(
         nursery.start_soon(flush_last_used, state)
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-        app = create_app(state)
+        app: Any = create_app(state)
+        if settings.chat_fast_path:
+            app = ChatFastPath(app, state)
         config = hypercorn_config(settings, settings.host, settings.port)
         binds = await nursery.start(
             _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery

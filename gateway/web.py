@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from quart import Request, Response, request
@@ -34,7 +34,7 @@ def iso(moment: datetime | None) -> str | None:
     """ISO 8601 UTC with a trailing Z, as the management objects carry times."""
     if moment is None:
         return None
-    return moment.astimezone().isoformat().replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 async def authenticate(state: AppState, req: Request | None = None) -> Principal:
@@ -44,7 +44,14 @@ async def authenticate(state: AppState, req: Request | None = None) -> Principal
     `gateway keys create` command); found keys join the ring.
     """
     req = req if req is not None else request
-    token = bearer_token(req.headers.get("authorization"))
+    return await authenticate_header(state, req.headers.get("authorization"), req.remote_addr)
+
+
+async def authenticate_header(
+    state: AppState, authorization: str | None, address: str | None
+) -> Principal:
+    """`authenticate` for callers that hold the raw header (the ASGI fast path)."""
+    token = bearer_token(authorization)
     if token is None:
         raise invalid_api_key("Missing API key: send 'Authorization: Bearer <key>'.")
     record = state.keyring.lookup(token)
@@ -53,7 +60,7 @@ async def authenticate(state: AppState, req: Request | None = None) -> Principal
         record = await state.db.run(lambda d: keys.find_by_hash(d, digest))
         if record is not None and record.status == "active":
             state.keyring.put(record)
-    return state.keyring.admit(record, req.remote_addr)
+    return state.keyring.admit(record, address)
 
 
 async def read_json(req: Request | None = None, *, optional: bool = False) -> Any:
