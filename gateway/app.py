@@ -9,10 +9,13 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from gateway.api.chat import chat_blueprint
+from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.models import models_blueprint
 from gateway.api.providers import providers_blueprint
+from gateway.api.rate_limits import rate_limits_blueprint
+from gateway.api.rerank import rerank_blueprint
 from gateway.errors import ApiError
 from gateway.state import AppState
 from gateway.web import error_response
@@ -36,9 +39,12 @@ def create_app(state: AppState) -> QuartTrio:
     for blueprint in (
         health_blueprint(state),
         chat_blueprint(state),
+        embeddings_blueprint(state),
+        rerank_blueprint(state),
         models_blueprint(state),
         keys_blueprint(state),
         providers_blueprint(state),
+        rate_limits_blueprint(state, state.limits),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -8,6 +8,7 @@ import httpx
 from gateway.auth import KeyRing
 from gateway.config import Settings
 from gateway.health import HealthBook
+from gateway.limits import RateLimiter, store_daily_loader
 from gateway.registry import ProviderRegistry
 from providers.catalog import Catalog
 from store.db import Database
@@ -26,3 +27,8 @@ class AppState:
     registry: ProviderRegistry
     usage: UsageWriter
     health: HealthBook = attrs.field(factory=HealthBook)
+    limits: RateLimiter = attrs.field()
+
+    @limits.default
+    def _default_limits(self) -> RateLimiter:
+        return RateLimiter(daily_loader=store_daily_loader(self.db))

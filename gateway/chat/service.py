@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ from gateway.chat.tasks import classify
 from gateway.chat.trip import RequestLabels, Trip
 from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
 from gateway.errors import ApiError, from_provider_error, invalid_request
+from gateway.limits import Admission
 from gateway.state import AppState
 from providers.base import Provider
 from providers.errors import ProviderError, UpstreamTimeout
@@ -74,9 +76,26 @@ async def serve_chat(
     adapter = state.registry.adapter(principal.workspace_id, trip.target.provider_id)
     if adapter is None:  # resolved against the same registry, so only a race gets here
         raise ApiError(503, "provider_unavailable", "The provider was just disabled.")
-    if trip.params.stream:
-        return await _open_stream(state, trip, adapter)
-    return await _complete(state, trip, adapter)
+    admission = await _admit(state, trip)
+    try:
+        if trip.params.stream:
+            return await _open_stream(state, trip, adapter, admission)
+        with admission:
+            return await _complete(state, trip, adapter, admission)
+    except BaseException:
+        admission.release()
+        raise
+
+
+async def _admit(state: AppState, trip: Trip) -> Admission:
+    """Take the request's share of the key's limits (or wait, with `queue`); 429 if none."""
+    key = trip.principal.key
+    estimate = state.limits.estimate(key, _prompt_estimate(trip), trip.params.request.max_tokens)
+    service = trip.params.service
+    if service.rate_limit_strategy == "queue":
+        max_wait_s = (service.max_wait_ms or 0) / 1000
+        return await state.limits.wait_for_capacity(key, estimate, max_wait_s)
+    return await state.limits.acquire(key, estimate)
 
 
 def plan_trip(
@@ -128,9 +147,12 @@ def elapsed_ms(trip: Trip) -> int:
 # -- non-streamed --------------------------------------------------------------------------
 
 
-async def _complete(state: AppState, trip: Trip, adapter: Provider) -> JsonAnswer:
+async def _complete(
+    state: AppState, trip: Trip, adapter: Provider, admission: Admission
+) -> JsonAnswer:
     request = attrs.evolve(trip.params.request, model=trip.target.upstream_model)
     timeout = state.settings.upstream_timeout_s
+    _meter_request(state, trip)
     try:
         with trio.fail_after(timeout):
             result = await adapter.chat(request)
@@ -143,8 +165,9 @@ async def _complete(state: AppState, trip: Trip, adapter: Provider) -> JsonAnswe
         _log_failure(state, trip, error)
         raise error from exc
     accounting = _account(state, trip, _result_usage(trip, result))
+    _settle(state, trip, admission, accounting)
     _log_success(state, trip, accounting)
-    headers = base_headers(trip) | render.footprint_headers(accounting)
+    headers = base_headers(trip) | admission.headers() | render.footprint_headers(accounting)
     return JsonAnswer(200, render.completion_body(trip, result, accounting), headers)
 
 
@@ -187,9 +210,16 @@ def _mapped(state: AppState, trip: Trip, exc: ProviderError) -> ApiError:
 # -- streamed ------------------------------------------------------------------------------
 
 
-async def _open_stream(state: AppState, trip: Trip, adapter: Provider) -> StreamAnswer:
-    """Open the upstream stream and wait for its first chunk before answering."""
+async def _open_stream(
+    state: AppState, trip: Trip, adapter: Provider, admission: Admission
+) -> StreamAnswer:
+    """Open the upstream stream and wait for its first chunk before answering.
+
+    From here the body owns the admission: it settles and releases it when the stream
+    ends, whichever way.
+    """
     request = attrs.evolve(trip.params.request, model=trip.target.upstream_model)
+    _meter_request(state, trip)
     upstream = adapter.chat_stream(request)
     timeout = state.settings.first_chunk_timeout_s
     chunks: AsyncIterator[ChatChunk] | None = None
@@ -212,9 +242,16 @@ async def _open_stream(state: AppState, trip: Trip, adapter: Provider) -> Stream
         first,
         idle_timeout_s=state.settings.stream_idle_timeout_s,
         accountant=lambda usage, chars: _stream_accounting(state, trip, usage, chars),
-        on_finish=lambda outcome: _log_stream(state, trip, outcome),
+        on_finish=lambda outcome: _finish_stream(state, trip, admission, outcome),
     )
-    headers = base_headers(trip) | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    # Should the body never be entered (the client left before sending began), the
+    # slot still comes back when the body is collected; release is idempotent.
+    weakref.finalize(body, admission.release)
+    headers = (
+        base_headers(trip)
+        | admission.headers()
+        | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
     return StreamAnswer(body, headers)
 
 
@@ -256,14 +293,31 @@ def _stream_accounting(state: AppState, trip: Trip, usage: Usage | None, chars: 
     return _account(state, trip, usage)
 
 
-def _log_stream(state: AppState, trip: Trip, outcome: StreamOutcome) -> None:
+def _finish_stream(
+    state: AppState, trip: Trip, admission: Admission, outcome: StreamOutcome
+) -> None:
     accounting = _stream_accounting(state, trip, outcome.usage, outcome.completion_chars)
+    _settle(state, trip, admission, accounting)
+    admission.release()
     if outcome.state is StreamState.DONE:
         _log(state, trip, accounting, status=200, error_code=None)
     elif outcome.error is not None:
         _log(state, trip, accounting, status=outcome.error.status, error_code=outcome.error.code)
     else:
         _log(state, trip, accounting, status=499, error_code="client_disconnected")
+
+
+def _meter_request(state: AppState, trip: Trip) -> None:
+    state.limits.upstream.record_request(trip.principal.workspace_id, trip.target.provider_id)
+
+
+def _settle(state: AppState, trip: Trip, admission: Admission, accounting: Accounting) -> None:
+    """Charge the key the tokens really used (the admission reserved an estimate)."""
+    tokens = accounting.usage.total_tokens
+    admission.settle(tokens)
+    state.limits.upstream.record_tokens(
+        trip.principal.workspace_id, trip.target.provider_id, tokens
+    )
 
 
 # -- usage log -----------------------------------------------------------------------------

@@ -1,0 +1,67 @@
+"""GET /v1/management/rate-limits: the caller key's limits and its workspace's providers.
+
+`api_key` gives, for rpm, tpm and daily, the `limit`, what `remaining` of it, and
+`reset_at` (when the counter is back to its full allowance). `providers` maps each
+configured provider of the workspace to its rpm and tpm `limit` (from the provider's
+settings, null when unknown) and `remaining` (null when the limit is unknown).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from quart import Blueprint, Response
+
+from gateway.limits import RateLimiter, Snapshot
+from gateway.limits.headers import iso_z
+from gateway.state import AppState
+from gateway.web import authenticate, json_response
+
+
+def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
+    bp = Blueprint("rate_limits", __name__)
+
+    @bp.get("/v1/management/rate-limits")
+    async def rate_limits() -> Response:
+        principal = await authenticate(state)
+        principal.require("management")
+        await limiter.load_daily(principal.key)
+        workspace = principal.workspace_id
+        providers = {
+            provider_id: limiter.upstream.figures(
+                workspace, provider_id, entry.record.settings
+            ).to_api()
+            for provider_id, entry in sorted(state.registry.configured(workspace).items())
+        }
+        return json_response(
+            {
+                "api_key": key_figures(principal.key_id, limiter.snapshot(principal.key)),
+                "providers": providers,
+            }
+        )
+
+    return bp
+
+
+def key_figures(key_id: str, snap: Snapshot) -> dict[str, Any]:
+    """The `api_key` object: each limit with what remains and when it resets."""
+    limits = snap.limits
+    return {
+        "id": key_id,
+        "rpm": {
+            "limit": limits.rpm,
+            "remaining": snap.requests_remaining,
+            "reset_at": iso_z(snap.requests_reset_at),
+        },
+        "tpm": {
+            "limit": limits.tpm,
+            "remaining": snap.tokens_remaining,
+            "reset_at": iso_z(snap.tokens_reset_at),
+        },
+        "daily": {
+            "limit": limits.daily,
+            "remaining": snap.daily_remaining,
+            "reset_at": iso_z(snap.daily_reset_at),
+        },
+        "concurrent": {"limit": limits.concurrent, "current": snap.inflight},
+    }

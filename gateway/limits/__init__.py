@@ -1,0 +1,25 @@
+"""Rate limits: per-key rpm, tpm, daily and concurrent limits, checked in memory.
+
+The gateway runs one process; the limiter's state lives in that process's trio thread,
+which is what makes check-and-take atomic (see `gateway.limits.limiter`).
+"""
+
+from gateway.limits.headers import RateLimitExceeded, Snapshot, rate_limit_headers
+from gateway.limits.limiter import Admission, RateLimiter, store_daily_loader
+from gateway.limits.policy import FREE, PRO, EffectiveLimits, effective_limits
+from gateway.limits.upstream import ProviderFigures, UpstreamMeter
+
+__all__ = [
+    "FREE",
+    "PRO",
+    "Admission",
+    "EffectiveLimits",
+    "ProviderFigures",
+    "RateLimitExceeded",
+    "RateLimiter",
+    "Snapshot",
+    "UpstreamMeter",
+    "effective_limits",
+    "rate_limit_headers",
+    "store_daily_loader",
+]
