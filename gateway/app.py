@@ -16,6 +16,7 @@ from gateway.api.models import models_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
+from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.errors import ApiError
 from gateway.state import AppState
 from gateway.web import error_response
@@ -45,6 +46,7 @@ def create_app(state: AppState) -> QuartTrio:
         keys_blueprint(state),
         providers_blueprint(state),
         rate_limits_blueprint(state, state.limits),
+        routing_rules_blueprint(state, state.rules),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)
@@ -61,7 +63,9 @@ async def _http_error(error: HTTPException) -> Response:
     status = error.code or 500
     code, kind = _HTTP_CODES.get(status, ("http_error", "invalid_request_error"))
     message = error.description or error.name
-    return error_response(ApiError(status, code, message, type=kind))
+    headers = dict(error.get_headers())
+    headers.pop("Content-Type", None)
+    return error_response(ApiError(status, code, message, type=kind, headers=headers))
 
 
 async def _unexpected(error: Exception) -> Response:

@@ -11,7 +11,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import cattrs
@@ -34,6 +34,10 @@ class Settings:
     # Connection pool towards the upstreams (one pool for the whole app).
     max_upstream_connections: int = 512
     max_keepalive_connections: int = 256
+    # Which HTTP client talks to the upstreams: "lean" (our HTTP/1.1 pool on raw trio
+    # sockets, the fast default) or "httpx" (for HTTP/2 upstreams or proxies). With
+    # "lean" both limits above apply per upstream host.
+    upstream_client: Literal["lean", "httpx"] = "lean"
     # Largest request body accepted, in bytes (uploads have their own limits).
     max_body_bytes: int = 8 * 1024 * 1024
     # The simulated upstreams' pace in --demo mode.
@@ -41,6 +45,12 @@ class Settings:
     sim_tokens_per_second: float = 80.0
     # Usage log: queue capacity (records) before new records are dropped and counted.
     usage_queue_size: int = 10_000
+    # Exact-match response cache: on by default; routing rules may change the TTL or
+    # turn it off, and `service.cache: "skip"` bypasses it per request.
+    cache_enabled: bool = True
+    cache_ttl_s: float = 300.0
+    cache_max_entries: int = 10_000
+    cache_max_bytes: int = 64 * 1024 * 1024
     # Serve POST /v1/chat/completions with the plain-ASGI fast path (see gateway.fastpath);
     # off sends it through Quart like every other route (same behaviour, more CPU).
     chat_fast_path: bool = True

@@ -11,7 +11,6 @@ cancels the handler's nursery, which closes the upstream request at once.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -22,7 +21,7 @@ from gateway.chat.render import dumps
 from gateway.chat.service import JsonAnswer, StreamAnswer, serve_chat
 from gateway.errors import ApiError
 from gateway.state import AppState
-from gateway.web import authenticate_header
+from gateway.web import authenticate_header, decode_json
 
 logger = logging.getLogger(__name__)
 
@@ -101,12 +100,7 @@ def _decode(body: bytes) -> Any:
         raise ApiError(
             400, "invalid_request", "The request body must be a JSON object.", param=None
         )
-    try:
-        return json.loads(body)
-    except ValueError as exc:
-        raise ApiError(
-            400, "invalid_json", f"The request body is not valid JSON: {exc}", param=None
-        ) from None
+    return decode_json(body)
 
 
 async def _read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:

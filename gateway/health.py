@@ -40,6 +40,7 @@ class HealthFigures:
 class HealthBook:
     _windows: dict[tuple[str, str], deque[Outcome]] = attrs.field(factory=dict)
     _last_error: dict[tuple[str, str], Outcome] = attrs.field(factory=dict)
+    _first_result: dict[tuple[str, str], deque[float]] = attrs.field(factory=dict)
 
     def record(
         self,
@@ -56,9 +57,25 @@ class HealthBook:
         if not ok:
             self._last_error[key] = outcome
 
+    def record_first_result(self, workspace_id: str, provider_id: str, ms: float) -> None:
+        """Time from sending to the first result (whole answer, or a stream's first
+        content): what hedging compares against."""
+        key = (workspace_id, provider_id)
+        self._first_result.setdefault(key, deque(maxlen=WINDOW)).append(ms)
+
+    def first_result_p95_ms(
+        self, workspace_id: str, provider_id: str, min_samples: int
+    ) -> float | None:
+        samples = self._first_result.get((workspace_id, provider_id))
+        if not samples or len(samples) < min_samples:
+            return None
+        ordered = sorted(samples)
+        return ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+
     def forget(self, workspace_id: str, provider_id: str) -> None:
         self._windows.pop((workspace_id, provider_id), None)
         self._last_error.pop((workspace_id, provider_id), None)
+        self._first_result.pop((workspace_id, provider_id), None)
 
     def figures(self, workspace_id: str, provider_id: str) -> HealthFigures:
         key = (workspace_id, provider_id)

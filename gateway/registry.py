@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import attrs
-import httpx
 
 from providers.adapters import ADAPTER_CLASSES, build_adapter
 from providers.base import Provider, ProviderEndpoint
 from providers.catalog import Catalog
+from providers.upstream import Upstream
 from store.providers import ProviderRecord
 from store.secrets import CredentialCipher
 
@@ -30,7 +30,7 @@ class ConfiguredProvider:
 
 @attrs.define
 class ProviderRegistry:
-    client: httpx.AsyncClient
+    client: Upstream
     cipher: CredentialCipher
     catalog: Catalog
     _by_workspace: dict[str, dict[str, ConfiguredProvider]] = attrs.field(factory=dict)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import attrs
@@ -23,14 +23,18 @@ from hypercorn.trio import serve
 from gateway import bootstrap
 from gateway.app import create_app
 from gateway.auth import KeyRing
+from gateway.cache import ResponseCache
 from gateway.config import Settings
 from gateway.fastpath import ChatFastPath
 from gateway.registry import ProviderRegistry
+from gateway.routing.book import RuleBook
 from gateway.state import AppState
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
+from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
 from store import keys
 from store import providers as provider_store
+from store import rules as rule_store
 from store.db import open_database
 from store.secrets import load_or_create_cipher
 from store.usage_writer import UsageWriter
@@ -50,18 +54,32 @@ class RunningGateway:
     providers: tuple[str, ...]
 
 
-def upstream_client(settings: Settings) -> httpx.AsyncClient:
-    """The one pooled client every adapter shares; reads have no timeout of their own
-    because the callers set deadlines (first chunk, idle gap, whole call)."""
-    return httpx.AsyncClient(
-        timeout=httpx.Timeout(connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0),
-        limits=httpx.Limits(
-            max_connections=settings.max_upstream_connections,
-            max_keepalive_connections=settings.max_keepalive_connections,
-            keepalive_expiry=30.0,
-        ),
-        http2=False,
-        trust_env=False,
+def upstream_client(settings: Settings) -> Upstream:
+    """The one pooled client every adapter shares, as `settings.upstream_client` says.
+
+    Reads have no timeout of their own because the callers set deadlines (first chunk,
+    idle gap, whole call); only connecting has one.
+    """
+    if settings.upstream_client == "httpx":
+        return HttpxUpstream(
+            httpx.AsyncClient(
+                timeout=httpx.Timeout(
+                    connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0
+                ),
+                limits=httpx.Limits(
+                    max_connections=settings.max_upstream_connections,
+                    max_keepalive_connections=settings.max_keepalive_connections,
+                    keepalive_expiry=30.0,
+                ),
+                http2=False,
+                trust_env=False,
+            )
+        )
+    return LeanUpstream(
+        connect_timeout=settings.connect_timeout_s,
+        max_connections_per_host=settings.max_upstream_connections,
+        max_idle_per_host=settings.max_keepalive_connections,
+        keepalive_expiry=30.0,
     )
 
 
@@ -72,7 +90,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
         catalog = load_catalog()
-        async with upstream_client(settings) as client:
+        async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
             registry = ProviderRegistry(client, cipher, catalog)
@@ -80,7 +98,25 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             usage = UsageWriter(
                 db, capacity=settings.usage_queue_size, shutdown_grace=settings.shutdown_grace_s
             )
-            yield AppState(settings, db, cipher, catalog, client, keyring, registry, usage)
+            # AppState.client is still annotated `httpx.AsyncClient` in gateway/state.py
+            # (nothing reads it); the ignore goes once that says `Upstream`.
+            cache = ResponseCache(
+                max_entries=settings.cache_max_entries, max_bytes=settings.cache_max_bytes
+            )
+            rules = RuleBook()
+            rules.load(await db.run(rule_store.all_enabled))
+            yield AppState(
+                settings,
+                db,
+                cipher,
+                catalog,
+                client,
+                keyring,
+                registry,
+                usage,
+                cache=cache,
+                rules=rules,
+            )  # type: ignore[arg-type]
     finally:
         db.close()
 

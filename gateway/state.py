@@ -6,10 +6,13 @@ import attrs
 import httpx
 
 from gateway.auth import KeyRing
+from gateway.cache import ResponseCache
+from gateway.circuit import BreakerBook
 from gateway.config import Settings
 from gateway.health import HealthBook
 from gateway.limits import RateLimiter, store_daily_loader
 from gateway.registry import ProviderRegistry
+from gateway.routing.book import RuleBook
 from providers.catalog import Catalog
 from store.db import Database
 from store.secrets import CredentialCipher
@@ -27,6 +30,9 @@ class AppState:
     registry: ProviderRegistry
     usage: UsageWriter
     health: HealthBook = attrs.field(factory=HealthBook)
+    breakers: BreakerBook = attrs.field(factory=BreakerBook)
+    cache: ResponseCache = attrs.field(factory=ResponseCache)
+    rules: RuleBook = attrs.field(factory=RuleBook)
     limits: RateLimiter = attrs.field()
 
     @limits.default

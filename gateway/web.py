@@ -71,12 +71,25 @@ async def read_json(req: Request | None = None, *, optional: bool = False) -> An
         if optional:
             return {}
         raise invalid_request("The request body must be a JSON object.")
+    return decode_json(raw if isinstance(raw, bytes) else raw.encode())
+
+
+def decode_json(raw: bytes) -> Any:
+    """Parse a request body; 400 `invalid_json` for bad JSON or text that is not Unicode.
+
+    JSON may escape lone surrogates (`"\\ud800"`), which no UTF-8 encoder accepts later
+    (in a response, a log, the store); they are refused here, at the door. The full check
+    runs only when the body holds a `\\u` escape of a surrogate, so the hot path stays cheap.
+    """
     try:
-        return json.loads(raw)
-    except ValueError as exc:
+        value = json.loads(raw)
+        if b"\\ud" in raw or b"\\uD" in raw:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except (ValueError, UnicodeEncodeError) as exc:
         raise ApiError(
-            400, "invalid_json", f"The request body is not valid JSON: {exc}", param=None
+            400, "invalid_json", f"The request body is not valid JSON text: {exc}", param=None
         ) from None
+    return value
 
 
 async def read_object(req: Request | None = None, *, optional: bool = False) -> dict[str, Any]:

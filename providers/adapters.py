@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-import httpx
-
 from providers.anthropic import AnthropicProvider
 from providers.base import Provider, ProviderEndpoint
 from providers.cohere import CohereProvider
@@ -16,6 +14,7 @@ from providers.google import GoogleProvider
 from providers.http import HttpProvider
 from providers.mistral import MistralProvider
 from providers.openai import OpenAIProvider
+from providers.upstream import Upstream
 
 ADAPTER_CLASSES: MappingProxyType[str, type[HttpProvider]] = MappingProxyType(
     {
@@ -28,7 +27,7 @@ ADAPTER_CLASSES: MappingProxyType[str, type[HttpProvider]] = MappingProxyType(
 )
 
 
-def build_adapter(client: httpx.AsyncClient, endpoint: ProviderEndpoint) -> Provider:
+def build_adapter(client: Upstream, endpoint: ProviderEndpoint) -> Provider:
     """The adapter for `endpoint.provider_id`; a provider with no adapter yet is refused."""
     try:
         cls = ADAPTER_CLASSES[endpoint.provider_id]

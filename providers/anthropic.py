@@ -32,8 +32,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-import httpx
-
 from providers.errors import (
     AuthenticationFailed,
     ContextLengthExceeded,
@@ -57,6 +55,7 @@ from providers.types import (
     ToolCallDelta,
     Usage,
 )
+from providers.upstream import UpstreamStream
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
@@ -497,7 +496,7 @@ class AnthropicProvider(HttpProvider):
         async with self.open_stream(MESSAGES_PATH, payload, model=request.model) as resp:
             yield self._chunks(resp, request.model)
 
-    async def _chunks(self, response: httpx.Response, model: str) -> AsyncIterator[ChatChunk]:
+    async def _chunks(self, response: UpstreamStream, model: str) -> AsyncIterator[ChatChunk]:
         """The canonical chunks of a Messages stream.
 
         The transfer is always read to its end, even past `message_stop` or an `error`

@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import quote
 
 import attrs
-import httpx
 
 from providers.errors import (
     AuthenticationFailed,
@@ -51,6 +50,7 @@ from providers.types import (
     ToolCallDelta,
     Usage,
 )
+from providers.upstream import UpstreamStream
 
 API_VERSION = "/v1beta"
 
@@ -518,7 +518,7 @@ class GoogleProvider(HttpProvider):
         ):
             yield chunks
 
-    async def _chunks(self, response: httpx.Response) -> AsyncGenerator[ChatChunk]:
+    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk]:
         """Canonical chunks of a streamed answer.
 
         An error event or a blocked prompt is raised only once the upstream has ended its

@@ -1,15 +1,16 @@
-"""HTTP plumbing shared by the adapters: JSON calls and SSE streams over one httpx client.
+"""HTTP plumbing shared by the adapters: JSON calls and SSE streams over one upstream client.
 
 Adapters subclass `HttpProvider`, say how to authenticate (`auth_headers`) and how to read
-their vendor's error bodies (`map_error`); this module turns transport failures into the
-`providers.errors` hierarchy, the way httpx's default transport maps httpcore errors.
+their vendor's error bodies (`map_error`); this module turns transport failures (the
+`providers.upstream.errors` hierarchy) into the `providers.errors` hierarchy, the way
+httpx's default transport maps httpcore errors.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import httpx
@@ -21,6 +22,15 @@ from providers.errors import (
     UpstreamHTTPError,
     UpstreamTimeout,
     UpstreamUnavailable,
+)
+from providers.upstream import (
+    HttpxUpstream,
+    ProtocolError,
+    Timeout,
+    Upstream,
+    UpstreamError,
+    UpstreamResponse,
+    UpstreamStream,
 )
 from streams.sse import SSEDecoder, SSEEvent
 
@@ -34,10 +44,16 @@ def read_json(body: bytes) -> Any:
 
 
 class HttpProvider(Provider):
-    """An adapter that talks HTTP to `endpoint.base_url` through a shared client."""
+    """An adapter that talks HTTP to `endpoint.base_url` through a shared client.
 
-    def __init__(self, client: httpx.AsyncClient, endpoint: ProviderEndpoint) -> None:
-        self.client = client
+    `client` is the app's `Upstream`; a bare `httpx.AsyncClient` (as tests and scripts
+    hand in) is wrapped in `HttpxUpstream`.
+    """
+
+    def __init__(self, client: Upstream | httpx.AsyncClient, endpoint: ProviderEndpoint) -> None:
+        self.client: Upstream = (
+            HttpxUpstream(client) if isinstance(client, httpx.AsyncClient) else client
+        )
         self.endpoint = endpoint
         self.provider_id = endpoint.provider_id
         self._base = endpoint.base_url.rstrip("/")
@@ -60,25 +76,24 @@ class HttpProvider(Provider):
 
     async def post_json(self, path: str, payload: Mapping[str, Any], *, model: str = "") -> Any:
         """POST `payload` and return the decoded JSON answer; errors are mapped."""
+        body = json.dumps(payload).encode()
         try:
-            response = await self.client.post(
-                self.url(path), content=json.dumps(payload), headers=self._headers
-            )
-        except httpx.HTTPError as exc:
+            response = await self.client.request("POST", self.url(path), self._headers, body)
+        except UpstreamError as exc:
             raise self.transport_error(exc) from exc
         return self.checked_json(response, model)
 
     async def get_json(self, path: str) -> Any:
         try:
-            response = await self.client.get(self.url(path), headers=self._headers)
-        except httpx.HTTPError as exc:
+            response = await self.client.request("GET", self.url(path), self._headers)
+        except UpstreamError as exc:
             raise self.transport_error(exc) from exc
         return self.checked_json(response, "")
 
-    def checked_json(self, response: httpx.Response, model: str) -> Any:
-        if response.status_code >= 400:
-            raise self.map_error(response.status_code, response.content, response.headers, model)
-        data = read_json(response.content)
+    def checked_json(self, response: UpstreamResponse, model: str) -> Any:
+        if response.status >= 400:
+            raise self.map_error(response.status, response.body, response.headers, model)
+        data = read_json(response.body)
         if data is None:
             raise UpstreamHTTPError(
                 self.provider_id, "upstream answered with a body that is not JSON", status=502
@@ -88,57 +103,55 @@ class HttpProvider(Provider):
     @asynccontextmanager
     async def open_stream(
         self, path: str, payload: Mapping[str, Any], *, model: str = ""
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[UpstreamStream]:
         """POST and hold the streamed response open; an error status is mapped at once.
 
-        The response is closed when the context exits, by any path.
+        The response is closed when the context exits, by any path: unless it was read
+        to its end, its connection is closed, which the upstream sees at once.
         """
-        request = self.client.build_request(
-            "POST", self.url(path), content=json.dumps(payload), headers=self._headers
-        )
-        try:
-            response = await self.client.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            raise self.transport_error(exc) from exc
-        try:
-            if response.status_code >= 400:
-                body = await self._read_error_body(response)
-                raise self.map_error(response.status_code, body, response.headers, model)
+        body = json.dumps(payload).encode()
+        async with AsyncExitStack() as stack:
+            try:
+                response = await stack.enter_async_context(
+                    self.client.stream("POST", self.url(path), self._headers, body)
+                )
+            except UpstreamError as exc:
+                raise self.transport_error(exc) from exc
+            if response.status >= 400:
+                error_body = await self._read_error_body(response)
+                raise self.map_error(response.status, error_body, response.headers, model)
             yield response
-        finally:
-            await response.aclose()
 
-    async def _read_error_body(self, response: httpx.Response) -> bytes:
+    async def _read_error_body(self, response: UpstreamStream) -> bytes:
         try:
-            return await response.aread()
-        except httpx.HTTPError:
+            return await response.read()
+        except UpstreamError:
             return b""
 
-    async def sse_events(self, response: httpx.Response) -> AsyncGenerator[SSEEvent, None]:
+    async def sse_events(self, response: UpstreamStream) -> AsyncGenerator[SSEEvent, None]:
         """The SSE events of a streamed response; a broken transfer is `StreamInterrupted`.
 
-        Consume it under `contextlib.aclosing`, and to its end where possible: httpx's
-        own byte iterators are nested async generators that only an exhausted read (or
-        the garbage collector, after `response.aclose()` has closed the connection)
-        finalises.
+        Consume it under `contextlib.aclosing`. The response's byte iterator is a plain
+        object, so stopping early strands nothing: leaving `open_stream` closes the
+        connection.
         """
         decoder = SSEDecoder()
         try:
-            async for chunk in response.aiter_bytes():
+            async for chunk in response:
                 for event in decoder.feed(chunk):
                     yield event
-        except httpx.HTTPError as exc:
+        except UpstreamError as exc:
             raise StreamInterrupted(
                 self.provider_id, f"the upstream stream broke: {type(exc).__name__}"
             ) from exc
 
-    def transport_error(self, exc: httpx.HTTPError) -> ProviderError:
-        """Map an httpx failure that happened before any answer."""
-        if isinstance(exc, httpx.TimeoutException):
+    def transport_error(self, exc: UpstreamError) -> ProviderError:
+        """Map a transport failure that happened before any answer."""
+        if isinstance(exc, Timeout):
             return UpstreamTimeout(
                 self.provider_id, "the upstream did not answer in time", timeout_ms=0
             )
-        if isinstance(exc, httpx.RemoteProtocolError):
+        if isinstance(exc, ProtocolError):
             return StreamInterrupted(
                 self.provider_id, "the upstream closed the connection before answering"
             )

@@ -24,7 +24,6 @@ from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import attrs
-import httpx
 
 from providers.errors import (
     AuthenticationFailed,
@@ -50,6 +49,7 @@ from providers.types import (
     ToolCall,
     ToolCallDelta,
 )
+from providers.upstream import UpstreamStream
 
 _PASSED_FIELDS = (
     "temperature",
@@ -412,7 +412,7 @@ class MistralProvider(HttpProvider):
         ):
             yield chunks
 
-    async def _chunks(self, response: httpx.Response) -> AsyncGenerator[ChatChunk, None]:
+    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
         """Canonical chunks until `[DONE]`; a stream ending without a finish reason was cut."""
         reader = ChunkReader(self.provider_id)
         finished = False
@@ -425,7 +425,7 @@ class MistralProvider(HttpProvider):
         if not finished:
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
 
-    async def _payloads(self, response: httpx.Response) -> AsyncGenerator[Mapping[str, Any], None]:
+    async def _payloads(self, response: UpstreamStream) -> AsyncGenerator[Mapping[str, Any], None]:
         """The decoded JSON of each event before `[DONE]`; an error event is raised.
 
         The body is read to its end even after `[DONE]` (nothing but the end follows), so

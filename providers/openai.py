@@ -13,8 +13,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
-import httpx
-
 from providers.errors import (
     AuthenticationFailed,
     ContentFiltered,
@@ -40,6 +38,7 @@ from providers.types import (
     ToolCallDelta,
     Usage,
 )
+from providers.upstream import UpstreamStream
 from streams.sse import SSEEvent
 
 _OPTIONAL_FIELDS = (
@@ -228,7 +227,7 @@ class OpenAIProvider(HttpProvider):
         ):
             yield chunks
 
-    async def _chunks(self, response: httpx.Response) -> AsyncGenerator[ChatChunk, None]:
+    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
         finished = done = False
         async with aclosing(self.sse_events(response)) as events:
             async for event in events:

@@ -84,6 +84,24 @@ def keys_blueprint(state: AppState) -> Blueprint:
         _check_grant(principal, record.kind, record.permissions)
         return record
 
+    async def check_rotatable(old: ApiKeyRecord, now: datetime) -> None:
+        """Only a live key that has no successor yet can be rotated: the new key inherits
+        the old one's expiry, which for an expired or already rotated key is (or is about
+        to be) in the past, so the new key would die with it."""
+        if old.status != "active":
+            raise ApiError(400, "key_revoked", "A revoked key cannot be rotated.", param="key_id")
+        if old.expires_at is not None and old.expires_at <= now:
+            raise ApiError(400, "key_expired", "An expired key cannot be rotated.", param="key_id")
+        siblings = await state.db.run(lambda d: keys.list_keys(d, old.workspace_id))
+        successor = next((k for k in siblings if k.rotated_from == old.id), None)
+        if successor is not None:
+            raise ApiError(
+                400,
+                "key_rotated",
+                f"This key was already rotated; rotate its successor '{successor.id}'.",
+                param="key_id",
+            )
+
     async def record_audit(principal: Principal, kind: str, record: ApiKeyRecord) -> None:
         event = AuditEvent(
             workspace_id=principal.workspace_id,
@@ -162,10 +180,9 @@ def keys_blueprint(state: AppState) -> Blueprint:
     async def rotate_key(key_id: str) -> Response:
         principal = await manager()
         old = await find_controlled(principal, key_id)
-        if old.status != "active":
-            raise ApiError(400, "key_revoked", "A revoked key cannot be rotated.", param="key_id")
         grace = parse_grace_hours(await read_object(optional=True))
         now = datetime.now(UTC)
+        await check_rotatable(old, now)
         expires = now + timedelta(hours=grace)
         if old.expires_at is not None:
             expires = min(expires, old.expires_at)

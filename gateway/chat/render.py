@@ -65,15 +65,13 @@ def usage_object(accounting: Accounting) -> dict[str, int]:
     }
 
 
-def service_object(
-    trip: Trip, accounting: Accounting, *, cache_hit: bool = False
-) -> dict[str, Any]:
+def service_object(trip: Trip, accounting: Accounting) -> dict[str, Any]:
     cost = accounting.cost
     return {
         "request_id": trip.request_id,
         "provider": trip.target.provider_id,
         "latency_ms": accounting.latency_ms,
-        "cache": {"hit": cache_hit},
+        "cache": {"hit": trip.cache_hit},
         "cost": {"input": cost.input, "output": cost.output, "total": cost.total},
     }
 
@@ -89,7 +87,8 @@ def gateway_metadata(trip: Trip, accounting: Accounting, tools_called: list[str]
         "alternatives": [
             {"provider": t.provider_id, "model": t.model_id} for t in trip.resolution.alternatives
         ],
-        "rate_limiting": {"enabled": True, "retry_attempts": 0, "retry_delay_ms": 0},
+        "rate_limiting": {"enabled": True, "retry_attempts": trip.retries, "retry_delay_ms": 0},
+        "fallback": fallback_object(trip),
         "tools": {
             "enabled": bool(request.tools),
             "tool_count": len(request.tools or ()),
@@ -99,6 +98,17 @@ def gateway_metadata(trip: Trip, accounting: Accounting, tools_called: list[str]
         "compliance": {"enabled": False, "classification": None, "regime": None, "redacted": False},
         "energy": energy_object(accounting),
         "carbon": carbon_object(accounting),
+    }
+
+
+def fallback_object(trip: Trip) -> dict[str, Any]:
+    """What the chain tried: whether it fell back, to what, and every attempt."""
+    return {
+        "fallback_attempted": len(trip.attempts) > 1,
+        "fallback_provider": trip.target.provider_id if trip.fell_back else None,
+        "fallback_model": trip.target.model_id if trip.fell_back else None,
+        "fallback_result": ("success" if trip.fell_back else None),
+        "attempts": list(trip.attempts),
     }
 
 

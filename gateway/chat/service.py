@@ -1,18 +1,18 @@
-"""Serving one chat completion: route it, call the upstream under a deadline, answer.
+"""Serving one chat completion: plan it, take its share of the limits, answer it from
+the cache or race it through its fallback chain, and account for it.
 
 The HTTP layer hands over the authenticated caller, the decoded body and the headers;
-this module returns either a JSON answer or a streamed body, and logs one usage record
-per request whatever the outcome.
+this module returns either a JSON answer or a streamed body. A failure before any
+content reaches the client is an ordinary HTTP error; every request leaves one usage
+record whatever its outcome.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,30 +20,38 @@ import attrs
 import trio
 
 from gateway.auth import Principal
+from gateway.cache import ReplayStream, StreamAssembler, cache_key, decide_cache
 from gateway.chat import render
-from gateway.chat.accounting import (
-    Accounting,
-    account,
-    estimate_prompt_tokens,
-    estimate_tokens,
+from gateway.chat.accounting import Accounting, account, estimate_prompt_tokens, estimate_tokens
+from gateway.chat.attempts import (
+    Candidate,
+    Opened,
+    attempt_summary,
+    complete,
+    fallback_targets,
+    hedge_delay,
+    open_stream,
+    retry_policy,
+    retryable,
+    usable,
 )
+from gateway.chat.outcomes import log_usage, record_attempts
 from gateway.chat.resolve import available_models, resolve_chat_target
-from gateway.chat.stream import (
-    CLEANUP_DEADLINE_S,
-    ChatStreamBody,
-    StreamOutcome,
-    StreamState,
-)
+from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.tasks import classify
 from gateway.chat.trip import RequestLabels, Trip
 from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
 from gateway.errors import ApiError, from_provider_error, invalid_request
 from gateway.limits import Admission
+from gateway.routing.apply import routed_resolution
+from gateway.routing.context import chat_context
+from gateway.routing.rules import Rule, match_rule
 from gateway.state import AppState
-from providers.base import Provider
-from providers.errors import ProviderError, UpstreamTimeout
-from providers.types import ChatChunk, ChatResult, Usage
-from store.usage import UsageRecord
+from providers.catalog import CostBreakdown
+from providers.errors import ProviderError
+from providers.types import ChatResult, Usage
+from streams.fallback import Attempt, Outcome, RaceFailed
+from streams.race import Race, Winner, from_call, race
 
 DEPRECATION_HEADERS = {
     "Deprecation": "true",
@@ -52,6 +60,7 @@ DEPRECATION_HEADERS = {
         "'tools' and 'tool_choice'."
     ),
 }
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 @attrs.frozen
@@ -67,48 +76,50 @@ class StreamAnswer:
     headers: dict[str, str]
 
 
+@attrs.frozen
+class CachePlan:
+    key: str
+    ttl_s: float
+
+
 async def serve_chat(
     state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
 ) -> JsonAnswer | StreamAnswer:
     """Answer one chat-completions request (raises `ApiError` for client mistakes)."""
     principal.require("chat")
-    trip = plan_trip(state, principal, parse_chat_body(body), headers)
-    adapter = state.registry.adapter(principal.workspace_id, trip.target.provider_id)
-    if adapter is None:  # resolved against the same registry, so only a race gets here
-        raise ApiError(503, "provider_unavailable", "The provider was just disabled.")
+    trip = plan_trip(state, principal, parse_chat_body(body), headers, body)
+    cache = _cache_plan(state, trip)
     admission = await _admit(state, trip)
     try:
+        hit = _cached(state, trip, cache)
+        if hit is not None:
+            return await _answer_from_cache(state, trip, hit, admission)
         if trip.params.stream:
-            return await _open_stream(state, trip, adapter, admission)
+            return await _stream(state, trip, admission, cache)
         with admission:
-            return await _complete(state, trip, adapter, admission)
+            return await _plain(state, trip, admission, cache)
     except BaseException:
         admission.release()
         raise
 
 
-async def _admit(state: AppState, trip: Trip) -> Admission:
-    """Take the request's share of the key's limits (or wait, with `queue`); 429 if none."""
-    key = trip.principal.key
-    estimate = state.limits.estimate(key, _prompt_estimate(trip), trip.params.request.max_tokens)
-    service = trip.params.service
-    if service.rate_limit_strategy == "queue":
-        max_wait_s = (service.max_wait_ms or 0) / 1000
-        return await state.limits.wait_for_capacity(key, estimate, max_wait_s)
-    return await state.limits.acquire(key, estimate)
-
-
 def plan_trip(
-    state: AppState, principal: Principal, params: ChatParams, headers: Mapping[str, str]
+    state: AppState,
+    principal: Principal,
+    params: ChatParams,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
 ) -> Trip:
+    """Route the request: a forced provider, else the first matching rule, else the mode."""
     mode = params.routing_mode or _header_mode(headers) or "balanced"
-    resolution = resolve_chat_target(
-        state.catalog,
-        state.registry.active_ids(principal.workspace_id),
-        model=params.model,
-        provider=params.provider,
-        mode=mode,
-    )
+    active = state.registry.active_ids(principal.workspace_id)
+    rule = _matching_rule(state, principal, params, headers, body)
+    if params.provider is None:
+        resolution = routed_resolution(state.catalog, active, rule, model=params.model, mode=mode)
+    else:
+        resolution = resolve_chat_target(
+            state.catalog, active, model=params.model, provider=params.provider, mode=mode
+        )
     principal.require_model(resolution.target.model_id)
     return Trip(
         request_id=str(uuid.uuid4()),
@@ -119,7 +130,24 @@ def plan_trip(
         resolution=resolution,
         task_type=classify(params.request.messages, headers.get("x-service-task-type")),
         labels=RequestLabels.from_headers(headers),
+        rule=rule,
     )
+
+
+def _matching_rule(
+    state: AppState,
+    principal: Principal,
+    params: ChatParams,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+) -> Rule | None:
+    if params.provider is not None:  # a forced provider bypasses routing, rules included
+        return None
+    rules = state.rules.enabled(principal.workspace_id)
+    if not rules:
+        return None
+    context = chat_context(state.catalog, principal.key, body, headers, datetime.now(UTC))
+    return match_rule(rules, context)
 
 
 def _header_mode(headers: Mapping[str, str]) -> str | None:
@@ -133,40 +161,123 @@ def _header_mode(headers: Mapping[str, str]) -> str | None:
     return value
 
 
-def base_headers(trip: Trip) -> dict[str, str]:
-    headers = {"X-Request-ID": trip.request_id, "X-Service-Model-Used": trip.model_used}
-    if trip.params.used_legacy_functions:
-        headers.update(DEPRECATION_HEADERS)
-    return headers
+async def _admit(state: AppState, trip: Trip) -> Admission:
+    """Take the request's share of the key's limits (or wait, with `queue`); 429 if none."""
+    key = trip.principal.key
+    estimate = state.limits.estimate(key, _prompt_estimate(trip), trip.params.request.max_tokens)
+    service = trip.params.service
+    if service.rate_limit_strategy == "queue":
+        max_wait_s = (service.max_wait_ms or 0) / 1000
+        return await state.limits.wait_for_capacity(key, estimate, max_wait_s)
+    return await state.limits.acquire(key, estimate)
 
 
-def elapsed_ms(trip: Trip) -> int:
-    return int((time.perf_counter() - trip.started) * 1000)
+# -- the chain -----------------------------------------------------------------------------
 
 
-# -- non-streamed --------------------------------------------------------------------------
+def _race(state: AppState, trip: Trip, attempt: Any) -> Race[Candidate, Any]:
+    workspace = trip.principal.workspace_id
+    targets = fallback_targets(state.catalog, trip, trip.params.service.fallbacks)
+    chain = usable(
+        targets,
+        lambda pid: state.registry.adapter(workspace, pid),
+        state.breakers,
+        workspace,
+        trio.current_time(),
+    )
+    if not chain:
+        raise _unavailable(state, trip)
+    service = trip.params.service
+    rule_retry = trip.rule.actions.retry if trip.rule else None
+    return race(
+        chain,
+        attempt,
+        is_retryable=retryable(service.retryable_errors),
+        hedge_delay=hedge_delay(state.health, workspace, _configured_hedge(state, workspace)),
+        retry=retry_policy(
+            service.retry_max_attempts or (rule_retry.max_attempts if rule_retry else None),
+            rule_retry.initial_delay_ms if rule_retry else None,
+        ),
+    )
 
 
-async def _complete(
-    state: AppState, trip: Trip, adapter: Provider, admission: Admission
+def _configured_hedge(state: AppState, workspace: str) -> Any:
+    def configured(provider_id: str) -> float | None:
+        entry = state.registry.get(workspace, provider_id)
+        value = entry.record.settings.get("hedge_after_ms") if entry else None
+        return float(value) if isinstance(value, int | float) else None
+
+    return configured
+
+
+def _unavailable(state: AppState, trip: Trip) -> ApiError:
+    return ApiError(
+        503,
+        "provider_unavailable",
+        "Every provider that could serve this request is failing; try again shortly.",
+        type="provider_error",
+        provider=trip.resolution.target.provider_id,
+        status_url="/v1/status",
+        retry_after=30,
+    )
+
+
+def _decided(trip: Trip, winner: Winner[Candidate, Any]) -> Trip:
+    return attrs.evolve(
+        trip,
+        served=winner.candidate.target,
+        attempts=tuple(attempt_summary(winner.attempts)),
+        retries=_retries(winner.attempts),
+    )
+
+
+def _retries(attempts: tuple[Attempt[Candidate], ...]) -> int:
+    return sum(1 for a in attempts if a.try_number > 1)
+
+
+def _race_error(state: AppState, trip: Trip, failed: RaceFailed) -> ApiError:
+    """The failure the client sees when no attempt won: the deciding error, plus what
+    the chain tried."""
+    record_attempts(state, trip, failed.attempts)
+    error = failed.error
+    if not isinstance(error, ProviderError):
+        raise error
+    active = state.registry.active_ids(trip.principal.workspace_id)
+    mapped = from_provider_error(error, available_models=available_models(state.catalog, active))
+    tried = [a for a in failed.attempts if a.outcome is not Outcome.NOT_STARTED]
+    if len({a.index for a in tried}) > 1:
+        mapped.extra |= {
+            "fallback_attempted": True,
+            "fallback_provider": tried[-1].candidate.target.provider_id,
+            "fallback_result": "failed",
+            "attempts": attempt_summary(failed.attempts),
+        }
+    trip = attrs.evolve(trip, attempts=tuple(attempt_summary(failed.attempts)))
+    _log_failure(state, trip, mapped)
+    return mapped
+
+
+# -- plain answers -------------------------------------------------------------------------
+
+
+async def _plain(
+    state: AppState, trip: Trip, admission: Admission, cache: CachePlan | None
 ) -> JsonAnswer:
-    request = attrs.evolve(trip.params.request, model=trip.target.upstream_model)
     timeout = state.settings.upstream_timeout_s
     _meter_request(state, trip)
+    contest = _race(state, trip, from_call(lambda c: complete(trip, c, timeout)))
     try:
-        with trio.fail_after(timeout):
-            result = await adapter.chat(request)
-    except trio.TooSlowError:
-        error = _timeout(trip, timeout)
-        _log_failure(state, trip, error)
-        raise error from None
-    except ProviderError as exc:
-        error = _mapped(state, trip, exc)
-        _log_failure(state, trip, error)
-        raise error from exc
+        async with contest as winner:
+            result: ChatResult = winner.value
+    except RaceFailed as failed:
+        raise _race_error(state, trip, failed) from None
+    record_attempts(state, trip, winner.attempts)
+    trip = _decided(trip, winner)
     accounting = _account(state, trip, _result_usage(trip, result))
     _settle(state, trip, admission, accounting)
-    _log_success(state, trip, accounting)
+    log_usage(state, trip, accounting, status=200, error_code=None)
+    if cache is not None and not trip.fell_back:
+        state.cache.put(cache.key, attrs.evolve(result, usage=accounting.usage), ttl_s=cache.ttl_s)
     headers = base_headers(trip) | admission.headers() | render.footprint_headers(accounting)
     return JsonAnswer(200, render.completion_body(trip, result, accounting), headers)
 
@@ -176,6 +287,178 @@ def _result_usage(trip: Trip, result: ChatResult) -> Usage:
         return result.usage
     text = (result.content or "") + "".join(c.arguments for c in result.tool_calls)
     return Usage(_prompt_estimate(trip), estimate_tokens(text))
+
+
+# -- streamed answers ----------------------------------------------------------------------
+
+
+async def _stream(
+    state: AppState, trip: Trip, admission: Admission, cache: CachePlan | None
+) -> StreamAnswer:
+    """Race the chain to a first content chunk, then hand the open stream to the body.
+
+    The race stays entered until the body exits: exiting it closes the winner's
+    upstream. Failures up to the first content fall back invisibly; later ones end the
+    stream with an error event (see `ChatStreamBody`).
+    """
+    timeout = state.settings.first_chunk_timeout_s
+    _meter_request(state, trip)
+    contest = _race(state, trip, lambda c: open_stream(trip, c, timeout))
+    try:
+        winner = await contest.__aenter__()
+    except RaceFailed as failed:
+        raise _race_error(state, trip, failed) from None
+    record_attempts(state, trip, winner.attempts)
+    trip = _decided(trip, winner)
+    opened: Opened = winner.value
+    assembler = StreamAssembler(max_chars=state.settings.cache_max_bytes) if cache else None
+    body = ChatStreamBody(
+        trip,
+        contest,
+        opened.rest,
+        opened.head,
+        idle_timeout_s=state.settings.stream_idle_timeout_s,
+        accountant=lambda usage, chars: _stream_accounting(state, trip, usage, chars),
+        on_finish=lambda outcome: _finish_stream(state, trip, admission, outcome, cache, assembler),
+        assembler=assembler,
+    )
+    return _stream_answer(trip, body, admission)
+
+
+def _stream_answer(trip: Trip, body: ChatStreamBody, admission: Admission) -> StreamAnswer:
+    # Should the body never be entered (the client left before sending began), the
+    # slot still comes back when the body is collected; release is idempotent.
+    weakref.finalize(body, admission.release)
+    return StreamAnswer(body, base_headers(trip) | admission.headers() | STREAM_HEADERS)
+
+
+def _stream_accounting(state: AppState, trip: Trip, usage: Usage | None, chars: int) -> Accounting:
+    if usage is None or not usage.total_tokens:
+        usage = Usage(_prompt_estimate(trip), max(0, (chars + 3) // 4))
+    return _account(state, trip, usage)
+
+
+def _finish_stream(
+    state: AppState,
+    trip: Trip,
+    admission: Admission,
+    outcome: StreamOutcome,
+    cache: CachePlan | None,
+    assembler: StreamAssembler | None,
+) -> None:
+    accounting = _stream_accounting(state, trip, outcome.usage, outcome.completion_chars)
+    _settle(state, trip, admission, accounting)
+    admission.release()
+    if outcome.state is StreamState.DONE:
+        log_usage(state, trip, accounting, status=200, error_code=None)
+        _store_stream(state, trip, cache, assembler, accounting)
+    elif outcome.error is not None:
+        status, code = outcome.error.status, outcome.error.code
+        log_usage(state, trip, accounting, status=status, error_code=code)
+    else:
+        log_usage(state, trip, accounting, status=499, error_code="client_disconnected")
+
+
+def _store_stream(
+    state: AppState,
+    trip: Trip,
+    cache: CachePlan | None,
+    assembler: StreamAssembler | None,
+    accounting: Accounting,
+) -> None:
+    if cache is None or assembler is None or trip.fell_back:
+        return  # the key names the routed model; a fallback's answer is not its answer
+    result = assembler.result(
+        id=trip.request_id, model=trip.target.upstream_model, usage=accounting.usage
+    )
+    if result is not None:
+        state.cache.put(cache.key, result, ttl_s=cache.ttl_s)
+
+
+# -- cache ---------------------------------------------------------------------------------
+
+
+def _cache_plan(state: AppState, trip: Trip) -> CachePlan | None:
+    settings = state.settings
+    rule_cache = trip.rule.actions.cache if trip.rule else None
+    decision = decide_cache(
+        default_enabled=settings.cache_enabled,
+        default_ttl_s=settings.cache_ttl_s,
+        rule_enabled=rule_cache.enabled if rule_cache else None,
+        rule_ttl_s=float(rule_cache.ttl_seconds) if rule_cache else None,
+        skip=trip.params.service.cache_skip,
+    )
+    if not decision.enabled:
+        return None
+    key = cache_key(
+        workspace_id=trip.principal.workspace_id,
+        provider_id=trip.target.provider_id,
+        upstream_model=trip.target.upstream_model,
+        request=trip.params.request,
+    )
+    return CachePlan(key, decision.ttl_s)
+
+
+def _cached(state: AppState, trip: Trip, cache: CachePlan | None) -> ChatResult | None:
+    if cache is None:
+        return None
+    found = state.cache.get(cache.key)
+    if found is None:
+        state.cache.stats.record_miss(trip.principal.workspace_id, trip.target.model_id)
+    return found
+
+
+async def _answer_from_cache(
+    state: AppState, trip: Trip, hit: ChatResult, admission: Admission
+) -> JsonAnswer | StreamAnswer:
+    """Serve a cached answer: counted as savings, billed nothing, shaped like a live one."""
+    trip = attrs.evolve(trip, cache_hit=True)
+    full = _account(state, trip, hit.usage)
+    state.cache.stats.record_hit(
+        trip.principal.workspace_id,
+        trip.target.model_id,
+        tokens_saved=hit.usage.total_tokens,
+        cost_saved_usd=full.cost.total,
+    )
+    accounting = attrs.evolve(full, cost=CostBreakdown(0.0, 0.0, 0.0), footprint=None)
+    if not trip.params.stream:
+        with admission:
+            admission.settle(0)
+            log_usage(state, trip, accounting, status=200, error_code=None)
+            answer = render.completion_body(trip, hit, accounting)
+            return JsonAnswer(200, answer, base_headers(trip) | admission.headers())
+    replay = ReplayStream(hit)
+    chunks = await replay.__aenter__()
+    body = ChatStreamBody(
+        trip,
+        replay,
+        chunks,
+        (),
+        idle_timeout_s=state.settings.stream_idle_timeout_s,
+        accountant=lambda usage, chars: accounting,
+        on_finish=lambda outcome: _finish_hit(state, trip, admission, accounting),
+    )
+    return _stream_answer(trip, body, admission)
+
+
+def _finish_hit(state: AppState, trip: Trip, admission: Admission, accounting: Accounting) -> None:
+    admission.settle(0)
+    admission.release()
+    log_usage(state, trip, accounting, status=200, error_code=None)
+
+
+# -- accounting ----------------------------------------------------------------------------
+
+
+def base_headers(trip: Trip) -> dict[str, str]:
+    headers = {"X-Request-ID": trip.request_id, "X-Service-Model-Used": trip.model_used}
+    if trip.params.used_legacy_functions:
+        headers.update(DEPRECATION_HEADERS)
+    return headers
+
+
+def elapsed_ms(trip: Trip) -> int:
+    return int((time.perf_counter() - trip.started) * 1000)
 
 
 def _prompt_estimate(trip: Trip) -> int:
@@ -192,121 +475,6 @@ def _account(state: AppState, trip: Trip, usage: Usage) -> Accounting:
     )
 
 
-def _timeout(trip: Trip, seconds: float) -> ApiError:
-    return from_provider_error(
-        UpstreamTimeout(
-            trip.target.provider_id,
-            f"The provider did not answer within {seconds:g} s.",
-            timeout_ms=int(seconds * 1000),
-        )
-    )
-
-
-def _mapped(state: AppState, trip: Trip, exc: ProviderError) -> ApiError:
-    active = state.registry.active_ids(trip.principal.workspace_id)
-    return from_provider_error(exc, available_models=available_models(state.catalog, active))
-
-
-# -- streamed ------------------------------------------------------------------------------
-
-
-async def _open_stream(
-    state: AppState, trip: Trip, adapter: Provider, admission: Admission
-) -> StreamAnswer:
-    """Open the upstream stream and wait for its first chunk before answering.
-
-    From here the body owns the admission: it settles and releases it when the stream
-    ends, whichever way.
-    """
-    request = attrs.evolve(trip.params.request, model=trip.target.upstream_model)
-    _meter_request(state, trip)
-    upstream = adapter.chat_stream(request)
-    timeout = state.settings.first_chunk_timeout_s
-    chunks: AsyncIterator[ChatChunk] | None = None
-    try:
-        with trio.fail_after(timeout):
-            chunks = await upstream.__aenter__()
-            first = await _first_chunk(chunks)
-    except BaseException as exc:
-        if chunks is not None:
-            await _close_quietly(upstream, chunks)
-        error = _stream_start_error(state, trip, exc, timeout)
-        if error is None:
-            raise
-        _log_failure(state, trip, error)
-        raise error from None
-    body = ChatStreamBody(
-        trip,
-        upstream,
-        chunks,
-        first,
-        idle_timeout_s=state.settings.stream_idle_timeout_s,
-        accountant=lambda usage, chars: _stream_accounting(state, trip, usage, chars),
-        on_finish=lambda outcome: _finish_stream(state, trip, admission, outcome),
-    )
-    # Should the body never be entered (the client left before sending began), the
-    # slot still comes back when the body is collected; release is idempotent.
-    weakref.finalize(body, admission.release)
-    headers = (
-        base_headers(trip)
-        | admission.headers()
-        | {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    )
-    return StreamAnswer(body, headers)
-
-
-async def _first_chunk(chunks: AsyncIterator[ChatChunk]) -> ChatChunk | None:
-    try:
-        chunk = await chunks.__anext__()
-    except StopAsyncIteration:
-        return None
-    return chunk
-
-
-def _stream_start_error(
-    state: AppState, trip: Trip, exc: BaseException, timeout: float
-) -> ApiError | None:
-    """The HTTP error for a stream that failed before its first chunk (None: re-raise)."""
-    if isinstance(exc, trio.TooSlowError):
-        return _timeout(trip, timeout)
-    if isinstance(exc, ProviderError):
-        return _mapped(state, trip, exc)
-    return None
-
-
-async def _close_quietly(
-    upstream: AbstractAsyncContextManager[Any], chunks: AsyncIterator[ChatChunk]
-) -> None:
-    """Close a stream that failed to start; its own error is already being reported."""
-    with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
-        cleanup.shield = True
-        aclose = getattr(chunks, "aclose", None)
-        with contextlib.suppress(ProviderError):
-            if aclose is not None:
-                await aclose()
-            await upstream.__aexit__(None, None, None)
-
-
-def _stream_accounting(state: AppState, trip: Trip, usage: Usage | None, chars: int) -> Accounting:
-    if usage is None or not usage.total_tokens:
-        usage = Usage(_prompt_estimate(trip), max(0, (chars + 3) // 4))
-    return _account(state, trip, usage)
-
-
-def _finish_stream(
-    state: AppState, trip: Trip, admission: Admission, outcome: StreamOutcome
-) -> None:
-    accounting = _stream_accounting(state, trip, outcome.usage, outcome.completion_chars)
-    _settle(state, trip, admission, accounting)
-    admission.release()
-    if outcome.state is StreamState.DONE:
-        _log(state, trip, accounting, status=200, error_code=None)
-    elif outcome.error is not None:
-        _log(state, trip, accounting, status=outcome.error.status, error_code=outcome.error.code)
-    else:
-        _log(state, trip, accounting, status=499, error_code="client_disconnected")
-
-
 def _meter_request(state: AppState, trip: Trip) -> None:
     state.limits.upstream.record_request(trip.principal.workspace_id, trip.target.provider_id)
 
@@ -320,49 +488,6 @@ def _settle(state: AppState, trip: Trip, admission: Admission, accounting: Accou
     )
 
 
-# -- usage log -----------------------------------------------------------------------------
-
-
-def _log_success(state: AppState, trip: Trip, accounting: Accounting) -> None:
-    _log(state, trip, accounting, status=200, error_code=None)
-
-
 def _log_failure(state: AppState, trip: Trip, error: ApiError) -> None:
     accounting = _account(state, trip, Usage(0, 0))
-    _log(state, trip, accounting, status=error.status, error_code=error.code)
-
-
-def _log(
-    state: AppState, trip: Trip, accounting: Accounting, *, status: int, error_code: str | None
-) -> None:
-    footprint = accounting.footprint
-    if error_code != "client_disconnected" and status not in (400, 403, 404):
-        state.health.record(
-            trip.principal.workspace_id,
-            trip.target.provider_id,
-            ok=status < 400,
-            latency_ms=accounting.latency_ms,
-            error_type=error_code,
-        )
-    state.usage.submit(
-        UsageRecord(
-            request_id=trip.request_id,
-            key_id=trip.principal.key_id,
-            workspace_id=trip.principal.workspace_id,
-            model=trip.target.model_id,
-            provider=trip.target.provider_id,
-            endpoint="chat",
-            status=status,
-            created_at=datetime.fromtimestamp(trip.created, UTC),
-            prompt_tokens=accounting.usage.prompt_tokens,
-            completion_tokens=accounting.usage.completion_tokens,
-            cost_usd=accounting.cost.total,
-            latency_ms=accounting.latency_ms,
-            energy_kwh=footprint.energy_kwh if footprint else 0.0,
-            carbon_gco2e=footprint.carbon_gco2e if footprint else 0.0,
-            error_code=error_code,
-            project=trip.labels.project,
-            team=trip.labels.team,
-            tags=trip.labels.tags,
-        )
-    )
+    log_usage(state, trip, accounting, status=error.status, error_code=error.code)

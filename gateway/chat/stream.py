@@ -8,7 +8,7 @@ cancels the iteration, which is how the upstream learns at once that nobody list
 
 The lifecycle is a small state table rather than a set of flags:
 
-    STREAMING --upstream ended-------------> FINISHING --frames sent--> DONE
+    STREAMING --upstream ended-------------> DONE (final frames queued)
     STREAMING --upstream failed / timeout--> FAILED (one error event) -> DONE
     any       --exit before DONE (client went away)---------------------> ABANDONED
 """
@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
+from typing import Any
 
 import attrs
 import trio
 from quart.wrappers.response import ResponseBody
 
+from gateway.cache import StreamAssembler
 from gateway.chat import render
 from gateway.chat.accounting import Accounting
 from gateway.chat.trip import Trip
@@ -67,13 +69,14 @@ class ChatStreamBody(ResponseBody):
     def __init__(
         self,
         trip: Trip,
-        upstream: AbstractAsyncContextManager[AsyncIterator[ChatChunk]],
+        upstream: AbstractAsyncContextManager[Any],
         chunks: AsyncIterator[ChatChunk],
-        first: ChatChunk | None,
+        head: Sequence[ChatChunk],
         *,
         idle_timeout_s: float,
         accountant: Accountant,
         on_finish: Finisher,
+        assembler: StreamAssembler | None = None,
     ) -> None:
         self._trip = trip
         self._upstream = upstream
@@ -89,8 +92,9 @@ class ChatStreamBody(ResponseBody):
         self._tools: list[str] = []
         self._error: ApiError | None = None
         self._finished = False
-        if first is not None:
-            self._translate(first)
+        self.assembler = assembler
+        for chunk in head:
+            self._translate(chunk)
 
     async def __aenter__(self) -> ChatStreamBody:
         return self
@@ -101,16 +105,23 @@ class ChatStreamBody(ResponseBody):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Close the upstream whatever happened; a cancelled exit still closes it."""
+        """Close the upstream whatever happened; a cancelled exit still closes it.
+
+        The upstream context (a race holding the winner's connection) is exited exactly
+        where it was entered, outside any scope of ours: it owns a nursery, and its own
+        exit closes the winner, under cancellation too.
+        """
         if self._state is StreamState.STREAMING:
             self._state = StreamState.ABANDONED
-        with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
-            cleanup.shield = True
-            aclose = getattr(self._chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        try:
+            with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
+                cleanup.shield = True
+                aclose = getattr(self._chunks, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        finally:
             await self._upstream.__aexit__(None, None, None)
-        self._report()
+            self._report()
 
     def __aiter__(self) -> ChatStreamBody:
         return self
@@ -142,6 +153,8 @@ class ChatStreamBody(ResponseBody):
             self._translate(chunk)
 
     def _translate(self, chunk: ChatChunk) -> None:
+        if self.assembler is not None:
+            self.assembler.add(chunk)
         if chunk.content:
             self._chars += len(chunk.content)
             self._out.append(render.content_chunk(self._trip, chunk.content))

@@ -13,6 +13,7 @@ import attrs
 from gateway.auth import Principal
 from gateway.chat.resolve import Resolution, Target
 from gateway.chat.validation import ChatParams
+from gateway.routing.rules import Rule
 
 
 @attrs.frozen
@@ -45,10 +46,21 @@ class Trip:
     resolution: Resolution
     task_type: str
     labels: RequestLabels
+    rule: Rule | None = None  # the routing rule that matched, if any
+    # Filled in once the upstream race is decided (or the cache answered).
+    served: Target | None = None
+    attempts: tuple[Mapping[str, object], ...] = ()
+    retries: int = 0
+    cache_hit: bool = False
 
     @property
     def target(self) -> Target:
-        return self.resolution.target
+        """The target that served (or will serve) the request."""
+        return self.served or self.resolution.target
+
+    @property
+    def fell_back(self) -> bool:
+        return self.served is not None and self.served != self.resolution.target
 
     @property
     def model_used(self) -> str:

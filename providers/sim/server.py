@@ -210,9 +210,15 @@ class SimServer(SimContext):
     ) -> bool:
         """Answer one request; True when the connection may serve another."""
         try:
-            answer = await self._dispatch(parsed)
+            if self._may_wait():
+                answer = await self._dispatch_watched(conn, parser, parsed)
+            else:
+                answer = await self._dispatch(parsed)
         except StreamCut:
             self.stats.connections_cut += 1
+            return False
+        if answer is None:
+            self.stats.client_disconnects += 1  # the client left while we were waiting
             return False
         if isinstance(answer, SimStream):
             return await self._send_stream(conn, parser, answer, parsed.keep_alive)
@@ -229,6 +235,23 @@ class SimServer(SimContext):
             self.stats.client_disconnects += 1
             return False
         return parsed.keep_alive
+
+    def _may_wait(self) -> bool:
+        """Whether answering may take a while (pacing, or a fault that delays)."""
+        config = self.config
+        return bool(config.ttft_ms or config.tokens_per_second or self.faults.active())
+
+    async def _dispatch_watched(
+        self, conn: Connection, parser: RequestParser, parsed: ParsedRequest
+    ) -> SimResponse | SimStream | None:
+        """`_dispatch` while watching the client: None when it hung up meanwhile, so a
+        gateway that abandons a slow request (a lost hedge race) is seen doing so."""
+        answer: SimResponse | SimStream | None = None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_watch_peer, conn, parser, nursery.cancel_scope)
+            answer = await self._dispatch(parsed)
+            nursery.cancel_scope.cancel()
+        return answer
 
     async def _dispatch(self, parsed: ParsedRequest) -> SimResponse | SimStream:
         found = self._router.find(parsed.method, parsed.path)

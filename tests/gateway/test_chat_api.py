@@ -272,8 +272,11 @@ async def test_upstream_failures_map_to_the_spec_codes(
 ) -> None:
     assert gateway.sim is not None
     gateway.sim.faults.add(Fault(model=upstream(model), status=status, remaining=1))
-    with pytest.raises(error_type) as caught:
-        await client.chat.completions.create(model=model, messages=HELLO, stream=stream)
+    provider = "openai" if model.startswith("gpt") else "anthropic"
+    with pytest.raises(error_type) as caught:  # a forced provider has no fallbacks
+        await client.chat.completions.create(
+            model=model, messages=HELLO, stream=stream, extra_body={"provider": provider}
+        )
     assert caught.value.status_code == expected_status
     body: Any = caught.value.body
     assert body["code"] == code
@@ -286,7 +289,9 @@ async def test_a_slow_upstream_is_a_gateway_timeout(
     assert gateway.sim is not None
     gateway.sim.faults.add(Fault(model="gpt-4o-mini", delay_ms=5_000, remaining=1))
     with trio.fail_after(4), pytest.raises(openai.APIStatusError) as caught:
-        await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO)
+        await client.chat.completions.create(
+            model="gpt-4o-mini", messages=HELLO, extra_body={"provider": "openai"}
+        )
     assert caught.value.status_code == 504
     assert caught.value.body["code"] == "provider_timeout"  # type: ignore[index]
     assert caught.value.body["timeout_ms"] == 1000  # type: ignore[index]

@@ -69,7 +69,7 @@ async def open_body(provider: FakeProvider, outcomes: list[StreamOutcome]) -> Ch
         trip,
         upstream,
         chunks,
-        first,
+        (first,),
         idle_timeout_s=IDLE_S,
         accountant=lambda usage, chars: account(
             catalog, trip.target.info, usage or Usage(1, chars // 4), latency_ms=1, task_type=None

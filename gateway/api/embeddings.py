@@ -1,0 +1,29 @@
+"""POST /v1/embeddings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from quart import Blueprint, Response, request
+
+from gateway.retrieval.embeddings import encode_body, serve_embeddings
+from gateway.state import AppState
+from gateway.web import authenticate, read_json
+
+
+def embeddings_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("embeddings", __name__)
+
+    @bp.post("/v1/embeddings")
+    async def embeddings() -> Response:
+        principal = await authenticate(state)
+        body = await read_json()
+        headers = cast(Mapping[str, str], request.headers)  # case-insensitive lookups
+        answer = await serve_embeddings(state, principal, body, headers)
+        payload = await encode_body(answer.body)  # large answers are encoded off the loop
+        return Response(
+            payload, status=answer.status, headers=answer.headers, content_type="application/json"
+        )
+
+    return bp

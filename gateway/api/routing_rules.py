@@ -1,0 +1,316 @@
+"""Management of routing rules: list, create, read, patch, enable/disable, delete, test.
+
+Every call is scoped to the caller's workspace: a rule id of another workspace is answered
+exactly like an unknown one (404). Two enabled rules of a workspace may not share a
+priority (409 `priority_conflict`); disabled rules do not count, so enabling one whose
+priority has since been taken is refused the same way. Changes reach the in-memory rule
+book before the response is sent, so the next chat request is routed by them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Set
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+import sqlite_utils
+from quart import Blueprint, Response, request
+
+from gateway.auth import Principal
+from gateway.chat.validation import ROUTING_MODES, parse_chat_body
+from gateway.errors import ApiError, invalid_request, not_found
+from gateway.routing.apply import DryRun, dry_run
+from gateway.routing.book import RuleBook
+from gateway.routing.context import chat_context
+from gateway.routing.rule_input import next_enabled, parse_create, parse_patch
+from gateway.routing.rules import Actions, Evaluation
+from gateway.state import AppState
+from gateway.web import authenticate, iso, json_response, read_object
+from store import audit, keys
+from store import rules as rule_store
+from store.audit import AuditEvent
+from store.keys import ApiKeyRecord
+from store.rules import PriorityConflictError, RoutingRuleRecord
+
+RULES = "/v1/management/routing-rules"
+TEST_ONLY_FIELDS = ("headers", "api_key_id", "at")
+
+
+def rule_to_api(record: RoutingRuleRecord) -> dict[str, Any]:
+    """The spec's Routing rule object."""
+    return {
+        "id": record.id,
+        "object": "routing_rule",
+        "name": record.name,
+        "priority": record.priority,
+        "enabled": record.enabled,
+        "conditions": dict(record.conditions),
+        "actions": dict(record.actions),
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+    }
+
+
+def priority_conflict(error: PriorityConflictError) -> ApiError:
+    return ApiError(
+        409,
+        "priority_conflict",
+        f"Priority {error.priority} is already held by the enabled rule "
+        f"'{error.holder.name}' ({error.holder.id}); choose another priority or disable it.",
+        param="priority",
+        value=error.priority,
+        conflicting_rule={"id": error.holder.id, "name": error.holder.name},
+    )
+
+
+def routing_rules_blueprint(state: AppState, book: RuleBook) -> Blueprint:
+    bp = Blueprint("routing_rules", __name__)
+
+    async def manager() -> Principal:
+        principal = await authenticate(state)
+        principal.require("management")
+        return principal
+
+    async def write(
+        rule_id: str | None,
+        fn: Callable[[sqlite_utils.Database], RoutingRuleRecord | None],
+    ) -> RoutingRuleRecord:
+        """Run a store write; 409 on a priority clash, 404 when the rule is gone."""
+        try:
+            record = await state.db.run(fn)
+        except PriorityConflictError as exc:
+            raise priority_conflict(exc) from None
+        if record is None:
+            raise rule_not_found(rule_id or "")
+        book.put(record)
+        return record
+
+    async def find(principal: Principal, rule_id: str) -> RoutingRuleRecord:
+        ws = principal.workspace_id
+        record = await state.db.run(lambda d: rule_store.get(d, rule_id, ws))
+        if record is None:
+            raise rule_not_found(rule_id)
+        return record
+
+    async def record_audit(principal: Principal, kind: str, record: RoutingRuleRecord) -> None:
+        event = AuditEvent(
+            workspace_id=principal.workspace_id,
+            type=kind,
+            actor_id=principal.key_id,
+            target_type="routing_rule",
+            target_id=record.id,
+            ip_address=request.remote_addr,
+            timestamp=datetime.now(UTC),
+            details={"name": record.name, "priority": record.priority},
+        )
+        await state.db.run(lambda d: audit.append(d, event))
+
+    @bp.get(RULES)
+    async def list_rules() -> Response:
+        principal = await manager()
+        ws = principal.workspace_id
+        records = await state.db.run(lambda d: rule_store.list_rules(d, ws))
+        return json_response({"object": "list", "rules": [rule_to_api(r) for r in records]})
+
+    @bp.post(RULES)
+    async def create_rule() -> Response:
+        principal = await manager()
+        spec = parse_create(await read_object(), state.catalog)
+        now = datetime.now(UTC)
+        record = await write(
+            None,
+            lambda d: rule_store.create(
+                d,
+                workspace_id=principal.workspace_id,
+                name=spec.name,
+                priority=spec.priority,
+                enabled=spec.enabled,
+                conditions=spec.conditions,
+                actions=spec.actions,
+                now=now,
+            ),
+        )
+        await record_audit(principal, "routing_rule.created", record)
+        return json_response(rule_to_api(record), 201)
+
+    @bp.post(f"{RULES}/test")
+    async def test_rules() -> Response:
+        principal = await manager()
+        return json_response(await _test(state, book, principal, await read_object()))
+
+    @bp.get(f"{RULES}/<rule_id>")
+    async def read_rule(rule_id: str) -> Response:
+        principal = await manager()
+        return json_response(rule_to_api(await find(principal, rule_id)))
+
+    @bp.patch(f"{RULES}/<rule_id>")
+    async def patch_rule(rule_id: str) -> Response:
+        principal = await manager()
+        await find(principal, rule_id)
+        changes = parse_patch(await read_object(), state.catalog)
+        ws = principal.workspace_id
+        record = await write(rule_id, lambda d: rule_store.update(d, rule_id, ws, **changes))
+        await record_audit(principal, "routing_rule.updated", record)
+        return json_response(rule_to_api(record))
+
+    async def switch(rule_id: str, trigger: str) -> Response:
+        principal = await manager()
+        current = await find(principal, rule_id)
+        enabled = next_enabled(current.enabled, trigger)
+        now = datetime.now(UTC)
+        ws = principal.workspace_id
+        record = await write(
+            rule_id, lambda d: rule_store.set_enabled(d, rule_id, ws, enabled, now)
+        )
+        if current.enabled != record.enabled:
+            await record_audit(principal, f"routing_rule.{trigger}d", record)
+        return json_response(rule_to_api(record))
+
+    @bp.post(f"{RULES}/<rule_id>/enable")
+    async def enable_rule(rule_id: str) -> Response:
+        return await switch(rule_id, "enable")
+
+    @bp.post(f"{RULES}/<rule_id>/disable")
+    async def disable_rule(rule_id: str) -> Response:
+        return await switch(rule_id, "disable")
+
+    @bp.delete(f"{RULES}/<rule_id>")
+    async def delete_rule(rule_id: str) -> Response:
+        principal = await manager()
+        record = await find(principal, rule_id)
+        ws = principal.workspace_id
+        if not await state.db.run(lambda d: rule_store.delete(d, rule_id, ws)):
+            raise rule_not_found(rule_id)
+        book.remove(ws, rule_id)
+        await record_audit(principal, "routing_rule.deleted", record)
+        return json_response({"id": rule_id, "object": "routing_rule", "deleted": True})
+
+    return bp
+
+
+def rule_not_found(rule_id: str) -> ApiError:
+    return not_found("rule_not_found", f"No routing rule '{rule_id}' in this workspace.")
+
+
+# -- the dry run -----------------------------------------------------------------------------
+
+
+async def _test(
+    state: AppState, book: RuleBook, principal: Principal, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Route a chat-style body as the chat endpoint would, without calling any upstream.
+
+    Extensions of the body: `headers` (the request headers to assume), `api_key_id` (a key
+    of this workspace to assume as the caller, default the caller), `at` (ISO 8601 instant
+    to assume, default now). The workspace's enabled rules are the ones evaluated; when no
+    provider is configured, every catalog provider counts as active so that rules can be
+    tried before the providers are set up.
+    """
+    chat_body = {k: v for k, v in body.items() if k not in TEST_ONLY_FIELDS}
+    params = parse_chat_body(chat_body)
+    if chat_body.get("metadata") is not None and not isinstance(chat_body["metadata"], dict):
+        raise invalid_request("'metadata' must be an object.", param="metadata")
+    headers = _test_headers(body.get("headers"))
+    key = await _test_key(state, principal, body.get("api_key_id"))
+    ctx = chat_context(state.catalog, key, chat_body, headers, _test_instant(body.get("at")))
+    mode = params.routing_mode or _mode(headers.get("x-routing-mode"))
+    ws = principal.workspace_id
+    active: Set[str] = state.registry.active_ids(ws) or {p.id for p in state.catalog.providers()}
+    run = dry_run(
+        state.catalog,
+        active,
+        book.enabled(ws),
+        ctx,
+        model=params.model,
+        mode=mode,
+        max_tokens=params.request.max_tokens,
+        provider=params.provider,
+    )
+    return _dry_run_to_api(run)
+
+
+def _dry_run_to_api(run: DryRun) -> dict[str, Any]:
+    matched = run.matched
+    target = run.resolution.target
+    return {
+        "matched_rule": (
+            None
+            if matched is None
+            else {"id": matched.id, "name": matched.name, "priority": matched.priority}
+        ),
+        "resolved_model": target.model_id,
+        "provider": target.provider_id,
+        "fallback_chain": run.fallback_chain,
+        "estimated_cost": None if run.cost is None else run.cost.total,
+        "estimated_tokens": {"prompt": run.prompt_tokens, "completion": run.completion_tokens},
+        "actions": None if matched is None else _actions_to_api(matched.actions),
+        "reasoning": run.resolution.reasoning,
+        "conditions_evaluated": [_evaluation_to_api(e) for e in run.evaluations],
+    }
+
+
+def _actions_to_api(actions: Actions) -> dict[str, Any]:
+    shown = attrs.asdict(actions, recurse=True)
+    shown["fallbacks"] = list(actions.fallbacks)
+    return {name: value for name, value in shown.items() if value not in (None, [])}
+
+
+def _evaluation_to_api(evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "rule_id": evaluation.rule.id,
+        "name": evaluation.rule.name,
+        "priority": evaluation.rule.priority,
+        "matched": evaluation.matched,
+        "conditions": dict(evaluation.conditions),
+    }
+
+
+def _test_headers(value: Any) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise invalid_request(
+            "'headers' must be an object of header names to string values.",
+            param="headers",
+            value=value,
+        )
+    return {k.lower(): v for k, v in value.items()}
+
+
+def _mode(value: str | None) -> str:
+    if value is None:
+        return "balanced"
+    if value not in ROUTING_MODES:
+        raise invalid_request(
+            "'X-Routing-Mode' names no routing mode.", param="headers.X-Routing-Mode", value=value
+        )
+    return value
+
+
+async def _test_key(state: AppState, principal: Principal, key_id: Any) -> ApiKeyRecord:
+    if key_id is None:
+        return principal.key
+    if not isinstance(key_id, str):
+        raise invalid_request("'api_key_id' must be a key id.", param="api_key_id", value=key_id)
+    ws = principal.workspace_id
+    record = await state.db.run(lambda d: keys.get(d, key_id, ws))
+    if record is None:
+        raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
+    return record
+
+
+def _test_instant(value: Any) -> datetime:
+    if value is None:
+        return datetime.now(UTC)
+    try:
+        if not isinstance(value, str):
+            raise ValueError
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid_request(
+            "'at' must be an ISO 8601 timestamp.", param="at", value=value
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)

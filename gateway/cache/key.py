@@ -1,0 +1,130 @@
+"""The cache key of a chat request: what makes two requests "the same question".
+
+Pure and I/O-free. The key is the SHA-256 of a canonical JSON document built from the
+request as the upstream will see it, so two requests share a key exactly when they would
+put the same question to the same model of the same provider for the same workspace.
+
+What is normalised (spellings that cannot change the answer):
+
+- JSON key order and whitespace (the document is dumped with sorted keys, compact).
+- Sampling defaults made explicit: `temperature` and `top_p` absent mean 1.0, the two
+  penalties absent mean 0.0; numbers compare as floats (`1` equals `1.0`).
+- `stop`: a string, a one-item list and a list with repeats or in another order are the
+  same set of stop sequences; an empty list is no stop at all.
+- `tools`: an empty list is no tools; `null` members of a tool or its `function` are
+  dropped (a schema's own `null`s, e.g. a `default`, are kept: they mean something).
+- `tool_choice`: without tools it cannot matter and is dropped; with tools, absent means
+  `auto`.
+- `response_format`: absent equals `{"type": "text"}`.
+- Messages: `null` members are dropped (`"name": null` is no name; an assistant turn with
+  tool calls and `"content": null` equals one without `content`), and a content array made
+  of one single text part equals that text as a plain string.
+
+What is deliberately *not* normalised: the text itself. Whitespace, case and Unicode form
+are kept byte for byte, since a trailing space or newline changes the tokens the model
+reads and so may change its answer; an exact-match cache must never hand one question
+the answer to another. The order of messages, of content parts and of tools is kept too.
+
+Left out of the key because they never reach the model's answer: `user`, `stream`,
+`stream_options`, the `service` extension (tags, fallbacks, retry), routing headers and
+the client's model alias (the *resolved* provider and upstream model are in the key, so
+`auto` and an explicit model share entries when they resolve alike). `seed` and
+`max_tokens` are kept as given (absent `max_tokens` means the model's own default, which
+is no particular number).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from providers.types import ChatRequest
+
+KEY_VERSION = 1
+"""Bumped whenever the normalisation changes, so that old and new keys never collide."""
+
+_DEFAULT_TEMPERATURE = 1.0
+_DEFAULT_TOP_P = 1.0
+_DEFAULT_PENALTY = 0.0
+
+_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
+def cache_key(
+    *, workspace_id: str, provider_id: str, upstream_model: str, request: ChatRequest
+) -> str:
+    """The hex SHA-256 key of `request` sent to `provider_id`/`upstream_model` for a workspace."""
+    document = canonical_request(
+        workspace_id=workspace_id,
+        provider_id=provider_id,
+        upstream_model=upstream_model,
+        request=request,
+    )
+    # `surrogatepass`: JSON may carry lone surrogates ("\ud800"); they still hash, distinctly.
+    return hashlib.sha256(_dumps(document).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def canonical_request(
+    *, workspace_id: str, provider_id: str, upstream_model: str, request: ChatRequest
+) -> dict[str, Any]:
+    """The normalised document the key hashes (exposed so tests and logs can show it)."""
+    tools = _tools(request.tools)
+    return {
+        "v": KEY_VERSION,
+        "workspace": workspace_id,
+        "provider": provider_id,
+        "model": upstream_model,
+        "messages": [_message(m) for m in request.messages],
+        "temperature": _float(request.temperature, _DEFAULT_TEMPERATURE),
+        "top_p": _float(request.top_p, _DEFAULT_TOP_P),
+        "presence_penalty": _float(request.presence_penalty, _DEFAULT_PENALTY),
+        "frequency_penalty": _float(request.frequency_penalty, _DEFAULT_PENALTY),
+        "max_tokens": request.max_tokens,
+        "stop": sorted(set(request.stop)) if request.stop else None,
+        "tools": tools,
+        "tool_choice": _tool_choice(request.tool_choice, has_tools=tools is not None),
+        "response_format": _response_format(request.response_format),
+        "seed": request.seed,
+    }
+
+
+def _float(value: float | None, default: float) -> float:
+    return float(default if value is None else value)
+
+
+def _message(message: Mapping[str, Any]) -> dict[str, Any]:
+    normalised = {k: v for k, v in message.items() if v is not None}
+    content = normalised.get("content")
+    if isinstance(content, list) and len(content) == 1:
+        part = content[0]
+        if isinstance(part, Mapping) and part.get("type") == "text" and len(part) == 2:
+            normalised["content"] = part.get("text")
+    return normalised
+
+
+def _tools(tools: Sequence[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
+    if not tools:
+        return None
+    return [_tool(tool) for tool in tools]
+
+
+def _tool(tool: Mapping[str, Any]) -> dict[str, Any]:
+    normalised = {k: v for k, v in tool.items() if v is not None}
+    function = normalised.get("function")
+    if isinstance(function, Mapping):
+        normalised["function"] = {k: v for k, v in function.items() if v is not None}
+    return normalised
+
+
+def _tool_choice(choice: str | Mapping[str, Any] | None, *, has_tools: bool) -> Any:
+    if not has_tools:
+        return None
+    return "auto" if choice is None else choice
+
+
+def _response_format(value: Mapping[str, Any] | None) -> Any:
+    if value is None or dict(value) == {"type": "text"}:
+        return None
+    return value

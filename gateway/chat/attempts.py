@@ -1,0 +1,202 @@
+"""The upstream attempts of one chat request: the chain, each try, and its rules.
+
+The chain is the routed target followed by its fallbacks (from a routing rule, the
+request's `service.fallbacks`, or the model's catalog chain), keeping only providers
+that are active and whose circuit lets requests through. `streams.race` runs it: a
+retryable failure moves on (after the retry policy); a hedge delay starts the next
+candidate alongside a silent one; the first to produce a first result wins.
+
+An attempt's first result is, for a plain call, the whole answer; for a stream, the
+chunks up to and including the first one that carries content, a tool call or the
+finish: a stream that fails before that falls back without the client noticing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+
+import attrs
+import trio
+
+from gateway.chat.resolve import Target, target_of
+from gateway.chat.trip import Trip
+from gateway.circuit import BreakerBook
+from gateway.errors import from_provider_error
+from gateway.health import HealthBook
+from providers.base import Provider
+from providers.catalog import Catalog
+from providers.errors import ProviderError, UpstreamTimeout
+from providers.types import ChatChunk, ChatRequest, ChatResult
+from streams.fallback import Attempt, Outcome, RetryPolicy
+
+HEDGE_FLOOR_S = 0.25
+HEDGE_CEILING_S = 10.0
+HEDGE_MIN_SAMPLES = 20
+
+
+@attrs.frozen
+class Candidate:
+    target: Target
+    adapter: Provider
+
+
+@attrs.frozen
+class Opened:
+    """A stream that has produced its first result: the chunks so far and the rest."""
+
+    head: tuple[ChatChunk, ...]
+    rest: AsyncIterator[ChatChunk]
+
+
+def fallback_targets(catalog: Catalog, trip: Trip, explicit: Sequence[str]) -> list[Target]:
+    """The routed target, then `explicit` fallbacks (rule or request), else the catalog's
+    chain for the model (or, for `auto`, the other candidates it was chosen among)."""
+    chain = [trip.resolution.target]
+    if trip.params.provider is not None:  # a forced provider bypasses routing entirely
+        return chain
+    if explicit:
+        chain += [target_of(m) for m in (catalog.model(i) for i in explicit) if m is not None]
+    else:
+        chain += list(trip.resolution.alternatives)
+    unique: dict[tuple[str, str], Target] = {}
+    for target in chain:
+        unique.setdefault((target.provider_id, target.upstream_model), target)
+    return list(unique.values())
+
+
+def usable(
+    targets: Sequence[Target],
+    adapter_of: Callable[[str], Provider | None],
+    breakers: BreakerBook,
+    workspace_id: str,
+    now: float,
+) -> list[Candidate]:
+    """Targets whose provider is active and whose circuit lets a request through."""
+    chain = []
+    for target in targets:
+        adapter = adapter_of(target.provider_id)
+        if adapter is None:
+            continue
+        if not breakers.breaker(workspace_id, target.provider_id, target.upstream_model).allows(
+            now
+        ):
+            continue
+        chain.append(Candidate(target, adapter))
+    return chain
+
+
+def retryable(codes: Sequence[str]) -> Callable[[Exception], bool]:
+    """Timeouts, throttling and 5xx always move on; `codes` (the spec's error codes, from
+    `service.retry.retryable_errors`) add more."""
+    extra = frozenset(codes)
+
+    def check(exc: Exception) -> bool:
+        if not isinstance(exc, ProviderError):
+            return False
+        return exc.retryable or from_provider_error(exc).code in extra
+
+    return check
+
+
+def retry_policy(max_attempts: int | None, initial_delay_ms: int | None) -> RetryPolicy:
+    return RetryPolicy(
+        max_attempts=max(1, max_attempts or 1),
+        initial_delay=(initial_delay_ms if initial_delay_ms is not None else 100) / 1000,
+        max_delay=5.0,
+    )
+
+
+def hedge_delay(
+    health: HealthBook, workspace_id: str, configured_ms: Callable[[str], float | None]
+) -> Callable[[Candidate], float | None]:
+    """When to start the next candidate beside a silent one: the provider's configured
+    `hedge_after_ms`, else twice its observed p95 time to first result (within bounds,
+    once enough requests were seen), else never."""
+
+    def delay(candidate: Candidate) -> float | None:
+        provider_id = candidate.target.provider_id
+        configured = configured_ms(provider_id)
+        if configured is not None:
+            return configured / 1000
+        p95 = health.first_result_p95_ms(workspace_id, provider_id, HEDGE_MIN_SAMPLES)
+        if p95 is None:
+            return None
+        return min(HEDGE_CEILING_S, max(HEDGE_FLOOR_S, 2 * p95 / 1000))
+
+    return delay
+
+
+def request_for(trip: Trip, target: Target) -> ChatRequest:
+    return attrs.evolve(trip.params.request, model=target.upstream_model)
+
+
+async def complete(trip: Trip, candidate: Candidate, timeout_s: float) -> ChatResult:
+    """One whole call under its deadline; running out is a retryable `UpstreamTimeout`."""
+    try:
+        with trio.fail_after(timeout_s):
+            return await candidate.adapter.chat(request_for(trip, candidate.target))
+    except trio.TooSlowError:
+        raise _timeout(candidate, timeout_s) from None
+
+
+@asynccontextmanager
+async def open_stream(trip: Trip, candidate: Candidate, timeout_s: float) -> AsyncIterator[Opened]:
+    """Open the candidate's stream and read up to its first content; closes on exit."""
+    async with candidate.adapter.chat_stream(request_for(trip, candidate.target)) as chunks:
+        head = await _read_head(chunks, candidate, timeout_s)
+        yield Opened(head, chunks)
+
+
+async def _read_head(
+    chunks: AsyncIterator[ChatChunk], candidate: Candidate, timeout_s: float
+) -> tuple[ChatChunk, ...]:
+    head: list[ChatChunk] = []
+    try:
+        with trio.fail_after(timeout_s):
+            async for chunk in chunks:
+                head.append(chunk)
+                if chunk.content or chunk.tool_calls or chunk.finish_reason:
+                    break
+    except trio.TooSlowError:
+        raise _timeout(candidate, timeout_s) from None
+    return tuple(head)
+
+
+def _timeout(candidate: Candidate, timeout_s: float) -> UpstreamTimeout:
+    return UpstreamTimeout(
+        candidate.target.provider_id,
+        f"The provider did not answer within {timeout_s:g} s.",
+        timeout_ms=int(timeout_s * 1000),
+    )
+
+
+# -- what was attempted --------------------------------------------------------------------
+
+
+def attempt_summary(attempts: Sequence[Attempt[Candidate]]) -> list[dict[str, object]]:
+    """The attempts as the `_gateway` and error bodies report them."""
+    summary = []
+    for attempt in attempts:
+        if attempt.outcome is Outcome.NOT_STARTED:
+            continue
+        error = attempt.error
+        summary.append(
+            {
+                "provider": attempt.candidate.target.provider_id,
+                "model": attempt.candidate.target.model_id,
+                "try": attempt.try_number,
+                "outcome": attempt.outcome.value,
+                "error": from_provider_error(error).code
+                if isinstance(error, ProviderError)
+                else None,
+                "latency_ms": _span_ms(attempt),
+            }
+        )
+    return summary
+
+
+def _span_ms(attempt: Attempt[Candidate]) -> int | None:
+    if attempt.started_at is None or attempt.ended_at is None:
+        return None
+    return int((attempt.ended_at - attempt.started_at) * 1000)

@@ -1,0 +1,146 @@
+"""Serving POST /v1/embeddings: validate, resolve, call upstream, answer OpenAI's shape.
+
+Vectors come back from every adapter as floats; the client's `encoding_format` is applied
+here, once, so `base64` means the same bytes whichever vendor served the request
+(little-endian float32, as OpenAI sends it and as its client decodes it).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import trio
+
+from gateway.auth import Principal
+from gateway.chat.accounting import Accounting, account
+from gateway.chat.resolve import Target
+from gateway.chat.service import JsonAnswer
+from gateway.retrieval.answer import base_headers, service_object
+from gateway.retrieval.embedding_input import (
+    EmbeddingParams,
+    check_for_model,
+    parse_embeddings_body,
+    token_estimate,
+)
+from gateway.retrieval.upstream import Job, call_upstream, new_job, resolve_targets
+from gateway.state import AppState
+from providers.base import Provider
+from providers.errors import UpstreamHTTPError
+from providers.types import EmbeddingRequest, EmbeddingResult, Usage
+
+# Above this many float components, encoding the answer takes long enough (about 2.5 us a
+# number: seconds for a full batch of wide vectors) to stall every other request on the
+# event loop, so it moves to a worker thread.
+OFFLOAD_NUMBERS = 20_000
+_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
+
+async def serve_embeddings(
+    state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
+) -> JsonAnswer:
+    """Answer one embeddings request (raises `ApiError` for client mistakes and upstream
+    failures). Cancellation closes the upstream call and propagates."""
+    principal.require("embeddings")
+    params = parse_embeddings_body(body)
+    targets = resolve_targets(
+        state,
+        principal,
+        model=params.model,
+        provider=params.provider,
+        fallbacks=params.service.fallbacks,
+        capability="embeddings",
+    )
+    for target in targets:
+        check_for_model(params, target.info)
+    job = new_job("embeddings", principal, headers)
+
+    async def embed(adapter: Provider, target: Target) -> EmbeddingResult:
+        return await _embed(adapter, target, params)
+
+    def accountant(target: Target, result: EmbeddingResult | None) -> Accounting:
+        return _account(state, job, target, params, result)
+
+    served = await call_upstream(state, job, targets, embed, accountant)
+    answer = embeddings_body(job, served.target, params, served.result, served.accounting)
+    return JsonAnswer(200, answer, base_headers(job, served.target, served.accounting))
+
+
+async def _embed(adapter: Provider, target: Target, params: EmbeddingParams) -> EmbeddingResult:
+    request = EmbeddingRequest(
+        model=target.upstream_model,
+        inputs=params.inputs,
+        dimensions=params.dimensions,
+        user=params.user,
+    )
+    result = await adapter.embed(request)
+    if len(result.vectors) != len(params.inputs):  # would misalign every index after it
+        raise UpstreamHTTPError(
+            target.provider_id,
+            f"the upstream returned {len(result.vectors)} vectors for {len(params.inputs)} inputs",
+            status=502,
+        )
+    return result
+
+
+def _account(
+    state: AppState,
+    job: Job,
+    target: Target,
+    params: EmbeddingParams,
+    result: EmbeddingResult | None,
+) -> Accounting:
+    """Tokens as the vendor billed them, else estimated; nothing for a failed call."""
+    if result is None:
+        usage = Usage()
+    else:
+        usage = Usage(result.usage.prompt_tokens or token_estimate(params.inputs))
+    return account(state.catalog, target.info, usage, latency_ms=job.elapsed_ms(), task_type=None)
+
+
+# -- the answer ----------------------------------------------------------------------------
+
+
+def embeddings_body(
+    job: Job,
+    target: Target,
+    params: EmbeddingParams,
+    result: EmbeddingResult,
+    accounting: Accounting,
+) -> dict[str, Any]:
+    tokens = accounting.usage.prompt_tokens
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": index, "embedding": encode(vector, params)}
+            for index, vector in enumerate(result.vectors)
+        ],
+        "model": target.model_id,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        "service": service_object(job, target, accounting),
+    }
+
+
+def encode(vector: Sequence[float], params: EmbeddingParams) -> list[float] | str:
+    if params.encoding_format == "base64":
+        return base64_vector(vector)
+    return [float(x) for x in vector]
+
+
+def base64_vector(vector: Sequence[float]) -> str:
+    """Little-endian float32, base64: OpenAI's `encoding_format=base64`, byte for byte."""
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+
+
+async def encode_body(body: dict[str, Any]) -> bytes:
+    """The answer as JSON bytes, encoded off the event loop when it is large (float vectors;
+    base64 strings encode fast). On cancellation the encoding finishes, then is dropped."""
+    numbers = sum(
+        len(item["embedding"]) for item in body["data"] if isinstance(item["embedding"], list)
+    )
+    if numbers < OFFLOAD_NUMBERS:
+        return _encode(body).encode()
+    return await trio.to_thread.run_sync(lambda: _encode(body).encode())

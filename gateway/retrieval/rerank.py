@@ -1,0 +1,131 @@
+"""Serving POST /v1/rerank: validate, resolve, call upstream, answer Cohere's shape.
+
+Permission: `embeddings`. The spec names no `rerank` permission and rerank belongs to the
+same retrieval family ("Text embeddings and reranking"), so a key that may embed may rerank.
+
+Results are ordered by relevance, best first, and cut to `top_n` here whatever the vendor
+did; cost is the vendor's billing unit (search units for Cohere) at list price, and the
+footprint counts the tokens a cross-encoder reads (see `rerank_input.token_estimate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from gateway.auth import Principal
+from gateway.chat.accounting import Accounting, account
+from gateway.chat.resolve import Target
+from gateway.chat.service import JsonAnswer
+from gateway.retrieval.answer import base_headers, service_object
+from gateway.retrieval.rerank_input import (
+    RerankParams,
+    check_for_model,
+    parse_rerank_body,
+    token_estimate,
+)
+from gateway.retrieval.upstream import Job, call_upstream, new_job, resolve_targets
+from gateway.state import AppState
+from providers.base import Provider
+from providers.catalog import CostBreakdown, ModelInfo
+from providers.errors import UpstreamHTTPError
+from providers.types import RerankHit, RerankRequest, RerankResult, Usage
+
+
+async def serve_rerank(
+    state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
+) -> JsonAnswer:
+    """Answer one rerank request (raises `ApiError` for client mistakes and upstream
+    failures). Cancellation closes the upstream call and propagates."""
+    principal.require("embeddings")
+    params = parse_rerank_body(body)
+    targets = resolve_targets(
+        state,
+        principal,
+        model=params.model,
+        provider=params.provider,
+        fallbacks=params.service.fallbacks,
+        capability="rerank",
+    )
+    for target in targets:
+        check_for_model(params, target.info)
+    job = new_job("rerank", principal, headers)
+
+    async def rerank(adapter: Provider, target: Target) -> RerankResult:
+        return await _rerank(adapter, target, params)
+
+    def accountant(target: Target, result: RerankResult | None) -> Accounting:
+        return _account(state, job, target, params, result)
+
+    served = await call_upstream(state, job, targets, rerank, accountant)
+    answer = rerank_body(job, served.target, params, served.result, served.accounting)
+    return JsonAnswer(200, answer, base_headers(job, served.target, served.accounting))
+
+
+async def _rerank(adapter: Provider, target: Target, params: RerankParams) -> RerankResult:
+    request = RerankRequest(
+        model=target.upstream_model,
+        query=params.query,
+        documents=[doc.text for doc in params.documents],
+        top_n=params.top_n,
+    )
+    result = await adapter.rerank(request)
+    count = len(params.documents)
+    if any(not 0 <= hit.index < count for hit in result.hits):  # would point past the input
+        raise UpstreamHTTPError(
+            target.provider_id, "the upstream ranked a document that was not sent", status=502
+        )
+    return result
+
+
+def _account(
+    state: AppState, job: Job, target: Target, params: RerankParams, result: RerankResult | None
+) -> Accounting:
+    usage = Usage() if result is None else Usage(token_estimate(params))
+    accounting = account(
+        state.catalog, target.info, usage, latency_ms=job.elapsed_ms(), task_type=None
+    )
+    if result is None or target.info is None:
+        return accounting
+    return attrs.evolve(accounting, cost=unit_cost(target.info, result, usage))
+
+
+def unit_cost(info: ModelInfo, result: RerankResult, usage: Usage) -> CostBreakdown:
+    """Search units at the unit price for models billed per search, else tokens."""
+    if info.pricing.unit != "search" or info.pricing.unit_price is None:
+        return info.cost(usage.prompt_tokens, 0)
+    total = info.unit_cost(result.search_units)
+    return CostBreakdown(input=total, output=0.0, total=total)
+
+
+# -- the answer ----------------------------------------------------------------------------
+
+
+def rerank_body(
+    job: Job, target: Target, params: RerankParams, result: RerankResult, accounting: Accounting
+) -> dict[str, Any]:
+    hits = ranked(result.hits, params.top_n)
+    return {
+        "id": job.request_id,
+        "results": [_result(hit, params) for hit in hits],
+        "meta": {"billed_units": {"search_units": result.search_units}},
+        "service": service_object(job, target, accounting),
+    }
+
+
+def ranked(hits: Sequence[RerankHit], top_n: int | None) -> list[RerankHit]:
+    """Best first (ties by original position), at most `top_n`."""
+    ordered = sorted(hits, key=lambda hit: (-hit.relevance_score, hit.index))
+    return ordered if top_n is None else ordered[:top_n]
+
+
+def _result(hit: RerankHit, params: RerankParams) -> dict[str, Any]:
+    item: dict[str, Any] = {"index": hit.index, "relevance_score": hit.relevance_score}
+    if params.return_documents:
+        doc = params.documents[hit.index]
+        item["document"] = (
+            {"text": doc.text} if doc.id is None else {"text": doc.text, "id": doc.id}
+        )
+    return item

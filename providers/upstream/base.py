@@ -1,0 +1,78 @@
+"""The upstream HTTP interface the adapters talk through: one call, one stream, one close.
+
+Shaped like httpx's one-method transports: `providers.http` needs nothing but a whole
+answer (`request`) and a streamed one (`stream`), so any client offering these two (the
+lean HTTP/1.1 pool, httpx for HTTP/2 or proxies, a test double) can serve every adapter.
+Implementations raise only `providers.upstream.errors` exceptions and take no timeouts
+but their connect timeout: the caller sets deadlines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+import attrs
+
+
+@attrs.frozen(slots=True)
+class UpstreamResponse:
+    """A whole answer; header names are lower-case, repeated headers joined by ", "."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+class UpstreamStream(Protocol):
+    """An answer whose body is still arriving: an async iterator of byte pieces.
+
+    Implementations are classes (`__aiter__` returns self), not async generators, so
+    a reader that stops early leaves nothing for the garbage collector to finalise.
+    The body ends with the iteration; a broken transfer raises `ReadError` or
+    `ProtocolError`.
+    """
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def __aiter__(self) -> UpstreamStream: ...
+
+    async def __anext__(self) -> bytes: ...
+
+    async def read(self) -> bytes:
+        """The rest of the body, whole."""
+        ...
+
+
+class Upstream(Protocol):
+    """A pooled HTTP client shared by every adapter of the app."""
+
+    async def request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> UpstreamResponse:
+        """Send a request and read its whole answer.
+
+        Cancellation closes the connection in use (it is never returned to the pool).
+        """
+        ...
+
+    def stream(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> AbstractAsyncContextManager[UpstreamStream]:
+        """Send a request and hold its answer open while the body is read.
+
+        Entering returns once the status and headers have arrived. Leaving, by any path,
+        gives the connection back to the pool only when the body was read to its end and
+        the upstream allows keep-alive; otherwise the connection is closed at once, so an
+        abandoned stream (a client disconnect, a lost race) reaches the upstream at once.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Close every pooled connection; connections in use close when released."""
+        ...

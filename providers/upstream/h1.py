@@ -1,0 +1,322 @@
+"""A minimal HTTP/1.1 client codec: pure, I/O-free, incremental.
+
+The client side of `providers.sim.http11`: requests are rendered into one byte string,
+responses are parsed from bytes fed in pieces of any size. Only what upstream APIs send
+is understood: a status line and headers, bodies framed by `Content-Length`, by
+`Transfer-Encoding: chunked` (trailers are read and dropped) or by the end of the
+connection; interim 1xx answers are skipped. Anything else is a `ProtocolError`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from urllib.parse import quote
+
+import attrs
+
+from providers.upstream.errors import InvalidRequest, ProtocolError
+
+MAX_HEAD_BYTES = 64 * 1024
+MAX_CHUNK_LINE_BYTES = 4096
+# Headers this codec writes itself; a caller's value for them would contradict it.
+_MANAGED_HEADERS = frozenset({"host", "content-length", "connection", "transfer-encoding"})
+# Methods whose empty body needs no `content-length: 0` (as httpx and browsers do).
+_BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE", "OPTIONS", "TRACE"})
+_NO_BODY_STATUSES = frozenset({204, 304})
+# Anything outside RFC 3986's unreserved, sub-delims, ":@/?" and "%" is percent-encoded,
+# as httpx does; the common target is already clean and skips `quote`.
+_TARGET_UNSAFE = re.compile(r"[^A-Za-z0-9\-._~!$&'()*+,;=:@/?%]")
+_TARGET_SAFE = "-._~!$&'()*+,;=:@/?%"
+
+
+def clean_target(target: str) -> str:
+    """The request target as sent: fragment dropped, unsafe characters percent-encoded."""
+    target = target.partition("#")[0]
+    if not target.startswith("/"):
+        target = "/" + target
+    if _TARGET_UNSAFE.search(target) is not None:
+        target = quote(target, safe=_TARGET_SAFE)
+    return target
+
+
+def render_request(
+    method: str, target: str, host: str, headers: Mapping[str, str], body: bytes
+) -> bytes:
+    """The request head and body as one byte string, ready to send.
+
+    A header name or value containing CR or LF (a credential that does would otherwise
+    inject headers) is refused with `InvalidRequest`.
+    """
+    lines = [
+        f"{name}: {value}\r\n"
+        for name, value in headers.items()
+        if name.lower() not in _MANAGED_HEADERS
+    ]
+    fields = "".join(lines)
+    if fields.count("\n") != len(lines) or fields.count("\r") != len(lines):
+        raise InvalidRequest("a request header contains CR or LF")
+    length = "" if not body and method in _BODYLESS_METHODS else f"content-length: {len(body)}\r\n"
+    head = f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n{fields}{length}"
+    return (head + "connection: keep-alive\r\n\r\n").encode("latin-1") + body
+
+
+@attrs.frozen(slots=True)
+class ResponseHead:
+    """A final (non-1xx) response's status and headers; names are lower-case."""
+
+    status: int
+    headers: dict[str, str]
+    keep_alive: bool
+
+
+def parse_head(raw: bytes) -> ResponseHead:
+    """Parse a status line and headers (without the blank line that ends them)."""
+    lines = raw.decode("latin-1").split("\r\n")
+    version, _, rest = lines[0].partition(" ")
+    code = rest[:3]
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ProtocolError(f"malformed status line {lines[0][:80]!r}")
+    headers = _parse_headers(lines)
+    tokens = headers.get("connection", "").lower()
+    keep_alive = "keep-alive" in tokens if version == "HTTP/1.0" else "close" not in tokens
+    return ResponseHead(int(code), headers, keep_alive)
+
+
+def _parse_headers(lines: list[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep or not name or name[0] in " \t" or name[-1] in " \t":
+            raise ProtocolError(f"malformed header line {line[:80]!r}")
+        key = name.lower()
+        value = value.strip()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return headers
+
+
+class _Body:
+    """How a response body is framed; `decode` consumes what it can of `buffer`."""
+
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = False
+
+    def decode(self, buffer: bytearray) -> bytes:
+        raise NotImplementedError
+
+    def at_eof(self) -> None:
+        """The peer closed the connection: the end, or a cut if the body is incomplete."""
+        if not self.done:
+            raise ProtocolError("the upstream closed the connection mid-body")
+
+
+class _NoBody(_Body):
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        self.done = True
+
+    def decode(self, buffer: bytearray) -> bytes:
+        return b""
+
+
+class _FixedBody(_Body):
+    """A `Content-Length` body."""
+
+    __slots__ = ("_remaining",)
+
+    def __init__(self, size: int) -> None:
+        self._remaining = size
+        self.done = size == 0
+
+    def decode(self, buffer: bytearray) -> bytes:
+        size = min(self._remaining, len(buffer))
+        if size == 0:
+            return b""
+        data = bytes(buffer) if size == len(buffer) else bytes(buffer[:size])
+        del buffer[:size]
+        self._remaining -= size
+        self.done = self._remaining == 0
+        return data
+
+
+class _UntilCloseBody(_Body):
+    """A body with neither length nor chunks: it ends when the connection does."""
+
+    __slots__ = ()
+
+    def decode(self, buffer: bytearray) -> bytes:
+        data = bytes(buffer)
+        buffer.clear()
+        return data
+
+    def at_eof(self) -> None:
+        self.done = True
+
+
+class _ChunkedBody(_Body):
+    """A chunked body, decoded incrementally; chunk extensions and trailers are dropped."""
+
+    __slots__ = ("_remaining", "_state")
+
+    _SIZE, _DATA, _DATA_END, _TRAILERS = range(4)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = self._SIZE
+        self._remaining = 0
+
+    def decode(self, buffer: bytearray) -> bytes:
+        parts: list[bytes] = []
+        while not self.done and self._step(buffer, parts):
+            pass
+        return b"".join(parts)
+
+    def _step(self, buffer: bytearray, parts: list[bytes]) -> bool:
+        """Advance one state; False when `buffer` holds too little to go on."""
+        state = self._state
+        if state == self._DATA:
+            size = min(self._remaining, len(buffer))
+            if size == 0:
+                return False
+            parts.append(bytes(buffer[:size]))
+            del buffer[:size]
+            self._remaining -= size
+            if self._remaining == 0:
+                self._state = self._DATA_END
+            return True
+        if state == self._DATA_END:
+            if len(buffer) < 2:
+                return False
+            if buffer[:2] != b"\r\n":
+                raise ProtocolError("a chunk is not followed by CRLF")
+            del buffer[:2]
+            self._state = self._SIZE
+            return True
+        line = self._take_line(buffer)
+        if line is None:
+            return False
+        if state == self._SIZE:
+            self._start_chunk(line)
+        elif not line:  # the blank line after the trailers
+            self.done = True
+        return True
+
+    def _take_line(self, buffer: bytearray) -> bytes | None:
+        end = buffer.find(b"\r\n")
+        if end < 0:
+            if len(buffer) > MAX_CHUNK_LINE_BYTES:
+                raise ProtocolError("a chunk size or trailer line is too long")
+            return None
+        line = bytes(buffer[:end])
+        del buffer[: end + 2]
+        return line
+
+    def _start_chunk(self, line: bytes) -> None:
+        text = line.split(b";", 1)[0].strip()
+        try:
+            size = int(text, 16)
+        except ValueError:
+            raise ProtocolError(f"bad chunk size {text[:20]!r}") from None
+        if size < 0:
+            raise ProtocolError("negative chunk size")
+        self._remaining = size
+        self._state = self._DATA if size else self._TRAILERS
+
+
+def body_framing(method: str, head: ResponseHead) -> _Body:
+    """How the body of `head` (the answer to `method`) is delimited (RFC 9112, 6.3)."""
+    if method == "HEAD" or head.status in _NO_BODY_STATUSES:
+        return _NoBody()
+    encoding = head.headers.get("transfer-encoding")
+    if encoding is not None:
+        if encoding.lower() != "chunked":
+            raise ProtocolError(f"unsupported transfer-encoding {encoding[:40]!r}")
+        return _ChunkedBody()
+    declared = head.headers.get("content-length")
+    if declared is None:
+        return _UntilCloseBody()
+    return _FixedBody(_content_length(declared))
+
+
+def _content_length(declared: str) -> int:
+    if declared.isdigit():
+        return int(declared)
+    # Repeated identical values (`5, 5`) are allowed by RFC 9110; anything else is not.
+    values = {value.strip() for value in declared.split(",")}
+    value = values.pop()
+    if values or not value.isdigit():
+        raise ProtocolError(f"bad content-length {declared[:40]!r}")
+    return int(value)
+
+
+class ResponseReader:
+    """Turns the bytes of one response into its head and body pieces.
+
+    Feed bytes as they arrive (`feed`, `feed_eof`); take the head once (`take_head`),
+    then body pieces (`take_body`) until `done`. `reusable` says whether the connection
+    may carry another request afterwards.
+    """
+
+    __slots__ = ("_body", "_buffer", "_method", "head", "started")
+
+    def __init__(self, method: str) -> None:
+        self._method = method
+        self._buffer = bytearray()
+        self._body: _Body = _NoBody()
+        self.head: ResponseHead | None = None
+        self.started = False  # whether any byte of the response has arrived
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+        self.started = True
+
+    def feed_eof(self) -> None:
+        """The peer closed its side; raises `ProtocolError` if the response is incomplete."""
+        if self.head is None:
+            if self.started:
+                raise ProtocolError("the upstream closed the connection mid-head")
+            raise ProtocolError("the upstream closed the connection before answering")
+        self._body.at_eof()
+
+    def take_head(self) -> ResponseHead | None:
+        """The final response head, once its bytes are all in; interim 1xx are skipped."""
+        buffer = self._buffer
+        while self.head is None:
+            end = buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(buffer) > MAX_HEAD_BYTES:
+                    raise ProtocolError("the response head is too large")
+                return None
+            head = parse_head(bytes(buffer[:end]))
+            del buffer[: end + 4]
+            if head.status == 101:
+                raise ProtocolError("the upstream switched protocols unasked")
+            if head.status >= 200:
+                self._body = body_framing(self._method, head)
+                self.head = head
+        return self.head
+
+    def take_body(self) -> bytes:
+        """The body bytes decodable now (b"" when none are, or the body is complete)."""
+        if self._body.done or not self._buffer:
+            return b""
+        return self._body.decode(self._buffer)
+
+    @property
+    def done(self) -> bool:
+        """The whole response has been read."""
+        return self.head is not None and self._body.done
+
+    @property
+    def reusable(self) -> bool:
+        """The response is complete, keep-alive was allowed and nothing unasked followed."""
+        return (
+            self.head is not None
+            and self._body.done
+            and self.head.keep_alive
+            and not self._buffer
+            and not isinstance(self._body, _UntilCloseBody)
+        )

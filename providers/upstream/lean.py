@@ -1,0 +1,277 @@
+"""`LeanUpstream`: a small HTTP/1.1 keep-alive client on trio, for the gateway's hot path.
+
+httpx's pool (httpcore's locks, shielded cleanup scopes, response models and nested
+async generators) cost 0.9-1.9 ms of CPU per request under trio; a request here is one
+`send` and, usually, one `recv` on a pooled socket, parsed by `providers.upstream.h1`.
+HTTP/2 and proxies are out of scope: `HttpxUpstream` covers them.
+
+Retrying a failed request
+-------------------------
+An upstream may close a keep-alive connection while it sits idle in the pool. Before
+reuse, a connection is checked for a pending end-of-file (`Transport.idle_usable`);
+that catches nearly every case. What is left is the race where the close crosses our
+request on the wire. A request on a *reused* connection is then retried, once, on a
+fresh connection, but only when no byte of an answer arrived and either sending it
+failed (the upstream never got a whole request, so it acted on nothing) or its method
+is idempotent. A POST whose bytes all left is never retried: the upstream may have
+acted on it, and only the caller can decide whether to try again.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Mapping
+from types import TracebackType
+
+from providers.upstream.base import UpstreamResponse
+from providers.upstream.errors import ProtocolError, ReadError, WriteError
+from providers.upstream.h1 import ResponseHead, ResponseReader, clean_target, render_request
+from providers.upstream.pool import HostPool, parse_origin, split_url
+from providers.upstream.transport import Origin, Transport, connect
+
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+
+
+class LeanUpstream:
+    """A pooled HTTP/1.1 client: one `HostPool` per (scheme, host, port).
+
+    `max_connections_per_host` bounds the exchanges in flight to one origin (more
+    callers wait their turn); `max_idle_per_host` bounds the connections kept open
+    between exchanges, each for at most `keepalive_expiry` seconds. https verifies
+    certificates with `ssl_context` (by default `ssl.create_default_context()`).
+    """
+
+    def __init__(
+        self,
+        *,
+        connect_timeout: float = 10.0,
+        max_connections_per_host: int = 512,
+        max_idle_per_host: int = 256,
+        keepalive_expiry: float = 30.0,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self._connect_timeout = connect_timeout
+        self._limit = max_connections_per_host
+        self._max_idle = max_idle_per_host
+        self._expiry = keepalive_expiry
+        self._ssl_context = ssl_context
+        self._pools: dict[tuple[str, str], HostPool] = {}
+        self._closed = False
+
+    async def request(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> UpstreamResponse:
+        """See `Upstream.request`."""
+        exchange = await self.open_exchange(method, url, headers, body)
+        try:
+            content = await exchange.read_rest()
+        finally:
+            exchange.release()
+        return UpstreamResponse(exchange.head.status, exchange.head.headers, content)
+
+    def stream(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+    ) -> LeanStreamContext:
+        """See `Upstream.stream`."""
+        return LeanStreamContext(self, method, url, headers, body)
+
+    async def aclose(self) -> None:
+        """Close every idle connection now and each busy one when it is released."""
+        self._closed = True
+        for pool in self._pools.values():
+            pool.close()
+
+    def pool(self, url: str) -> HostPool:
+        """The pool of `url`'s origin, created on first use."""
+        scheme, authority, _ = split_url(url)
+        return self._pool_for(scheme, authority)
+
+    async def open_exchange(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> Exchange:
+        """Send a request and return once its response head has arrived.
+
+        The caller owns the result and must `release()` it. Cancellation closes the
+        connection and frees its slot.
+        """
+        if self._closed:
+            raise RuntimeError("the upstream client is closed")
+        scheme, authority, target = split_url(url)
+        pool = self._pool_for(scheme, authority)
+        data = render_request(method, clean_target(target), pool.origin.authority, headers, body)
+        await pool.acquire()
+        try:
+            return await self._exchange_in(pool, method, data)
+        except BaseException:
+            pool.release()
+            raise
+
+    async def _exchange_in(self, pool: HostPool, method: str, data: bytes) -> Exchange:
+        transport = pool.take_idle()
+        if transport is not None:
+            reader = ResponseReader(method)
+            try:
+                head = await _send(transport, reader, data)
+                return Exchange(pool, transport, reader, head)
+            except (WriteError, ReadError, ProtocolError) as exc:
+                if not _may_retry(exc, method, reader):
+                    raise
+        transport = await connect(pool.origin, self._ssl_for(pool.origin), self._connect_timeout)
+        reader = ResponseReader(method)
+        head = await _send(transport, reader, data)
+        return Exchange(pool, transport, reader, head)
+
+    def _pool_for(self, scheme: str, authority: str) -> HostPool:
+        pool = self._pools.get((scheme, authority))
+        if pool is None:
+            origin = parse_origin(scheme, authority)
+            pool = HostPool(origin, self._limit, self._max_idle, self._expiry)
+            self._pools[(scheme, authority)] = pool
+        return pool
+
+    def _ssl_for(self, origin: Origin) -> ssl.SSLContext | None:
+        if not origin.tls:
+            return None
+        if self._ssl_context is None:
+            self._ssl_context = ssl.create_default_context()
+        return self._ssl_context
+
+
+def _may_retry(exc: Exception, method: str, reader: ResponseReader) -> bool:
+    """Whether a failure on a reused connection may be retried (see the module docstring)."""
+    if reader.started:
+        return False
+    return isinstance(exc, WriteError) or method in IDEMPOTENT_METHODS
+
+
+async def _send(transport: Transport, reader: ResponseReader, data: bytes) -> ResponseHead:
+    """Send a request and read its response head; any failure closes `transport`."""
+    try:
+        await transport.send_all(data)
+        head = reader.take_head()
+        while head is None:
+            received = await transport.receive()
+            if received:
+                reader.feed(received)
+            else:
+                reader.feed_eof()
+            head = reader.take_head()
+        return head
+    except BaseException:
+        transport.close()
+        raise
+
+
+class Exchange:
+    """One response being read off a leased connection; `release()` ends the lease."""
+
+    __slots__ = ("_pool", "_transport", "head", "reader")
+
+    def __init__(
+        self, pool: HostPool, transport: Transport, reader: ResponseReader, head: ResponseHead
+    ) -> None:
+        self._pool = pool
+        self._transport: Transport | None = transport
+        self.reader = reader
+        self.head = head
+
+    async def next_piece(self) -> bytes:
+        """The next body bytes; b"" once the body is complete.
+
+        `ReadError` on a reset, `ProtocolError` when the body is cut short.
+        """
+        transport = self._transport
+        if transport is None:
+            raise ReadError("the response was already released")
+        reader = self.reader
+        while True:
+            piece = reader.take_body()
+            if piece or reader.done:
+                return piece
+            received = await transport.receive()
+            if received:
+                reader.feed(received)
+            else:
+                reader.feed_eof()
+
+    async def read_rest(self) -> bytes:
+        """The rest of the body."""
+        parts: list[bytes] = []
+        while piece := await self.next_piece():
+            parts.append(piece)
+        return b"".join(parts)
+
+    def release(self) -> None:
+        """Back to the pool if the response was read whole and keep-alive allows, else
+        close the connection at once. Idempotent."""
+        transport, self._transport = self._transport, None
+        if transport is None:
+            return
+        if self._finish_buffered():
+            self._pool.put_back(transport)
+        else:
+            transport.close()
+        self._pool.release()
+
+    def _finish_buffered(self) -> bool:
+        """Whether the connection may be reused. A reader that stopped just short of the
+        end (the last chunk already buffered) still leaves a reusable connection."""
+        try:
+            self.reader.take_body()
+        except ProtocolError:
+            return False
+        return self.reader.reusable
+
+
+class LeanStream:
+    """A streamed response: an async iterator of body pieces (a class, not a generator)."""
+
+    __slots__ = ("_exchange", "headers", "status")
+
+    def __init__(self, exchange: Exchange) -> None:
+        self._exchange = exchange
+        self.status = exchange.head.status
+        self.headers: Mapping[str, str] = exchange.head.headers
+
+    def __aiter__(self) -> LeanStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        piece = await self._exchange.next_piece()
+        if not piece:
+            raise StopAsyncIteration
+        return piece
+
+    async def read(self) -> bytes:
+        return await self._exchange.read_rest()
+
+
+class LeanStreamContext:
+    """What `LeanUpstream.stream` returns: opens the exchange, releases it on exit."""
+
+    __slots__ = ("_args", "_exchange", "_upstream")
+
+    def __init__(
+        self,
+        upstream: LeanUpstream,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> None:
+        self._upstream = upstream
+        self._args = (method, url, headers, body)
+        self._exchange: Exchange | None = None
+
+    async def __aenter__(self) -> LeanStream:
+        self._exchange = await self._upstream.open_exchange(*self._args)
+        return LeanStream(self._exchange)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._exchange is not None:
+            self._exchange.release()
