@@ -8,7 +8,6 @@ from quart import Response
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
-from gateway.api.chat import chat_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
@@ -39,7 +38,6 @@ def create_app(state: AppState) -> QuartTrio:
     app.config["MAX_CONTENT_LENGTH"] = state.settings.max_body_bytes
     for blueprint in (
         health_blueprint(state),
-        chat_blueprint(state),
         embeddings_blueprint(state),
         rerank_blueprint(state),
         models_blueprint(state),

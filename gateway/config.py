@@ -51,9 +51,6 @@ class Settings:
     cache_ttl_s: float = 300.0
     cache_max_entries: int = 10_000
     cache_max_bytes: int = 64 * 1024 * 1024
-    # Serve POST /v1/chat/completions with the plain-ASGI fast path (see gateway.fastpath);
-    # off sends it through Quart like every other route (same behaviour, more CPU).
-    chat_fast_path: bool = True
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
 

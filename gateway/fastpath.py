@@ -1,9 +1,13 @@
-"""The chat hot path as a plain ASGI handler in front of Quart.
+"""The chat endpoint as a plain ASGI handler in front of Quart.
 
 `POST /v1/chat/completions` is most of the traffic; profiling showed Quart's request
 and response machinery costing about a fifth of the CPU of each such request. This
-handler serves exactly that route with the same `serve_chat` core and the same error
-envelope, and hands every other request to the Quart app unchanged.
+handler serves exactly that route, with the same error envelope as the Quart app, and
+hands every other request to Quart unchanged.
+
+It also owns the ordering a streamed answer needs: the upstream race is entered while
+the answer is planned and exited when the body has been sent, both in this handler's
+task and at the same cancel-scope depth, which a framework's dispatch could not promise.
 
 Like quart-trio, it watches the connection once the body is read: a client disconnect
 cancels the handler's nursery, which closes the upstream request at once.
@@ -32,6 +36,12 @@ Send = Callable[[Message], Awaitable[None]]
 
 CHAT_PATH = "/v1/chat/completions"
 JSON_TYPE = (b"content-type", b"application/json")
+METHOD_NOT_ALLOWED = ApiError(
+    405,
+    "method_not_allowed",
+    "The method is not allowed for the requested URL.",
+    headers={"Allow": "POST"},
+)
 INTERNAL_ERROR = ApiError(
     500, "internal_error", "The gateway failed unexpectedly.", type="server_error"
 )
@@ -46,10 +56,12 @@ class ChatFastPath:
         self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":
+        if scope["type"] != "http" or scope["path"] != CHAT_PATH:
+            await self.app(scope, receive, send)
+        elif scope["method"] == "POST":
             await self._serve(scope, receive, send)
         else:
-            await self.app(scope, receive, send)
+            await _send_json(send, 405, METHOD_NOT_ALLOWED.body(), METHOD_NOT_ALLOWED.headers)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)

@@ -165,9 +165,7 @@ async def run_gateway(
         nursery.start_soon(flush_last_used, state)
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-        app: Any = create_app(state)
-        if settings.chat_fast_path:
-            app = ChatFastPath(app, state)
+        app = ChatFastPath(create_app(state), state)
         config = hypercorn_config(settings, settings.host, settings.port)
         binds = await nursery.start(
             _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery
