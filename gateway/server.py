@@ -98,8 +98,6 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             usage = UsageWriter(
                 db, capacity=settings.usage_queue_size, shutdown_grace=settings.shutdown_grace_s
             )
-            # AppState.client is still annotated `httpx.AsyncClient` in gateway/state.py
-            # (nothing reads it); the ignore goes once that says `Upstream`.
             cache = ResponseCache(
                 max_entries=settings.cache_max_entries, max_bytes=settings.cache_max_bytes
             )
@@ -110,13 +108,15 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                 db,
                 cipher,
                 catalog,
-                client,
+                # AppState.client is still annotated `httpx.AsyncClient` in state.py
+                # (nothing reads it); the ignore goes once it says `Upstream`.
+                client,  # type: ignore[arg-type]
                 keyring,
                 registry,
                 usage,
                 cache=cache,
                 rules=rules,
-            )  # type: ignore[arg-type]
+            )
     finally:
         db.close()
 

@@ -19,11 +19,11 @@ from contextlib import asynccontextmanager
 import attrs
 import trio
 
-from gateway.chat.resolve import Target, target_of
 from gateway.chat.trip import Trip
 from gateway.circuit import BreakerBook
 from gateway.errors import from_provider_error
 from gateway.health import HealthBook
+from gateway.resolve import Target, target_of
 from providers.base import Provider
 from providers.catalog import Catalog
 from providers.errors import ProviderError, UpstreamTimeout

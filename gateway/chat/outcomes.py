@@ -7,16 +7,15 @@ health figures and circuit breakers that routing reads.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import trio
 
-from gateway.chat.accounting import Accounting
+from gateway.accounting import Accounting
 from gateway.chat.attempts import Candidate
 from gateway.chat.trip import Trip
 from gateway.state import AppState
+from gateway.usage_log import submit_usage
 from providers.errors import ProviderError
-from store.usage import UsageRecord
 from streams.fallback import Attempt, Outcome
 
 
@@ -27,31 +26,19 @@ def log_usage(
     *,
     status: int,
     error_code: str | None,
-    endpoint: str = "chat",
 ) -> None:
-    footprint = accounting.footprint
-    state.usage.submit(
-        UsageRecord(
-            request_id=trip.request_id,
-            key_id=trip.principal.key_id,
-            workspace_id=trip.principal.workspace_id,
-            model=trip.target.model_id,
-            provider=trip.target.provider_id,
-            endpoint=endpoint,
-            status=status,
-            created_at=datetime.fromtimestamp(trip.created, UTC),
-            prompt_tokens=accounting.usage.prompt_tokens,
-            completion_tokens=accounting.usage.completion_tokens,
-            cost_usd=accounting.cost.total,
-            latency_ms=accounting.latency_ms,
-            energy_kwh=footprint.energy_kwh if footprint else 0.0,
-            carbon_gco2e=footprint.carbon_gco2e if footprint else 0.0,
-            error_code=error_code,
-            cache_hit=trip.cache_hit,
-            project=trip.labels.project,
-            team=trip.labels.team,
-            tags=trip.labels.tags,
-        )
+    submit_usage(
+        state,
+        request_id=trip.request_id,
+        principal=trip.principal,
+        created=trip.created,
+        labels=trip.labels,
+        target=trip.target,
+        endpoint="chat",
+        accounting=accounting,
+        status=status,
+        error_code=error_code,
+        cache_hit=trip.cache_hit,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gateway.chat.accounting import Accounting, estimate_prompt_tokens
+from gateway.accounting import Accounting, estimate_prompt_tokens
 from gateway.chat.trip import Trip
 from providers.types import ChatResult, ToolCall, ToolCallDelta
 

@@ -19,10 +19,10 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.accounting import Accounting, account, estimate_prompt_tokens, estimate_tokens
 from gateway.auth import Principal
 from gateway.cache import ReplayStream, StreamAssembler, cache_key, decide_cache
 from gateway.chat import render
-from gateway.chat.accounting import Accounting, account, estimate_prompt_tokens, estimate_tokens
 from gateway.chat.attempts import (
     Candidate,
     Opened,
@@ -36,13 +36,14 @@ from gateway.chat.attempts import (
     usable,
 )
 from gateway.chat.outcomes import log_usage, record_attempts
-from gateway.chat.resolve import available_models, resolve_chat_target
 from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.tasks import classify
-from gateway.chat.trip import RequestLabels, Trip
+from gateway.chat.trip import Trip
 from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
 from gateway.errors import ApiError, from_provider_error, invalid_request
+from gateway.labels import RequestLabels
 from gateway.limits import Admission
+from gateway.resolve import available_models, resolve_chat_target
 from gateway.routing.apply import routed_resolution
 from gateway.routing.context import chat_context
 from gateway.routing.rules import Rule, match_rule

@@ -26,9 +26,9 @@ import attrs
 import trio
 from quart.wrappers.response import ResponseBody
 
+from gateway.accounting import Accounting
 from gateway.cache import StreamAssembler
 from gateway.chat import render
-from gateway.chat.accounting import Accounting
 from gateway.chat.trip import Trip
 from gateway.errors import ApiError, from_provider_error
 from providers.errors import ProviderError, UpstreamTimeout

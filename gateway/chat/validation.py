@@ -14,6 +14,14 @@ from typing import Any
 import attrs
 
 from gateway.errors import invalid_request
+from gateway.params import (
+    bounded_number,
+    optional_bool,
+    optional_int,
+    optional_object,
+    optional_string,
+    required_string,
+)
 from providers.types import ChatRequest
 
 ROUTING_MODES = frozenset(
@@ -54,7 +62,7 @@ def parse_chat_body(body: Any) -> ChatParams:
     """Validate a decoded JSON body; raise a 400 `ApiError` on the first problem found."""
     if not isinstance(body, dict):
         raise invalid_request("The request body must be a JSON object.", param=None)
-    model = _required_string(body, "model")
+    model = required_string(body, "model")
     tools, tool_choice, legacy = _tools_and_choice(body)
     messages = _messages(body.get("messages"), legacy)
     _check_tool_choice(tool_choice, tools)
@@ -62,24 +70,24 @@ def parse_chat_body(body: Any) -> ChatParams:
     request = ChatRequest(
         model=model,
         messages=messages,
-        temperature=_number(body, "temperature", 0.0, 2.0),
+        temperature=bounded_number(body, "temperature", 0.0, 2.0),
         max_tokens=_max_tokens(body),
-        top_p=_number(body, "top_p", 0.0, 1.0),
+        top_p=bounded_number(body, "top_p", 0.0, 1.0),
         stop=_stop(body.get("stop")),
-        presence_penalty=_number(body, "presence_penalty", -2.0, 2.0),
-        frequency_penalty=_number(body, "frequency_penalty", -2.0, 2.0),
+        presence_penalty=bounded_number(body, "presence_penalty", -2.0, 2.0),
+        frequency_penalty=bounded_number(body, "frequency_penalty", -2.0, 2.0),
         tools=tools,
         tool_choice=tool_choice,
-        user=_optional_string(body, "user"),
-        response_format=_optional_object(body, "response_format"),
-        seed=_optional_int(body, "seed"),
+        user=optional_string(body, "user"),
+        response_format=optional_object(body, "response_format"),
+        seed=optional_int(body, "seed"),
     )
     return ChatParams(
         model=model,
         request=request,
-        stream=_optional_bool(body, "stream"),
+        stream=optional_bool(body, "stream"),
         include_usage=_include_usage(body.get("stream_options")),
-        provider=_optional_string(body, "provider"),
+        provider=optional_string(body, "provider"),
         routing_mode=_routing_mode(body.get("routing_mode")),
         service=parse_service(body.get("service")),
         used_legacy_functions=legacy,
@@ -89,67 +97,9 @@ def parse_chat_body(body: Any) -> ChatParams:
 # -- scalars -------------------------------------------------------------------------------
 
 
-def _required_string(body: Mapping[str, Any], name: str) -> str:
-    value = body.get(name)
-    if value is None:
-        raise invalid_request(f"'{name}' is required.", param=name)
-    if not isinstance(value, str) or not value.strip():
-        raise invalid_request(f"'{name}' must be a non-empty string.", param=name, value=value)
-    return value
-
-
-def _optional_string(body: Mapping[str, Any], name: str) -> str | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise invalid_request(f"'{name}' must be a string.", param=name, value=value)
-    return value
-
-
-def _optional_bool(body: Mapping[str, Any], name: str) -> bool:
-    value = body.get(name, False)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise invalid_request(f"'{name}' must be a boolean.", param=name, value=value)
-    return value
-
-
-def _optional_int(body: Mapping[str, Any], name: str) -> int | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise invalid_request(f"'{name}' must be an integer.", param=name, value=value)
-    return value
-
-
-def _optional_object(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise invalid_request(f"'{name}' must be an object.", param=name, value=value)
-    return value
-
-
-def _number(body: Mapping[str, Any], name: str, low: float, high: float) -> float | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise invalid_request(f"'{name}' must be a number.", param=name, value=value)
-    if not low <= value <= high:
-        raise invalid_request(
-            f"'{name}' must be between {low:g} and {high:g}.", param=name, value=value
-        )
-    return float(value)
-
-
 def _max_tokens(body: Mapping[str, Any]) -> int | None:
     name = "max_tokens" if body.get("max_tokens") is not None else "max_completion_tokens"
-    value = _optional_int(body, name)
+    value = optional_int(body, name)
     if value is not None and value < 1:
         raise invalid_request(f"'{name}' must be at least 1.", param=name, value=value)
     return value

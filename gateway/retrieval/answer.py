@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.chat.accounting import Accounting
+from gateway.accounting import Accounting
 from gateway.chat.render import footprint_headers
-from gateway.chat.resolve import Target
+from gateway.resolve import Target
 from gateway.retrieval.upstream import Job
 
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import trio
 
+from gateway.accounting import Accounting, account
 from gateway.auth import Principal
-from gateway.chat.accounting import Accounting, account
-from gateway.chat.resolve import Target
 from gateway.chat.service import JsonAnswer
+from gateway.resolve import Target
 from gateway.retrieval.answer import base_headers, service_object
 from gateway.retrieval.embedding_input import (
     EmbeddingParams,

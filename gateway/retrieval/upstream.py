@@ -12,22 +12,21 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
-from datetime import UTC, datetime
 from typing import Generic, TypeVar
 
 import attrs
 import trio
 
+from gateway.accounting import Accounting
 from gateway.auth import Principal
-from gateway.chat.accounting import Accounting
-from gateway.chat.resolve import Target, available_models, resolve_chat_target
-from gateway.chat.trip import RequestLabels
 from gateway.errors import ApiError, from_provider_error, invalid_request
+from gateway.labels import RequestLabels
+from gateway.resolve import Target, available_models, resolve_chat_target
 from gateway.state import AppState
+from gateway.usage_log import submit_usage
 from providers.base import Provider
 from providers.catalog import Catalog
 from providers.errors import ProviderError, UpstreamTimeout
-from store.usage import UsageRecord
 
 T = TypeVar("T")
 Operation = Callable[[Provider, Target], Awaitable[T]]
@@ -248,26 +247,15 @@ def _log(
     status: int,
     error_code: str | None,
 ) -> None:
-    footprint = accounting.footprint
-    state.usage.submit(
-        UsageRecord(
-            request_id=job.request_id,
-            key_id=job.principal.key_id,
-            workspace_id=job.principal.workspace_id,
-            model=target.model_id,
-            provider=target.provider_id,
-            endpoint=job.endpoint,
-            status=status,
-            created_at=datetime.fromtimestamp(job.created, UTC),
-            prompt_tokens=accounting.usage.prompt_tokens,
-            completion_tokens=accounting.usage.completion_tokens,
-            cost_usd=accounting.cost.total,
-            latency_ms=accounting.latency_ms,
-            energy_kwh=footprint.energy_kwh if footprint else 0.0,
-            carbon_gco2e=footprint.carbon_gco2e if footprint else 0.0,
-            error_code=error_code,
-            project=job.labels.project,
-            team=job.labels.team,
-            tags=job.labels.tags,
-        )
+    submit_usage(
+        state,
+        request_id=job.request_id,
+        principal=job.principal,
+        created=job.created,
+        labels=job.labels,
+        target=target,
+        endpoint=job.endpoint,
+        accounting=accounting,
+        status=status,
+        error_code=error_code,
     )

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Set
 
 import attrs
 
-from gateway.chat.resolve import Resolution, Target, resolve_chat_target, target_of
+from gateway.resolve import Resolution, Target, resolve_chat_target, target_of
 from gateway.routing.rules import Evaluation, RequestContext, Rule, explain
 from providers.catalog import Catalog, CostBreakdown
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from gateway.chat.accounting import estimate_prompt_tokens
+from gateway.accounting import estimate_prompt_tokens
 from gateway.routing.rules import RequestContext
 from providers.catalog import Catalog
 from store.keys import ApiKeyRecord

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import trio
 
+from gateway.accounting import account
 from gateway.auth import Principal
 from gateway.cache import (
     BYPASS,
@@ -28,11 +29,10 @@ from gateway.cache import (
 )
 from gateway.cache.replay import split_even, split_words
 from gateway.cache.store import ENTRY_OVERHEAD_BYTES, result_size
-from gateway.chat.accounting import account
-from gateway.chat.resolve import Resolution, target_of
 from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.trip import RequestLabels, Trip
 from gateway.chat.validation import parse_chat_body
+from gateway.resolve import Resolution, target_of
 from providers.catalog import load_catalog
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, ChatResult, ToolCall, ToolCallDelta, Usage

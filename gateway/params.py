@@ -1,4 +1,4 @@
-"""Readers for the scalar fields of a retrieval request body, each naming its parameter.
+"""Readers for the scalar fields of a request body, each naming its parameter.
 
 Pure and framework-free. They raise the generic 400 `invalid_request`; the endpoint-specific
 codes (`invalid_input`, `invalid_documents`, ...) belong to the modules that own those fields.
@@ -55,6 +55,37 @@ def optional_positive_int(body: Mapping[str, Any], name: str) -> int | None:
             f"'{name}' must be an integer of at least 1.", param=name, value=value
         )
     return value
+
+
+def optional_int(body: Mapping[str, Any], name: str) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_request(f"'{name}' must be an integer.", param=name, value=value)
+    return value
+
+
+def optional_object(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise invalid_request(f"'{name}' must be an object.", param=name, value=value)
+    return value
+
+
+def bounded_number(body: Mapping[str, Any], name: str, low: float, high: float) -> float | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise invalid_request(f"'{name}' must be a number.", param=name, value=value)
+    if not low <= value <= high:
+        raise invalid_request(
+            f"'{name}' must be between {low:g} and {high:g}.", param=name, value=value
+        )
+    return float(value)
 
 
 def not_auto(model: str) -> None:
