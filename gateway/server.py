@@ -110,7 +110,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                 catalog,
                 # AppState.client is still annotated `httpx.AsyncClient` in state.py
                 # (nothing reads it); the ignore goes once it says `Upstream`.
-                client,  # type: ignore[arg-type]
+                client,
                 keyring,
                 registry,
                 usage,

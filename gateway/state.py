@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import attrs
-import httpx
 
 from gateway.auth import KeyRing
 from gateway.cache import ResponseCache
@@ -14,6 +13,7 @@ from gateway.limits import RateLimiter, store_daily_loader
 from gateway.registry import ProviderRegistry
 from gateway.routing.book import RuleBook
 from providers.catalog import Catalog
+from providers.upstream import Upstream
 from store.db import Database
 from store.secrets import CredentialCipher
 from store.usage_writer import UsageWriter
@@ -25,7 +25,7 @@ class AppState:
     db: Database
     cipher: CredentialCipher
     catalog: Catalog
-    client: httpx.AsyncClient
+    client: Upstream
     keyring: KeyRing
     registry: ProviderRegistry
     usage: UsageWriter
