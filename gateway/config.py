@@ -45,6 +45,10 @@ class Settings:
     sim_tokens_per_second: float = 80.0
     # Usage log: queue capacity (records) before new records are dropped and counted.
     usage_queue_size: int = 10_000
+    # Hedging from observed latency (twice the provider's p95 time to first result) for
+    # providers without a `hedge_after_ms` setting. Off by default: under overload the
+    # gateway's own queueing raises every latency, and automatic hedges would add load.
+    hedge_from_latency: bool = False
     # Exact-match response cache: on by default; routing rules may change the TTL or
     # turn it off, and `service.cache: "skip"` bypasses it per request.
     cache_enabled: bool = True

@@ -10,6 +10,7 @@ from types import MappingProxyType
 from providers.anthropic import AnthropicProvider
 from providers.base import Provider, ProviderEndpoint
 from providers.cohere import CohereProvider
+from providers.elevenlabs import ElevenLabsProvider
 from providers.google import GoogleProvider
 from providers.http import HttpProvider
 from providers.mistral import MistralProvider
@@ -23,6 +24,7 @@ ADAPTER_CLASSES: MappingProxyType[str, type[HttpProvider]] = MappingProxyType(
         "mistral": MistralProvider,
         "cohere": CohereProvider,
         "google": GoogleProvider,
+        "elevenlabs": ElevenLabsProvider,
     }
 )
 

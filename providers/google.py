@@ -17,13 +17,14 @@ import json
 import math
 import mimetypes
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 from urllib.parse import quote
 
 import attrs
 
+from providers.cohere import batches, merge_embeddings
 from providers.errors import (
     AuthenticationFailed,
     ContentFiltered,
@@ -82,6 +83,8 @@ _SCHEMA_KEYS = frozenset(
 )  # fmt: skip
 
 _MAX_MODEL_PAGES = 20
+MAX_EMBED_REQUESTS = 100
+"""`batchEmbedContents` takes at most this many requests a call."""
 
 _CONTEXT_LENGTH = re.compile(r"input token count.*exceeds the maximum", re.IGNORECASE)
 _NUMBERS = re.compile(r"\d+")
@@ -283,11 +286,12 @@ def tool_choice_config(choice: str | Mapping[str, Any]) -> JSON:
     return {"mode": "ANY", "allowedFunctionNames": [name]} if name else {"mode": "AUTO"}
 
 
-def embedding_payload(request: EmbeddingRequest) -> JSON:
-    """A `batchEmbedContents` body: one request per input, in input order."""
+def embedding_payload(request: EmbeddingRequest, texts: Sequence[str] | None = None) -> JSON:
+    """A `batchEmbedContents` body: one request per input (of `texts`, one batch of
+    `request.inputs`, when given), in input order."""
     name = "models/" + request.model.removeprefix("models/")
     requests: list[JSON] = []
-    for text in request.inputs:
+    for text in request.inputs if texts is None else texts:
         item: JSON = {"model": name, "content": {"parts": [{"text": text}]}}
         if request.dimensions is not None:
             item["outputDimensionality"] = request.dimensions
@@ -545,15 +549,17 @@ class GoogleProvider(HttpProvider):
             yield chunk
 
     async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
-        """Embeddings through `batchEmbedContents`; usage is estimated (see
-        `estimate_tokens`) because the API does not report it."""
+        """Embeddings through `batchEmbedContents`, in calls of at most 100 inputs made one
+        after the other (a failed call fails the whole); usage is estimated (see
+        `estimate_tokens`) because the API does not report it. Cancelling it closes the
+        call in flight."""
         path = model_path(request.model, "batchEmbedContents")
-        data = await self.post_json(path, embedding_payload(request), model=request.model)
-        return EmbeddingResult(
-            model=request.model,
-            vectors=parse_vectors(data),
-            usage=Usage(prompt_tokens=estimate_tokens(request.inputs)),
-        )
+        parts = []
+        for texts in batches(request.inputs, MAX_EMBED_REQUESTS):
+            payload = embedding_payload(request, texts)
+            data = await self.post_json(path, payload, model=request.model)
+            parts.append((parse_vectors(data), estimate_tokens(texts)))
+        return merge_embeddings(request.model, parts)
 
     async def list_models(self) -> list[str]:
         """Every page of `GET /v1beta/models`, up to a bound against a looping token."""

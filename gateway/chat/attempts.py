@@ -108,17 +108,23 @@ def retry_policy(max_attempts: int | None, initial_delay_ms: int | None) -> Retr
 
 
 def hedge_delay(
-    health: HealthBook, workspace_id: str, configured_ms: Callable[[str], float | None]
+    health: HealthBook,
+    workspace_id: str,
+    configured_ms: Callable[[str], float | None],
+    *,
+    from_latency: bool,
 ) -> Callable[[Candidate], float | None]:
     """When to start the next candidate beside a silent one: the provider's configured
-    `hedge_after_ms`, else twice its observed p95 time to first result (within bounds,
-    once enough requests were seen), else never."""
+    `hedge_after_ms`, else (with `from_latency`) twice its observed p95 time to first
+    result (within bounds, once enough requests were seen), else never."""
 
     def delay(candidate: Candidate) -> float | None:
         provider_id = candidate.target.provider_id
         configured = configured_ms(provider_id)
         if configured is not None:
             return configured / 1000
+        if not from_latency:
+            return None
         p95 = health.first_result_p95_ms(workspace_id, provider_id, HEDGE_MIN_SAMPLES)
         if p95 is None:
             return None

@@ -194,7 +194,12 @@ def _race(state: AppState, trip: Trip, attempt: Any) -> Race[Candidate, Any]:
         chain,
         attempt,
         is_retryable=retryable(service.retryable_errors),
-        hedge_delay=hedge_delay(state.health, workspace, _configured_hedge(state, workspace)),
+        hedge_delay=hedge_delay(
+            state.health,
+            workspace,
+            _configured_hedge(state, workspace),
+            from_latency=state.settings.hedge_from_latency,
+        ),
         retry=retry_policy(
             service.retry_max_attempts or (rule_retry.max_attempts if rule_retry else None),
             rule_retry.initial_delay_ms if rule_retry else None,

@@ -128,7 +128,10 @@ class Fault:
     fill it); `delay_ms`: wait before answering (a timeout test); `stop_after_chunks`:
     a stream drops the connection after this many chunks; `stall_ms`: a stream stalls
     this long after `stop_after_chunks` chunks instead of dropping; `remaining`: how many
-    requests it still applies to (None: until cleared).
+    requests it still applies to (None: until cleared); `probability`: the chance that it
+    applies to a matching request (1.0: every one). The draws are seeded, so a simulator
+    given the same requests in the same order faults the same ones (see `FaultBook`); a
+    request it spares does not use up `remaining`.
     """
 
     model: str
@@ -140,3 +143,4 @@ class Fault:
     stop_after_chunks: int | None = None
     stall_ms: int = 0
     remaining: int | None = None
+    probability: float = 1.0

@@ -51,7 +51,14 @@ log = logging.getLogger(__name__)
 
 # Vendor modules of the simulator: each `providers.sim.<name>` exports `ROUTES` and is
 # mounted under `/<name>`. Add a vendor by adding its module name here.
-VENDOR_MODULES: tuple[str, ...] = ("openai", "anthropic", "mistral", "cohere", "google")
+VENDOR_MODULES: tuple[str, ...] = (
+    "openai",
+    "anthropic",
+    "mistral",
+    "cohere",
+    "google",
+    "elevenlabs",
+)
 
 CONTROL_PREFIX = "_sim"
 
@@ -358,7 +365,7 @@ class _OneRequestFault(SimContext):
         return self._server.reply_tokens(prompt, max_tokens)
 
     def fault(self, model: str, vendor: str) -> Fault | None:
-        return self._fault
+        return self._fault if self._server.faults.fires_once(self._fault) else None
 
     def pace(self, tokens: list[str], fault: Fault | None) -> AsyncGenerator[list[str], None]:
         return self._server.pace(tokens, fault)

@@ -113,7 +113,13 @@ async def test_detail_has_model_objects_health_and_usage(http: httpx.AsyncClient
     assert detail["usage"]["cost_today_usd"] > 0
 
 
+async def unconfigure(http: httpx.AsyncClient, provider: str) -> None:
+    """Demo mode configures every vendor; remove one to have an unconfigured provider."""
+    assert (await http.delete(f"{PROVIDERS}/{provider}")).status_code == 200
+
+
 async def test_detail_of_an_unconfigured_provider(http: httpx.AsyncClient) -> None:
+    await unconfigure(http, "elevenlabs")
     detail = (await http.get(f"{PROVIDERS}/elevenlabs")).json()
     assert detail["configured"] is False
     assert detail["health"] is None
@@ -332,6 +338,7 @@ async def test_patch_rejects_a_bad_base_url_and_keeps_settings(
 
 
 async def test_patch_of_an_unconfigured_provider_gives_404(http: httpx.AsyncClient) -> None:
+    await unconfigure(http, "elevenlabs")
     response = await http.patch(f"{PROVIDERS}/elevenlabs", json={"settings": {"x": 1}})
     assert_error(response, 404, "provider_not_found")
 
@@ -425,6 +432,7 @@ async def test_disable_then_enable(http: httpx.AsyncClient) -> None:
 
 
 async def test_disable_and_enable_need_a_configuration(http: httpx.AsyncClient) -> None:
+    await unconfigure(http, "elevenlabs")
     for action in ("disable", "enable", "test"):
         response = await http.post(f"{PROVIDERS}/elevenlabs/{action}")
         assert_error(response, 404, "provider_not_found")

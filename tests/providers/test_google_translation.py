@@ -287,6 +287,14 @@ def test_model_path_and_embedding_payload() -> None:
     }
 
 
+def test_embedding_payload_of_one_batch() -> None:
+    request = EmbeddingRequest(model="models/gemini-embedding-001", inputs=["a", "b", "c"])
+    payload = embedding_payload(request, ["b", "c"])
+    assert [item["content"]["parts"][0]["text"] for item in payload["requests"]] == ["b", "c"]
+    assert {item["model"] for item in payload["requests"]} == {"models/gemini-embedding-001"}
+    assert all("outputDimensionality" not in item for item in payload["requests"])
+
+
 # -- answers in ----------------------------------------------------------------------------
 
 USAGE = {"promptTokenCount": 5, "candidatesTokenCount": 3, "totalTokenCount": 8}

@@ -11,6 +11,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
+import attrs
 import httpx
 import pytest
 import trio
@@ -31,7 +32,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.google import GoogleProvider
+from providers.google import GoogleProvider, estimate_tokens
 from providers.sim.core import Fault
 from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.types import ChatChunk, ChatRequest, EmbeddingRequest, ToolCallDelta
@@ -319,6 +320,33 @@ async def test_provider_embed_and_models(provider: GoogleProvider) -> None:
     assert result.vectors[0] != result.vectors[1]
     assert result.usage.prompt_tokens == 2
     assert MODEL in models
+
+
+async def test_provider_embeds_more_than_one_batch(
+    sim: SimServer, provider: GoogleProvider
+) -> None:
+    """250 inputs go as calls of 100, 100 and 50 (the API refuses more than 100), one
+    after the other; vectors keep input order and usage is the sum of the batches'."""
+    texts = [f"text number {n}" for n in range(250)]
+    request = EmbeddingRequest(model="gemini-embedding-001", inputs=texts, dimensions=8)
+    with trio.fail_after(DEADLINE):
+        whole = await provider.embed(request)
+        alone = [
+            await provider.embed(attrs.evolve(request, inputs=[text]))
+            for text in (texts[0], texts[100], texts[249])
+        ]
+    path = "/google/v1beta/models/{model}:batchEmbedContents"
+    assert sim.stats.by_path[path] == 3 + 3
+    assert len(whole.vectors) == 250
+    assert [whole.vectors[n] for n in (0, 100, 249)] == [r.vectors[0] for r in alone]
+    assert whole.usage.prompt_tokens == estimate_tokens(texts)
+
+
+async def test_a_failed_batch_fails_the_embedding(sim: SimServer, provider: GoogleProvider) -> None:
+    request = EmbeddingRequest(model="gemini-embedding-001", inputs=["x"] * 150)
+    sim.faults.add(Fault(model="gemini-embedding-001", status=429, remaining=1))
+    with trio.fail_after(DEADLINE), pytest.raises(ModelOverloaded):
+        await provider.embed(request)
 
 
 @pytest.mark.parametrize(

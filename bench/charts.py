@@ -1,0 +1,195 @@
+"""PNG charts of a run with matplotlib: latency distributions, throughput, the soak.
+
+matplotlib is not a dependency of the project: `ensure_matplotlib` installs it into
+the running venv the first time a benchmark needs it. Every figure carries a footer
+naming the machine, the pinning and the durations, so a chart copied elsewhere still
+says what it measured.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.report import section_of
+
+COLORS = {"direct": "#7f7f7f", "gateway": "#1f77b4", "litellm": "#d62728"}
+LABELS = {"direct": "direct to simulator", "gateway": "our gateway", "litellm": "LiteLLM proxy"}
+
+
+def ensure_matplotlib() -> str | None:
+    """None when matplotlib is importable (installing it if needed), else why not."""
+    try:
+        importlib.import_module("matplotlib")
+        return None
+    except ImportError:
+        pass
+    print("installing matplotlib into this venv for the charts...", file=sys.stderr, flush=True)
+    argv = [sys.executable, "-m", "pip", "install", "--quiet", "matplotlib"]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"pip install matplotlib failed: {done.stderr.strip()[-300:]}"
+    importlib.invalidate_caches()
+    return None
+
+
+def draw_all(results: dict[str, Any], stem: Path) -> list[Path]:
+    """Every chart the results allow; returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    drawn = [
+        _latency(results, stem.with_name(stem.name + "-latency.png")),
+        _throughput(results, stem.with_name(stem.name + "-throughput.png")),
+        _soak(results, stem.with_name(stem.name + "-soak.png")),
+    ]
+    return [p for p in drawn if p is not None]
+
+
+def _footer(fig: Any, results: dict[str, Any], detail: str) -> None:
+    m, pin = results["machine"], results["pinning"]
+    text = (
+        f"{m['cores']} cores, {m['cpu_model']} | gateway/LiteLLM on core {_cores(pin['gateway'])},"
+        f" simulator + load on core {_cores(pin['load'])} | {detail} | {results['date']}"
+    )
+    fig.text(0.01, 0.01, text, fontsize=7, color="#555555")
+
+
+def _cores(cores: Any) -> str:
+    return ",".join(str(c) for c in cores)
+
+
+def _latency(results: dict[str, Any], path: Path) -> Path | None:
+    """Percentile curves: one panel per non-streamed concurrency, two for streams."""
+    import matplotlib.pyplot as plt
+
+    panels = _latency_panels(results)
+    if not panels:
+        return None
+    columns = 2 if len(panels) > 1 else 1
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6 * columns, 4 * rows), squeeze=False)
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (title, curves) in zip(axes.flat, panels, strict=False):
+        for name, percentiles in curves.items():
+            xs = list(range(len(percentiles)))
+            ax.plot(
+                xs,
+                list(percentiles.values()),
+                marker="o",
+                ms=3,
+                label=LABELS[name],
+                color=COLORS[name],
+            )
+            ax.set_xticks(xs, list(percentiles), rotation=60, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("percentile")
+        ax.set_ylabel("ms (log)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle("Latency distributions")
+    _footer(fig, results, f"{results['plan']['point_s']:g} s per point")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _latency_panels(results: dict[str, Any]) -> list[tuple[str, dict[str, dict[str, float]]]]:
+    panels = []
+    nonstream = (section_of(results, "nonstream") or {}).get("points", {})
+    levels = sorted({int(c) for by_c in nonstream.values() for c in by_c})
+    for level in levels:
+        curves = {
+            n: by_c[str(level)]["percentiles_ms"]
+            for n, by_c in nonstream.items()
+            if str(level) in by_c
+        }
+        panels.append((f"non-streamed, concurrency {level}", curves))
+    stream = section_of(results, "stream")
+    if stream:
+        at = str(stream["concurrency"])
+        for kind, key in (("first chunk", "first_chunk"), ("last chunk", "last_chunk")):
+            curves = {n: by_c[at][f"{key}_percentiles_ms"] for n, by_c in stream["points"].items()}
+            panels.append((f"streamed, time to {kind}, concurrency {at}", curves))
+    return panels
+
+
+def _throughput(results: dict[str, Any], path: Path) -> Path | None:
+    """Grouped bars: requests/s per concurrency and streams/s, per target."""
+    import matplotlib.pyplot as plt
+
+    groups = _throughput_groups(results)
+    if not groups:
+        return None
+    names = [n for n in LABELS if any(n in values for _, values in groups)]
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        xs = [g + i * width for g in range(len(groups))]
+        ys = [values.get(name, 0) for _, values in groups]
+        bars = ax.bar(xs, ys, width, label=LABELS[name], color=COLORS[name])
+        ax.bar_label(bars, fmt="%.0f", fontsize=7)
+    ax.set_xticks(
+        [g + width * (len(names) - 1) / 2 for g in range(len(groups))],
+        [label for label, _ in groups],
+        fontsize=8,
+    )
+    ax.set_ylabel("per second")
+    ax.set_title("Throughput per target")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    _footer(fig, results, f"{results['plan']['point_s']:g} s per point")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _throughput_groups(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
+    groups = []
+    nonstream = (section_of(results, "nonstream") or {}).get("points", {})
+    levels = sorted({int(c) for by_c in nonstream.values() for c in by_c})
+    for level in levels:
+        values = {n: by_c[str(level)]["rps"] for n, by_c in nonstream.items() if str(level) in by_c}
+        groups.append((f"req/s, non-streamed\nc={level}", values))
+    stream = section_of(results, "stream")
+    if stream:
+        at = str(stream["concurrency"])
+        values = {n: by_c[at]["streams_per_s"] for n, by_c in stream["points"].items()}
+        groups.append((f"streams/s, streamed\nc={at}", values))
+    return groups
+
+
+def _soak(results: dict[str, Any], path: Path) -> Path | None:
+    """The gateway's RSS and open descriptors over the soak."""
+    import matplotlib.pyplot as plt
+
+    soak = section_of(results, "soak")
+    if not soak or not soak["samples"]:
+        return None
+    t, rss, fds = zip(*soak["samples"], strict=True)
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    ax.plot(t, rss, color=COLORS["gateway"], label="RSS (MiB)")
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("RSS MiB")
+    ax.set_ylim(0, max(rss) * 1.2)
+    ax.axvline(soak["warmup_s"], color="#999999", ls=":", label="end of warm-up")
+    other = ax.twinx()
+    other.plot(t, fds, color="#ff7f0e", label="open fds")
+    other.set_ylabel("open file descriptors")
+    other.set_ylim(0, max(fds) * 1.5)
+    ax.set_title(f"Gateway during the soak (non-streamed, concurrency {soak['concurrency']})")
+    ax.legend(loc="lower left", fontsize=8)
+    other.legend(loc="lower right", fontsize=8)
+    ax.grid(alpha=0.3)
+    _footer(fig, results, f"{soak['duration_s']:g} s soak")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -1,0 +1,123 @@
+"""The issue's targets, checked against a run's results (pure: JSON in, verdicts out).
+
+A target whose figure was not measured in this run (a skipped section, LiteLLM not
+available) is reported as "not measured", never as passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+Results = dict[str, Any]
+
+
+@attrs.frozen
+class Check:
+    name: str
+    target: str
+    value: float | None
+    unit: str
+    passed: bool | None  # None: not measured
+
+    def to_json(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def _get(results: Results, *path: str) -> Any:
+    node: Any = results.get("sections", {})
+    for part in path:
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def _check(
+    name: str, target: str, value: float | None, unit: str, ok: Callable[[float], bool]
+) -> Check:
+    if value is None:
+        return Check(name, target, None, unit, None)
+    return Check(name, target, round(value, 2), unit, ok(value))
+
+
+def evaluate(results: Results) -> list[Check]:
+    return [
+        *_latency_checks(results),
+        *_throughput_checks(results),
+        *_memory_checks(results),
+        *_soak_checks(results),
+        _ceiling_check(results),
+    ]
+
+
+def _latency_checks(results: Results) -> list[Check]:
+    p50 = _get(results, "nonstream", "overhead", "gateway", "1", "p50_ms")
+    p99 = _get(results, "nonstream", "overhead", "gateway", "1", "p99_ms")
+    return [
+        _check("added latency, non-streamed c=1, p50", "<= 1 ms", p50, "ms", lambda v: v <= 1),
+        _check("added latency, non-streamed c=1, p99", "<= 3 ms", p99, "ms", lambda v: v <= 3),
+    ]
+
+
+def _throughput_checks(results: Results) -> list[Check]:
+    ours = _get(results, "nonstream", "points", "gateway", "32", "rps")
+    theirs = _get(results, "nonstream", "points", "litellm", "32", "rps")
+    ratio = ours / theirs if ours is not None and theirs else None
+    streams = _get(results, "stream", "points", "gateway", "32", "streams_per_s")
+    cpu_ms = _get(results, "nonstream", "points", "gateway", "32", "server_cpu_ms_per_request")
+    per_cpu_s = 1000 / cpu_ms if cpu_ms else None
+    return [
+        _check("req/s, non-streamed c=32", ">= 800", ours, "req/s", lambda v: v >= 800),
+        _check(
+            "req per gateway CPU-second, c=32 (estimate, immune to other load)",
+            ">= 800",
+            per_cpu_s,
+            "req",
+            lambda v: v >= 800,
+        ),
+        _check("req/s vs LiteLLM, non-streamed c=32", ">= 10x", ratio, "x", lambda v: v >= 10),
+        _check("streams/s, streamed c=32 (20 chunks)", ">= 400", streams, "/s", lambda v: v >= 400),
+    ]
+
+
+def _memory_checks(results: Results) -> list[Check]:
+    peaks = [
+        point.get("server_rss_peak_mib")
+        for section in ("nonstream", "stream")
+        for point in (_get(results, section, "points", "gateway") or {}).values()
+    ]
+    peaks.append(_get(results, "soak", "rss_peak_mib"))
+    measured = [p for p in peaks if p is not None]
+    peak = max(measured) if measured else None
+    held = _get(results, "open-streams", "points", "5000")
+    all_held = held and held["opened"] == held["wanted"] and not held.get("ended_early")
+    held_rss = held["rss_open_mib"] if all_held else None
+    return [
+        _check("RSS under load (peak)", "<= 150 MiB", peak, "MiB", lambda v: v <= 150),
+        _check("RSS with 5,000 open streams", "<= 500 MiB", held_rss, "MiB", lambda v: v <= 500),
+    ]
+
+
+def _soak_checks(results: Results) -> list[Check]:
+    growth = _get(results, "soak", "rss_growth_pct")
+    start, end = _get(results, "soak", "fds_start"), _get(results, "soak", "fds_end")
+    noise = _get(results, "soak", "fds_noise") or 0
+    fd_growth = end - start if start is not None and end is not None else None
+    return [
+        _check("soak RSS growth", "< 5 %", growth, "%", lambda v: v < 5),
+        _check(
+            "soak descriptor growth (beyond the pool's noise)",
+            "none",
+            fd_growth,
+            "fds",
+            lambda v: v <= noise,
+        ),
+    ]
+
+
+def _ceiling_check(results: Results) -> Check:
+    ratio = _get(results, "ceiling", "ratio_to_gateway")
+    return _check("simulator ceiling vs gateway", ">= 5x", ratio, "x", lambda v: v >= 5)

@@ -1,0 +1,310 @@
+"""Writing a run down: the JSON results, the Markdown summary, bench/README.md.
+
+The summary is the same text in `results/<stem>.md` and, for full runs, between the
+markers of `bench/README.md`, so the README always shows the latest full run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from bench.checks import Check
+
+README = Path(__file__).resolve().parent / "README.md"
+BEGIN, END = "<!-- bench-summary:begin -->", "<!-- bench-summary:end -->"
+TARGET_ORDER = ("direct", "gateway", "litellm")
+
+
+def write_json(path: Path, results: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(results, indent=2, sort_keys=False) + "\n")
+    tmp.replace(path)
+
+
+def markdown(
+    results: dict[str, Any], checks: list[Check], charts: list[Path], chart_dir: str = ""
+) -> str:
+    """The summary; chart links are relative to where it is written (`chart_dir`)."""
+    parts = [
+        _header(results),
+        _failures(results),
+        _checks_table(checks),
+        _nonstream_table(results),
+        _stream_table(results),
+        _open_streams_table(results),
+        _soak_text(results),
+        _ceiling_text(results),
+        _charts(charts, chart_dir),
+    ]
+    return "\n\n".join(p for p in parts if p) + "\n"
+
+
+def update_readme(summary: str) -> None:
+    text = README.read_text() if README.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    if BEGIN not in text:
+        text += f"\n{BEGIN}\n{END}\n"
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    README.write_text(f"{head}{BEGIN}\n{_demote(summary)}{END}{tail}")
+
+
+def _demote(summary: str) -> str:
+    """Headings one level down, to sit under the README's own."""
+    return (
+        "\n".join("#" + line if line.startswith("#") else line for line in summary.splitlines())
+        + "\n"
+    )
+
+
+def _header(results: dict[str, Any]) -> str:
+    m, pin, plan = results["machine"], results["pinning"], results["plan"]
+    mode = "quick look (`--quick`)" if plan["quick"] else "full run"
+    return "\n".join(
+        [
+            f"## Benchmark, {results['date']} ({mode})",
+            "",
+            f"- Command: `{results['command']}`",
+            f"- Machine: {m['cores']} cores, {m['cpu_model']}, {m['memory_mib'] // 1024} GiB RAM,"
+            f" Linux {m['kernel']}, Python {m['python']}",
+            f"- Pinning: gateway and LiteLLM on core(s) {_cores(pin['gateway'])}; simulator and"
+            f" load generator on core(s) {_cores(pin['load'])}. One worker process each.",
+            f"- Gateway settings from the environment: {_env(results.get('gateway_env', {}))}.",
+            f"- Each load point runs {plan['point_s']:g} s; LiteLLM: {results['litellm']['note']}.",
+            f"- Wall time of the run: {results['elapsed_s']:.0f} s. {_busy(results)}",
+        ]
+    )
+
+
+def _env(env: dict[str, str]) -> str:
+    return ", ".join(f"`{k}={v}`" for k, v in env.items()) or "none"
+
+
+def _busy(results: dict[str, Any]) -> str:
+    """How loaded the machine was, from the 1-minute load average before and after."""
+    before, after = results["load_average_before"][0], results["load_average_after"][0]
+    text = f"Load average (1 min) {before:.2f} before the run, {after:.2f} after."
+    if before > 0.5:
+        text += " **Other processes were using the CPU: the figures are pessimistic.**"
+    return text
+
+
+def section_of(results: dict[str, Any], name: str) -> dict[str, Any] | None:
+    """A section's results, or None when it was not run or failed."""
+    section = results["sections"].get(name)
+    return None if not section or "error" in section else section
+
+
+def _failures(results: dict[str, Any]) -> str:
+    failed = {n: s["error"] for n, s in results["sections"].items() if s and "error" in s}
+    return "\n".join(f"- Section {n} failed: `{e}`" for n, e in failed.items())
+
+
+def _cores(cores: list[int]) -> str:
+    return ",".join(str(c) for c in cores)
+
+
+def _checks_table(checks: list[Check]) -> str:
+    rows = ["### Targets", "", "| target | wanted | measured | verdict |", "|---|---|---|---|"]
+    for check in checks:
+        value = "—" if check.value is None else f"{check.value:g} {check.unit}"
+        verdict = {None: "not measured", True: "pass", False: "**FAIL**"}[check.passed]
+        rows.append(f"| {check.name} | {check.target} | {value} | {verdict} |")
+    return "\n".join(rows)
+
+
+def _head(*columns: str) -> list[str]:
+    """A Markdown table head; the target column is left-aligned, figures right."""
+    aligns = ["---" if c == "target" else "---:" for c in columns]
+    return ["| " + " | ".join(columns) + " |", "|" + "|".join(aligns) + "|"]
+
+
+def _row(*cells: object) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:,.{digits}f}"
+
+
+def _ordered(points: dict[str, Any]) -> list[str]:
+    return [name for name in TARGET_ORDER if name in points]
+
+
+def _nonstream_table(results: dict[str, Any]) -> str:
+    section = section_of(results, "nonstream")
+    if not section:
+        return ""
+    rows = [
+        f"### 1. Non-streamed chat ({section['duration_s']:g} s per point, `wrk`)",
+        "",
+        *_head(
+            "concurrency",
+            "target",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "added p50 ms",
+            "added p99 ms",
+            "errors",
+            "server CPU ms/req",
+            "upstream calls/req",
+            "server RSS peak MiB",
+        ),
+    ]
+    points, overhead = section["points"], section["overhead"]
+    levels = sorted({int(c) for by_c in points.values() for c in by_c})
+    for level in levels:
+        for name in _ordered(points):
+            p = points[name].get(str(level))
+            if p is None:
+                continue
+            added = overhead.get(name, {}).get(str(level), {})
+            rows.append(
+                _row(
+                    level,
+                    name,
+                    _fmt(p["rps"], 0),
+                    _fmt(p["p50_ms"]),
+                    _fmt(p["p99_ms"]),
+                    _fmt(added.get("p50_ms")),
+                    _fmt(added.get("p99_ms")),
+                    p["errors"],
+                    _fmt(p["server_cpu_ms_per_request"], 3),
+                    _fmt(p.get("upstream_calls_per_request")),
+                    _fmt(p["server_rss_peak_mib"], 0),
+                )
+            )
+    return "\n".join(rows)
+
+
+def _stream_table(results: dict[str, Any]) -> str:
+    section = section_of(results, "stream")
+    if not section:
+        return ""
+    level = str(section["concurrency"])
+    rows = [
+        f"### 2. Streamed chat, 20 chunks, concurrency {level}"
+        f" ({section['duration_s']:g} s per target)",
+        "",
+        *_head(
+            "target",
+            "streams/s",
+            "first chunk p50 ms",
+            "p99 ms",
+            "last chunk p50 ms",
+            "p99 ms",
+            "errors",
+            "server CPU ms/stream",
+            "server RSS peak MiB",
+        ),
+    ]
+    for name in _ordered(section["points"]):
+        p = section["points"][name][level]
+        rows.append(
+            _row(
+                name,
+                _fmt(p["streams_per_s"], 0),
+                _fmt(p["first_chunk_p50_ms"]),
+                _fmt(p["first_chunk_p99_ms"]),
+                _fmt(p["last_chunk_p50_ms"]),
+                _fmt(p["last_chunk_p99_ms"]),
+                p["errors"],
+                _fmt(p["server_cpu_ms_per_stream"], 3),
+                _fmt(p["server_rss_peak_mib"], 0),
+            )
+        )
+    return "\n".join(rows)
+
+
+def _open_streams_table(results: dict[str, Any]) -> str:
+    section = section_of(results, "open-streams")
+    if not section:
+        return ""
+    rows = [
+        "### 3. Slow streams held open through the gateway",
+        "",
+        *_head(
+            "streams",
+            "opened",
+            "failed",
+            "ended early",
+            "time to open s",
+            "RSS before MiB",
+            "RSS open MiB",
+            "fds open",
+            "RSS after MiB",
+            "fds after",
+        ),
+    ]
+    for count, p in section["points"].items():
+        rows.append(
+            _row(
+                f"{int(count):,}",
+                f"{p['opened']:,}",
+                p["failed"],
+                p["ended_early"],
+                _fmt(p["open_time_s"], 1),
+                _fmt(p["rss_before_mib"], 1),
+                _fmt(p["rss_open_mib"], 1),
+                p["fds_open"],
+                _fmt(p["rss_after_mib"], 1),
+                p["fds_after"],
+            )
+        )
+    return "\n".join(rows)
+
+
+def _soak_text(results: dict[str, Any]) -> str:
+    s = section_of(results, "soak")
+    if not s:
+        return ""
+    return "\n".join(
+        [
+            f"### 4. Soak: {s['duration_s']:g} s of non-streamed load"
+            f" at concurrency {s['concurrency']}",
+            "",
+            f"- {_fmt(s['load']['rps'], 0)} req/s, p50 {_fmt(s['load']['p50_ms'])} ms,"
+            f" p99 {_fmt(s['load']['p99_ms'])} ms, {s['load']['errors']} errors.",
+            f"- Gateway RSS {_fmt(s['rss_start_mib'], 1)} MiB"
+            f" after the {s['warmup_s']:g} s warm-up (median of the first third),"
+            f" {_fmt(s['rss_end_mib'], 1)} MiB at the end (last third,"
+            f" {s['rss_growth_pct']:+.1f} %),"
+            f" peak {_fmt(s['rss_peak_mib'], 1)} MiB.",
+            f"- Open descriptors under load {s['fds_start']} → {s['fds_end']}"
+            f" (they vary by {s.get('fds_noise', 0)} as pooled connections come and go);"
+            f" idle before {s['fds_idle_before']}, idle after {s['fds_idle_after']}.",
+        ]
+    )
+
+
+def _ceiling_text(results: dict[str, Any]) -> str:
+    c = section_of(results, "ceiling")
+    if not c:
+        return ""
+    per_level = ", ".join(
+        f"c={k}: {_fmt(v['rps'], 0)} req/s ({_fmt(v['requests_per_cpu_s'], 0)} per CPU-second)"
+        for k, v in c["points"].items()
+    )
+    shared = ", ".join(f"c={k}: {_fmt(v, 0)} req/s" for k, v in c["shared_core_rps"].items())
+    ratio = f"{c['ratio_to_gateway']:g}x" if c["ratio_to_gateway"] else "—"
+    return "\n".join(
+        [
+            "### 5. Simulator ceiling",
+            "",
+            f"- `wrk` on core(s) {_cores(c['load_cores'])}, simulator alone on core(s)"
+            f" {_cores(c['simulator_cores'])}: {per_level}.",
+            f"- Sharing the simulator's core with `wrk` (section 1, direct): {shared or '—'}.",
+            f"- Best {_fmt(c['best_rps'], 0)} req/s, {ratio} the gateway's non-streamed c=32 rate.",
+        ]
+    )
+
+
+def _charts(charts: list[Path], chart_dir: str) -> str:
+    if not charts:
+        return ""
+    return "### Charts\n\n" + "\n\n".join(f"![{p.stem}]({chart_dir}{p.name})" for p in charts)

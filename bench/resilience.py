@@ -1,0 +1,670 @@
+"""`python -m bench.resilience [--quick] [--json]`: what failures cost a client.
+
+Three measurements against the simulator, each through the gateway's HTTP API only:
+
+1. Failover: the latency of a request whose primary (OpenAI `gpt-4o-mini`) fails, with
+   a 500 or by staying silent past the gateway's upstream timeout, so that the fallback
+   (Mistral `mistral-small-latest`) answers; next to healthy requests interleaved with
+   them, so both see the same machine. The circuit breaker opens after five consecutive
+   failures of a provider, which would turn the failover into a skip: each failing
+   request gets a one-use fault (`remaining: 1`) and is followed by a healthy one, which
+   closes the count again. A last run leaves the fault on to show the breaker opening.
+2. Hedging: p50/p99 at concurrency 16 when 5 % of all upstream calls (primary and
+   fallback alike) stall for 2 s (`probability: 0.05`), with hedging off
+   (`hedge_after_ms` too large to fire), at 100 ms, and automatic (no setting, a full
+   window of healthy samples first).
+3. Features: throughput and the gateway's CPU per request with rate limits, routing
+   rules and the usage log on, versus the closest configuration to "off" that can be
+   made from outside (the gateway has no switches), plus a py-spy profile share.
+
+Processes come from `bench.procs` and non-streamed load from `bench.load` (`wrk`);
+the latency runs use a trio/httpx client because they arm a fault between requests
+and need each request's answer (who served it). Figures go to stdout (a table, and the
+JSON with `--json`) and to `bench/results/resilience-<date>[-quick].json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+import trio
+
+from bench import load, machine, procs
+from bench.sampling import percentile
+from bench.stack import ADMIN_KEY, BENCH_KEY_LIMITS, GATEWAY_ENV, READY_DEADLINE_S, SIM_KEY
+
+RESULTS = Path(__file__).resolve().parent / "results"
+PRIMARY, FALLBACK = "gpt-4o-mini", "mistral-small-latest"
+CHAT_PATH = "/v1/chat/completions"
+TIMEOUT_GATEWAY_S = 1.0  # GATEWAY_UPSTREAM_TIMEOUT_S of the gateway used for timeouts
+SILENT_MS = 3_000  # a primary that stays silent this long outlives that timeout
+STALL_MS, STALL_SHARE = 2_000, 0.05
+HEDGE_FIXED_MS, HEDGE_NEVER_MS = 100, 10_000_000
+HEALTH_WINDOW = 200  # gateway.health.WINDOW: samples that decide automatic hedging
+CLIENT_TIMEOUT_S = 30.0
+ROUTING_RULES = 10
+PROFILE_PARTS = {
+    "rate limits": ("gateway/limits/",),
+    "routing": ("gateway/routing/", "gateway/resolve.py"),
+    "usage log": ("store/usage", "gateway/chat/outcomes.py"),
+}
+
+
+@attrs.frozen
+class Sizes:
+    failover_500: int
+    failover_timeout: int
+    breaker_run: int
+    hedge_requests: int
+    hedge_concurrency: int
+    throughput_s: float
+    throughput_concurrency: int
+    profile_s: int
+    feature_rounds: int
+
+    @classmethod
+    def pick(cls, quick: bool) -> Sizes:
+        if quick:
+            return cls(30, 6, 12, 400, 16, 3.0, 32, 3, 1)
+        return cls(300, 40, 30, 3_000, 16, 8.0, 32, 10, 3)
+
+
+@attrs.frozen
+class Gateway:
+    proc: procs.Proc
+    port: int
+    key: str
+    env: dict[str, str]
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@attrs.define
+class Bench:
+    """The run: where files go, the pinning, the simulator, and progress lines."""
+
+    work: Path
+    pinning: machine.Pinning
+    sizes: Sizes
+    sim: procs.Proc | None = None
+    sim_port: int = 0
+    started: float = attrs.field(factory=time.monotonic)
+
+    def say(self, text: str) -> None:
+        print(f"[{time.monotonic() - self.started:6.1f}s] {text}", file=sys.stderr, flush=True)
+
+    def sim_call(self, method: str, path: str, payload: object = None) -> Any:
+        url = f"http://127.0.0.1:{self.sim_port}/_sim/{path}"
+        with httpx.Client(timeout=10, trust_env=False) as client:
+            answer = client.request(method, url, json=payload)
+        answer.raise_for_status()
+        return answer.json()
+
+    def upstream_calls(self) -> dict[str, int]:
+        by_path = self.sim_call("GET", "stats")["by_path"]
+        return {
+            vendor: int(by_path.get(f"/{vendor}/v1/chat/completions", 0))
+            for vendor in ("openai", "mistral")
+        }
+
+
+# -- processes -----------------------------------------------------------------------------
+
+
+def start_sim(bench: Bench, cleanup: ExitStack) -> None:
+    port = procs.free_port()
+    argv = [sys.executable, "-m", "providers.sim", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--ttft-ms", "0", "--tokens-per-second", "0", "--default-max-tokens", "20"]
+    sim = procs.start("simulator", argv, cores=bench.pinning.simulator, log_dir=bench.work)
+    cleanup.callback(sim.stop)
+    procs.wait_ready(sim, f"http://127.0.0.1:{port}/_sim/stats", deadline_s=READY_DEADLINE_S)
+    bench.sim, bench.sim_port = sim, port
+
+
+@contextmanager
+def running_gateway(bench: Bench, name: str, extra_env: dict[str, str]) -> Iterator[Gateway]:
+    """A fresh gateway (fresh breakers, health and data) with OpenAI and Mistral at the
+    simulator; stopped on exit."""
+    port = procs.free_port()
+    sim = f"http://127.0.0.1:{bench.sim_port}"
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    env |= GATEWAY_ENV | extra_env
+    env |= {
+        "GATEWAY_ADMIN_KEY": ADMIN_KEY,
+        "OPENAI_API_KEY": SIM_KEY,
+        "OPENAI_BASE_URL": f"{sim}/openai/v1",
+        "MISTRAL_API_KEY": SIM_KEY,
+        "MISTRAL_BASE_URL": f"{sim}/mistral",
+    }
+    argv = [sys.executable, "-m", "gateway", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--data-dir", str(bench.work / f"{name}-data")]
+    proc = procs.start(name, argv, cores=bench.pinning.gateway, log_dir=bench.work, env=env)
+    try:
+        procs.wait_ready(proc, f"http://127.0.0.1:{port}/health", deadline_s=READY_DEADLINE_S)
+        key = admin(port, "POST", "/v1/management/api-keys", bench_key_body())["key"]
+        yield Gateway(proc, port, str(key), extra_env)
+    finally:
+        proc.stop()
+
+
+def bench_key_body() -> dict[str, Any]:
+    """The key `make bench` uses: prod, with limits set high enough never to refuse."""
+    return {"name": "resilience", "type": "prod", "rate_limits": BENCH_KEY_LIMITS}
+
+
+def admin(port: int, method: str, path: str, payload: object = None) -> Any:
+    with httpx.Client(timeout=10, trust_env=False) as client:
+        answer = client.request(
+            method,
+            f"http://127.0.0.1:{port}{path}",
+            json=payload,
+            headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+        )
+    if answer.status_code >= 400:
+        raise RuntimeError(f"{method} {path}: {answer.status_code} {answer.text[:300]}")
+    return answer.json() if answer.content else None
+
+
+def set_hedge(gateway: Gateway, hedge_after_ms: int | None) -> None:
+    """`hedge_after_ms` of the primary's provider (None: removed, automatic)."""
+    settings = {"settings": {"hedge_after_ms": hedge_after_ms}}
+    admin(gateway.port, "PATCH", "/v1/management/providers/openai", settings)
+
+
+# -- the client ----------------------------------------------------------------------------
+
+
+def chat_body(*, fallback: bool = True, forced: bool = False) -> dict[str, Any]:
+    """A short prompt, 20 tokens back, the response cache bypassed (every request must
+    reach an upstream), the fallback named by the request itself."""
+    service: dict[str, Any] = {"cache": "skip"}
+    if fallback:
+        service["fallbacks"] = [FALLBACK]
+    body: dict[str, Any] = {
+        "model": PRIMARY,
+        "messages": [{"role": "user", "content": "Say something about resilience."}],
+        "service": service,
+    }
+    if forced:
+        body["provider"] = "openai"
+    return body
+
+
+@attrs.frozen
+class Answer:
+    seconds: float
+    status: int
+    provider: str | None
+    error: str | None = None  # the start of the body of a non-200 answer
+
+
+async def ask(client: httpx.AsyncClient, gateway: Gateway, model: str = PRIMARY) -> Answer:
+    """One non-streamed request; its wall time and who served it."""
+    started = time.perf_counter()
+    answer = await client.post(
+        gateway.base + CHAT_PATH,
+        json=chat_body() | {"model": model},
+        headers={"Authorization": f"Bearer {gateway.key}"},
+    )
+    elapsed = time.perf_counter() - started
+    if answer.status_code != 200:
+        return Answer(elapsed, answer.status_code, None, answer.text[:500])
+    provider = answer.json().get("_gateway", {}).get("routing", {}).get("provider")
+    return Answer(elapsed, answer.status_code, provider)
+
+
+def new_client(connections: int) -> httpx.AsyncClient:
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.AsyncClient(timeout=CLIENT_TIMEOUT_S, limits=limits, trust_env=False)
+
+
+def summary(answers: Sequence[Answer]) -> dict[str, Any]:
+    """p50/p99/max in ms, and who served how many (`failed` for non-200 answers)."""
+    seconds = [a.seconds for a in answers]
+    served: dict[str, int] = {}
+    for a in answers:
+        who = a.provider if a.status == 200 and a.provider else f"failed {a.status}"
+        served[who] = served.get(who, 0) + 1
+    return {
+        "requests": len(answers),
+        "p50_ms": round(percentile(seconds, 50) * 1000, 2),
+        "p90_ms": round(percentile(seconds, 90) * 1000, 2),
+        "p99_ms": round(percentile(seconds, 99) * 1000, 2),
+        "max_ms": round(max(seconds) * 1000, 2) if seconds else None,
+        "served_by": served,
+        "errors": [a.error for a in answers if a.error][:3],
+    }
+
+
+# -- 1. failover ---------------------------------------------------------------------------
+
+
+async def interleaved(
+    bench: Bench, gateway: Gateway, fault: dict[str, Any], pairs: int
+) -> tuple[list[Answer], list[Answer]]:
+    """`pairs` times: arm a one-use fault on the primary, send a request (it fails
+    over), then send a healthy one (which also resets the breaker's failure count)."""
+    failing: list[Answer] = []
+    healthy: list[Answer] = []
+    async with new_client(1) as client:
+        for model in (PRIMARY, FALLBACK, PRIMARY):  # warm both paths' connections
+            await ask(client, gateway, model)
+        for _ in range(pairs):
+            await trio.to_thread.run_sync(
+                bench.sim_call, "POST", "faults", fault | {"remaining": 1}
+            )
+            failing.append(await ask(client, gateway))
+            healthy.append(await ask(client, gateway))
+    bench.sim_call("DELETE", "faults")
+    return failing, healthy
+
+
+async def healthy_only(gateway: Gateway, count: int) -> list[Answer]:
+    async with new_client(1) as client:
+        return [await ask(client, gateway) for _ in range(count)]
+
+
+def failover_case(
+    bench: Bench, gateway: Gateway, fault: dict[str, Any], pairs: int
+) -> dict[str, Any]:
+    """Latency of failing-over requests against interleaved healthy ones, and the
+    gateway's CPU per failover (the pairs' CPU minus that of as many healthy requests)."""
+    cpu0 = gateway.proc.cpu_s()
+    failing, healthy = trio.run(interleaved, bench, gateway, fault, pairs)
+    cpu_pairs = gateway.proc.cpu_s() - cpu0
+    cpu1 = gateway.proc.cpu_s()
+    trio.run(healthy_only, gateway, pairs)
+    cpu_healthy = gateway.proc.cpu_s() - cpu1
+    f, h = summary(failing), summary(healthy)
+    return {
+        "fault": fault | {"remaining": 1},
+        "failing_over": f,
+        "healthy": h,
+        "added_p50_ms": round(f["p50_ms"] - h["p50_ms"], 2),
+        "added_p99_ms": round(f["p99_ms"] - h["p99_ms"], 2),
+        "gateway_cpu_ms_healthy": round(cpu_healthy * 1000 / pairs, 3),
+        "gateway_cpu_ms_failover": round((cpu_pairs - cpu_healthy) * 1000 / pairs, 3),
+    }
+
+
+async def breaker_run(bench: Bench, gateway: Gateway, count: int) -> list[Answer]:
+    """The fault stays on: the first requests fail over, then the circuit opens."""
+    fault = {"model": PRIMARY, "vendor": "openai", "status": 500}
+    await trio.to_thread.run_sync(bench.sim_call, "POST", "faults", fault)
+    try:
+        async with new_client(1) as client:
+            return [await ask(client, gateway) for _ in range(count)]
+    finally:
+        await trio.to_thread.run_sync(bench.sim_call, "DELETE", "faults")
+
+
+def breaker_case(bench: Bench, gateway: Gateway, count: int) -> dict[str, Any]:
+    before = bench.upstream_calls()
+    answers = trio.run(breaker_run, bench, gateway, count)
+    after = bench.upstream_calls()
+    tripped = after["openai"] - before["openai"]
+    return {
+        "fault": {"model": PRIMARY, "vendor": "openai", "status": 500},
+        "requests": count,
+        "primary_calls": tripped,
+        "first_requests_ms": [round(a.seconds * 1000, 2) for a in answers[:8]],
+        "after_open": summary(answers[tripped:]),
+    }
+
+
+def failover(bench: Bench) -> dict[str, Any]:
+    sizes = bench.sizes
+    error = {"model": PRIMARY, "vendor": "openai", "status": 500}
+    silent = {"model": PRIMARY, "vendor": "openai", "delay_ms": SILENT_MS}
+    results: dict[str, Any] = {}
+    with running_gateway(bench, "gateway-default", {}) as gateway:
+        bench.say(f"failover: primary answers 500, {sizes.failover_500} pairs")
+        results["status_500"] = failover_case(bench, gateway, error, sizes.failover_500)
+        bench.say(f"failover: fault left on for {sizes.breaker_run} requests (breaker)")
+        results["status_500_breaker"] = breaker_case(bench, gateway, sizes.breaker_run)
+    timeout_env = {"GATEWAY_UPSTREAM_TIMEOUT_S": str(TIMEOUT_GATEWAY_S)}
+    # Automatic hedging starts once 20 requests were seen and would cut the timeout
+    # short: the pure timeout is measured with it off, then with a fixed and an
+    # automatic hedge (by then the health window holds enough samples).
+    hedges: dict[str, int | None] = {
+        "timeout": HEDGE_NEVER_MS,
+        "timeout_hedged": HEDGE_FIXED_MS,
+        "timeout_auto_hedge": None,
+    }
+    with running_gateway(bench, "gateway-timeout", timeout_env) as gateway:
+        for name, hedge_ms in hedges.items():
+            set_hedge(gateway, hedge_ms)
+            bench.say(f"failover: primary silent {SILENT_MS} ms, {name}, hedge {hedge_ms}")
+            case = failover_case(bench, gateway, silent, sizes.failover_timeout)
+            results[name] = case | {"gateway_env": timeout_env, "hedge_after_ms": hedge_ms}
+    return results
+
+
+# -- 2. hedging ----------------------------------------------------------------------------
+
+
+async def concurrent_load(gateway: Gateway, total: int, concurrency: int) -> list[Answer]:
+    """`total` requests from `concurrency` workers (bounded fan-out in one nursery)."""
+    answers: list[Answer] = []
+    left = [total]
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        while left[0] > 0:
+            left[0] -= 1
+            answers.append(await ask(client, gateway))
+
+    async with new_client(concurrency) as client, trio.open_nursery() as nursery:
+        for _ in range(concurrency):
+            nursery.start_soon(worker, client)
+    return answers
+
+
+def hedge_variant(
+    bench: Bench, gateway: Gateway, name: str, prepare: Callable[[], None]
+) -> dict[str, Any]:
+    sizes = bench.sizes
+    prepare()
+    fault = {"model": "*", "delay_ms": STALL_MS, "probability": STALL_SHARE}
+    bench.sim_call("DELETE", "faults")  # clearing replays the same draws for every variant
+    bench.sim_call("POST", "faults", fault)
+    calls0, cpu0 = bench.upstream_calls(), gateway.proc.cpu_s()
+    started = time.perf_counter()
+    answers = trio.run(concurrent_load, gateway, sizes.hedge_requests, sizes.hedge_concurrency)
+    wall = time.perf_counter() - started
+    cpu, calls = gateway.proc.cpu_s() - cpu0, bench.upstream_calls()
+    bench.sim_call("DELETE", "faults")
+    figures = summary(answers)
+    bench.say(f"hedging {name}: p50 {figures['p50_ms']} ms, p99 {figures['p99_ms']} ms")
+    return figures | {
+        "fault": fault,
+        "concurrency": sizes.hedge_concurrency,
+        "wall_s": round(wall, 2),
+        "upstream_calls_per_request": {
+            k: round((calls[k] - calls0[k]) / len(answers), 3) for k in calls
+        },
+        "gateway_cpu_ms_per_request": round(cpu * 1000 / len(answers), 3),
+    }
+
+
+def hedging(bench: Bench) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    auto = {"GATEWAY_HEDGE_FROM_LATENCY": "true"}  # off by default; this run compares it
+    with running_gateway(bench, "gateway-hedging", auto) as gateway:
+        trio.run(concurrent_load, gateway, HEALTH_WINDOW, 8)  # warm up
+        results["off"] = hedge_variant(
+            bench, gateway, "off", lambda: set_hedge(gateway, HEDGE_NEVER_MS)
+        ) | {"hedge_after_ms": HEDGE_NEVER_MS}
+        results["fixed"] = hedge_variant(
+            bench, gateway, f"{HEDGE_FIXED_MS} ms", lambda: set_hedge(gateway, HEDGE_FIXED_MS)
+        ) | {"hedge_after_ms": HEDGE_FIXED_MS}
+
+        def automatic() -> None:
+            # The health window (200 winners) still holds the stalled winners of the
+            # "off" run; a fresh window of healthy requests gives the automatic delay
+            # the same start a gateway in steady health would have.
+            set_hedge(gateway, None)
+            trio.run(concurrent_load, gateway, HEALTH_WINDOW, 8)
+
+        results["automatic"] = hedge_variant(bench, gateway, "automatic", automatic) | {
+            "hedge_after_ms": None,
+            "note": "no setting: 2 x observed p95 of time to first result, 250 ms floor",
+        }
+    return results
+
+
+# -- 3. feature cost -----------------------------------------------------------------------
+
+
+def add_routing_rules(gateway: Gateway, count: int) -> None:
+    """`count - 1` rules that do not match (a header condition), then one that matches
+    every request for the model and names the same fallback the request does."""
+    for i in range(count - 1):
+        rule = {
+            "name": f"team-{i}",
+            "conditions": {"headers": {"x-team": f"team-{i}"}, "models": ["gpt-4o*"]},
+            "actions": {"fallbacks": [FALLBACK]},
+        }
+        admin(gateway.port, "POST", "/v1/management/routing-rules", rule)
+    matching = {
+        "name": "default-fallback",
+        "conditions": {"models": [PRIMARY]},
+        "actions": {"fallbacks": [FALLBACK]},
+    }
+    admin(gateway.port, "POST", "/v1/management/routing-rules", matching)
+
+
+def remove_routing_rules(gateway: Gateway) -> None:
+    for rule in admin(gateway.port, "GET", "/v1/management/routing-rules")["rules"]:
+        admin(gateway.port, "DELETE", f"/v1/management/routing-rules/{rule['id']}")
+
+
+def throughput_point(
+    bench: Bench, gateway: Gateway, name: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    sizes = bench.sizes
+    script = load.write_script(
+        bench.work / f"{name}.lua",
+        json.dumps(body, separators=(",", ":")).encode(),
+        {"Authorization": f"Bearer {gateway.key}", "Content-Type": "application/json"},
+    )
+    url = gateway.base + CHAT_PATH
+    load.run_wrk(url, script, connections=sizes.throughput_concurrency, duration_s=1)
+    calls0, cpu0 = bench.upstream_calls(), gateway.proc.cpu_s()
+    result = load.run_wrk(
+        url, script, connections=sizes.throughput_concurrency, duration_s=sizes.throughput_s
+    )
+    cpu, calls = gateway.proc.cpu_s() - cpu0, bench.upstream_calls()
+    cpu_ms = cpu * 1000 / max(result.requests, 1)
+    bench.say(f"features {name}: {result.rps:.0f} req/s, {cpu_ms:.3f} CPU ms/request")
+    return {
+        "rps": round(result.rps, 1),
+        "requests": result.requests,
+        "errors": result.errors,
+        "p50_ms": round(result.p50_ms, 2),
+        "p99_ms": round(result.p99_ms, 2),
+        "gateway_cpu_ms_per_request": round(cpu_ms, 3),
+        "upstream_calls_per_request": round(
+            (calls["openai"] - calls0["openai"]) / max(result.requests, 1), 3
+        ),
+    }
+
+
+def features(bench: Bench) -> dict[str, Any]:
+    """The configurations in turn, `rounds` times (the machine's other work drifts);
+    each configuration's figures are its median round by CPU per request."""
+    configs = {
+        "on": f"prod key with limits set; {ROUTING_RULES} routing rules (the last matches); "
+        "usage log on; response cache bypassed (service.cache=skip)",
+        "no_rules": "as 'on' without routing rules (routing still resolves the model)",
+        "nearest_off": "no rules and a forced provider (body 'provider': 'openai'), which "
+        "bypasses routing; rate limits and the usage log cannot be turned off",
+    }
+    rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
+    results: dict[str, Any] = {}
+    with running_gateway(bench, "gateway-features", {}) as gateway:
+        for _ in range(bench.sizes.feature_rounds):
+            add_routing_rules(gateway, ROUTING_RULES)
+            rounds["on"].append(throughput_point(bench, gateway, "on", chat_body(fallback=False)))
+            remove_routing_rules(gateway)
+            body = chat_body(fallback=False)
+            rounds["no_rules"].append(throughput_point(bench, gateway, "no-rules", body))
+            forced = chat_body(fallback=False, forced=True)
+            rounds["nearest_off"].append(throughput_point(bench, gateway, "nearest-off", forced))
+        add_routing_rules(gateway, ROUTING_RULES)
+        results["profile_on"] = profile(bench, gateway, chat_body(fallback=False))
+    for name, config in configs.items():
+        ordered = sorted(rounds[name], key=lambda r: r["gateway_cpu_ms_per_request"])
+        results[name] = ordered[len(ordered) // 2] | {"config": config, "rounds": rounds[name]}
+    return results
+
+
+# -- profile -------------------------------------------------------------------------------
+
+
+def ensure_py_spy() -> str | None:
+    found = shutil.which("py-spy") or _venv_tool("py-spy")
+    if found:
+        return found
+    print("py-spy not found: `pip install py-spy` (one-off, not a dependency)", file=sys.stderr)
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "py-spy"]
+    if subprocess.run(pip, check=False).returncode != 0:
+        return None
+    return _venv_tool("py-spy")
+
+
+def _venv_tool(name: str) -> str | None:
+    path = Path(sys.executable).parent / name
+    return str(path) if path.exists() else None
+
+
+def profile(bench: Bench, gateway: Gateway, body: dict[str, Any]) -> dict[str, Any]:
+    """py-spy samples of the gateway under `wrk` load: the share of its (non-idle)
+    samples whose stack passes through each feature's modules."""
+    spy = ensure_py_spy()
+    if spy is None:
+        return {"error": "py-spy could not be installed"}
+    out = bench.work / "profile.txt"
+    argv = [spy, "record", "--pid", str(gateway.proc.pid), "--rate", "250", "--threads"]
+    argv += ["--duration", str(bench.sizes.profile_s), "--format", "raw", "-o", str(out)]
+    spying = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    script = load.write_script(
+        bench.work / "profile.lua",
+        json.dumps(body).encode(),
+        {"Authorization": f"Bearer {gateway.key}", "Content-Type": "application/json"},
+    )
+    load.run_wrk(
+        gateway.base + CHAT_PATH,
+        script,
+        connections=bench.sizes.throughput_concurrency,
+        duration_s=bench.sizes.profile_s + 1,
+    )
+    log, _ = spying.communicate(timeout=60)
+    if spying.returncode != 0 or not out.exists():
+        return {"error": f"py-spy failed ({spying.returncode}): {log.strip()[-400:]}"}
+    return profile_shares(out.read_text())
+
+
+def profile_shares(collapsed: str) -> dict[str, Any]:
+    """From py-spy's collapsed stacks (`frame;frame;... count`): each part's share of
+    all samples, counting a sample once per part whatever its depth (inclusive)."""
+    total = 0
+    parts = dict.fromkeys(PROFILE_PARTS, 0)
+    for line in collapsed.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        total += int(count)
+        for part, markers in PROFILE_PARTS.items():
+            if any(marker in stack for marker in markers):
+                parts[part] += int(count)
+    shares = {part: round(100 * n / total, 1) if total else None for part, n in parts.items()}
+    return {"samples": total, "share_percent": shares, "modules": PROFILE_PARTS}
+
+
+# -- output --------------------------------------------------------------------------------
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = ["| measurement | p50 ms | p99 ms | added p50 / p99 ms | gateway CPU ms/req |"]
+    lines.append("|---|---|---|---|---|")
+    for name, case in results["failover"].items():
+        if "failing_over" not in case:
+            continue
+        f, h = case["failing_over"], case["healthy"]
+        lines.append(
+            f"| failover {name}: healthy | {h['p50_ms']} | {h['p99_ms']} | | "
+            f"{case['gateway_cpu_ms_healthy']} |"
+        )
+        lines.append(
+            f"| failover {name}: failing over | {f['p50_ms']} | {f['p99_ms']} | "
+            f"{case['added_p50_ms']} / {case['added_p99_ms']} | "
+            f"{case['gateway_cpu_ms_failover']} |"
+        )
+    breaker = results["failover"]["status_500_breaker"]["after_open"]
+    lines.append(f"| 500, breaker open | {breaker['p50_ms']} | {breaker['p99_ms']} | | |")
+    for name, case in results["hedging"].items():
+        lines.append(
+            f"| hedging {name} (c={case['concurrency']}, 5 % stall 2 s) | {case['p50_ms']} | "
+            f"{case['p99_ms']} | | {case['gateway_cpu_ms_per_request']} |"
+        )
+    lines += [
+        "",
+        "| features | req/s | p50 ms | p99 ms | gateway CPU ms/req |",
+        "|---|---|---|---|---|",
+    ]
+    for name in ("on", "no_rules", "nearest_off"):
+        case = results["features"][name]
+        lines.append(
+            f"| {name} | {case['rps']} | {case['p50_ms']} | {case['p99_ms']} | "
+            f"{case['gateway_cpu_ms_per_request']} |"
+        )
+    shares = results["features"]["profile_on"].get("share_percent")
+    if shares:
+        lines.append("")
+        lines.append("profile share (on): " + ", ".join(f"{k} {v} %" for k, v in shares.items()))
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench.resilience", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small counts, about a minute")
+    parser.add_argument("--json", action="store_true", help="print the results JSON")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    pinning = machine.plan_pinning()
+    os.sched_setaffinity(0, set(pinning.load))  # this process is the load generator
+    work = Path(tempfile.mkdtemp(prefix="gateway-resilience-"))
+    bench = Bench(work, pinning, Sizes.pick(args.quick))
+    described = machine.describe()
+    bench.say(f"machine: {described.label()}; scratch files in {work}")
+    load_before = os.getloadavg()
+    with ExitStack() as cleanup:
+        start_sim(bench, cleanup)
+        measured = {
+            "failover": failover(bench),
+            "hedging": hedging(bench),
+            "features": features(bench),
+        }
+    results = {
+        "date": datetime.now().astimezone().isoformat(timespec="seconds"),
+        "command": " ".join(["python -m bench.resilience", *(argv or sys.argv[1:])]),
+        "machine": attrs.asdict(described),
+        "pinning": attrs.asdict(pinning),
+        "sizes": attrs.asdict(bench.sizes),
+        "elapsed_s": round(time.monotonic() - bench.started, 1),
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+    } | measured
+    RESULTS.mkdir(exist_ok=True)
+    stamp = datetime.now().strftime("%Y-%m-%d-%H%M%S") + ("-quick" if args.quick else "")
+    path = RESULTS / f"resilience-{stamp}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(results, indent=2))
+    print(table(results))
+    bench.say(f"wrote {path}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
