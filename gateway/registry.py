@@ -34,9 +34,12 @@ class ProviderRegistry:
     cipher: CredentialCipher
     catalog: Catalog
     _by_workspace: dict[str, dict[str, ConfiguredProvider]] = attrs.field(factory=dict)
+    # Active provider ids per workspace, read on every request; rebuilt on each change.
+    _active: dict[str, frozenset[str]] = attrs.field(factory=dict)
 
     def load(self, records: list[ProviderRecord]) -> None:
         self._by_workspace.clear()
+        self._active.clear()
         for record in records:
             self.put(record)
 
@@ -44,10 +47,12 @@ class ProviderRegistry:
         """Record a (re)configuration; builds a fresh adapter for an active provider."""
         entry = ConfiguredProvider(record, self._adapter_for(record))
         self._by_workspace.setdefault(record.workspace_id, {})[record.provider_id] = entry
+        self._active.pop(record.workspace_id, None)
         return entry
 
     def remove(self, workspace_id: str, provider_id: str) -> None:
         self._by_workspace.get(workspace_id, {}).pop(provider_id, None)
+        self._active.pop(workspace_id, None)
 
     def configured(self, workspace_id: str) -> Mapping[str, ConfiguredProvider]:
         return self._by_workspace.get(workspace_id, {})
@@ -61,7 +66,13 @@ class ProviderRegistry:
         return entry.adapter if entry is not None and entry.active else None
 
     def active_ids(self, workspace_id: str) -> frozenset[str]:
-        return frozenset(pid for pid, e in self.configured(workspace_id).items() if e.active)
+        found = self._active.get(workspace_id)
+        if found is None:
+            configured = self.configured(workspace_id).items()
+            found = self._active[workspace_id] = frozenset(
+                pid for pid, entry in configured if entry.active
+            )
+        return found
 
     def endpoint(self, record: ProviderRecord) -> ProviderEndpoint:
         """Where the provider lives: `settings.base_url`, else the vendor's public API."""

@@ -220,6 +220,9 @@ class Race(Generic[C, T]):
         self._fatal: Exception | None = None
         self._close_error: Exception | None = None
         self._nursery_manager: AbstractAsyncContextManager[trio.Nursery] | None = None
+        self._entered = False
+        self._first_index = 0  # candidates before it were tried inline, without a task
+        self._inline: AbstractAsyncContextManager[T] | None = None
 
     @property
     def attempts(self) -> tuple[Attempt[C], ...]:
@@ -228,8 +231,13 @@ class Race(Generic[C, T]):
         return self._records()
 
     async def __aenter__(self) -> Winner[C, T]:
-        if self._nursery_manager is not None:
+        if self._entered:
             raise RuntimeError("a race can be entered only once")
+        self._entered = True
+        if self._may_try_inline():
+            won = await self._try_inline()
+            if won is not None:
+                return won
         self._nursery_manager = manager = trio.open_nursery()
         nursery = await manager.__aenter__()
         try:
@@ -255,6 +263,9 @@ class Race(Generic[C, T]):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        if self._inline is not None:
+            await self._close_inline(exc)
+            return False
         assert self._nursery_manager is not None
         self._released.set()
         # The block's own exception is not fed to the nursery: the caller gets it as it
@@ -267,10 +278,57 @@ class Race(Generic[C, T]):
             exc.add_note(f"closing the winning attempt also failed: {self._close_error!r}")
         return False
 
+    # -- the first candidate, inline ---------------------------------------------------
+
+    def _may_try_inline(self) -> bool:
+        """The first candidate alone, with nothing to race it (no hedge, no retry), needs no
+        task of its own: most requests end there, so it is tried in the caller's task and
+        a nursery is opened only if the chain has to move on."""
+        first = self._candidates[0]
+        return self._hedge_delay(first) is None and self._retry(first).max_attempts == 1
+
+    async def _try_inline(self) -> Winner[C, T] | None:
+        """The winner, or None when the first candidate failed retryably (the race goes on
+        with the next); a non-retryable failure ends the race here."""
+        candidate = self._candidates[0]
+        record = _Try(candidate, 0, 1, trio.current_time())
+        self._tries.append(record)
+        attempt = self._attempt(candidate)
+        try:
+            value = await attempt.__aenter__()
+        except Exception as exc:
+            record.outcome, record.error = Outcome.FAILED, exc
+            record.ended_at = trio.current_time()
+            self._first_index = 1
+            if not self._is_retryable(exc):
+                self._fatal = exc
+                raise self._failure() from None
+            if len(self._candidates) == 1:
+                raise self._failure() from None
+            return None
+        except BaseException:
+            record.ended_at = trio.current_time()  # cancelled: the attempt closed itself
+            raise
+        record.outcome, record.ended_at = Outcome.WON, trio.current_time()
+        self._inline = attempt
+        self._settled.set()
+        return Winner(candidate, 0, value, self._records())
+
+    async def _close_inline(self, exc: BaseException | None) -> None:
+        assert self._inline is not None
+        try:
+            await self._inline.__aexit__(None, None, None)
+        except Exception as close_error:
+            if exc is None:
+                raise
+            exc.add_note(f"closing the winning attempt also failed: {close_error!r}")
+
     async def _launch(self, nursery: trio.Nursery) -> None:
         """Start candidates in order, each after the previous gave up or went quiet."""
         with self._launching:
             for index, candidate in enumerate(self._candidates):
+                if index < self._first_index:
+                    continue
                 if self._settled.is_set():
                     break
                 slot = _Slot(candidate, index)
@@ -359,7 +417,7 @@ class Race(Generic[C, T]):
         not_started = [
             Attempt(candidate, index, 0, Outcome.NOT_STARTED)
             for index, candidate in enumerate(self._candidates)
-            if index >= len(self._slots)
+            if index >= self._first_index + len(self._slots)
         ]
         return (*started, *not_started)
 
