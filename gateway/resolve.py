@@ -15,8 +15,24 @@ import attrs
 
 from gateway.errors import ApiError, invalid_request, not_found
 from providers.catalog import Catalog, ModelInfo
+from providers.footprint import estimate, generation_latency_s, load_footprint_factors
 
 QUALITY_FLOOR = 70  # the "quality threshold" of cost_optimized and sustain_optimized
+
+
+TYPICAL_OUTPUT_TOKENS = 256
+
+
+def _no_observation(provider_id: str) -> float | None:
+    return None
+
+
+@attrs.frozen
+class RoutingSignals:
+    """What `auto` routing knows beyond the catalog: the median latency observed per
+    provider (None until it has served requests here)."""
+
+    observed_latency_ms: Callable[[str], float | None] = _no_observation
 
 
 @attrs.frozen
@@ -47,12 +63,13 @@ def resolve_chat_target(
     provider: str | None,
     mode: str,
     capability: str = "chat",
+    signals: RoutingSignals | None = None,
 ) -> Resolution:
     """The target for `model` (or `auto`) among the `active` providers; 4xx if none."""
     if provider is not None:
         return _forced(catalog, active, model, provider, mode)
     if model == "auto":
-        return _auto(catalog, active, mode, capability)
+        return _auto(catalog, active, mode, capability, signals or RoutingSignals())
     info = catalog.model(model)
     if info is None or info.provider not in active:
         raise model_not_found(catalog, active, model, info, capability)
@@ -117,25 +134,45 @@ def blended_price(info: ModelInfo) -> float:
     return (3 * info.pricing.input_per_1m + info.pricing.output_per_1m) / 4
 
 
-def _score(mode: str) -> Callable[[ModelInfo], float]:
-    """Higher is better, per routing mode."""
+def expected_latency_ms(info: ModelInfo, signals: RoutingSignals) -> float:
+    """What a typical answer will take: the provider's observed median once known, else
+    EcoLogits' generation-latency estimate for the model's size."""
+    observed = signals.observed_latency_ms(info.provider)
+    if observed is not None:
+        return observed
+    factors = load_footprint_factors()
+    return 1000 * generation_latency_s(info.active_params_b, TYPICAL_OUTPUT_TOKENS, factors.llm)
+
+
+def carbon_g(catalog: Catalog, info: ModelInfo) -> float:
+    """Estimated gCO2e of a typical answer: model size, provider PUE and grid intensity."""
+    provider = catalog.provider(info.provider)
+    if provider is None:
+        return math.inf
+    return estimate(info, provider, TYPICAL_OUTPUT_TOKENS).carbon_gco2e
+
+
+def _score(mode: str, catalog: Catalog, signals: RoutingSignals) -> Callable[[ModelInfo], float]:
+    """Higher is better, per routing mode; the thresholded modes rank models below the
+    quality floor last."""
+
+    def floor(m: ModelInfo) -> float:
+        return 0.0 if m.quality >= QUALITY_FLOOR else -1e9
+
     if mode == "performance":
         return lambda m: float(m.quality)
     if mode == "cost_optimized":
-        return lambda m: -blended_price(m) if m.quality >= QUALITY_FLOOR else -1e9
+        return lambda m: floor(m) - blended_price(m)
     if mode == "low_latency":
-        # Fewer active parameters decode faster; quality only breaks ties.
-        return lambda m: -_active_params(m) + m.quality / 1000
+        return lambda m: -expected_latency_ms(m, signals) + m.quality / 1000
     if mode == "sustain_optimized":
-        return lambda m: -_active_params(m) if m.quality >= QUALITY_FLOOR else -1e9
+        return lambda m: floor(m) - carbon_g(catalog, m)
     return lambda m: m.quality / math.log2(2 + blended_price(m))
 
 
-def _active_params(info: ModelInfo) -> float:
-    return float(info.active_params_b or 1000.0)
-
-
-def _auto(catalog: Catalog, active: Set[str], mode: str, capability: str) -> Resolution:
+def _auto(
+    catalog: Catalog, active: Set[str], mode: str, capability: str, signals: RoutingSignals
+) -> Resolution:
     candidates = [
         m
         for m in catalog.models(capability=capability)
@@ -151,10 +188,13 @@ def _auto(catalog: Catalog, active: Set[str], mode: str, capability: str) -> Res
             status_url="/v1/status",
             retry_after=30,
         )
-    ranked = sorted(candidates, key=_score(mode), reverse=True)
+    ranked = sorted(candidates, key=_score(mode, catalog, signals), reverse=True)
     best = ranked[0]
     reasoning = (
         f"{mode}: chose {best.id} (quality {best.quality}, "
-        f"${blended_price(best):.2f}/1M blended) among {len(ranked)} candidates"
+        f"${blended_price(best):.2f}/1M blended, "
+        f"~{expected_latency_ms(best, signals):.0f} ms, "
+        f"~{carbon_g(catalog, best):.4f} gCO2e per typical answer) "
+        f"among {len(ranked)} candidates"
     )
     return Resolution(target_of(best), tuple(target_of(m) for m in ranked[1:4]), mode, reasoning)

@@ -43,7 +43,7 @@ from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
 from gateway.errors import ApiError, from_provider_error, invalid_request
 from gateway.labels import RequestLabels
 from gateway.limits import Admission
-from gateway.resolve import available_models, resolve_chat_target
+from gateway.resolve import RoutingSignals, available_models, resolve_chat_target
 from gateway.routing.apply import routed_resolution
 from gateway.routing.context import chat_context
 from gateway.routing.rules import Rule, match_rule
@@ -116,7 +116,10 @@ def plan_trip(
     active = state.registry.active_ids(principal.workspace_id)
     rule = _matching_rule(state, principal, params, headers, body)
     if params.provider is None:
-        resolution = routed_resolution(state.catalog, active, rule, model=params.model, mode=mode)
+        signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
+        resolution = routed_resolution(
+            state.catalog, active, rule, model=params.model, mode=mode, signals=signals
+        )
     else:
         resolution = resolve_chat_target(
             state.catalog, active, model=params.model, provider=params.provider, mode=mode
@@ -133,6 +136,13 @@ def plan_trip(
         labels=RequestLabels.from_headers(headers),
         rule=rule,
     )
+
+
+def _signals(state: AppState, workspace_id: str) -> RoutingSignals:
+    def observed(provider_id: str) -> float | None:
+        return state.health.figures(workspace_id, provider_id).latency_ms
+
+    return RoutingSignals(observed_latency_ms=observed)
 
 
 def _matching_rule(

@@ -12,7 +12,13 @@ from collections.abc import Iterable, Set
 
 import attrs
 
-from gateway.resolve import Resolution, Target, resolve_chat_target, target_of
+from gateway.resolve import (
+    Resolution,
+    RoutingSignals,
+    Target,
+    resolve_chat_target,
+    target_of,
+)
 from gateway.routing.rules import Evaluation, RequestContext, Rule, explain
 from providers.catalog import Catalog, CostBreakdown
 
@@ -27,6 +33,7 @@ def routed_resolution(
     *,
     model: str,
     mode: str,
+    signals: RoutingSignals | None = None,
 ) -> Resolution:
     """The target and fallback chain for `model` once `rule` (if any) is applied.
 
@@ -34,9 +41,13 @@ def routed_resolution(
     rule routes to is served by a provider the workspace has not configured).
     """
     if rule is None:
-        return resolve_chat_target(catalog, active, model=model, provider=None, mode=mode)
+        return resolve_chat_target(
+            catalog, active, model=model, provider=None, mode=mode, signals=signals
+        )
     routed_model = rule.actions.route_to or model
-    base = resolve_chat_target(catalog, active, model=routed_model, provider=None, mode=mode)
+    base = resolve_chat_target(
+        catalog, active, model=routed_model, provider=None, mode=mode, signals=signals
+    )
     alternatives = base.alternatives
     if rule.actions.fallbacks:
         alternatives = rule_fallbacks(catalog, active, rule.actions.fallbacks, base.target)
