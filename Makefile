@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8080
 DATA_DIR ?= ./data
+# The simulated upstreams stand in for the vendors unless a vendor key is in the environment.
+VENDOR_KEYS := $(OPENAI_API_KEY)$(ANTHROPIC_API_KEY)$(GEMINI_API_KEY)$(GOOGLE_API_KEY)$(MISTRAL_API_KEY)$(COHERE_API_KEY)$(CO_API_KEY)$(ELEVENLABS_API_KEY)
+DEMO := $(if $(strip $(VENDOR_KEYS)),,--demo)
 
 .PHONY: serve sim test lint typecheck unit bench bench-quick clean
 
@@ -22,7 +25,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $(VENV)/.installed $@
 
 serve: $(VENV)/.installed
-	$(BIN)/gateway serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) --demo
+	$(BIN)/gateway serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) $(DEMO)
 
 sim: $(VENV)/.installed
 	$(BIN)/gateway sim --host $(HOST) --port 9090

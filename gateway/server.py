@@ -9,6 +9,7 @@ flushed, and the database is closed.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing, asynccontextmanager
@@ -144,7 +145,7 @@ def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfi
     config.graceful_timeout = settings.shutdown_grace_s
     config.keep_alive_timeout = 75.0
     config.accesslog = None
-    config.errorlog = "-"
+    config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     return config
 
 
