@@ -34,6 +34,12 @@ WEATHER_TOOL: Any = {
 HELLO: Any = [{"role": "user", "content": "Hello there"}]
 
 
+def provider_of(model: str) -> str:
+    info = load_catalog().model(model)
+    assert info is not None
+    return info.provider
+
+
 def upstream(model: str) -> str:
     """The id the simulator sees for a catalog model (faults are set per upstream id)."""
     info = load_catalog().model(model)
@@ -258,7 +264,7 @@ async def test_the_envelope_for_a_body_that_is_not_json(http: httpx.AsyncClient)
         (404, 404, "model_not_found", openai.NotFoundError),
     ],
 )
-@pytest.mark.parametrize("model", ["gpt-4o-mini", "claude-haiku-4-5"])
+@pytest.mark.parametrize("model", CHAT_MODELS)
 @pytest.mark.parametrize("stream", [False, True])
 async def test_upstream_failures_map_to_the_spec_codes(
     gateway: RunningGateway,
@@ -272,7 +278,7 @@ async def test_upstream_failures_map_to_the_spec_codes(
 ) -> None:
     assert gateway.sim is not None
     gateway.sim.faults.add(Fault(model=upstream(model), status=status, remaining=1))
-    provider = "openai" if model.startswith("gpt") else "anthropic"
+    provider = provider_of(model)
     with pytest.raises(error_type) as caught:  # a forced provider has no fallbacks
         await client.chat.completions.create(
             model=model, messages=HELLO, stream=stream, extra_body={"provider": provider}
@@ -280,7 +286,7 @@ async def test_upstream_failures_map_to_the_spec_codes(
     assert caught.value.status_code == expected_status
     body: Any = caught.value.body
     assert body["code"] == code
-    assert body["provider"] in ("openai", "anthropic")
+    assert body["provider"] == provider
 
 
 async def test_a_slow_upstream_is_a_gateway_timeout(
@@ -380,3 +386,39 @@ async def test_models_filters(http: httpx.AsyncClient, query: str, check: Any) -
     data = (await http.get(f"/v1/models?{query}")).json()["data"]
     assert data and all(check(m) for m in data)
     assert (await http.get("/v1/models?capability=teleport")).status_code == 400
+
+
+async def test_a_prompt_over_the_context_window_is_named(client: openai.AsyncOpenAI) -> None:
+    huge = "word " * 150_000  # about 190k tokens, over gpt-4o-mini's 128k window
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": huge}],
+            extra_body={"provider": "openai"},
+        )
+    body: Any = caught.value.body
+    assert body["code"] == "context_length_exceeded"
+    assert body["provider"] == "openai" and body["model"] == "gpt-4o-mini"
+
+
+async def test_a_blocked_prompt_is_a_content_filter_error(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model=upstream("gemini-2.5-flash"), code="prompt_blocked"))
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gemini-2.5-flash", messages=HELLO, extra_body={"provider": "google"}
+        )
+    body: Any = caught.value.body
+    assert body["code"] == "content_filter" and body["provider"] == "google"
+    assert body["filter_reason"]
+
+
+async def test_a_safety_stop_is_a_content_filter_finish(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model=upstream("gemini-2.5-flash"), code="safety"))
+    answer = await client.chat.completions.create(model="gemini-2.5-flash", messages=HELLO)
+    assert answer.choices[0].finish_reason == "content_filter"
