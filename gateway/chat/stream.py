@@ -1,5 +1,10 @@
 """A streamed chat answer as a response body that owns its upstream stream.
 
+A read-ahead task (owned by the body: started in `__aenter__`, cancelled in `__aexit__`)
+pulls upstream chunks into a small bounded channel; each write to the client takes every
+chunk already there, so a burst of upstream events (one network read often carries many)
+goes out as one write instead of one per event.
+
 The handler opens the upstream stream and waits for its first chunk *before* answering,
 so a failure to start is an ordinary HTTP error (never a 200 followed by an error). The
 body then takes over the open stream: Quart enters it (`async with`), iterates it, and
@@ -36,6 +41,7 @@ from providers.types import ChatChunk, Usage
 from streams.sse import DONE
 
 CLEANUP_DEADLINE_S = 2.0
+READ_AHEAD = 64  # chunks buffered between the upstream and the client, at most
 
 
 class StreamState(enum.Enum):
@@ -95,8 +101,15 @@ class ChatStreamBody(ResponseBody):
         self.assembler = assembler
         for chunk in head:
             self._translate(chunk)
+        self._send, self._receive = trio.open_memory_channel[ChatChunk | ProviderError](READ_AHEAD)
+        self._reader: AbstractAsyncContextManager[trio.Nursery] | None = None
+        self._reader_scope: trio.CancelScope | None = None
 
     async def __aenter__(self) -> ChatStreamBody:
+        self._reader = trio.open_nursery()
+        nursery = await self._reader.__aenter__()
+        self._reader_scope = nursery.cancel_scope
+        nursery.start_soon(self._read_ahead)
         return self
 
     async def __aexit__(
@@ -114,6 +127,10 @@ class ChatStreamBody(ResponseBody):
         if self._state is StreamState.STREAMING:
             self._state = StreamState.ABANDONED
         try:
+            if self._reader is not None and self._reader_scope is not None:
+                self._reader_scope.cancel()  # the reader may be waiting on the upstream
+                self._receive.close()
+                await self._reader.__aexit__(None, None, None)
             with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
                 cleanup.shield = True
                 aclose = getattr(self._chunks, "aclose", None)
@@ -131,26 +148,61 @@ class ChatStreamBody(ResponseBody):
             if self._state is not StreamState.STREAMING:
                 raise StopAsyncIteration
             await self._pull()
-        return self._out.popleft()
+        frames = b"".join(self._out)
+        self._out.clear()
+        return frames
+
+    async def _read_ahead(self) -> None:
+        """Move upstream chunks into the channel; an upstream failure (or silence longer
+        than the idle timeout) travels as the channel's last item. Stops when the body is
+        closed (its receiving side closed) or cancelled."""
+        async with self._send:
+            while True:
+                try:
+                    with trio.fail_after(self._idle_timeout_s):
+                        chunk = await self._chunks.__anext__()
+                except StopAsyncIteration:
+                    return
+                except trio.TooSlowError:
+                    await self._offer(self._silence())
+                    return
+                except ProviderError as exc:
+                    await self._offer(exc)
+                    return
+                if not await self._offer(chunk):
+                    return
+
+    async def _offer(self, item: ChatChunk | ProviderError) -> bool:
+        try:
+            await self._send.send(item)
+        except trio.BrokenResourceError:
+            return False  # the body is gone
+        return True
+
+    def _silence(self) -> UpstreamTimeout:
+        return UpstreamTimeout(
+            self._trip.target.provider_id,
+            "the upstream stream went silent",
+            timeout_ms=int(self._idle_timeout_s * 1000),
+        )
 
     async def _pull(self) -> None:
+        """Wait for the next upstream item, then take every item already waiting."""
         try:
-            with trio.fail_after(self._idle_timeout_s):
-                chunk = await self._chunks.__anext__()
-        except StopAsyncIteration:
-            self._finish()
-        except trio.TooSlowError:
-            self._fail(
-                UpstreamTimeout(
-                    self._trip.target.provider_id,
-                    "the upstream stream went silent",
-                    timeout_ms=int(self._idle_timeout_s * 1000),
-                )
-            )
-        except ProviderError as exc:
-            self._fail(exc)
+            self._take(await self._receive.receive())
+            while self._state is StreamState.STREAMING:
+                self._take(self._receive.receive_nowait())
+        except trio.WouldBlock:
+            return
+        except trio.EndOfChannel:
+            if self._state is StreamState.STREAMING:
+                self._finish()
+
+    def _take(self, item: ChatChunk | ProviderError) -> None:
+        if isinstance(item, ProviderError):
+            self._fail(item)
         else:
-            self._translate(chunk)
+            self._translate(item)
 
     def _translate(self, chunk: ChatChunk) -> None:
         if self.assembler is not None:

@@ -560,9 +560,10 @@ async def frames_of(trip: Trip, upstream: Any, outcomes: list[StreamOutcome]) ->
         on_finish=outcomes.append,
     )
     async with body:
-        raw = [frame async for frame in body]
+        writes = [write async for write in body]
+    frames = b"".join(writes)[:-2].split(b"\n\n")  # a write may carry several events
     return [
-        "[DONE]" if f == b"data: [DONE]\n\n" else json.loads(f.removeprefix(b"data: ")) for f in raw
+        "[DONE]" if f == b"data: [DONE]" else json.loads(f.removeprefix(b"data: ")) for f in frames
     ]
 
 
