@@ -19,26 +19,18 @@ from contextlib import asynccontextmanager
 import attrs
 import trio
 
+from gateway.chain import Candidate
 from gateway.chat.trip import Trip
-from gateway.circuit import BreakerBook
-from gateway.errors import from_provider_error
 from gateway.health import HealthBook
 from gateway.resolve import Target, target_of
-from providers.base import Provider
 from providers.catalog import Catalog
-from providers.errors import ProviderError, UpstreamTimeout
+from providers.errors import UpstreamTimeout
 from providers.types import ChatChunk, ChatRequest, ChatResult
-from streams.fallback import Attempt, Outcome, RetryPolicy
+from streams.fallback import RetryPolicy
 
 HEDGE_FLOOR_S = 0.25
 HEDGE_CEILING_S = 10.0
 HEDGE_MIN_SAMPLES = 20
-
-
-@attrs.frozen
-class Candidate:
-    target: Target
-    adapter: Provider
 
 
 @attrs.frozen
@@ -63,40 +55,6 @@ def fallback_targets(catalog: Catalog, trip: Trip, explicit: Sequence[str]) -> l
     for target in chain:
         unique.setdefault((target.provider_id, target.upstream_model), target)
     return list(unique.values())
-
-
-def usable(
-    targets: Sequence[Target],
-    adapter_of: Callable[[str], Provider | None],
-    breakers: BreakerBook,
-    workspace_id: str,
-    now: float,
-) -> list[Candidate]:
-    """Targets whose provider is active and whose circuit lets a request through."""
-    chain = []
-    for target in targets:
-        adapter = adapter_of(target.provider_id)
-        if adapter is None:
-            continue
-        if not breakers.breaker(workspace_id, target.provider_id, target.upstream_model).allows(
-            now
-        ):
-            continue
-        chain.append(Candidate(target, adapter))
-    return chain
-
-
-def retryable(codes: Sequence[str]) -> Callable[[Exception], bool]:
-    """Timeouts, throttling and 5xx always move on; `codes` (the spec's error codes, from
-    `service.retry.retryable_errors`) add more."""
-    extra = frozenset(codes)
-
-    def check(exc: Exception) -> bool:
-        if not isinstance(exc, ProviderError):
-            return False
-        return exc.retryable or from_provider_error(exc).code in extra
-
-    return check
 
 
 def retry_policy(max_attempts: int | None, initial_delay_ms: int | None) -> RetryPolicy:
@@ -175,34 +133,3 @@ def _timeout(candidate: Candidate, timeout_s: float) -> UpstreamTimeout:
         f"The provider did not answer within {timeout_s:g} s.",
         timeout_ms=int(timeout_s * 1000),
     )
-
-
-# -- what was attempted --------------------------------------------------------------------
-
-
-def attempt_summary(attempts: Sequence[Attempt[Candidate]]) -> list[dict[str, object]]:
-    """The attempts as the `_gateway` and error bodies report them."""
-    summary = []
-    for attempt in attempts:
-        if attempt.outcome is Outcome.NOT_STARTED:
-            continue
-        error = attempt.error
-        summary.append(
-            {
-                "provider": attempt.candidate.target.provider_id,
-                "model": attempt.candidate.target.model_id,
-                "try": attempt.try_number,
-                "outcome": attempt.outcome.value,
-                "error": from_provider_error(error).code
-                if isinstance(error, ProviderError)
-                else None,
-                "latency_ms": _span_ms(attempt),
-            }
-        )
-    return summary
-
-
-def _span_ms(attempt: Attempt[Candidate]) -> int | None:
-    if attempt.started_at is None or attempt.ended_at is None:
-        return None
-    return int((attempt.ended_at - attempt.started_at) * 1000)

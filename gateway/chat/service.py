@@ -22,20 +22,24 @@ import trio
 from gateway.accounting import Accounting, account, estimate_prompt_tokens, estimate_tokens
 from gateway.auth import Principal
 from gateway.cache import ReplayStream, StreamAssembler, cache_key, decide_cache
+from gateway.chain import (
+    Candidate,
+    attempt_summary,
+    record_attempts,
+    retryable,
+    usable,
+    with_fallback_fields,
+)
 from gateway.chat import render
 from gateway.chat.attempts import (
-    Candidate,
     Opened,
-    attempt_summary,
     complete,
     fallback_targets,
     hedge_delay,
     open_stream,
     retry_policy,
-    retryable,
-    usable,
 )
-from gateway.chat.outcomes import log_usage, record_attempts
+from gateway.chat.outcomes import log_usage
 from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
@@ -51,7 +55,7 @@ from gateway.state import AppState
 from providers.catalog import CostBreakdown
 from providers.errors import ProviderError
 from providers.types import ChatResult, Usage
-from streams.fallback import Attempt, Outcome, RaceFailed
+from streams.fallback import Attempt, RaceFailed
 from streams.race import Race, Winner, from_call, race
 
 DEPRECATION_HEADERS = {
@@ -254,20 +258,15 @@ def _retries(attempts: tuple[Attempt[Candidate], ...]) -> int:
 def _race_error(state: AppState, trip: Trip, failed: RaceFailed) -> ApiError:
     """The failure the client sees when no attempt won: the deciding error, plus what
     the chain tried."""
-    record_attempts(state, trip, failed.attempts)
+    record_attempts(state, trip.principal.workspace_id, failed.attempts)
     error = failed.error
     if not isinstance(error, ProviderError):
         raise error
     active = state.registry.active_ids(trip.principal.workspace_id)
-    mapped = from_provider_error(error, available_models=available_models(state.catalog, active))
-    tried = [a for a in failed.attempts if a.outcome is not Outcome.NOT_STARTED]
-    if len({a.index for a in tried}) > 1:
-        mapped.extra |= {
-            "fallback_attempted": True,
-            "fallback_provider": tried[-1].candidate.target.provider_id,
-            "fallback_result": "failed",
-            "attempts": attempt_summary(failed.attempts),
-        }
+    mapped = with_fallback_fields(
+        from_provider_error(error, available_models=available_models(state.catalog, active)),
+        failed,
+    )
     trip = attrs.evolve(trip, attempts=tuple(attempt_summary(failed.attempts)))
     _log_failure(state, trip, mapped)
     return mapped
@@ -287,7 +286,7 @@ async def _plain(
             result: ChatResult = winner.value
     except RaceFailed as failed:
         raise _race_error(state, trip, failed) from None
-    record_attempts(state, trip, winner.attempts)
+    record_attempts(state, trip.principal.workspace_id, winner.attempts)
     trip = _decided(trip, winner)
     accounting = _account(state, trip, _result_usage(trip, result))
     _settle(state, trip, admission, accounting)
@@ -324,7 +323,7 @@ async def _stream(
         winner = await contest.__aenter__()
     except RaceFailed as failed:
         raise _race_error(state, trip, failed) from None
-    record_attempts(state, trip, winner.attempts)
+    record_attempts(state, trip.principal.workspace_id, winner.attempts)
     trip = _decided(trip, winner)
     opened: Opened = winner.value
     assembler = StreamAssembler(max_chars=state.settings.cache_max_bytes) if cache else None

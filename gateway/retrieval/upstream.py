@@ -19,6 +19,7 @@ import trio
 
 from gateway.accounting import Accounting
 from gateway.auth import Principal
+from gateway.chain import Candidate, record_attempts, retryable, usable, with_fallback_fields
 from gateway.errors import ApiError, from_provider_error, invalid_request
 from gateway.labels import RequestLabels
 from gateway.resolve import Target, available_models, resolve_chat_target
@@ -27,12 +28,12 @@ from gateway.usage_log import submit_usage
 from providers.base import Provider
 from providers.catalog import Catalog
 from providers.errors import ProviderError, UpstreamTimeout
+from streams.fallback import RaceFailed
+from streams.race import from_call, race
 
 T = TypeVar("T")
 Operation = Callable[[Provider, Target], Awaitable[T]]
 Accountant = Callable[[Target, T | None], Accounting]
-
-_CLIENT_FAULTS = (400, 403, 404)  # the provider answered; the request was wrong
 
 
 @attrs.frozen
@@ -66,12 +67,6 @@ class Served(Generic[T]):
     target: Target
     result: T
     accounting: Accounting
-
-
-@attrs.frozen
-class _Failure:
-    error: ApiError
-    retryable: bool
 
 
 # -- targets -------------------------------------------------------------------------------
@@ -134,63 +129,70 @@ async def call_upstream(
     operation: Operation[T],
     account: Accountant[T],
 ) -> Served[T]:
-    """Try the targets in order until one answers; raise the mapped `ApiError` otherwise.
+    """Race the targets in order (`streams.race`, as chat does) until one answers; raise
+    the mapped `ApiError` otherwise.
 
     A retryable failure (timeout, 5xx, overload) moves to the next target; any other stops.
     Each attempt has the gateway's upstream deadline. On cancellation (the client went away)
-    the upstream request is closed by the cancellation itself, a 499 usage record is written
-    and `Cancelled` propagates.
+    the race closes every upstream request, a 499 usage record is written and `Cancelled`
+    propagates.
     """
-    failures: list[_Failure] = []
-    for target in targets:
-        try:
-            outcome = await _attempt(state, job, target, operation)
-        except trio.Cancelled:
-            _log(state, job, target, account(target, None), 499, "client_disconnected")
-            raise
-        if not isinstance(outcome, _Failure):
-            served = Served(target, outcome, account(target, outcome))
-            _log(state, job, target, served.accounting, 200, None)
-            return served
-        failures.append(outcome)
-        if not outcome.retryable:
-            break
-    error = _final_error(failures, targets)
-    _log(state, job, targets[0], account(targets[0], None), error.status, error.code)
-    raise error
-
-
-async def _attempt(
-    state: AppState, job: Job, target: Target, operation: Operation[T]
-) -> T | _Failure:
-    adapter = state.registry.adapter(job.principal.workspace_id, target.provider_id)
-    if adapter is None:  # resolved against the same registry, so only a race gets here
-        error = ApiError(503, "provider_unavailable", "The provider was just disabled.")
-        return _Failure(error, retryable=True)
-    timeout = state.settings.upstream_timeout_s
-    started = time.perf_counter()
-    try:
-        with trio.fail_after(timeout):
-            result = await operation(adapter, target)
-    except trio.TooSlowError:
-        failure = _Failure(_timeout(target, timeout), retryable=True)
-    except ProviderError as exc:
-        failure = _Failure(_mapped(state, job, exc), retryable=exc.retryable)
-    else:
-        _health(state, job, target, (time.perf_counter() - started) * 1000, None)
-        return result
-    _health(state, job, target, (time.perf_counter() - started) * 1000, failure.error)
-    return failure
-
-
-def _timeout(target: Target, seconds: float) -> ApiError:
-    return from_provider_error(
-        UpstreamTimeout(
-            target.provider_id,
-            f"The provider did not answer within {seconds:g} s.",
-            timeout_ms=int(seconds * 1000),
-        )
+    workspace = job.principal.workspace_id
+    chain = usable(
+        targets,
+        lambda pid: state.registry.adapter(workspace, pid),
+        state.breakers,
+        workspace,
+        trio.current_time(),
     )
+    if not chain:
+        error = ApiError(
+            503,
+            "provider_unavailable",
+            "Every provider that could serve this request is failing; try again shortly.",
+            type="provider_error",
+            provider=targets[0].provider_id,
+            status_url="/v1/status",
+            retry_after=30,
+        )
+        _log(state, job, targets[0], account(targets[0], None), error.status, error.code)
+        raise error
+    timeout = state.settings.upstream_timeout_s
+
+    async def call(candidate: Candidate) -> T:
+        try:
+            with trio.fail_after(timeout):
+                return await operation(candidate.adapter, candidate.target)
+        except trio.TooSlowError:
+            raise UpstreamTimeout(
+                candidate.target.provider_id,
+                f"The provider did not answer within {timeout:g} s.",
+                timeout_ms=int(timeout * 1000),
+            ) from None
+
+    contest = race(chain, from_call(call), is_retryable=retryable(()))
+    try:
+        async with contest as winner:
+            result: T = winner.value
+    except RaceFailed as failed:
+        record_attempts(state, workspace, failed.attempts)
+        error = _race_error(state, job, failed)
+        _log(state, job, targets[0], account(targets[0], None), error.status, error.code)
+        raise error from None
+    except trio.Cancelled:
+        _log(state, job, targets[0], account(targets[0], None), 499, "client_disconnected")
+        raise
+    record_attempts(state, workspace, winner.attempts)
+    served = Served(winner.candidate.target, result, account(winner.candidate.target, result))
+    _log(state, job, served.target, served.accounting, 200, None)
+    return served
+
+
+def _race_error(state: AppState, job: Job, failed: RaceFailed) -> ApiError:
+    error = failed.error
+    if not isinstance(error, ProviderError):
+        raise error
+    return with_fallback_fields(_mapped(state, job, error), failed)
 
 
 def _mapped(state: AppState, job: Job, exc: ProviderError) -> ApiError:
@@ -201,42 +203,7 @@ def _mapped(state: AppState, job: Job, exc: ProviderError) -> ApiError:
     )
 
 
-def _final_error(failures: Sequence[_Failure], targets: Sequence[Target]) -> ApiError:
-    """The first target's error; when fallbacks were tried, the spec's fallback fields say
-    which provider was tried last and how it ended."""
-    first = failures[0].error
-    if len(failures) == 1:
-        return first
-    return ApiError(
-        first.status,
-        first.code,
-        first.message,
-        type=first.type,
-        headers=first.headers,
-        **first.extra,
-        fallback_attempted=True,
-        fallback_provider=targets[len(failures) - 1].provider_id,
-        fallback_result=failures[-1].error.code,
-    )
-
-
 # -- records -------------------------------------------------------------------------------
-
-
-def _health(
-    state: AppState, job: Job, target: Target, latency_ms: float, error: ApiError | None
-) -> None:
-    """Feed provider health with what the upstream did; a request it rightly refused
-    (bad input, unknown model) says nothing about its health."""
-    if error is not None and error.status in _CLIENT_FAULTS:
-        return
-    state.health.record(
-        job.principal.workspace_id,
-        target.provider_id,
-        ok=error is None,
-        latency_ms=latency_ms,
-        error_type=error.code if error is not None else None,
-    )
 
 
 def _log(

@@ -215,11 +215,15 @@ async def test_failed_fallbacks_are_reported(
             input=TEXTS,
             extra_body={"service": {"fallbacks": ["mistral-embed"]}},
         )
-    body: Any = caught.value.body
-    assert body["code"] == "provider_error" and body["provider"] == "openai"
+    body: Any = caught.value.body  # the deciding (last) failure, as chat reports it
+    assert body["code"] == "provider_unavailable" and body["provider"] == "mistral"
     assert body["fallback_attempted"] is True
     assert body["fallback_provider"] == "mistral"
-    assert body["fallback_result"] == "provider_unavailable"
+    assert body["fallback_result"] == "failed"
+    assert [(a["provider"], a["error"]) for a in body["attempts"]] == [
+        ("openai", "provider_error"),
+        ("mistral", "provider_unavailable"),
+    ]
 
 
 async def test_each_request_leaves_one_usage_record(
