@@ -7,8 +7,10 @@ doc_url, ...}}`. Handlers raise `ApiError`; provider failures are translated by
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import attrs
 
 from providers import errors as upstream
 
@@ -70,83 +72,93 @@ def invalid_api_key(message: str = "Invalid or missing API key.") -> ApiError:
     )
 
 
+@attrs.frozen
+class _Shape:
+    """How one adapter exception class is answered: status, code, type, extra fields."""
+
+    status: int
+    code: str
+    type: str
+    fields: Callable[[Any], dict[str, Any]]
+    retry_header: bool = False
+
+
+_SHAPES: tuple[tuple[type[upstream.ProviderError], _Shape], ...] = (
+    (
+        upstream.UpstreamTimeout,
+        _Shape(504, "provider_timeout", "provider_error", lambda e: {"timeout_ms": e.timeout_ms}),
+    ),
+    (
+        upstream.ModelOverloaded,
+        _Shape(
+            503,
+            "model_overloaded",
+            "provider_error",
+            lambda e: {"model": e.model, "retry_after": e.retry_after or 1},
+            retry_header=True,
+        ),
+    ),
+    (
+        upstream.ModelNotFound,
+        _Shape(404, "model_not_found", "invalid_request_error", lambda e: {"model": e.model}),
+    ),
+    (
+        upstream.ContextLengthExceeded,
+        _Shape(
+            400,
+            "context_length_exceeded",
+            "invalid_request_error",
+            lambda e: {
+                "model": e.model,
+                "max_tokens": e.max_tokens,
+                "requested_tokens": e.requested_tokens,
+            },
+        ),
+    ),
+    (
+        upstream.ContentFiltered,
+        _Shape(
+            400,
+            "content_filter",
+            "invalid_request_error",
+            lambda e: {"filter_reason": e.filter_reason},
+        ),
+    ),
+    (
+        upstream.InvalidUpstreamRequest,
+        _Shape(
+            400,
+            "invalid_request",
+            "invalid_request_error",
+            lambda e: {"param": e.param, "value": e.value},
+        ),
+    ),
+    (
+        upstream.Unsupported,
+        _Shape(
+            400,
+            "invalid_request",
+            "invalid_request_error",
+            lambda e: {"param": "model", "value": None},
+        ),
+    ),
+)
+
+
 def from_provider_error(
     exc: upstream.ProviderError, *, available_models: list[str] | None = None
 ) -> ApiError:
     """The spec's provider-error answer for an adapter's exception."""
-    provider = exc.provider
-    match exc:
-        case upstream.UpstreamTimeout():
+    if isinstance(exc, upstream.UpstreamUnavailable):
+        return _unavailable(exc.provider, exc.message, exc.retry_after)
+    for kind, shape in _SHAPES:
+        if isinstance(exc, kind):
+            extra = {"provider": exc.provider, **shape.fields(exc)}
+            if shape.code == "model_not_found":
+                extra["available_models"] = available_models or []
+            headers = _retry_header(extra.get("retry_after")) if shape.retry_header else None
             return ApiError(
-                504,
-                "provider_timeout",
-                exc.message,
-                type="provider_error",
-                provider=provider,
-                timeout_ms=exc.timeout_ms,
-            )
-        case upstream.UpstreamUnavailable():
-            return _unavailable(provider, exc.message, exc.retry_after)
-        case upstream.ModelOverloaded():
-            return ApiError(
-                503,
-                "model_overloaded",
-                exc.message,
-                type="provider_error",
-                headers=_retry_header(exc.retry_after),
-                provider=provider,
-                model=exc.model,
-                retry_after=exc.retry_after or 1,
-            )
-        case upstream.ModelNotFound():
-            return ApiError(
-                404,
-                "model_not_found",
-                exc.message,
-                type="invalid_request_error",
-                model=exc.model,
-                provider=provider,
-                available_models=available_models or [],
-            )
-        case upstream.ContextLengthExceeded():
-            return ApiError(
-                400,
-                "context_length_exceeded",
-                exc.message,
-                type="invalid_request_error",
-                provider=provider,
-                model=exc.model,
-                max_tokens=exc.max_tokens,
-                requested_tokens=exc.requested_tokens,
-            )
-        case upstream.ContentFiltered():
-            return ApiError(
-                400,
-                "content_filter",
-                exc.message,
-                type="invalid_request_error",
-                provider=provider,
-                filter_reason=exc.filter_reason,
-            )
-        case upstream.InvalidUpstreamRequest():
-            return ApiError(
-                400,
-                "invalid_request",
-                exc.message,
-                type="invalid_request_error",
-                provider=provider,
-                param=exc.param,
-                value=exc.value,
-            )
-        case upstream.Unsupported():
-            return ApiError(
-                400,
-                "invalid_request",
-                exc.message,
-                type="invalid_request_error",
-                provider=provider,
-                param="model",
-                value=None,
+                shape.status, shape.code, exc.message, type=shape.type, headers=headers, **extra
             )
     return _provider_error(exc)
 
