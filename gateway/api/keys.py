@@ -63,67 +63,37 @@ def start_of_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+KEYS = "/v1/management/api-keys"
+
+
 def keys_blueprint(state: AppState) -> Blueprint:
+    """The key-management routes, bound to one app's state."""
+    api = KeysApi(state)
     bp = Blueprint("api_keys", __name__)
+    bp.add_url_rule(KEYS, "list_keys", api.list_keys, methods=["GET"])
+    bp.add_url_rule(KEYS, "create_key", api.create_key, methods=["POST"])
+    bp.add_url_rule(f"{KEYS}/<key_id>", "read_key", api.read_key, methods=["GET"])
+    bp.add_url_rule(f"{KEYS}/<key_id>", "patch_key", api.patch_key, methods=["PATCH"])
+    bp.add_url_rule(f"{KEYS}/<key_id>/rotate", "rotate_key", api.rotate_key, methods=["POST"])
+    bp.add_url_rule(f"{KEYS}/<key_id>/revoke", "revoke_key", api.revoke_key, methods=["POST"])
+    bp.add_url_rule(f"{KEYS}/<key_id>", "delete_key", api.delete_key, methods=["DELETE"])
+    return bp
 
-    async def manager() -> Principal:
-        principal = await authenticate(state)
-        principal.require("management")
-        return principal
 
-    async def find(principal: Principal, key_id: str) -> ApiKeyRecord:
-        record = await state.db.run(lambda d: keys.get(d, key_id, principal.workspace_id))
-        if record is None:
-            raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
-        return record
+class KeysApi:
+    """The handlers of the key-management routes; one method per route."""
 
-    async def find_controlled(principal: Principal, key_id: str) -> ApiKeyRecord:
-        """A key the caller may change: changing one (a rotation hands out a working copy)
-        is as powerful as creating it, so the same rule applies."""
-        record = await find(principal, key_id)
-        _check_grant(principal, record.kind, record.permissions)
-        return record
+    def __init__(self, state: AppState) -> None:
+        self.state = state
 
-    async def check_rotatable(old: ApiKeyRecord, now: datetime) -> None:
-        """Only a live key that has no successor yet can be rotated: the new key inherits
-        the old one's expiry, which for an expired or already rotated key is (or is about
-        to be) in the past, so the new key would die with it."""
-        if old.status != "active":
-            raise ApiError(400, "key_revoked", "A revoked key cannot be rotated.", param="key_id")
-        if old.expires_at is not None and old.expires_at <= now:
-            raise ApiError(400, "key_expired", "An expired key cannot be rotated.", param="key_id")
-        siblings = await state.db.run(lambda d: keys.list_keys(d, old.workspace_id))
-        successor = next((k for k in siblings if k.rotated_from == old.id), None)
-        if successor is not None:
-            raise ApiError(
-                400,
-                "key_rotated",
-                f"This key was already rotated; rotate its successor '{successor.id}'.",
-                param="key_id",
-            )
-
-    async def record_audit(principal: Principal, kind: str, record: ApiKeyRecord) -> None:
-        event = AuditEvent(
-            workspace_id=principal.workspace_id,
-            type=kind,
-            actor_id=principal.key_id,
-            target_type="api_key",
-            target_id=record.id,
-            ip_address=request.remote_addr,
-            timestamp=datetime.now(UTC),
-            details={"name": record.name, "prefix": record.prefix},
-        )
-        await state.db.run(lambda d: audit.append(d, event))
-
-    @bp.get("/v1/management/api-keys")
-    async def list_keys() -> Response:
-        principal = await manager()
-        records = await state.db.run(lambda d: keys.list_keys(d, principal.workspace_id))
+    async def list_keys(self) -> Response:
+        principal = await self._manager()
+        records = await self.state.db.run(lambda d: keys.list_keys(d, principal.workspace_id))
         return json_response({"object": "list", "data": [key_to_api(r) for r in records]})
 
-    @bp.post("/v1/management/api-keys")
-    async def create_key() -> Response:
-        principal = await manager()
+    async def create_key(self) -> Response:
+        """Create a key; the full key is shown in this answer only."""
+        principal = await self._manager()
         now = datetime.now(UTC)
         spec = parse_create(await read_object(), now)
         _check_grant(principal, spec.kind, spec.permissions)
@@ -140,18 +110,20 @@ def keys_blueprint(state: AppState) -> Blueprint:
             allowed_ips=spec.allowed_ips,
             expires_at=spec.expires_at,
         )
-        await state.db.run(lambda d: keys.insert(d, record))
-        state.keyring.put(record)
-        await record_audit(principal, "api_key.created", record)
+        await self.state.db.run(lambda d: keys.insert(d, record))
+        self.state.keyring.put(record)
+        await self._record_audit(principal, "api_key.created", record)
         return json_response(key_to_api(record) | {"key": full_key}, 201)
 
-    @bp.get("/v1/management/api-keys/<key_id>")
-    async def read_key(key_id: str) -> Response:
-        principal = await manager()
-        record = await find(principal, key_id)
-        await state.usage.flush()
+    async def read_key(self, key_id: str) -> Response:
+        """The key with its usage since the start of the (UTC) day."""
+        principal = await self._manager()
+        record = await self._find(principal, key_id)
+        await self.state.usage.flush()
         since = start_of_day(datetime.now(UTC))
-        totals = await state.db.run(lambda d: usage.totals_since(d, since=since, key_id=key_id))
+        totals = await self.state.db.run(
+            lambda d: usage.totals_since(d, since=since, key_id=key_id)
+        )
         body = key_to_api(record) | {
             "usage": {
                 "requests_today": totals.requests,
@@ -161,51 +133,39 @@ def keys_blueprint(state: AppState) -> Blueprint:
         }
         return json_response(body)
 
-    @bp.patch("/v1/management/api-keys/<key_id>")
-    async def patch_key(key_id: str) -> Response:
-        principal = await manager()
-        record = await find_controlled(principal, key_id)
+    async def patch_key(self, key_id: str) -> Response:
+        """Change some fields; the answer shows only the changed ones (and `updated_at`)."""
+        principal = await self._manager()
+        record = await self._find_controlled(principal, key_id)
         changes = _patch_changes(principal, record, await read_object())
-        updated = await state.db.run(lambda d: keys.update(d, key_id, **changes))
+        updated = await self.state.db.run(lambda d: keys.update(d, key_id, **changes))
         if updated is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         if updated.status == "active":
-            state.keyring.put(updated)
+            self.state.keyring.put(updated)
         shown = key_to_api(updated)
         body = {"id": updated.id, **{name: shown[name] for name in changes}}
         body["updated_at"] = shown["updated_at"]
         return json_response(body)
 
-    @bp.post("/v1/management/api-keys/<key_id>/rotate")
-    async def rotate_key(key_id: str) -> Response:
-        principal = await manager()
-        old = await find_controlled(principal, key_id)
+    async def rotate_key(self, key_id: str) -> Response:
+        """Issue a successor key; the old one keeps working for the grace period."""
+        principal = await self._manager()
+        old = await self._find_controlled(principal, key_id)
         grace = parse_grace_hours(await read_object(optional=True))
         now = datetime.now(UTC)
-        await check_rotatable(old, now)
+        await self._check_rotatable(old, now)
         expires = now + timedelta(hours=grace)
         if old.expires_at is not None:
             expires = min(expires, old.expires_at)
         full_key = new_api_key(old.kind)
-        new = keys.new_record(
-            full_key,
-            workspace_id=old.workspace_id,
-            name=old.name,
-            kind=old.kind,
-            permissions=old.permissions,
-            now=now,
-            rate_limits=old.rate_limits,
-            allowed_models=old.allowed_models,
-            allowed_ips=old.allowed_ips,
-            expires_at=old.expires_at,
-            rotated_from=old.id,
-        )
+        new = _successor(old, full_key, now)
 
-        old_updated = await state.db.run(lambda d: keys.rotate(d, old.id, new, expires))
-        state.keyring.put(new)
+        old_updated = await self.state.db.run(lambda d: keys.rotate(d, old.id, new, expires))
+        self.state.keyring.put(new)
         if old_updated is not None:
-            state.keyring.put(old_updated)
-        await record_audit(principal, "api_key.created", new)
+            self.state.keyring.put(old_updated)
+        await self._record_audit(principal, "api_key.created", new)
         return json_response(
             {
                 "id": old.id,
@@ -216,28 +176,93 @@ def keys_blueprint(state: AppState) -> Blueprint:
             }
         )
 
-    @bp.post("/v1/management/api-keys/<key_id>/revoke")
-    async def revoke_key(key_id: str) -> Response:
-        principal = await manager()
-        await find_controlled(principal, key_id)
+    async def revoke_key(self, key_id: str) -> Response:
+        principal = await self._manager()
+        await self._find_controlled(principal, key_id)
         now = datetime.now(UTC)
-        record = await state.db.run(lambda d: keys.revoke(d, key_id, now))
+        record = await self.state.db.run(lambda d: keys.revoke(d, key_id, now))
         assert record is not None
-        state.keyring.forget(record.key_hash)
-        await record_audit(principal, "api_key.revoked", record)
+        self.state.keyring.forget(record.key_hash)
+        await self._record_audit(principal, "api_key.revoked", record)
         return json_response(
             {"id": record.id, "status": "revoked", "revoked_at": iso(record.revoked_at)}
         )
 
-    @bp.delete("/v1/management/api-keys/<key_id>")
-    async def delete_key(key_id: str) -> Response:
-        principal = await manager()
-        record = await find_controlled(principal, key_id)
-        await state.db.run(lambda d: keys.delete(d, key_id))
-        state.keyring.forget(record.key_hash)
+    async def delete_key(self, key_id: str) -> Response:
+        principal = await self._manager()
+        record = await self._find_controlled(principal, key_id)
+        await self.state.db.run(lambda d: keys.delete(d, key_id))
+        self.state.keyring.forget(record.key_hash)
         return json_response({"id": key_id, "object": "api_key", "deleted": True})
 
-    return bp
+    # -- helpers -----------------------------------------------------------------------------
+
+    async def _manager(self) -> Principal:
+        """The authenticated caller, who must hold the `management` permission."""
+        principal = await authenticate(self.state)
+        principal.require("management")
+        return principal
+
+    async def _find(self, principal: Principal, key_id: str) -> ApiKeyRecord:
+        record = await self.state.db.run(lambda d: keys.get(d, key_id, principal.workspace_id))
+        if record is None:
+            raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
+        return record
+
+    async def _find_controlled(self, principal: Principal, key_id: str) -> ApiKeyRecord:
+        """A key the caller may change: changing one (a rotation hands out a working copy)
+        is as powerful as creating it, so the same rule applies."""
+        record = await self._find(principal, key_id)
+        _check_grant(principal, record.kind, record.permissions)
+        return record
+
+    async def _check_rotatable(self, old: ApiKeyRecord, now: datetime) -> None:
+        """Only a live key that has no successor yet can be rotated: the new key inherits
+        the old one's expiry, which for an expired or already rotated key is (or is about
+        to be) in the past, so the new key would die with it."""
+        if old.status != "active":
+            raise ApiError(400, "key_revoked", "A revoked key cannot be rotated.", param="key_id")
+        if old.expires_at is not None and old.expires_at <= now:
+            raise ApiError(400, "key_expired", "An expired key cannot be rotated.", param="key_id")
+        siblings = await self.state.db.run(lambda d: keys.list_keys(d, old.workspace_id))
+        successor = next((k for k in siblings if k.rotated_from == old.id), None)
+        if successor is not None:
+            raise ApiError(
+                400,
+                "key_rotated",
+                f"This key was already rotated; rotate its successor '{successor.id}'.",
+                param="key_id",
+            )
+
+    async def _record_audit(self, principal: Principal, kind: str, record: ApiKeyRecord) -> None:
+        event = AuditEvent(
+            workspace_id=principal.workspace_id,
+            type=kind,
+            actor_id=principal.key_id,
+            target_type="api_key",
+            target_id=record.id,
+            ip_address=request.remote_addr,
+            timestamp=datetime.now(UTC),
+            details={"name": record.name, "prefix": record.prefix},
+        )
+        await self.state.db.run(lambda d: audit.append(d, event))
+
+
+def _successor(old: ApiKeyRecord, full_key: str, now: datetime) -> ApiKeyRecord:
+    """The record of a rotation's new key: a copy of the old one's settings."""
+    return keys.new_record(
+        full_key,
+        workspace_id=old.workspace_id,
+        name=old.name,
+        kind=old.kind,
+        permissions=old.permissions,
+        now=now,
+        rate_limits=old.rate_limits,
+        allowed_models=old.allowed_models,
+        allowed_ips=old.allowed_ips,
+        expires_at=old.expires_at,
+        rotated_from=old.id,
+    )
 
 
 def _check_grant(principal: Principal, kind: str, permissions: tuple[str, ...]) -> None:

@@ -58,68 +58,61 @@ async def configure_provider(
     return record
 
 
+PROVIDERS = "/v1/management/providers"
+
+
 def providers_blueprint(state: AppState) -> Blueprint:
+    """The provider-management routes, bound to one app's state."""
+    api = ProvidersApi(state)
+    one = f"{PROVIDERS}/<provider_id>"
     bp = Blueprint("providers", __name__)
+    bp.add_url_rule(PROVIDERS, "list_providers", api.list_providers, methods=["GET"])
+    bp.add_url_rule(PROVIDERS, "configure", api.configure, methods=["POST"])
+    bp.add_url_rule(f"{PROVIDERS}/health", "health", api.health, methods=["GET"])
+    bp.add_url_rule(one, "read_provider", api.read_provider, methods=["GET"])
+    bp.add_url_rule(one, "patch_provider", api.patch_provider, methods=["PATCH"])
+    bp.add_url_rule(
+        f"{one}/credentials", "update_credentials", api.update_credentials, methods=["POST"]
+    )
+    bp.add_url_rule(f"{one}/test", "test_provider", api.test_provider, methods=["POST"])
+    bp.add_url_rule(f"{one}/disable", "disable", api.disable, methods=["POST"])
+    bp.add_url_rule(f"{one}/enable", "enable", api.enable, methods=["POST"])
+    bp.add_url_rule(one, "delete", api.delete, methods=["DELETE"])
+    return bp
 
-    async def manager() -> Principal:
-        principal = await authenticate(state)
-        principal.require("management")
-        return principal
 
-    def known(provider_id: str) -> ProviderInfo:
-        info = state.catalog.provider(provider_id)
-        if info is None:
-            raise not_found(
-                "provider_not_found",
-                f"Unknown provider '{provider_id}'.",
-                available_providers=[p.id for p in state.catalog.providers()],
-            )
-        return info
+class ProvidersApi:
+    """The handlers of the provider-management routes; one method per route."""
 
-    def configured(principal: Principal, provider_id: str) -> ProviderRecord:
-        known(provider_id)
-        entry = state.registry.get(principal.workspace_id, provider_id)
-        if entry is None:
-            raise not_found(
-                "provider_not_found", f"The provider '{provider_id}' is not configured."
-            )
-        return entry.record
+    def __init__(self, state: AppState) -> None:
+        self.state = state
 
-    async def set_status(principal: Principal, provider_id: str, trigger: str) -> ProviderRecord:
-        record = configured(principal, provider_id)
-        status = next_status(record.status, trigger)
-        now = datetime.now(UTC)
-        ws = principal.workspace_id
-        updated = await state.db.run(
-            lambda d: provider_store.set_status(d, ws, provider_id, status, now)  # type: ignore[arg-type]
-        )
-        assert updated is not None
-        state.registry.put(updated)
-        return updated
-
-    @bp.get("/v1/management/providers")
-    async def list_providers() -> Response:
-        principal = await manager()
+    async def list_providers(self) -> Response:
+        principal = await self._manager()
         return json_response(
-            {"providers": [summary(state, principal, p) for p in state.catalog.providers()]}
+            {
+                "providers": [
+                    summary(self.state, principal, p) for p in self.state.catalog.providers()
+                ]
+            }
         )
 
-    @bp.post("/v1/management/providers")
-    async def configure() -> Response:
-        principal = await manager()
+    async def configure(self) -> Response:
+        """Configure (or reconfigure) a catalog provider with its credentials and settings."""
+        principal = await self._manager()
         body = await read_object()
         provider_id = body.get("provider")
         if not isinstance(provider_id, str) or not provider_id:
             raise invalid_request("'provider' is required.", param="provider", value=provider_id)
-        info = known(provider_id)
+        info = self._known(provider_id)
         if "credentials" not in body:
             raise invalid_request("'credentials' is required.", param="credentials")
         credentials = parse_credentials(body["credentials"])
         settings = parse_settings(body.get("settings"))
         record = await configure_provider(
-            state, principal.workspace_id, provider_id, credentials, settings
+            self.state, principal.workspace_id, provider_id, credentials, settings
         )
-        await _audit(state, principal, "provider.configured", provider_id)
+        await _audit(self.state, principal, "provider.configured", provider_id)
         return json_response(
             {
                 "id": provider_id,
@@ -127,55 +120,53 @@ def providers_blueprint(state: AppState) -> Blueprint:
                 "status": record.status,
                 "configured": True,
                 "configured_at": iso(record.configured_at),
-                "models": [m.id for m in state.catalog.models_of(provider_id)],
+                "models": [m.id for m in self.state.catalog.models_of(provider_id)],
             },
             201,
         )
 
-    @bp.get("/v1/management/providers/health")
-    async def health() -> Response:
-        principal = await manager()
+    async def health(self) -> Response:
+        """Live health figures of every provider configured in the caller's workspace."""
+        principal = await self._manager()
         figures = {
-            pid: _health_entry(state, principal, pid)
-            for pid in state.registry.configured(principal.workspace_id)
+            pid: _health_entry(self.state, principal, pid)
+            for pid in self.state.registry.configured(principal.workspace_id)
         }
         return json_response({"providers": figures})
 
-    @bp.get("/v1/management/providers/<provider_id>")
-    async def read_provider(provider_id: str) -> Response:
-        principal = await manager()
-        info = known(provider_id)
-        return json_response(await detail(state, principal, info))
+    async def read_provider(self, provider_id: str) -> Response:
+        principal = await self._manager()
+        info = self._known(provider_id)
+        return json_response(await detail(self.state, principal, info))
 
-    @bp.patch("/v1/management/providers/<provider_id>")
-    async def patch_provider(provider_id: str) -> Response:
-        principal = await manager()
-        record = configured(principal, provider_id)
+    async def patch_provider(self, provider_id: str) -> Response:
+        """Merge new settings into a configured provider's; answers with its detail."""
+        principal = await self._manager()
+        record = self._configured(principal, provider_id)
         body = await read_object()
         settings = parse_settings(body.get("settings"), record.settings)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        updated = await state.db.run(
+        updated = await self.state.db.run(
             lambda d: provider_store.update_settings(d, ws, provider_id, settings, now)
         )
         assert updated is not None
-        state.registry.put(updated)
-        return json_response(await detail(state, principal, known(provider_id)))
+        self.state.registry.put(updated)
+        return json_response(await detail(self.state, principal, self._known(provider_id)))
 
-    @bp.post("/v1/management/providers/<provider_id>/credentials")
-    async def update_credentials(provider_id: str) -> Response:
-        principal = await manager()
-        record = configured(principal, provider_id)
+    async def update_credentials(self, provider_id: str) -> Response:
+        principal = await self._manager()
+        record = self._configured(principal, provider_id)
         next_status(record.status, "update_credentials")
         credentials = parse_credentials(await read_object())
-        encrypted = state.cipher.encrypt(credentials)
+        encrypted = self.state.cipher.encrypt(credentials)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        updated = await state.db.run(
+        updated = await self.state.db.run(
             lambda d: provider_store.update_credentials(d, ws, provider_id, encrypted, now)
         )
         assert updated is not None
-        state.registry.put(updated)
+        self.state.registry.put(updated)
         return json_response(
             {
                 "id": provider_id,
@@ -184,41 +175,81 @@ def providers_blueprint(state: AppState) -> Blueprint:
             }
         )
 
-    @bp.post("/v1/management/providers/<provider_id>/test")
-    async def test_provider(provider_id: str) -> Response:
-        principal = await manager()
-        configured(principal, provider_id)
-        return json_response(await _live_test(state, principal, provider_id))
+    async def test_provider(self, provider_id: str) -> Response:
+        """One live call to the upstream, see `_live_test`."""
+        principal = await self._manager()
+        self._configured(principal, provider_id)
+        return json_response(await _live_test(self.state, principal, provider_id))
 
-    @bp.post("/v1/management/providers/<provider_id>/disable")
-    async def disable(provider_id: str) -> Response:
-        principal = await manager()
-        record = await set_status(principal, provider_id, "disable")
+    async def disable(self, provider_id: str) -> Response:
+        principal = await self._manager()
+        record = await self._set_status(principal, provider_id, "disable")
         return json_response(
             {"id": provider_id, "status": record.status, "disabled_at": iso(record.disabled_at)}
         )
 
-    @bp.post("/v1/management/providers/<provider_id>/enable")
-    async def enable(provider_id: str) -> Response:
-        principal = await manager()
-        record = await set_status(principal, provider_id, "enable")
+    async def enable(self, provider_id: str) -> Response:
+        principal = await self._manager()
+        record = await self._set_status(principal, provider_id, "enable")
         return json_response(
             {"id": provider_id, "status": record.status, "enabled_at": iso(record.updated_at)}
         )
 
-    @bp.delete("/v1/management/providers/<provider_id>")
-    async def delete(provider_id: str) -> Response:
-        principal = await manager()
-        configured(principal, provider_id)
+    async def delete(self, provider_id: str) -> Response:
+        """Forget the configuration, the live registry entry and the health figures."""
+        principal = await self._manager()
+        self._configured(principal, provider_id)
         ws = principal.workspace_id
-        await state.db.run(lambda d: provider_store.delete(d, ws, provider_id))
-        state.registry.remove(ws, provider_id)
-        state.health.forget(ws, provider_id)
+        await self.state.db.run(lambda d: provider_store.delete(d, ws, provider_id))
+        self.state.registry.remove(ws, provider_id)
+        self.state.health.forget(ws, provider_id)
         return json_response(
             {"id": provider_id, "deleted": True, "status": "inactive", "configured": False}
         )
 
-    return bp
+    # -- helpers -----------------------------------------------------------------------------
+
+    async def _manager(self) -> Principal:
+        """The authenticated caller, who must hold the `management` permission."""
+        principal = await authenticate(self.state)
+        principal.require("management")
+        return principal
+
+    def _known(self, provider_id: str) -> ProviderInfo:
+        """The catalog entry of a provider; 404 listing the known ones otherwise."""
+        info = self.state.catalog.provider(provider_id)
+        if info is None:
+            raise not_found(
+                "provider_not_found",
+                f"Unknown provider '{provider_id}'.",
+                available_providers=[p.id for p in self.state.catalog.providers()],
+            )
+        return info
+
+    def _configured(self, principal: Principal, provider_id: str) -> ProviderRecord:
+        """The record of a known provider configured in the caller's workspace, else 404."""
+        self._known(provider_id)
+        entry = self.state.registry.get(principal.workspace_id, provider_id)
+        if entry is None:
+            raise not_found(
+                "provider_not_found", f"The provider '{provider_id}' is not configured."
+            )
+        return entry.record
+
+    async def _set_status(
+        self, principal: Principal, provider_id: str, trigger: str
+    ) -> ProviderRecord:
+        """Apply an enable/disable trigger through the provider state machine."""
+        record = self._configured(principal, provider_id)
+        status = next_status(record.status, trigger)
+        now = datetime.now(UTC)
+        ws = principal.workspace_id
+        updated = await self.state.db.run(
+            lambda d: provider_store.set_status(d, ws, provider_id, status, now)  # type: ignore[arg-type]
+        )
+        assert updated is not None
+        self.state.registry.put(updated)
+        return updated
 
 
 def summary(state: AppState, principal: Principal, info: ProviderInfo) -> dict[str, Any]:
@@ -309,14 +340,9 @@ async def _live_test(state: AppState, principal: Principal, provider_id: str) ->
     adapter = state.registry.adapter(ws, provider_id)
     tested_at = iso(datetime.now(UTC))
     if adapter is None:
-        return {
-            "id": provider_id,
-            "test_result": "failure",
-            "latency_ms": None,
-            "models_available": [],
-            "tested_at": tested_at,
-            "error": {"type": "provider_disabled", "message": "The provider is disabled."},
-        }
+        return _test_failure(
+            provider_id, tested_at, None, "provider_disabled", "The provider is disabled."
+        )
     started = time.perf_counter()
     try:
         with trio.fail_after(TEST_DEADLINE_S):
@@ -329,14 +355,7 @@ async def _live_test(state: AppState, principal: Principal, provider_id: str) ->
             ws, provider_id, ok=False, latency_ms=latency, error_type=type(exc).__name__
         )
         message = exc.message if isinstance(exc, ProviderError) else "no answer in time"
-        return {
-            "id": provider_id,
-            "test_result": "failure",
-            "latency_ms": latency,
-            "models_available": [],
-            "tested_at": tested_at,
-            "error": {"type": type(exc).__name__, "message": message},
-        }
+        return _test_failure(provider_id, tested_at, latency, type(exc).__name__, message)
     latency = int((time.perf_counter() - started) * 1000)
     state.health.record(ws, provider_id, ok=True, latency_ms=latency)
     return {
@@ -345,6 +364,20 @@ async def _live_test(state: AppState, principal: Principal, provider_id: str) ->
         "latency_ms": latency,
         "models_available": models,
         "tested_at": tested_at,
+    }
+
+
+def _test_failure(
+    provider_id: str, tested_at: str | None, latency: int | None, error_type: str, message: str
+) -> dict[str, Any]:
+    """The answer of a live test that failed (or could not be made)."""
+    return {
+        "id": provider_id,
+        "test_result": "failure",
+        "latency_ms": latency,
+        "models_available": [],
+        "tested_at": tested_at,
+        "error": {"type": error_type, "message": message},
     }
 
 

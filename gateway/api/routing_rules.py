@@ -65,60 +65,39 @@ def priority_conflict(error: PriorityConflictError) -> ApiError:
 
 
 def routing_rules_blueprint(state: AppState, book: RuleBook) -> Blueprint:
+    """The routing-rule routes, bound to one app's state and rule book."""
+    api = RoutingRulesApi(state, book)
+    one = f"{RULES}/<rule_id>"
     bp = Blueprint("routing_rules", __name__)
+    bp.add_url_rule(RULES, "list_rules", api.list_rules, methods=["GET"])
+    bp.add_url_rule(RULES, "create_rule", api.create_rule, methods=["POST"])
+    bp.add_url_rule(f"{RULES}/test", "test_rules", api.test_rules, methods=["POST"])
+    bp.add_url_rule(one, "read_rule", api.read_rule, methods=["GET"])
+    bp.add_url_rule(one, "patch_rule", api.patch_rule, methods=["PATCH"])
+    bp.add_url_rule(f"{one}/enable", "enable_rule", api.enable_rule, methods=["POST"])
+    bp.add_url_rule(f"{one}/disable", "disable_rule", api.disable_rule, methods=["POST"])
+    bp.add_url_rule(one, "delete_rule", api.delete_rule, methods=["DELETE"])
+    return bp
 
-    async def manager() -> Principal:
-        principal = await authenticate(state)
-        principal.require("management")
-        return principal
 
-    async def write(
-        rule_id: str | None,
-        fn: Callable[[sqlite_utils.Database], RoutingRuleRecord | None],
-    ) -> RoutingRuleRecord:
-        """Run a store write; 409 on a priority clash, 404 when the rule is gone."""
-        try:
-            record = await state.db.run(fn)
-        except PriorityConflictError as exc:
-            raise priority_conflict(exc) from None
-        if record is None:
-            raise rule_not_found(rule_id or "")
-        book.put(record)
-        return record
+class RoutingRulesApi:
+    """The handlers of the routing-rule routes; one method per route."""
 
-    async def find(principal: Principal, rule_id: str) -> RoutingRuleRecord:
+    def __init__(self, state: AppState, book: RuleBook) -> None:
+        self.state = state
+        self.book = book
+
+    async def list_rules(self) -> Response:
+        principal = await self._manager()
         ws = principal.workspace_id
-        record = await state.db.run(lambda d: rule_store.get(d, rule_id, ws))
-        if record is None:
-            raise rule_not_found(rule_id)
-        return record
-
-    async def record_audit(principal: Principal, kind: str, record: RoutingRuleRecord) -> None:
-        event = AuditEvent(
-            workspace_id=principal.workspace_id,
-            type=kind,
-            actor_id=principal.key_id,
-            target_type="routing_rule",
-            target_id=record.id,
-            ip_address=request.remote_addr,
-            timestamp=datetime.now(UTC),
-            details={"name": record.name, "priority": record.priority},
-        )
-        await state.db.run(lambda d: audit.append(d, event))
-
-    @bp.get(RULES)
-    async def list_rules() -> Response:
-        principal = await manager()
-        ws = principal.workspace_id
-        records = await state.db.run(lambda d: rule_store.list_rules(d, ws))
+        records = await self.state.db.run(lambda d: rule_store.list_rules(d, ws))
         return json_response({"object": "list", "rules": [rule_to_api(r) for r in records]})
 
-    @bp.post(RULES)
-    async def create_rule() -> Response:
-        principal = await manager()
-        spec = parse_create(await read_object(), state.catalog)
+    async def create_rule(self) -> Response:
+        principal = await self._manager()
+        spec = parse_create(await read_object(), self.state.catalog)
         now = datetime.now(UTC)
-        record = await write(
+        record = await self._write(
             None,
             lambda d: rule_store.create(
                 d,
@@ -131,62 +110,101 @@ def routing_rules_blueprint(state: AppState, book: RuleBook) -> Blueprint:
                 now=now,
             ),
         )
-        await record_audit(principal, "routing_rule.created", record)
+        await self._record_audit(principal, "routing_rule.created", record)
         return json_response(rule_to_api(record), 201)
 
-    @bp.post(f"{RULES}/test")
-    async def test_rules() -> Response:
-        principal = await manager()
-        return json_response(await _test(state, book, principal, await read_object()))
+    async def test_rules(self) -> Response:
+        """A dry run of the rules against a chat-style body, see `_test`."""
+        principal = await self._manager()
+        return json_response(await _test(self.state, self.book, principal, await read_object()))
 
-    @bp.get(f"{RULES}/<rule_id>")
-    async def read_rule(rule_id: str) -> Response:
-        principal = await manager()
-        return json_response(rule_to_api(await find(principal, rule_id)))
+    async def read_rule(self, rule_id: str) -> Response:
+        principal = await self._manager()
+        return json_response(rule_to_api(await self._find(principal, rule_id)))
 
-    @bp.patch(f"{RULES}/<rule_id>")
-    async def patch_rule(rule_id: str) -> Response:
-        principal = await manager()
-        await find(principal, rule_id)
-        changes = parse_patch(await read_object(), state.catalog)
+    async def patch_rule(self, rule_id: str) -> Response:
+        principal = await self._manager()
+        await self._find(principal, rule_id)
+        changes = parse_patch(await read_object(), self.state.catalog)
         ws = principal.workspace_id
-        record = await write(rule_id, lambda d: rule_store.update(d, rule_id, ws, **changes))
-        await record_audit(principal, "routing_rule.updated", record)
+        record = await self._write(rule_id, lambda d: rule_store.update(d, rule_id, ws, **changes))
+        await self._record_audit(principal, "routing_rule.updated", record)
         return json_response(rule_to_api(record))
 
-    async def switch(rule_id: str, trigger: str) -> Response:
-        principal = await manager()
-        current = await find(principal, rule_id)
+    async def enable_rule(self, rule_id: str) -> Response:
+        return await self._switch(rule_id, "enable")
+
+    async def disable_rule(self, rule_id: str) -> Response:
+        return await self._switch(rule_id, "disable")
+
+    async def delete_rule(self, rule_id: str) -> Response:
+        principal = await self._manager()
+        record = await self._find(principal, rule_id)
+        ws = principal.workspace_id
+        if not await self.state.db.run(lambda d: rule_store.delete(d, rule_id, ws)):
+            raise rule_not_found(rule_id)
+        self.book.remove(ws, rule_id)
+        await self._record_audit(principal, "routing_rule.deleted", record)
+        return json_response({"id": rule_id, "object": "routing_rule", "deleted": True})
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    async def _manager(self) -> Principal:
+        """The authenticated caller, who must hold the `management` permission."""
+        principal = await authenticate(self.state)
+        principal.require("management")
+        return principal
+
+    async def _write(
+        self,
+        rule_id: str | None,
+        fn: Callable[[sqlite_utils.Database], RoutingRuleRecord | None],
+    ) -> RoutingRuleRecord:
+        """Run a store write; 409 on a priority clash, 404 when the rule is gone."""
+        try:
+            record = await self.state.db.run(fn)
+        except PriorityConflictError as exc:
+            raise priority_conflict(exc) from None
+        if record is None:
+            raise rule_not_found(rule_id or "")
+        self.book.put(record)
+        return record
+
+    async def _find(self, principal: Principal, rule_id: str) -> RoutingRuleRecord:
+        ws = principal.workspace_id
+        record = await self.state.db.run(lambda d: rule_store.get(d, rule_id, ws))
+        if record is None:
+            raise rule_not_found(rule_id)
+        return record
+
+    async def _switch(self, rule_id: str, trigger: str) -> Response:
+        """Enable or disable a rule; audited only when its state actually changed."""
+        principal = await self._manager()
+        current = await self._find(principal, rule_id)
         enabled = next_enabled(current.enabled, trigger)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        record = await write(
+        record = await self._write(
             rule_id, lambda d: rule_store.set_enabled(d, rule_id, ws, enabled, now)
         )
         if current.enabled != record.enabled:
-            await record_audit(principal, f"routing_rule.{trigger}d", record)
+            await self._record_audit(principal, f"routing_rule.{trigger}d", record)
         return json_response(rule_to_api(record))
 
-    @bp.post(f"{RULES}/<rule_id>/enable")
-    async def enable_rule(rule_id: str) -> Response:
-        return await switch(rule_id, "enable")
-
-    @bp.post(f"{RULES}/<rule_id>/disable")
-    async def disable_rule(rule_id: str) -> Response:
-        return await switch(rule_id, "disable")
-
-    @bp.delete(f"{RULES}/<rule_id>")
-    async def delete_rule(rule_id: str) -> Response:
-        principal = await manager()
-        record = await find(principal, rule_id)
-        ws = principal.workspace_id
-        if not await state.db.run(lambda d: rule_store.delete(d, rule_id, ws)):
-            raise rule_not_found(rule_id)
-        book.remove(ws, rule_id)
-        await record_audit(principal, "routing_rule.deleted", record)
-        return json_response({"id": rule_id, "object": "routing_rule", "deleted": True})
-
-    return bp
+    async def _record_audit(
+        self, principal: Principal, kind: str, record: RoutingRuleRecord
+    ) -> None:
+        event = AuditEvent(
+            workspace_id=principal.workspace_id,
+            type=kind,
+            actor_id=principal.key_id,
+            target_type="routing_rule",
+            target_id=record.id,
+            ip_address=request.remote_addr,
+            timestamp=datetime.now(UTC),
+            details={"name": record.name, "priority": record.priority},
+        )
+        await self.state.db.run(lambda d: audit.append(d, event))
 
 
 def rule_not_found(rule_id: str) -> ApiError:
