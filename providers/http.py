@@ -8,12 +8,12 @@ httpx's default transport maps httpcore errors.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import httpx
+import orjson
 
 from providers.base import Provider, ProviderEndpoint
 from providers.errors import (
@@ -35,10 +35,10 @@ from providers.upstream import (
 from streams.sse import SSEDecoder, SSEEvent
 
 
-def read_json(body: bytes) -> Any:
+def read_json(body: bytes | str) -> Any:
     """Parse a body that should be JSON; `None` when it is not."""
     try:
-        return json.loads(body)
+        return orjson.loads(body)
     except ValueError:
         return None
 
@@ -76,7 +76,7 @@ class HttpProvider(Provider):
 
     async def post_json(self, path: str, payload: Mapping[str, Any], *, model: str = "") -> Any:
         """POST `payload` and return the decoded JSON answer; errors are mapped."""
-        body = json.dumps(payload).encode()
+        body = orjson.dumps(payload)
         try:
             response = await self.client.request("POST", self.url(path), self._headers, body)
         except UpstreamError as exc:
@@ -109,7 +109,7 @@ class HttpProvider(Provider):
         The response is closed when the context exits, by any path: unless it was read
         to its end, its connection is closed, which the upstream sees at once.
         """
-        body = json.dumps(payload).encode()
+        body = orjson.dumps(payload)
         async with AsyncExitStack() as stack:
             try:
                 response = await stack.enter_async_context(

@@ -10,15 +10,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
+
 from gateway.accounting import Accounting, estimate_prompt_tokens
 from gateway.chat.trip import Trip
 from providers.types import ChatResult, ToolCall, ToolCallDelta
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_fallback = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 def dumps(payload: Any) -> bytes:
-    return _dumps(payload).encode()
+    """Compact UTF-8 JSON. orjson on the hot path (a tenth of the stdlib's time per
+    frame); the stdlib for what orjson refuses, such as integers beyond 64 bits echoed
+    back in an error."""
+    try:
+        return orjson.dumps(payload)
+    except TypeError:
+        return _fallback(payload).encode()
 
 
 def completion_id(trip: Trip) -> str:
