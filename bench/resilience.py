@@ -493,7 +493,9 @@ def features(bench: Bench) -> dict[str, Any]:
         "usage log on; response cache bypassed (service.cache=skip)",
         "no_rules": "as 'on' without routing rules (routing still resolves the model)",
         "nearest_off": "no rules and a forced provider (body 'provider': 'openai'), which "
-        "bypasses routing; rate limits and the usage log cannot be turned off",
+        "bypasses routing; rate limits and usage log still on",
+        "off": "as 'nearest_off' on a gateway started with GATEWAY_RATE_LIMITS_ENABLED=false "
+        "and GATEWAY_USAGE_LOG_ENABLED=false: rate limiting, routing and usage logging off",
     }
     rounds: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
     results: dict[str, Any] = {}
@@ -508,6 +510,11 @@ def features(bench: Bench) -> dict[str, Any]:
             rounds["nearest_off"].append(throughput_point(bench, gateway, "nearest-off", forced))
         add_routing_rules(gateway, ROUTING_RULES)
         results["profile_on"] = profile(bench, gateway, chat_body(fallback=False))
+    switches = {"GATEWAY_RATE_LIMITS_ENABLED": "false", "GATEWAY_USAGE_LOG_ENABLED": "false"}
+    with running_gateway(bench, "gateway-features-off", switches) as gateway:
+        forced = chat_body(fallback=False, forced=True)
+        for _ in range(bench.sizes.feature_rounds):
+            rounds["off"].append(throughput_point(bench, gateway, "off", forced))
     for name, config in configs.items():
         ordered = sorted(rounds[name], key=lambda r: r["gateway_cpu_ms_per_request"])
         results[name] = ordered[len(ordered) // 2] | {"config": config, "rounds": rounds[name]}
@@ -608,7 +615,7 @@ def table(results: dict[str, Any]) -> str:
         "| features | req/s | p50 ms | p99 ms | gateway CPU ms/req |",
         "|---|---|---|---|---|",
     ]
-    for name in ("on", "no_rules", "nearest_off"):
+    for name in ("on", "no_rules", "nearest_off", "off"):
         case = results["features"][name]
         lines.append(
             f"| {name} | {case['rps']} | {case['p50_ms']} | {case['p99_ms']} | "

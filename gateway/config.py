@@ -45,6 +45,10 @@ class Settings:
     sim_tokens_per_second: float = 80.0
     # Usage log: queue capacity (records) before new records are dropped and counted.
     usage_queue_size: int = 10_000
+    # Switches for what every request pays for, on by default; off is for measuring their
+    # cost, or for a deployment where a proxy in front enforces limits / nobody reads usage.
+    rate_limits_enabled: bool = True
+    usage_log_enabled: bool = True
     # Hedging from observed latency (twice the provider's p95 time to first result) for
     # providers without a `hedge_after_ms` setting. Off by default: under overload the
     # gateway's own queueing raises every latency, and automatic hedges would add load.

@@ -27,6 +27,8 @@ def submit_usage(
     cache_hit: bool = False,
 ) -> None:
     """Queue the record for the background writer (never blocks the request)."""
+    if not state.settings.usage_log_enabled:
+        return
     footprint = accounting.footprint
     state.usage.submit(
         UsageRecord(

@@ -46,7 +46,7 @@ from gateway.chat.trip import Trip
 from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
 from gateway.errors import ApiError, from_provider_error, invalid_request
 from gateway.labels import RequestLabels
-from gateway.limits import Admission
+from gateway.limits import Hold, Unlimited
 from gateway.resolve import RoutingSignals, available_models, resolve_chat_target
 from gateway.routing.apply import routed_resolution
 from gateway.routing.context import chat_context
@@ -176,8 +176,10 @@ def _header_mode(headers: Mapping[str, str]) -> str | None:
     return value
 
 
-async def _admit(state: AppState, trip: Trip) -> Admission:
+async def _admit(state: AppState, trip: Trip) -> Hold:
     """Take the request's share of the key's limits (or wait, with `queue`); 429 if none."""
+    if not state.settings.rate_limits_enabled:
+        return Unlimited()
     key = trip.principal.key
     estimate = state.limits.estimate(key, _prompt_estimate(trip), trip.params.request.max_tokens)
     service = trip.params.service
@@ -276,7 +278,7 @@ def _race_error(state: AppState, trip: Trip, failed: RaceFailed) -> ApiError:
 
 
 async def _plain(
-    state: AppState, trip: Trip, admission: Admission, cache: CachePlan | None
+    state: AppState, trip: Trip, admission: Hold, cache: CachePlan | None
 ) -> JsonAnswer:
     timeout = state.settings.upstream_timeout_s
     _meter_request(state, trip)
@@ -308,7 +310,7 @@ def _result_usage(trip: Trip, result: ChatResult) -> Usage:
 
 
 async def _stream(
-    state: AppState, trip: Trip, admission: Admission, cache: CachePlan | None
+    state: AppState, trip: Trip, admission: Hold, cache: CachePlan | None
 ) -> StreamAnswer:
     """Race the chain to a first content chunk, then hand the open stream to the body.
 
@@ -340,7 +342,7 @@ async def _stream(
     return _stream_answer(trip, body, admission)
 
 
-def _stream_answer(trip: Trip, body: ChatStreamBody, admission: Admission) -> StreamAnswer:
+def _stream_answer(trip: Trip, body: ChatStreamBody, admission: Hold) -> StreamAnswer:
     # Should the body never be entered (the client left before sending began), the
     # slot still comes back when the body is collected; release is idempotent.
     weakref.finalize(body, admission.release)
@@ -356,7 +358,7 @@ def _stream_accounting(state: AppState, trip: Trip, usage: Usage | None, chars: 
 def _finish_stream(
     state: AppState,
     trip: Trip,
-    admission: Admission,
+    admission: Hold,
     outcome: StreamOutcome,
     cache: CachePlan | None,
     assembler: StreamAssembler | None,
@@ -424,7 +426,7 @@ def _cached(state: AppState, trip: Trip, cache: CachePlan | None) -> ChatResult 
 
 
 async def _answer_from_cache(
-    state: AppState, trip: Trip, hit: ChatResult, admission: Admission
+    state: AppState, trip: Trip, hit: ChatResult, admission: Hold
 ) -> JsonAnswer | StreamAnswer:
     """Serve a cached answer: counted as savings, billed nothing, shaped like a live one."""
     trip = attrs.evolve(trip, cache_hit=True)
@@ -456,7 +458,7 @@ async def _answer_from_cache(
     return _stream_answer(trip, body, admission)
 
 
-def _finish_hit(state: AppState, trip: Trip, admission: Admission, accounting: Accounting) -> None:
+def _finish_hit(state: AppState, trip: Trip, admission: Hold, accounting: Accounting) -> None:
     admission.settle(0)
     admission.release()
     log_usage(state, trip, accounting, status=200, error_code=None)
@@ -494,7 +496,7 @@ def _meter_request(state: AppState, trip: Trip) -> None:
     state.limits.upstream.record_request(trip.principal.workspace_id, trip.target.provider_id)
 
 
-def _settle(state: AppState, trip: Trip, admission: Admission, accounting: Accounting) -> None:
+def _settle(state: AppState, trip: Trip, admission: Hold, accounting: Accounting) -> None:
     """Charge the key the tokens really used (the admission reserved an estimate)."""
     tokens = accounting.usage.total_tokens
     admission.settle(tokens)

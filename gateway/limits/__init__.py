@@ -5,7 +5,7 @@ which is what makes check-and-take atomic (see `gateway.limits.limiter`).
 """
 
 from gateway.limits.headers import RateLimitExceeded, Snapshot, rate_limit_headers
-from gateway.limits.limiter import Admission, RateLimiter, store_daily_loader
+from gateway.limits.limiter import Admission, Hold, RateLimiter, Unlimited, store_daily_loader
 from gateway.limits.policy import FREE, PRO, EffectiveLimits, effective_limits
 from gateway.limits.upstream import ProviderFigures, UpstreamMeter
 
@@ -14,10 +14,12 @@ __all__ = [
     "PRO",
     "Admission",
     "EffectiveLimits",
+    "Hold",
     "ProviderFigures",
     "RateLimitExceeded",
     "RateLimiter",
     "Snapshot",
+    "Unlimited",
     "UpstreamMeter",
     "effective_limits",
     "rate_limit_headers",

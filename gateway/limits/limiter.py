@@ -139,6 +139,31 @@ class Admission:
         self.release()
 
 
+class Unlimited:
+    """What a request holds when per-key limits are switched off (`rate_limits_enabled`):
+    the `Admission` interface, taking and giving back nothing, adding no headers."""
+
+    released = False
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def settle(self, actual_tokens: int) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
+
+    def __enter__(self) -> Unlimited:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+
+Hold = Admission | Unlimited
+
+
 @attrs.define(eq=False)
 class RateLimiter:
     """The limits of every key, in memory (see the module docstring for why that is exact).
