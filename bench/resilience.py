@@ -338,7 +338,10 @@ def failover(bench: Bench) -> dict[str, Any]:
         results["status_500"] = failover_case(bench, gateway, error, sizes.failover_500)
         bench.say(f"failover: fault left on for {sizes.breaker_run} requests (breaker)")
         results["status_500_breaker"] = breaker_case(bench, gateway, sizes.breaker_run)
-    timeout_env = {"GATEWAY_UPSTREAM_TIMEOUT_S": str(TIMEOUT_GATEWAY_S)}
+    timeout_env = {
+        "GATEWAY_UPSTREAM_TIMEOUT_S": str(TIMEOUT_GATEWAY_S),
+        "GATEWAY_HEDGE_FROM_LATENCY": "true",  # off by default; the last case compares it
+    }
     # Automatic hedging starts once 20 requests were seen and would cut the timeout
     # short: the pure timeout is measured with it off, then with a fixed and an
     # automatic hedge (by then the health window holds enough samples).
