@@ -9,12 +9,12 @@ skipped, and lines may end in CRLF, LF or CR.
 
 from __future__ import annotations
 
-import attrs
+from dataclasses import dataclass
 
 DONE = b"data: [DONE]\n\n"
 
 
-@attrs.frozen(slots=True)
+@dataclass(frozen=True, slots=True)
 class SSEEvent:
     data: str
     event: str = "message"
@@ -36,15 +36,17 @@ def encode_event(event: str, payload: bytes | str) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + payload + b"\n\n"
 
 
-@attrs.define
 class SSEDecoder:
     """Turns a byte stream into `SSEEvent`s; keeps a partial line between feeds."""
 
-    _buffer: bytes = b""
-    _data: list[str] = attrs.field(factory=list)
-    _event: str | None = None
-    _id: str | None = None
-    _retry: int | None = None
+    __slots__ = ("_buffer", "_data", "_event", "_id", "_retry")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._data: list[str] = []
+        self._event: str | None = None
+        self._id: str | None = None
+        self._retry: int | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         """Consume `chunk`; return every event it completed, in order."""
