@@ -7,26 +7,12 @@ client in this one shape, which is the chat-completions protocol plus the gatewa
 
 from __future__ import annotations
 
-import json
 from typing import Any
-
-import orjson
 
 from gateway.accounting import Accounting, estimate_prompt_tokens
 from gateway.chat.trip import Trip
+from gateway.jsonio import dumps
 from providers.types import ChatResult, ToolCall, ToolCallDelta
-
-_fallback = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-def dumps(payload: Any) -> bytes:
-    """Compact UTF-8 JSON. orjson on the hot path (a tenth of the stdlib's time per
-    frame); the stdlib for what orjson refuses, such as integers beyond 64 bits echoed
-    back in an error."""
-    try:
-        return orjson.dumps(payload)
-    except TypeError:
-        return _fallback(payload).encode()
 
 
 def completion_id(trip: Trip) -> str:
