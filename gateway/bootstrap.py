@@ -113,7 +113,3 @@ async def configure_env_providers(state: AppState, env: Mapping[str, str]) -> li
             continue
         configured.append(info.id)
     return configured
-
-
-def vendor_keys_present(state: AppState, env: Mapping[str, str]) -> bool:
-    return any(env.get(name) for info in state.catalog.providers() for name in info.api_key_env)

@@ -19,7 +19,7 @@ from gateway.errors import ApiError, from_provider_error
 from gateway.resolve import Target
 from gateway.state import AppState
 from providers.base import Provider
-from providers.errors import ProviderError
+from providers.errors import ProviderError, UpstreamTimeout
 from streams.fallback import Attempt, Outcome, RaceFailed
 
 
@@ -61,6 +61,15 @@ def retryable(codes: Sequence[str]) -> Callable[[Exception], bool]:
         return exc.retryable or from_provider_error(exc).code in extra
 
     return check
+
+
+def deadline_exceeded(provider_id: str, seconds: float) -> UpstreamTimeout:
+    """The retryable failure of an attempt that ran out of its deadline."""
+    return UpstreamTimeout(
+        provider_id,
+        f"The provider did not answer within {seconds:g} s.",
+        timeout_ms=int(seconds * 1000),
+    )
 
 
 def tried_several(failed: RaceFailed) -> bool:

@@ -21,9 +21,9 @@ from typing import Any
 
 import trio
 
-from gateway.chat.service import JsonAnswer, StreamAnswer, serve_chat
+from gateway.chat.service import StreamAnswer, serve_chat
 from gateway.errors import ApiError
-from gateway.jsonio import dumps
+from gateway.jsonio import JsonAnswer, dumps
 from gateway.state import AppState
 from gateway.web import authenticate_header, decode_json
 

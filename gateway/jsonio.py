@@ -1,10 +1,11 @@
-"""Compact JSON bytes for answers on the hot path."""
+"""JSON answers: the answer type every JSON endpoint returns, and its compact bytes."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+import attrs
 import orjson
 
 _fallback = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -18,3 +19,12 @@ def dumps(payload: Any) -> bytes:
         return orjson.dumps(payload)
     except TypeError:
         return _fallback(payload).encode()
+
+
+@attrs.frozen
+class JsonAnswer:
+    """A JSON answer before it is written: status, body and headers."""
+
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]

@@ -19,12 +19,11 @@ from contextlib import asynccontextmanager
 import attrs
 import trio
 
-from gateway.chain import Candidate
+from gateway.chain import Candidate, deadline_exceeded
 from gateway.chat.trip import Trip
 from gateway.health import HealthBook
 from gateway.resolve import Target, target_of
 from providers.catalog import Catalog
-from providers.errors import UpstreamTimeout
 from providers.types import ChatChunk, ChatRequest, ChatResult
 from streams.fallback import RetryPolicy
 
@@ -101,7 +100,7 @@ async def complete(trip: Trip, candidate: Candidate, timeout_s: float) -> ChatRe
         with trio.fail_after(timeout_s):
             return await candidate.adapter.chat(request_for(trip, candidate.target))
     except trio.TooSlowError:
-        raise _timeout(candidate, timeout_s) from None
+        raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
 
 
 @asynccontextmanager
@@ -123,13 +122,5 @@ async def _read_head(
                 if chunk.content or chunk.tool_calls or chunk.finish_reason:
                     break
     except trio.TooSlowError:
-        raise _timeout(candidate, timeout_s) from None
+        raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
     return tuple(head)
-
-
-def _timeout(candidate: Candidate, timeout_s: float) -> UpstreamTimeout:
-    return UpstreamTimeout(
-        candidate.target.provider_id,
-        f"The provider did not answer within {timeout_s:g} s.",
-        timeout_ms=int(timeout_s * 1000),
-    )

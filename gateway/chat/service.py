@@ -45,6 +45,7 @@ from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
 from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
 from gateway.errors import ApiError, from_provider_error, invalid_request
+from gateway.jsonio import JsonAnswer
 from gateway.labels import RequestLabels
 from gateway.limits import Hold, Unlimited
 from gateway.resolve import RoutingSignals, available_models, resolve_chat_target
@@ -66,13 +67,6 @@ DEPRECATION_HEADERS = {
     ),
 }
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-
-
-@attrs.frozen
-class JsonAnswer:
-    status: int
-    body: dict[str, Any]
-    headers: dict[str, str]
 
 
 @attrs.frozen

@@ -16,8 +16,7 @@ import trio
 
 from gateway.accounting import Accounting, account
 from gateway.auth import Principal
-from gateway.chat.service import JsonAnswer
-from gateway.jsonio import dumps
+from gateway.jsonio import JsonAnswer, dumps
 from gateway.resolve import Target
 from gateway.retrieval.answer import base_headers, service_object
 from gateway.retrieval.embedding_input import (
@@ -26,7 +25,7 @@ from gateway.retrieval.embedding_input import (
     parse_embeddings_body,
     token_estimate,
 )
-from gateway.retrieval.upstream import Job, call_upstream, new_job, resolve_targets
+from gateway.retrieval.upstream import Job, serve_planned
 from gateway.state import AppState
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
@@ -45,25 +44,17 @@ async def serve_embeddings(
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params = parse_embeddings_body(body)
-    targets = resolve_targets(
+    job, served = await serve_planned(
         state,
         principal,
-        model=params.model,
-        provider=params.provider,
-        fallbacks=params.service.fallbacks,
+        headers,
+        params,
+        endpoint="embeddings",
         capability="embeddings",
+        check=check_for_model,
+        operation=_embed,
+        accountant=_account,
     )
-    for target in targets:
-        check_for_model(params, target.info)
-    job = new_job("embeddings", principal, headers)
-
-    async def embed(adapter: Provider, target: Target) -> EmbeddingResult:
-        return await _embed(adapter, target, params)
-
-    def accountant(target: Target, result: EmbeddingResult | None) -> Accounting:
-        return _account(state, job, target, params, result)
-
-    served = await call_upstream(state, job, targets, embed, accountant)
     answer = embeddings_body(job, served.target, params, served.result, served.accounting)
     return JsonAnswer(200, answer, base_headers(job, served.target, served.accounting))
 

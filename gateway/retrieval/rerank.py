@@ -17,7 +17,7 @@ import attrs
 
 from gateway.accounting import Accounting, account
 from gateway.auth import Principal
-from gateway.chat.service import JsonAnswer
+from gateway.jsonio import JsonAnswer
 from gateway.resolve import Target
 from gateway.retrieval.answer import base_headers, service_object
 from gateway.retrieval.rerank_input import (
@@ -26,7 +26,7 @@ from gateway.retrieval.rerank_input import (
     parse_rerank_body,
     token_estimate,
 )
-from gateway.retrieval.upstream import Job, call_upstream, new_job, resolve_targets
+from gateway.retrieval.upstream import Job, serve_planned
 from gateway.state import AppState
 from providers.base import Provider
 from providers.catalog import CostBreakdown, ModelInfo
@@ -41,25 +41,17 @@ async def serve_rerank(
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params = parse_rerank_body(body)
-    targets = resolve_targets(
+    job, served = await serve_planned(
         state,
         principal,
-        model=params.model,
-        provider=params.provider,
-        fallbacks=params.service.fallbacks,
+        headers,
+        params,
+        endpoint="rerank",
         capability="rerank",
+        check=check_for_model,
+        operation=_rerank,
+        accountant=_account,
     )
-    for target in targets:
-        check_for_model(params, target.info)
-    job = new_job("rerank", principal, headers)
-
-    async def rerank(adapter: Provider, target: Target) -> RerankResult:
-        return await _rerank(adapter, target, params)
-
-    def accountant(target: Target, result: RerankResult | None) -> Accounting:
-        return _account(state, job, target, params, result)
-
-    served = await call_upstream(state, job, targets, rerank, accountant)
     answer = rerank_body(job, served.target, params, served.result, served.accounting)
     return JsonAnswer(200, answer, base_headers(job, served.target, served.accounting))
 

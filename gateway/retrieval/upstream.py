@@ -12,28 +12,51 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import attrs
 import trio
 
 from gateway.accounting import Accounting
 from gateway.auth import Principal
-from gateway.chain import Candidate, record_attempts, retryable, usable, with_fallback_fields
+from gateway.chain import (
+    Candidate,
+    deadline_exceeded,
+    record_attempts,
+    retryable,
+    usable,
+    with_fallback_fields,
+)
+from gateway.chat.validation import ServiceOptions
 from gateway.errors import ApiError, from_provider_error, invalid_request
 from gateway.labels import RequestLabels
 from gateway.resolve import Target, available_models, resolve_chat_target
 from gateway.state import AppState
 from gateway.usage_log import submit_usage
 from providers.base import Provider
-from providers.catalog import Catalog
-from providers.errors import ProviderError, UpstreamTimeout
+from providers.catalog import Catalog, ModelInfo
+from providers.errors import ProviderError
 from streams.fallback import RaceFailed
 from streams.race import from_call, race
 
 T = TypeVar("T")
 Operation = Callable[[Provider, Target], Awaitable[T]]
 Accountant = Callable[[Target, T | None], Accounting]
+
+
+P = TypeVar("P", bound="RetrievalParams")
+
+
+class RetrievalParams(Protocol):
+    """What every validated retrieval request names: its model, a forced provider, and
+    the `service` extension (for its fallbacks)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def service(self) -> ServiceOptions: ...
 
 
 @attrs.frozen
@@ -119,6 +142,44 @@ def _fallback(catalog: Catalog, active: Set[str], name: str, capability: str) ->
         ) from None
 
 
+# -- one request, end to end ---------------------------------------------------------
+
+
+async def serve_planned(
+    state: AppState,
+    principal: Principal,
+    headers: Mapping[str, str],
+    params: P,
+    *,
+    endpoint: str,
+    capability: str,
+    check: Callable[[P, ModelInfo | None], None],
+    operation: Callable[[Provider, Target, P], Awaitable[T]],
+    accountant: Callable[[AppState, Job, Target, P, T | None], Accounting],
+) -> tuple[Job, Served[T]]:
+    """Resolve the targets of a validated request (checking each against its model),
+    then race them: the shared path of embeddings and rerank."""
+    targets = resolve_targets(
+        state,
+        principal,
+        model=params.model,
+        provider=params.provider,
+        fallbacks=params.service.fallbacks,
+        capability=capability,
+    )
+    for target in targets:
+        check(params, target.info)
+    job = new_job(endpoint, principal, headers)
+
+    async def call(adapter: Provider, target: Target) -> T:
+        return await operation(adapter, target, params)
+
+    def account(target: Target, result: T | None) -> Accounting:
+        return accountant(state, job, target, params, result)
+
+    return job, await call_upstream(state, job, targets, call, account)
+
+
 # -- the call ------------------------------------------------------------------------------
 
 
@@ -164,11 +225,7 @@ async def call_upstream(
             with trio.fail_after(timeout):
                 return await operation(candidate.adapter, candidate.target)
         except trio.TooSlowError:
-            raise UpstreamTimeout(
-                candidate.target.provider_id,
-                f"The provider did not answer within {timeout:g} s.",
-                timeout_ms=int(timeout * 1000),
-            ) from None
+            raise deadline_exceeded(candidate.target.provider_id, timeout) from None
 
     contest = race(chain, from_call(call), is_retryable=retryable(()))
     try:
