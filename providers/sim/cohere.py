@@ -16,10 +16,9 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import trio
-
 from providers.sim import content
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse
+from providers.sim.faults import apply_fault
 
 VENDOR = "cohere"
 MAX_DOCUMENTS = 1000
@@ -115,18 +114,6 @@ def _model(body: Mapping[str, Any], endpoint: str) -> str:
     return model
 
 
-async def _apply_fault(fault: Fault | None) -> None:
-    """Wait out a fault's delay, then refuse with its status if it has one."""
-    if fault is None:
-        return
-    if fault.delay_ms:
-        await trio.sleep(fault.delay_ms / 1000)
-    if fault.status:
-        raise _Refusal(
-            fault.status, fault.message or _DEFAULT_STATUS_MESSAGES.get(fault.status, "")
-        )
-
-
 async def _guarded(
     request: SimRequest, context: SimContext, endpoint: str
 ) -> tuple[dict[str, Any], str]:
@@ -135,7 +122,7 @@ async def _guarded(
         raise _Refusal(401, "no api key supplied")
     body = _body(request)
     model = _model(body, endpoint)
-    await _apply_fault(context.fault(model, VENDOR))
+    await apply_fault(context.fault(model, VENDOR), _refusal)
     return body, model
 
 
@@ -298,3 +285,7 @@ ROUTES: list[Route] = [
     Route("POST", "/v2/embed", embed),
     Route("GET", "/v1/models", list_models),
 ]
+
+
+def _refusal(fault: Fault, status: int) -> _Refusal:
+    return _Refusal(status, fault.message or _DEFAULT_STATUS_MESSAGES.get(status, ""))

@@ -14,10 +14,8 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import trio
-
-from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse
-from providers.sim.faults import ANY_MODEL
+from providers.sim.core import Route, SimContext, SimRequest, SimResponse
+from providers.sim.faults import ANY_MODEL, apply_fault
 
 VENDOR = "elevenlabs"
 DEFAULT_PAGE_SIZE = 10
@@ -147,16 +145,7 @@ async def _guard(request: SimRequest, context: SimContext) -> None:
             "needs_authorization",
         )
     fault = context.fault(ANY_MODEL, VENDOR)
-    await _apply_fault(fault)
-
-
-async def _apply_fault(fault: Fault | None) -> None:
-    if fault is None:
-        return
-    if fault.delay_ms:
-        await trio.sleep(fault.delay_ms / 1000)
-    if fault.status:
-        raise _Refusal(fault.status, fault.message, fault.code)
+    await apply_fault(fault, lambda f, status: _Refusal(status, f.message, f.code))
 
 
 def _refused(refusal: _Refusal) -> SimResponse:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 import attrs
+import trio
 
 from providers.sim.core import Fault
 
@@ -151,3 +153,14 @@ def fault_from_header(value: str) -> Fault:
 
 def fault_to_json(fault: Fault) -> dict[str, Any]:
     return attrs.asdict(fault)
+
+
+async def apply_fault(fault: Fault | None, refuse: Callable[[Fault, int], Exception]) -> None:
+    """Wait out a fault's delay, then raise the vendor's refusal (`refuse(fault, status)`)
+    when the fault names an error status. Every vendor module answers faults this way."""
+    if fault is None:
+        return
+    if fault.delay_ms:
+        await trio.sleep(fault.delay_ms / 1000)
+    if fault.status is not None and fault.status >= 400:
+        raise refuse(fault, fault.status)

@@ -50,10 +50,10 @@ from contextlib import aclosing
 from typing import Any
 
 import attrs
-import trio
 
 from providers.sim import content
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
+from providers.sim.faults import apply_fault
 from providers.types import ToolCall
 
 VENDOR = "google"
@@ -134,16 +134,6 @@ def fault_error(fault: Fault, model: str) -> GoogleError:
     if status == 429:
         details.append({"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"})
     return GoogleError(status, message, details=details)
-
-
-async def apply_fault(fault: Fault | None, model: str) -> None:
-    """Wait out a fault's delay, then raise its error if it has a status."""
-    if fault is None:
-        return
-    if fault.delay_ms:
-        await trio.sleep(fault.delay_ms / 1000)
-    if fault.status is not None and fault.status >= 400:
-        raise fault_error(fault, model)
 
 
 def check_auth(request: SimRequest) -> None:
@@ -415,7 +405,7 @@ async def _prepare(request: SimRequest, ctx: SimContext) -> tuple[Plan, Fault | 
     model = check_model(request)
     body = parse_body(request)
     fault = ctx.fault(model, VENDOR)
-    await apply_fault(fault, model)
+    await apply_fault(fault, lambda f, _: fault_error(f, model))
     return plan_generate(body, model, ctx, fault), fault
 
 
@@ -486,7 +476,7 @@ async def embed_content(request: SimRequest, ctx: SimContext) -> SimResponse:
         check_auth(request)
         model = check_model(request)
         body = parse_body(request)
-        await apply_fault(ctx.fault(model, VENDOR), model)
+        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f, model))
         embedding = embed_one(body, model)
     except GoogleError as error:
         return error.response()
@@ -503,7 +493,7 @@ async def batch_embed_contents(request: SimRequest, ctx: SimContext) -> SimRespo
             raise GoogleError(
                 400, f"* BatchEmbedContentsRequest.requests: 1 to {MAX_BATCH_REQUESTS}"
             )
-        await apply_fault(ctx.fault(model, VENDOR), model)
+        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f, model))
         embeddings = [embed_one(item if isinstance(item, dict) else {}, model) for item in requests]
     except GoogleError as error:
         return error.response()

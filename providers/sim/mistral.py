@@ -21,10 +21,10 @@ from contextlib import aclosing
 from typing import Any
 
 import attrs
-import trio
 
 from providers.sim import content
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
+from providers.sim.faults import apply_fault
 from providers.sim.openai import message_text
 from providers.types import ToolCall
 from streams.sse import DONE, encode_data
@@ -112,16 +112,6 @@ def fault_error(fault: Fault) -> MistralError:
         ("internal_server_error" if status >= 500 else "invalid_request_error", None, "Error"),
     )
     return api_error(status, fault.message or message, kind, fault.code or code)
-
-
-async def apply_fault(fault: Fault | None) -> None:
-    """Wait out a fault's delay, then raise its error if it has a status."""
-    if fault is None:
-        return
-    if fault.delay_ms:
-        await trio.sleep(fault.delay_ms / 1000)
-    if fault.status is not None and fault.status >= 400:
-        raise fault_error(fault)
 
 
 def check_auth(request: SimRequest) -> None:
@@ -361,7 +351,7 @@ async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse 
         check_auth(request)
         body = parse_body(request, CHAT_FIELDS)
         fault = ctx.fault(check_model(body), VENDOR)
-        await apply_fault(fault)
+        await apply_fault(fault, lambda f, _: fault_error(f))
         plan = plan_chat(body, ctx)
     except MistralError as error:
         return error.response()
@@ -406,7 +396,7 @@ async def embeddings(request: SimRequest, ctx: SimContext) -> SimResponse:
         model = check_model(body)
         texts = embed_inputs(body.get("input"))
         size = embed_size(model, body.get("output_dimension"))
-        await apply_fault(ctx.fault(model, VENDOR))
+        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f))
     except MistralError as error:
         return error.response()
     tokens = sum(content.count_tokens(text) for text in texts)

@@ -19,10 +19,10 @@ from contextlib import aclosing
 from typing import Any
 
 import attrs
-import trio
 
 from providers.sim import content
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
+from providers.sim.faults import apply_fault
 from providers.types import ToolCall
 from streams.sse import DONE
 
@@ -119,16 +119,6 @@ def fault_error(fault: Fault, model: str) -> OpenAIError:
         code=fault.code or code,
         headers=headers,
     )
-
-
-async def apply_fault(fault: Fault | None, model: str) -> None:
-    """Wait out a fault's delay, then raise its error if it has a status."""
-    if fault is None:
-        return
-    if fault.delay_ms:
-        await trio.sleep(fault.delay_ms / 1000)
-    if fault.status is not None and fault.status >= 400:
-        raise fault_error(fault, model)
 
 
 def check_auth(request: SimRequest) -> None:
@@ -472,7 +462,7 @@ async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse 
         check_auth(request)
         args = chat_args(parse_body(request))
         fault = ctx.fault(args.model, VENDOR)
-        await apply_fault(fault, args.model)
+        await apply_fault(fault, lambda f, _: fault_error(f, args.model))
         plan = plan_chat(args, ctx)
     except OpenAIError as error:
         return error.response()
@@ -543,7 +533,7 @@ async def embeddings(request: SimRequest, ctx: SimContext) -> SimResponse:
         encoding_format = body.get("encoding_format") or "float"
         if encoding_format not in ("float", "base64"):
             raise OpenAIError(400, "'encoding_format' must be float or base64.")
-        await apply_fault(ctx.fault(model, VENDOR), model)
+        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f, model))
     except OpenAIError as error:
         return error.response()
     data = [
