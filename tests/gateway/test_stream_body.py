@@ -201,3 +201,53 @@ async def test_the_first_frame_is_always_the_role(
 
     frames = events(await drain(await open_body(FakeProvider(stream=words), [])))
     assert frames[0]["choices"][0]["delta"]["role"] == "assistant"  # type: ignore[index]
+
+
+async def burst_then_pause(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+    """Five words at once (as from one network read), then five more a second later."""
+    for batch in range(2):
+        for i in range(5):
+            yield ChatChunk(content=f"b{batch}w{i} ")
+        await trio.sleep(1)
+    yield ChatChunk(finish_reason="stop", usage=Usage(3, 10))
+
+
+async def test_chunks_that_arrive_together_go_out_in_one_write(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    provider = FakeProvider(stream=burst_then_pause)
+    writes = await drain(await open_body(provider, []))
+
+    per_write = [len(events([w])) for w in writes]
+    # role + the head chunk (read before answering), the rest of the first burst, the
+    # second burst, then final + usage + [DONE].
+    assert per_write == [2, 4, 5, 3]
+    assert provider.open_streams == 0
+
+
+async def test_a_slow_client_is_not_mistaken_for_a_silent_upstream(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """The upstream sends 200 chunks at once; the client takes one write every 30 s, so
+    the read-ahead channel stays full for far longer than the idle timeout."""
+
+    async def many(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+        for i in range(200):
+            yield ChatChunk(content=f"{i} ")
+        yield ChatChunk(finish_reason="stop", usage=Usage(3, 200))
+
+    provider = FakeProvider(stream=many)
+    outcomes: list[StreamOutcome] = []
+    body = await open_body(provider, outcomes)
+    writes: list[bytes] = []
+    async with body:
+        async for frame in body:
+            writes.append(frame)
+            await trio.sleep(30)
+
+    frames = events(writes)
+    assert trio.current_time() > IDLE_S
+    assert all("error" not in f for f in frames if isinstance(f, dict))
+    assert frames[-1] == "[DONE]"
+    assert outcomes[0].state is StreamState.DONE
+    assert provider.open_streams == 0
