@@ -25,8 +25,10 @@ from gateway.routing.book import RuleBook
 from gateway.routing.context import chat_context
 from gateway.routing.rule_input import next_enabled, parse_create, parse_patch
 from gateway.routing.rules import Actions, Evaluation
+from gateway.routing.transform import request_changes
 from gateway.state import AppState
 from gateway.web import authenticate, iso, json_response, read_object
+from providers.types import ChatRequest
 from store import audit, keys
 from store import rules as rule_store
 from store.audit import AuditEvent
@@ -223,7 +225,8 @@ async def _test(
     of this workspace to assume as the caller, default the caller), `at` (ISO 8601 instant
     to assume, default now). The workspace's enabled rules are the ones evaluated; when no
     provider is configured, every catalog provider counts as active so that rules can be
-    tried before the providers are set up.
+    tried before the providers are set up. `request_changes` shows what the matched
+    rule's transform would change in the request sent upstream (`{}` when nothing).
     """
     chat_body = {k: v for k, v in body.items() if k not in TEST_ONLY_FIELDS}
     params = parse_chat_body(chat_body)
@@ -242,13 +245,13 @@ async def _test(
         ctx,
         model=params.model,
         mode=mode,
-        max_tokens=params.request.max_tokens,
+        request=params.request,
         provider=params.provider,
     )
-    return _dry_run_to_api(run)
+    return _dry_run_to_api(run, params.request)
 
 
-def _dry_run_to_api(run: DryRun) -> dict[str, Any]:
+def _dry_run_to_api(run: DryRun, asked: ChatRequest) -> dict[str, Any]:
     matched = run.matched
     target = run.resolution.target
     return {
@@ -263,6 +266,7 @@ def _dry_run_to_api(run: DryRun) -> dict[str, Any]:
         "estimated_cost": None if run.cost is None else run.cost.total,
         "estimated_tokens": {"prompt": run.prompt_tokens, "completion": run.completion_tokens},
         "actions": None if matched is None else _actions_to_api(matched.actions),
+        "request_changes": request_changes(asked, run.request),
         "reasoning": run.resolution.reasoning,
         "conditions_evaluated": [_evaluation_to_api(e) for e in run.evaluations],
     }
@@ -271,6 +275,7 @@ def _dry_run_to_api(run: DryRun) -> dict[str, Any]:
 def _actions_to_api(actions: Actions) -> dict[str, Any]:
     shown = attrs.asdict(actions, recurse=True)
     shown["fallbacks"] = list(actions.fallbacks)
+    shown["transform"] = actions.transform.to_json() if actions.transform else None
     return {name: value for name, value in shown.items() if value not in (None, [])}
 
 

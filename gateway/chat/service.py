@@ -52,6 +52,7 @@ from gateway.resolve import RoutingSignals, available_models, resolve_chat_targe
 from gateway.routing.apply import routed_resolution
 from gateway.routing.context import chat_context
 from gateway.routing.rules import Rule, match_rule
+from gateway.routing.transform import apply_transform
 from gateway.state import AppState
 from providers.catalog import CostBreakdown
 from providers.errors import ProviderError
@@ -109,10 +110,17 @@ def plan_trip(
     headers: Mapping[str, str],
     body: Mapping[str, Any],
 ) -> Trip:
-    """Route the request: a forced provider, else the first matching rule, else the mode."""
+    """Route the request: a forced provider, else the first matching rule, else the mode.
+
+    A matching rule's `transform` is applied here, so the limits, the cache key and the
+    upstream all see the request as transformed.
+    """
     mode = params.routing_mode or _header_mode(headers) or "balanced"
     active = state.registry.active_ids(principal.workspace_id)
     rule = _matching_rule(state, principal, params, headers, body)
+    transform = rule.actions.transform if rule else None
+    if transform is not None:  # after matching: the conditions saw what the client sent
+        params = attrs.evolve(params, request=apply_transform(transform, params.request))
     if params.provider is None:
         signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
         resolution = routed_resolution(

@@ -29,6 +29,15 @@ ROUTING_MODES = frozenset(
 )
 ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# Bounds of the numeric sampling parameters; routing-rule transforms that force one
+# (`gateway.routing.transform`) are held to the same ones.
+NUMBER_BOUNDS: Mapping[str, tuple[float, float]] = {
+    "temperature": (0.0, 2.0),
+    "top_p": (0.0, 1.0),
+    "presence_penalty": (-2.0, 2.0),
+    "frequency_penalty": (-2.0, 2.0),
+}
+MAX_STOP = 4
 
 
 @attrs.frozen
@@ -70,12 +79,12 @@ def parse_chat_body(body: Any) -> ChatParams:
     request = ChatRequest(
         model=model,
         messages=messages,
-        temperature=bounded_number(body, "temperature", 0.0, 2.0),
+        temperature=_sampling(body, "temperature"),
         max_tokens=_max_tokens(body),
-        top_p=bounded_number(body, "top_p", 0.0, 1.0),
+        top_p=_sampling(body, "top_p"),
         stop=_stop(body.get("stop")),
-        presence_penalty=bounded_number(body, "presence_penalty", -2.0, 2.0),
-        frequency_penalty=bounded_number(body, "frequency_penalty", -2.0, 2.0),
+        presence_penalty=_sampling(body, "presence_penalty"),
+        frequency_penalty=_sampling(body, "frequency_penalty"),
         tools=tools,
         tool_choice=tool_choice,
         user=optional_string(body, "user"),
@@ -97,6 +106,10 @@ def parse_chat_body(body: Any) -> ChatParams:
 # -- scalars -------------------------------------------------------------------------------
 
 
+def _sampling(body: Mapping[str, Any], name: str) -> float | None:
+    return bounded_number(body, name, *NUMBER_BOUNDS[name])
+
+
 def _max_tokens(body: Mapping[str, Any]) -> int | None:
     name = "max_tokens" if body.get("max_tokens") is not None else "max_completion_tokens"
     value = optional_int(body, name)
@@ -110,10 +123,16 @@ def _stop(value: Any) -> tuple[str, ...] | None:
         return None
     if isinstance(value, str):
         return (value,)
-    if isinstance(value, list) and len(value) <= 4 and all(isinstance(item, str) for item in value):
+    if (
+        isinstance(value, list)
+        and len(value) <= MAX_STOP
+        and all(isinstance(item, str) for item in value)
+    ):
         return tuple(value)
     raise invalid_request(
-        "'stop' must be a string or an array of at most 4 strings.", param="stop", value=value
+        f"'stop' must be a string or an array of at most {MAX_STOP} strings.",
+        param="stop",
+        value=value,
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Set
 
 import attrs
 
+from gateway.accounting import estimate_prompt_tokens
 from gateway.resolve import (
     Resolution,
     RoutingSignals,
@@ -20,7 +21,9 @@ from gateway.resolve import (
     target_of,
 )
 from gateway.routing.rules import Evaluation, RequestContext, Rule, explain
+from gateway.routing.transform import apply_transform
 from providers.catalog import Catalog, CostBreakdown
+from providers.types import ChatRequest
 
 TYPICAL_OUTPUT_TOKENS = 256
 """Completion size assumed by cost estimates when the request sets no `max_tokens`."""
@@ -83,6 +86,7 @@ class DryRun:
     prompt_tokens: int
     completion_tokens: int
     cost: CostBreakdown | None  # None when the resolved model has no catalog price
+    request: ChatRequest  # as the upstream would receive it (the rule's transform done)
 
     @property
     def fallback_chain(self) -> list[str]:
@@ -97,12 +101,14 @@ def dry_run(
     *,
     model: str,
     mode: str,
-    max_tokens: int | None,
+    request: ChatRequest,
     provider: str | None = None,
 ) -> DryRun:
     """Match `ctx` against `rules`, resolve the model as chat would, and price it.
 
     A forced `provider` bypasses the rules, as it does in chat: nothing is evaluated.
+    The matched rule's transform is applied to `request` as chat would, and the estimate
+    follows it: a capped `max_tokens`, the tokens a system prompt adds or removes.
     """
     if provider is not None:
         trail: tuple[Evaluation, ...] = ()
@@ -112,7 +118,23 @@ def dry_run(
         trail = tuple(explain(rules, ctx))
         matched = trail[-1].rule if trail and trail[-1].matched else None
         resolution = routed_resolution(catalog, active, matched, model=model, mode=mode)
-    completion = max_tokens if max_tokens is not None else TYPICAL_OUTPUT_TOKENS
+    sent = _transformed(matched, request)
+    prompt = max(0, ctx.prompt_tokens + _prompt_delta(request, sent))
+    completion = sent.max_tokens if sent.max_tokens is not None else TYPICAL_OUTPUT_TOKENS
     info = resolution.target.info
-    cost = info.cost(ctx.prompt_tokens, completion) if info is not None else None
-    return DryRun(matched, trail, resolution, ctx.prompt_tokens, completion, cost)
+    cost = info.cost(prompt, completion) if info is not None else None
+    return DryRun(matched, trail, resolution, prompt, completion, cost, sent)
+
+
+def _transformed(rule: Rule | None, request: ChatRequest) -> ChatRequest:
+    transform = rule.actions.transform if rule is not None else None
+    return request if transform is None else apply_transform(transform, request)
+
+
+def _prompt_delta(before: ChatRequest, after: ChatRequest) -> int:
+    """How much the transform grew (or shrank) the prompt; 0 when it left the messages."""
+    if after.messages == before.messages:
+        return 0
+    return estimate_prompt_tokens(after.messages, after.tools) - estimate_prompt_tokens(
+        before.messages, before.tools
+    )

@@ -5,6 +5,7 @@ and the bad value; a model the catalog does not know as a chat model, in `route_
 `fallbacks`, is a 422 `invalid_model` naming it. What passes is normalised to the JSON
 form that is stored and shown back (defaults of `retry` and `cache` filled in), which
 `gateway.routing.rules.compile_conditions` / `compile_actions` read without checking again.
+The fields of `actions.transform` are checked by `gateway.routing.transform`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import attrs
 
 from gateway.errors import ApiError
 from gateway.routing.rules import parse_hhmm
+from gateway.routing.transform import TransformError, parse_transform
 from providers.catalog import Catalog
 
 MAX_PRIORITY = 1_000_000
@@ -305,14 +307,15 @@ def parse_actions(value: Any, catalog: Catalog) -> dict[str, Any]:
     if "cache" in obj:
         result["cache"] = _cache(obj["cache"])
     if "transform" in obj:
-        if not isinstance(obj["transform"], dict):
-            raise invalid_rule(
-                "'actions.transform' must be an object.",
-                param="actions.transform",
-                value=obj["transform"],
-            )
-        result["transform"] = obj["transform"]
+        result["transform"] = _transform(obj["transform"])
     return result
+
+
+def _transform(value: Any) -> dict[str, Any]:
+    try:
+        return parse_transform(value)
+    except TransformError as exc:
+        raise invalid_rule(exc.message, param=exc.param, value=exc.value) from None
 
 
 def _model(value: Any, where: str, catalog: Catalog) -> str:

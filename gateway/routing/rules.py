@@ -25,11 +25,14 @@ rule with no condition at all matches every request):
   inclusive, either optional; `max` is our extension).
 
 All the conditions of a rule must hold. Rules are tried by ascending priority, disabled
-rules are skipped, and the first match wins.
+rules are skipped, and the first match wins. Conditions look at the request as the client
+sent it; a matched rule's `transform` (see `gateway.routing.transform`) changes only what
+the upstream receives.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, time
 from typing import Any
@@ -37,7 +40,10 @@ from zoneinfo import ZoneInfo
 
 import attrs
 
+from gateway.routing.transform import Transform, compile_transform
 from store.rules import RoutingRuleRecord
+
+logger = logging.getLogger(__name__)
 
 Scalar = str | int | float | bool
 
@@ -182,7 +188,7 @@ class Actions:
     fallbacks: tuple[str, ...] = ()
     retry: RetryPolicy | None = None
     cache: CachePolicy | None = None
-    transform: Mapping[str, Any] | None = None
+    transform: Transform | None = None
 
 
 @attrs.frozen
@@ -275,7 +281,7 @@ def compile_conditions(data: Mapping[str, Any]) -> Conditions:
     )
 
 
-def compile_actions(data: Mapping[str, Any]) -> Actions:
+def compile_actions(data: Mapping[str, Any], *, rule_id: str = "") -> Actions:
     retry = data.get("retry")
     cache = data.get("cache")
     return Actions(
@@ -285,8 +291,24 @@ def compile_actions(data: Mapping[str, Any]) -> Actions:
         if retry is None
         else RetryPolicy(retry["max_attempts"], retry["initial_delay_ms"]),
         cache=None if cache is None else CachePolicy(cache["enabled"], cache["ttl_seconds"]),
-        transform=data.get("transform"),
+        transform=_transform(data.get("transform"), rule_id),
     )
+
+
+def _transform(data: Any, rule_id: str) -> Transform | None:
+    """The usable part of a stored transform. Rules stored before transforms were
+    validated may hold keys the gateway does not know: those are ignored, and said so
+    once, when the rule is compiled (at start or on change), not on every request."""
+    if not isinstance(data, Mapping):
+        return None
+    transform, ignored = compile_transform(data)
+    if ignored:
+        logger.warning(
+            "routing rule %s: ignoring unknown or invalid transform keys: %s",
+            rule_id or "?",
+            ", ".join(ignored),
+        )
+    return transform
 
 
 def compile_rule(record: RoutingRuleRecord) -> Rule:
@@ -298,5 +320,5 @@ def compile_rule(record: RoutingRuleRecord) -> Rule:
         priority=record.priority,
         enabled=record.enabled,
         conditions=compile_conditions(record.conditions),
-        actions=compile_actions(record.actions),
+        actions=compile_actions(record.actions, rule_id=record.id),
     )

@@ -29,6 +29,7 @@ from gateway.routing.rules import (
     pattern_matches,
 )
 from providers.catalog import load_catalog
+from providers.types import ChatRequest
 from store import keys
 from store.rules import RoutingRuleRecord
 
@@ -341,6 +342,11 @@ def test_invalid_conditions_are_400_naming_the_param(conditions: Any, param: str
         ({"cache": {"ttl_seconds": 0}}, 400, "actions.cache.ttl_seconds"),
         ({"cache": {"ttl_seconds": 86_401}}, 400, "actions.cache.ttl_seconds"),
         ({"transform": []}, 400, "actions.transform"),
+        (
+            {"transform": {"system_prompt_prefix": "x"}},
+            400,
+            "actions.transform.system_prompt_prefix",
+        ),
     ],
 )
 def test_invalid_actions(actions: Any, status: int, param: str) -> None:
@@ -362,7 +368,7 @@ def test_actions_are_normalised_with_defaults() -> None:
             "fallbacks": ["claude-haiku-4-5", "claude-haiku-4-5", "gemini-2.5-flash"],
             "retry": {"max_attempts": 5},
             "cache": {},
-            "transform": {"system_prompt_prefix": "Be brief.", "anything": [1, 2]},
+            "transform": {"system_prompt": "Be brief.", "set": {"temperature": 0}},
         },
         CATALOG,
     )
@@ -371,7 +377,7 @@ def test_actions_are_normalised_with_defaults() -> None:
         "fallbacks": ["claude-haiku-4-5", "gemini-2.5-flash"],
         "retry": {"max_attempts": 5, "initial_delay_ms": 250},
         "cache": {"enabled": True, "ttl_seconds": 3600},
-        "transform": {"system_prompt_prefix": "Be brief.", "anything": [1, 2]},
+        "transform": {"system_prompt": "Be brief.", "set": {"temperature": 0}},
     }
 
 
@@ -531,6 +537,10 @@ def test_a_rule_without_route_to_keeps_the_model_and_without_fallbacks_the_catal
     ]
 
 
+def chat_request(max_tokens: int | None = None) -> ChatRequest:
+    return ChatRequest("gpt-4o", [{"role": "user", "content": "Hi"}], max_tokens=max_tokens)
+
+
 def test_dry_run_prices_the_resolved_model() -> None:
     cheap = rule({"token_estimate": {"min": 1000}}, actions={"route_to": "gpt-4o-mini"})
     run = dry_run(
@@ -540,14 +550,20 @@ def test_dry_run_prices_the_resolved_model() -> None:
         ctx(prompt_tokens=2000),
         model="gpt-4o",
         mode="balanced",
-        max_tokens=None,
+        request=chat_request(),
     )
     assert run.matched is cheap
     assert run.resolution.target.model_id == "gpt-4o-mini"
     assert run.cost is not None
     assert run.cost.total == pytest.approx((2000 * 0.15 + 256 * 0.6) / 1_000_000)
     unmatched = dry_run(
-        CATALOG, ALL_PROVIDERS, [cheap], ctx(), model="gpt-4o", mode="balanced", max_tokens=100
+        CATALOG,
+        ALL_PROVIDERS,
+        [cheap],
+        ctx(),
+        model="gpt-4o",
+        mode="balanced",
+        request=chat_request(max_tokens=100),
     )
     assert unmatched.matched is None
     assert unmatched.resolution.target.model_id == "gpt-4o"
@@ -559,7 +575,7 @@ def test_dry_run_prices_the_resolved_model() -> None:
         ctx(),
         model="gpt-4o",
         mode="balanced",
-        max_tokens=None,
+        request=chat_request(),
         provider="openai",
     )
     assert forced.matched is None and forced.evaluations == ()
