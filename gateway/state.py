@@ -9,7 +9,7 @@ from gateway.cache import ResponseCache
 from gateway.circuit import BreakerBook
 from gateway.config import Settings
 from gateway.health import HealthBook
-from gateway.limits import RateLimiter, store_daily_loader
+from gateway.limits import RateLimiter, store_count_loader
 from gateway.registry import ProviderRegistry
 from gateway.routing.book import RuleBook
 from providers.catalog import Catalog
@@ -37,4 +37,4 @@ class AppState:
 
     @limits.default
     def _default_limits(self) -> RateLimiter:
-        return RateLimiter(daily_loader=store_daily_loader(self.db))
+        return RateLimiter(count_loader=store_count_loader(self.db, self.usage.flush))

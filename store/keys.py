@@ -36,12 +36,17 @@ _IMMUTABLE_FIELDS = frozenset(
 
 @attrs.frozen
 class RateLimits:
-    """Per-key limits; None means "no key-specific limit" (the plan default applies)."""
+    """Per-key limits; None means "no key-specific limit" (the plan default applies).
+
+    `daily_requests` and `monthly_requests` count requests per UTC day and month. Records
+    stored before a field existed read it as None.
+    """
 
     rpm: int | None = None
     tpm: int | None = None
     daily_requests: int | None = None
     concurrent: int | None = None
+    monthly_requests: int | None = None
 
     def to_dict(self) -> dict[str, int | None]:
         return attrs.asdict(self)

@@ -125,7 +125,17 @@ CREATE UNIQUE INDEX routing_rules_enabled_priority
     ON routing_rules (workspace_id, priority) WHERE enabled = 1;
 """
 
-MIGRATIONS: tuple[tuple[int, str], ...] = ((1, _V1_INITIAL), (2, _V2_ROUTING_RULES))
+_V3_USAGE_BY_KEY_ENDPOINT = """
+-- The daily and monthly limits count a key's requests to the endpoints the limiter
+-- admits; a month of a busy key's rows is counted from this index alone.
+CREATE INDEX usage_by_key_endpoint_time ON usage_records (key_id, endpoint, created_epoch);
+"""
+
+MIGRATIONS: tuple[tuple[int, str], ...] = (
+    (1, _V1_INITIAL),
+    (2, _V2_ROUTING_RULES),
+    (3, _V3_USAGE_BY_KEY_ENDPOINT),
+)
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 
 _BOOKKEEPING = """

@@ -2,13 +2,14 @@
 
 Rows are written in batches by `store.usage_writer.UsageWriter`, off the request path.
 `created_at` is stored twice: as ISO text (for people and exports) and as epoch seconds
-(`created_epoch`), which the indexes on (key, time) and (workspace, time) use for the
-range queries behind "usage today" figures and daily limits.
+(`created_epoch`), which the indexes on (key, time), (key, endpoint, time) and
+(workspace, time) use for the range queries behind "usage today" figures and the daily
+and monthly limits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -122,13 +123,37 @@ def totals_since(
     return UsageTotals(requests=int(row[0]), tokens=int(row[1]), cost_usd=float(row[2]))
 
 
-def daily_request_count(db: sqlite_utils.Database, key_id: str, since: datetime) -> int:
-    """Requests made with a key at or after `since` (the start of the limit's day)."""
+@attrs.frozen
+class RequestCounts:
+    """Requests of one key since the start of a day and since the start of its month."""
+
+    daily: int
+    monthly: int
+
+
+def request_counts(
+    db: sqlite_utils.Database,
+    key_id: str,
+    *,
+    day_start: datetime,
+    month_start: datetime,
+    endpoints: Sequence[str],
+) -> RequestCounts:
+    """Requests made with a key to `endpoints` since `day_start` and since `month_start`
+    (the starts of a daily and a monthly limit's periods; `month_start <= day_start`).
+
+    One statement reads both, so the two counts agree with each other; it is answered
+    from the (key, endpoint, time) index alone.
+    """
+    if not endpoints:
+        return RequestCounts(0, 0)
+    marks = ", ".join("?" for _ in endpoints)
     row = db.execute(
-        "SELECT count(*) FROM usage_records WHERE key_id = ? AND created_epoch >= ?",
-        [key_id, columns.to_epoch(since)],
+        "SELECT count(*), coalesce(sum(created_epoch >= ?), 0) FROM usage_records "
+        f"WHERE key_id = ? AND endpoint IN ({marks}) AND created_epoch >= ?",
+        [columns.to_epoch(day_start), key_id, *endpoints, columns.to_epoch(month_start)],
     ).fetchone()
-    return int(row[0])
+    return RequestCounts(daily=int(row[1]), monthly=int(row[0]))
 
 
 def list_for_request(db: sqlite_utils.Database, request_id: str) -> list[UsageRecord]:

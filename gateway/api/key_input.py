@@ -15,7 +15,10 @@ from store.keys import RateLimits
 from store.secrets import KeyKind
 
 CREATABLE_KINDS = ("dev", "prod", "admin")
-RATE_LIMIT_FIELDS = ("rpm", "tpm", "daily_requests", "concurrent")
+RATE_LIMIT_FIELDS = ("rpm", "tpm", "daily_requests", "monthly_requests", "concurrent")
+# The least value of each limit (0 when absent). A monthly limit of 0 would refuse every
+# request for a month: revoking the key says that better.
+RATE_LIMIT_MINIMUM = {"monthly_requests": 1}
 MAX_GRACE_HOURS = 24 * 30
 
 
@@ -88,15 +91,20 @@ def parse_rate_limits(value: Any, current: RateLimits) -> RateLimits:
             f"Unknown rate limits: {', '.join(unknown)}.", param="rate_limits", value=value
         )
     for name, limit in value.items():
-        if limit is not None and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
-        ):
-            raise invalid_request(
-                f"'rate_limits.{name}' must be a non-negative integer or null.",
-                param=f"rate_limits.{name}",
-                value=limit,
-            )
+        _check_limit(name, limit)
     return attrs.evolve(current, **value)
+
+
+def _check_limit(name: str, limit: Any) -> None:
+    least = RATE_LIMIT_MINIMUM.get(name, 0)
+    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= least):
+        return
+    sign = "a positive" if least == 1 else "a non-negative"
+    raise invalid_request(
+        f"'rate_limits.{name}' must be {sign} integer or null.",
+        param=f"rate_limits.{name}",
+        value=limit,
+    )
 
 
 def parse_expiry(value: Any, now: datetime) -> datetime | None:

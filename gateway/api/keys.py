@@ -51,6 +51,7 @@ def key_to_api(record: ApiKeyRecord) -> dict[str, Any]:
             "rpm": record.rate_limits.rpm,
             "tpm": record.rate_limits.tpm,
             "daily_requests": record.rate_limits.daily_requests,
+            "monthly_requests": record.rate_limits.monthly_requests,
             "concurrent": record.rate_limits.concurrent,
         },
         "permissions": list(record.permissions),

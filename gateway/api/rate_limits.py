@@ -1,6 +1,6 @@
 """GET /v1/management/rate-limits: the caller key's limits and its workspace's providers.
 
-`api_key` gives, for rpm, tpm and daily, the `limit`, what `remaining` of it, and
+`api_key` gives, for rpm, tpm, daily and monthly, the `limit`, what `remaining` of it, and
 `reset_at` (when the counter is back to its full allowance). `providers` maps each
 configured provider of the workspace to its rpm and tpm `limit` (from the provider's
 settings, null when unknown) and `remaining` (null when the limit is unknown).
@@ -25,7 +25,7 @@ def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
     async def rate_limits() -> Response:
         principal = await authenticate(state)
         principal.require("management")
-        await limiter.load_daily(principal.key)
+        await limiter.load_counts(principal.key)
         workspace = principal.workspace_id
         providers = {
             provider_id: limiter.upstream.figures(
@@ -62,6 +62,11 @@ def key_figures(key_id: str, snap: Snapshot) -> dict[str, Any]:
             "limit": limits.daily,
             "remaining": snap.daily_remaining,
             "reset_at": iso_z(snap.daily_reset_at),
+        },
+        "monthly": {
+            "limit": limits.monthly,
+            "remaining": snap.monthly_remaining,
+            "reset_at": iso_z(snap.monthly_reset_at),
         },
         "concurrent": {"limit": limits.concurrent, "current": snap.inflight},
     }

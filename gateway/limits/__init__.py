@@ -1,11 +1,12 @@
-"""Rate limits: per-key rpm, tpm, daily and concurrent limits, checked in memory.
+"""Rate limits: per-key rpm, tpm, daily, monthly and concurrent limits, checked in memory.
 
 The gateway runs one process; the limiter's state lives in that process's trio thread,
 which is what makes check-and-take atomic (see `gateway.limits.limiter`).
 """
 
 from gateway.limits.headers import RateLimitExceeded, Snapshot, rate_limit_headers
-from gateway.limits.limiter import Admission, Hold, RateLimiter, Unlimited, store_daily_loader
+from gateway.limits.limiter import Admission, Hold, RateLimiter, Unlimited
+from gateway.limits.periods import store_count_loader
 from gateway.limits.policy import FREE, PRO, EffectiveLimits, effective_limits
 from gateway.limits.upstream import ProviderFigures, UpstreamMeter
 
@@ -23,5 +24,5 @@ __all__ = [
     "UpstreamMeter",
     "effective_limits",
     "rate_limit_headers",
-    "store_daily_loader",
+    "store_count_loader",
 ]

@@ -4,7 +4,8 @@ Two notions of time, named as the spec names them:
 
 - *reset* (`X-RateLimit-Reset-*`, `X-RateLimit-Reset`, the management view's `reset_at`):
   when the counter is back to its full allowance, i.e. when the newest request in the
-  window leaves it (the next UTC midnight for the daily count);
+  window leaves it (the next UTC midnight for the daily count, the start of the next UTC
+  month for the monthly one);
 - *retry* (`Retry-After`, the 429 body's `retry_after` and `reset_at`): when the refused
   request itself would be admitted if nothing else is taken meanwhile, i.e. when enough of
   the oldest entries have left the window.
@@ -22,12 +23,13 @@ from gateway.errors import ApiError
 from gateway.limits.policy import EffectiveLimits
 from gateway.limits.windows import ceil_seconds
 
-LimitType = Literal["rpm", "tpm", "concurrent", "daily"]
+LimitType = Literal["rpm", "tpm", "concurrent", "daily", "monthly"]
 CODES: dict[LimitType, str] = {
     "rpm": "rate_limit_exceeded",
     "tpm": "token_limit_exceeded",
     "concurrent": "concurrent_limit_exceeded",
     "daily": "daily_limit_exceeded",
+    "monthly": "monthly_limit_exceeded",
 }
 
 
@@ -42,8 +44,10 @@ class Snapshot:
     tokens_used: int
     tokens_reset_at: float
     inflight: int
-    daily_used: int | None  # None when the day is not counted (no daily limit)
+    daily_used: int | None  # None when the key's day and month are not counted
     daily_reset_at: float
+    monthly_used: int | None  # None when the key's day and month are not counted
+    monthly_reset_at: float
 
     @property
     def requests_remaining(self) -> int:
@@ -58,6 +62,12 @@ class Snapshot:
         if self.limits.daily is None:
             return None
         return max(0, self.limits.daily - (self.daily_used or 0))
+
+    @property
+    def monthly_remaining(self) -> int | None:
+        if self.limits.monthly is None:
+            return None
+        return max(0, self.limits.monthly - (self.monthly_used or 0))
 
 
 def iso_z(unix: float) -> str:
@@ -162,6 +172,8 @@ def _figures(limit_type: LimitType, snap: Snapshot) -> tuple[int, int]:
             return limits.concurrent, snap.inflight
         case "daily":
             return limits.daily or 0, snap.daily_used or 0
+        case "monthly":
+            return limits.monthly or 0, snap.monthly_used or 0
 
 
 def _message(limit_type: LimitType, limit: int, current: int, requested: int | None) -> str:
@@ -182,3 +194,5 @@ def _message(limit_type: LimitType, limit: int, current: int, requested: int | N
             return f"Concurrency limit reached: {current} of {limit} requests in flight."
         case "daily":
             return f"Daily limit reached: {current} of {limit} requests today (UTC)."
+        case "monthly":
+            return f"Monthly limit reached: {current} of {limit} requests this month (UTC)."

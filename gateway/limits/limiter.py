@@ -1,4 +1,4 @@
-"""Admission of requests under each key's rpm, tpm, daily and concurrency limits.
+"""Admission of requests under each key's rpm, tpm, daily, monthly and concurrency limits.
 
 Exactness: the gateway runs ONE process, and every piece of limit state lives in memory,
 touched only from trio tasks of that process's single thread. `admit` checks every limit
@@ -7,22 +7,24 @@ between the check and the take: two requests can never both take the last unit. 
 worker processes would each count alone; running more than one needs the counters moved
 into a shared store, which this module deliberately does not do.
 
-A refused request takes nothing (all limits are checked before any is taken). Tokens are
-reserved when a request is admitted (prompt estimate plus `max_tokens` or a default) and
-settled with the real count when it ends, so that concurrent requests cannot overrun the
-token limit while their answers are still unknown.
+A refused request takes nothing (all limits are checked before any is taken). So a
+request refused by one limit is never counted by another: the daily and monthly counts
+hold admitted requests only, like the usage log they are loaded from (a refusal leaves no
+usage record). Tokens are reserved when a request is admitted (prompt estimate plus
+`max_tokens` or a default) and settled with the real count when it ends, so that
+concurrent requests cannot overrun the token limit while their answers are still unknown.
 
 Memory stays bounded: a key's windows hold at most one entry per admitted request (two
 when a settlement charges extra after its reservation expired) in the last minute, and a
 key whose windows are empty, with nothing in flight and nobody waiting, is dropped by a
-sweep that runs at most once a minute.
+sweep that runs at most once a minute; day and month counts are dropped when their month
+is over (see `gateway.limits.periods`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
-from datetime import datetime
+from collections.abc import Callable
 from types import TracebackType
 from typing import Literal
 
@@ -30,33 +32,21 @@ import attrs
 import trio
 
 from gateway.limits.headers import RateLimitExceeded, Snapshot, rate_limit_headers, refusal
+from gateway.limits.periods import CountLoader, PeriodBook
 from gateway.limits.policy import EffectiveLimits, effective_limits, reservation_tokens
 from gateway.limits.upstream import UpstreamMeter
 from gateway.limits.windows import (
     WINDOW_S,
-    DayCount,
     Entry,
+    PeriodCount,
     SlidingLog,
-    day_start,
     next_midnight,
-    utc_day,
+    next_month_start,
 )
-from store.db import Database
 from store.keys import ApiKeyRecord
-from store.usage import daily_request_count
 
 Clock = Callable[[], float]
-DailyLoader = Callable[[str, datetime], Awaitable[int]]
 MAX_WAITERS_PER_KEY = 64
-
-
-def store_daily_loader(db: Database) -> DailyLoader:
-    """Today's request count of a key from the usage log (the limiter's starting point)."""
-
-    async def load(key_id: str, since: datetime) -> int:
-        return await db.run(lambda d: daily_request_count(d, key_id, since))
-
-    return load
 
 
 @attrs.define(eq=False)
@@ -169,23 +159,23 @@ class RateLimiter:
     """The limits of every key, in memory (see the module docstring for why that is exact).
 
     `clock` is monotonic seconds (trio's clock, so tests can use `autojump_clock`); `wall`
-    is Unix time, used for the UTC day and for the reset times shown to clients.
-    `daily_loader` gives a key's count of today when its daily limit is first needed; with
-    None the count starts at zero.
+    is Unix time, used for the UTC day and month and for the reset times shown to clients.
+    `count_loader` gives a key's requests of today and of this month when its daily or
+    monthly limit is first needed; with None the counts start at zero.
     """
 
-    daily_loader: DailyLoader | None = None
+    count_loader: CountLoader | None = None
     clock: Clock = trio.current_time
     wall: Clock = time.time
     max_waiters_per_key: int = MAX_WAITERS_PER_KEY
     upstream: UpstreamMeter = attrs.field(init=False)
+    _periods: PeriodBook = attrs.field(init=False)
     _keys: dict[str, _KeyState] = attrs.field(factory=dict, init=False)
-    _days: dict[str, DayCount] = attrs.field(factory=dict, init=False)
-    _loading: dict[str, trio.Event] = attrs.field(factory=dict, init=False)
     _last_sweep: float | None = attrs.field(default=None, init=False)
 
     def __attrs_post_init__(self) -> None:
         self.upstream = UpstreamMeter(self.clock)
+        self._periods = PeriodBook(self.count_loader, self.wall)
 
     # -- admitting ---------------------------------------------------------------------------
 
@@ -196,10 +186,10 @@ class RateLimiter:
     async def acquire(self, key: ApiKeyRecord, estimated_tokens: int) -> Admission:
         """Admit now or raise `RateLimitExceeded` (a 429 `ApiError`).
 
-        Cancellation: the only wait is the first load of the key's daily count; a cancelled
-        call has taken nothing.
+        Cancellation: the only wait is the first load of the key's day and month counts; a
+        cancelled call has taken nothing.
         """
-        await self.load_daily(key)
+        await self.load_counts(key)
         return self.admit(key, estimated_tokens)
 
     async def wait_for_capacity(
@@ -209,12 +199,13 @@ class RateLimiter:
 
         Waiting wakes exactly when capacity can have freed: at the moment the blocking
         window entry expires, or when a request of this key releases its slot or refunds
-        tokens. It gives up at once when waiting cannot help within the deadline (daily
-        limit, a request larger than the token limit, or too many waiters on this key).
+        tokens. It gives up at once when waiting cannot help within the deadline (daily or
+        monthly limit, a request larger than the token limit, or too many waiters on this
+        key).
         Waiters are not served in arrival order. Cancellation: nothing has been taken.
         """
         deadline = self.clock() + max_wait_s
-        await self.load_daily(key)
+        await self.load_counts(key)
         try:
             return self.admit(key, estimated_tokens)
         except RateLimitExceeded as first:
@@ -228,6 +219,7 @@ class RateLimiter:
                 wake_at = deadline if refused.retry_at is None else min(deadline, refused.retry_at)
                 with trio.move_on_at(wake_at):
                     await state.changed().wait()
+                await self.load_counts(key)  # a new month may have dropped the counts
                 try:
                     return self.admit(key, estimated_tokens)
                 except RateLimitExceeded as again:
@@ -246,22 +238,24 @@ class RateLimiter:
     def admit(self, key: ApiKeyRecord, estimated_tokens: int) -> Admission:
         """Check every limit, then take from every counter, with no await in between.
 
-        Raises `RateLimitExceeded` having taken nothing. With a `daily_loader`, a key with a
-        daily limit needs `load_daily` first (`acquire` does it).
+        Raises `RateLimitExceeded` having taken nothing. With a `count_loader`, a key with a
+        daily or monthly limit needs `load_counts` first (`acquire` does it).
         """
         now = self.clock()
-        self._maybe_sweep(now)
         limits = effective_limits(key)
+        # Before the sweep: moved on to today, the key's counts are not swept as past ones.
+        periods = self._periods.current(key.id, limited=limits.counts_periods)
+        self._maybe_sweep(now)
         state = self._keys.get(key.id) or _KeyState()
-        day = self._day_count(key, limits)
-        refused = self._check(key, state, day, limits, estimated_tokens, now)
+        refused = self._check(key, state, periods, limits, estimated_tokens, now)
         if refused is not None:
             raise refused
         state.requests.take(1, now)
         reservation = state.tokens.take(estimated_tokens, now)
         state.inflight += 1
-        if day is not None:
-            day.count += 1
+        if periods is not None:
+            periods.daily += 1
+            periods.monthly += 1
         self._keys[key.id] = state
         return Admission(self, key, estimated_tokens, state, reservation)
 
@@ -269,16 +263,18 @@ class RateLimiter:
         self,
         key: ApiKeyRecord,
         state: _KeyState,
-        day: DayCount | None,
+        periods: PeriodCount | None,
         limits: EffectiveLimits,
         estimated_tokens: int,
         now: float,
     ) -> RateLimitExceeded | None:
-        """The first limit this request would break (daily, rpm, tpm, concurrent), if any."""
-        if limits.daily is not None and day is not None and day.count >= limits.daily:
-            wall = self.wall()
-            wait = next_midnight(wall) - wall
-            return refusal("daily", self.snapshot(key), wait_s=wait, retry_at=now + wait)
+        """The first limit this request would break (monthly, daily, rpm, tpm, concurrent),
+        if any. The month comes first: when both it and the day are spent, the day's reset
+        would not admit the request, so the answer names the month's."""
+        if periods is not None:
+            spent = self._spent_period(key, periods, limits, now)
+            if spent is not None:
+                return spent
         request_at = state.requests.free_at(1, limits.rpm, now)
         if request_at != now:
             return self._timed("rpm", key, request_at, now)
@@ -287,6 +283,20 @@ class RateLimiter:
             return self._timed("tpm", key, tokens_at, now, requested=estimated_tokens)
         if state.inflight >= limits.concurrent:
             return refusal("concurrent", self.snapshot(key), wait_s=None, retry_at=None)
+        return None
+
+    def _spent_period(
+        self, key: ApiKeyRecord, periods: PeriodCount, limits: EffectiveLimits, now: float
+    ) -> RateLimitExceeded | None:
+        """The 429 of the monthly or daily limit when it is spent; the retry is at the
+        start of the next UTC month or day."""
+        wall = self.wall()
+        if limits.monthly is not None and periods.monthly >= limits.monthly:
+            wait = next_month_start(wall) - wall
+            return refusal("monthly", self.snapshot(key), wait_s=wait, retry_at=now + wait)
+        if limits.daily is not None and periods.daily >= limits.daily:
+            wait = next_midnight(wall) - wall
+            return refusal("daily", self.snapshot(key), wait_s=wait, retry_at=now + wait)
         return None
 
     def _timed(
@@ -321,48 +331,15 @@ class RateLimiter:
             live = self._keys.setdefault(admission.key.id, state)
             live.tokens.take(extra, now)
 
-    # -- the daily count ---------------------------------------------------------------------
+    # -- the day and month counts -----------------------------------------------------------
 
-    async def load_daily(self, key: ApiKeyRecord) -> None:
-        """Make sure today's count of a key with a daily limit is in memory (loaded once
-        per key and day; concurrent callers share one load). Cancellation: a cancelled load
-        leaves nothing loaded, and the next caller loads again."""
-        while effective_limits(key).daily is not None and self.daily_loader is not None:
-            today = utc_day(self.wall())
-            known = self._days.get(key.id)
-            if known is not None:
-                if known.day != today:  # counted all along: a new day starts at zero
-                    known.day, known.count = today, 0
-                return
-            pending = self._loading.get(key.id)
-            if pending is not None:
-                await pending.wait()
-                continue
-            await self._load(key.id, today, self.daily_loader)
-            return
-
-    async def _load(self, key_id: str, today: int, loader: DailyLoader) -> None:
-        done = self._loading[key_id] = trio.Event()
-        try:
-            count = await loader(key_id, day_start(today))
-            self._days.setdefault(key_id, DayCount(today, count))
-        finally:
-            del self._loading[key_id]
-            done.set()
-
-    def _day_count(self, key: ApiKeyRecord, limits: EffectiveLimits) -> DayCount | None:
-        """Today's count for this key, or None when its day is not counted."""
-        today = utc_day(self.wall())
-        count = self._days.get(key.id)
-        if count is None:
-            if limits.daily is None:
-                return None
-            if self.daily_loader is not None:
-                raise RuntimeError(f"load_daily must run before admitting key {key.id}")
-            count = self._days[key.id] = DayCount(today)
-        elif count.day != today:
-            count.day, count.count = today, 0
-        return count
+    async def load_counts(self, key: ApiKeyRecord) -> None:
+        """Make sure the day and month counts of a key with a daily or monthly limit are in
+        memory (read from the usage log once per key and month; concurrent callers share
+        one read). Cancellation: a cancelled load leaves nothing loaded, and the next caller
+        loads again."""
+        if effective_limits(key).counts_periods:
+            await self._periods.load(key.id)
 
     # -- figures -----------------------------------------------------------------------------
 
@@ -370,10 +347,7 @@ class RateLimiter:
         """The key's figures now (nothing is taken)."""
         now, wall = self.clock(), self.wall()
         state = self._keys.get(key.id) or _KeyState()
-        count = self._days.get(key.id)
-        daily_used = None
-        if count is not None:
-            daily_used = count.count if count.day == utc_day(wall) else 0
+        counted = self._periods.figures(key.id)
         return Snapshot(
             limits=effective_limits(key),
             now=wall,
@@ -382,8 +356,10 @@ class RateLimiter:
             tokens_used=state.tokens.used(now),
             tokens_reset_at=wall + (state.tokens.reset_at(now) - now),
             inflight=state.inflight,
-            daily_used=daily_used,
+            daily_used=None if counted is None else counted[0],
             daily_reset_at=next_midnight(wall),
+            monthly_used=None if counted is None else counted[1],
+            monthly_reset_at=next_month_start(wall),
         )
 
     # -- memory ------------------------------------------------------------------------------
@@ -394,14 +370,15 @@ class RateLimiter:
             self.sweep()
 
     def sweep(self) -> None:
-        """Drop idle keys, day counts of past days, and idle upstream counters."""
-        now, today = self.clock(), utc_day(self.wall())
+        """Drop idle keys, the day and month counts of past months, and idle upstream
+        counters."""
+        now = self.clock()
         for key_id in [k for k, s in self._keys.items() if s.idle(now)]:
             del self._keys[key_id]
-        for key_id in [k for k, d in self._days.items() if d.day != today]:
-            del self._days[key_id]
+        self._periods.sweep()
         self.upstream.sweep()
 
     def tracked(self) -> tuple[int, int]:
-        """How many keys have windows, and how many have a day count (for tests, metrics)."""
-        return len(self._keys), len(self._days)
+        """How many keys have windows, and how many have day and month counts (for tests,
+        metrics)."""
+        return len(self._keys), len(self._periods)

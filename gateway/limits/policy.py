@@ -5,6 +5,15 @@ The spec gives requests and tokens per minute by plan (Free 60 / 40,000; Pro 600
 `prod`, `admin` and `tenant` keys are Pro. The spec shows no default for concurrent
 requests; ours are 10 (Free) and 100 (Pro), about what one caller's burst needs at each
 plan's rate. No daily limit applies unless the key sets one.
+
+The spec shows no default monthly request limit either. A plan may declare one
+(`PlanLimits.monthly`); neither of ours does, so a key has no monthly limit unless it sets
+`monthly_requests`: a default would refuse paying callers for reasons they never chose,
+and the per-minute and per-day limits already bound what a key can do.
+
+Only chat completions pass the limiter (`LIMITED_ENDPOINTS`); the daily and monthly
+counts loaded from the usage log count the same endpoints, so that a restart finds the
+count the limiter had.
 """
 
 from __future__ import annotations
@@ -21,15 +30,22 @@ from store.secrets import KeyKind
 DEFAULT_COMPLETION_RESERVE = 1024
 
 
+# The `endpoint` values of the usage records whose requests the limiter admits.
+LIMITED_ENDPOINTS: tuple[str, ...] = ("chat",)
+
+
 @attrs.frozen
 class PlanLimits:
+    """A plan's defaults; `monthly` None means no monthly limit."""
+
     rpm: int
     tpm: int
     concurrent: int
+    monthly: int | None = None
 
 
-FREE = PlanLimits(rpm=60, tpm=40_000, concurrent=10)
-PRO = PlanLimits(rpm=600, tpm=400_000, concurrent=100)
+FREE = PlanLimits(rpm=60, tpm=40_000, concurrent=10, monthly=None)
+PRO = PlanLimits(rpm=600, tpm=400_000, concurrent=100, monthly=None)
 PLAN_BY_KIND: Mapping[KeyKind, PlanLimits] = {
     "dev": FREE,
     "prod": PRO,
@@ -40,12 +56,19 @@ PLAN_BY_KIND: Mapping[KeyKind, PlanLimits] = {
 
 @attrs.frozen
 class EffectiveLimits:
-    """The limits enforced for one key; `daily` None means no daily limit."""
+    """The limits enforced for one key; `daily` (`monthly`) None means no daily (monthly)
+    limit."""
 
     rpm: int
     tpm: int
     concurrent: int
     daily: int | None
+    monthly: int | None
+
+    @property
+    def counts_periods(self) -> bool:
+        """Whether the key's requests are counted by UTC day and month."""
+        return self.daily is not None or self.monthly is not None
 
 
 def effective_limits(key: ApiKeyRecord) -> EffectiveLimits:
@@ -56,6 +79,7 @@ def effective_limits(key: ApiKeyRecord) -> EffectiveLimits:
         tpm=plan.tpm if own.tpm is None else own.tpm,
         concurrent=plan.concurrent if own.concurrent is None else own.concurrent,
         daily=own.daily_requests,
+        monthly=plan.monthly if own.monthly_requests is None else own.monthly_requests,
     )
 
 

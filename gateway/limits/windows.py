@@ -1,8 +1,8 @@
-"""Pure counters for rate limits: an exact sliding-window log and a UTC-day count.
+"""Pure counters for rate limits: an exact sliding-window log and UTC day and month counts.
 
 Nothing here awaits or reads a clock: every method takes `now` (seconds on a monotonic
-clock for the windows, Unix seconds for days), so the arithmetic is tested with plain
-numbers and the limiter decides where time comes from.
+clock for the windows, Unix seconds or day ordinals for days and months), so the
+arithmetic is tested with plain numbers and the limiter decides where time comes from.
 
 Why a log rather than fixed or approximated windows: the limit must be exact (the 61st
 request in any 60 s is refused, never "about" the 61st), and the log's size is bounded by
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import attrs
 
@@ -97,15 +97,46 @@ class SlidingLog:
 
 
 @attrs.define
-class DayCount:
-    """Requests counted in one UTC day (`day` is the date's proleptic ordinal)."""
+class PeriodCount:
+    """Requests admitted for one key on one UTC day (`day`, a proleptic ordinal) and in
+    that day's UTC month.
+
+    The two counts move together: every admission adds one to both and a refusal adds
+    to neither, so the month's count always includes the day's.
+    """
 
     day: int
-    count: int = 0
+    daily: int = 0
+    monthly: int = 0
+
+    def roll(self, day: int) -> None:
+        """Move on to `day`: the day's count restarts, the month's too in a new month.
+
+        A day earlier than the one counted (the wall clock stepped back) changes nothing:
+        the counts stay where they are rather than hand out requests a second time.
+        """
+        if day <= self.day:
+            return
+        if utc_month_of(day) != utc_month_of(self.day):
+            self.monthly = 0
+        self.day, self.daily = day, 0
+
+    def counts_on(self, day: int) -> tuple[int, int]:
+        """The (daily, monthly) counts as they would read on `day`, changing nothing."""
+        if day <= self.day:
+            return self.daily, self.monthly
+        same_month = utc_month_of(day) == utc_month_of(self.day)
+        return 0, (self.monthly if same_month else 0)
 
 
 def utc_day(unix: float) -> int:
     return datetime.fromtimestamp(unix, UTC).date().toordinal()
+
+
+def utc_month_of(day: int) -> int:
+    """The month of a day ordinal, as months since year 0 (so months compare and add)."""
+    moment = date.fromordinal(day)
+    return moment.year * 12 + moment.month - 1
 
 
 def day_start(day: int) -> datetime:
@@ -114,9 +145,20 @@ def day_start(day: int) -> datetime:
     return start.replace(tzinfo=UTC)
 
 
+def month_start(month: int) -> datetime:
+    """Midnight UTC on the first day of a month numbered as `utc_month_of` numbers them."""
+    year, index = divmod(month, 12)
+    return datetime(year, index + 1, 1, tzinfo=UTC)
+
+
 def next_midnight(unix: float) -> float:
     """Unix time of the next UTC midnight after `unix`."""
     return (day_start(utc_day(unix)) + timedelta(days=1)).timestamp()
+
+
+def next_month_start(unix: float) -> float:
+    """Unix time of the start of the next UTC month after `unix`."""
+    return month_start(utc_month_of(utc_day(unix)) + 1).timestamp()
 
 
 def ceil_seconds(seconds: float) -> int:

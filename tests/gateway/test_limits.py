@@ -1,5 +1,7 @@
 """The rate limiter: exact windows, reservations, concurrency, daily counts, waiting.
 
+Monthly counts have their own module, `test_monthly_limit.py`.
+
 Time is trio's virtual clock (`autojump_clock`); the wall clock is a fixed Unix moment
 plus that virtual time, so reset times and retry delays are asserted exactly.
 """
@@ -15,7 +17,8 @@ import trio
 
 from gateway.limits import RateLimiter, RateLimitExceeded
 from gateway.limits.headers import format_duration, iso_z
-from gateway.limits.limiter import Admission, store_daily_loader
+from gateway.limits.limiter import Admission
+from gateway.limits.periods import store_count_loader
 from gateway.limits.policy import DEFAULT_COMPLETION_RESERVE, effective_limits
 from gateway.limits.upstream import UpstreamMeter, settings_limit
 from gateway.limits.windows import SlidingLog, ceil_seconds, next_midnight, utc_day
@@ -290,15 +293,15 @@ async def _hold(
         await until.wait()
 
 
-async def _slow_loader(key_id: str, since: datetime) -> int:
+async def _slow_loader(key_id: str, day: datetime, month: datetime) -> usage.RequestCounts:
     await trio.sleep(0.1)  # every task reaches the limiter before any is admitted
-    return 0
+    return usage.RequestCounts(0, 0)
 
 
 async def test_n_plus_one_concurrent_requests_admit_exactly_n(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    limits = limiter(daily_loader=_slow_loader)
+    limits = limiter(count_loader=_slow_loader)
     key = make_key(concurrent=3, daily_requests=1000)
     admitted: list[Admission] = []
     refusals: list[RateLimitExceeded] = []
@@ -349,19 +352,20 @@ async def test_release_is_idempotent(autojump_clock: trio.abc.Clock) -> None:
 async def test_the_daily_limit_starts_from_the_stored_count(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    calls: list[tuple[str, datetime]] = []
+    calls: list[tuple[str, datetime, datetime]] = []
 
-    async def loader(key_id: str, since: datetime) -> int:
-        calls.append((key_id, since))
+    async def loader(key_id: str, day: datetime, month: datetime) -> usage.RequestCounts:
+        calls.append((key_id, day, month))
         await trio.sleep(0.5)
-        return 98
+        return usage.RequestCounts(daily=98, monthly=98)
 
-    limits = limiter(daily_loader=loader)
+    limits = limiter(count_loader=loader)
     key = make_key(daily_requests=100)
     async with trio.open_nursery() as nursery:  # concurrent first requests share one load
         for _ in range(2):
             nursery.start_soon(limits.acquire, key, 10)
-    assert calls == [(key.id, datetime(2025, 3, 1, tzinfo=UTC))]
+    march = datetime(2025, 3, 1, tzinfo=UTC)
+    assert calls == [(key.id, march, march)]
     error = refused(limits, key)
     body = error.body()["error"]
     assert (body["code"], body["limit_type"]) == ("daily_limit_exceeded", "daily")
@@ -378,16 +382,16 @@ async def test_the_daily_limit_starts_from_the_stored_count(
 
 
 async def test_a_failed_load_is_tried_again(autojump_clock: trio.abc.Clock) -> None:
-    answers: list[int | Exception] = [OSError("disk"), 5]
+    answers: list[usage.RequestCounts | Exception] = [OSError("disk"), usage.RequestCounts(5, 5)]
 
-    async def loader(key_id: str, since: datetime) -> int:
+    async def loader(key_id: str, day: datetime, month: datetime) -> usage.RequestCounts:
         await trio.lowlevel.checkpoint()
         answer = answers.pop(0)
         if isinstance(answer, Exception):
             raise answer
         return answer
 
-    limits = limiter(daily_loader=loader)
+    limits = limiter(count_loader=loader)
     key = make_key(daily_requests=6)
     with pytest.raises(OSError, match="disk"):
         await limits.acquire(key, 1)
@@ -398,8 +402,8 @@ async def test_a_failed_load_is_tried_again(autojump_clock: trio.abc.Clock) -> N
 async def test_admit_without_the_daily_load_is_a_programming_error(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    limits = limiter(daily_loader=_slow_loader)
-    with pytest.raises(RuntimeError, match="load_daily"):
+    limits = limiter(count_loader=_slow_loader)
+    with pytest.raises(RuntimeError, match="load_counts"):
         limits.admit(make_key(daily_requests=5), 1)
     limits.admit(make_key(), 1).release()  # keys without a daily limit need no load
 
@@ -423,7 +427,7 @@ async def test_the_store_loader_counts_todays_requests() -> None:
             for i, at in enumerate([now, now, now - timedelta(days=2)])
         ]
         db.run_sync(lambda d: usage.insert_records(d, records))
-        limits = RateLimiter(daily_loader=store_daily_loader(db))
+        limits = RateLimiter(count_loader=store_count_loader(db))
         (await limits.acquire(key, 1)).release()
         with pytest.raises(RateLimitExceeded) as caught:
             await limits.acquire(key, 1)
@@ -540,9 +544,12 @@ async def test_idle_keys_are_dropped(autojump_clock: trio.abc.Clock) -> None:
     assert limits.tracked() == (4, 3)
     await trio.sleep(60)
     limits.admit(make_key(), 10).release()  # a minute on: this admission sweeps
-    assert limits.tracked() == (2, 3)  # the held key and the new one; days last a day
+    assert limits.tracked() == (2, 3)  # the held key and the new one; counts last a month
     assert len(limits.upstream) == 0
     held.release()
     await trio.sleep(24 * 3600)
+    limits.sweep()
+    assert limits.tracked() == (0, 3)  # day counts live as long as their month's count
+    await trio.sleep(30 * 24 * 3600)  # April
     limits.sweep()
     assert limits.tracked() == (0, 0)

@@ -15,7 +15,7 @@ from quart_trio import QuartTrio
 
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.errors import ApiError
-from gateway.limits import RateLimiter, store_daily_loader
+from gateway.limits import RateLimiter, store_count_loader
 from gateway.server import RunningGateway
 from gateway.web import error_response
 from store import keys, usage
@@ -59,7 +59,7 @@ class Harness:
 
 @pytest.fixture
 def harness(gateway: RunningGateway) -> Harness:
-    limiter = RateLimiter(daily_loader=store_daily_loader(gateway.state.db))
+    limiter = RateLimiter(count_loader=store_count_loader(gateway.state.db))
     app = QuartTrio(__name__)
     app.register_blueprint(rate_limits_blueprint(gateway.state, limiter))
 

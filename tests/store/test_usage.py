@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -68,8 +68,32 @@ def test_totals_since_filters(sdb: sqlite_utils.Database) -> None:
         sdb, since=T0, workspace_id="default", provider="anthropic"
     ) == UsageTotals(1, 15, 1.25)
     assert usage.totals_since(sdb, since=T0 + timedelta(days=1)) == UsageTotals(0, 0, 0.0)
-    assert usage.daily_request_count(sdb, "key_a", T0) == 2
-    assert usage.daily_request_count(sdb, "key_a", T0 - timedelta(hours=1)) == 3
+
+
+def test_request_counts_of_a_day_and_its_month(sdb: sqlite_utils.Database) -> None:
+    now = T0 + timedelta(days=14)  # 2025-03-15, noon
+    day, month = datetime(2025, 3, 15, tzinfo=UTC), datetime(2025, 3, 1, tzinfo=UTC)
+    usage.insert_records(
+        sdb,
+        [
+            make_usage(1, created_at=month - timedelta(microseconds=1)),  # last month
+            make_usage(2, created_at=month),  # the month's first instant
+            make_usage(3, created_at=day - timedelta(microseconds=1)),  # yesterday
+            make_usage(4, created_at=day),
+            make_usage(5, created_at=now, status=502),  # a failed request still counts
+            make_usage(6, created_at=now, endpoint="embeddings"),  # not an endpoint asked for
+            make_usage(7, created_at=now, key_id="key_b"),
+        ],
+    )
+
+    def counts(*endpoints: str) -> usage.RequestCounts:
+        return usage.request_counts(
+            sdb, "key_a", day_start=day, month_start=month, endpoints=endpoints
+        )
+
+    assert counts("chat") == usage.RequestCounts(daily=2, monthly=4)
+    assert counts("chat", "embeddings") == usage.RequestCounts(daily=3, monthly=5)
+    assert counts() == usage.RequestCounts(0, 0)
 
 
 def test_range_queries_use_the_indexes(sdb: sqlite_utils.Database) -> None:
@@ -81,6 +105,11 @@ def test_range_queries_use_the_indexes(sdb: sqlite_utils.Database) -> None:
     )
     assert "usage_by_workspace_time" in plan(
         "SELECT count(*) FROM usage_records WHERE workspace_id = 'w' AND created_epoch >= 0"
+    )
+    # the daily and monthly limits' count reads the index alone (migration 3)
+    assert "COVERING INDEX usage_by_key_endpoint_time" in plan(
+        "SELECT count(*), coalesce(sum(created_epoch >= 5), 0) FROM usage_records "
+        "WHERE key_id = 'k' AND endpoint IN ('chat') AND created_epoch >= 0"
     )
 
 
