@@ -37,6 +37,7 @@ def markdown(
         _open_streams_table(results),
         _soak_text(results),
         _ceiling_text(results),
+        _floor_text(results),
         _charts(charts, chart_dir),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
@@ -302,6 +303,70 @@ def _ceiling_text(results: dict[str, Any]) -> str:
             f"- Best {_fmt(c['best_rps'], 0)} req/s, {ratio} the gateway's non-streamed c=32 rate.",
         ]
     )
+
+
+def _floor_text(results: dict[str, Any]) -> str:
+    f = section_of(results, "floor")
+    if not f:
+        return ""
+    rows = [
+        f"### 6. The HTTP server's floor: Hypercorn alone ({f['duration_s']:g} s per point, `wrk`)",
+        "",
+        *_head(
+            "concurrency",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "added p50 ms",
+            "server CPU ms/req",
+            "gateway CPU ms/req",
+            "gateway's own CPU ms/req",
+        ),
+    ]
+    for level, p in f["points"].items():
+        v = f["versus"].get(level, {})
+        rows.append(
+            _row(
+                level,
+                _fmt(p["rps"], 0),
+                _fmt(p["p50_ms"]),
+                _fmt(p["p99_ms"]),
+                _fmt(v.get("floor_added_p50_ms")),
+                _fmt(p["server_cpu_ms_per_request"], 3),
+                _fmt(v.get("gateway_cpu_ms_per_request"), 3),
+                _fmt(v.get("gateway_own_cpu_ms_per_request"), 3),
+            )
+        )
+    ours, bare = f["answers"]["gateway"], f["answers"]["floor"]
+    shapes = (
+        f"- Answers: the floor's {bare['headers']} headers and {bare['body_bytes']:,} body bytes,"
+        f" the gateway's {ours['headers']} and {ours['body_bytes']:,}."
+    )
+    return "\n".join([*rows, "", shapes, f"- {_floor_sentence(f)}"])
+
+
+def _floor_sentence(f: dict[str, Any]) -> str:
+    """The section's point in one sentence: the gateway's budget, the server's part of it."""
+    top, one = f["points"].get("32"), f["versus"].get("1", {})
+    at_32 = f["versus"].get("32", {})
+    text = (
+        f"Hypercorn alone serves {_fmt(top['rps'], 0)} req/s at c=32 with"
+        f" {_fmt(top['server_cpu_ms_per_request'], 3)} CPU-ms per request"
+        if top
+        else "Hypercorn alone was not measured at c=32"
+    )
+    if at_32.get("gateway_own_cpu_ms_per_request") is not None:
+        text += (
+            f" ({_fmt(at_32['floor_share_of_gateway_cpu_pct'], 0)} % of the gateway's"
+            f" {_fmt(at_32['gateway_cpu_ms_per_request'], 3)}): the gateway's own work is"
+            f" {_fmt(at_32['gateway_own_cpu_ms_per_request'], 3)} CPU-ms per request"
+        )
+    if one.get("floor_added_p50_ms") is not None:
+        text += (
+            f"; at c=1 the server alone adds {_fmt(one['floor_added_p50_ms'])} ms p50 over"
+            f" direct-to-simulator, of the gateway's {_fmt(one['gateway_added_p50_ms'])} ms"
+        )
+    return text + "."
 
 
 def _charts(charts: list[Path], chart_dir: str) -> str:

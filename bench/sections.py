@@ -7,6 +7,8 @@
 3. `open_streams`: the gateway's RSS and descriptors with N slow streams held open.
 4. `soak`: steady non-streamed load on the gateway; RSS and descriptors over time.
 5. `ceiling`: the simulator's own requests/s, which must dwarf the gateway's.
+
+Section 6, the HTTP server's floor, has a module of its own: `bench/floor.py`.
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ from streams.sse import DONE
 
 CLEANUP_DEADLINE_S = 2.0
 READ_AHEAD = 64  # chunks buffered between the upstream and the client, at most
+SILENCE_SLACK_S = 0.05  # how much later than its idle timeout a silent upstream may be noticed
 
 
 class StreamState(enum.Enum):
@@ -158,13 +159,20 @@ class ChatStreamBody(ResponseBody):
         than the idle timeout) travels as the channel's last item. Stops when the body is
         closed (its receiving side closed) or cancelled.
 
-        One cancel scope measures the silence, its deadline moved on at every chunk: a
-        fresh `fail_after` per chunk cost about a tenth of a stream's CPU.
+        One cancel scope measures the silence: a fresh `fail_after` per chunk cost about a
+        tenth of a stream's CPU. Its deadline moves on at most every `SILENCE_SLACK_S`
+        (moving it costs a heap push), and lies that much further out, so the stream
+        ends after between `idle_timeout_s` and `idle_timeout_s + SILENCE_SLACK_S` of
+        silence, never sooner.
         """
+        moved_at = -math.inf
         async with self._send:
             with trio.CancelScope() as idle:
                 while True:
-                    idle.deadline = trio.current_time() + self._idle_timeout_s
+                    now = trio.current_time()
+                    if now >= moved_at + SILENCE_SLACK_S or idle.deadline == math.inf:
+                        idle.deadline = now + self._idle_timeout_s + SILENCE_SLACK_S
+                        moved_at = now
                     try:
                         chunk = await self._chunks.__anext__()
                     except StopAsyncIteration:
