@@ -109,8 +109,6 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                 db,
                 cipher,
                 catalog,
-                # AppState.client is still annotated `httpx.AsyncClient` in state.py
-                # (nothing reads it); the ignore goes once it says `Upstream`.
                 client,
                 keyring,
                 registry,
