@@ -18,8 +18,7 @@ import httpx
 
 from bench import load, procs
 from bench.plan import Run
-from bench.sampling import Sampler
-from bench.sections import wrk_script
+from bench.sections import wrk_point, wrk_script
 from bench.stack import READY_DEADLINE_S, Stack, Target, chat_body
 
 CONCURRENCIES = (1, 32)
@@ -33,7 +32,7 @@ def floor(run: Run, stack: Stack, measured: dict[str, Any]) -> dict[str, Any]:
         load.run_wrk(
             target.url, wrk_script(run, target), connections=32, duration_s=run.plan.warmup_s
         )
-        points = {str(c): _point(run, target, c) for c in CONCURRENCIES}
+        points = {str(c): wrk_point(run, target, c, "floor") for c in CONCURRENCIES}
     return {
         "duration_s": run.plan.point_s,
         "server_cores": list(run.pinning.gateway),
@@ -63,27 +62,6 @@ def _answer_shape(target: Target) -> dict[str, int]:
         answer = client.post(target.url, headers=target.headers(), content=chat_body(False))
     answer.raise_for_status()
     return {"headers": len(answer.headers), "body_bytes": len(answer.content)}
-
-
-def _point(run: Run, target: Target, concurrency: int) -> dict[str, Any]:
-    cpu_before = target.server.cpu_s()
-    with Sampler([target.server]) as sampler:
-        result = load.run_wrk(
-            target.url,
-            wrk_script(run, target),
-            connections=concurrency,
-            duration_s=run.plan.point_s,
-        )
-    cpu_ms = (target.server.cpu_s() - cpu_before) * 1000 / max(result.requests, 1)
-    run.say(
-        f"floor        c={concurrency:<3} {target.label:<22} {result.rps:8.0f} req/s"
-        f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms"
-        f"  {cpu_ms:.3f} CPU-ms/req" + (f"  errors {result.errors}" if result.errors else "")
-    )
-    return result.to_json() | {
-        "server_rss_peak_mib": round(sampler.peak_rss(target.server.name), 1),
-        "server_cpu_ms_per_request": round(cpu_ms, 3),
-    }
 
 
 def versus(floor_points: dict[str, Any], nonstream: dict[str, Any]) -> dict[str, Any]:

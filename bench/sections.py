@@ -65,7 +65,18 @@ def nonstream(run: Run, stack: Stack) -> dict[str, Any]:
 
 
 def _nonstream_point(run: Run, stack: Stack, target: Target, concurrency: int) -> dict[str, Any]:
-    cpu_before, upstream_before = target.server.cpu_s(), stack.upstream_requests()
+    upstream_before = stack.upstream_requests()
+    point = wrk_point(run, target, concurrency, "non-streamed")
+    # Requests that reached the simulator per request answered: 1.0 unless something
+    # (a cache, retries) answers without, or with more than one, upstream call.
+    upstream_share = (stack.upstream_requests() - upstream_before) / max(point["requests"], 1)
+    return point | {"upstream_calls_per_request": round(upstream_share, 3)}
+
+
+def wrk_point(run: Run, target: Target, concurrency: int, section: str) -> dict[str, Any]:
+    """One `wrk` load point of non-streamed chat against `target`: the load figures, the
+    server's CPU milliseconds per request and its peak RSS (used by sections 1 and 6)."""
+    cpu_before = target.server.cpu_s()
     with Sampler([target.server]) as sampler:
         result = load.run_wrk(
             target.url,
@@ -74,18 +85,14 @@ def _nonstream_point(run: Run, stack: Stack, target: Target, concurrency: int) -
             duration_s=run.plan.point_s,
         )
     cpu_ms = (target.server.cpu_s() - cpu_before) * 1000 / max(result.requests, 1)
-    # Requests that reached the simulator per request answered: 1.0 unless something
-    # (a cache, retries) answers without, or with more than one, upstream call.
-    upstream_share = (stack.upstream_requests() - upstream_before) / max(result.requests, 1)
     run.say(
-        f"non-streamed c={concurrency:<3} {target.label:<22} {result.rps:8.0f} req/s"
+        f"{section:<12} c={concurrency:<3} {target.label:<22} {result.rps:8.0f} req/s"
         f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms"
-        + (f"  errors {result.errors}" if result.errors else "")
+        f"  {cpu_ms:.3f} CPU-ms/req" + (f"  errors {result.errors}" if result.errors else "")
     )
     return result.to_json() | {
         "server_rss_peak_mib": round(sampler.peak_rss(target.server.name), 1),
         "server_cpu_ms_per_request": round(cpu_ms, 3),
-        "upstream_calls_per_request": round(upstream_share, 3),
     }
 
 
