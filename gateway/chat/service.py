@@ -20,6 +20,7 @@ import attrs
 import trio
 
 from gateway.accounting import Accounting, account, estimate_prompt_tokens, estimate_tokens
+from gateway.admission import admit
 from gateway.auth import Principal
 from gateway.cache import ReplayStream, StreamAssembler, cache_key, decide_cache
 from gateway.chain import (
@@ -47,7 +48,7 @@ from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
 from gateway.errors import ApiError, from_provider_error, invalid_request
 from gateway.jsonio import JsonAnswer
 from gateway.labels import RequestLabels
-from gateway.limits import Hold, Unlimited
+from gateway.limits import Hold
 from gateway.resolve import RoutingSignals, available_models, resolve_chat_target
 from gateway.routing.apply import routed_resolution
 from gateway.routing.context import chat_context
@@ -180,15 +181,13 @@ def _header_mode(headers: Mapping[str, str]) -> str | None:
 
 async def _admit(state: AppState, trip: Trip) -> Hold:
     """Take the request's share of the key's limits (or wait, with `queue`); 429 if none."""
-    if not state.settings.rate_limits_enabled:
-        return Unlimited()
-    key = trip.principal.key
-    estimate = state.limits.estimate(key, _prompt_estimate(trip), trip.params.request.max_tokens)
-    service = trip.params.service
-    if service.rate_limit_strategy == "queue":
-        max_wait_s = (service.max_wait_ms or 0) / 1000
-        return await state.limits.wait_for_capacity(key, estimate, max_wait_s)
-    return await state.limits.acquire(key, estimate)
+    return await admit(
+        state,
+        trip.principal.key,
+        trip.params.service,
+        prompt_tokens=_prompt_estimate(trip),
+        max_tokens=trip.params.request.max_tokens,
+    )
 
 
 # -- the chain -----------------------------------------------------------------------------

@@ -11,9 +11,10 @@ The spec shows no default monthly request limit either. A plan may declare one
 `monthly_requests`: a default would refuse paying callers for reasons they never chose,
 and the per-minute and per-day limits already bound what a key can do.
 
-Only chat completions pass the limiter (`LIMITED_ENDPOINTS`); the daily and monthly
-counts loaded from the usage log count the same endpoints, so that a restart finds the
-count the limiter had.
+Chat completions, embeddings and rerank pass the limiter (`gateway.admission`,
+`LIMITED_ENDPOINTS`): a key's limits count every model request it makes. The daily and
+monthly counts loaded from the usage log count the same endpoints, so that a restart
+finds the count the limiter had.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ DEFAULT_COMPLETION_RESERVE = 1024
 
 
 # The `endpoint` values of the usage records whose requests the limiter admits.
-LIMITED_ENDPOINTS: tuple[str, ...] = ("chat",)
+LIMITED_ENDPOINTS: tuple[str, ...] = ("chat", "embeddings", "rerank")
 
 
 @attrs.frozen

@@ -7,15 +7,22 @@ from typing import Any
 from gateway.accounting import Accounting
 from gateway.chat.render import footprint_headers
 from gateway.resolve import Target
-from gateway.retrieval.upstream import Job
+from gateway.retrieval.upstream import Job, Planned
 
 
-def base_headers(job: Job, target: Target, accounting: Accounting) -> dict[str, str]:
-    """X-Request-ID, the model used (provider/model, as chat) and the energy and carbon."""
-    return {
-        "X-Request-ID": job.request_id,
-        "X-Service-Model-Used": f"{target.provider_id}/{target.model_id}",
-    } | footprint_headers(accounting)
+def answer_headers(planned: Planned[Any]) -> dict[str, str]:
+    """X-Request-ID, the model used (provider/model, as chat), the energy and carbon, and
+    the key's rate-limit headers."""
+    job, served = planned.job, planned.served
+    target = served.target
+    return (
+        {
+            "X-Request-ID": job.request_id,
+            "X-Service-Model-Used": f"{target.provider_id}/{target.model_id}",
+        }
+        | footprint_headers(served.accounting)
+        | planned.limit_headers
+    )
 
 
 def service_object(job: Job, target: Target, accounting: Accounting) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from gateway.accounting import Accounting, account
 from gateway.auth import Principal
 from gateway.jsonio import JsonAnswer, dumps
 from gateway.resolve import Target
-from gateway.retrieval.answer import base_headers, service_object
+from gateway.retrieval.answer import answer_headers, service_object
 from gateway.retrieval.embedding_input import (
     EmbeddingParams,
     check_for_model,
@@ -44,7 +44,7 @@ async def serve_embeddings(
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params = parse_embeddings_body(body)
-    job, served = await serve_planned(
+    planned = await serve_planned(
         state,
         principal,
         headers,
@@ -52,11 +52,13 @@ async def serve_embeddings(
         endpoint="embeddings",
         capability="embeddings",
         check=check_for_model,
+        tokens=lambda p: token_estimate(p.inputs),
         operation=_embed,
         accountant=_account,
     )
+    job, served = planned.job, planned.served
     answer = embeddings_body(job, served.target, params, served.result, served.accounting)
-    return JsonAnswer(200, answer, base_headers(job, served.target, served.accounting))
+    return JsonAnswer(200, answer, answer_headers(planned))
 
 
 async def _embed(adapter: Provider, target: Target, params: EmbeddingParams) -> EmbeddingResult:

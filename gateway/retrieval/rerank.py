@@ -19,7 +19,7 @@ from gateway.accounting import Accounting, account
 from gateway.auth import Principal
 from gateway.jsonio import JsonAnswer
 from gateway.resolve import Target
-from gateway.retrieval.answer import base_headers, service_object
+from gateway.retrieval.answer import answer_headers, service_object
 from gateway.retrieval.rerank_input import (
     RerankParams,
     check_for_model,
@@ -41,7 +41,7 @@ async def serve_rerank(
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params = parse_rerank_body(body)
-    job, served = await serve_planned(
+    planned = await serve_planned(
         state,
         principal,
         headers,
@@ -49,11 +49,13 @@ async def serve_rerank(
         endpoint="rerank",
         capability="rerank",
         check=check_for_model,
+        tokens=token_estimate,
         operation=_rerank,
         accountant=_account,
     )
+    job, served = planned.job, planned.served
     answer = rerank_body(job, served.target, params, served.result, served.accounting)
-    return JsonAnswer(200, answer, base_headers(job, served.target, served.accounting))
+    return JsonAnswer(200, answer, answer_headers(planned))
 
 
 async def _rerank(adapter: Provider, target: Target, params: RerankParams) -> RerankResult:

@@ -18,6 +18,7 @@ import attrs
 import trio
 
 from gateway.accounting import Accounting
+from gateway.admission import admit
 from gateway.auth import Principal
 from gateway.chain import (
     Candidate,
@@ -145,6 +146,16 @@ def _fallback(catalog: Catalog, active: Set[str], name: str, capability: str) ->
 # -- one request, end to end ---------------------------------------------------------
 
 
+@attrs.frozen
+class Planned(Generic[T]):
+    """A served retrieval request: its facts, what served it, and the rate-limit headers
+    of its key as of the answer."""
+
+    job: Job
+    served: Served[T]
+    limit_headers: dict[str, str]
+
+
 async def serve_planned(
     state: AppState,
     principal: Principal,
@@ -154,11 +165,13 @@ async def serve_planned(
     endpoint: str,
     capability: str,
     check: Callable[[P, ModelInfo | None], None],
+    tokens: Callable[[P], int],
     operation: Callable[[Provider, Target, P], Awaitable[T]],
     accountant: Callable[[AppState, Job, Target, P, T | None], Accounting],
-) -> tuple[Job, Served[T]]:
+) -> Planned[T]:
     """Resolve the targets of a validated request (checking each against its model),
-    then race them: the shared path of embeddings and rerank."""
+    take the request's share of the key's limits (`tokens` estimates what it reads), then
+    race them: the shared path of embeddings and rerank."""
     targets = resolve_targets(
         state,
         principal,
@@ -169,6 +182,9 @@ async def serve_planned(
     )
     for target in targets:
         check(params, target.info)
+    hold = await admit(
+        state, principal.key, params.service, prompt_tokens=tokens(params), max_tokens=0
+    )
     job = new_job(endpoint, principal, headers)
 
     async def call(adapter: Provider, target: Target) -> T:
@@ -177,7 +193,10 @@ async def serve_planned(
     def account(target: Target, result: T | None) -> Accounting:
         return accountant(state, job, target, params, result)
 
-    return job, await call_upstream(state, job, targets, call, account)
+    with hold:
+        served = await call_upstream(state, job, targets, call, account)
+        hold.settle(served.accounting.usage.total_tokens)
+        return Planned(job, served, hold.headers())
 
 
 # -- the call ------------------------------------------------------------------------------

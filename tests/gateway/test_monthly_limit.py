@@ -318,9 +318,9 @@ async def test_a_cancelled_load_leaves_nothing(autojump_clock: trio.abc.Clock) -
     assert refused(limits, key).code == "monthly_limit_exceeded"
 
 
-async def test_the_store_loader_counts_this_months_chat_requests() -> None:
-    """Embeddings and rerank do not pass the limiter, so the log's count leaves them out
-    too: a restart finds the count the limiter had."""
+async def test_the_store_loader_counts_this_months_limited_requests() -> None:
+    """Chat and embeddings pass the limiter, so the log's count holds both; an endpoint
+    the limiter does not admit is left out, so a restart finds the count the limiter had."""
     db = open_database(None)
     flushed: list[bool] = []
 
@@ -330,7 +330,12 @@ async def test_the_store_loader_counts_this_months_chat_requests() -> None:
     try:
         key = make_key(monthly_requests=3)
         now = datetime.now(UTC)
-        rows = [("chat", now), ("chat", now), ("embeddings", now), ("chat", now - timedelta(40))]
+        rows = [
+            ("chat", now),
+            ("embeddings", now),
+            ("not-limited", now),
+            ("chat", now - timedelta(40)),
+        ]
         records = [
             UsageRecord(
                 request_id=f"req_{i}",

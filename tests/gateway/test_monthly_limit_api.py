@@ -206,8 +206,8 @@ async def limit_figures(gateway: RunningGateway, key: str) -> dict[str, Any]:
 
 
 async def test_the_monthly_count_survives_a_restart(settings: Settings) -> None:
-    """Embeddings do not pass the limiter, so they count neither before nor after."""
-    limits = {"monthly_requests": 2, "daily_requests": 10}
+    """Embeddings pass the limiter too: they count before and after."""
+    limits = {"monthly_requests": 3, "daily_requests": 10}
     permissions = ["chat", "embeddings", "management"]
     async with running(settings) as first, admin_http(first) as http:
         key = (await create_key(http, rate_limits=limits, permissions=permissions))["key"]
@@ -221,8 +221,8 @@ async def test_the_monthly_count_survives_a_restart(settings: Settings) -> None:
         after = await limit_figures(second, key)
         async with openai_client(second.url, key) as client:
             body: Any = (await refusal(client)).body
-    assert (body["code"], body["limit"], body["current"]) == ("monthly_limit_exceeded", 2, 2)
+    assert (body["code"], body["limit"], body["current"]) == ("monthly_limit_exceeded", 3, 3)
     for figures in (before, after):
-        assert figures["monthly"]["limit"] == 2 and figures["monthly"]["remaining"] == 0
-        assert figures["daily"]["limit"] == 10 and figures["daily"]["remaining"] == 8
+        assert figures["monthly"]["limit"] == 3 and figures["monthly"]["remaining"] == 0
+        assert figures["daily"]["limit"] == 10 and figures["daily"]["remaining"] == 7
         assert figures["monthly"]["reset_at"] == next_month_iso(datetime.now(UTC))
