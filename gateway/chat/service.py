@@ -204,7 +204,9 @@ def _race(state: AppState, trip: Trip, attempt: Any) -> Race[Candidate, Any]:
         trio.current_time(),
     )
     if not chain:
-        raise _unavailable(state, trip)
+        error = _unavailable(state, trip)
+        _log_failure(state, trip, error)  # admitted, so counted: the log must say so too
+        raise error
     service = trip.params.service
     rule_retry = trip.rule.actions.retry if trip.rule else None
     return race(

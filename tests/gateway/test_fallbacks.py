@@ -146,3 +146,37 @@ async def test_repeated_failures_open_the_circuit(
     answer = await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO)
     assert sim.stats.by_path.get(path, 0) == before  # the open circuit skipped openai
     assert fallback_of(answer)["attempts"][0]["model"] != "gpt-4o-mini"
+
+
+async def test_a_request_with_every_circuit_open_is_refused_and_logged(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    """With the only candidate's circuit open, the answer is 503 provider_unavailable at
+    once, and the usage log holds the refusal (the limits counted it, so a restart that
+    reloads the count from the log must find it)."""
+    sim = gateway.sim
+    assert sim is not None
+    sim.faults.add(Fault(model="gpt-4o-mini", status=500))
+    forced: Any = {"provider": "openai"}  # no fallbacks: the chain is this one provider
+    for _ in range(5):
+        with pytest.raises(openai.InternalServerError):
+            await client.chat.completions.create(
+                model="gpt-4o-mini", messages=HELLO, extra_body=forced
+            )
+    path = "/openai/v1/chat/completions"
+    before = sim.stats.by_path.get(path, 0)
+    with pytest.raises(openai.APIStatusError) as caught:
+        await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body=forced)
+
+    assert caught.value.status_code == 503
+    assert sim.stats.by_path.get(path, 0) == before
+    body: Any = caught.value.body
+    assert body["code"] == "provider_unavailable" and body["provider"] == "openai"
+    state = gateway.state
+    await state.usage.flush()
+    last = await state.db.run(
+        lambda d: list(
+            d.query("SELECT status, error_code FROM usage_records ORDER BY rowid DESC LIMIT 1")
+        )
+    )
+    assert last == [{"status": 503, "error_code": "provider_unavailable"}]
