@@ -366,7 +366,11 @@ def _finish_stream(
     cache: CachePlan | None,
     assembler: StreamAssembler | None,
 ) -> None:
-    accounting = _stream_accounting(state, trip, outcome.usage, outcome.completion_chars)
+    # The final chunk's figures when the stream finished, so the client and the usage log
+    # agree to the digit; otherwise counted now from what was sent.
+    accounting = outcome.accounting or _stream_accounting(
+        state, trip, outcome.usage, outcome.completion_chars
+    )
     _settle(state, trip, admission, accounting)
     admission.release()
     if outcome.state is StreamState.DONE:

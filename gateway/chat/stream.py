@@ -62,6 +62,7 @@ class StreamOutcome:
     completion_chars: int
     error: ApiError | None
     tools_called: tuple[str, ...]
+    accounting: Accounting | None = None  # what the final chunk reported (DONE only)
 
 
 Accountant = Callable[[Usage | None, int], Accounting]
@@ -99,6 +100,7 @@ class ChatStreamBody(ResponseBody):
         self._chars = 0
         self._tools: list[str] = []
         self._error: ApiError | None = None
+        self._accounting: Accounting | None = None
         self._finished = False
         self.assembler = assembler
         for chunk in head:
@@ -249,7 +251,7 @@ class ChatStreamBody(ResponseBody):
             self._usage = chunk.usage
 
     def _finish(self) -> None:
-        accounting = self._accountant(self._usage, self._chars)
+        accounting = self._accounting = self._accountant(self._usage, self._chars)
         reason = self._finish_reason or "stop"
         self._out.append(render.final_chunk(self._trip, reason, accounting, self._tools))
         if self._trip.params.include_usage:
@@ -273,5 +275,6 @@ class ChatStreamBody(ResponseBody):
                 completion_chars=self._chars,
                 error=self._error,
                 tools_called=tuple(self._tools),
+                accounting=self._accounting,
             )
         )

@@ -17,6 +17,7 @@ import trio
 from gateway.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.sim.core import Fault
+from store import usage
 
 CHAT_MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash", "mistral-small-latest"]
 WEATHER_TOOL: Any = {
@@ -422,3 +423,23 @@ async def test_a_safety_stop_is_a_content_filter_finish(
     gateway.sim.faults.add(Fault(model=upstream("gemini-2.5-flash"), code="safety"))
     answer = await client.chat.completions.create(model="gemini-2.5-flash", messages=HELLO)
     assert answer.choices[0].finish_reason == "content_filter"
+
+
+async def test_a_streams_usage_record_has_the_figures_its_final_chunk_reported(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    """One accounting per stream: what the client was told it cost (and how long it took)
+    is what the usage log and the analytics built on it say."""
+    stream = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=HELLO, stream=True, max_tokens=30
+    )
+    chunks = [chunk async for chunk in stream]
+    final: Any = next(c for c in chunks if c.choices and c.choices[0].finish_reason).model_extra
+    service = final["service"]
+
+    await gateway.state.usage.flush()
+    records = await gateway.state.db.run(lambda d: usage.list_for_request(d, service["request_id"]))
+    assert [(r.status, r.endpoint) for r in records] == [(200, "chat")]
+    assert records[0].cost_usd == service["cost"]["total"]
+    assert records[0].latency_ms == service["latency_ms"]
+    assert records[0].energy_kwh == final["_gateway"]["energy"]["energy_kwh"]
