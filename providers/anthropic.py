@@ -507,7 +507,7 @@ class AnthropicProvider(HttpProvider):
         translator = AnthropicStreamTranslator(self.provider_id, model)
         failure: ProviderError | None = None
         async for event in self.sse_events(response):
-            data = read_json(event.data.encode())
+            data = read_json(event.data)
             if failure is not None or translator.done or not isinstance(data, dict):
                 continue
             data.setdefault("type", event.event)

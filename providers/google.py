@@ -533,7 +533,7 @@ class GoogleProvider(HttpProvider):
         failure: ProviderError | None = None
         async with aclosing(self.sse_events(response)) as events:
             async for event in events:
-                data = read_json(event.data.encode())
+                data = read_json(event.data)
                 if failure is not None or not isinstance(data, dict):
                     continue
                 try:

@@ -434,7 +434,7 @@ class MistralProvider(HttpProvider):
         done = False
         async for event in self.sse_events(response):
             done = done or event.data == "[DONE]"
-            data = None if done else read_json(event.data.encode())
+            data = None if done else read_json(event.data)
             if not isinstance(data, dict):
                 continue
             if data.get("object") == "error":

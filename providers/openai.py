@@ -244,7 +244,7 @@ class OpenAIProvider(HttpProvider):
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
 
     def _event_chunk(self, event: SSEEvent) -> ChatChunk | None:
-        data = read_json(event.data.encode())
+        data = read_json(event.data)
         if not isinstance(data, dict):
             return None
         if "error" in data:
