@@ -240,6 +240,7 @@ def _open_streams_table(results: dict[str, Any]) -> str:
             "fds open",
             "RSS after MiB",
             "fds after",
+            "cleanup s",
         ),
     ]
     for count, p in section["points"].items():
@@ -255,6 +256,7 @@ def _open_streams_table(results: dict[str, Any]) -> str:
                 p["fds_open"],
                 _fmt(p["rss_after_mib"], 1),
                 p["fds_after"],
+                _fmt(p.get("settle_s"), 1),
             )
         )
     return "\n".join(rows)
