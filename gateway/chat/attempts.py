@@ -14,7 +14,7 @@ finish: a stream that fails before that falls back without the client noticing.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import attrs
 import trio
@@ -105,22 +105,25 @@ async def complete(trip: Trip, candidate: Candidate, timeout_s: float) -> ChatRe
 
 @asynccontextmanager
 async def open_stream(trip: Trip, candidate: Candidate, timeout_s: float) -> AsyncIterator[Opened]:
-    """Open the candidate's stream and read up to its first content; closes on exit."""
-    async with candidate.adapter.chat_stream(request_for(trip, candidate.target)) as chunks:
-        head = await _read_head(chunks, candidate, timeout_s)
+    """Open the candidate's stream and read up to its first content, both within
+    `timeout_s`: an upstream that never sends its answer's head is as late as one that
+    sends no chunk. Running out is a retryable `UpstreamTimeout`. Closes on exit."""
+    async with AsyncExitStack() as stack:
+        try:
+            with trio.fail_after(timeout_s):
+                chunks = await stack.enter_async_context(
+                    candidate.adapter.chat_stream(request_for(trip, candidate.target))
+                )
+                head = await _read_head(chunks)
+        except trio.TooSlowError:
+            raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
         yield Opened(head, chunks)
 
 
-async def _read_head(
-    chunks: AsyncIterator[ChatChunk], candidate: Candidate, timeout_s: float
-) -> tuple[ChatChunk, ...]:
+async def _read_head(chunks: AsyncIterator[ChatChunk]) -> tuple[ChatChunk, ...]:
     head: list[ChatChunk] = []
-    try:
-        with trio.fail_after(timeout_s):
-            async for chunk in chunks:
-                head.append(chunk)
-                if chunk.content or chunk.tool_calls or chunk.finish_reason:
-                    break
-    except trio.TooSlowError:
-        raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
+    async for chunk in chunks:
+        head.append(chunk)
+        if chunk.content or chunk.tool_calls or chunk.finish_reason:
+            break
     return tuple(head)

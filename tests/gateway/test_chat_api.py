@@ -304,6 +304,44 @@ async def test_a_slow_upstream_is_a_gateway_timeout(
     assert caught.value.body["timeout_ms"] == 1000  # type: ignore[index]
 
 
+async def test_a_stream_whose_upstream_never_answers_times_out(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    """The first-chunk deadline also covers the wait for the upstream's answer head: a
+    forced provider that sends nothing is a 504 before the stream starts, not a hang."""
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model="gpt-4o-mini", delay_ms=5_000, remaining=1))
+    with trio.fail_after(4), pytest.raises(openai.APIStatusError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o-mini", messages=HELLO, stream=True, extra_body={"provider": "openai"}
+        )
+    assert caught.value.status_code == 504
+    assert caught.value.body["code"] == "provider_timeout"  # type: ignore[index]
+    assert caught.value.body["timeout_ms"] == 1000  # type: ignore[index]
+
+
+async def test_a_stream_whose_upstream_never_answers_falls_back(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model="gpt-4o-mini", delay_ms=5_000, remaining=1))
+    with trio.fail_after(4):
+        stream = await client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=HELLO,
+            stream=True,
+            extra_body={"service": {"fallbacks": ["mistral-small-latest"]}},
+        )
+        chunks = [chunk async for chunk in stream]
+    final: Any = next(c for c in chunks if c.choices and c.choices[0].finish_reason).model_extra
+    fallback = final["_gateway"]["fallback"]
+    assert fallback["fallback_attempted"] is True
+    assert fallback["fallback_provider"] == "mistral"
+    assert [(a["provider"], a["error"]) for a in fallback["attempts"]][:1] == [
+        ("openai", "provider_timeout")
+    ]
+
+
 @pytest.fixture
 def settings(settings: Any) -> Any:
     """Short upstream deadlines so the timeout test runs in a second."""
