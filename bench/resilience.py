@@ -81,7 +81,7 @@ PROFILE_PARTS = {
 
 
 async def interleaved(
-    bench: Bench, gateway: Gateway, fault: dict[str, Any], pairs: int
+    bench: Bench, gateway: Gateway, fault: dict[str, Any], pairs: int, stream: bool
 ) -> tuple[list[Answer], list[Answer]]:
     """`pairs` times: arm a one-use fault on the primary, send a request (it fails
     over), then send a healthy one (which also resets the breaker's failure count)."""
@@ -94,31 +94,33 @@ async def interleaved(
             await trio.to_thread.run_sync(
                 bench.sim_call, "POST", "faults", fault | {"remaining": 1}
             )
-            failing.append(await ask(client, gateway))
-            healthy.append(await ask(client, gateway))
+            failing.append(await ask(client, gateway, stream=stream))
+            healthy.append(await ask(client, gateway, stream=stream))
     bench.sim_call("DELETE", "faults")
     return failing, healthy
 
 
-async def healthy_only(gateway: Gateway, count: int) -> list[Answer]:
+async def healthy_only(gateway: Gateway, count: int, stream: bool) -> list[Answer]:
     async with new_client(1) as client:
-        return [await ask(client, gateway) for _ in range(count)]
+        return [await ask(client, gateway, stream=stream) for _ in range(count)]
 
 
 def failover_case(
-    bench: Bench, gateway: Gateway, fault: dict[str, Any], pairs: int
+    bench: Bench, gateway: Gateway, fault: dict[str, Any], pairs: int, *, stream: bool = False
 ) -> dict[str, Any]:
-    """Latency of failing-over requests against interleaved healthy ones, and the
-    gateway's CPU per failover (the pairs' CPU minus that of as many healthy requests)."""
+    """Latency of failing-over requests against interleaved healthy ones (for streams,
+    the time to the first content chunk), and the gateway's CPU per failover (the pairs'
+    CPU minus that of as many healthy requests)."""
     cpu0 = gateway.proc.cpu_s()
-    failing, healthy = trio.run(interleaved, bench, gateway, fault, pairs)
+    failing, healthy = trio.run(interleaved, bench, gateway, fault, pairs, stream)
     cpu_pairs = gateway.proc.cpu_s() - cpu0
     cpu1 = gateway.proc.cpu_s()
-    trio.run(healthy_only, gateway, pairs)
+    trio.run(healthy_only, gateway, pairs, stream)
     cpu_healthy = gateway.proc.cpu_s() - cpu1
     f, h = summary(failing), summary(healthy)
     return {
         "fault": fault | {"remaining": 1},
+        "stream": stream,
         "failing_over": f,
         "healthy": h,
         "added_p50_ms": round(f["p50_ms"] - h["p50_ms"], 2),
@@ -161,25 +163,32 @@ def failover(bench: Bench) -> dict[str, Any]:
     with running_gateway(bench, "gateway-default", {}) as gateway:
         bench.say(f"failover: primary answers 500, {sizes.failover_500} pairs")
         results["status_500"] = failover_case(bench, gateway, error, sizes.failover_500)
+        bench.say(f"failover: primary answers 500, streamed, {sizes.failover_500} pairs")
+        results["status_500_stream"] = failover_case(
+            bench, gateway, error, sizes.failover_500, stream=True
+        )
         bench.say(f"failover: fault left on for {sizes.breaker_run} requests (breaker)")
         results["status_500_breaker"] = breaker_case(bench, gateway, sizes.breaker_run)
     timeout_env = {
         "GATEWAY_UPSTREAM_TIMEOUT_S": str(TIMEOUT_GATEWAY_S),
+        "GATEWAY_FIRST_CHUNK_TIMEOUT_S": str(TIMEOUT_GATEWAY_S),  # the streams' deadline
         "GATEWAY_HEDGE_FROM_LATENCY": "true",  # off by default; the last case compares it
     }
     # Automatic hedging starts once 20 requests were seen and would cut the timeout
     # short: the pure timeout is measured with it off, then with a fixed and an
     # automatic hedge (by then the health window holds enough samples).
-    hedges: dict[str, int | None] = {
-        "timeout": HEDGE_NEVER_MS,
-        "timeout_hedged": HEDGE_FIXED_MS,
-        "timeout_auto_hedge": None,
+    cases: dict[str, tuple[int | None, bool]] = {  # name: (hedge_after_ms, streamed)
+        "timeout": (HEDGE_NEVER_MS, False),
+        "timeout_hedged": (HEDGE_FIXED_MS, False),
+        "timeout_auto_hedge": (None, False),
+        "timeout_stream": (HEDGE_NEVER_MS, True),
+        "timeout_hedged_stream": (HEDGE_FIXED_MS, True),
     }
     with running_gateway(bench, "gateway-timeout", timeout_env) as gateway:
-        for name, hedge_ms in hedges.items():
+        for name, (hedge_ms, stream) in cases.items():
             set_hedge(gateway, hedge_ms)
             bench.say(f"failover: primary silent {SILENT_MS} ms, {name}, hedge {hedge_ms}")
-            case = failover_case(bench, gateway, silent, sizes.failover_timeout)
+            case = failover_case(bench, gateway, silent, sizes.failover_timeout, stream=stream)
             results[name] = case | {"gateway_env": timeout_env, "hedge_after_ms": hedge_ms}
     return results
 

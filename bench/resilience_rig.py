@@ -6,6 +6,7 @@ Kept apart from the measurements so that `resilience.py` reads as the three scen
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -176,19 +177,46 @@ class Answer:
     error: str | None = None  # the start of the body of a non-200 answer
 
 
-async def ask(client: httpx.AsyncClient, gateway: Gateway, model: str = PRIMARY) -> Answer:
-    """One non-streamed request; its wall time and who served it."""
+async def ask(
+    client: httpx.AsyncClient, gateway: Gateway, model: str = PRIMARY, *, stream: bool = False
+) -> Answer:
+    """One request and who served it. `seconds` is the wall time of a plain answer, and
+    for a stream the time to its first content chunk: what a streaming client waits."""
+    body = chat_body() | {"model": model}
+    headers = {"Authorization": f"Bearer {gateway.key}"}
+    if stream:
+        return await _ask_streamed(client, gateway.base + CHAT_PATH, body, headers)
     started = time.perf_counter()
-    answer = await client.post(
-        gateway.base + CHAT_PATH,
-        json=chat_body() | {"model": model},
-        headers={"Authorization": f"Bearer {gateway.key}"},
-    )
+    answer = await client.post(gateway.base + CHAT_PATH, json=body, headers=headers)
     elapsed = time.perf_counter() - started
     if answer.status_code != 200:
         return Answer(elapsed, answer.status_code, None, answer.text[:500])
     provider = answer.json().get("_gateway", {}).get("routing", {}).get("provider")
     return Answer(elapsed, answer.status_code, provider)
+
+
+async def _ask_streamed(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], headers: dict[str, str]
+) -> Answer:
+    """Read the stream to its end; the final chunk's `_gateway` names the provider."""
+    started = time.perf_counter()
+    first_content: float | None = None
+    provider: str | None = None
+    async with client.stream("POST", url, json=body | {"stream": True}, headers=headers) as r:
+        if r.status_code != 200:
+            text = (await r.aread()).decode(errors="replace")
+            return Answer(time.perf_counter() - started, r.status_code, None, text[:500])
+        async for line in r.aiter_lines():
+            if not line.startswith("data: {"):
+                continue
+            chunk = json.loads(line[6:])
+            choices = chunk.get("choices") or [{}]
+            if first_content is None and choices[0].get("delta", {}).get("content"):
+                first_content = time.perf_counter() - started
+            provider = chunk.get("_gateway", {}).get("routing", {}).get("provider", provider)
+    if first_content is None:
+        return Answer(time.perf_counter() - started, 200, None, "no content in the stream")
+    return Answer(first_content, 200, provider)
 
 
 def new_client(connections: int) -> httpx.AsyncClient:
