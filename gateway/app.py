@@ -25,6 +25,7 @@ logger = logging.getLogger(__name__)
 _HTTP_CODES = {
     404: ("not_found", "not_found_error"),
     405: ("method_not_allowed", "invalid_request_error"),
+    408: ("request_timeout", "invalid_request_error"),
     413: ("request_too_large", "invalid_request_error"),
     415: ("unsupported_media_type", "invalid_request_error"),
 }
@@ -34,7 +35,7 @@ def create_app(state: AppState) -> QuartTrio:
     """An app serving `state`; the caller owns the state's lifetime (see `gateway.server`)."""
     app = QuartTrio(__name__)
     app.config["RESPONSE_TIMEOUT"] = None  # streams may run for minutes; deadlines are ours
-    app.config["BODY_TIMEOUT"] = 60
+    app.config["BODY_TIMEOUT"] = state.settings.body_timeout_s
     app.config["MAX_CONTENT_LENGTH"] = state.settings.max_body_bytes
     for blueprint in (
         health_blueprint(state),

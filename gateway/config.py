@@ -40,6 +40,8 @@ class Settings:
     upstream_client: Literal["lean", "httpx"] = "lean"
     # Largest request body accepted, in bytes (uploads have their own limits).
     max_body_bytes: int = 8 * 1024 * 1024
+    # How long a client may take to send its request body; then 408 request_timeout.
+    body_timeout_s: float = 60.0
     # The simulated upstreams' pace in --demo mode.
     sim_ttft_ms: float = 150.0
     sim_tokens_per_second: float = 80.0

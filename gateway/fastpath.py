@@ -65,8 +65,11 @@ class ChatFastPath:
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
+        settings = self.state.settings
         try:
-            body = await _read_body(receive, headers, self.state.settings.max_body_bytes)
+            body = await _read_body_in_time(
+                receive, headers, settings.max_body_bytes, settings.body_timeout_s
+            )
         except ApiError as error:
             await _send_json(send, error.status, error.body(), error.headers)
             return
@@ -113,6 +116,24 @@ def _decode(body: bytes) -> Any:
             400, "invalid_request", "The request body must be a JSON object.", param=None
         )
     return decode_json(body)
+
+
+async def _read_body_in_time(
+    receive: Receive, headers: Mapping[str, str], limit: int, timeout_s: float
+) -> bytes:
+    """The body, or 408 when the client takes longer than `timeout_s` to send it (as
+    Quart's `BODY_TIMEOUT` answers on the other routes): a half-sent body must not hold a
+    handler forever."""
+    try:
+        with trio.fail_after(timeout_s):
+            return await _read_body(receive, headers, limit)
+    except trio.TooSlowError:
+        raise ApiError(
+            408,
+            "request_timeout",
+            f"The request body did not arrive within {timeout_s:g} s.",
+            type="invalid_request_error",
+        ) from None
 
 
 async def _read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
