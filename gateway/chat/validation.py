@@ -40,6 +40,12 @@ NUMBER_BOUNDS: Mapping[str, tuple[float, float]] = {
 MAX_STOP = 4
 
 
+# What a request may ask of the gateway's patience: every request ends in bounded time,
+# so larger values are taken as these (documented in README).
+MAX_QUEUE_WAIT_MS = 300_000  # `rate_limit_handling.max_wait_ms`: five minutes
+MAX_RETRY_ATTEMPTS = 10  # `retry.max_attempts`, per provider
+
+
 @attrs.frozen
 class ServiceOptions:
     """The body's `service` extension object."""
@@ -407,8 +413,13 @@ def parse_service(value: Any) -> ServiceOptions:
         rate_limit_strategy=_choice(
             handling.get("strategy"), ("queue", "fallback"), "service.rate_limit_handling"
         ),
-        max_wait_ms=_non_negative(handling.get("max_wait_ms"), "service.rate_limit_handling"),
-        retry_max_attempts=_non_negative(retry.get("max_attempts"), "service.retry"),
+        max_wait_ms=_at_most(
+            _non_negative(handling.get("max_wait_ms"), "service.rate_limit_handling"),
+            MAX_QUEUE_WAIT_MS,
+        ),
+        retry_max_attempts=_at_most(
+            _non_negative(retry.get("max_attempts"), "service.retry"), MAX_RETRY_ATTEMPTS
+        ),
         retryable_errors=_string_list(retry.get("retryable_errors"), "service.retry"),
     )
 
@@ -439,6 +450,10 @@ def _choice(value: Any, allowed: tuple[str, ...], where: str) -> str | None:
             f"'{where}.strategy' must be one of {', '.join(allowed)}.", param=where, value=value
         )
     return str(value)
+
+
+def _at_most(value: int | None, ceiling: int) -> int | None:
+    return None if value is None else min(value, ceiling)
 
 
 def _non_negative(value: Any, where: str) -> int | None:

@@ -1,0 +1,35 @@
+"""What `service` may ask of the gateway's patience: every request ends in bounded time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from gateway.chat.validation import MAX_QUEUE_WAIT_MS, MAX_RETRY_ATTEMPTS, parse_chat_body
+from gateway.errors import ApiError
+
+
+def service_of(service: dict[str, Any]) -> Any:
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    return parse_chat_body(body | {"service": service}).service
+
+
+def test_a_queue_wait_is_taken_as_asked_up_to_the_ceiling() -> None:
+    asked = {"strategy": "queue", "max_wait_ms": 5_000}
+    assert service_of({"rate_limit_handling": asked}).max_wait_ms == 5_000
+    longer = asked | {"max_wait_ms": 10**9}
+    assert service_of({"rate_limit_handling": longer}).max_wait_ms == MAX_QUEUE_WAIT_MS
+
+
+def test_retries_are_taken_as_asked_up_to_the_ceiling() -> None:
+    assert service_of({"retry": {"max_attempts": 3}}).retry_max_attempts == 3
+    many = {"retry": {"max_attempts": 1_000_000}}
+    assert service_of(many).retry_max_attempts == MAX_RETRY_ATTEMPTS
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, "10", True])
+def test_a_bad_wait_is_still_a_400(value: Any) -> None:
+    with pytest.raises(ApiError) as caught:
+        service_of({"rate_limit_handling": {"strategy": "queue", "max_wait_ms": value}})
+    assert caught.value.status == 400
