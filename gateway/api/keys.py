@@ -10,8 +10,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
+from gateway.api.audit_trail import record_audit
 from gateway.api.key_input import (
     parse_create,
     parse_expiry,
@@ -26,8 +27,7 @@ from gateway.auth import Principal
 from gateway.errors import ApiError, not_found, permission_denied
 from gateway.state import AppState
 from gateway.web import authenticate, iso, json_response, read_object
-from store import audit, keys, usage
-from store.audit import AuditEvent
+from store import keys, usage
 from store.keys import ApiKeyRecord
 from store.secrets import new_api_key
 
@@ -236,17 +236,10 @@ class KeysApi:
             )
 
     async def _record_audit(self, principal: Principal, kind: str, record: ApiKeyRecord) -> None:
-        event = AuditEvent(
-            workspace_id=principal.workspace_id,
-            type=kind,
-            actor_id=principal.key_id,
-            target_type="api_key",
-            target_id=record.id,
-            ip_address=request.remote_addr,
-            timestamp=datetime.now(UTC),
-            details={"name": record.name, "prefix": record.prefix},
+        details = {"name": record.name, "prefix": record.prefix}
+        await record_audit(
+            self.state, principal, kind, target_type="api_key", target_id=record.id, details=details
         )
-        await self.state.db.run(lambda d: audit.append(d, event))
 
 
 def _successor(old: ApiKeyRecord, full_key: str, now: datetime) -> ApiKeyRecord:

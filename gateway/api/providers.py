@@ -12,8 +12,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import trio
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
+from gateway.api.audit_trail import record_audit
 from gateway.api.keys import start_of_day
 from gateway.api.provider_input import (
     next_status,
@@ -26,9 +27,8 @@ from gateway.state import AppState
 from gateway.web import authenticate, iso, json_response, read_object
 from providers.catalog import ProviderInfo
 from providers.errors import ProviderError, Unsupported
-from store import audit, usage
 from store import providers as provider_store
-from store.audit import AuditEvent
+from store import usage
 from store.providers import ProviderRecord
 
 TEST_DEADLINE_S = 15.0
@@ -382,13 +382,4 @@ def _test_failure(
 
 
 async def _audit(state: AppState, principal: Principal, kind: str, provider_id: str) -> None:
-    event = AuditEvent(
-        workspace_id=principal.workspace_id,
-        type=kind,
-        actor_id=principal.key_id,
-        target_type="provider",
-        target_id=provider_id,
-        ip_address=request.remote_addr,
-        timestamp=datetime.now(UTC),
-    )
-    await state.db.run(lambda d: audit.append(d, event))
+    await record_audit(state, principal, kind, target_type="provider", target_id=provider_id)

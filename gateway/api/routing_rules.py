@@ -15,8 +15,9 @@ from typing import Any
 
 import attrs
 import sqlite_utils
-from quart import Blueprint, Response, request
+from quart import Blueprint, Response
 
+from gateway.api.audit_trail import record_audit
 from gateway.auth import Principal
 from gateway.chat.validation import ROUTING_MODES, parse_chat_body
 from gateway.errors import ApiError, invalid_request, not_found
@@ -29,9 +30,8 @@ from gateway.routing.transform import request_changes
 from gateway.state import AppState
 from gateway.web import authenticate, iso, json_response, read_object
 from providers.types import ChatRequest
-from store import audit, keys
+from store import keys
 from store import rules as rule_store
-from store.audit import AuditEvent
 from store.keys import ApiKeyRecord
 from store.rules import PriorityConflictError, RoutingRuleRecord
 
@@ -196,17 +196,15 @@ class RoutingRulesApi:
     async def _record_audit(
         self, principal: Principal, kind: str, record: RoutingRuleRecord
     ) -> None:
-        event = AuditEvent(
-            workspace_id=principal.workspace_id,
-            type=kind,
-            actor_id=principal.key_id,
+        details = {"name": record.name, "priority": record.priority}
+        await record_audit(
+            self.state,
+            principal,
+            kind,
             target_type="routing_rule",
             target_id=record.id,
-            ip_address=request.remote_addr,
-            timestamp=datetime.now(UTC),
-            details={"name": record.name, "priority": record.priority},
+            details=details,
         )
-        await self.state.db.run(lambda d: audit.append(d, event))
 
 
 def rule_not_found(rule_id: str) -> ApiError:
