@@ -9,7 +9,7 @@ DATA_DIR ?= ./data
 VENDOR_KEYS := $(OPENAI_API_KEY)$(ANTHROPIC_API_KEY)$(GEMINI_API_KEY)$(GOOGLE_API_KEY)$(MISTRAL_API_KEY)$(COHERE_API_KEY)$(CO_API_KEY)$(ELEVENLABS_API_KEY)
 DEMO := $(if $(strip $(VENDOR_KEYS)),,--demo)
 
-.PHONY: serve sim test lint typecheck unit bench bench-quick clean
+.PHONY: serve sim test lint typecheck unit bench bench-quick clean system-packages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,11 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(VENV)/.installed $@
 
-serve: $(VENV)/.installed
+# Debian packages (speech and OCR engines, test tools) listed in scripts/system-packages.txt.
+system-packages:
+	@scripts/install-system-packages
+
+serve: system-packages $(VENV)/.installed
 	$(BIN)/gateway serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) $(DEMO)
 
 sim: $(VENV)/.installed
@@ -40,7 +44,7 @@ typecheck: $(VENV)/.installed-dev
 unit: $(VENV)/.installed-dev
 	$(BIN)/pytest
 
-test: lint typecheck unit
+test: system-packages lint typecheck unit
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench

@@ -68,7 +68,7 @@ TIMEOUT_GATEWAY_S = 1.0  # GATEWAY_UPSTREAM_TIMEOUT_S of the gateway used for ti
 SILENT_MS = 3_000  # a primary that stays silent this long outlives that timeout
 STALL_MS, STALL_SHARE = 2_000, 0.05
 HEDGE_FIXED_MS, HEDGE_NEVER_MS = 100, 10_000_000
-HEALTH_WINDOW = 200  # gateway.health.WINDOW: samples that decide automatic hedging
+HEALTH_WINDOW = 200  # gateway.upstream.health.WINDOW: samples that decide automatic hedging
 ROUTING_RULES = 10
 PROFILE_PARTS = {
     "rate limits": ("gateway/limits/",),

@@ -1,3 +1,3 @@
-from gateway.cli import main
+from gateway.platform.cli import main
 
 raise SystemExit(main())

@@ -1,7 +1,7 @@
 """Routing rules: records, their row form, and the queries the gateway needs.
 
 A rule belongs to one workspace. Its `conditions` and `actions` are stored as the JSON
-objects the gateway validated (`gateway.routing.rule_input`); this module does not
+objects the gateway validated (`gateway.upstream.routing.rule_input`); this module does not
 interpret them. What it does guard is the one invariant that spans rows: two *enabled*
 rules of a workspace never share a priority. Disabled rules may share one, so a rule can
 be parked and a replacement put in its place; enabling it again is then refused. The

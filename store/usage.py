@@ -1,6 +1,6 @@
 """Usage records: one row per served (or failed) request, and the sums read back from them.
 
-Rows are written in batches by `store.usage_writer.UsageWriter`, off the request path.
+Rows are written in batches by `gateway.workers.usage_writer.UsageWriter`, off the request path.
 `created_at` is stored twice: as ISO text (for people and exports) and as epoch seconds
 (`created_epoch`), which the indexes on (key, time), (key, endpoint, time) and
 (workspace, time) use for the range queries behind "usage today" figures and the daily

@@ -8,8 +8,8 @@ from typing import Any
 
 from quart import request
 
-from gateway.auth import Principal
-from gateway.state import AppState
+from gateway.platform.auth import Principal
+from gateway.platform.state import AppState
 from store import audit
 from store.audit import AuditEvent
 

@@ -7,9 +7,9 @@ from typing import cast
 
 from quart import Blueprint, Response, request
 
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, read_json
 from gateway.retrieval.embeddings import encode_body, serve_embeddings
-from gateway.state import AppState
-from gateway.web import authenticate, read_json
 
 
 def embeddings_blueprint(state: AppState) -> Blueprint:

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
-from gateway.state import AppState
-from gateway.web import authenticate, iso, json_response
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, iso, json_response
 
 
 def health_blueprint(state: AppState) -> Blueprint:

@@ -9,8 +9,8 @@ from typing import Any, cast
 
 import attrs
 
-from gateway.auth import ALL_PERMISSIONS, DEFAULT_PERMISSIONS
-from gateway.errors import invalid_request
+from gateway.platform.auth import ALL_PERMISSIONS, DEFAULT_PERMISSIONS
+from gateway.platform.errors import invalid_request
 from store.keys import RateLimits
 from store.secrets import KeyKind
 

@@ -23,10 +23,10 @@ from gateway.api.key_input import (
     parse_rate_limits,
     parse_strings,
 )
-from gateway.auth import Principal
-from gateway.errors import ApiError, not_found, permission_denied
-from gateway.state import AppState
-from gateway.web import authenticate, iso, json_response, read_object
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, not_found, permission_denied
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, iso, json_response, read_object
 from store import keys, usage
 from store.keys import ApiKeyRecord
 from store.secrets import new_api_key

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from gateway.errors import invalid_request, not_found
-from gateway.state import AppState
-from gateway.web import authenticate, json_response
+from gateway.platform.errors import invalid_request, not_found
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, json_response
 from providers.catalog import CAPABILITIES, MODEL_STATUSES, model_to_api
 
 

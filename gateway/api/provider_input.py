@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 
-from gateway.errors import ApiError, invalid_request
+from gateway.platform.errors import ApiError, invalid_request
 
 # (current status, trigger) -> next status
 TRANSITIONS: Mapping[tuple[str, str], str] = {

@@ -21,10 +21,10 @@ from gateway.api.provider_input import (
     parse_credentials,
     parse_settings,
 )
-from gateway.auth import Principal
-from gateway.errors import invalid_request, not_found
-from gateway.state import AppState
-from gateway.web import authenticate, iso, json_response, read_object
+from gateway.platform.auth import Principal
+from gateway.platform.errors import invalid_request, not_found
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, iso, json_response, read_object
 from providers.catalog import ProviderInfo
 from providers.errors import ProviderError, Unsupported
 from store import providers as provider_store

@@ -12,10 +12,10 @@ from typing import Any
 
 from quart import Blueprint, Response
 
-from gateway.limits import RateLimiter, Snapshot
-from gateway.limits.headers import iso_z
-from gateway.state import AppState
-from gateway.web import authenticate, json_response
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, json_response
+from gateway.upstream.limits import RateLimiter, Snapshot
+from gateway.upstream.limits.headers import iso_z
 
 
 def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:

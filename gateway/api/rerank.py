@@ -7,9 +7,9 @@ from typing import cast
 
 from quart import Blueprint, Response, request
 
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, json_response, read_json
 from gateway.retrieval.rerank import serve_rerank
-from gateway.state import AppState
-from gateway.web import authenticate, json_response, read_json
 
 
 def rerank_blueprint(state: AppState) -> Blueprint:

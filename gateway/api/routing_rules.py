@@ -18,17 +18,18 @@ import sqlite_utils
 from quart import Blueprint, Response
 
 from gateway.api.audit_trail import record_audit
-from gateway.auth import Principal
-from gateway.chat.validation import ROUTING_MODES, parse_chat_body
-from gateway.errors import ApiError, invalid_request, not_found
-from gateway.routing.apply import DryRun, dry_run
-from gateway.routing.book import RuleBook
-from gateway.routing.context import chat_context
-from gateway.routing.rule_input import next_enabled, parse_create, parse_patch
-from gateway.routing.rules import Actions, Evaluation
-from gateway.routing.transform import request_changes
-from gateway.state import AppState
-from gateway.web import authenticate, iso, json_response, read_object
+from gateway.chat.input import parse_chat_body
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, iso, json_response, read_object
+from gateway.upstream.options import ROUTING_MODES
+from gateway.upstream.routing.apply import DryRun, dry_run
+from gateway.upstream.routing.book import RuleBook
+from gateway.upstream.routing.context import chat_context
+from gateway.upstream.routing.rule_input import next_enabled, parse_create, parse_patch
+from gateway.upstream.routing.rules import Actions, Evaluation
+from gateway.upstream.routing.transform import request_changes
 from providers.types import ChatRequest
 from store import keys
 from store import rules as rule_store

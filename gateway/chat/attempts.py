@@ -19,10 +19,10 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import attrs
 import trio
 
-from gateway.chain import Candidate, deadline_exceeded
 from gateway.chat.trip import Trip
-from gateway.health import HealthBook
-from gateway.resolve import Target, target_of
+from gateway.upstream.chain import Candidate, deadline_exceeded
+from gateway.upstream.health import HealthBook
+from gateway.upstream.resolve import Target, target_of
 from providers.catalog import Catalog
 from providers.types import ChatChunk, ChatRequest, ChatResult
 from streams.fallback import RetryPolicy

@@ -6,10 +6,10 @@ health figures and circuit breakers that routing reads.
 
 from __future__ import annotations
 
-from gateway.accounting import Accounting
 from gateway.chat.trip import Trip
-from gateway.state import AppState
-from gateway.usage_log import submit_usage
+from gateway.platform.state import AppState
+from gateway.upstream.accounting import Accounting
+from gateway.upstream.usage import submit_usage
 
 
 def log_usage(

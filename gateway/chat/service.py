@@ -19,18 +19,6 @@ from typing import Any
 import attrs
 import trio
 
-from gateway.accounting import Accounting, account, estimate_prompt_tokens, estimate_tokens
-from gateway.admission import admit
-from gateway.auth import Principal
-from gateway.cache import ReplayStream, StreamAssembler, cache_key, decide_cache
-from gateway.chain import (
-    Candidate,
-    attempt_summary,
-    record_attempts,
-    retryable,
-    usable,
-    with_fallback_fields,
-)
 from gateway.chat import render
 from gateway.chat.attempts import (
     Opened,
@@ -40,21 +28,35 @@ from gateway.chat.attempts import (
     open_stream,
     retry_policy,
 )
+from gateway.chat.cache import ReplayStream, StreamAssembler, cache_key, decide_cache
+from gateway.chat.input import ChatParams, parse_chat_body
 from gateway.chat.outcomes import log_usage
 from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
-from gateway.chat.validation import ROUTING_MODES, ChatParams, parse_chat_body
-from gateway.errors import ApiError, from_provider_error, invalid_request
-from gateway.jsonio import JsonAnswer
-from gateway.labels import RequestLabels
-from gateway.limits import Hold
-from gateway.resolve import RoutingSignals, available_models, resolve_chat_target
-from gateway.routing.apply import routed_resolution
-from gateway.routing.context import chat_context
-from gateway.routing.rules import Rule, match_rule
-from gateway.routing.transform import apply_transform
-from gateway.state import AppState
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, from_provider_error, invalid_request
+from gateway.platform.jsonio import JsonAnswer
+from gateway.platform.state import AppState
+from gateway.upstream.accounting import Accounting, account, estimate_prompt_tokens, estimate_tokens
+from gateway.upstream.admission import admit
+from gateway.upstream.chain import (
+    Candidate,
+    attempt_summary,
+    record_attempts,
+    retryable,
+    usable,
+    with_fallback_fields,
+)
+from gateway.upstream.footprint_render import footprint_headers
+from gateway.upstream.labels import RequestLabels
+from gateway.upstream.limits import Hold
+from gateway.upstream.options import ROUTING_MODES
+from gateway.upstream.resolve import RoutingSignals, available_models, resolve_chat_target
+from gateway.upstream.routing.apply import routed_resolution
+from gateway.upstream.routing.context import chat_context
+from gateway.upstream.routing.rules import Rule, match_rule
+from gateway.upstream.routing.transform import apply_transform
 from providers.catalog import CostBreakdown
 from providers.errors import ProviderError
 from providers.types import ChatResult, Usage
@@ -298,7 +300,7 @@ async def _plain(
     log_usage(state, trip, accounting, status=200, error_code=None)
     if cache is not None and not trip.fell_back:
         state.cache.put(cache.key, attrs.evolve(result, usage=accounting.usage), ttl_s=cache.ttl_s)
-    headers = base_headers(trip) | admission.headers() | render.footprint_headers(accounting)
+    headers = base_headers(trip) | admission.headers() | footprint_headers(accounting)
     return JsonAnswer(200, render.completion_body(trip, result, accounting), headers)
 
 

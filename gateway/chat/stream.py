@@ -32,11 +32,11 @@ import attrs
 import trio
 from quart.wrappers.response import ResponseBody
 
-from gateway.accounting import Accounting
-from gateway.cache import StreamAssembler
 from gateway.chat import render
+from gateway.chat.cache import StreamAssembler
 from gateway.chat.trip import Trip
-from gateway.errors import ApiError, from_provider_error
+from gateway.platform.errors import ApiError, from_provider_error
+from gateway.upstream.accounting import Accounting
 from providers.errors import ProviderError, UpstreamTimeout
 from providers.types import ChatChunk, Usage
 from streams.sse import DONE

@@ -10,11 +10,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from gateway.auth import Principal
-from gateway.chat.validation import ChatParams
-from gateway.labels import RequestLabels
-from gateway.resolve import Resolution, Target
-from gateway.routing.rules import Rule
+from gateway.chat.input import ChatParams
+from gateway.platform.auth import Principal
+from gateway.upstream.labels import RequestLabels
+from gateway.upstream.resolve import Resolution, Target
+from gateway.upstream.routing.rules import Rule
 
 
 @attrs.frozen

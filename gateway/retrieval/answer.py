@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.accounting import Accounting
-from gateway.chat.render import footprint_headers
-from gateway.resolve import Target
 from gateway.retrieval.upstream import Job, Planned
+from gateway.upstream.accounting import Accounting
+from gateway.upstream.footprint_render import footprint_headers
+from gateway.upstream.resolve import Target
 
 
 def answer_headers(planned: Planned[Any]) -> dict[str, str]:

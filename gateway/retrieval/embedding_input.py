@@ -12,10 +12,10 @@ from typing import Any
 
 import attrs
 
-from gateway import params as fields
-from gateway.accounting import estimate_tokens
-from gateway.chat.validation import ServiceOptions, parse_service
-from gateway.errors import ApiError, invalid_request
+from gateway.platform import params as fields
+from gateway.platform.errors import ApiError, invalid_request
+from gateway.upstream.accounting import estimate_tokens
+from gateway.upstream.options import ServiceOptions, parse_service
 from providers.catalog import ModelInfo
 
 MAX_INPUTS = 2048  # the spec's batch bound, and OpenAI's

@@ -14,10 +14,9 @@ from typing import Any
 
 import trio
 
-from gateway.accounting import Accounting, account
-from gateway.auth import Principal
-from gateway.jsonio import JsonAnswer, dumps
-from gateway.resolve import Target
+from gateway.platform.auth import Principal
+from gateway.platform.jsonio import JsonAnswer, dumps
+from gateway.platform.state import AppState
 from gateway.retrieval.answer import answer_headers, service_object
 from gateway.retrieval.embedding_input import (
     EmbeddingParams,
@@ -26,7 +25,8 @@ from gateway.retrieval.embedding_input import (
     token_estimate,
 )
 from gateway.retrieval.upstream import Job, serve_planned
-from gateway.state import AppState
+from gateway.upstream.accounting import Accounting, account
+from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
 from providers.types import EmbeddingRequest, EmbeddingResult, Usage

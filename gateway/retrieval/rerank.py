@@ -15,10 +15,9 @@ from typing import Any
 
 import attrs
 
-from gateway.accounting import Accounting, account
-from gateway.auth import Principal
-from gateway.jsonio import JsonAnswer
-from gateway.resolve import Target
+from gateway.platform.auth import Principal
+from gateway.platform.jsonio import JsonAnswer
+from gateway.platform.state import AppState
 from gateway.retrieval.answer import answer_headers, service_object
 from gateway.retrieval.rerank_input import (
     RerankParams,
@@ -27,7 +26,8 @@ from gateway.retrieval.rerank_input import (
     token_estimate,
 )
 from gateway.retrieval.upstream import Job, serve_planned
-from gateway.state import AppState
+from gateway.upstream.accounting import Accounting, account
+from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.catalog import CostBreakdown, ModelInfo
 from providers.errors import UpstreamHTTPError

@@ -17,10 +17,12 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 import trio
 
-from gateway.accounting import Accounting
-from gateway.admission import admit
-from gateway.auth import Principal
-from gateway.chain import (
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, from_provider_error, invalid_request
+from gateway.platform.state import AppState
+from gateway.upstream.accounting import Accounting
+from gateway.upstream.admission import admit
+from gateway.upstream.chain import (
     Candidate,
     deadline_exceeded,
     record_attempts,
@@ -28,12 +30,10 @@ from gateway.chain import (
     usable,
     with_fallback_fields,
 )
-from gateway.chat.validation import ServiceOptions
-from gateway.errors import ApiError, from_provider_error, invalid_request
-from gateway.labels import RequestLabels
-from gateway.resolve import Target, available_models, resolve_chat_target
-from gateway.state import AppState
-from gateway.usage_log import submit_usage
+from gateway.upstream.labels import RequestLabels
+from gateway.upstream.options import ServiceOptions
+from gateway.upstream.resolve import Target, available_models, resolve_chat_target
+from gateway.upstream.usage import submit_usage
 from providers.base import Provider
 from providers.catalog import Catalog, ModelInfo
 from providers.errors import ProviderError

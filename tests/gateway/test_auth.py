@@ -14,7 +14,7 @@ import openai
 import pytest
 import trio
 
-from gateway.server import RunningGateway
+from gateway.platform.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 
 CHAT_BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}

@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 import trio
 
-from gateway.accounting import account
-from gateway.auth import Principal
-from gateway.cache import (
+from gateway.chat.cache import (
     BYPASS,
     CacheDecision,
     ReplayStream,
@@ -27,12 +25,14 @@ from gateway.cache import (
     is_cacheable,
     replay_chunks,
 )
-from gateway.cache.replay import split_even, split_words
-from gateway.cache.store import ENTRY_OVERHEAD_BYTES, result_size
+from gateway.chat.cache.replay import split_even, split_words
+from gateway.chat.cache.store import ENTRY_OVERHEAD_BYTES, result_size
+from gateway.chat.input import parse_chat_body
 from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.trip import RequestLabels, Trip
-from gateway.chat.validation import parse_chat_body
-from gateway.resolve import Resolution, target_of
+from gateway.platform.auth import Principal
+from gateway.upstream.accounting import account
+from gateway.upstream.resolve import Resolution, target_of
 from providers.catalog import load_catalog
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, ChatResult, ToolCall, ToolCallDelta, Usage

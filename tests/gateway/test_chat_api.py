@@ -14,7 +14,7 @@ import openai
 import pytest
 import trio
 
-from gateway.server import RunningGateway
+from gateway.platform.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.sim.core import Fault
 from store import usage

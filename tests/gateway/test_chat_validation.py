@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from gateway.chat.validation import MAX_QUEUE_WAIT_MS, MAX_RETRY_ATTEMPTS, parse_chat_body
-from gateway.errors import ApiError
+from gateway.chat.input import parse_chat_body
+from gateway.platform.errors import ApiError
+from gateway.upstream.options import MAX_QUEUE_WAIT_MS, MAX_RETRY_ATTEMPTS
 
 
 def service_of(service: dict[str, Any]) -> Any:

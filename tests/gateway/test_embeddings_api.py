@@ -15,7 +15,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.server import RunningGateway
+from gateway.platform.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.sim.core import Fault
 from store import usage

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 import pytest
 
-from gateway.errors import ApiError
+from gateway.platform.errors import ApiError
 from gateway.retrieval import embedding_input as emb
 from gateway.retrieval import rerank_input as rr
 from gateway.retrieval.embeddings import base64_vector

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.errors import from_provider_error
+from gateway.platform.errors import from_provider_error
 from providers import errors as e
 
 CASES: list[tuple[e.ProviderError, int, str, dict[str, Any]]] = [

@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 import trio
 
-from gateway.limits import RateLimiter, RateLimitExceeded
-from gateway.limits.headers import format_duration, iso_z
-from gateway.limits.limiter import Admission
-from gateway.limits.periods import store_count_loader
-from gateway.limits.policy import DEFAULT_COMPLETION_RESERVE, effective_limits
-from gateway.limits.upstream import UpstreamMeter, settings_limit
-from gateway.limits.windows import SlidingLog, ceil_seconds, next_midnight, utc_day
+from gateway.upstream.limits import RateLimiter, RateLimitExceeded
+from gateway.upstream.limits.headers import format_duration, iso_z
+from gateway.upstream.limits.limiter import Admission
+from gateway.upstream.limits.periods import store_count_loader
+from gateway.upstream.limits.policy import DEFAULT_COMPLETION_RESERVE, effective_limits
+from gateway.upstream.limits.upstream import UpstreamMeter, settings_limit
+from gateway.upstream.limits.windows import SlidingLog, ceil_seconds, next_midnight, utc_day
 from store import usage
 from store.db import open_database
 from store.keys import ApiKeyRecord, RateLimits, new_record

@@ -14,10 +14,10 @@ import attrs
 import pytest
 import trio
 
-from gateway.limits import RateLimiter, RateLimitExceeded, store_count_loader
-from gateway.limits import policy as limit_policy
-from gateway.limits.policy import PlanLimits, effective_limits
-from gateway.limits.windows import (
+from gateway.upstream.limits import RateLimiter, RateLimitExceeded, store_count_loader
+from gateway.upstream.limits import policy as limit_policy
+from gateway.upstream.limits.policy import PlanLimits, effective_limits
+from gateway.upstream.limits.windows import (
     PeriodCount,
     month_start,
     next_month_start,

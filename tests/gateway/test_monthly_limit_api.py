@@ -15,9 +15,9 @@ import openai
 import pytest
 import trio
 
-from gateway.config import Settings
-from gateway.limits.windows import next_month_start
-from gateway.server import RunningGateway, run_gateway
+from gateway.platform.config import Settings
+from gateway.platform.server import RunningGateway, run_gateway
+from gateway.upstream.limits.windows import next_month_start
 from tests.gateway.conftest import ADMIN_KEY
 
 KEYS = "/v1/management/api-keys"

@@ -14,10 +14,10 @@ import pytest
 from quart_trio import QuartTrio
 
 from gateway.api.rate_limits import rate_limits_blueprint
-from gateway.errors import ApiError
-from gateway.limits import RateLimiter, store_count_loader
-from gateway.server import RunningGateway
-from gateway.web import error_response
+from gateway.platform.errors import ApiError
+from gateway.platform.server import RunningGateway
+from gateway.platform.web import error_response
+from gateway.upstream.limits import RateLimiter, store_count_loader
 from store import keys, usage
 from store.keys import ApiKeyRecord, RateLimits
 from store.secrets import KeyKind, new_api_key

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.resolve import (
+from gateway.upstream.resolve import (
     QUALITY_FLOOR,
     RoutingSignals,
     blended_price,

@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 
-from gateway.errors import ApiError
-from gateway.routing.apply import dry_run, routed_resolution
-from gateway.routing.book import RuleBook
-from gateway.routing.context import chat_context, model_names, request_metadata
-from gateway.routing.rule_input import (
+from gateway.platform.errors import ApiError
+from gateway.upstream.routing.apply import dry_run, routed_resolution
+from gateway.upstream.routing.book import RuleBook
+from gateway.upstream.routing.context import chat_context, model_names, request_metadata
+from gateway.upstream.routing.rule_input import (
     next_enabled,
     parse_actions,
     parse_conditions,
     parse_create,
     parse_patch,
 )
-from gateway.routing.rules import (
+from gateway.upstream.routing.rules import (
     RequestContext,
     Rule,
     compile_actions,

@@ -14,17 +14,18 @@ import httpx
 import openai
 import pytest
 
-from gateway.errors import ApiError
-from gateway.routing.apply import dry_run
-from gateway.routing.rule_input import parse_actions, parse_patch
-from gateway.routing.rules import (
+from gateway.platform.errors import ApiError
+from gateway.platform.server import RunningGateway
+from gateway.upstream.routing.apply import dry_run
+from gateway.upstream.routing.rule_input import parse_actions, parse_patch
+from gateway.upstream.routing.rules import (
     Conditions,
     RequestContext,
     compile_actions,
     compile_rule,
     make_rule,
 )
-from gateway.routing.transform import (
+from gateway.upstream.routing.transform import (
     Transform,
     TransformError,
     apply_transform,
@@ -32,7 +33,6 @@ from gateway.routing.transform import (
     parse_transform,
     request_changes,
 )
-from gateway.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.types import ChatRequest
 from providers.upstream import Upstream, UpstreamResponse, UpstreamStream
@@ -165,7 +165,7 @@ def test_an_old_rule_compiles_and_says_once_what_it_ignores(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     record = old_rule({"system_prompt_prefix": "x", "system_prompt": "Be brief."})
-    with caplog.at_level(logging.WARNING, logger="gateway.routing.rules"):
+    with caplog.at_level(logging.WARNING, logger="gateway.upstream.routing.rules"):
         compiled = compile_rule(record)
     assert compiled.actions.transform == Transform(system_prompt="Be brief.")
     warnings = [r.getMessage() for r in caplog.records]
@@ -486,7 +486,7 @@ async def test_a_rule_stored_with_an_old_free_form_transform_does_not_break_chat
         )
 
     record = await state.db.run(store_old_rule)
-    with caplog.at_level(logging.WARNING, logger="gateway.routing.rules"):
+    with caplog.at_level(logging.WARNING, logger="gateway.upstream.routing.rules"):
         state.rules.load(await state.db.run(rule_store.all_enabled))
     assert [r for r in caplog.records if record.id in r.getMessage()]
     answer = await client.chat.completions.create(model="gpt-4o-mini", messages=[USER])

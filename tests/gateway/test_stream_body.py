@@ -12,12 +12,12 @@ from datetime import UTC, datetime
 import pytest
 import trio
 
-from gateway.accounting import account
-from gateway.auth import Principal
+from gateway.chat.input import parse_chat_body
 from gateway.chat.stream import SILENCE_SLACK_S, ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.trip import RequestLabels, Trip
-from gateway.chat.validation import parse_chat_body
-from gateway.resolve import Resolution, target_of
+from gateway.platform.auth import Principal
+from gateway.upstream.accounting import account
+from gateway.upstream.resolve import Resolution, target_of
 from providers.catalog import load_catalog
 from providers.errors import StreamInterrupted
 from providers.fake import FakeProvider

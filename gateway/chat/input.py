@@ -1,0 +1,366 @@
+"""Reading a chat-completions request body into validated, typed parameters.
+
+Every rule names the offending parameter and value in its 400, so a client sees exactly
+what to fix. Legacy `functions`/`function_call` (and the `function` role in the history)
+are converted to their `tools` equivalents here, once, so nothing downstream knows them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from gateway.platform.errors import invalid_request
+from gateway.platform.params import (
+    bounded_number,
+    optional_bool,
+    optional_int,
+    optional_object,
+    optional_string,
+    required_string,
+)
+from gateway.upstream.options import (
+    MAX_STOP,
+    NUMBER_BOUNDS,
+    ROUTING_MODES,
+    ServiceOptions,
+    parse_service,
+)
+from providers.types import ChatRequest
+
+ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@attrs.frozen
+class ChatParams:
+    """A validated chat request as the client asked it (model not yet resolved)."""
+
+    model: str
+    request: ChatRequest
+    stream: bool
+    include_usage: bool
+    provider: str | None
+    routing_mode: str | None
+    service: ServiceOptions
+    used_legacy_functions: bool
+
+
+def parse_chat_body(body: Any) -> ChatParams:
+    """Validate a decoded JSON body; raise a 400 `ApiError` on the first problem found."""
+    if not isinstance(body, dict):
+        raise invalid_request("The request body must be a JSON object.", param=None)
+    model = required_string(body, "model")
+    tools, tool_choice, legacy = _tools_and_choice(body)
+    messages = _messages(body.get("messages"), legacy)
+    _check_tool_choice(tool_choice, tools)
+    _check_n(body.get("n"))
+    request = ChatRequest(
+        model=model,
+        messages=messages,
+        temperature=_sampling(body, "temperature"),
+        max_tokens=_max_tokens(body),
+        top_p=_sampling(body, "top_p"),
+        stop=_stop(body.get("stop")),
+        presence_penalty=_sampling(body, "presence_penalty"),
+        frequency_penalty=_sampling(body, "frequency_penalty"),
+        tools=tools,
+        tool_choice=tool_choice,
+        user=optional_string(body, "user"),
+        response_format=optional_object(body, "response_format"),
+        seed=optional_int(body, "seed"),
+    )
+    return ChatParams(
+        model=model,
+        request=request,
+        stream=optional_bool(body, "stream"),
+        include_usage=_include_usage(body.get("stream_options")),
+        provider=optional_string(body, "provider"),
+        routing_mode=_routing_mode(body.get("routing_mode")),
+        service=parse_service(body.get("service")),
+        used_legacy_functions=legacy,
+    )
+
+
+# -- scalars -------------------------------------------------------------------------------
+
+
+def _sampling(body: Mapping[str, Any], name: str) -> float | None:
+    return bounded_number(body, name, *NUMBER_BOUNDS[name])
+
+
+def _max_tokens(body: Mapping[str, Any]) -> int | None:
+    name = "max_tokens" if body.get("max_tokens") is not None else "max_completion_tokens"
+    value = optional_int(body, name)
+    if value is not None and value < 1:
+        raise invalid_request(f"'{name}' must be at least 1.", param=name, value=value)
+    return value
+
+
+def _stop(value: Any) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (value,)
+    if (
+        isinstance(value, list)
+        and len(value) <= MAX_STOP
+        and all(isinstance(item, str) for item in value)
+    ):
+        return tuple(value)
+    raise invalid_request(
+        f"'stop' must be a string or an array of at most {MAX_STOP} strings.",
+        param="stop",
+        value=value,
+    )
+
+
+def _check_n(value: Any) -> None:
+    if value is not None and value != 1:
+        raise invalid_request("Only 'n' = 1 is supported.", param="n", value=value)
+
+
+def _include_usage(value: Any) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, dict) or not isinstance(value.get("include_usage", False), bool):
+        raise invalid_request(
+            "'stream_options' must be an object with a boolean 'include_usage'.",
+            param="stream_options",
+            value=value,
+        )
+    return bool(value.get("include_usage", False))
+
+
+def _routing_mode(value: Any) -> str | None:
+    if value is None:
+        return None
+    if value not in ROUTING_MODES:
+        raise invalid_request(
+            f"'routing_mode' must be one of: {', '.join(sorted(ROUTING_MODES))}.",
+            param="routing_mode",
+            value=value,
+        )
+    return str(value)
+
+
+# -- messages ------------------------------------------------------------------------------
+
+
+def _messages(value: Any, legacy: bool) -> tuple[dict[str, Any], ...]:
+    if not isinstance(value, list) or not value:
+        raise invalid_request(
+            "'messages' must be a non-empty array.", param="messages", value=value
+        )
+    if legacy or any(isinstance(m, dict) and m.get("role") == "function" for m in value):
+        value = convert_legacy_history(value)
+    return tuple(_message(message, f"messages[{i}]") for i, message in enumerate(value))
+
+
+def _message(message: Any, where: str) -> dict[str, Any]:
+    if not isinstance(message, dict):
+        raise invalid_request(f"'{where}' must be an object.", param=where, value=message)
+    role = message.get("role")
+    if role not in ROLES:
+        raise invalid_request(
+            f"'{where}.role' must be one of system, user, assistant, tool.",
+            param=f"{where}.role",
+            value=role,
+        )
+    has_calls = role == "assistant" and bool(message.get("tool_calls"))
+    _content(message.get("content"), f"{where}.content", optional=has_calls)
+    if message.get("tool_calls") is not None:
+        _tool_calls(message["tool_calls"], role, f"{where}.tool_calls")
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        raise invalid_request(
+            f"'{where}.tool_call_id' is required for a tool message.",
+            param=f"{where}.tool_call_id",
+            value=message.get("tool_call_id"),
+        )
+    return message
+
+
+def _content(content: Any, where: str, *, optional: bool) -> None:
+    if content is None:
+        if optional:
+            return
+        raise invalid_request(f"'{where}' is required.", param=where)
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise invalid_request(
+            f"'{where}' must be a string or an array of parts.", param=where, value=content
+        )
+    for i, part in enumerate(content):
+        _content_part(part, f"{where}[{i}]")
+
+
+def _content_part(part: Any, where: str) -> None:
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind == "text" and isinstance(part.get("text"), str):
+        return
+    if kind == "image_url":
+        image = part.get("image_url")
+        if isinstance(image, dict) and isinstance(image.get("url"), str):
+            return
+        raise invalid_request(
+            f"'{where}.image_url.url' must be a string.", param=f"{where}.image_url", value=image
+        )
+    if kind in ("input_audio", "file"):
+        return
+    raise invalid_request(f"'{where}' must be a text or image_url part.", param=where, value=part)
+
+
+def _tool_calls(calls: Any, role: Any, where: str) -> None:
+    if role != "assistant" or not isinstance(calls, list):
+        raise invalid_request(
+            f"'{where}' must be an array on an assistant message.", param=where, value=calls
+        )
+    for i, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        if (
+            not isinstance(function, dict)
+            or not isinstance(call.get("id"), str)
+            or not isinstance(function.get("name"), str)
+            or not isinstance(function.get("arguments", ""), str)
+        ):
+            raise invalid_request(
+                f"'{where}[{i}]' must have 'id' and 'function' {{name, arguments}}.",
+                param=f"{where}[{i}]",
+                value=call,
+            )
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+
+def _tools_and_choice(
+    body: Mapping[str, Any],
+) -> tuple[tuple[dict[str, Any], ...] | None, Any, bool]:
+    """`tools` and `tool_choice`, converting the legacy `functions` form when used."""
+    legacy = body.get("functions") is not None or body.get("function_call") is not None
+    if legacy and (body.get("tools") is not None or body.get("tool_choice") is not None):
+        raise invalid_request(
+            "Use either 'tools'/'tool_choice' or the deprecated 'functions'/'function_call'.",
+            param="functions",
+        )
+    if legacy:
+        tools_value = _legacy_functions(body.get("functions"))
+        choice = _legacy_function_call(body.get("function_call"))
+    else:
+        tools_value, choice = body.get("tools"), body.get("tool_choice")
+    return _tools(tools_value), choice, legacy
+
+
+def _legacy_functions(functions: Any) -> Any:
+    if functions is None:
+        return None
+    if not isinstance(functions, list):
+        raise invalid_request("'functions' must be an array.", param="functions", value=functions)
+    return [{"type": "function", "function": f} for f in functions]
+
+
+def _legacy_function_call(value: Any) -> Any:
+    if value is None or value in ("none", "auto"):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return {"type": "function", "function": {"name": value["name"]}}
+    raise invalid_request(
+        "'function_call' must be 'none', 'auto' or {name}.", param="function_call", value=value
+    )
+
+
+def _tools(value: Any) -> tuple[dict[str, Any], ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise invalid_request("'tools' must be an array.", param="tools", value=value)
+    for i, tool in enumerate(value):
+        _tool(tool, f"tools[{i}]")
+    return tuple(value)
+
+
+def _tool(tool: Any, where: str) -> None:
+    function = tool.get("function") if isinstance(tool, dict) else None
+    if (
+        not isinstance(tool, dict)
+        or tool.get("type") != "function"
+        or not isinstance(function, dict)
+    ):
+        raise invalid_request(
+            f"'{where}' must be {{type: 'function', function: {{name, ...}}}}.",
+            param=where,
+            value=tool,
+        )
+    name = function.get("name")
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
+        raise invalid_request(
+            f"'{where}.function.name' must be 1-64 letters, digits, '_' or '-'.",
+            param=f"{where}.function.name",
+            value=name,
+        )
+    parameters = function.get("parameters")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise invalid_request(
+            f"'{where}.function.parameters' must be a JSON-schema object.",
+            param=f"{where}.function.parameters",
+            value=parameters,
+        )
+
+
+def _check_tool_choice(choice: Any, tools: Sequence[Mapping[str, Any]] | None) -> None:
+    if choice is None:
+        return
+    if choice in ("auto", "none", "required"):
+        if choice == "required" and not tools:
+            raise invalid_request(
+                "'tool_choice' = 'required' needs 'tools'.", param="tool_choice", value=choice
+            )
+        return
+    function = choice.get("function") if isinstance(choice, dict) else None
+    name = function.get("name") if isinstance(function, dict) else None
+    if not isinstance(name, str) or choice.get("type") != "function":
+        raise invalid_request(
+            "'tool_choice' must be 'auto', 'none', 'required' or {type: 'function', "
+            "function: {name}}.",
+            param="tool_choice",
+            value=choice,
+        )
+    if name not in {t["function"]["name"] for t in tools or ()}:
+        raise invalid_request(
+            f"'tool_choice' names '{name}', which is not among 'tools'.",
+            param="tool_choice",
+            value=choice,
+        )
+
+
+def convert_legacy_history(messages: list[Any]) -> list[Any]:
+    """Rewrite legacy `function_call` assistant turns and `function` role results as tools.
+
+    Each legacy call gets a stable id, and the `function` message answering it (the next
+    one with that name) becomes a `tool` message carrying the same id.
+    """
+    converted: list[Any] = []
+    pending: dict[str, str] = {}
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            converted.append(message)
+            continue
+        call = message.get("function_call")
+        if message.get("role") == "assistant" and isinstance(call, dict):
+            call_id = f"call_legacy_{i}"
+            pending[str(call.get("name"))] = call_id
+            rest = {k: v for k, v in message.items() if k != "function_call"}
+            rest["tool_calls"] = [{"id": call_id, "type": "function", "function": call}]
+            converted.append(rest)
+        elif message.get("role") == "function":
+            name = str(message.get("name"))
+            call_id = pending.pop(name, f"call_legacy_{i}")
+            content = message.get("content")
+            converted.append({"role": "tool", "tool_call_id": call_id, "content": content or ""})
+        else:
+            converted.append(message)
+    return converted

@@ -1,0 +1,118 @@
+"""Settings: one frozen object built from defaults, a TOML file, the environment and flags.
+
+Precedence, lowest first: the defaults below, `--config FILE` (TOML, same field names),
+`GATEWAY_<FIELD>` environment variables, then command-line flags. The vendors' usual key
+variables (`OPENAI_API_KEY`, ...) are read separately by the provider registry.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import cattrs
+
+
+@attrs.frozen
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8080
+    data_dir: Path = attrs.field(default=Path("data"), converter=Path)
+    demo: bool = False
+    # A `gw_admin_...` key that exists (active, admin) whenever the server starts.
+    admin_key: str | None = attrs.field(default=None, repr=False)
+    # Deadlines for upstream calls, in seconds: the whole non-streamed call, the wait for
+    # a stream's first chunk, and the longest silence between two chunks of a stream.
+    upstream_timeout_s: float = 120.0
+    first_chunk_timeout_s: float = 60.0
+    stream_idle_timeout_s: float = 60.0
+    connect_timeout_s: float = 10.0
+    # Connection pool towards the upstreams (one pool for the whole app).
+    max_upstream_connections: int = 512
+    max_keepalive_connections: int = 256
+    # Which HTTP client talks to the upstreams: "lean" (our HTTP/1.1 pool on raw trio
+    # sockets, the fast default) or "httpx" (for HTTP/2 upstreams or proxies). With
+    # "lean" both limits above apply per upstream host.
+    upstream_client: Literal["lean", "httpx"] = "lean"
+    # Largest request body accepted, in bytes (uploads have their own limits).
+    max_body_bytes: int = 8 * 1024 * 1024
+    # How long a client may take to send its request body; then 408 request_timeout.
+    body_timeout_s: float = 60.0
+    # The simulated upstreams' pace in --demo mode.
+    sim_ttft_ms: float = 150.0
+    sim_tokens_per_second: float = 80.0
+    # Usage log: queue capacity (records) before new records are dropped and counted.
+    usage_queue_size: int = 10_000
+    # Switches for what every request pays for, on by default; off is for measuring their
+    # cost, or for a deployment where a proxy in front enforces limits / nobody reads usage.
+    rate_limits_enabled: bool = True
+    usage_log_enabled: bool = True
+    # Hedging from observed latency (twice the provider's p95 time to first result) for
+    # providers without a `hedge_after_ms` setting. Off by default: under overload the
+    # gateway's own queueing raises every latency, and automatic hedges would add load.
+    hedge_from_latency: bool = False
+    # Exact-match response cache: on by default; routing rules may change the TTL or
+    # turn it off, and `service.cache: "skip"` bypasses it per request.
+    cache_enabled: bool = True
+    cache_ttl_s: float = 300.0
+    cache_max_entries: int = 10_000
+    cache_max_bytes: int = 64 * 1024 * 1024
+    # Active health probes: every this many seconds each active provider is asked for
+    # its model list (a call that costs nothing), within `health_probe_deadline_s`;
+    # 0 turns the probes off. Request outcomes feed provider health either way.
+    health_probe_interval_s: float = 60.0
+    health_probe_deadline_s: float = 5.0
+    # How long a graceful shutdown waits for in-flight requests, in seconds.
+    shutdown_grace_s: float = 10.0
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "gateway.db"
+
+
+_converter = cattrs.Converter()
+_converter.register_structure_hook(Path, lambda value, _: Path(value))
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for field in attrs.fields(Settings):
+        raw = env.get("GATEWAY_" + field.name.upper())
+        if raw is None:
+            continue
+        values[field.name] = _coerce(raw, field.type)
+    return values
+
+
+def _coerce(raw: str, kind: Any) -> Any:
+    if kind in (bool, "bool"):
+        return raw.strip().lower() in ("1", "true", "yes", "on")
+    if kind in (int, "int"):
+        return int(raw)
+    if kind in (float, "float"):
+        return float(raw)
+    return raw
+
+
+def load_settings(
+    *,
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Merge the layers and validate the result into a `Settings`."""
+    env = os.environ if env is None else env
+    merged: dict[str, Any] = {}
+    if config_file is not None:
+        with config_file.open("rb") as handle:
+            merged.update(tomllib.load(handle))
+    merged.update(_from_env(env))
+    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    unknown = set(merged) - {f.name for f in attrs.fields(Settings)}
+    if unknown:
+        raise ValueError(f"unknown settings: {', '.join(sorted(unknown))}")
+    return _converter.structure(merged, Settings)

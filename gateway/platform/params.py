@@ -1,0 +1,99 @@
+"""Readers for the scalar fields of a request body, each naming its parameter.
+
+Pure and framework-free. They raise the generic 400 `invalid_request`; the endpoint-specific
+codes (`invalid_input`, `invalid_documents`, ...) belong to the modules that own those fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gateway.platform.errors import invalid_request
+
+
+def body_object(body: Any) -> Mapping[str, Any]:
+    if not isinstance(body, dict):
+        raise invalid_request("The request body must be a JSON object.")
+    return body
+
+
+def required_string(body: Mapping[str, Any], name: str) -> str:
+    value = body.get(name)
+    if value is None:
+        raise invalid_request(f"'{name}' is required.", param=name)
+    if not isinstance(value, str) or not value.strip():
+        raise invalid_request(f"'{name}' must be a non-empty string.", param=name, value=value)
+    return value
+
+
+def optional_string(body: Mapping[str, Any], name: str) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise invalid_request(f"'{name}' must be a string.", param=name, value=value)
+    return value
+
+
+def optional_bool(body: Mapping[str, Any], name: str) -> bool:
+    value = body.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise invalid_request(f"'{name}' must be a boolean.", param=name, value=value)
+    return value
+
+
+def optional_positive_int(body: Mapping[str, Any], name: str) -> int | None:
+    """An integer of at least 1 (JSON booleans are not integers here, unlike in Python)."""
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise invalid_request(
+            f"'{name}' must be an integer of at least 1.", param=name, value=value
+        )
+    return value
+
+
+def optional_int(body: Mapping[str, Any], name: str) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise invalid_request(f"'{name}' must be an integer.", param=name, value=value)
+    return value
+
+
+def optional_object(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise invalid_request(f"'{name}' must be an object.", param=name, value=value)
+    return value
+
+
+def bounded_number(body: Mapping[str, Any], name: str, low: float, high: float) -> float | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise invalid_request(f"'{name}' must be a number.", param=name, value=value)
+    if not low <= value <= high:
+        raise invalid_request(
+            f"'{name}' must be between {low:g} and {high:g}.", param=name, value=value
+        )
+    return float(value)
+
+
+def not_auto(model: str) -> None:
+    """`auto` routes chat by quality and price; retrieval vectors and scores are only
+    comparable within one model, so picking one for the caller would be a silent trap."""
+    if model == "auto":
+        raise invalid_request(
+            "'auto' routing is for chat; name an embedding or rerank model.",
+            param="model",
+            value=model,
+        )

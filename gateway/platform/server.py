@@ -1,0 +1,186 @@
+"""Running the gateway: the app's lifespan as one trio nursery that owns everything.
+
+`run_gateway` opens the store and the upstream connection pool, starts the background
+workers (`WORKERS`, see `gateway.workers`; in `--demo` also the simulators), then serves
+HTTP with Hypercorn until the shutdown trigger fires or it is cancelled. On the way out
+Hypercorn lets in-flight requests finish (up to the grace period), the usage log is
+flushed, and the database is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import aclosing, asynccontextmanager
+from typing import Any
+
+import attrs
+import httpx
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve
+
+from gateway.chat.cache import ResponseCache
+from gateway.platform import bootstrap
+from gateway.platform.app import create_app
+from gateway.platform.asgi import ChatFastPath
+from gateway.platform.auth import KeyRing
+from gateway.platform.config import Settings
+from gateway.platform.state import AppState
+from gateway.upstream.registry import ProviderRegistry
+from gateway.upstream.routing.book import RuleBook
+from gateway.workers import health_probes, last_used, usage_writer
+from gateway.workers.usage_writer import UsageWriter
+from providers.catalog import load_catalog
+from providers.sim.server import SimConfig, SimServer, serve_simulator
+from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
+from store import keys
+from store import providers as provider_store
+from store import rules as rule_store
+from store.db import open_database
+from store.secrets import load_or_create_cipher
+
+ShutdownTrigger = Callable[[], Awaitable[None]]
+Worker = Callable[..., Awaitable[None]]
+# Every long-lived worker, started in this order by the lifespan nursery (the usage log
+# first: the others may record usage).
+WORKERS: tuple[Worker, ...] = (usage_writer.run, last_used.run, health_probes.run)
+
+
+@attrs.frozen
+class RunningGateway:
+    """What a started gateway reports: where it listens and what it made."""
+
+    url: str
+    state: AppState
+    sim: SimServer | None
+    printed_admin_key: str | None
+    providers: tuple[str, ...]
+
+
+def upstream_client(settings: Settings) -> Upstream:
+    """The one pooled client every adapter shares, as `settings.upstream_client` says.
+
+    Reads have no timeout of their own because the callers set deadlines (first chunk,
+    idle gap, whole call); only connecting has one.
+    """
+    if settings.upstream_client == "httpx":
+        return HttpxUpstream(
+            httpx.AsyncClient(
+                timeout=httpx.Timeout(
+                    connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0
+                ),
+                limits=httpx.Limits(
+                    max_connections=settings.max_upstream_connections,
+                    max_keepalive_connections=settings.max_keepalive_connections,
+                    keepalive_expiry=30.0,
+                ),
+                http2=False,
+                trust_env=False,
+            )
+        )
+    return LeanUpstream(
+        connect_timeout=settings.connect_timeout_s,
+        max_connections_per_host=settings.max_upstream_connections,
+        max_idle_per_host=settings.max_keepalive_connections,
+        keepalive_expiry=30.0,
+    )
+
+
+@asynccontextmanager
+async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterator[AppState]:
+    """The shared state, open for the duration of the block."""
+    db = await trio.to_thread.run_sync(open_database, settings.data_dir)
+    try:
+        cipher = load_or_create_cipher(settings.data_dir, env)
+        catalog = load_catalog()
+        async with aclosing(upstream_client(settings)) as client:
+            keyring = KeyRing()
+            keyring.load(await db.run(keys.all_active))
+            registry = ProviderRegistry(client, cipher, catalog)
+            registry.load(await db.run(provider_store.list_all))
+            usage = UsageWriter(
+                db, capacity=settings.usage_queue_size, shutdown_grace=settings.shutdown_grace_s
+            )
+            cache = ResponseCache(
+                max_entries=settings.cache_max_entries, max_bytes=settings.cache_max_bytes
+            )
+            rules = RuleBook()
+            rules.load(await db.run(rule_store.all_enabled))
+            yield AppState(
+                settings,
+                db,
+                cipher,
+                catalog,
+                client,
+                keyring,
+                registry,
+                usage,
+                cache=cache,
+                rules=rules,
+            )
+    finally:
+        db.close()
+
+
+def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfig:
+    config = HypercornConfig()
+    config.bind = [f"{host}:{port}"]
+    config.graceful_timeout = settings.shutdown_grace_s
+    config.keep_alive_timeout = 75.0
+    config.accesslog = None
+    config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
+    return config
+
+
+async def run_gateway(
+    settings: Settings,
+    *,
+    env: Mapping[str, str] | None = None,
+    shutdown_trigger: ShutdownTrigger | None = None,
+    task_status: trio.TaskStatus[RunningGateway] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve until `shutdown_trigger` returns (graceful) or the caller cancels.
+
+    Reports a `RunningGateway` through `task_status` once the port is bound.
+    """
+    env = os.environ if env is None else env
+    async with open_state(settings, env) as state, trio.open_nursery() as nursery:
+        for worker in WORKERS:
+            await nursery.start(worker, state)
+        printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+        sim, configured = await _providers(state, settings, env, nursery)
+        app = ChatFastPath(create_app(state), state)
+        config = hypercorn_config(settings, settings.host, settings.port)
+        binds = await nursery.start(
+            _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery
+        )
+        task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
+
+
+async def _serve_then_stop(
+    app: Any,
+    config: HypercornConfig,
+    shutdown_trigger: ShutdownTrigger,
+    nursery: trio.Nursery,
+    *,
+    task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve HTTP; once Hypercorn has shut down gracefully, stop the background workers
+    (their cancellation flushes the usage log)."""
+    await serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
+    nursery.cancel_scope.cancel()
+
+
+async def _providers(
+    state: AppState, settings: Settings, env: Mapping[str, str], nursery: trio.Nursery
+) -> tuple[SimServer | None, list[str]]:
+    if not settings.demo:
+        return None, await bootstrap.configure_env_providers(state, env)
+    sim_config = SimConfig(
+        ttft_ms=settings.sim_ttft_ms, tokens_per_second=settings.sim_tokens_per_second
+    )
+    sim: SimServer = await nursery.start(serve_simulator, "127.0.0.1", 0, sim_config)
+    urls = {info.id: sim.base_url(info.id) for info in state.catalog.providers()}
+    return sim, await bootstrap.configure_demo_providers(state, urls)

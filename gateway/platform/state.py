@@ -1,0 +1,40 @@
+"""Everything the request handlers share, built once by the app's lifespan."""
+
+from __future__ import annotations
+
+import attrs
+
+from gateway.chat.cache import ResponseCache
+from gateway.platform.auth import KeyRing
+from gateway.platform.config import Settings
+from gateway.upstream.circuit import BreakerBook
+from gateway.upstream.health import HealthBook
+from gateway.upstream.limits import RateLimiter, store_count_loader
+from gateway.upstream.registry import ProviderRegistry
+from gateway.upstream.routing.book import RuleBook
+from gateway.workers.usage_writer import UsageWriter
+from providers.catalog import Catalog
+from providers.upstream import Upstream
+from store.db import Database
+from store.secrets import CredentialCipher
+
+
+@attrs.define(eq=False)
+class AppState:
+    settings: Settings
+    db: Database
+    cipher: CredentialCipher
+    catalog: Catalog
+    client: Upstream
+    keyring: KeyRing
+    registry: ProviderRegistry
+    usage: UsageWriter
+    health: HealthBook = attrs.field(factory=HealthBook)
+    breakers: BreakerBook = attrs.field(factory=BreakerBook)
+    cache: ResponseCache = attrs.field(factory=ResponseCache)
+    rules: RuleBook = attrs.field(factory=RuleBook)
+    limits: RateLimiter = attrs.field()
+
+    @limits.default
+    def _default_limits(self) -> RateLimiter:
+        return RateLimiter(count_loader=store_count_loader(self.db, self.usage.flush))

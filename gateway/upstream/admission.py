@@ -1,0 +1,38 @@
+"""Taking a request's share of its key's limits: the one entry for every limited endpoint.
+
+Chat completions, embeddings and rerank all pass here, so a key's rpm, tpm, daily,
+monthly and concurrency limits count every model request it makes, whichever endpoint.
+The request's `service.rate_limit_strategy` decides what a full limit means: `queue`
+waits (at most `service.max_wait_ms`) for capacity, anything else is refused at once
+with the 429 of the limit that is spent.
+"""
+
+from __future__ import annotations
+
+from gateway.platform.state import AppState
+from gateway.upstream.limits import Hold, Unlimited
+from gateway.upstream.options import ServiceOptions
+from store.keys import ApiKeyRecord
+
+
+async def admit(
+    state: AppState,
+    key: ApiKeyRecord,
+    service: ServiceOptions,
+    *,
+    prompt_tokens: int,
+    max_tokens: int | None,
+) -> Hold:
+    """Admit one request of `key` (raises the 429 `ApiError` when a limit is spent).
+
+    `max_tokens` is what the answer may add to `prompt_tokens` (0 for endpoints whose
+    answer is not text); None reserves the default completion. The hold is settled with
+    the real count when the request ends. Cancellation: nothing has been taken.
+    """
+    if not state.settings.rate_limits_enabled:
+        return Unlimited()
+    estimate = state.limits.estimate(key, prompt_tokens, max_tokens)
+    if service.rate_limit_strategy == "queue":
+        max_wait_s = (service.max_wait_ms or 0) / 1000
+        return await state.limits.wait_for_capacity(key, estimate, max_wait_s)
+    return await state.limits.acquire(key, estimate)

@@ -1,0 +1,148 @@
+"""A chain of upstream candidates raced by `streams.race`, whatever the endpoint.
+
+Chat, embeddings and rerank all fall back the same way: the candidates whose provider is
+active and whose circuit lets requests through, tried in order (or raced, with hedging);
+timeouts, throttling and 5xx move on, other failures stop. This module holds what they
+share: the candidate, which failures are retryable, what the attempts are reported as,
+and how they feed provider health and the circuit breakers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+import trio
+
+from gateway.platform.errors import ApiError, from_provider_error
+from gateway.platform.state import AppState
+from gateway.upstream.circuit import BreakerBook
+from gateway.upstream.resolve import Target
+from providers.base import Provider
+from providers.errors import ProviderError, UpstreamTimeout
+from streams.fallback import Attempt, Outcome, RaceFailed
+
+
+@attrs.frozen
+class Candidate:
+    target: Target
+    adapter: Provider
+
+
+def usable(
+    targets: Sequence[Target],
+    adapter_of: Callable[[str], Provider | None],
+    breakers: BreakerBook,
+    workspace_id: str,
+    now: float,
+) -> list[Candidate]:
+    """Targets whose provider is active and whose circuit lets a request through."""
+    chain = []
+    for target in targets:
+        adapter = adapter_of(target.provider_id)
+        if adapter is None:
+            continue
+        if not breakers.breaker(workspace_id, target.provider_id, target.upstream_model).allows(
+            now
+        ):
+            continue
+        chain.append(Candidate(target, adapter))
+    return chain
+
+
+def retryable(codes: Sequence[str]) -> Callable[[Exception], bool]:
+    """Timeouts, throttling and 5xx always move on; `codes` (the spec's error codes, from
+    `service.retry.retryable_errors`) add more."""
+    extra = frozenset(codes)
+
+    def check(exc: Exception) -> bool:
+        if not isinstance(exc, ProviderError):
+            return False
+        return exc.retryable or from_provider_error(exc).code in extra
+
+    return check
+
+
+def deadline_exceeded(provider_id: str, seconds: float) -> UpstreamTimeout:
+    """The retryable failure of an attempt that ran out of its deadline."""
+    return UpstreamTimeout(
+        provider_id,
+        f"The provider did not answer within {seconds:g} s.",
+        timeout_ms=int(seconds * 1000),
+    )
+
+
+def tried_several(failed: RaceFailed) -> bool:
+    tried = {a.index for a in failed.attempts if a.outcome is not Outcome.NOT_STARTED}
+    return len(tried) > 1
+
+
+def with_fallback_fields(error: ApiError, failed: RaceFailed) -> ApiError:
+    """The spec's fallback fields on the error of a chain where every attempt failed."""
+    if tried_several(failed):
+        tried = [a for a in failed.attempts if a.outcome is not Outcome.NOT_STARTED]
+        error.extra |= {
+            "fallback_attempted": True,
+            "fallback_provider": tried[-1].candidate.target.provider_id,
+            "fallback_result": "failed",
+            "attempts": attempt_summary(failed.attempts),
+        }
+    return error
+
+
+def attempt_summary(attempts: Sequence[Attempt[Candidate]]) -> list[dict[str, object]]:
+    """The attempts as the `_gateway` and error bodies report them."""
+    summary = []
+    for attempt in attempts:
+        if attempt.outcome is Outcome.NOT_STARTED:
+            continue
+        error = attempt.error
+        summary.append(
+            {
+                "provider": attempt.candidate.target.provider_id,
+                "model": attempt.candidate.target.model_id,
+                "try": attempt.try_number,
+                "outcome": attempt.outcome.value,
+                "error": from_provider_error(error).code
+                if isinstance(error, ProviderError)
+                else None,
+                "latency_ms": _span_ms(attempt),
+            }
+        )
+    return summary
+
+
+def _span_ms(attempt: Attempt[Candidate]) -> int | None:
+    if attempt.started_at is None or attempt.ended_at is None:
+        return None
+    return int((attempt.ended_at - attempt.started_at) * 1000)
+
+
+def record_attempts(
+    state: AppState, workspace: str, attempts: Sequence[Attempt[Candidate]]
+) -> None:
+    """Feed each attempt into provider health and its circuit breaker.
+
+    Losers cancelled by a faster candidate say nothing about their provider; failures
+    that are the client's fault (a bad request) do not count against it either.
+    """
+    now = trio.current_time()
+    for attempt in attempts:
+        target = attempt.candidate.target
+        ms = float(_span_ms(attempt) or 0)
+        breaker = state.breakers.breaker(workspace, target.provider_id, target.upstream_model)
+        if attempt.outcome is Outcome.WON:
+            state.health.record(workspace, target.provider_id, ok=True, latency_ms=ms)
+            state.health.record_first_result(workspace, target.provider_id, ms)
+            breaker.record(True, now)
+        elif attempt.outcome is Outcome.FAILED and _providers_fault(attempt.error):
+            assert isinstance(attempt.error, ProviderError)
+            kind = from_provider_error(attempt.error).code  # the spec's code, e.g. provider_timeout
+            state.health.record(
+                workspace, target.provider_id, ok=False, latency_ms=ms, error_type=kind
+            )
+            breaker.record(False, now)
+
+
+def _providers_fault(error: Exception | None) -> bool:
+    return isinstance(error, ProviderError) and error.retryable

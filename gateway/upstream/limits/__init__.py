@@ -1,0 +1,28 @@
+"""Rate limits: per-key rpm, tpm, daily, monthly and concurrent limits, checked in memory.
+
+The gateway runs one process; the limiter's state lives in that process's trio thread,
+which is what makes check-and-take atomic (see `gateway.upstream.limits.limiter`).
+"""
+
+from gateway.upstream.limits.headers import RateLimitExceeded, Snapshot, rate_limit_headers
+from gateway.upstream.limits.limiter import Admission, Hold, RateLimiter, Unlimited
+from gateway.upstream.limits.periods import store_count_loader
+from gateway.upstream.limits.policy import FREE, PRO, EffectiveLimits, effective_limits
+from gateway.upstream.limits.upstream import ProviderFigures, UpstreamMeter
+
+__all__ = [
+    "FREE",
+    "PRO",
+    "Admission",
+    "EffectiveLimits",
+    "Hold",
+    "ProviderFigures",
+    "RateLimitExceeded",
+    "RateLimiter",
+    "Snapshot",
+    "Unlimited",
+    "UpstreamMeter",
+    "effective_limits",
+    "rate_limit_headers",
+    "store_count_loader",
+]

@@ -1,0 +1,122 @@
+"""The options every model request shares, whatever its family: the `service`
+extension object of the body (cache, fallbacks, tags, rate-limit handling, retry), the
+routing modes, and the bounds of the sampling parameters.
+
+Chat, embeddings, rerank and the families after them validate their own fields and call
+`parse_service` for this one; admission, routing and the management API read the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from gateway.platform.errors import invalid_request
+
+ROUTING_MODES = frozenset(
+    {"balanced", "cost_optimized", "performance", "low_latency", "sustain_optimized"}
+)
+# Bounds of the numeric sampling parameters; routing-rule transforms that force one
+# (`gateway.upstream.routing.transform`) are held to the same ones.
+NUMBER_BOUNDS: Mapping[str, tuple[float, float]] = {
+    "temperature": (0.0, 2.0),
+    "top_p": (0.0, 1.0),
+    "presence_penalty": (-2.0, 2.0),
+    "frequency_penalty": (-2.0, 2.0),
+}
+MAX_STOP = 4  # `stop` sequences
+
+
+# What a request may ask of the gateway's patience: every request ends in bounded time,
+# so larger values are taken as these (documented in README).
+MAX_QUEUE_WAIT_MS = 300_000  # `rate_limit_handling.max_wait_ms`: five minutes
+MAX_RETRY_ATTEMPTS = 10  # `retry.max_attempts`, per provider
+
+
+@attrs.frozen
+class ServiceOptions:
+    """The body's `service` extension object."""
+
+    cache_skip: bool = False
+    fallbacks: tuple[str, ...] = ()
+    tags: Mapping[str, Any] = attrs.field(factory=dict)
+    rate_limit_strategy: str | None = None
+    max_wait_ms: int | None = None
+    retry_max_attempts: int | None = None
+    retryable_errors: tuple[str, ...] = ()
+
+
+# -- the service extension -----------------------------------------------------------------
+
+
+def parse_service(value: Any) -> ServiceOptions:
+    if value is None:
+        return ServiceOptions()
+    if not isinstance(value, dict):
+        raise invalid_request("'service' must be an object.", param="service", value=value)
+    handling = value.get("rate_limit_handling") or {}
+    retry = value.get("retry") or {}
+    if not isinstance(handling, dict) or not isinstance(retry, dict):
+        raise invalid_request(
+            "'service.rate_limit_handling' and 'service.retry' must be objects.",
+            param="service",
+            value=value,
+        )
+    return ServiceOptions(
+        cache_skip=value.get("cache") == "skip",
+        fallbacks=_string_list(value.get("fallbacks"), "service.fallbacks"),
+        tags=_tags(value.get("tags")),
+        rate_limit_strategy=_choice(
+            handling.get("strategy"), ("queue", "fallback"), "service.rate_limit_handling"
+        ),
+        max_wait_ms=_at_most(
+            _non_negative(handling.get("max_wait_ms"), "service.rate_limit_handling"),
+            MAX_QUEUE_WAIT_MS,
+        ),
+        retry_max_attempts=_at_most(
+            _non_negative(retry.get("max_attempts"), "service.retry"), MAX_RETRY_ATTEMPTS
+        ),
+        retryable_errors=_string_list(retry.get("retryable_errors"), "service.retry"),
+    )
+
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise invalid_request(f"'{where}' must be an array of strings.", param=where, value=value)
+    return tuple(value)
+
+
+def _tags(value: Any) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise invalid_request(
+            "'service.tags' must be an object.", param="service.tags", value=value
+        )
+    return value
+
+
+def _choice(value: Any, allowed: tuple[str, ...], where: str) -> str | None:
+    if value is None:
+        return None
+    if value not in allowed:
+        raise invalid_request(
+            f"'{where}.strategy' must be one of {', '.join(allowed)}.", param=where, value=value
+        )
+    return str(value)
+
+
+def _at_most(value: int | None, ceiling: int) -> int | None:
+    return None if value is None else min(value, ceiling)
+
+
+def _non_negative(value: Any, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise invalid_request(f"'{where}' needs a non-negative integer.", param=where, value=value)
+    return value

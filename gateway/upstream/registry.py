@@ -1,0 +1,101 @@
+"""The providers each workspace has configured, with a live adapter for each active one.
+
+Filled from the store at start and kept in step by the management API. Credentials are
+decrypted only here, into the adapter's endpoint; they never appear in a response or log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from providers.adapters import ADAPTER_CLASSES, build_adapter
+from providers.base import Provider, ProviderEndpoint
+from providers.catalog import Catalog
+from providers.upstream import Upstream
+from store.providers import ProviderRecord
+from store.secrets import CredentialCipher
+
+
+@attrs.frozen
+class ConfiguredProvider:
+    record: ProviderRecord
+    adapter: Provider | None  # None unless the provider is active and has an adapter
+
+    @property
+    def active(self) -> bool:
+        return self.record.status == "active" and self.adapter is not None
+
+
+@attrs.define
+class ProviderRegistry:
+    client: Upstream
+    cipher: CredentialCipher
+    catalog: Catalog
+    _by_workspace: dict[str, dict[str, ConfiguredProvider]] = attrs.field(factory=dict)
+    # Active provider ids per workspace, read on every request; rebuilt on each change.
+    _active: dict[str, frozenset[str]] = attrs.field(factory=dict)
+
+    def load(self, records: list[ProviderRecord]) -> None:
+        self._by_workspace.clear()
+        self._active.clear()
+        for record in records:
+            self.put(record)
+
+    def put(self, record: ProviderRecord) -> ConfiguredProvider:
+        """Record a (re)configuration; builds a fresh adapter for an active provider."""
+        entry = ConfiguredProvider(record, self._adapter_for(record))
+        self._by_workspace.setdefault(record.workspace_id, {})[record.provider_id] = entry
+        self._active.pop(record.workspace_id, None)
+        return entry
+
+    def remove(self, workspace_id: str, provider_id: str) -> None:
+        self._by_workspace.get(workspace_id, {}).pop(provider_id, None)
+        self._active.pop(workspace_id, None)
+
+    def configured(self, workspace_id: str) -> Mapping[str, ConfiguredProvider]:
+        return self._by_workspace.get(workspace_id, {})
+
+    def get(self, workspace_id: str, provider_id: str) -> ConfiguredProvider | None:
+        return self.configured(workspace_id).get(provider_id)
+
+    def adapter(self, workspace_id: str, provider_id: str) -> Provider | None:
+        """The adapter to call, or None when the provider is not active here."""
+        entry = self.get(workspace_id, provider_id)
+        return entry.adapter if entry is not None and entry.active else None
+
+    def active_adapters(self) -> list[tuple[str, str, Provider]]:
+        """(workspace, provider id, adapter) of every active provider, for the probes."""
+        return [
+            (workspace_id, provider_id, entry.adapter)
+            for workspace_id, entries in self._by_workspace.items()
+            for provider_id, entry in entries.items()
+            if entry.active and entry.adapter is not None
+        ]
+
+    def active_ids(self, workspace_id: str) -> frozenset[str]:
+        found = self._active.get(workspace_id)
+        if found is None:
+            configured = self.configured(workspace_id).items()
+            found = self._active[workspace_id] = frozenset(
+                pid for pid, entry in configured if entry.active
+            )
+        return found
+
+    def endpoint(self, record: ProviderRecord) -> ProviderEndpoint:
+        """Where the provider lives: `settings.base_url`, else the vendor's public API."""
+        credentials = self.cipher.decrypt(record.encrypted_credentials)
+        info = self.catalog.provider(record.provider_id)
+        default_url = info.base_url if info is not None else ""
+        return ProviderEndpoint(
+            provider_id=record.provider_id,
+            base_url=str(record.settings.get("base_url") or default_url),
+            api_key=str(credentials.get("api_key", "")),
+            settings=dict(record.settings),
+        )
+
+    def _adapter_for(self, record: ProviderRecord) -> Provider | None:
+        if record.status != "active" or record.provider_id not in ADAPTER_CLASSES:
+            return None
+        return build_adapter(self.client, self.endpoint(record))

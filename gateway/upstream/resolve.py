@@ -1,0 +1,200 @@
+"""Which provider and upstream model serve a chat request.
+
+Pure: given the catalog, the providers active in the caller's workspace and what the
+client asked for (a model id or alias, `auto`, a forced `provider`), decide the target
+and explain why. `auto` is routed by the routing mode over the catalog's quality and
+price figures; the alternatives are the other candidates, best first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Set
+
+import attrs
+
+from gateway.platform.errors import ApiError, invalid_request, not_found
+from providers.catalog import Catalog, ModelInfo
+from providers.footprint import estimate, generation_latency_s, load_footprint_factors
+
+QUALITY_FLOOR = 70  # the "quality threshold" of cost_optimized and sustain_optimized
+
+
+TYPICAL_OUTPUT_TOKENS = 256
+
+
+def _no_observation(provider_id: str) -> float | None:
+    return None
+
+
+@attrs.frozen
+class RoutingSignals:
+    """What `auto` routing knows beyond the catalog: the median latency observed per
+    provider (None until it has served requests here)."""
+
+    observed_latency_ms: Callable[[str], float | None] = _no_observation
+
+
+@attrs.frozen
+class Target:
+    provider_id: str
+    model_id: str  # the id we report to the client
+    upstream_model: str  # the id sent to the vendor
+    info: ModelInfo | None
+
+
+@attrs.frozen
+class Resolution:
+    target: Target
+    alternatives: tuple[Target, ...]
+    mode: str
+    reasoning: str
+
+
+def target_of(info: ModelInfo) -> Target:
+    return Target(info.provider, info.id, info.upstream_id, info)
+
+
+def resolve_chat_target(
+    catalog: Catalog,
+    active: Set[str],
+    *,
+    model: str,
+    provider: str | None,
+    mode: str,
+    capability: str = "chat",
+    signals: RoutingSignals | None = None,
+) -> Resolution:
+    """The target for `model` (or `auto`) among the `active` providers; 4xx if none."""
+    if provider is not None:
+        return _forced(catalog, active, model, provider, mode)
+    if model == "auto":
+        return _auto(catalog, active, mode, capability, signals or RoutingSignals())
+    info = catalog.model(model)
+    if info is None or info.provider not in active:
+        raise model_not_found(catalog, active, model, info, capability)
+    if capability not in info.capabilities:
+        raise invalid_request(
+            f"The model '{info.id}' does not support {capability}.", param="model", value=model
+        )
+    alternatives = tuple(
+        target_of(m)
+        for m in (catalog.model(f) for f in info.fallback_chain)
+        if m is not None and m.provider in active
+    )
+    return Resolution(target_of(info), alternatives, mode, f"requested model {info.id}")
+
+
+def available_models(catalog: Catalog, active: Set[str], capability: str = "chat") -> list[str]:
+    return [
+        m.id
+        for m in catalog.models(capability=capability)
+        if m.provider in active and m.status != "deprecated"
+    ]
+
+
+def model_not_found(
+    catalog: Catalog, active: Set[str], model: str, info: ModelInfo | None, capability: str
+) -> ApiError:
+    reason = (
+        f"The model '{model}' is served by '{info.provider}', which is not configured."
+        if info is not None
+        else f"The model '{model}' does not exist or is not available."
+    )
+    return not_found(
+        "model_not_found",
+        reason,
+        model=model,
+        provider=info.provider if info is not None else None,
+        available_models=available_models(catalog, active, capability),
+    )
+
+
+def _forced(catalog: Catalog, active: Set[str], model: str, provider: str, mode: str) -> Resolution:
+    if catalog.provider(provider) is None:
+        raise invalid_request(f"Unknown provider '{provider}'.", param="provider", value=provider)
+    if provider not in active:
+        raise ApiError(
+            400,
+            "provider_not_configured",
+            f"The provider '{provider}' is not configured or is disabled.",
+            param="provider",
+            value=provider,
+        )
+    info = catalog.model(model)
+    if info is not None and info.provider == provider:
+        return Resolution(target_of(info), (), mode, f"provider {provider} forced by the request")
+    return Resolution(
+        Target(provider, model, model, None), (), mode, f"provider {provider} forced by the request"
+    )
+
+
+def blended_price(info: ModelInfo) -> float:
+    """USD per 1M tokens for a typical 3:1 input:output mix."""
+    return (3 * info.pricing.input_per_1m + info.pricing.output_per_1m) / 4
+
+
+def expected_latency_ms(info: ModelInfo, signals: RoutingSignals) -> float:
+    """What a typical answer will take: the provider's observed median once known, else
+    EcoLogits' generation-latency estimate for the model's size."""
+    observed = signals.observed_latency_ms(info.provider)
+    if observed is not None:
+        return observed
+    factors = load_footprint_factors()
+    return 1000 * generation_latency_s(info.active_params_b, TYPICAL_OUTPUT_TOKENS, factors.llm)
+
+
+def carbon_g(catalog: Catalog, info: ModelInfo) -> float:
+    """Estimated gCO2e of a typical answer: model size, provider PUE and grid intensity."""
+    provider = catalog.provider(info.provider)
+    if provider is None:
+        return math.inf
+    return estimate(info, provider, TYPICAL_OUTPUT_TOKENS).carbon_gco2e
+
+
+def _score(mode: str, catalog: Catalog, signals: RoutingSignals) -> Callable[[ModelInfo], float]:
+    """Higher is better, per routing mode; the thresholded modes rank models below the
+    quality floor last."""
+
+    def floor(m: ModelInfo) -> float:
+        return 0.0 if m.quality >= QUALITY_FLOOR else -1e9
+
+    if mode == "performance":
+        return lambda m: float(m.quality)
+    if mode == "cost_optimized":
+        return lambda m: floor(m) - blended_price(m)
+    if mode == "low_latency":
+        return lambda m: -expected_latency_ms(m, signals) + m.quality / 1000
+    if mode == "sustain_optimized":
+        return lambda m: floor(m) - carbon_g(catalog, m)
+    return lambda m: m.quality / math.log2(2 + blended_price(m))
+
+
+def _auto(
+    catalog: Catalog, active: Set[str], mode: str, capability: str, signals: RoutingSignals
+) -> Resolution:
+    candidates = [
+        m
+        for m in catalog.models(capability=capability)
+        if m.provider in active and m.status == "available" and m.type == "chat"
+    ]
+    if not candidates:
+        raise ApiError(
+            503,
+            "provider_unavailable",
+            "No configured provider can serve 'auto' right now.",
+            type="provider_error",
+            provider=None,
+            status_url="/v1/status",
+            retry_after=30,
+        )
+    ranked = sorted(candidates, key=_score(mode, catalog, signals), reverse=True)
+    best = ranked[0]
+    reasoning = (
+        f"{mode}: chose {best.id} (quality {best.quality}, "
+        f"${blended_price(best):.2f}/1M blended, "
+        f"~{expected_latency_ms(best, signals):.0f} ms, "
+        f"~{carbon_g(catalog, best):.4f} gCO2e per typical answer) "
+        f"among {len(ranked)} candidates"
+    )
+    return Resolution(target_of(best), tuple(target_of(m) for m in ranked[1:4]), mode, reasoning)

@@ -1,0 +1,72 @@
+"""The worker that probes every active provider, so health is known without traffic.
+
+Request outcomes already feed provider health (`gateway.upstream.chain.record_attempts`),
+but a provider nobody calls would stay "unknown" and a broken one would be found by a
+client. Every `health_probe_interval_s` each active provider of every workspace is asked
+for its model list (free at every vendor) within `health_probe_deadline_s`; the outcome
+and its latency go to `HealthBook.record_probe`. Probes of one round run together, at
+most `PROBE_CONCURRENCY` at a time; a round that outlives the interval delays the next.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import trio
+
+from gateway.platform.errors import from_provider_error
+from providers.base import Provider
+from providers.errors import ProviderError, Unsupported
+
+if TYPE_CHECKING:
+    from gateway.platform.state import AppState
+
+PROBE_CONCURRENCY = 8
+
+
+async def run(
+    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Probe every interval until cancelled (a cancelled round closes its calls)."""
+    interval = state.settings.health_probe_interval_s
+    task_status.started()
+    if interval <= 0:
+        return
+    while True:
+        await trio.sleep(interval)
+        await probe_round(state)
+
+
+async def probe_round(state: AppState) -> None:
+    """Probe every active provider once; returns when all have answered or timed out."""
+    limiter = trio.CapacityLimiter(PROBE_CONCURRENCY)
+    async with trio.open_nursery() as nursery:
+        for workspace_id, provider_id, adapter in state.registry.active_adapters():
+            nursery.start_soon(_probe, state, limiter, workspace_id, provider_id, adapter)
+
+
+async def _probe(
+    state: AppState,
+    limiter: trio.CapacityLimiter,
+    workspace_id: str,
+    provider_id: str,
+    adapter: Provider,
+) -> None:
+    deadline = state.settings.health_probe_deadline_s
+    async with limiter:
+        started = time.perf_counter()
+        error: str | None = None
+        with trio.move_on_after(deadline) as scope:
+            try:
+                await adapter.list_models()
+            except Unsupported:
+                return  # nothing to ask this vendor; its requests still report health
+            except ProviderError as exc:
+                error = from_provider_error(exc).code
+        if scope.cancelled_caught:
+            error = "provider_timeout"
+        latency_ms = (time.perf_counter() - started) * 1000
+        state.health.record_probe(
+            workspace_id, provider_id, ok=error is None, latency_ms=latency_ms, error_type=error
+        )

@@ -1,0 +1,217 @@
+"""Write-behind log of usage records: the request path hands a record over and moves on.
+
+Records travel over a bounded trio memory channel to one long-lived task, which groups
+them into batches and writes each batch in one transaction (group commit), off the event
+loop through `Database.run`.
+
+Decision, when the channel is full: the record is dropped and counted, and a warning is
+logged; `submit` never blocks and never raises. A full channel means the disk cannot keep
+up; blocking the request path then would turn a bookkeeping backlog into an outage, and
+an unbounded buffer would only postpone the problem into memory exhaustion. The
+`dropped` counter makes the loss visible (to metrics and tests).
+
+Lifecycle: the app's lifespan nursery starts the worker (`run(state)`, which runs
+`state.usage.run`).
+At shutdown, `aclose()` (or cancelling that nursery) makes `run` write everything queued,
+shielded for at most `shutdown_grace` seconds, so a graceful shutdown loses nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from functools import partial
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from store.db import Database
+from store.usage import UsageRecord, insert_records
+
+if TYPE_CHECKING:
+    from gateway.platform.state import AppState
+
+logger = logging.getLogger(__name__)
+
+
+@attrs.frozen(eq=False)
+class _FlushRequest:
+    """Placed in the channel by `flush()`: set once every record before it is written."""
+
+    done: trio.Event = attrs.field(factory=trio.Event)
+
+
+_Item = UsageRecord | _FlushRequest
+
+
+class UsageWriter:
+    """Batches usage records into SQLite from one background task.
+
+    Counters (read-only): `written` records, `batches_written`, `dropped` (channel full or
+    writer closed), `failed` (a batch the database refused; logged and skipped).
+    """
+
+    def __init__(
+        self,
+        database: Database,
+        *,
+        capacity: int = 10_000,
+        batch_size: int = 500,
+        max_delay: float = 0.05,
+        shutdown_grace: float = 10.0,
+    ) -> None:
+        self._database = database
+        self._batch_size = batch_size
+        self._max_delay = max_delay
+        self._shutdown_grace = shutdown_grace
+        self._send, self._receive = trio.open_memory_channel[_Item](capacity)
+        self._pending: list[UsageRecord] = []
+        self._waiters: list[trio.Event] = []
+        self._started = False
+        self._finished = trio.Event()
+        self.written = 0
+        self.batches_written = 0
+        self.dropped = 0
+        self.failed = 0
+
+    def submit(self, record: UsageRecord) -> bool:
+        """Queue a record without blocking; False (and counted in `dropped`) if it was not."""
+        try:
+            self._send.send_nowait(record)
+        except trio.WouldBlock:
+            self._count_drop("the usage channel is full")
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            self._count_drop("the usage writer is closed")
+        else:
+            return True
+        return False
+
+    def _count_drop(self, reason: str) -> None:
+        self.dropped += 1
+        if self.dropped == 1 or self.dropped % 1000 == 0:
+            logger.warning("usage record dropped: %s (%d dropped so far)", reason, self.dropped)
+
+    async def flush(self) -> None:
+        """Wait until every record submitted before this call is handled: written, or
+        counted in `failed` / `dropped` if the database refused it or shutdown ran out
+        of time. Needs `run` to be running (or finished).
+
+        Cancellation: stops waiting; the records are still written by `run`.
+        """
+        request = _FlushRequest()
+        try:
+            await self._send.send(request)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            await self._finished.wait()
+            return
+        await request.done.wait()
+
+    async def aclose(self) -> None:
+        """Stop accepting records and wait until `run` has written every queued one.
+
+        Later `submit` calls count as drops. Cancellation: stops waiting; `run` goes on
+        with its own shielded, time-limited final write.
+        """
+        await self._send.aclose()
+        if self._started:
+            await self._finished.wait()
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """The background task: batch and write records until closed or cancelled.
+
+        Returns after `aclose()`, once the channel is empty. On cancellation, writes what
+        is queued under a shield of at most `shutdown_grace` seconds, then re-raises.
+        """
+        self._started = True
+        task_status.started()
+        try:
+            await self._write_loop()
+        finally:
+            with trio.move_on_after(self._shutdown_grace, shield=True) as cleanup:
+                await self._drain()
+            if cleanup.cancelled_caught:
+                self._abandon()
+            self._receive.close()
+            self._finished.set()
+
+    async def _write_loop(self) -> None:
+        while True:
+            try:
+                first = await self._receive.receive()
+            except trio.EndOfChannel:
+                return
+            self._take(first)
+            await self._collect()
+            await self._write_pending()
+
+    async def _collect(self) -> None:
+        """Gather more records until the batch is full, `max_delay` passed, or a flush waits."""
+        with trio.move_on_after(self._max_delay):
+            while len(self._pending) < self._batch_size and not self._waiters:
+                try:
+                    self._take(await self._receive.receive())
+                except trio.EndOfChannel:
+                    return
+
+    def _take(self, item: _Item) -> None:
+        if isinstance(item, _FlushRequest):
+            self._waiters.append(item.done)
+        else:
+            self._pending.append(item)
+
+    async def _write_pending(self) -> None:
+        """Write pending records in batches; then release the flushes waiting for them.
+
+        A record leaves `_pending` only once its batch is committed, so a cancellation
+        while waiting for the database leaves it there for the final drain.
+        """
+        while self._pending:
+            batch = self._pending[: self._batch_size]
+            try:
+                await self._database.run(partial(insert_records, records=batch))
+            except sqlite3.Error:
+                logger.exception("could not write %d usage records; skipped", len(batch))
+                self.failed += len(batch)
+            else:
+                self.written += len(batch)
+                self.batches_written += 1
+            del self._pending[: len(batch)]
+        for waiter in self._waiters:
+            waiter.set()
+        self._waiters.clear()
+
+    def _take_queued(self) -> None:
+        """Move everything already in the channel to `_pending` (no checkpoint)."""
+        while True:
+            try:
+                self._take(self._receive.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel):
+                return
+
+    async def _drain(self) -> None:
+        """Write everything queued. The channel is found empty with no checkpoint between
+        that check and the caller closing it, so no record can slip in unwritten."""
+        while True:
+            self._take_queued()
+            if not self._pending and not self._waiters:
+                return
+            await self._write_pending()
+
+    def _abandon(self) -> None:
+        """The shutdown deadline passed: count what is left as dropped, release waiters."""
+        self._take_queued()
+        lost = len(self._pending)
+        self.dropped += lost
+        self._pending.clear()
+        logger.error("shutdown deadline passed: %d usage records not written", lost)
+        for waiter in self._waiters:
+            waiter.set()
+        self._waiters.clear()
+
+
+async def run(
+    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """The usage log's worker: `state.usage.run` (see `UsageWriter.run`)."""
+    await state.usage.run(task_status=task_status)

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import sqlite_utils
+import trio
+
+from gateway.workers.usage_writer import UsageWriter
+from store.db import Database, open_database
+from tests.store.test_usage import make_usage
+
+T = TypeVar("T")
+
+
+class InlineDatabase:
+    """A fake Database: runs each function inline (no thread) and notes the virtual time,
+    so tests can assert exact batching times with the autojump clock."""
+
+    def __init__(self, sdb: sqlite_utils.Database) -> None:
+        self.sdb = sdb
+        self.writes: list[tuple[float, int]] = []
+        self.stall = False
+        self.fail_next = False
+
+    async def run(self, fn: Callable[[sqlite_utils.Database], T]) -> T:
+        await trio.lowlevel.checkpoint()
+        if self.stall:
+            await trio.sleep_forever()
+        if self.fail_next:
+            self.fail_next = False
+            raise sqlite3.OperationalError("disk I/O error")
+        result = fn(self.sdb)
+        self.writes.append((trio.current_time(), int(result)))  # type: ignore[call-overload]
+        return result
+
+
+def _rows(db: Database) -> int:
+    return int(db.run_sync(lambda d: d.execute("SELECT count(*) FROM usage_records").fetchone()[0]))
+
+
+def _writer(db: Any, **options: Any) -> UsageWriter:
+    return UsageWriter(db, **options)
+
+
+async def test_batches_by_size_and_flush(database: Database) -> None:
+    writer = _writer(database, batch_size=10)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for n in range(25):
+            assert writer.submit(make_usage(n))
+        await writer.flush()
+        assert (writer.written, writer.batches_written) == (25, 3)
+        assert _rows(database) == 25
+        await writer.aclose()
+
+
+async def test_waits_max_delay_to_group_records(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    fake = InlineDatabase(sdb)
+    writer = _writer(fake, max_delay=0.05)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        start = trio.current_time()
+        writer.submit(make_usage(1))
+        await trio.sleep(0.03)
+        writer.submit(make_usage(2))
+        await trio.sleep(1)
+        writer.submit(make_usage(3))
+        await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+    assert fake.writes == [(start + 0.05, 2), (start + 1.03 + 0.05, 1)]
+
+
+async def test_cancellation_flushes_what_is_queued(tmp_path: Path) -> None:
+    database = open_database(tmp_path)
+    writer = _writer(database, batch_size=7)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for n in range(50):
+            writer.submit(make_usage(n))
+        nursery.cancel_scope.cancel()
+    database.close()
+    reopened = open_database(tmp_path)
+    try:
+        assert _rows(reopened) == 50
+    finally:
+        reopened.close()
+    assert (writer.written, writer.dropped) == (50, 0)
+
+
+async def test_aclose_drains_then_refuses(database: Database) -> None:
+    writer = _writer(database)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for n in range(30):
+            writer.submit(make_usage(n))
+        await writer.aclose()
+    assert _rows(database) == 30
+    assert writer.submit(make_usage(99)) is False
+    assert writer.dropped == 1
+    await writer.flush()  # returns at once: the writer has finished
+
+
+async def test_full_channel_drops_and_counts(
+    database: Database, caplog: pytest.LogCaptureFixture
+) -> None:
+    writer = _writer(database, capacity=3)
+    with caplog.at_level(logging.WARNING, logger="gateway.workers.usage_writer"):
+        accepted = [writer.submit(make_usage(n)) for n in range(5)]
+    assert accepted == [True, True, True, False, False]
+    assert writer.dropped == 2
+    assert len([r for r in caplog.records if "dropped" in r.getMessage()]) == 1
+
+
+async def test_shutdown_deadline_bounds_the_final_write(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    fake = InlineDatabase(sdb)
+    fake.stall = True
+    writer = _writer(fake, shutdown_grace=2.0)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for n in range(3):
+            writer.submit(make_usage(n))
+        await trio.sleep(1)
+        cancelled_at = trio.current_time()
+        nursery.cancel_scope.cancel()
+    assert trio.current_time() == cancelled_at + 2.0
+    assert (writer.written, writer.dropped) == (0, 3)
+
+
+async def test_failed_batch_is_counted_and_writing_goes_on(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    fake = InlineDatabase(sdb)
+    fake.fail_next = True
+    writer = _writer(fake)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        writer.submit(make_usage(1))
+        await writer.flush()
+        writer.submit(make_usage(2))
+        await writer.flush()
+        await writer.aclose()
+    assert (writer.failed, writer.written) == (1, 1)
