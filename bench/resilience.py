@@ -73,7 +73,7 @@ ROUTING_RULES = 10
 PROFILE_PARTS = {
     "rate limits": ("gateway/limits/",),
     "routing": ("gateway/routing/", "gateway/resolve.py"),
-    "usage log": ("store/usage", "gateway/chat/outcomes.py"),
+    "usage log": ("store/usage", "gateway/upstream/usage.py"),
 }
 
 

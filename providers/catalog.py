@@ -23,6 +23,8 @@ from typing import Any, Literal, cast
 
 import attrs
 
+from providers.types.usage import Usage
+
 ModelType = Literal["chat", "embedding", "rerank", "speech", "transcription", "ocr"]
 ModelStatus = Literal["available", "deprecated", "beta"]
 PriceUnit = Literal["token", "character", "minute", "page", "search"]
@@ -152,6 +154,21 @@ class ModelInfo:
             total=round(unrounded_in + unrounded_out, _COST_DIGITS),
         )
 
+    def metered_cost(self, usage: Usage) -> CostBreakdown:
+        """USD cost of everything `usage` measured, at list price: its tokens, plus the
+        quantity of the model's billing unit (characters, minutes of audio, pages, search
+        units) at `unit_price`, counted as input. The one pricing rule for every family."""
+        tokens = self.cost(usage.prompt_tokens, usage.completion_tokens)
+        quantity = _unit_quantity(self.pricing.unit, usage)
+        if not quantity or self.pricing.unit_price is None:
+            return tokens
+        units = self.unit_cost(quantity)
+        return CostBreakdown(
+            input=round(tokens.input + units, _COST_DIGITS),
+            output=tokens.output,
+            total=round(tokens.total + units, _COST_DIGITS),
+        )
+
     def unit_cost(self, quantity: float) -> float:
         """USD cost of `quantity` billing units (characters, minutes, pages, searches)."""
         if quantity < 0:
@@ -159,6 +176,19 @@ class ModelInfo:
         if self.pricing.unit_price is None:
             raise ValueError(f"{self.id} is billed per token; use cost()")
         return round(quantity * self.pricing.unit_price, _COST_DIGITS)
+
+
+def _unit_quantity(unit: PriceUnit, usage: Usage) -> float:
+    """How many of a non-token billing unit `usage` holds (0 for token-billed models)."""
+    if unit == "character":
+        return usage.characters
+    if unit == "minute":
+        return usage.audio_seconds / 60
+    if unit == "page":
+        return usage.pages
+    if unit == "search":
+        return usage.searches
+    return 0
 
 
 @attrs.frozen(slots=True)

@@ -131,10 +131,22 @@ _V3_USAGE_BY_KEY_ENDPOINT = """
 CREATE INDEX usage_by_key_endpoint_time ON usage_records (key_id, endpoint, created_epoch);
 """
 
+_V4_METERED_USAGE = """
+-- Usage is metered in every unit a family bills (providers.types.Usage): seconds of audio,
+-- characters, pages, search units and bytes stored, beside the tokens. Existing rows read
+-- as zero in the new columns.
+ALTER TABLE usage_records ADD COLUMN audio_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE usage_records ADD COLUMN characters INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_records ADD COLUMN pages INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_records ADD COLUMN searches INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE usage_records ADD COLUMN bytes_stored INTEGER NOT NULL DEFAULT 0;
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1_INITIAL),
     (2, _V2_ROUTING_RULES),
     (3, _V3_USAGE_BY_KEY_ENDPOINT),
+    (4, _V4_METERED_USAGE),
 )
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 

@@ -33,6 +33,12 @@ class UsageRecord:
     created_at: datetime
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # Metered units besides tokens (see `providers.types.Usage`): zero where unused.
+    audio_seconds: float = 0.0
+    characters: int = 0
+    pages: int = 0
+    searches: int = 0
+    bytes_stored: int = 0
     cost_usd: float = 0.0
     latency_ms: float = 0.0
     energy_kwh: float = 0.0
@@ -59,8 +65,9 @@ class UsageTotals:
 
 _COLUMNS = (
     "request_id, key_id, workspace_id, model, provider, endpoint, prompt_tokens, "
-    "completion_tokens, cost_usd, latency_ms, energy_kwh, carbon_gco2e, status, error_code, "
-    "cache_hit, project, team, tags, created_at, created_epoch"
+    "completion_tokens, audio_seconds, characters, pages, searches, bytes_stored, cost_usd, "
+    "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, project, team, tags, "
+    "created_at, created_epoch"
 )
 _INSERT = (
     f"INSERT INTO usage_records ({_COLUMNS}) VALUES ("

@@ -1,7 +1,8 @@
 """The facts of one chat request that every part of its answer reports.
 
 Built once when the request has been authenticated, validated and routed; the renderer
-and the usage log read it, nothing mutates it.
+and the usage log read it. It changes only by `attrs.evolve` once the race is decided
+(or the cache answered).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import attrs
 
 from gateway.chat.input import ChatParams
 from gateway.platform.auth import Principal
+from gateway.upstream.facts import RequestFacts
 from gateway.upstream.labels import RequestLabels
 from gateway.upstream.resolve import Resolution, Target
 from gateway.upstream.routing.rules import Rule
@@ -19,20 +21,32 @@ from gateway.upstream.routing.rules import Rule
 
 @attrs.frozen
 class Trip:
-    request_id: str
-    created: int  # Unix seconds
-    started: float  # trio.current_time() / perf counter at arrival
-    principal: Principal
+    facts: RequestFacts
     params: ChatParams
     resolution: Resolution
     task_type: str
-    labels: RequestLabels
     rule: Rule | None = None  # the routing rule that matched, if any
     # Filled in once the upstream race is decided (or the cache answered).
     served: Target | None = None
     attempts: tuple[Mapping[str, object], ...] = ()
     retries: int = 0
     cache_hit: bool = False
+
+    @property
+    def request_id(self) -> str:
+        return self.facts.request_id
+
+    @property
+    def created(self) -> int:
+        return self.facts.created
+
+    @property
+    def principal(self) -> Principal:
+        return self.facts.principal
+
+    @property
+    def labels(self) -> RequestLabels:
+        return self.facts.labels
 
     @property
     def target(self) -> Target:

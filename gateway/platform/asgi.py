@@ -1,13 +1,15 @@
-"""The chat endpoint as a plain ASGI handler in front of Quart.
+"""The plain-ASGI fast path in front of Quart: a route table of streamed-capable routes.
 
-`POST /v1/chat/completions` is most of the traffic; profiling showed Quart's request
-and response machinery costing about a fifth of the CPU of each such request. This
-handler serves exactly that route, with the same error envelope as the Quart app, and
-hands every other request to Quart unchanged.
+`POST /v1/chat/completions` is most of the traffic; profiling showed Quart's request and
+response machinery costing about a fifth of the CPU of each such request. The routes in
+the table (`Route`: method, path, handler) are served directly, with the same error
+envelope as the Quart app; every other request goes to Quart unchanged.
 
-It also owns the ordering a streamed answer needs: the upstream race is entered while
-the answer is planned and exited when the body has been sent, both in this handler's
-task and at the same cancel-scope depth, which a framework's dispatch could not promise.
+A route's handler returns an answering context (`gateway.platform.body.Answering`): this
+module enters it, sends the answer inside the block (entering a streamed body *before*
+the response head, so a body that cannot start is still an ordinary error), and leaves
+it, all in one task and at one cancel-scope depth, which a framework's dispatch could not
+promise.
 
 Like quart-trio, it watches the connection once the body is read: a client disconnect
 cancels the handler's nursery, which closes the upstream request at once.
@@ -16,16 +18,18 @@ cancels the handler's nursery, which closes the upstream request at once.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+import attrs
 import trio
 
-from gateway.chat.service import StreamAnswer, serve_chat
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import JsonAnswer, dumps
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_header, decode_json
+from gateway.platform.web import authenticate_header
 
 logger = logging.getLogger(__name__)
 
@@ -33,37 +37,48 @@ Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+Handler = Callable[[AppState, Principal, bytes, Mapping[str, str]], Answering]
 
-CHAT_PATH = "/v1/chat/completions"
 JSON_TYPE = (b"content-type", b"application/json")
-METHOD_NOT_ALLOWED = ApiError(
-    405,
-    "method_not_allowed",
-    "The method is not allowed for the requested URL.",
-    headers={"Allow": "POST"},
-)
 INTERNAL_ERROR = ApiError(
     500, "internal_error", "The gateway failed unexpectedly.", type="server_error"
 )
 
 
-class ChatFastPath:
-    """ASGI middleware: the chat route served directly, everything else by `app`."""
+@attrs.frozen
+class Route:
+    """One route of the fast path: the caller is authenticated, the body read (within the
+    body deadline and size limit) before `handler(state, principal, body, headers)`."""
 
-    def __init__(self, app: Any, state: AppState) -> None:
+    method: str
+    path: str
+    handler: Handler
+
+
+class FastPath:
+    """ASGI middleware: the routes of `routes` served directly, everything else by `app`."""
+
+    def __init__(self, app: Any, state: AppState, routes: Sequence[Route]) -> None:
         # `Any`: Quart's ASGI signature uses its own typed-dict scopes.
         self.app = app
         self.state = state
+        self.routes: dict[str, dict[str, Route]] = {}
+        for route in routes:
+            self.routes.setdefault(route.path, {})[route.method] = route
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != CHAT_PATH:
+        methods = self.routes.get(scope["path"]) if scope["type"] == "http" else None
+        if methods is None:
             await self.app(scope, receive, send)
-        elif scope["method"] == "POST":
-            await self._serve(scope, receive, send)
-        else:
-            await _send_json(send, 405, METHOD_NOT_ALLOWED.body(), METHOD_NOT_ALLOWED.headers)
+            return
+        route = methods.get(scope["method"])
+        if route is None:
+            error = _method_not_allowed(methods)
+            await _send_json(send, error.status, error.body(), error.headers)
+            return
+        await self._serve(route, scope, receive, send)
 
-    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _serve(self, route: Route, scope: Scope, receive: Receive, send: Send) -> None:
         headers = _headers(scope)
         settings = self.state.settings
         try:
@@ -75,30 +90,43 @@ class ChatFastPath:
             return
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
-            await self._answer(scope, headers, body, send)
+            await self._answer(route, scope, headers, body, send)
             nursery.cancel_scope.cancel()
 
     async def _answer(
-        self, scope: Scope, headers: Mapping[str, str], body: bytes, send: Send
+        self, route: Route, scope: Scope, headers: Mapping[str, str], body: bytes, send: Send
     ) -> None:
         started = False
         try:
             principal = await authenticate_header(
                 self.state, headers.get("authorization"), _client_address(scope)
             )
-            answer = await serve_chat(self.state, principal, _decode(body), headers)
-            if isinstance(answer, JsonAnswer):
-                await _send_json(send, answer.status, answer.body, answer.headers)
-                return
-            started = True
-            await _send_stream(send, answer)
+            async with route.handler(self.state, principal, body, headers) as answer:
+                if isinstance(answer, JsonAnswer):
+                    await _send_json(send, answer.status, answer.body, answer.headers)
+                    return
+                async with answer.body as frames:
+                    started = True
+                    await _send_stream_head(send, answer)
+                    async for frame in frames:
+                        await send({"type": "http.response.body", "body": frame, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
         except ApiError as error:
             if not started:
                 await _send_json(send, error.status, error.body(), error.headers)
         except Exception:
-            logger.exception("unhandled error in the chat fast path")
+            logger.exception("unhandled error in the fast path (%s)", route.path)
             if not started:
                 await _send_json(send, 500, INTERNAL_ERROR.body(), {})
+
+
+def _method_not_allowed(methods: Mapping[str, Route]) -> ApiError:
+    return ApiError(
+        405,
+        "method_not_allowed",
+        "The method is not allowed for the requested URL.",
+        headers={"Allow": ", ".join(sorted(methods))},
+    )
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -108,14 +136,6 @@ def _headers(scope: Scope) -> dict[str, str]:
 def _client_address(scope: Scope) -> str | None:
     client = scope.get("client")
     return str(client[0]) if client else None
-
-
-def _decode(body: bytes) -> Any:
-    if not body:
-        raise ApiError(
-            400, "invalid_request", "The request body must be a JSON object.", param=None
-        )
-    return decode_json(body)
 
 
 async def _read_body_in_time(
@@ -192,15 +212,12 @@ async def _send_json(send: Send, status: int, body: Any, headers: Mapping[str, s
     await send({"type": "http.response.body", "body": payload, "more_body": False})
 
 
-async def _send_stream(send: Send, answer: StreamAnswer) -> None:
+async def _send_stream_head(send: Send, answer: StreamAnswer) -> None:
+    content_type = (b"content-type", answer.body.content_type.encode())
     await send(
         {
             "type": "http.response.start",
-            "status": 200,
-            "headers": _header_list(answer.headers, (b"content-type", b"text/event-stream")),
+            "status": answer.status,
+            "headers": _header_list(answer.headers, content_type),
         }
     )
-    async with answer.body as frames:
-        async for frame in frames:
-            await send({"type": "http.response.body", "body": frame, "more_body": True})
-    await send({"type": "http.response.body", "body": b"", "more_body": False})

@@ -21,10 +21,11 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
+from gateway.api.chat import chat_routes
 from gateway.chat.cache import ResponseCache
 from gateway.platform import bootstrap
 from gateway.platform.app import create_app
-from gateway.platform.asgi import ChatFastPath
+from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.state import AppState
@@ -151,7 +152,7 @@ async def run_gateway(
             await nursery.start(worker, state)
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-        app = ChatFastPath(create_app(state), state)
+        app = FastPath(create_app(state), state, routes=chat_routes())
         config = hypercorn_config(settings, settings.host, settings.port)
         binds = await nursery.start(
             _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery

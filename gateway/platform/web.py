@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime
+from types import TracebackType
 from typing import Any
 
 import orjson
 from quart import Request, Response, request
+from quart.wrappers.response import ResponseBody
 
 from gateway.platform.auth import Principal, bearer_token
+from gateway.platform.body import StreamAnswer, StreamBody
 from gateway.platform.errors import ApiError, invalid_api_key, invalid_request
 from gateway.platform.state import AppState
 from store import keys
@@ -94,3 +97,37 @@ async def read_object(req: Request | None = None, *, optional: bool = False) -> 
     if not isinstance(body, dict):
         raise invalid_request("The request body must be a JSON object.")
     return body
+
+
+def stream_response(answer: StreamAnswer) -> Response:
+    """A streamed answer as a Quart response.
+
+    Quart sends the response head before it enters the body, so a body whose start can
+    fail (an upstream race) belongs on the fast path's route table
+    (`gateway.platform.asgi`), which enters the body first; this is for bodies that start
+    with what they already hold (a relay of an open source, a file on disk).
+    """
+    return Response(
+        _QuartBody(answer.body),
+        status=answer.status,
+        headers=dict(answer.headers),
+        content_type=answer.body.content_type,
+    )
+
+
+class _QuartBody(ResponseBody):
+    """Quart's body interface around a `StreamBody` (the two have the same shape)."""
+
+    def __init__(self, body: StreamBody) -> None:
+        self._body = body
+
+    async def __aenter__(self) -> AsyncIterator[bytes]:
+        return await self._body.__aenter__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._body.__aexit__(exc_type, exc, tb)

@@ -24,8 +24,7 @@ from gateway.retrieval.embedding_input import (
     parse_embeddings_body,
     token_estimate,
 )
-from gateway.retrieval.upstream import Job, serve_planned
-from gateway.upstream.accounting import Accounting, account
+from gateway.retrieval.serve import Answered, serve_retrieval
 from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
@@ -44,7 +43,7 @@ async def serve_embeddings(
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params = parse_embeddings_body(body)
-    planned = await serve_planned(
+    answered = await serve_retrieval(
         state,
         principal,
         headers,
@@ -54,11 +53,9 @@ async def serve_embeddings(
         check=check_for_model,
         tokens=lambda p: token_estimate(p.inputs),
         operation=_embed,
-        accountant=_account,
+        usage_of=_usage,
     )
-    job, served = planned.job, planned.served
-    answer = embeddings_body(job, served.target, params, served.result, served.accounting)
-    return JsonAnswer(200, answer, answer_headers(planned))
+    return JsonAnswer(200, embeddings_body(answered, params), answer_headers(answered))
 
 
 async def _embed(adapter: Provider, target: Target, params: EmbeddingParams) -> EmbeddingResult:
@@ -78,41 +75,25 @@ async def _embed(adapter: Provider, target: Target, params: EmbeddingParams) -> 
     return result
 
 
-def _account(
-    state: AppState,
-    job: Job,
-    target: Target,
-    params: EmbeddingParams,
-    result: EmbeddingResult | None,
-) -> Accounting:
-    """Tokens as the vendor billed them, else estimated; nothing for a failed call."""
-    if result is None:
-        usage = Usage()
-    else:
-        usage = Usage(result.usage.prompt_tokens or token_estimate(params.inputs))
-    return account(state.catalog, target.info, usage, latency_ms=job.elapsed_ms(), task_type=None)
+def _usage(params: EmbeddingParams, result: EmbeddingResult) -> Usage:
+    """Tokens as the vendor billed them, else estimated."""
+    return Usage(result.usage.prompt_tokens or token_estimate(params.inputs))
 
 
 # -- the answer ----------------------------------------------------------------------------
 
 
-def embeddings_body(
-    job: Job,
-    target: Target,
-    params: EmbeddingParams,
-    result: EmbeddingResult,
-    accounting: Accounting,
-) -> dict[str, Any]:
-    tokens = accounting.usage.prompt_tokens
+def embeddings_body(answered: Answered[EmbeddingResult], params: EmbeddingParams) -> dict[str, Any]:
+    tokens = answered.accounting.usage.prompt_tokens
     return {
         "object": "list",
         "data": [
             {"object": "embedding", "index": index, "embedding": encode(vector, params)}
-            for index, vector in enumerate(result.vectors)
+            for index, vector in enumerate(answered.served.value.vectors)
         ],
-        "model": target.model_id,
+        "model": answered.target.model_id,
         "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-        "service": service_object(job, target, accounting),
+        "service": service_object(answered),
     }
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import attrs
-
 from gateway.platform.auth import Principal
 from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.state import AppState
@@ -25,11 +23,9 @@ from gateway.retrieval.rerank_input import (
     parse_rerank_body,
     token_estimate,
 )
-from gateway.retrieval.upstream import Job, serve_planned
-from gateway.upstream.accounting import Accounting, account
+from gateway.retrieval.serve import Answered, serve_retrieval
 from gateway.upstream.resolve import Target
 from providers.base import Provider
-from providers.catalog import CostBreakdown, ModelInfo
 from providers.errors import UpstreamHTTPError
 from providers.types import RerankHit, RerankRequest, RerankResult, Usage
 
@@ -41,7 +37,7 @@ async def serve_rerank(
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params = parse_rerank_body(body)
-    planned = await serve_planned(
+    answered = await serve_retrieval(
         state,
         principal,
         headers,
@@ -51,11 +47,9 @@ async def serve_rerank(
         check=check_for_model,
         tokens=token_estimate,
         operation=_rerank,
-        accountant=_account,
+        usage_of=_usage,
     )
-    job, served = planned.job, planned.served
-    answer = rerank_body(job, served.target, params, served.result, served.accounting)
-    return JsonAnswer(200, answer, answer_headers(planned))
+    return JsonAnswer(200, rerank_body(answered, params), answer_headers(answered))
 
 
 async def _rerank(adapter: Provider, target: Target, params: RerankParams) -> RerankResult:
@@ -74,38 +68,23 @@ async def _rerank(adapter: Provider, target: Target, params: RerankParams) -> Re
     return result
 
 
-def _account(
-    state: AppState, job: Job, target: Target, params: RerankParams, result: RerankResult | None
-) -> Accounting:
-    usage = Usage() if result is None else Usage(token_estimate(params))
-    accounting = account(
-        state.catalog, target.info, usage, latency_ms=job.elapsed_ms(), task_type=None
-    )
-    if result is None or target.info is None:
-        return accounting
-    return attrs.evolve(accounting, cost=unit_cost(target.info, result, usage))
-
-
-def unit_cost(info: ModelInfo, result: RerankResult, usage: Usage) -> CostBreakdown:
-    """Search units at the unit price for models billed per search, else tokens."""
-    if info.pricing.unit != "search" or info.pricing.unit_price is None:
-        return info.cost(usage.prompt_tokens, 0)
-    total = info.unit_cost(result.search_units)
-    return CostBreakdown(input=total, output=0.0, total=total)
+def _usage(params: RerankParams, result: RerankResult) -> Usage:
+    """The vendor's search units (what it bills) and the tokens the model read (what the
+    footprint counts)."""
+    return Usage(token_estimate(params), searches=result.search_units)
 
 
 # -- the answer ----------------------------------------------------------------------------
 
 
-def rerank_body(
-    job: Job, target: Target, params: RerankParams, result: RerankResult, accounting: Accounting
-) -> dict[str, Any]:
+def rerank_body(answered: Answered[RerankResult], params: RerankParams) -> dict[str, Any]:
+    result = answered.served.value
     hits = ranked(result.hits, params.top_n)
     return {
-        "id": job.request_id,
+        "id": answered.facts.request_id,
         "results": [_result(hit, params) for hit in hits],
         "meta": {"billed_units": {"search_units": result.search_units}},
-        "service": service_object(job, target, accounting),
+        "service": service_object(answered),
     }
 
 

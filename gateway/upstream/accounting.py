@@ -1,8 +1,10 @@
 """What a served request cost: tokens, dollars, energy, carbon, time.
 
-Pure arithmetic over the catalog: the upstream's token counts when it reported them,
-otherwise an estimate (about four characters a token), so that a stream cut short or a
-vendor that omits usage still gets a cost and a footprint.
+Pure arithmetic over the catalog: the upstream's counts when it reported them, otherwise
+an estimate (about four characters a token), so that a stream cut short or a vendor that
+omits usage still gets a cost and a footprint. Every metered unit (tokens, audio seconds,
+characters, pages, search units) is priced by the catalog in one rule,
+`ModelInfo.metered_cost`.
 """
 
 from __future__ import annotations
@@ -69,9 +71,4 @@ def account(
         if provider is not None
         else None
     )
-    return Accounting(
-        usage,
-        info.cost(usage.prompt_tokens, usage.completion_tokens),
-        footprint,
-        latency_ms,
-    )
+    return Accounting(usage, info.metered_cost(usage), footprint, latency_ms)

@@ -10,8 +10,11 @@ with the 429 of the limit that is spent.
 from __future__ import annotations
 
 from gateway.platform.state import AppState
+from gateway.upstream.facts import RequestFacts
 from gateway.upstream.limits import Hold, Unlimited
 from gateway.upstream.options import ServiceOptions
+from gateway.upstream.resolve import Target
+from providers.types import Usage
 from store.keys import ApiKeyRecord
 
 
@@ -36,3 +39,12 @@ async def admit(
         max_wait_s = (service.max_wait_ms or 0) / 1000
         return await state.limits.wait_for_capacity(key, estimate, max_wait_s)
     return await state.limits.acquire(key, estimate)
+
+
+def settle(state: AppState, facts: RequestFacts, target: Target, hold: Hold, usage: Usage) -> None:
+    """Charge the key what the request really used (admission reserved an estimate), and
+    count the tokens against what the gateway sends the serving provider."""
+    hold.settle(usage)
+    state.limits.upstream.record_tokens(
+        facts.principal.workspace_id, target.provider_id, usage.total_tokens
+    )

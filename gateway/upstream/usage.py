@@ -4,52 +4,54 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gateway.platform.auth import Principal
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting
-from gateway.upstream.labels import RequestLabels
+from gateway.upstream.facts import RequestFacts
 from gateway.upstream.resolve import Target
 from store.usage import UsageRecord
 
 
-def submit_usage(
+def record_usage(
     state: AppState,
-    *,
-    request_id: str,
-    principal: Principal,
-    created: int,
-    labels: RequestLabels,
+    facts: RequestFacts,
     target: Target,
-    endpoint: str,
     accounting: Accounting,
+    *,
     status: int,
-    error_code: str | None,
+    error_code: str | None = None,
     cache_hit: bool = False,
 ) -> None:
-    """Queue the record for the background writer (never blocks the request)."""
+    """Queue the request's record for the background writer (never blocks the request):
+    every metered unit, its cost, footprint and latency, and what served it."""
     if not state.settings.usage_log_enabled:
         return
     footprint = accounting.footprint
+    usage = accounting.usage
     state.usage.submit(
         UsageRecord(
-            request_id=request_id,
-            key_id=principal.key_id,
-            workspace_id=principal.workspace_id,
+            request_id=facts.request_id,
+            key_id=facts.principal.key_id,
+            workspace_id=facts.principal.workspace_id,
             model=target.model_id,
             provider=target.provider_id,
-            endpoint=endpoint,
+            endpoint=facts.endpoint,
             status=status,
-            created_at=datetime.fromtimestamp(created, UTC),
-            prompt_tokens=accounting.usage.prompt_tokens,
-            completion_tokens=accounting.usage.completion_tokens,
+            created_at=datetime.fromtimestamp(facts.created, UTC),
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            audio_seconds=usage.audio_seconds,
+            characters=usage.characters,
+            pages=usage.pages,
+            searches=usage.searches,
+            bytes_stored=usage.bytes_stored,
             cost_usd=accounting.cost.total,
             latency_ms=accounting.latency_ms,
             energy_kwh=footprint.energy_kwh if footprint else 0.0,
             carbon_gco2e=footprint.carbon_gco2e if footprint else 0.0,
             error_code=error_code,
             cache_hit=cache_hit,
-            project=labels.project,
-            team=labels.team,
-            tags=labels.tags,
+            project=facts.labels.project,
+            team=facts.labels.team,
+            tags=facts.labels.tags,
         )
     )

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import trio
 
+from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.cache import (
     BYPASS,
     CacheDecision,
@@ -28,15 +28,13 @@ from gateway.chat.cache import (
 from gateway.chat.cache.replay import split_even, split_words
 from gateway.chat.cache.store import ENTRY_OVERHEAD_BYTES, result_size
 from gateway.chat.input import parse_chat_body
-from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
-from gateway.chat.trip import RequestLabels, Trip
-from gateway.platform.auth import Principal
+from gateway.chat.trip import Trip
 from gateway.upstream.accounting import account
-from gateway.upstream.resolve import Resolution, target_of
 from providers.catalog import load_catalog
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, ChatResult, ToolCall, ToolCallDelta, Usage
-from store.keys import new_record
+from tests.gateway import chat_bodies
+from tests.gateway.chat_bodies import OwnedBody
 
 # -- the key -------------------------------------------------------------------------------
 
@@ -520,26 +518,8 @@ async def test_replay_is_an_upstream_stream_that_closes() -> None:
 
 
 def make_trip() -> Trip:
-    info = load_catalog().model("gpt-4o-mini")
-    assert info is not None
-    key = new_record(
-        "gw_prod_" + "x" * 40,
-        workspace_id="default",
-        name="t",
-        kind="prod",
-        permissions=("chat",),
-        now=datetime.now(UTC),
-    )
-    params = parse_chat_body({**BASE, "stream": True, "stream_options": {"include_usage": True}})
-    return Trip(
-        request_id="00000000-0000-0000-0000-000000000001",
-        created=0,
-        started=0.0,
-        principal=Principal(key),
-        params=params,
-        resolution=Resolution(target_of(info), (), "balanced", "test"),
-        task_type="chat",
-        labels=RequestLabels(),
+    return chat_bodies.make_trip(
+        {**BASE, "stream": True, "stream_options": {"include_usage": True}}
     )
 
 
@@ -550,7 +530,6 @@ async def frames_of(trip: Trip, upstream: Any, outcomes: list[StreamOutcome]) ->
     first = await chunks.__anext__()
     body = ChatStreamBody(
         trip,
-        upstream,
         chunks,
         (first,),
         idle_timeout_s=60,
@@ -559,8 +538,8 @@ async def frames_of(trip: Trip, upstream: Any, outcomes: list[StreamOutcome]) ->
         ),
         on_finish=outcomes.append,
     )
-    async with body:
-        writes = [write async for write in body]
+    async with OwnedBody(body, upstream) as owned:
+        writes = [write async for write in owned]
     frames = b"".join(writes)[:-2].split(b"\n\n")  # a write may carry several events
     return [
         "[DONE]" if f == b"data: [DONE]" else json.loads(f.removeprefix(b"data: ")) for f in frames

@@ -22,6 +22,7 @@ from gateway.upstream.limits.periods import store_count_loader
 from gateway.upstream.limits.policy import DEFAULT_COMPLETION_RESERVE, effective_limits
 from gateway.upstream.limits.upstream import UpstreamMeter, settings_limit
 from gateway.upstream.limits.windows import SlidingLog, ceil_seconds, next_midnight, utc_day
+from providers.types import Usage
 from store import usage
 from store.db import open_database
 from store.keys import ApiKeyRecord, RateLimits, new_record
@@ -235,12 +236,12 @@ async def test_tokens_are_reserved_then_settled(autojump_clock: trio.abc.Clock) 
     assert body["reset_at"] == iso_z(WALL0 + t0 + 60)
     assert error.headers["X-RateLimit-Remaining-Tokens"] == "400"
 
-    first.settle(100)  # the answer was short: 500 tokens come back at once
+    first.settle(Usage(100))  # the answer was short: 500 tokens come back at once
     assert limits.snapshot(key).tokens_used == 100
     second = limits.admit(key, 600)
-    second.settle(900)  # longer than reserved: the difference is charged
+    second.settle(Usage(900))  # longer than reserved: the difference is charged
     assert limits.snapshot(key).tokens_used == 1000
-    second.settle(0)  # only the first settlement counts
+    second.settle(Usage(0))  # only the first settlement counts
     assert limits.snapshot(key).tokens_used == 1000
     first.release()
     second.release()
@@ -252,7 +253,7 @@ async def test_a_settlement_after_the_window_charges_the_difference_now(
     limits, key = limiter(), make_key(tpm=1000)
     with limits.admit(key, 100) as long_request:
         await trio.sleep(90)  # the reservation has left the window
-        long_request.settle(400)
+        long_request.settle(Usage(400))
     snap = limits.snapshot(key)
     assert snap.tokens_used == 300
     assert snap.tokens_reset_at == WALL0 + trio.current_time() + 60

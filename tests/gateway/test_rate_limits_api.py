@@ -18,6 +18,7 @@ from gateway.platform.errors import ApiError
 from gateway.platform.server import RunningGateway
 from gateway.platform.web import error_response
 from gateway.upstream.limits import RateLimiter, store_count_loader
+from providers.types import Usage
 from store import keys, usage
 from store.keys import ApiKeyRecord, RateLimits
 from store.secrets import KeyKind, new_api_key
@@ -99,7 +100,7 @@ async def test_the_view_shows_plan_defaults_and_every_provider(harness: Harness)
 async def test_the_view_follows_what_was_taken(harness: Harness) -> None:
     admin = harness.admin()
     admission = await harness.limiter.acquire(admin, 1500)
-    admission.settle(1000)
+    admission.settle(Usage(1000))
     admission.release()
     provider_id, entry = next(
         iter(harness.gateway.state.registry.configured(admin.workspace_id).items())

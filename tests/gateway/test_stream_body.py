@@ -7,39 +7,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
-from datetime import UTC, datetime
 
 import pytest
 import trio
 
-from gateway.chat.input import parse_chat_body
-from gateway.chat.stream import SILENCE_SLACK_S, ChatStreamBody, StreamOutcome, StreamState
-from gateway.chat.trip import RequestLabels, Trip
-from gateway.platform.auth import Principal
+from gateway.chat.body import SILENCE_SLACK_S, ChatStreamBody, StreamOutcome, StreamState
+from gateway.chat.trip import Trip
 from gateway.upstream.accounting import account
-from gateway.upstream.resolve import Resolution, target_of
 from providers.catalog import load_catalog
 from providers.errors import StreamInterrupted
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, Usage
-from store.keys import new_record
+from tests.gateway import chat_bodies
+from tests.gateway.chat_bodies import OwnedBody
 
 IDLE_S = 60.0
 
 
 def make_trip() -> Trip:
-    catalog = load_catalog()
-    info = catalog.model("gpt-4o-mini")
-    assert info is not None
-    key = new_record(
-        "gw_prod_" + "x" * 40,
-        workspace_id="default",
-        name="t",
-        kind="prod",
-        permissions=("chat",),
-        now=datetime.now(UTC),
-    )
-    params = parse_chat_body(
+    return chat_bodies.make_trip(
         {
             "model": "gpt-4o-mini",
             "messages": [{"role": "user", "content": "hi"}],
@@ -47,27 +33,16 @@ def make_trip() -> Trip:
             "stream_options": {"include_usage": True},
         }
     )
-    return Trip(
-        request_id="00000000-0000-0000-0000-000000000001",
-        created=0,
-        started=0.0,
-        principal=Principal(key),
-        params=params,
-        resolution=Resolution(target_of(info), (), "balanced", "test"),
-        task_type="chat",
-        labels=RequestLabels(),
-    )
 
 
-async def open_body(provider: FakeProvider, outcomes: list[StreamOutcome]) -> ChatStreamBody:
+async def open_body(provider: FakeProvider, outcomes: list[StreamOutcome]) -> OwnedBody:
     trip = make_trip()
     catalog = load_catalog()
     upstream = provider.chat_stream(ChatRequest(model="m", messages=()))
     chunks = await upstream.__aenter__()
     first = await chunks.__anext__()
-    return ChatStreamBody(
+    body = ChatStreamBody(
         trip,
-        upstream,
         chunks,
         (first,),
         idle_timeout_s=IDLE_S,
@@ -76,6 +51,7 @@ async def open_body(provider: FakeProvider, outcomes: list[StreamOutcome]) -> Ch
         ),
         on_finish=outcomes.append,
     )
+    return OwnedBody(body, upstream)
 
 
 def events(writes: list[bytes]) -> list[object]:
@@ -89,7 +65,7 @@ def events(writes: list[bytes]) -> list[object]:
     return out
 
 
-async def drain(body: ChatStreamBody) -> list[bytes]:
+async def drain(body: OwnedBody) -> list[bytes]:
     async with body:
         return [frame async for frame in body]
 

@@ -43,6 +43,7 @@ from gateway.upstream.limits.windows import (
     next_midnight,
     next_month_start,
 )
+from providers.types import Usage
 from store.keys import ApiKeyRecord
 
 Clock = Callable[[], float]
@@ -94,6 +95,7 @@ class Admission:
     _reservation: Entry
     _settled: bool = False
     _released: bool = False
+    usage: Usage | None = None  # what the request used, once settled
 
     @property
     def released(self) -> bool:
@@ -103,12 +105,14 @@ class Admission:
         """The rate-limit headers for this request's answer (figures as of now)."""
         return rate_limit_headers(self._limiter.snapshot(self.key))
 
-    def settle(self, actual_tokens: int) -> None:
-        """Charge the tokens the request really used (only the first call counts)."""
+    def settle(self, usage: Usage) -> None:
+        """Charge what the request really used (only the first call counts): its tokens
+        replace the reservation in the tpm window; the whole metered usage is kept."""
         if self._settled:
             return
         self._settled = True
-        self._limiter._settle(self, self._state, self._reservation, max(0, actual_tokens))
+        self.usage = usage
+        self._limiter._settle(self, self._state, self._reservation, max(0, usage.total_tokens))
 
     def release(self) -> None:
         if self._released:
@@ -138,7 +142,7 @@ class Unlimited:
     def headers(self) -> dict[str, str]:
         return {}
 
-    def settle(self, actual_tokens: int) -> None:
+    def settle(self, usage: Usage) -> None:
         return None
 
     def release(self) -> None:

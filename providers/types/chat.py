@@ -1,10 +1,9 @@
-"""Canonical request and response objects shared by every provider adapter.
+"""Canonical chat requests and answers, the same for every vendor.
 
-The gateway speaks the chat-completions protocol to its clients, so the canonical
-*request* keeps that protocol's message shape (plain dicts, already validated by the
-gateway): each adapter translates those messages into its vendor's format. The
-canonical *answers* are small frozen objects, so that the gateway builds one response
-shape whichever vendor served the request.
+The canonical *request* keeps the chat-completions message shape (plain dicts, already
+validated by the gateway): each adapter translates those messages into its vendor's
+format. The canonical *answers* are small frozen objects, so that the gateway builds one
+response shape whichever vendor served the request.
 """
 
 from __future__ import annotations
@@ -14,19 +13,7 @@ from typing import Any
 
 import attrs
 
-JSON = dict[str, Any]
-
-
-@attrs.frozen(slots=True)
-class Usage:
-    """Token counts as the upstream reported them (or as we estimated them)."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+from providers.types.usage import Usage
 
 
 @attrs.frozen(slots=True)
@@ -99,45 +86,3 @@ class ChatChunk:
     tool_calls: tuple[ToolCallDelta, ...] = ()
     finish_reason: str | None = None
     usage: Usage | None = None
-
-
-@attrs.frozen(slots=True)
-class EmbeddingRequest:
-    """Texts to embed; `dimensions` only for models that can shorten their vectors."""
-
-    model: str
-    inputs: Sequence[str]
-    dimensions: int | None = None
-    user: str | None = None
-
-
-@attrs.frozen(slots=True)
-class EmbeddingResult:
-    """One float vector per input, in input order."""
-
-    model: str
-    vectors: Sequence[Sequence[float]]
-    usage: Usage
-
-
-@attrs.frozen(slots=True)
-class RerankRequest:
-    model: str
-    query: str
-    documents: Sequence[str]
-    top_n: int | None = None
-
-
-@attrs.frozen(slots=True)
-class RerankHit:
-    index: int
-    relevance_score: float
-
-
-@attrs.frozen(slots=True)
-class RerankResult:
-    """Hits ordered by relevance, best first; `search_units` as the vendor bills them."""
-
-    model: str
-    hits: Sequence[RerankHit]
-    search_units: int = 1

@@ -1,15 +1,17 @@
-"""A streamed chat answer as a response body that owns its upstream stream.
+"""A streamed chat answer as a response body (`gateway.platform.body.StreamBody`).
 
 A read-ahead task (owned by the body: started in `__aenter__`, cancelled in `__aexit__`)
 pulls upstream chunks into a small bounded channel; each write to the client takes every
 chunk already there, so a burst of upstream events (one network read often carries many)
 goes out as one write instead of one per event.
 
-The handler opens the upstream stream and waits for its first chunk *before* answering,
-so a failure to start is an ordinary HTTP error (never a 200 followed by an error). The
-body then takes over the open stream: Quart enters it (`async with`), iterates it, and
-exits it on every path, and the exit closes the upstream response. A client disconnect
-cancels the iteration, which is how the upstream learns at once that nobody listens.
+The chat service opens the upstream stream (the engine's race) and waits for its first
+chunk *before* answering, so a failure to start is an ordinary HTTP error (never a 200
+followed by an error); the race stays open in the service's answering context, which
+outlives the body. The server enters the body (`async with`), iterates it, and exits it
+on every path; the exit stops the reader and closes the chunk iterator, and the answering
+context then closes the upstream response. A client disconnect cancels the iteration,
+which is how the upstream learns at once that nobody listens.
 
 The lifecycle is a small state table rather than a set of flags:
 
@@ -26,11 +28,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any
 
 import attrs
 import trio
-from quart.wrappers.response import ResponseBody
 
 from gateway.chat import render
 from gateway.chat.cache import StreamAssembler
@@ -69,16 +69,15 @@ Accountant = Callable[[Usage | None, int], Accounting]
 Finisher = Callable[[StreamOutcome], None]
 
 
-class ChatStreamBody(ResponseBody):
-    """The SSE body of one streamed chat completion.
+class ChatStreamBody:
+    """The SSE body of one streamed chat completion: a `StreamBody` whose frames are
+    chat-completion chunks, ending with `[DONE]` (or one error event)."""
 
-    A Quart `ResponseBody`, so that Quart enters and exits it around the sending.
-    """
+    content_type = "text/event-stream"
 
     def __init__(
         self,
         trip: Trip,
-        upstream: AbstractAsyncContextManager[Any],
         chunks: AsyncIterator[ChatChunk],
         head: Sequence[ChatChunk],
         *,
@@ -88,7 +87,6 @@ class ChatStreamBody(ResponseBody):
         assembler: StreamAssembler | None = None,
     ) -> None:
         self._trip = trip
-        self._upstream = upstream
         self._chunks = chunks
         self._idle_timeout_s = idle_timeout_s
         self._accountant = accountant
@@ -122,12 +120,9 @@ class ChatStreamBody(ResponseBody):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        """Close the upstream whatever happened; a cancelled exit still closes it.
-
-        The upstream context (a race holding the winner's connection) is exited exactly
-        where it was entered, outside any scope of ours: it owns a nursery, and its own
-        exit closes the winner, under cancellation too.
-        """
+        """Stop the reader and close the chunk iterator whatever happened (a cancelled
+        exit still closes it, shielded for at most `CLEANUP_DEADLINE_S`), then report how
+        the stream ended. The upstream response itself is closed by whoever opened it."""
         if self._state is StreamState.STREAMING:
             self._state = StreamState.ABANDONED
         try:
@@ -141,8 +136,7 @@ class ChatStreamBody(ResponseBody):
                 if aclose is not None:
                     await aclose()
         finally:
-            await self._upstream.__aexit__(None, None, None)
-            self._report()
+            self.report()
 
     def __aiter__(self) -> ChatStreamBody:
         return self
@@ -264,7 +258,11 @@ class ChatStreamBody(ResponseBody):
         self._out.append(render.error_event(self._error.body()))
         self._state = StreamState.FAILED
 
-    def _report(self) -> None:
+    def report(self) -> None:
+        """Report the outcome once (later calls do nothing). A body never entered (the
+        client left before sending began) is reported as abandoned by its owner."""
+        if self._state is StreamState.STREAMING:
+            self._state = StreamState.ABANDONED
         if self._finished:
             return
         self._finished = True

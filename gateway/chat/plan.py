@@ -1,0 +1,157 @@
+"""What a chat request will call: its route, its chain of candidates, its cache entry.
+
+Routing: a forced `provider` is served by that provider alone; otherwise the first
+enabled routing rule that matches decides (its `route_to`, `fallbacks`, `retry`, `cache`
+and `transform`), else the routing mode (body, then `X-Routing-Mode`, then `balanced`)
+over the catalog. The chain is the routed target, then explicit fallbacks (a rule's or
+`service.fallbacks`), else the catalog's alternatives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from gateway.chat.cache import cache_key, decide_cache
+from gateway.chat.input import ChatParams
+from gateway.chat.tasks import classify
+from gateway.chat.trip import Trip
+from gateway.platform.auth import Principal
+from gateway.platform.errors import invalid_request
+from gateway.platform.state import AppState
+from gateway.upstream.accounting import estimate_prompt_tokens
+from gateway.upstream.facts import RequestFacts
+from gateway.upstream.options import ROUTING_MODES
+from gateway.upstream.plan import Plan, explicit_fallbacks, plan_of
+from gateway.upstream.resolve import RoutingSignals, resolve_chat_target
+from gateway.upstream.routing.apply import routed_resolution
+from gateway.upstream.routing.context import chat_context
+from gateway.upstream.routing.rules import Rule, match_rule
+from gateway.upstream.routing.transform import apply_transform
+
+
+@attrs.frozen
+class CachePlan:
+    key: str
+    ttl_s: float
+
+
+def plan_trip(
+    state: AppState,
+    facts: RequestFacts,
+    params: ChatParams,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+) -> Trip:
+    """Route the request: a forced provider, else the first matching rule, else the mode.
+
+    A matching rule's `transform` is applied here, so the limits, the cache key and the
+    upstream all see the request as transformed.
+    """
+    principal = facts.principal
+    mode = params.routing_mode or _header_mode(headers) or "balanced"
+    active = state.registry.active_ids(principal.workspace_id)
+    rule = _matching_rule(state, principal, params, headers, body)
+    transform = rule.actions.transform if rule else None
+    if transform is not None:  # after matching: the conditions saw what the client sent
+        params = attrs.evolve(params, request=apply_transform(transform, params.request))
+    if params.provider is None:
+        signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
+        resolution = routed_resolution(
+            state.catalog, active, rule, model=params.model, mode=mode, signals=signals
+        )
+    else:
+        resolution = resolve_chat_target(
+            state.catalog, active, model=params.model, provider=params.provider, mode=mode
+        )
+    principal.require_model(resolution.target.model_id)
+    return Trip(
+        facts=facts,
+        params=params,
+        resolution=resolution,
+        task_type=classify(params.request.messages, headers.get("x-service-task-type")),
+        rule=rule,
+    )
+
+
+def chain_plan(state: AppState, trip: Trip) -> Plan:
+    """The routed target, then explicit fallbacks (rule or request), else the catalog's
+    chain for the model (or, for `auto`, the other candidates it was chosen among). A
+    forced provider bypasses routing entirely: no fallbacks."""
+    targets = [trip.resolution.target]
+    service = trip.params.service
+    if trip.params.provider is None:
+        explicit = service.fallbacks
+        if explicit:
+            targets += explicit_fallbacks(state.catalog, explicit)
+        else:
+            targets += trip.resolution.alternatives
+    return plan_of(
+        targets,
+        capability="chat",
+        service=service,
+        rule_retry=trip.rule.actions.retry if trip.rule else None,
+    )
+
+
+def cache_plan(state: AppState, trip: Trip) -> CachePlan | None:
+    """Whether and under which key the answer is cached (settings, the rule, the request)."""
+    settings = state.settings
+    rule_cache = trip.rule.actions.cache if trip.rule else None
+    decision = decide_cache(
+        default_enabled=settings.cache_enabled,
+        default_ttl_s=settings.cache_ttl_s,
+        rule_enabled=rule_cache.enabled if rule_cache else None,
+        rule_ttl_s=float(rule_cache.ttl_seconds) if rule_cache else None,
+        skip=trip.params.service.cache_skip,
+    )
+    if not decision.enabled:
+        return None
+    key = cache_key(
+        workspace_id=trip.principal.workspace_id,
+        provider_id=trip.target.provider_id,
+        upstream_model=trip.target.upstream_model,
+        request=trip.params.request,
+    )
+    return CachePlan(key, decision.ttl_s)
+
+
+def prompt_estimate(trip: Trip) -> int:
+    return estimate_prompt_tokens(trip.params.request.messages, trip.params.request.tools)
+
+
+def _signals(state: AppState, workspace_id: str) -> RoutingSignals:
+    def observed(provider_id: str) -> float | None:
+        return state.health.figures(workspace_id, provider_id).latency_ms
+
+    return RoutingSignals(observed_latency_ms=observed)
+
+
+def _matching_rule(
+    state: AppState,
+    principal: Principal,
+    params: ChatParams,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+) -> Rule | None:
+    if params.provider is not None:  # a forced provider bypasses routing, rules included
+        return None
+    rules = state.rules.enabled(principal.workspace_id)
+    if not rules:
+        return None
+    context = chat_context(state.catalog, principal.key, body, headers, datetime.now(UTC))
+    return match_rule(rules, context)
+
+
+def _header_mode(headers: Mapping[str, str]) -> str | None:
+    value = headers.get("x-routing-mode")
+    if value is None:
+        return None
+    if value not in ROUTING_MODES:
+        raise invalid_request(
+            "'X-Routing-Mode' names no routing mode.", param="X-Routing-Mode", value=value
+        )
+    return value

@@ -1,0 +1,107 @@
+"""The path embeddings and rerank share: plan, admit, call the engine, account, record.
+
+A request names one model and, optionally, explicit fallbacks (`service.fallbacks`); the
+catalog's chain is not used, because vectors and scores are comparable only within one
+model. Each target is checked against the request before anything is taken from the key's
+limits; the upstream call is the engine's (`gateway.upstream.engine.call`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Generic, Protocol, TypeVar
+
+import attrs
+
+from gateway.platform.auth import Principal
+from gateway.platform.state import AppState
+from gateway.upstream.accounting import Accounting, account
+from gateway.upstream.admission import admit, settle
+from gateway.upstream.engine import Served, call
+from gateway.upstream.facts import RequestFacts, new_facts
+from gateway.upstream.options import ServiceOptions
+from gateway.upstream.plan import plan_named
+from gateway.upstream.resolve import Target
+from gateway.upstream.usage import record_usage
+from providers.base import Provider
+from providers.catalog import ModelInfo
+from providers.types import Usage
+
+T = TypeVar("T")
+P = TypeVar("P", bound="RetrievalParams")
+
+
+class RetrievalParams(Protocol):
+    """What every validated retrieval request names: its model, a forced provider, and
+    the `service` extension (for its fallbacks)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def service(self) -> ServiceOptions: ...
+
+
+@attrs.frozen
+class Answered(Generic[T]):
+    """A served retrieval request: its facts, what served it, what it cost, and the
+    rate-limit headers of its key as of the answer."""
+
+    facts: RequestFacts
+    served: Served[T]
+    accounting: Accounting
+    limit_headers: dict[str, str]
+
+    @property
+    def target(self) -> Target:
+        return self.served.target
+
+
+async def serve_retrieval(
+    state: AppState,
+    principal: Principal,
+    headers: Mapping[str, str],
+    params: P,
+    *,
+    endpoint: str,
+    capability: str,
+    check: Callable[[P, ModelInfo | None], None],
+    tokens: Callable[[P], int],
+    operation: Callable[[Provider, Target, P], Awaitable[T]],
+    usage_of: Callable[[P, T], Usage],
+) -> Answered[T]:
+    """Serve one validated request: `tokens` estimates what it reads (the limits reserve
+    it), `operation` is the upstream call, `usage_of` measures what the answer used.
+    Raises `ApiError` for client mistakes and upstream failures; cancellation closes the
+    upstream call and propagates."""
+    plan = plan_named(
+        state,
+        principal,
+        model=params.model,
+        provider=params.provider,
+        fallbacks=params.service.fallbacks,
+        capability=capability,
+        service=params.service,
+        catalog_fallbacks=False,
+    )
+    for target in plan.targets:
+        check(params, target.info)
+    hold = await admit(
+        state, principal.key, params.service, prompt_tokens=tokens(params), max_tokens=0
+    )
+    facts = new_facts(endpoint, principal, headers)
+
+    async def one_call(adapter: Provider, target: Target) -> T:
+        return await operation(adapter, target, params)
+
+    with hold:
+        timeout = state.settings.upstream_timeout_s
+        served = await call(state, facts, plan, one_call, timeout_s=timeout)
+        usage = usage_of(params, served.value)
+        accounting = account(
+            state.catalog, served.target.info, usage, latency_ms=facts.elapsed_ms(), task_type=None
+        )
+        settle(state, facts, served.target, hold, usage)
+        record_usage(state, facts, served.target, accounting, status=200)
+        return Answered(facts, served, accounting, hold.headers())

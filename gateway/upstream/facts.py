@@ -1,0 +1,43 @@
+"""The facts of one model request that every part of its answer and its usage record
+report, whatever the endpoint family: built once, after authentication, never mutated."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+
+import attrs
+
+from gateway.platform.auth import Principal
+from gateway.upstream.labels import RequestLabels
+
+
+@attrs.frozen
+class RequestFacts:
+    """Who asked, when, under which labels, and at which endpoint.
+
+    `endpoint` is the family's name in the usage log (`chat`, `embeddings`, `rerank`, ...):
+    the daily and monthly limits and every report group by it.
+    """
+
+    request_id: str
+    created: int  # Unix seconds
+    started: float  # perf counter at arrival
+    principal: Principal
+    labels: RequestLabels
+    endpoint: str
+
+    def elapsed_ms(self) -> int:
+        return int((time.perf_counter() - self.started) * 1000)
+
+
+def new_facts(endpoint: str, principal: Principal, headers: Mapping[str, str]) -> RequestFacts:
+    return RequestFacts(
+        request_id=str(uuid.uuid4()),
+        created=int(time.time()),
+        started=time.perf_counter(),
+        principal=principal,
+        labels=RequestLabels.from_headers(headers),
+        endpoint=endpoint,
+    )
