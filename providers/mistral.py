@@ -37,8 +37,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, read_json
-from providers.openai import decode_vectors, parse_usage, retry_after_seconds
+from providers.http import HttpProvider, decode_vectors, parse_usage, read_json, retry_after_seconds
 from providers.types import (
     JSON,
     ChatChunk,

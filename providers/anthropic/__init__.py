@@ -1,7 +1,7 @@
 """The Anthropic Messages API (`POST /v1/messages`, version 2023-06-01).
 
 The gateway's canonical request has the chat-completions shape; Anthropic differs in ways
-that matter on the wire, and each is handled by one pure function below:
+that matter on the wire, and each is handled by one pure function of `payload`:
 
 - the system prompt is a top-level `system` field, not a message: every system message
   (wherever it stands) is merged into it, in order;

@@ -17,8 +17,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import read_json
-from providers.openai import retry_after_seconds
+from providers.http import read_json, retry_after_seconds
 
 # The HTTP status Anthropic documents for each error type; used for stream `error` events,
 # which arrive after a 200 and so carry only the type.
