@@ -1,10 +1,9 @@
-"""Adapter for Cohere's API v2: rerank (`/v2/rerank`) and embeddings (`/v2/embed`).
+"""Cohere's retrieval translations (pure): rerank (`/v2/rerank`) and embed (`/v2/embed`).
 
 Cohere has its own shapes rather than OpenAI's: rerank answers with `results` of
 `{index, relevance_score}` and bills in `meta.billed_units.search_units`; embed takes
 `texts` with an `input_type` and answers `embeddings.float`, billing
-`meta.billed_units.input_tokens`. Errors are a bare `{"message": ...}` whose HTTP status
-carries the meaning (the official SDK has one exception class per status).
+`meta.billed_units.input_tokens`.
 """
 
 from __future__ import annotations
@@ -13,18 +12,6 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from providers.errors import (
-    AuthenticationFailed,
-    InvalidUpstreamRequest,
-    ModelNotFound,
-    ModelOverloaded,
-    ProviderError,
-    UpstreamHTTPError,
-    UpstreamTimeout,
-    UpstreamUnavailable,
-)
-from providers.http import HttpProvider, read_json
-from providers.openai import retry_after_seconds
 from providers.types import (
     JSON,
     EmbeddingRequest,
@@ -38,7 +25,6 @@ from providers.types import (
 DEFAULT_INPUT_TYPE = "search_document"
 INPUT_TYPES = frozenset({"search_document", "search_query", "classification", "clustering"})
 MAX_TEXTS_PER_CALL = 96
-_AUTH_STATUSES = (401, 403, 498)
 
 
 # -- request out ---------------------------------------------------------------------------
@@ -124,77 +110,3 @@ def merge_embeddings(model: str, parts: Sequence[tuple[list[list[float]], int]])
 
 def parse_model_names(data: Mapping[str, Any]) -> list[str]:
     return [str(item["name"]) for item in data.get("models") or () if item.get("name")]
-
-
-# -- errors --------------------------------------------------------------------------------
-
-
-def error_message(status: int, body: bytes) -> str:
-    parsed = read_json(body)
-    if isinstance(parsed, dict) and parsed.get("message"):
-        return str(parsed["message"])
-    return f"upstream answered HTTP {status}"
-
-
-def map_cohere_error(
-    provider: str, status: int, body: bytes, headers: Mapping[str, str], model: str
-) -> ProviderError:
-    """A Cohere error answer mapped by its status (498 is Cohere's invalid-token status)."""
-    message = error_message(status, body)
-    if status in _AUTH_STATUSES:
-        return AuthenticationFailed(provider, message)
-    if status == 404:
-        return ModelNotFound(provider, message, model=model)
-    if status == 429:
-        return ModelOverloaded(
-            provider, message, model=model, retry_after=retry_after_seconds(headers)
-        )
-    if status in (400, 422):
-        return InvalidUpstreamRequest(provider, message)
-    if status == 503:
-        return UpstreamUnavailable(provider, message, retry_after=retry_after_seconds(headers))
-    if status == 504:
-        return UpstreamTimeout(provider, message, timeout_ms=0)
-    return UpstreamHTTPError(provider, message, status=status)
-
-
-# -- the adapter ---------------------------------------------------------------------------
-
-
-class CohereProvider(HttpProvider):
-    """Rerank, embeddings and model listing on Cohere.
-
-    `endpoint.base_url` is the vendor root (`https://api.cohere.com`). Settings:
-    `input_type` (embeddings; default `search_document`), `max_tokens_per_doc` (rerank).
-    """
-
-    def map_error(
-        self, status: int, body: bytes, headers: Mapping[str, str], model: str
-    ) -> ProviderError:
-        return map_cohere_error(self.provider_id, status, body, headers, model)
-
-    async def rerank(self, request: RerankRequest) -> RerankResult:
-        """One rerank call; cancelling it closes the upstream request."""
-        limit = self.endpoint.settings.get("max_tokens_per_doc")
-        payload = rerank_payload(request, max_tokens_per_doc=limit)
-        data = await self.post_json("/v2/rerank", payload, model=request.model)
-        return parse_rerank(data, request.model)
-
-    async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
-        """Embeds in batches of 96, one after the other (a failed batch fails the call);
-        cancelling it closes the batch in flight."""
-        input_type = self._input_type()
-        parts = []
-        for texts in batches(request.inputs):
-            payload = embed_payload(request, texts, input_type)
-            parts.append(
-                parse_embed(await self.post_json("/v2/embed", payload, model=request.model))
-            )
-        return merge_embeddings(request.model, parts)
-
-    def _input_type(self) -> str:
-        value = self.endpoint.settings.get("input_type", DEFAULT_INPUT_TYPE)
-        return value if value in INPUT_TYPES else DEFAULT_INPUT_TYPE
-
-    async def list_models(self) -> list[str]:
-        return parse_model_names(await self.get_json("/v1/models"))
