@@ -30,6 +30,7 @@ from gateway.chat.attempts import (
 )
 from gateway.chat.cache import ReplayStream, StreamAssembler, cache_key, decide_cache
 from gateway.chat.input import ChatParams, parse_chat_body
+from gateway.chat.model_fit import fitted, prompt_tokens
 from gateway.chat.outcomes import log_usage
 from gateway.chat.stream import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.tasks import classify
@@ -126,13 +127,27 @@ def plan_trip(
         params = attrs.evolve(params, request=apply_transform(transform, params.request))
     if params.provider is None:
         signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
+        disabled = frozenset(state.registry.configured(principal.workspace_id)) - active
         resolution = routed_resolution(
-            state.catalog, active, rule, model=params.model, mode=mode, signals=signals
+            state.catalog,
+            active,
+            rule,
+            model=params.model,
+            mode=mode,
+            signals=signals,
+            disabled=disabled,
         )
     else:
         resolution = resolve_chat_target(
             state.catalog, active, model=params.model, provider=params.provider, mode=mode
         )
+    prompt = prompt_tokens(params.request.messages, params.request.tools)
+    resolution = fitted(
+        resolution,
+        prompt=prompt,
+        max_tokens=params.request.max_tokens,
+        flexible=params.model == "auto",
+    )
     principal.require_model(resolution.target.model_id)
     return Trip(
         request_id=str(uuid.uuid4()),

@@ -37,20 +37,26 @@ def routed_resolution(
     model: str,
     mode: str,
     signals: RoutingSignals | None = None,
+    disabled: Set[str] = frozenset(),
 ) -> Resolution:
     """The target and fallback chain for `model` once `rule` (if any) is applied.
 
     Raises the same 4xx `ApiError`s as `resolve_chat_target` (e.g. 404 when the model a
-    rule routes to is served by a provider the workspace has not configured).
+    rule routes to is served by a provider the workspace has not configured); `disabled`
+    as there.
     """
-    if rule is None:
-        return resolve_chat_target(
-            catalog, active, model=model, provider=None, mode=mode, signals=signals
-        )
-    routed_model = rule.actions.route_to or model
+    routed_model = (rule.actions.route_to or model) if rule is not None else model
     base = resolve_chat_target(
-        catalog, active, model=routed_model, provider=None, mode=mode, signals=signals
+        catalog,
+        active,
+        model=routed_model,
+        provider=None,
+        mode=mode,
+        signals=signals,
+        disabled=disabled,
     )
+    if rule is None:
+        return base
     alternatives = base.alternatives
     if rule.actions.fallbacks:
         alternatives = rule_fallbacks(catalog, active, rule.actions.fallbacks, base.target)
