@@ -9,12 +9,14 @@ from typing import Any
 import openai
 import pytest
 
+from gateway.platform.server import RunningGateway
 from gateway.upstream import resolve
-from gateway.upstream.resolve import adapter_serves, resolve_chat_target
+from gateway.upstream.resolve import RoutingSignals, adapter_serves, resolve_chat_target
 from providers.adapters import ADAPTER_CLASSES
 from providers.base import Provider
 from providers.catalog import load_catalog
 from providers.cohere import CohereProvider
+from tests.gateway.conftest import ADMIN_KEY
 
 MODEL = "command-a-03-2025"
 HELLO: Any = [{"role": "user", "content": "Hello there"}]
@@ -79,22 +81,32 @@ async def test_command_a_calls_tools_plain_and_streamed(client: openai.AsyncOpen
     assert json.loads(arguments) == json.loads(calls[0].function.arguments)  # type: ignore[union-attr]
 
 
-async def test_auto_low_latency_in_the_body_is_served(client: openai.AsyncOpenAI) -> None:
+def observe_cohere_fastest(gateway: RunningGateway) -> None:
+    """What a user saw: Cohere served rerank and embeddings quickly, so its observed
+    latency is the lowest and `low_latency` routes chat to its model."""
+    record = gateway.state.keyring.lookup(ADMIN_KEY)
+    assert record is not None
+    for provider_id in gateway.state.registry.active_ids(record.workspace_id):
+        latency = 5.0 if provider_id == "cohere" else 900.0
+        gateway.state.health.record(record.workspace_id, provider_id, ok=True, latency_ms=latency)
+
+
+@pytest.mark.parametrize("where", ["body", "header"])
+async def test_auto_low_latency_is_served_by_the_fastest_provider(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, where: str
+) -> None:
+    observe_cohere_fastest(gateway)
+    if where == "body":
+        extra: Any = {"extra_body": {"routing_mode": "low_latency"}}
+    else:
+        extra = {"extra_headers": {"X-Routing-Mode": "low_latency"}}
     raw = await client.chat.completions.with_raw_response.create(
-        model="auto", messages=HELLO, extra_body={"routing_mode": "low_latency"}
+        model="auto", messages=HELLO, **extra
     )
     body = raw.http_response.json()
     assert body["choices"][0]["message"]["content"]
     assert body["_gateway"]["routing"]["mode"] == "low_latency"
-
-
-async def test_auto_low_latency_in_the_header_is_served(client: openai.AsyncOpenAI) -> None:
-    raw = await client.chat.completions.with_raw_response.create(
-        model="auto", messages=HELLO, extra_headers={"X-Routing-Mode": "low_latency"}
-    )
-    body = raw.http_response.json()
-    assert body["choices"][0]["message"]["content"]
-    assert body["_gateway"]["routing"]["mode"] == "low_latency"
+    assert raw.headers["x-service-model-used"] == f"cohere/{MODEL}"
 
 
 # -- routing only to adapters that serve the operation (pure) ------------------------------
@@ -126,7 +138,10 @@ def test_adapter_serves_reads_the_adapter_class() -> None:
     "mode", ["balanced", "performance", "cost_optimized", "low_latency", "sustain_optimized"]
 )
 def test_auto_never_picks_a_provider_whose_adapter_cannot_chat(mode: str) -> None:
-    resolution = resolve_chat_target(load_catalog(), ALL, model="auto", provider=None, mode=mode)
+    fastest = RoutingSignals(observed_latency_ms=lambda p: 5.0 if p == "cohere" else 900.0)
+    resolution = resolve_chat_target(
+        load_catalog(), ALL, model="auto", provider=None, mode=mode, signals=fastest
+    )
     chosen = [resolution.target, *resolution.alternatives]
     assert all(target.provider_id != "cohere" for target in chosen)
 
