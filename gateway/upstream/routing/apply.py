@@ -17,6 +17,7 @@ from gateway.upstream.resolve import (
     Resolution,
     RoutingSignals,
     Target,
+    able_providers,
     resolve_chat_target,
     target_of,
 )
@@ -59,7 +60,8 @@ def routed_resolution(
         return base
     alternatives = base.alternatives
     if rule.actions.fallbacks:
-        alternatives = rule_fallbacks(catalog, active, rule.actions.fallbacks, base.target)
+        able = able_providers(active, "chat")  # only adapters that serve chat
+        alternatives = rule_fallbacks(catalog, able, rule.actions.fallbacks, base.target)
     reasoning = f"routing rule '{rule.name}' ({rule.id}, priority {rule.priority})"
     if rule.actions.route_to:
         reasoning += f" routes to {base.target.model_id}"
