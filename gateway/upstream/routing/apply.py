@@ -17,6 +17,7 @@ from gateway.upstream.resolve import (
     Resolution,
     RoutingSignals,
     Target,
+    able_providers,
     resolve_chat_target,
     target_of,
 )
@@ -37,23 +38,30 @@ def routed_resolution(
     model: str,
     mode: str,
     signals: RoutingSignals | None = None,
+    disabled: Set[str] = frozenset(),
 ) -> Resolution:
     """The target and fallback chain for `model` once `rule` (if any) is applied.
 
     Raises the same 4xx `ApiError`s as `resolve_chat_target` (e.g. 404 when the model a
-    rule routes to is served by a provider the workspace has not configured).
+    rule routes to is served by a provider the workspace has not configured); `disabled`
+    as there.
     """
-    if rule is None:
-        return resolve_chat_target(
-            catalog, active, model=model, provider=None, mode=mode, signals=signals
-        )
-    routed_model = rule.actions.route_to or model
+    routed_model = (rule.actions.route_to or model) if rule is not None else model
     base = resolve_chat_target(
-        catalog, active, model=routed_model, provider=None, mode=mode, signals=signals
+        catalog,
+        active,
+        model=routed_model,
+        provider=None,
+        mode=mode,
+        signals=signals,
+        disabled=disabled,
     )
+    if rule is None:
+        return base
     alternatives = base.alternatives
     if rule.actions.fallbacks:
-        alternatives = rule_fallbacks(catalog, active, rule.actions.fallbacks, base.target)
+        able = able_providers(active, "chat")  # only adapters that serve chat
+        alternatives = rule_fallbacks(catalog, able, rule.actions.fallbacks, base.target)
     reasoning = f"routing rule '{rule.name}' ({rule.id}, priority {rule.priority})"
     if rule.actions.route_to:
         reasoning += f" routes to {base.target.model_id}"
