@@ -178,3 +178,59 @@ def success_rate_since(
     ).fetchone()
     total, ok = int(row[0]), int(row[1])
     return ok / total if total else None
+
+
+@attrs.frozen
+class WindowFigures:
+    """A workspace's traffic over a window: what usage alerts compare with thresholds.
+    `latencies_ms` is sorted, so percentiles are read from it directly."""
+
+    requests: int
+    errors: int
+    tokens: int
+    cost_usd: float
+    latencies_ms: tuple[float, ...]
+
+
+def window_figures(
+    db: sqlite_utils.Database, *, workspace_id: str, since: datetime, until: datetime
+) -> WindowFigures:
+    """Requests in [since, until): counts, failures (status >= 400), tokens, cost, and the
+    latencies of the successful ones."""
+    span = [workspace_id, columns.to_epoch(since), columns.to_epoch(until)]
+    where = "workspace_id = ? AND created_epoch >= ? AND created_epoch < ?"
+    row = db.execute(
+        "SELECT count(*), coalesce(sum(status >= 400), 0), "
+        "coalesce(sum(prompt_tokens + completion_tokens), 0), coalesce(sum(cost_usd), 0.0) "
+        f"FROM usage_records WHERE {where}",
+        span,
+    ).fetchone()
+    latencies = db.execute(
+        f"SELECT latency_ms FROM usage_records WHERE {where} AND status < 400 ORDER BY latency_ms",
+        span,
+    ).fetchall()
+    return WindowFigures(
+        requests=int(row[0]),
+        errors=int(row[1]),
+        tokens=int(row[2]),
+        cost_usd=float(row[3]),
+        latencies_ms=tuple(float(r[0]) for r in latencies),
+    )
+
+
+def median_latency_ms(
+    db: sqlite_utils.Database, *, workspace_id: str, provider: str | None, since: datetime
+) -> float | None:
+    """Median latency of the successful requests since `since` (of one provider, or of
+    all); None when there were none. Read with one ordered offset, not by loading rows."""
+    where = "workspace_id = ? AND created_epoch >= ? AND status < 400"
+    params: list[Any] = [workspace_id, columns.to_epoch(since)]
+    if provider is not None:
+        where += " AND provider = ?"
+        params.append(provider)
+    row = db.execute(
+        f"SELECT latency_ms FROM usage_records WHERE {where} ORDER BY latency_ms "
+        f"LIMIT 1 OFFSET (SELECT count(*) / 2 FROM usage_records WHERE {where})",
+        params + params,
+    ).fetchone()
+    return None if row is None else float(row[0])
