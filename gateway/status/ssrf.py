@@ -62,7 +62,7 @@ def refusal(ip: IpAddress) -> str | None:
     """Why an address may not be called, or None when it is a public unicast address."""
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         return refusal(ip.ipv4_mapped)
-    for name in ("loopback", "link_local", "private", "unspecified", "multicast", "reserved"):
+    for name in ("unspecified", "loopback", "link_local", "multicast", "private", "reserved"):
         if getattr(ip, f"is_{name}"):
             return name.replace("_", "-")
     if not ip.is_global:
