@@ -12,6 +12,8 @@ from __future__ import annotations
 import attrs
 import trio
 
+HANG = 0  # a scripted "status" that never answers (a dead endpoint holding the call)
+
 
 @attrs.frozen
 class Received:
@@ -63,6 +65,8 @@ class WebhookReceiver:
                 received = await self._request(stream, buffer, head)
                 status = self.statuses.pop(0) if self.statuses else 200
                 await self.send.send(received)
+                if status == HANG:
+                    await trio.sleep_forever()
                 await stream.send_all(
                     f"HTTP/1.1 {status} X\r\ncontent-length: 2\r\n\r\nok".encode()
                 )

@@ -203,3 +203,21 @@ async def test_bad_bodies_are_400s_naming_the_field(http: httpx.AsyncClient) -> 
         response = await http.post(path, json=body)
         assert response.status_code == 400, (body, response.text)
         assert response.json()["error"]["param"] == param
+
+
+async def test_latency_comes_from_real_traffic(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    page = (await http.get("/v1/status")).json()
+    assert service(page, "api")["latency_p50_ms"] is None  # no traffic, no probes yet
+    chat = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}
+    assert (await http.post("/v1/chat/completions", json=chat)).status_code == 200
+    await gateway.state.usage.flush()
+    page = (await http.get("/v1/status")).json()
+    records = await gateway.state.db.run(
+        lambda d: list(d.query("SELECT provider, latency_ms FROM usage_records"))
+    )
+    assert len(records) == 1
+    expected = round(records[0]["latency_ms"], 1)
+    assert service(page, "api")["latency_p50_ms"] == expected
+    assert service(page, records[0]["provider"])["latency_p50_ms"] == expected
