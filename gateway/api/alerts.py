@@ -25,6 +25,8 @@ from store import webhooks as webhook_store
 from store.alerts import AlertRecord
 
 ALERTS = "/v1/alerts"
+# The evaluator reads every alert each interval: their number is bounded.
+MAX_ALERTS = 100
 
 
 def alerts_blueprint(state: AppState) -> Blueprint:
@@ -54,6 +56,10 @@ class AlertsApi:
     async def create_alert(self) -> Response:
         principal = await self._manager()
         spec = parse_alert(await read_object())
+        ws = principal.workspace_id
+        existing = await self.state.db.run(lambda d: alert_store.list_alerts(d, ws))
+        if len(existing) >= MAX_ALERTS:
+            raise ApiError(409, "too_many_alerts", f"A workspace has at most {MAX_ALERTS} alerts.")
         secret = None
         if spec.webhook is not None:
             try:

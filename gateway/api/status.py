@@ -27,6 +27,8 @@ from store.webhooks import WebhookRecord
 WEBHOOKS = "/v1/status/webhooks"
 INCIDENTS = "/v1/management/incidents"
 LIST_LIMIT = 100
+# Bounded fan-out: each event costs one delivery per subscription.
+MAX_WEBHOOKS = 25
 
 
 def status_blueprint(state: AppState) -> Blueprint:
@@ -80,6 +82,14 @@ class StatusApi:
             await check_url(spec.url, allow_list(self.state.settings.webhook_allowed_hosts))
         except UnsafeUrl as exc:
             raise ApiError(400, exc.code, str(exc), param="url", value=spec.url) from None
+        ws = principal.workspace_id
+        existing = await self.state.db.run(lambda d: webhook_store.list_webhooks(d, ws))
+        if len(existing) >= MAX_WEBHOOKS:
+            raise ApiError(
+                409,
+                "too_many_webhooks",
+                f"A workspace has at most {MAX_WEBHOOKS} status webhooks; delete one first.",
+            )
         secret = new_secret()
         record = WebhookRecord(
             id=webhook_store.new_webhook_id(),

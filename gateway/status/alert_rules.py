@@ -11,7 +11,6 @@ is false.
 
 from __future__ import annotations
 
-import math
 import operator
 from collections.abc import Callable, Mapping
 
@@ -31,23 +30,15 @@ TRANSITIONS: Mapping[tuple[str, bool], tuple[str, str]] = {
 }
 
 
-def percentile(ordered: tuple[float, ...], fraction: float) -> float | None:
-    """Nearest-rank percentile of sorted values; None for none."""
-    if not ordered:
-        return None
-    rank = max(1, math.ceil(fraction * len(ordered)))
-    return ordered[rank - 1]
-
-
 def metric_value(metric: str, figures: WindowFigures) -> float | None:
     if metric == "request_count":
         return float(figures.requests)
     if metric == "error_rate":
         return figures.errors / figures.requests if figures.requests else None
     if metric == "latency_p50":
-        return percentile(figures.latencies_ms, 0.50)
+        return figures.latency_p50_ms
     if metric == "latency_p99":
-        return percentile(figures.latencies_ms, 0.99)
+        return figures.latency_p99_ms
     if metric == "token_usage":
         return float(figures.tokens)
     if metric == "cost":

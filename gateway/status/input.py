@@ -23,6 +23,7 @@ MAX_TEXT = 2000
 MAX_NAME = 200
 MAX_URL = 2048
 MAX_EMAILS = 20
+MAX_SERVICES = 20
 MAX_WINDOW_MINUTES = 7 * 24 * 60
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
@@ -120,6 +121,11 @@ def parse_incident(raw: Any) -> IncidentSpec:
     statuses = MAINTENANCE_STATUSES if severity == "maintenance" else INCIDENT_STATUSES
     status = _choice(body, "status", statuses[:-1]) or statuses[0]
     services = _strings(body.get("affected_services", ["api"]), "affected_services")
+    if len(services) > MAX_SERVICES or any(not 0 < len(name) <= MAX_NAME for name in services):
+        raise invalid_request(
+            f"'affected_services' holds 1 to {MAX_SERVICES} names of up to {MAX_NAME} characters.",
+            param="affected_services",
+        )
     return IncidentSpec(
         title=_bounded_text(body, "title", MAX_NAME, required=True),
         severity=severity,

@@ -8,15 +8,19 @@ becomes a `pending` row in the delivery log (so its owner can follow it) and a
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from gateway.status.hub import DeliveryJob, StatusEvent
 from store import webhooks as webhook_store
+from store.secrets import CipherError
 from store.webhooks import DeliveryRecord
 
 if TYPE_CHECKING:
     from gateway.platform.state import AppState
+
+logger = logging.getLogger(__name__)
 
 
 def encode(payload: dict[str, Any]) -> bytes:
@@ -69,7 +73,12 @@ async def fan_out(state: AppState, event: StatusEvent, now: datetime) -> list[De
             body=body,
             now=now,
         )
-        secret = state.cipher.decrypt(hook.encrypted_secret)["secret"]
+        try:
+            secret = state.cipher.decrypt(hook.encrypted_secret)["secret"]
+        except CipherError:
+            # The master key changed: the subscription must be created again.
+            logger.error("status webhook %s: secret unreadable, not delivered", hook.id)
+            continue
         records.append(record)
         jobs.append(DeliveryJob(record.id, hook.url, secret, event.event, body))
     if records:

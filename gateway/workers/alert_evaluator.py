@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from gateway.status import alert_rules, email, render
+from gateway.status import alert_rules, mail, render
 from gateway.status.notify import alert_delivery
 from store import alerts as alert_store
 from store import usage as usage_store
@@ -40,9 +40,9 @@ async def run(
         await evaluate_all(state, datetime.now(UTC), limiter)
 
 
-def smtp_settings(state: AppState) -> email.SmtpSettings:
+def smtp_settings(state: AppState) -> mail.SmtpSettings:
     s = state.settings
-    return email.SmtpSettings(s.smtp_host, s.smtp_port, s.smtp_from, s.smtp_timeout_s)
+    return mail.SmtpSettings(s.smtp_host, s.smtp_port, s.smtp_from, s.smtp_timeout_s)
 
 
 async def evaluate_all(state: AppState, now: datetime, limiter: trio.CapacityLimiter) -> None:
@@ -84,7 +84,7 @@ async def evaluate(
             payload=payload,
             now=now,
         )
-    mailed = await email.send(
+    mailed = await mail.send(
         smtp_settings(state), record.notify_email, _subject(event, record), _text(payload), limiter
     )
     kind = event.removeprefix("alert.")

@@ -70,9 +70,9 @@ def test_event_names(severity: str, change: str, status: str, event: str) -> Non
 
 
 FIGURES = WindowFigures(
-    requests=4, errors=1, tokens=120, cost_usd=0.25, latencies_ms=(10.0, 20.0, 30.0)
+    requests=4, errors=1, tokens=120, cost_usd=0.25, latency_p50_ms=20.0, latency_p99_ms=30.0
 )
-EMPTY = WindowFigures(requests=0, errors=0, tokens=0, cost_usd=0.0, latencies_ms=())
+EMPTY = WindowFigures(requests=0, errors=0, tokens=0, cost_usd=0.0)
 
 
 @pytest.mark.parametrize(

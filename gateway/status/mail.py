@@ -57,10 +57,10 @@ async def send(
         return NO_RECIPIENTS
     if settings.host is None:
         return UNDELIVERABLE
-    mail = message(settings.sender, recipients, subject, text)
+    letter = message(settings.sender, recipients, subject, text)
     try:
         await trio.to_thread.run_sync(
-            _send, settings, mail, limiter=limiter, abandon_on_cancel=True
+            _send, settings, letter, limiter=limiter, abandon_on_cancel=True
         )
     except (OSError, smtplib.SMTPException):
         return FAILED
