@@ -15,7 +15,6 @@ from gateway.platform.server import RunningGateway
 from gateway.status.signing import verify
 from gateway.workers import incident_monitor
 from gateway.workers.health_probes import probe_round
-from providers.sim.core import Fault
 from providers.sim.openai import MODEL_LIST
 from tests.status.receivers import Received, WebhookReceiver
 
@@ -66,7 +65,11 @@ async def test_provider_down_and_up_opens_and_resolves_an_incident(
     assert service(page, "openai")["uptime_30d"] == 1.0
     assert service(page, "openai")["latency_p50_ms"] is not None  # from the probes
 
-    gateway.sim.faults.add(Fault(model=MODEL_LIST, vendor="openai", status=503))
+    # The simulator's fault control: OpenAI's model list (what the probes call) fails.
+    control = f"http://{gateway.sim.host}:{gateway.sim.port}/_sim/faults"
+    async with httpx.AsyncClient(timeout=10) as sim:
+        fault = {"model": MODEL_LIST, "vendor": "openai", "status": 503}
+        assert (await sim.post(control, json=fault)).status_code == 201
     await probe(gateway, 2)  # two failures: below the "down" threshold, a minor incident
     await probe(gateway, 1)  # three in a row: escalated to major (incident.updated)
     created = check_signed(await next_request(receiver), hook["secret"])
@@ -83,7 +86,8 @@ async def test_provider_down_and_up_opens_and_resolves_an_incident(
     assert service(page, "openai")["status"] == "partial_outage"
     assert service(page, "anthropic")["status"] == "operational"
 
-    gateway.sim.faults.clear()
+    async with httpx.AsyncClient(timeout=10) as sim:
+        assert (await sim.delete(control)).json() == {"cleared": 1}
     await probe(gateway, 2)
     resolved = check_signed(await next_request(receiver), hook["secret"])
     assert resolved["event"] == "incident.resolved"
