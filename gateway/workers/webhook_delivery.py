@@ -11,6 +11,7 @@ follows no redirects.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -27,6 +28,8 @@ from store import webhooks as webhook_store
 
 if TYPE_CHECKING:
     from gateway.platform.state import AppState
+
+logger = logging.getLogger(__name__)
 
 
 def deliverer(state: AppState, client: httpx.AsyncClient) -> Deliverer:
@@ -98,7 +101,13 @@ class Router:
     async def _serve(self, receive: trio.MemoryReceiveChannel[DeliveryJob]) -> None:
         async with receive:
             async for job in receive:
-                await self.deliverer.deliver(job, self._recorder(job))
+                try:
+                    await self.deliverer.deliver(job, self._recorder(job))
+                except Exception:
+                    # A bug with one delivery must not stop every other (nor the gateway,
+                    # whose lifespan nursery owns this worker); it stays `pending`.
+                    # trio.Cancelled is not an Exception, so shutdown still goes through.
+                    logger.exception("delivery %s failed unexpectedly", job.delivery_id)
 
     def _recorder(self, job: DeliveryJob) -> Callable[[Attempt, str], Awaitable[None]]:
         async def record(outcome: Attempt, status: str) -> None:

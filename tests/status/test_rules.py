@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gateway.status import alert_rules, maintenance, sla
+from gateway.status.hub import StatusEvent, StatusHub
 from gateway.status.incidents import Action, Signal, Thresholds, classify, decide, event_name
 from gateway.status.signing import new_secret, signature_header, verify
 from store.usage import WindowFigures
@@ -191,3 +192,11 @@ def test_signatures_verify_only_with_the_secret_the_body_and_a_fresh_time() -> N
     assert not verify(new_secret(), header, b'{"a":1}', now=1_700_000_010)
     assert not verify(secret, header, b'{"a":1}', now=1_700_000_000 + 301)
     assert not verify(secret, "v1=abc", b'{"a":1}', now=1_700_000_000)
+
+
+def test_the_hub_never_blocks_a_producer() -> None:
+    hub = StatusHub(capacity=2)
+    event = StatusEvent("default", "incident.created", {})
+    assert [hub.publish(event) for _ in range(3)] == [True, True, False]
+    assert hub.dropped == 1
+    assert hub.receive.receive_nowait() == event
