@@ -13,7 +13,7 @@ from typing import Any
 from quart import Blueprint, Response
 
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response
+from gateway.platform.web import authenticate_manager, json_response
 from gateway.upstream.limits import RateLimiter, Snapshot
 from gateway.upstream.limits.headers import iso_z
 
@@ -23,9 +23,11 @@ def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
 
     @bp.get("/v1/management/rate-limits")
     async def rate_limits() -> Response:
-        principal = await authenticate(state)
-        principal.require("management")
-        await limiter.load_counts(principal.key)
+        principal = await authenticate_manager(state, "view_analytics")
+        key_body = None
+        if principal.kind != "user":  # a person's token has no key limits of its own
+            await limiter.load_counts(principal.key)
+            key_body = key_figures(principal.key_id, limiter.snapshot(principal.key))
         workspace = principal.workspace_id
         providers = {
             provider_id: limiter.upstream.figures(
@@ -35,7 +37,7 @@ def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
         }
         return json_response(
             {
-                "api_key": key_figures(principal.key_id, limiter.snapshot(principal.key)),
+                "api_key": key_body,
                 "providers": providers,
             }
         )

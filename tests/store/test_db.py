@@ -84,7 +84,7 @@ async def test_run_returns_the_result(database: Database) -> None:
 
 async def test_run_rolls_back_a_leaked_transaction(database: Database) -> None:
     def leak(d: sqlite_utils.Database) -> None:
-        d.conn.execute("INSERT INTO workspaces VALUES ('w', 'W', '', 'now')")
+        d.conn.execute("INSERT INTO workspaces (id, name, description, created_at) VALUES ('w', 'W', '', 'now')")
 
     with pytest.raises(TransactionLeakError):
         await database.run(leak)
@@ -94,7 +94,7 @@ async def test_run_rolls_back_a_leaked_transaction(database: Database) -> None:
 
 async def test_run_rolls_back_when_fn_raises(database: Database) -> None:
     def fail(d: sqlite_utils.Database) -> None:
-        d.conn.execute("INSERT INTO workspaces VALUES ('w', 'W', '', 'now')")
+        d.conn.execute("INSERT INTO workspaces (id, name, description, created_at) VALUES ('w', 'W', '', 'now')")
         raise KeyError("boom")
 
     with pytest.raises(KeyError):
@@ -158,7 +158,7 @@ async def test_started_fn_completes_despite_cancellation(database: Database) -> 
     def write(d: sqlite_utils.Database) -> str:
         started.set()
         release.wait()
-        d.execute("INSERT INTO workspaces VALUES ('w', 'W', '', 'now')")
+        d.execute("INSERT INTO workspaces (id, name, description, created_at) VALUES ('w', 'W', '', 'now')")
         return "done"
 
     results: list[str] = []
