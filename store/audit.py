@@ -55,6 +55,8 @@ class AuditQuery:
     type: str | None = None
     since: datetime | None = None
     before_id: str | None = None
+    organization_wide: bool = True
+    """Include the organisation-wide events (for callers that reach every workspace)."""
 
 
 def _to_row(event: AuditEvent) -> dict[str, Any]:
@@ -94,8 +96,9 @@ def query(db: sqlite_utils.Database, q: AuditQuery) -> list[AuditEvent]:
     `before_id` (a cursor: the last id of the previous page) continues after that event;
     an id the caller may not see matches nothing, so the page is empty.
     """
+    shared = ORGANIZATION_WIDE if q.organization_wide else q.workspace_id
     where = ["organization_id = ?", "workspace_id IN (?, ?)"]
-    params: list[Any] = [q.organization_id, q.workspace_id, ORGANIZATION_WIDE]
+    params: list[Any] = [q.organization_id, q.workspace_id, shared]
     if q.type is not None:
         where.append("type = ?")
         params.append(q.type)
@@ -107,6 +110,6 @@ def query(db: sqlite_utils.Database, q: AuditQuery) -> list[AuditEvent]:
             "rowid < coalesce((SELECT rowid FROM audit_events WHERE id = ? "
             "AND organization_id = ? AND workspace_id IN (?, ?)), 0)"
         )
-        params += [q.before_id, q.organization_id, q.workspace_id, ORGANIZATION_WIDE]
+        params += [q.before_id, q.organization_id, q.workspace_id, shared]
     sql = f"SELECT * FROM audit_events WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?"
     return [_from_row(row) for row in db.query(sql, [*params, q.limit])]

@@ -104,7 +104,7 @@ def set_password(db: sqlite_utils.Database, user_id: str, password_hash: str) ->
     db.execute("UPDATE users SET password_hash = ? WHERE id = ?", [password_hash, user_id])
 
 
-def insert_member(db: sqlite_utils.Database, record: MemberRecord) -> None:
+def insert_member(db: sqlite_utils.Database, record: MemberRecord) -> MemberRecord:
     """Store a membership. Raises sqlite3.IntegrityError if the user is already a member."""
     db.table("members").insert(
         {
@@ -120,6 +120,7 @@ def insert_member(db: sqlite_utils.Database, record: MemberRecord) -> None:
             "joined_at": columns.to_iso_or_none(record.joined_at),
         }
     )
+    return record
 
 
 def get_member(

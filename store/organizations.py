@@ -39,10 +39,11 @@ def _from_row(row: Mapping[str, Any]) -> OrganizationRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: OrganizationRecord) -> None:
+def insert(db: sqlite_utils.Database, record: OrganizationRecord) -> OrganizationRecord:
     db.table("organizations").insert(
         {"id": record.id, "name": record.name, "created_at": columns.to_iso(record.created_at)}
     )
+    return record
 
 
 def get(db: sqlite_utils.Database, organization_id: str) -> OrganizationRecord | None:

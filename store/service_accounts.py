@@ -42,7 +42,7 @@ def _from_row(row: Mapping[str, Any]) -> ServiceAccountRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: ServiceAccountRecord) -> None:
+def insert(db: sqlite_utils.Database, record: ServiceAccountRecord) -> ServiceAccountRecord:
     db.table("service_accounts").insert(
         {
             "id": record.id,
@@ -53,6 +53,7 @@ def insert(db: sqlite_utils.Database, record: ServiceAccountRecord) -> None:
             "created_at": columns.to_iso(record.created_at),
         }
     )
+    return record
 
 
 def get(

@@ -52,7 +52,7 @@ def _from_row(row: Mapping[str, Any]) -> WorkspaceRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: WorkspaceRecord) -> None:
+def insert(db: sqlite_utils.Database, record: WorkspaceRecord) -> WorkspaceRecord:
     """Store a new workspace. Raises sqlite3.IntegrityError on a duplicate id."""
     db.table("workspaces").insert(
         {
@@ -63,6 +63,7 @@ def insert(db: sqlite_utils.Database, record: WorkspaceRecord) -> None:
             "organization_id": record.organization_id,
         }
     )
+    return record
 
 
 def get(

@@ -8,10 +8,13 @@ from quart import Response
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
+from gateway.api.audit_log import audit_log_blueprint
+from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.models import models_blueprint
+from gateway.api.organization import organization_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
@@ -46,6 +49,9 @@ def create_app(state: AppState) -> QuartTrio:
         providers_blueprint(state),
         rate_limits_blueprint(state, state.limits),
         routing_rules_blueprint(state, state.rules),
+        organization_blueprint(state),
+        audit_log_blueprint(state),
+        auth_tokens_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

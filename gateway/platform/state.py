@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import attrs
+import trio
 
 from gateway.chat.cache import ResponseCache
+from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.upstream.circuit import BreakerBook
@@ -33,6 +35,9 @@ class AppState:
     breakers: BreakerBook = attrs.field(factory=BreakerBook)
     cache: ResponseCache = attrs.field(factory=ResponseCache)
     rules: RuleBook = attrs.field(factory=RuleBook)
+    logins: LoginThrottle = attrs.field(factory=LoginThrottle)
+    # Password hashing is CPU and 64 MiB per call: two at a time at most.
+    kdf_limiter: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
     limits: RateLimiter = attrs.field()
 
     @limits.default
