@@ -141,7 +141,7 @@ async def test_nothing_foreign_changed(http: httpx.AsyncClient, world: World) ->
         for method, path, _, body in ROUTES:
             kind = kind_of(path)
             if kind in ids and method != "GET":
-                url = path.replace("{id}", ids[kind])  # type: ignore[index]
+                url = path.replace("{id}", ids[kind])
                 await http.request(method, url, json=body, headers=headers)
     key = await ok(await http.get(f"/v1/management/api-keys/{ids['api-keys']}"))
     assert key["status"] == "active" and key["name"] == "victim"
