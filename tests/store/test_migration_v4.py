@@ -9,7 +9,7 @@ import sqlite_utils
 from store import audit, keys, organizations, workspaces
 from store.audit import AuditEvent
 from store.migrations import MIGRATIONS, apply_migrations, current_version
-from store.secrets import new_api_key
+from store.secrets import hash_key, new_api_key
 
 from .conftest import T0
 
@@ -31,7 +31,7 @@ def test_existing_rows_join_the_default_organisation_and_stay_readable() -> None
                 "name": "old",
                 "kind": "prod",
                 "prefix": "gw_prod_",
-                "key_hash": keys.hash_key(key),
+                "key_hash": hash_key(key),
                 "last_four": key[-4:],
                 "status": "active",
                 "created_at": T0.isoformat(),
@@ -56,7 +56,7 @@ def test_existing_rows_join_the_default_organisation_and_stay_readable() -> None
             "default",
             "ws_old",
         }
-        record = keys.find_by_hash(db, keys.hash_key(key))
+        record = keys.find_by_hash(db, hash_key(key))
         assert record is not None
         assert (record.organization_id, record.role, record.scope) == ("org_default", None, ())
         events = audit.list_events(db, "ws_old")
