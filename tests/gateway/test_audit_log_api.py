@@ -147,3 +147,23 @@ async def test_viewers_and_developers_cannot_read_it(http: httpx.AsyncClient) ->
         _, token = await join(http, bearer(ADMIN_KEY), f"{role}@a.example", role)
         response = await http.get(LOG, headers=bearer(token))
         assert response.status_code == 403
+
+
+async def test_a_refused_change_writes_no_event(http: httpx.AsyncClient) -> None:
+    rule = {
+        "name": "r",
+        "priority": 7,
+        "conditions": {"models": ["gpt-4o-mini"]},
+        "actions": {"route_to": "gpt-4o-mini"},
+    }
+    await ok(await http.post("/v1/management/routing-rules", json=rule), 201)
+    clash = await http.post("/v1/management/routing-rules", json=rule | {"name": "r2"})
+    assert clash.status_code == 409
+    busy = await http.post("/v1/management/workspaces", json={"name": "spare"})
+    assert busy.status_code == 201
+    kept = await http.delete("/v1/management/workspaces/default")
+    assert kept.status_code == 409
+    events = (await ok(await http.get(LOG, params={"type": "routing_rule.created"})))["events"]
+    assert len(events) == 1
+    deleted = await ok(await http.get(LOG, params={"type": "workspace.deleted"}))
+    assert deleted["events"] == []

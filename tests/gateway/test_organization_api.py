@@ -282,3 +282,15 @@ async def test_secrets_are_never_stored_in_clear(
     for secret in secrets:
         assert secret not in text
     assert "$argon2id$" in text
+
+
+async def test_an_expired_user_token_is_refused(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    _, token = await join(http, {"authorization": f"Bearer {ADMIN_KEY}"}, "hal@a.example", "admin")
+    assert (await http.get("/v1/management/members", headers=bearer(token))).status_code == 200
+    past = columns.to_iso(datetime.now(UTC) - timedelta(seconds=1))
+    await gateway.state.db.run(lambda d: d.execute("UPDATE user_tokens SET expires_at = ?", [past]))
+    refused = await http.get("/v1/management/members", headers=bearer(token))
+    assert refused.status_code == 401
+    assert refused.json()["error"]["type"] == "authentication_error"
