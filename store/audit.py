@@ -1,7 +1,10 @@
-"""The audit log: who did what to which resource, appended before the response is sent.
+"""The audit log: who did what to which resource, written in the change's transaction.
 
 Events are never updated or deleted by the gateway. They keep no foreign keys, so the
-history outlives the keys, members and workspaces it mentions.
+history outlives the keys, members and workspaces it mentions. An event belongs to an
+organisation and either to one workspace (keys, providers, rules) or, with
+`workspace_id` = `ORGANIZATION_WIDE`, to the whole organisation (members, workspaces,
+service accounts). Insertion order (the rowid) is the log's order: one writer appends.
 """
 
 from __future__ import annotations
@@ -14,8 +17,10 @@ import attrs
 import sqlite_utils
 
 from store import columns
+from store.workspaces import DEFAULT_ORGANIZATION_ID
 
 DEFAULT_LIMIT = 100
+ORGANIZATION_WIDE = ""
 
 
 def new_event_id() -> str:
@@ -37,6 +42,21 @@ class AuditEvent:
     ip_address: str | None = None
     timestamp: datetime
     details: Mapping[str, Any] = attrs.field(factory=dict, converter=columns.plain_dict)
+    organization_id: str = DEFAULT_ORGANIZATION_ID
+
+
+@attrs.frozen(kw_only=True)
+class AuditQuery:
+    """A page of an organisation's log as one workspace's caller may see it."""
+
+    organization_id: str
+    workspace_id: str
+    limit: int = DEFAULT_LIMIT
+    type: str | None = None
+    since: datetime | None = None
+    before_id: str | None = None
+    organization_wide: bool = True
+    """Include the organisation-wide events (for callers that reach every workspace)."""
 
 
 def _to_row(event: AuditEvent) -> dict[str, Any]:
@@ -68,3 +88,28 @@ def list_events(
         [workspace_id, limit],
     )
     return [_from_row(row) for row in rows]
+
+
+def query(db: sqlite_utils.Database, q: AuditQuery) -> list[AuditEvent]:
+    """The organisation-wide events and the workspace's own, newest first.
+
+    `before_id` (a cursor: the last id of the previous page) continues after that event;
+    an id the caller may not see matches nothing, so the page is empty.
+    """
+    shared = ORGANIZATION_WIDE if q.organization_wide else q.workspace_id
+    where = ["organization_id = ?", "workspace_id IN (?, ?)"]
+    params: list[Any] = [q.organization_id, q.workspace_id, shared]
+    if q.type is not None:
+        where.append("type = ?")
+        params.append(q.type)
+    if q.since is not None:
+        where.append("timestamp >= ?")
+        params.append(columns.to_iso(q.since))
+    if q.before_id is not None:
+        where.append(
+            "rowid < coalesce((SELECT rowid FROM audit_events WHERE id = ? "
+            "AND organization_id = ? AND workspace_id IN (?, ?)), 0)"
+        )
+        params += [q.before_id, q.organization_id, q.workspace_id, shared]
+    sql = f"SELECT * FROM audit_events WHERE {' AND '.join(where)} ORDER BY rowid DESC LIMIT ?"
+    return [_from_row(row) for row in db.query(sql, [*params, q.limit])]

@@ -17,7 +17,7 @@ import sqlite_utils
 
 from store import columns
 from store.secrets import KeyKind, hash_key, key_hint
-from store.workspaces import DEFAULT_WORKSPACE_ID
+from store.workspaces import DEFAULT_ORGANIZATION_ID, DEFAULT_WORKSPACE_ID
 
 KeyStatus = Literal["active", "revoked"]
 ALL_PERMISSIONS: tuple[str, ...] = (
@@ -30,7 +30,20 @@ ALL_PERMISSIONS: tuple[str, ...] = (
     "admin",
 )
 _IMMUTABLE_FIELDS = frozenset(
-    {"id", "workspace_id", "kind", "prefix", "key_hash", "last_four", "created_at", "rotated_from"}
+    {
+        "id",
+        "workspace_id",
+        "kind",
+        "prefix",
+        "key_hash",
+        "last_four",
+        "created_at",
+        "rotated_from",
+        "organization_id",
+        "role",
+        "scope",
+        "service_account_id",
+    }
 )
 
 
@@ -84,6 +97,12 @@ class ApiKeyRecord:
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
     rotated_from: str | None = None
+    # Resolved from the workspace when the key is read, so the key ring knows it per key.
+    organization_id: str = DEFAULT_ORGANIZATION_ID
+    # A service account's key: its role and the workspaces it may act in (home first).
+    role: str | None = None
+    scope: tuple[str, ...] = attrs.field(default=(), converter=columns.str_tuple)
+    service_account_id: str | None = None
 
 
 def new_key_id() -> str:
@@ -103,6 +122,10 @@ def new_record(
     allowed_ips: tuple[str, ...] | list[str] = (),
     expires_at: datetime | None = None,
     rotated_from: str | None = None,
+    organization_id: str = DEFAULT_ORGANIZATION_ID,
+    role: str | None = None,
+    scope: tuple[str, ...] = (),
+    service_account_id: str | None = None,
 ) -> ApiKeyRecord:
     """An active record for a freshly generated key (hash and hint derived here, pure)."""
     hint = key_hint(full_key)
@@ -123,6 +146,10 @@ def new_record(
         updated_at=now,
         expires_at=expires_at,
         rotated_from=rotated_from,
+        organization_id=organization_id,
+        role=role,
+        scope=scope,
+        service_account_id=service_account_id,
     )
 
 
@@ -146,6 +173,9 @@ def _to_row(record: ApiKeyRecord) -> dict[str, Any]:
         "expires_at": columns.to_iso_or_none(record.expires_at),
         "revoked_at": columns.to_iso_or_none(record.revoked_at),
         "rotated_from": record.rotated_from,
+        "role": record.role,
+        "scope": columns.to_json(record.scope),
+        "service_account_id": record.service_account_id,
     }
 
 
@@ -169,11 +199,19 @@ def _from_row(row: Mapping[str, Any]) -> ApiKeyRecord:
         expires_at=columns.from_iso_or_none(row["expires_at"]),
         revoked_at=columns.from_iso_or_none(row["revoked_at"]),
         rotated_from=row["rotated_from"],
+        organization_id=row["organization_id"],
+        role=row["role"],
+        scope=columns.json_strings(row["scope"]),
+        service_account_id=row["service_account_id"],
     )
 
 
 def _select(db: sqlite_utils.Database, where: str, params: list[Any]) -> list[ApiKeyRecord]:
-    rows = db.query(f"SELECT * FROM api_keys WHERE {where} ORDER BY created_at, id", params)
+    rows = db.query(
+        "SELECT k.*, w.organization_id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id "
+        f"WHERE {where} ORDER BY k.created_at, k.id",
+        params,
+    )
     return [_from_row(row) for row in rows]
 
 
@@ -182,26 +220,32 @@ def insert(db: sqlite_utils.Database, record: ApiKeyRecord) -> None:
     db.table("api_keys").insert(_to_row(record))
 
 
+def insert_returning(db: sqlite_utils.Database, record: ApiKeyRecord) -> ApiKeyRecord:
+    """`insert`, returning the record (for callers that compose store writes)."""
+    insert(db, record)
+    return record
+
+
 def get(
     db: sqlite_utils.Database, key_id: str, workspace_id: str | None = None
 ) -> ApiKeyRecord | None:
     """The key with this id; with `workspace_id`, only if it belongs to that workspace."""
     if workspace_id is None:
-        found = _select(db, "id = ?", [key_id])
+        found = _select(db, "k.id = ?", [key_id])
     else:
-        found = _select(db, "id = ? AND workspace_id = ?", [key_id, workspace_id])
+        found = _select(db, "k.id = ? AND k.workspace_id = ?", [key_id, workspace_id])
     return found[0] if found else None
 
 
 def find_by_hash(db: sqlite_utils.Database, key_hash: str) -> ApiKeyRecord | None:
     """The key stored under this SHA-256 hex digest, whatever its status."""
-    found = _select(db, "key_hash = ?", [key_hash])
+    found = _select(db, "k.key_hash = ?", [key_hash])
     return found[0] if found else None
 
 
 def list_keys(db: sqlite_utils.Database, workspace_id: str) -> list[ApiKeyRecord]:
     """Every key of a workspace (revoked ones included), oldest first."""
-    return _select(db, "workspace_id = ?", [workspace_id])
+    return _select(db, "k.workspace_id = ?", [workspace_id])
 
 
 def all_active(db: sqlite_utils.Database) -> list[ApiKeyRecord]:
@@ -209,7 +253,7 @@ def all_active(db: sqlite_utils.Database) -> list[ApiKeyRecord]:
 
     Expired keys are included: checking `expires_at` is the caller's job, at request time.
     """
-    return _select(db, "status = 'active'", [])
+    return _select(db, "k.status = 'active'", [])
 
 
 def update(db: sqlite_utils.Database, key_id: str, **fields: Any) -> ApiKeyRecord | None:

@@ -1,6 +1,8 @@
-"""Workspaces: the unit of isolation. Keys and provider configurations belong to one.
+"""Workspaces: the unit of isolation inside an organisation.
 
-Migration 1 creates the `default` workspace, where the bootstrap admin key lives.
+Keys, provider configurations and routing rules belong to one workspace. Migration 1
+creates the `default` workspace (where the bootstrap admin key lives); migration 4 puts it,
+with every existing workspace, into the default organisation.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import sqlite_utils
 from store import columns
 
 DEFAULT_WORKSPACE_ID = "default"
+DEFAULT_ORGANIZATION_ID = "org_default"
 
 
 def new_workspace_id() -> str:
@@ -27,6 +30,16 @@ class WorkspaceRecord:
     name: str
     description: str = ""
     created_at: datetime
+    organization_id: str = DEFAULT_ORGANIZATION_ID
+
+
+@attrs.frozen
+class Holdings:
+    """What a workspace still holds: deleting it would remove these."""
+
+    api_keys: int
+    routing_rules: int
+    providers: int
 
 
 def _from_row(row: Mapping[str, Any]) -> WorkspaceRecord:
@@ -35,10 +48,11 @@ def _from_row(row: Mapping[str, Any]) -> WorkspaceRecord:
         name=row["name"],
         description=row["description"],
         created_at=columns.from_iso(row["created_at"]),
+        organization_id=row["organization_id"],
     )
 
 
-def insert(db: sqlite_utils.Database, record: WorkspaceRecord) -> None:
+def insert(db: sqlite_utils.Database, record: WorkspaceRecord) -> WorkspaceRecord:
     """Store a new workspace. Raises sqlite3.IntegrityError on a duplicate id."""
     db.table("workspaces").insert(
         {
@@ -46,18 +60,71 @@ def insert(db: sqlite_utils.Database, record: WorkspaceRecord) -> None:
             "name": record.name,
             "description": record.description,
             "created_at": columns.to_iso(record.created_at),
+            "organization_id": record.organization_id,
         }
     )
+    return record
 
 
-def get(db: sqlite_utils.Database, workspace_id: str) -> WorkspaceRecord | None:
+def get(
+    db: sqlite_utils.Database, workspace_id: str, organization_id: str | None = None
+) -> WorkspaceRecord | None:
+    """The workspace; with `organization_id`, only if it belongs to that organisation."""
     rows = list(db.query("SELECT * FROM workspaces WHERE id = ?", [workspace_id]))
-    return _from_row(rows[0]) if rows else None
+    if not rows:
+        return None
+    record = _from_row(rows[0])
+    if organization_id is not None and record.organization_id != organization_id:
+        return None
+    return record
 
 
-def list_workspaces(db: sqlite_utils.Database) -> list[WorkspaceRecord]:
-    """Every workspace, oldest first."""
-    return [_from_row(row) for row in db.query("SELECT * FROM workspaces ORDER BY created_at, id")]
+def list_workspaces(
+    db: sqlite_utils.Database, organization_id: str | None = None
+) -> list[WorkspaceRecord]:
+    """Every workspace (of one organisation, if given), oldest first."""
+    if organization_id is None:
+        rows = db.query("SELECT * FROM workspaces ORDER BY created_at, id")
+    else:
+        rows = db.query(
+            "SELECT * FROM workspaces WHERE organization_id = ? ORDER BY created_at, id",
+            [organization_id],
+        )
+    return [_from_row(row) for row in rows]
+
+
+def update(
+    db: sqlite_utils.Database, workspace_id: str, *, name: str | None, description: str | None
+) -> WorkspaceRecord | None:
+    """Change the name and/or description; None if there is no such workspace."""
+    current = get(db, workspace_id)
+    if current is None:
+        return None
+    changed = attrs.evolve(
+        current,
+        name=current.name if name is None else name,
+        description=current.description if description is None else description,
+    )
+    db.execute(
+        "UPDATE workspaces SET name = ?, description = ? WHERE id = ?",
+        [changed.name, changed.description, workspace_id],
+    )
+    return changed
+
+
+def holdings(db: sqlite_utils.Database, workspace_id: str) -> Holdings:
+    """Counts of the workspace's active keys, routing rules and provider configurations."""
+
+    def count(sql: str) -> int:
+        return int(db.execute(sql, [workspace_id]).fetchone()[0])
+
+    return Holdings(
+        api_keys=count(
+            "SELECT count(*) FROM api_keys WHERE workspace_id = ? AND status = 'active'"
+        ),
+        routing_rules=count("SELECT count(*) FROM routing_rules WHERE workspace_id = ?"),
+        providers=count("SELECT count(*) FROM providers WHERE workspace_id = ?"),
+    )
 
 
 def delete(db: sqlite_utils.Database, workspace_id: str) -> bool:

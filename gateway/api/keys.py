@@ -12,7 +12,7 @@ from typing import Any
 
 from quart import Blueprint, Response
 
-from gateway.api.audit_trail import record_audit
+from gateway.api.audit_trail import audit_event, audited
 from gateway.api.key_input import (
     parse_create,
     parse_expiry,
@@ -23,11 +23,13 @@ from gateway.api.key_input import (
     parse_rate_limits,
     parse_strings,
 )
+from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, iso, json_response, read_object
+from gateway.platform.web import authenticate_manager, iso, json_response, read_object
 from store import keys, usage
+from store.audit import AuditEvent
 from store.keys import ApiKeyRecord
 from store.secrets import new_api_key
 
@@ -88,13 +90,13 @@ class KeysApi:
         self.state = state
 
     async def list_keys(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         records = await self.state.db.run(lambda d: keys.list_keys(d, principal.workspace_id))
         return json_response({"object": "list", "data": [key_to_api(r) for r in records]})
 
     async def create_key(self) -> Response:
         """Create a key; the full key is shown in this answer only."""
-        principal = await self._manager()
+        principal = await self._manager("create_api_keys")
         now = datetime.now(UTC)
         spec = parse_create(await read_object(), now)
         _check_grant(principal, spec.kind, spec.permissions)
@@ -110,15 +112,16 @@ class KeysApi:
             allowed_models=spec.allowed_models,
             allowed_ips=spec.allowed_ips,
             expires_at=spec.expires_at,
+            organization_id=principal.organization_id,
         )
-        await self.state.db.run(lambda d: keys.insert(d, record))
+        event = _event(principal, "api_key.created", record)
+        await audited(self.state, event, lambda d: keys.insert_returning(d, record))
         self.state.keyring.put(record)
-        await self._record_audit(principal, "api_key.created", record)
         return json_response(key_to_api(record) | {"key": full_key}, 201)
 
     async def read_key(self, key_id: str) -> Response:
         """The key with its usage since the start of the (UTC) day."""
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         record = await self._find(principal, key_id)
         await self.state.usage.flush()
         since = start_of_day(datetime.now(UTC))
@@ -136,10 +139,11 @@ class KeysApi:
 
     async def patch_key(self, key_id: str) -> Response:
         """Change some fields; the answer shows only the changed ones (and `updated_at`)."""
-        principal = await self._manager()
+        principal = await self._manager("create_api_keys")
         record = await self._find_controlled(principal, key_id)
         changes = _patch_changes(principal, record, await read_object())
-        updated = await self.state.db.run(lambda d: keys.update(d, key_id, **changes))
+        event = _event(principal, "api_key.updated", record, sorted(changes))
+        updated = await audited(self.state, event, lambda d: keys.update(d, key_id, **changes))
         if updated is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         if updated.status == "active":
@@ -151,7 +155,7 @@ class KeysApi:
 
     async def rotate_key(self, key_id: str) -> Response:
         """Issue a successor key; the old one keeps working for the grace period."""
-        principal = await self._manager()
+        principal = await self._manager("create_api_keys")
         old = await self._find_controlled(principal, key_id)
         grace = parse_grace_hours(await read_object(optional=True))
         now = datetime.now(UTC)
@@ -162,11 +166,13 @@ class KeysApi:
         full_key = new_api_key(old.kind)
         new = _successor(old, full_key, now)
 
-        old_updated = await self.state.db.run(lambda d: keys.rotate(d, old.id, new, expires))
+        event = _event(principal, "api_key.created", new)
+        old_updated = await audited(
+            self.state, event, lambda d: keys.rotate(d, old.id, new, expires)
+        )
         self.state.keyring.put(new)
         if old_updated is not None:
             self.state.keyring.put(old_updated)
-        await self._record_audit(principal, "api_key.created", new)
         return json_response(
             {
                 "id": old.id,
@@ -178,31 +184,31 @@ class KeysApi:
         )
 
     async def revoke_key(self, key_id: str) -> Response:
-        principal = await self._manager()
-        await self._find_controlled(principal, key_id)
+        principal = await self._manager("revoke_api_keys")
+        found = await self._find_controlled(principal, key_id)
         now = datetime.now(UTC)
-        record = await self.state.db.run(lambda d: keys.revoke(d, key_id, now))
-        assert record is not None
+        event = _event(principal, "api_key.revoked", found)
+        record = await audited(self.state, event, lambda d: keys.revoke(d, key_id, now))
+        if record is None:
+            raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         self.state.keyring.forget(record.key_hash)
-        await self._record_audit(principal, "api_key.revoked", record)
         return json_response(
             {"id": record.id, "status": "revoked", "revoked_at": iso(record.revoked_at)}
         )
 
     async def delete_key(self, key_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("revoke_api_keys")
         record = await self._find_controlled(principal, key_id)
-        await self.state.db.run(lambda d: keys.delete(d, key_id))
+        event = _event(principal, "api_key.deleted", record)
+        await audited(self.state, event, lambda d: keys.delete(d, key_id))
         self.state.keyring.forget(record.key_hash)
         return json_response({"id": key_id, "object": "api_key", "deleted": True})
 
     # -- helpers -----------------------------------------------------------------------------
 
-    async def _manager(self) -> Principal:
-        """The authenticated caller, who must hold the `management` permission."""
-        principal = await authenticate(self.state)
-        principal.require("management")
-        return principal
+    async def _manager(self, action: Action) -> Principal:
+        """The authenticated caller, whose role allows `action`, in its workspace."""
+        return await authenticate_manager(self.state, action)
 
     async def _find(self, principal: Principal, key_id: str) -> ApiKeyRecord:
         record = await self.state.db.run(lambda d: keys.get(d, key_id, principal.workspace_id))
@@ -235,11 +241,14 @@ class KeysApi:
                 param="key_id",
             )
 
-    async def _record_audit(self, principal: Principal, kind: str, record: ApiKeyRecord) -> None:
-        details = {"name": record.name, "prefix": record.prefix}
-        await record_audit(
-            self.state, principal, kind, target_type="api_key", target_id=record.id, details=details
-        )
+
+def _event(
+    principal: Principal, kind: str, record: ApiKeyRecord, changed: list[str] | None = None
+) -> AuditEvent:
+    details: dict[str, Any] = {"name": record.name, "prefix": record.prefix}
+    if changed is not None:
+        details["changed"] = changed
+    return audit_event(principal, kind, target_type="api_key", target_id=record.id, details=details)
 
 
 def _successor(old: ApiKeyRecord, full_key: str, now: datetime) -> ApiKeyRecord:
@@ -256,14 +265,24 @@ def _successor(old: ApiKeyRecord, full_key: str, now: datetime) -> ApiKeyRecord:
         allowed_ips=old.allowed_ips,
         expires_at=old.expires_at,
         rotated_from=old.id,
+        organization_id=old.organization_id,
+        role=old.role,
+        scope=old.scope,
+        service_account_id=old.service_account_id,
     )
 
 
 def _check_grant(principal: Principal, kind: str, permissions: tuple[str, ...]) -> None:
     """A key may only hand out (or change) what it holds: no admin keys from a non-admin key."""
-    if principal.has("admin"):
+    if principal.has("admin") or principal.role == "owner":
         return
-    if kind == "admin" or any(not principal.has(p) for p in permissions):
+    if principal.kind == "user":
+        # A person's grant follows the role: an admin hands out all but `admin`.
+        def held(permission: str) -> bool:
+            return permission != "admin"
+    else:
+        held = principal.has
+    if kind == "admin" or any(not held(p) for p in permissions):
         raise permission_denied(
             "A key cannot grant, or change a key holding, permissions it does not hold itself."
         )

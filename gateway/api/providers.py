@@ -8,27 +8,31 @@ Every change reaches the in-memory registry before the response is sent.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import sqlite_utils
 import trio
 from quart import Blueprint, Response
 
-from gateway.api.audit_trail import record_audit
+from gateway.api.audit_trail import audit_event, audited
 from gateway.api.keys import start_of_day
 from gateway.api.provider_input import (
     next_status,
     parse_credentials,
     parse_settings,
 )
+from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, iso, json_response, read_object
+from gateway.platform.web import authenticate_manager, iso, json_response, read_object
 from providers.catalog import ProviderInfo
 from providers.errors import ProviderError, Unsupported
 from store import providers as provider_store
 from store import usage
+from store.audit import AuditEvent
 from store.providers import ProviderRecord
 
 TEST_DEADLINE_S = 15.0
@@ -40,11 +44,16 @@ async def configure_provider(
     provider_id: str,
     credentials: dict[str, Any],
     settings: dict[str, Any],
+    event: AuditEvent | None = None,
 ) -> ProviderRecord:
-    """Store a (re)configuration and make it live; shared by the API and start-up."""
+    """Store a (re)configuration and make it live; shared by the API and start-up.
+
+    With `event` (an API call), the event is written in the same transaction."""
     encrypted = state.cipher.encrypt(credentials)
     now = datetime.now(UTC)
-    record = await state.db.run(
+    record = await _write(
+        state,
+        event,
         lambda d: provider_store.upsert_configuration(
             d,
             workspace_id=workspace_id,
@@ -52,8 +61,9 @@ async def configure_provider(
             encrypted_credentials=encrypted,
             settings=settings,
             at=now,
-        )
+        ),
     )
+    assert record is not None, "an upsert always stores a record"
     state.registry.put(record)
     return record
 
@@ -88,7 +98,7 @@ class ProvidersApi:
         self.state = state
 
     async def list_providers(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         return json_response(
             {
                 "providers": [
@@ -99,7 +109,7 @@ class ProvidersApi:
 
     async def configure(self) -> Response:
         """Configure (or reconfigure) a catalog provider with its credentials and settings."""
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         body = await read_object()
         provider_id = body.get("provider")
         if not isinstance(provider_id, str) or not provider_id:
@@ -109,10 +119,10 @@ class ProvidersApi:
             raise invalid_request("'credentials' is required.", param="credentials")
         credentials = parse_credentials(body["credentials"])
         settings = parse_settings(body.get("settings"))
+        event = _event(principal, "provider.configured", provider_id)
         record = await configure_provider(
-            self.state, principal.workspace_id, provider_id, credentials, settings
+            self.state, principal.workspace_id, provider_id, credentials, settings, event
         )
-        await _audit(self.state, principal, "provider.configured", provider_id)
         return json_response(
             {
                 "id": provider_id,
@@ -127,7 +137,7 @@ class ProvidersApi:
 
     async def health(self) -> Response:
         """Live health figures of every provider configured in the caller's workspace."""
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         figures = {
             pid: _health_entry(self.state, principal, pid)
             for pid in self.state.registry.configured(principal.workspace_id)
@@ -135,35 +145,41 @@ class ProvidersApi:
         return json_response({"providers": figures})
 
     async def read_provider(self, provider_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         info = self._known(provider_id)
         return json_response(await detail(self.state, principal, info))
 
     async def patch_provider(self, provider_id: str) -> Response:
         """Merge new settings into a configured provider's; answers with its detail."""
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         record = self._configured(principal, provider_id)
         body = await read_object()
         settings = parse_settings(body.get("settings"), record.settings)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        updated = await self.state.db.run(
-            lambda d: provider_store.update_settings(d, ws, provider_id, settings, now)
+        event = _event(principal, "provider.updated", provider_id)
+        updated = await _write(
+            self.state,
+            event,
+            lambda d: provider_store.update_settings(d, ws, provider_id, settings, now),
         )
         assert updated is not None
         self.state.registry.put(updated)
         return json_response(await detail(self.state, principal, self._known(provider_id)))
 
     async def update_credentials(self, provider_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         record = self._configured(principal, provider_id)
         next_status(record.status, "update_credentials")
         credentials = parse_credentials(await read_object())
         encrypted = self.state.cipher.encrypt(credentials)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        updated = await self.state.db.run(
-            lambda d: provider_store.update_credentials(d, ws, provider_id, encrypted, now)
+        event = _event(principal, "provider.credentials_updated", provider_id)
+        updated = await _write(
+            self.state,
+            event,
+            lambda d: provider_store.update_credentials(d, ws, provider_id, encrypted, now),
         )
         assert updated is not None
         self.state.registry.put(updated)
@@ -177,19 +193,19 @@ class ProvidersApi:
 
     async def test_provider(self, provider_id: str) -> Response:
         """One live call to the upstream, see `_live_test`."""
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         self._configured(principal, provider_id)
         return json_response(await _live_test(self.state, principal, provider_id))
 
     async def disable(self, provider_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         record = await self._set_status(principal, provider_id, "disable")
         return json_response(
             {"id": provider_id, "status": record.status, "disabled_at": iso(record.disabled_at)}
         )
 
     async def enable(self, provider_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         record = await self._set_status(principal, provider_id, "enable")
         return json_response(
             {"id": provider_id, "status": record.status, "enabled_at": iso(record.updated_at)}
@@ -197,10 +213,11 @@ class ProvidersApi:
 
     async def delete(self, provider_id: str) -> Response:
         """Forget the configuration, the live registry entry and the health figures."""
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         self._configured(principal, provider_id)
         ws = principal.workspace_id
-        await self.state.db.run(lambda d: provider_store.delete(d, ws, provider_id))
+        event = _event(principal, "provider.deleted", provider_id)
+        await audited(self.state, event, lambda d: provider_store.delete(d, ws, provider_id))
         self.state.registry.remove(ws, provider_id)
         self.state.health.forget(ws, provider_id)
         return json_response(
@@ -209,11 +226,9 @@ class ProvidersApi:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    async def _manager(self) -> Principal:
-        """The authenticated caller, who must hold the `management` permission."""
-        principal = await authenticate(self.state)
-        principal.require("management")
-        return principal
+    async def _manager(self, action: Action) -> Principal:
+        """The authenticated caller, whose role allows `action`, in its workspace."""
+        return await authenticate_manager(self.state, action)
 
     def _known(self, provider_id: str) -> ProviderInfo:
         """The catalog entry of a provider; 404 listing the known ones otherwise."""
@@ -244,8 +259,11 @@ class ProvidersApi:
         status = next_status(record.status, trigger)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        updated = await self.state.db.run(
-            lambda d: provider_store.set_status(d, ws, provider_id, status, now)  # type: ignore[arg-type]
+        event = _event(principal, f"provider.{trigger}d", provider_id)
+        updated = await _write(
+            self.state,
+            event,
+            lambda d: provider_store.set_status(d, ws, provider_id, status, now),  # type: ignore[arg-type]
         )
         assert updated is not None
         self.state.registry.put(updated)
@@ -381,5 +399,16 @@ def _test_failure(
     }
 
 
-async def _audit(state: AppState, principal: Principal, kind: str, provider_id: str) -> None:
-    await record_audit(state, principal, kind, target_type="provider", target_id=provider_id)
+def _event(principal: Principal, kind: str, provider_id: str) -> AuditEvent:
+    return audit_event(principal, kind, target_type="provider", target_id=provider_id)
+
+
+async def _write(
+    state: AppState,
+    event: AuditEvent | None,
+    change: Callable[[sqlite_utils.Database], ProviderRecord | None],
+) -> ProviderRecord | None:
+    """A store write, with its audit event in the same transaction when there is one."""
+    if event is None:
+        return await state.db.run(change)
+    return await audited(state, event, change)

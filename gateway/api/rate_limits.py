@@ -7,17 +7,20 @@ settings, null when unknown) and `remaining` (null when the limit is unknown).
 
 Any valid key may read its own `api_key` section, so that a client can pace itself; the
 `providers` section describes the whole workspace's upstream capacity and is present only
-for a key with the management permission (an ordinary key's answer has `api_key` alone).
+for a caller whose role may view analytics (a key with the management or admin permission,
+a service account or member of such a role); an ordinary key's answer has `api_key` alone,
+a user token's `providers` alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from quart import Blueprint, Response
+from quart import Blueprint, Response, request
 
+from gateway.organization.roles import allowed
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response
+from gateway.platform.web import authenticate_any, json_response
 from gateway.upstream.limits import RateLimiter, Snapshot
 from gateway.upstream.limits.headers import iso_z
 
@@ -27,12 +30,13 @@ def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
 
     @bp.get("/v1/management/rate-limits")
     async def rate_limits() -> Response:
-        principal = await authenticate(state)
-        await limiter.load_counts(principal.key)
-        body: dict[str, Any] = {
-            "api_key": key_figures(principal.key_id, limiter.snapshot(principal.key))
-        }
-        if principal.has("management"):
+        principal = await authenticate_any(state, request)
+        principal = principal.in_workspace(request.headers.get("x-workspace-id") or None)
+        body: dict[str, Any] = {}
+        if principal.kind != "user":  # a person's token has no key limits of its own
+            await limiter.load_counts(principal.key)
+            body["api_key"] = key_figures(principal.key_id, limiter.snapshot(principal.key))
+        if allowed(principal.role, "view_analytics"):
             body["providers"] = provider_figures(state, limiter, principal.workspace_id)
         return json_response(body)
 

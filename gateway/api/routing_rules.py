@@ -17,12 +17,13 @@ import attrs
 import sqlite_utils
 from quart import Blueprint, Response
 
-from gateway.api.audit_trail import record_audit
+from gateway.api.audit_trail import audit_event, audited
 from gateway.chat.input import parse_chat_body
+from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, iso, json_response, read_object
+from gateway.platform.web import authenticate_manager, iso, json_response, read_object
 from gateway.upstream.options import ROUTING_MODES
 from gateway.upstream.routing.apply import DryRun, dry_run
 from gateway.upstream.routing.book import RuleBook
@@ -33,6 +34,7 @@ from gateway.upstream.routing.transform import request_changes
 from providers.types import ChatRequest
 from store import keys
 from store import rules as rule_store
+from store.audit import AuditEvent
 from store.keys import ApiKeyRecord
 from store.rules import PriorityConflictError, RoutingRuleRecord
 
@@ -91,13 +93,13 @@ class RoutingRulesApi:
         self.book = book
 
     async def list_rules(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         ws = principal.workspace_id
         records = await self.state.db.run(lambda d: rule_store.list_rules(d, ws))
         return json_response({"object": "list", "rules": [rule_to_api(r) for r in records]})
 
     async def create_rule(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("edit_routing_rules")
         spec = parse_create(await read_object(), self.state.catalog)
         now = datetime.now(UTC)
         record = await self._write(
@@ -112,26 +114,28 @@ class RoutingRulesApi:
                 actions=spec.actions,
                 now=now,
             ),
+            _event(principal, "routing_rule.created", spec.name, spec.priority),
         )
-        await self._record_audit(principal, "routing_rule.created", record)
         return json_response(rule_to_api(record), 201)
 
     async def test_rules(self) -> Response:
         """A dry run of the rules against a chat-style body, see `_test`."""
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         return json_response(await _test(self.state, self.book, principal, await read_object()))
 
     async def read_rule(self, rule_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         return json_response(rule_to_api(await self._find(principal, rule_id)))
 
     async def patch_rule(self, rule_id: str) -> Response:
-        principal = await self._manager()
-        await self._find(principal, rule_id)
+        principal = await self._manager("edit_routing_rules")
+        current = await self._find(principal, rule_id)
         changes = parse_patch(await read_object(), self.state.catalog)
         ws = principal.workspace_id
-        record = await self._write(rule_id, lambda d: rule_store.update(d, rule_id, ws, **changes))
-        await self._record_audit(principal, "routing_rule.updated", record)
+        event = _event(principal, "routing_rule.updated", current.name, current.priority, rule_id)
+        record = await self._write(
+            rule_id, lambda d: rule_store.update(d, rule_id, ws, **changes), event
+        )
         return json_response(rule_to_api(record))
 
     async def enable_rule(self, rule_id: str) -> Response:
@@ -141,31 +145,34 @@ class RoutingRulesApi:
         return await self._switch(rule_id, "disable")
 
     async def delete_rule(self, rule_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("edit_routing_rules")
         record = await self._find(principal, rule_id)
         ws = principal.workspace_id
-        if not await self.state.db.run(lambda d: rule_store.delete(d, rule_id, ws)):
+        event = _event(principal, "routing_rule.deleted", record.name, record.priority, rule_id)
+        if not await audited(self.state, event, lambda d: rule_store.delete(d, rule_id, ws)):
             raise rule_not_found(rule_id)
         self.book.remove(ws, rule_id)
-        await self._record_audit(principal, "routing_rule.deleted", record)
         return json_response({"id": rule_id, "object": "routing_rule", "deleted": True})
 
     # -- helpers -----------------------------------------------------------------------------
 
-    async def _manager(self) -> Principal:
-        """The authenticated caller, who must hold the `management` permission."""
-        principal = await authenticate(self.state)
-        principal.require("management")
-        return principal
+    async def _manager(self, action: Action) -> Principal:
+        """The authenticated caller, whose role allows `action`, in its workspace."""
+        return await authenticate_manager(self.state, action)
 
     async def _write(
         self,
         rule_id: str | None,
         fn: Callable[[sqlite_utils.Database], RoutingRuleRecord | None],
+        event: AuditEvent | None = None,
     ) -> RoutingRuleRecord:
-        """Run a store write; 409 on a priority clash, 404 when the rule is gone."""
+        """Run a store write, with its audit event in the same transaction when there is
+        one; 409 on a priority clash, 404 when the rule is gone."""
         try:
-            record = await self.state.db.run(fn)
+            if event is None:
+                record = await self.state.db.run(fn)
+            else:
+                record = await audited(self.state, event, fn, target_of=_rule_id)
         except PriorityConflictError as exc:
             raise priority_conflict(exc) from None
         if record is None:
@@ -182,30 +189,32 @@ class RoutingRulesApi:
 
     async def _switch(self, rule_id: str, trigger: str) -> Response:
         """Enable or disable a rule; audited only when its state actually changed."""
-        principal = await self._manager()
+        principal = await self._manager("edit_routing_rules")
         current = await self._find(principal, rule_id)
         enabled = next_enabled(current.enabled, trigger)
         now = datetime.now(UTC)
         ws = principal.workspace_id
+        event = None
+        if current.enabled != enabled:
+            kind = f"routing_rule.{trigger}d"
+            event = _event(principal, kind, current.name, current.priority, rule_id)
         record = await self._write(
-            rule_id, lambda d: rule_store.set_enabled(d, rule_id, ws, enabled, now)
+            rule_id, lambda d: rule_store.set_enabled(d, rule_id, ws, enabled, now), event
         )
-        if current.enabled != record.enabled:
-            await self._record_audit(principal, f"routing_rule.{trigger}d", record)
         return json_response(rule_to_api(record))
 
-    async def _record_audit(
-        self, principal: Principal, kind: str, record: RoutingRuleRecord
-    ) -> None:
-        details = {"name": record.name, "priority": record.priority}
-        await record_audit(
-            self.state,
-            principal,
-            kind,
-            target_type="routing_rule",
-            target_id=record.id,
-            details=details,
-        )
+
+def _rule_id(record: RoutingRuleRecord | None) -> str:
+    return record.id if record is not None else ""
+
+
+def _event(
+    principal: Principal, kind: str, name: str, priority: int | None, rule_id: str = ""
+) -> AuditEvent:
+    details = {"name": name, "priority": priority}
+    return audit_event(
+        principal, kind, target_type="routing_rule", target_id=rule_id, details=details
+    )
 
 
 def rule_not_found(rule_id: str) -> ApiError:

@@ -9,11 +9,14 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from gateway.api.alerts import alerts_blueprint
+from gateway.api.audit_log import audit_log_blueprint
+from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.billing import billing_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.models import models_blueprint
+from gateway.api.organization import organization_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
@@ -52,6 +55,9 @@ def create_app(state: AppState) -> QuartTrio:
         status_blueprint(state),
         alerts_blueprint(state),
         billing_blueprint(state),
+        organization_blueprint(state),
+        audit_log_blueprint(state),
+        auth_tokens_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

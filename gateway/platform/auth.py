@@ -3,6 +3,12 @@
 The key ring is filled from the store at start and kept in step by the management API
 (create, rotate, revoke, delete), so authenticating a request costs one SHA-256 and one
 dict lookup. Only hashes are held; comparison of the stored hash is constant-time.
+
+A principal is one of three credentials: a plain API key (its permissions decide, and
+`management`/`admin` act as the admin/owner role within its one workspace), a service
+account's key (its role within its workspace scope, resolved when the key is loaded) or
+a person's user access token (the member's role in one organisation). Management routes
+ask `require_action`, which reads the one roles table (`gateway.organization.roles`).
 """
 
 from __future__ import annotations
@@ -11,10 +17,12 @@ import hmac
 import ipaddress
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from typing import Literal
 
 import attrs
 
-from gateway.platform.errors import ApiError, invalid_api_key, permission_denied
+from gateway.organization.roles import Action, allowed, legacy_key_role
+from gateway.platform.errors import ApiError, invalid_api_key, not_found, permission_denied
 from store.keys import ApiKeyRecord
 from store.secrets import hash_key
 
@@ -28,22 +36,91 @@ DEFAULT_PERMISSIONS: Mapping[str, tuple[str, ...]] = {
 MANAGEMENT_PERMISSIONS = frozenset({"management", "admin"})
 
 
+CredentialKind = Literal["api_key", "service_account", "user"]
+
+
+@attrs.frozen
+class UserSession:
+    """A person calling with a user access token, as a member of one organisation."""
+
+    user_id: str
+    email: str
+    organization_id: str
+    role: str
+    workspaces: tuple[str, ...]
+    """The workspaces the member may act in, the default first."""
+
+
 @attrs.frozen
 class Principal:
-    """The authenticated caller of one request."""
+    """The authenticated caller of one request.
 
-    key: ApiKeyRecord
+    `workspace` is the workspace this request acts in when the caller chose one of
+    several (`X-Workspace-ID`); otherwise the credential's first workspace.
+    """
+
+    credential: ApiKeyRecord | UserSession
+    workspace: str | None = None
+
+    @property
+    def key(self) -> ApiKeyRecord:
+        """The API key; a user access token has none and is refused where one is needed."""
+        if isinstance(self.credential, UserSession):
+            raise invalid_api_key("This endpoint needs an API key, not a user access token.")
+        return self.credential
+
+    @property
+    def kind(self) -> CredentialKind:
+        if isinstance(self.credential, UserSession):
+            return "user"
+        return "service_account" if self.credential.service_account_id else "api_key"
 
     @property
     def key_id(self) -> str:
-        return self.key.id
+        """The credential's id: the key's, or the user's for a user access token."""
+        if isinstance(self.credential, UserSession):
+            return self.credential.user_id
+        return self.credential.id
+
+    @property
+    def email(self) -> str | None:
+        return self.credential.email if isinstance(self.credential, UserSession) else None
+
+    @property
+    def organization_id(self) -> str:
+        return self.credential.organization_id
+
+    @property
+    def workspaces(self) -> tuple[str, ...]:
+        """Every workspace this caller may act in."""
+        credential = self.credential
+        if isinstance(credential, UserSession):
+            return credential.workspaces
+        return credential.scope or (credential.workspace_id,)
 
     @property
     def workspace_id(self) -> str:
-        return self.key.workspace_id
+        if self.workspace is not None:
+            return self.workspace
+        credential = self.credential
+        if isinstance(credential, ApiKeyRecord):
+            return credential.workspace_id
+        return credential.workspaces[0] if credential.workspaces else ""
+
+    @property
+    def role(self) -> str | None:
+        """The role on the management API (see `gateway.organization.roles`)."""
+        credential = self.credential
+        if isinstance(credential, UserSession):
+            return credential.role
+        if credential.role is not None:
+            return credential.role
+        return legacy_key_role(credential.permissions)
 
     def has(self, permission: str) -> bool:
-        granted = self.key.permissions
+        if isinstance(self.credential, UserSession):
+            return False
+        granted = self.credential.permissions
         if "admin" in granted:
             return True
         if permission == "management":
@@ -54,6 +131,21 @@ class Principal:
         """Raise 403 unless the key holds `permission` (admin holds every permission)."""
         if not self.has(permission):
             raise permission_denied(f"This API key lacks the '{permission}' permission.")
+
+    def require_action(self, action: Action) -> None:
+        """Raise 403 unless the caller's role may perform `action`."""
+        if not allowed(self.role, action):
+            who = f"role '{self.role}'" if self.role else "this API key"
+            raise permission_denied(f"The {who} may not {action.replace('_', ' ')}.")
+
+    def in_workspace(self, workspace_id: str | None) -> Principal:
+        """This caller acting in `workspace_id` (None: its default). A workspace it may not
+        act in answers 404 exactly like one that does not exist."""
+        if workspace_id is None or workspace_id == self.workspace_id:
+            return self
+        if workspace_id not in self.workspaces:
+            raise not_found("workspace_not_found", f"No workspace '{workspace_id}'.")
+        return attrs.evolve(self, workspace=workspace_id)
 
     def require_model(self, model: str) -> None:
         """Raise 403 when the key is restricted to other models."""

@@ -95,6 +95,10 @@ class Settings:
     smtp_timeout_s: float = 10.0
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
+    # Organisation access: how long an invitation can be accepted, and how long a user
+    # access token (from POST /v1/auth/token) is valid.
+    invitation_ttl_s: float = 7 * 24 * 3600.0
+    user_token_ttl_s: float = 3600.0
 
     @property
     def database_path(self) -> Path:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import attrs
+import trio
 
 from gateway.chat.cache import ResponseCache
+from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.status.hub import StatusHub
@@ -35,6 +37,9 @@ class AppState:
     cache: ResponseCache = attrs.field(factory=ResponseCache)
     rules: RuleBook = attrs.field(factory=RuleBook)
     status: StatusHub = attrs.field(factory=StatusHub)
+    logins: LoginThrottle = attrs.field(factory=LoginThrottle)
+    # Password hashing is CPU and 64 MiB per call: two at a time at most.
+    kdf_limiter: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
     limits: RateLimiter = attrs.field()
 
     @limits.default

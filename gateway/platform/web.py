@@ -12,9 +12,12 @@ import orjson
 from quart import Request, Response, request
 from quart.wrappers.response import ResponseBody
 
+from gateway.organization.roles import Action
+from gateway.organization.secrets import USER_TOKEN_PREFIX
 from gateway.platform.auth import Principal, bearer_token
 from gateway.platform.body import StreamAnswer, StreamBody
 from gateway.platform.errors import ApiError, invalid_api_key, invalid_request
+from gateway.platform.sessions import user_principal
 from gateway.platform.state import AppState
 from store import keys
 from store.secrets import hash_key
@@ -49,6 +52,31 @@ async def authenticate(state: AppState, req: Request | None = None) -> Principal
     """
     req = req if req is not None else request
     return await authenticate_header(state, req.headers.get("authorization"), req.remote_addr)
+
+
+async def authenticate_manager(
+    state: AppState, action: Action, req: Request | None = None
+) -> Principal:
+    """The caller of a management route, allowed to perform `action` in its workspace.
+
+    Accepts an API key (a plain or a service account's) or a user access token. The
+    workspace is the one named by `X-Workspace-ID`, else the caller's first; one the
+    caller may not reach is a 404 like an unknown one. The role check comes first, so a
+    caller learns nothing about workspaces it could not act in anyway.
+    """
+    req = req if req is not None else request
+    principal = await authenticate_any(state, req)
+    principal.require_action(action)
+    return principal.in_workspace(req.headers.get("x-workspace-id") or None)
+
+
+async def authenticate_any(state: AppState, req: Request) -> Principal:
+    """An API key or a user access token (the latter only for management routes)."""
+    token = bearer_token(req.headers.get("authorization"))
+    if token is not None and token.startswith(USER_TOKEN_PREFIX):
+        organization = req.headers.get("x-organization-id") or None
+        return await user_principal(state, token, organization)
+    return await authenticate(state, req)
 
 
 async def authenticate_header(

@@ -13,6 +13,10 @@ import trio.testing
 from store.db import DB_FILENAME, Database, TransactionLeakError, open_database
 from store.migrations import MIGRATIONS, SchemaTooNewError, apply_migrations, current_version
 
+_INSERT_W = (
+    "INSERT INTO workspaces (id, name, description, created_at) VALUES ('w', 'W', '', 'now')"
+)
+
 
 def _pragma(db: Database, name: str) -> object:
     return db.run_sync(lambda d: d.execute(f"PRAGMA {name}").fetchone()[0])
@@ -84,7 +88,7 @@ async def test_run_returns_the_result(database: Database) -> None:
 
 async def test_run_rolls_back_a_leaked_transaction(database: Database) -> None:
     def leak(d: sqlite_utils.Database) -> None:
-        d.conn.execute("INSERT INTO workspaces VALUES ('w', 'W', '', 'now')")
+        d.conn.execute(_INSERT_W)
 
     with pytest.raises(TransactionLeakError):
         await database.run(leak)
@@ -94,7 +98,7 @@ async def test_run_rolls_back_a_leaked_transaction(database: Database) -> None:
 
 async def test_run_rolls_back_when_fn_raises(database: Database) -> None:
     def fail(d: sqlite_utils.Database) -> None:
-        d.conn.execute("INSERT INTO workspaces VALUES ('w', 'W', '', 'now')")
+        d.conn.execute(_INSERT_W)
         raise KeyError("boom")
 
     with pytest.raises(KeyError):
@@ -158,7 +162,7 @@ async def test_started_fn_completes_despite_cancellation(database: Database) -> 
     def write(d: sqlite_utils.Database) -> str:
         started.set()
         release.wait()
-        d.execute("INSERT INTO workspaces VALUES ('w', 'W', '', 'now')")
+        d.execute(_INSERT_W)
         return "done"
 
     results: list[str] = []

@@ -1,0 +1,20 @@
+"""GET /v1/management/audit-log: the only route of the audit log (events are read-only)."""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, request
+
+from gateway.organization.audit_log import list_events
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate_manager, json_response
+
+
+def audit_log_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("audit_log", __name__)
+
+    @bp.get("/v1/management/audit-log")
+    async def audit_log() -> Response:
+        principal = await authenticate_manager(state, "view_audit_log")
+        return json_response(await list_events(state, principal, dict(request.args)))
+
+    return bp

@@ -1,0 +1,1 @@
+"""Organisations, workspaces, members and roles, service accounts, user access tokens."""

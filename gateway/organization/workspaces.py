@@ -1,0 +1,135 @@
+"""Workspaces of an organisation: list, create, read, update, delete.
+
+A caller sees the workspaces it may act in (owners and admins: all of the
+organisation's; others and API keys: theirs). Deleting refuses while the workspace still
+holds active keys, routing rules or provider configurations (409 `workspace_not_empty`,
+with the counts), and refuses the organisation's last workspace: nothing is removed as a
+side effect a caller did not see.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from gateway.api.audit_trail import audit_event, audited
+from gateway.organization import input as parse
+from gateway.organization import render
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.state import AppState
+from store import workspaces
+from store.workspaces import WorkspaceRecord
+
+
+def workspace_not_found(workspace_id: str) -> ApiError:
+    return not_found("workspace_not_found", f"No workspace '{workspace_id}'.")
+
+
+async def list_workspaces(state: AppState, principal: Principal) -> dict[str, Any]:
+    org = principal.organization_id
+    records = await state.db.run(lambda d: workspaces.list_workspaces(d, org))
+    shown = [render.workspace(r) for r in records if r.id in principal.workspaces]
+    return {"object": "list", "data": shown}
+
+
+async def create(state: AppState, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    name = parse.text(body, "name", required=True, limit=parse.MAX_NAME)
+    description = parse.text(body, "description", required=False, limit=parse.MAX_DESCRIPTION)
+    assert name is not None
+    record = WorkspaceRecord(
+        name=name,
+        description=description or "",
+        created_at=datetime.now(UTC),
+        organization_id=principal.organization_id,
+    )
+    event = audit_event(
+        principal,
+        "workspace.created",
+        target_type="workspace",
+        target_id=record.id,
+        details={"name": name},
+        organization_wide=True,
+    )
+    await audited(state, event, lambda d: workspaces.insert(d, record))
+    return render.workspace(record)
+
+
+async def read(state: AppState, principal: Principal, workspace_id: str) -> dict[str, Any]:
+    return render.workspace(await _find(state, principal, workspace_id))
+
+
+async def update(
+    state: AppState, principal: Principal, workspace_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    await _find(state, principal, workspace_id)
+    name = parse.text(body, "name", required=False, limit=parse.MAX_NAME)
+    description = body.get("description")
+    if description is not None and (
+        not isinstance(description, str) or len(description) > parse.MAX_DESCRIPTION
+    ):
+        raise invalid_request("'description' must be a string.", param="description")
+    if name is None and description is None:
+        raise invalid_request("Nothing to change: send 'name' or 'description'.", param=None)
+    event = audit_event(
+        principal,
+        "workspace.updated",
+        target_type="workspace",
+        target_id=workspace_id,
+        details={"changed": sorted(k for k in ("name", "description") if body.get(k) is not None)},
+        organization_wide=True,
+    )
+    updated = await audited(
+        state,
+        event,
+        lambda d: workspaces.update(d, workspace_id, name=name, description=description),
+    )
+    if updated is None:
+        raise workspace_not_found(workspace_id)
+    return render.workspace(updated)
+
+
+async def delete(state: AppState, principal: Principal, workspace_id: str) -> dict[str, Any]:
+    record = await _find(state, principal, workspace_id)
+    held = await state.db.run(lambda d: workspaces.holdings(d, workspace_id))
+    if held.api_keys or held.routing_rules or held.providers:
+        raise ApiError(
+            409,
+            "workspace_not_empty",
+            "This workspace still holds active API keys, routing rules or provider "
+            "configurations; revoke or delete them first.",
+            type="conflict_error",
+            holds=attrs.asdict(held),
+        )
+    org = principal.organization_id
+    siblings = await state.db.run(lambda d: workspaces.list_workspaces(d, org))
+    if len(siblings) <= 1:
+        raise ApiError(
+            409,
+            "last_workspace",
+            "An organisation keeps at least one workspace.",
+            type="conflict_error",
+        )
+    event = audit_event(
+        principal,
+        "workspace.deleted",
+        target_type="workspace",
+        target_id=workspace_id,
+        details={"name": record.name},
+        organization_wide=True,
+    )
+    await audited(state, event, lambda d: workspaces.delete(d, workspace_id))
+    return {"id": workspace_id, "object": "workspace", "deleted": True}
+
+
+async def _find(state: AppState, principal: Principal, workspace_id: str) -> WorkspaceRecord:
+    """A workspace the caller may act in; any other id answers like an unknown one."""
+    if workspace_id not in principal.workspaces:
+        raise workspace_not_found(workspace_id)
+    org = principal.organization_id
+    record = await state.db.run(lambda d: workspaces.get(d, workspace_id, org))
+    if record is None:
+        raise workspace_not_found(workspace_id)
+    return record

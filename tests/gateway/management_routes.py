@@ -1,0 +1,58 @@
+"""Every management route with the role action it needs and a harmless request for it.
+
+Harmless: path ids that exist nowhere and bodies that fail validation, so a caller the
+role table lets through gets a 200, 400 or 404 and changes nothing, and one it stops gets
+403. `{id}` is replaced by the caller's choice of id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Route = tuple[str, str, str, dict[str, Any] | None]
+
+M = "/v1/management"
+ROUTES: tuple[Route, ...] = (
+    ("GET", f"{M}/api-keys", "view_configuration", None),
+    ("POST", f"{M}/api-keys", "create_api_keys", {}),
+    ("GET", f"{M}/api-keys/{{id}}", "view_configuration", None),
+    ("PATCH", f"{M}/api-keys/{{id}}", "create_api_keys", {}),
+    ("POST", f"{M}/api-keys/{{id}}/rotate", "create_api_keys", {}),
+    ("POST", f"{M}/api-keys/{{id}}/revoke", "revoke_api_keys", None),
+    ("DELETE", f"{M}/api-keys/{{id}}", "revoke_api_keys", None),
+    ("GET", f"{M}/providers", "view_configuration", None),
+    ("POST", f"{M}/providers", "configure_providers", {}),
+    ("GET", f"{M}/providers/health", "view_configuration", None),
+    ("GET", f"{M}/providers/{{id}}", "view_configuration", None),
+    ("PATCH", f"{M}/providers/{{id}}", "configure_providers", {}),
+    ("POST", f"{M}/providers/{{id}}/credentials", "configure_providers", {}),
+    ("POST", f"{M}/providers/{{id}}/test", "configure_providers", None),
+    ("POST", f"{M}/providers/{{id}}/disable", "configure_providers", None),
+    ("POST", f"{M}/providers/{{id}}/enable", "configure_providers", None),
+    ("DELETE", f"{M}/providers/{{id}}", "configure_providers", None),
+    ("GET", f"{M}/routing-rules", "view_configuration", None),
+    ("POST", f"{M}/routing-rules", "edit_routing_rules", {}),
+    ("POST", f"{M}/routing-rules/test", "view_configuration", {}),
+    ("GET", f"{M}/routing-rules/{{id}}", "view_configuration", None),
+    ("PATCH", f"{M}/routing-rules/{{id}}", "edit_routing_rules", {}),
+    ("POST", f"{M}/routing-rules/{{id}}/enable", "edit_routing_rules", None),
+    ("POST", f"{M}/routing-rules/{{id}}/disable", "edit_routing_rules", None),
+    ("DELETE", f"{M}/routing-rules/{{id}}", "edit_routing_rules", None),
+    ("GET", f"{M}/rate-limits", "view_analytics", None),
+    ("GET", f"{M}/workspaces", "view_analytics", None),
+    ("POST", f"{M}/workspaces", "manage_workspaces", {}),
+    ("GET", f"{M}/workspaces/{{id}}", "view_analytics", None),
+    ("PATCH", f"{M}/workspaces/{{id}}", "manage_workspaces", {}),
+    ("DELETE", f"{M}/workspaces/{{id}}", "manage_workspaces", None),
+    ("GET", f"{M}/members", "view_configuration", None),
+    ("POST", f"{M}/members", "invite_members", {}),
+    ("PATCH", f"{M}/members/{{id}}", "invite_members", {}),
+    ("DELETE", f"{M}/members/{{id}}", "remove_members", None),
+    ("GET", f"{M}/service-accounts", "view_configuration", None),
+    ("POST", f"{M}/service-accounts", "create_api_keys", {}),
+    ("GET", f"{M}/service-accounts/{{id}}", "view_configuration", None),
+    ("DELETE", f"{M}/service-accounts/{{id}}", "revoke_api_keys", None),
+    ("GET", f"{M}/audit-log", "view_audit_log", None),
+)
+"""(method, path, action, body): every management route but the organisations list,
+which takes a user token whatever the role."""
