@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response, read_object
+from gateway.platform.web import authenticate_manager, json_response, read_object
 from gateway.status import render
 from gateway.status.input import parse_alert
 from gateway.status.signing import new_secret
@@ -47,14 +48,13 @@ class AlertsApi:
     def __init__(self, state: AppState) -> None:
         self.state = state
 
-    async def _manager(self) -> Principal:
-        """The one permission check of this blueprint."""
-        principal = await authenticate(self.state)
-        principal.require("management")
-        return principal
+    async def _manager(self, action: Action) -> Principal:
+        """The one permission check of this blueprint's management routes: the caller's
+        role (`gateway.organization.roles`) must allow `action` in its workspace."""
+        return await authenticate_manager(self.state, action)
 
     async def create_alert(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         spec = parse_alert(await read_object())
         ws = principal.workspace_id
         existing = await self.state.db.run(lambda d: alert_store.list_alerts(d, ws))
@@ -92,12 +92,12 @@ class AlertsApi:
         return json_response(render.alert(record, [], secret), 201)
 
     async def list_alerts(self) -> Response:
-        ws = (await self._manager()).workspace_id
+        ws = (await self._manager("view_configuration")).workspace_id
         records = await self.state.db.run(lambda d: alert_store.list_alerts(d, ws))
         return json_response({"object": "list", "data": [render.alert(r) for r in records]})
 
     async def read_alert(self, alert_id: str) -> Response:
-        record = await self._alert(await self._manager(), alert_id)
+        record = await self._alert(await self._manager("view_configuration"), alert_id)
         ws = record.workspace_id
         events, deliveries = await self.state.db.run(
             lambda d: (
@@ -110,7 +110,7 @@ class AlertsApi:
         return json_response(body)
 
     async def delete_alert(self, alert_id: str) -> Response:
-        ws = (await self._manager()).workspace_id
+        ws = (await self._manager("configure_providers")).workspace_id
         if not await self.state.db.run(lambda d: alert_store.delete(d, alert_id, ws)):
             raise alert_not_found(alert_id)
         return json_response({"id": alert_id, "object": "alert", "deleted": True})

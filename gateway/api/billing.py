@@ -10,10 +10,11 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response, read_object
+from gateway.platform.web import authenticate_manager, json_response, read_object
 from gateway.status import render
 from gateway.status.credits import plan_of_key, request_credit
 from gateway.status.input import parse_sla_request
@@ -34,14 +35,13 @@ class BillingApi:
     def __init__(self, state: AppState) -> None:
         self.state = state
 
-    async def _manager(self) -> Principal:
-        """The one permission check of this blueprint."""
-        principal = await authenticate(self.state)
-        principal.require("management")
-        return principal
+    async def _manager(self, action: Action) -> Principal:
+        """The one permission check of this blueprint's management routes: the caller's
+        role (`gateway.organization.roles`) must allow `action` in its workspace."""
+        return await authenticate_manager(self.state, action)
 
     async def create(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("manage_billing")
         spec = parse_sla_request(await read_object())
         record = await request_credit(
             self.state,
@@ -53,7 +53,7 @@ class BillingApi:
         return json_response(render.sla_request(record), 201)
 
     async def read(self, request_id: str) -> Response:
-        ws = (await self._manager()).workspace_id
+        ws = (await self._manager("view_analytics")).workspace_id
         record = await self.state.db.run(lambda d: sla_store.get(d, request_id, ws))
         if record is None:
             raise not_found(

@@ -11,10 +11,11 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response, read_object
+from gateway.platform.web import authenticate, authenticate_manager, json_response, read_object
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.signing import new_secret
@@ -62,11 +63,10 @@ class StatusApi:
     def __init__(self, state: AppState) -> None:
         self.state = state
 
-    async def _manager(self) -> Principal:
-        """The one permission check of this blueprint's management routes."""
-        principal = await authenticate(self.state)
-        principal.require("management")
-        return principal
+    async def _manager(self, action: Action) -> Principal:
+        """The one permission check of this blueprint's management routes: the caller's
+        role (`gateway.organization.roles`) must allow `action` in its workspace."""
+        return await authenticate_manager(self.state, action)
 
     async def status_page(self) -> Response:
         principal = await authenticate(self.state)
@@ -76,7 +76,7 @@ class StatusApi:
     # -- webhooks ----------------------------------------------------------------------------
 
     async def create_webhook(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         spec = status_input.parse_webhook(await read_object())
         try:
             await check_url(spec.url, allow_list(self.state.settings.webhook_allowed_hosts))
@@ -103,22 +103,22 @@ class StatusApi:
         return json_response(render.webhook(record, secret), 201)
 
     async def list_webhooks(self) -> Response:
-        ws = (await self._manager()).workspace_id
+        ws = (await self._manager("view_configuration")).workspace_id
         records = await self.state.db.run(lambda d: webhook_store.list_webhooks(d, ws))
         return json_response({"object": "list", "data": [render.webhook(r) for r in records]})
 
     async def read_webhook(self, webhook_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         return json_response(render.webhook(await self._webhook(principal, webhook_id)))
 
     async def delete_webhook(self, webhook_id: str) -> Response:
-        ws = (await self._manager()).workspace_id
+        ws = (await self._manager("configure_providers")).workspace_id
         if not await self.state.db.run(lambda d: webhook_store.delete_webhook(d, webhook_id, ws)):
             raise webhook_not_found(webhook_id)
         return json_response({"id": webhook_id, "object": "status_webhook", "deleted": True})
 
     async def deliveries(self, webhook_id: str) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("view_configuration")
         await self._webhook(principal, webhook_id)
         ws = principal.workspace_id
         records = await self.state.db.run(
@@ -136,14 +136,14 @@ class StatusApi:
     # -- incidents ---------------------------------------------------------------------------
 
     async def list_incidents(self) -> Response:
-        ws = (await self._manager()).workspace_id
+        ws = (await self._manager("view_configuration")).workspace_id
         records = await self.state.db.run(
             lambda d: incident_store.list_recent(d, ws, limit=LIST_LIMIT)
         )
         return json_response({"object": "list", "data": [render.incident(r) for r in records]})
 
     async def create_incident(self) -> Response:
-        principal = await self._manager()
+        principal = await self._manager("configure_providers")
         spec = status_input.parse_incident(await read_object())
         record = await service.open_incident(
             self.state,
@@ -159,12 +159,12 @@ class StatusApi:
         return json_response(render.incident(record, []), 201)
 
     async def read_incident(self, incident_id: str) -> Response:
-        record = await self._incident(await self._manager(), incident_id)
+        record = await self._incident(await self._manager("view_configuration"), incident_id)
         updates = await self.state.db.run(lambda d: incident_store.updates(d, incident_id))
         return json_response(render.incident(record, updates))
 
     async def update_incident(self, incident_id: str) -> Response:
-        record = await self._open_incident(await self._manager(), incident_id)
+        record = await self._open_incident(await self._manager("configure_providers"), incident_id)
         change = status_input.parse_incident_change(await read_object(), record.severity)
         changed = await service.change_incident(
             self.state,
@@ -177,7 +177,7 @@ class StatusApi:
         return json_response(render.incident(changed))
 
     async def resolve_incident(self, incident_id: str) -> Response:
-        record = await self._open_incident(await self._manager(), incident_id)
+        record = await self._open_incident(await self._manager("configure_providers"), incident_id)
         message = status_input.parse_resolution(await read_object(optional=True))
         resolved = await service.resolve_incident(
             self.state, record, message=message, now=datetime.now(UTC)

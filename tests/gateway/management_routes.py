@@ -38,7 +38,6 @@ ROUTES: tuple[Route, ...] = (
     ("POST", f"{M}/routing-rules/{{id}}/enable", "edit_routing_rules", None),
     ("POST", f"{M}/routing-rules/{{id}}/disable", "edit_routing_rules", None),
     ("DELETE", f"{M}/routing-rules/{{id}}", "edit_routing_rules", None),
-    ("GET", f"{M}/rate-limits", "view_analytics", None),
     ("GET", f"{M}/workspaces", "view_analytics", None),
     ("POST", f"{M}/workspaces", "manage_workspaces", {}),
     ("GET", f"{M}/workspaces/{{id}}", "view_analytics", None),
@@ -53,6 +52,15 @@ ROUTES: tuple[Route, ...] = (
     ("GET", f"{M}/service-accounts/{{id}}", "view_configuration", None),
     ("DELETE", f"{M}/service-accounts/{{id}}", "revoke_api_keys", None),
     ("GET", f"{M}/audit-log", "view_audit_log", None),
+    ("GET", f"{M}/incidents", "view_configuration", None),
+    ("POST", f"{M}/incidents", "configure_providers", {}),
+    ("GET", f"{M}/incidents/{{id}}", "view_configuration", None),
+    ("PATCH", f"{M}/incidents/{{id}}", "configure_providers", {}),
+    ("POST", f"{M}/incidents/{{id}}/resolve", "configure_providers", None),
 )
 """(method, path, action, body): every management route but the organisations list,
-which takes a user token whatever the role."""
+which takes a user token whatever the role, and `ANY_CALLER`'s."""
+
+# Routes any valid credential may call: a key reads its own limits there (the providers
+# section of the answer needs `view_analytics`).
+ANY_CALLER: tuple[tuple[str, str], ...] = (("GET", f"{M}/rate-limits"),)

@@ -98,7 +98,7 @@ async def test_incidents_not_yours_or_not_in_the_period_are_a_400_naming_them(
 async def test_free_plan_is_not_eligible(gateway: RunningGateway, http: httpx.AsyncClient) -> None:
     created = await http.post(
         "/v1/management/api-keys",
-        json={"name": "dev ops", "type": "dev", "permissions": ["management"]},
+        json={"name": "dev ops", "type": "dev", "permissions": ["admin"]},
     )
     assert created.status_code == 201, created.text
     period, start = last_month()
