@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
+from gateway.api.metrics import metrics_blueprint
 from gateway.api.models import models_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
@@ -46,6 +47,7 @@ def create_app(state: AppState) -> QuartTrio:
         providers_blueprint(state),
         rate_limits_blueprint(state, state.limits),
         routing_rules_blueprint(state, state.rules),
+        metrics_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -68,6 +68,13 @@ class Settings:
     health_probe_deadline_s: float = 5.0
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
+    # `GET /metrics` answers a request bearing this token (`Authorization: Bearer ...`),
+    # or an admin API key; unset, only admin keys. Never logged.
+    metrics_token: str | None = attrs.field(default=None, repr=False)
+    # Log lines: "json" (one object per line) or "text" (for a terminal).
+    log_format: Literal["json", "text"] = "json"
+    # Debug only: add the start of each request body (prompts!) to the access log.
+    log_request_bodies: bool = False
 
     @property
     def database_path(self) -> Path:

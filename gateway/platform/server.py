@@ -22,6 +22,7 @@ from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
 from gateway.chat.cache import ResponseCache
+from gateway.operator.middleware import ObservedApp
 from gateway.platform import bootstrap
 from gateway.platform.app import create_app
 from gateway.platform.asgi import ChatFastPath
@@ -151,7 +152,11 @@ async def run_gateway(
             await nursery.start(worker, state)
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-        app = ChatFastPath(create_app(state), state)
+        app = ObservedApp(
+            ChatFastPath(create_app(state), state),
+            state.metrics,
+            log_bodies=settings.log_request_bodies,
+        )
         config = hypercorn_config(settings, settings.host, settings.port)
         binds = await nursery.start(
             _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery

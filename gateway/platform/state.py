@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from gateway.chat.cache import ResponseCache
+from gateway.operator.metrics import GatewayMetrics
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.upstream.circuit import BreakerBook
@@ -33,6 +34,7 @@ class AppState:
     breakers: BreakerBook = attrs.field(factory=BreakerBook)
     cache: ResponseCache = attrs.field(factory=ResponseCache)
     rules: RuleBook = attrs.field(factory=RuleBook)
+    metrics: GatewayMetrics = attrs.field(factory=GatewayMetrics)
     limits: RateLimiter = attrs.field()
 
     @limits.default

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from quart import Request, Response, request
 
+from gateway.operator.context import note_caller
 from gateway.platform.auth import Principal, bearer_token
 from gateway.platform.errors import ApiError, invalid_api_key, invalid_request
 from gateway.platform.state import AppState
@@ -61,7 +62,9 @@ async def authenticate_header(
         record = await state.db.run(lambda d: keys.find_by_hash(d, digest))
         if record is not None and record.status == "active":
             state.keyring.put(record)
-    return state.keyring.admit(record, address)
+    principal = state.keyring.admit(record, address)
+    note_caller(principal.workspace_id, principal.key_id)
+    return principal
 
 
 async def read_json(req: Request | None = None, *, optional: bool = False) -> Any:
