@@ -35,6 +35,7 @@ V1_FAMILIES = frozenset(
 MANAGEMENT_FAMILIES = frozenset(
     {
         "api-keys",
+        "console",
         "keys",
         "providers",
         "routing-rules",

@@ -8,11 +8,13 @@ from quart import Response
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
+from gateway.api.console import console_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.metrics import metrics_blueprint
 from gateway.api.models import models_blueprint
+from gateway.api.openapi import openapi_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
@@ -48,6 +50,8 @@ def create_app(state: AppState) -> QuartTrio:
         rate_limits_blueprint(state, state.limits),
         routing_rules_blueprint(state, state.rules),
         metrics_blueprint(state),
+        openapi_blueprint(),
+        console_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)
