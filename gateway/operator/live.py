@@ -11,7 +11,12 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
 
 from gateway.operator.metrics import BoundedLabel
 
@@ -45,15 +50,12 @@ def _usage_log(state: AppState) -> Iterator[Metric]:
     written.add_metric(["dropped"], writer.dropped)
     written.add_metric(["failed"], writer.failed)
     yield written
-    batches = CounterMetricFamily(
+    yield SummaryMetricFamily(
         "gateway_usage_log_write_seconds",
-        "Time spent writing usage batches (sum) and batches written (count): their ratio "
-        "is the mean write latency",
-        labels=["part"],
+        "Committed usage-log batch writes: how many and their total time",
+        count_value=writer.batches_written,
+        sum_value=writer.write_seconds,
     )
-    batches.add_metric(["sum"], writer.write_seconds)
-    batches.add_metric(["count"], writer.batches_written)
-    yield batches
 
 
 def _breakers(state: AppState, providers: BoundedLabel) -> Metric:

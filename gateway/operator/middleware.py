@@ -68,7 +68,6 @@ class ObservedApp:
         family = family_of(scope["path"])
         answer = _Answer(time.perf_counter())
         body = bytearray() if self.log_bodies else None
-        gauge = self.metrics.open_streams.labels(family)
 
         async def watched_receive() -> Message:
             message = await receive()
@@ -80,7 +79,7 @@ class ObservedApp:
             if message["type"] == "http.response.start":
                 _started(answer, message)
                 if answer.stream:
-                    gauge.inc()
+                    self.metrics.stream_opened(family)
             elif not message.get("more_body", False):
                 self._settle(scope, family, answer, context, body)
             await send(message)
@@ -89,7 +88,7 @@ class ObservedApp:
             await self.app(scope, watched_receive if body is not None else receive, watched_send)
         finally:
             if answer.stream:
-                gauge.dec()
+                self.metrics.stream_closed(family)
             self._settle(scope, family, answer, context, body)
 
     def _settle(

@@ -45,12 +45,13 @@ async def test_metrics_need_the_token_or_an_admin_key(
 
 
 async def test_requests_tokens_cost_and_latency_are_counted(
-    client: openai.AsyncOpenAI, http: httpx.AsyncClient
+    gateway: RunningGateway, client: openai.AsyncOpenAI, http: httpx.AsyncClient
 ) -> None:
     before = await scrape(http)
     await client.chat.completions.create(**CHAT)  # type: ignore[call-overload]
     await client.chat.completions.create(**CHAT)  # the second is a cache hit
     assert (await http.get("/v1/management/api-keys/key_unknown")).status_code == 404
+    await gateway.state.usage.flush()
     after = await scrape(http)
 
     def grew(name: str, **labels: str) -> float:
@@ -69,6 +70,8 @@ async def test_requests_tokens_cost_and_latency_are_counted(
     assert grew("gateway_cache_hits_total", family="chat") == 1
     assert ("gateway_usage_log_queue_depth", ()) in after
     assert ("gateway_worker_queue_depth", (("worker", "usage_writer"),)) in after
+    assert total(after, "gateway_usage_log_write_seconds_count") >= 1
+    assert total(after, "gateway_usage_log_records_total", fate="written") >= 2
 
 
 async def test_rate_limit_refusals_and_breakers_are_counted(
