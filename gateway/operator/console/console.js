@@ -117,10 +117,10 @@ async function showUsage() {
     { label: "requests", data: at((p) => p.requests - p.errors) },
     { label: "errors", data: at((p) => p.errors) },
   ], true);
-  drawChart("chart-tokens", "line", labels, [
+  drawChart("chart-tokens", "bar", labels, [
     { label: "prompt tokens", data: at((p) => p.prompt_tokens) },
     { label: "completion tokens", data: at((p) => p.completion_tokens) },
-  ]);
+  ], true);
   drawChart("chart-cost", "bar", labels, [{ label: "cost (USD)", data: at((p) => p.cost_usd) }]);
 }
 
