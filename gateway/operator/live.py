@@ -37,12 +37,14 @@ def _usage_log(state: AppState) -> Iterator[Metric]:
     yield _gauge(
         "gateway_usage_log_queue_depth", "Usage records waiting for the writer", writer.queued
     )
-    yield _gauge(
+    depth = GaugeMetricFamily(
         "gateway_worker_queue_depth",
-        "Items waiting in each background worker's channel",
-        writer.queued,
-        worker="usage_writer",
+        "Items waiting for each background worker",
+        labels=["worker"],
     )
+    depth.add_metric(["usage_writer"], writer.queued)
+    depth.add_metric(["last_used"], state.keyring.pending_last_used)
+    yield depth
     written = CounterMetricFamily(
         "gateway_usage_log_records", "Usage records by fate", labels=["fate"]
     )

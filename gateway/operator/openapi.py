@@ -51,8 +51,19 @@ class Route:
 
 
 def fast_path_routes() -> list[Route]:
-    """The routes the plain-ASGI fast path serves before Quart sees them."""
-    return [Route("POST", asgi.CHAT_PATH, "fast.chat_completions")]
+    """The routes the plain-ASGI fast path serves before Quart sees them: its route table
+    (`asgi.ROUTES`, entries with `method` and `path`) where it has one, else its one chat
+    path. Endpoint names follow the path: `POST /v1/chat/completions` is
+    `fast.chat_completions`."""
+    table = getattr(asgi, "ROUTES", None)
+    if table is None:
+        return [Route("POST", asgi.CHAT_PATH, _fast_name(asgi.CHAT_PATH))]
+    return [Route(str(r.method), str(r.path), _fast_name(str(r.path))) for r in table]
+
+
+def _fast_name(path: str) -> str:
+    trimmed = path.removeprefix("/v1/").strip("/")
+    return "fast." + re.sub(r"[^A-Za-z0-9]+", "_", _PARAM.sub(r"\1", trimmed))
 
 
 def quart_routes(url_map: Any) -> list[Route]:

@@ -70,6 +70,7 @@ async def test_requests_tokens_cost_and_latency_are_counted(
     assert grew("gateway_cache_hits_total", family="chat") == 1
     assert ("gateway_usage_log_queue_depth", ()) in after
     assert ("gateway_worker_queue_depth", (("worker", "usage_writer"),)) in after
+    assert ("gateway_worker_queue_depth", (("worker", "last_used"),)) in after
     assert total(after, "gateway_usage_log_write_seconds_count") >= 1
     assert total(after, "gateway_usage_log_records_total", fate="written") >= 2
 

@@ -9,7 +9,13 @@ from openapi_spec_validator import validate
 from quart import Blueprint
 from quart_trio import QuartTrio
 
-from gateway.operator.openapi import app_routes, build_document, quart_routes, undocumented
+from gateway.operator.openapi import (
+    app_routes,
+    build_document,
+    fast_path_routes,
+    quart_routes,
+    undocumented,
+)
 from gateway.operator.schemas import OPERATIONS
 from gateway.platform.server import RunningGateway
 
@@ -71,6 +77,12 @@ async def test_every_operation_documents_errors_with_the_envelope(
                     assert schema == {"$ref": "#/components/schemas/Error"}, (method, path)
             public = operation.get("security") == []
             assert public or "401" in responses, (method, path)
+
+
+def test_fast_path_routes_are_named_after_their_paths() -> None:
+    assert [(r.method, r.path, r.endpoint) for r in fast_path_routes()] == [
+        ("POST", "/v1/chat/completions", "fast.chat_completions")
+    ]
 
 
 def test_a_new_route_without_a_schema_appears_generically_and_is_named() -> None:
