@@ -58,7 +58,12 @@ def fast_path_routes() -> list[Route]:
     table = getattr(asgi, "ROUTES", None)
     if table is None:
         return [Route("POST", asgi.CHAT_PATH, _fast_name(asgi.CHAT_PATH))]
-    return [Route(str(r.method), str(r.path), _fast_name(str(r.path))) for r in table]
+    return [_fast_route(str(r.method), str(r.path)) for r in table]
+
+
+def _fast_route(method: str, raw: str) -> Route:
+    path = _PARAM.sub(r"{\1}", raw)
+    return Route(method, path, _fast_name(raw), tuple(_PARAM.findall(raw)))
 
 
 def _fast_name(path: str) -> str:
