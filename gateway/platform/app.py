@@ -12,10 +12,13 @@ from gateway.api.alerts import alerts_blueprint
 from gateway.api.audit_log import audit_log_blueprint
 from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.billing import billing_blueprint
+from gateway.api.console import console_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
+from gateway.api.metrics import metrics_blueprint
 from gateway.api.models import models_blueprint
+from gateway.api.openapi import openapi_blueprint
 from gateway.api.organization import organization_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
@@ -58,6 +61,9 @@ def create_app(state: AppState) -> QuartTrio:
         organization_blueprint(state),
         audit_log_blueprint(state),
         auth_tokens_blueprint(state),
+        metrics_blueprint(state),
+        openapi_blueprint(),
+        console_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -238,6 +238,11 @@ class KeyRing:
         self._last_used[record.id] = now
         return Principal(record)
 
+    @property
+    def pending_last_used(self) -> int:
+        """Keys whose last use waits for the last-used worker (its queue, for /metrics)."""
+        return len(self._last_used)
+
     def take_last_used(self) -> dict[str, datetime]:
         """The last-use times gathered since the previous call (for a batched store write)."""
         taken, self._last_used = self._last_used, {}

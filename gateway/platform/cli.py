@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import sys
@@ -13,6 +12,7 @@ from typing import Any, cast
 
 import trio
 
+from gateway.operator.logs import configure_logging
 from gateway.platform.auth import DEFAULT_PERMISSIONS
 from gateway.platform.config import Settings, load_settings
 from gateway.platform.server import RunningGateway, run_gateway
@@ -74,10 +74,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     settings = _settings(args)
+    configure_logging(settings.log_format)
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:

@@ -99,6 +99,13 @@ class Settings:
     # access token (from POST /v1/auth/token) is valid.
     invitation_ttl_s: float = 7 * 24 * 3600.0
     user_token_ttl_s: float = 3600.0
+    # `GET /metrics` answers a request bearing this token (`Authorization: Bearer ...`),
+    # or an admin API key; unset, only admin keys. Never logged.
+    metrics_token: str | None = attrs.field(default=None, repr=False)
+    # Log lines: "json" (one object per line) or "text" (for a terminal).
+    log_format: Literal["json", "text"] = "json"
+    # Debug only: add the start of each request body (prompts!) to the access log.
+    log_request_bodies: bool = False
 
     @property
     def database_path(self) -> Path:

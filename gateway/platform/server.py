@@ -21,8 +21,9 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
-from gateway.api.chat import chat_routes
+from gateway.api.routes import fast_routes
 from gateway.chat.cache import ResponseCache
+from gateway.operator.middleware import ObservedApp
 from gateway.platform import bootstrap
 from gateway.platform.app import create_app
 from gateway.platform.asgi import FastPath
@@ -169,9 +170,10 @@ async def run_gateway(
             await nursery.start(worker, state)
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-        app = FastPath(create_app(state), state, routes=chat_routes())
+        fast = FastPath(create_app(state), state, routes=fast_routes())
+        app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
         config = hypercorn_config(settings, settings.host, settings.port)
-        trigger = _draining(app, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
+        trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
         binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
         task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
 

@@ -6,6 +6,7 @@ import attrs
 import trio
 
 from gateway.chat.cache import ResponseCache
+from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
@@ -40,6 +41,7 @@ class AppState:
     logins: LoginThrottle = attrs.field(factory=LoginThrottle)
     # Password hashing is CPU and 64 MiB per call: two at a time at most.
     kdf_limiter: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
+    metrics: GatewayMetrics = attrs.field(factory=GatewayMetrics)
     limits: RateLimiter = attrs.field()
 
     @limits.default

@@ -12,6 +12,7 @@ import orjson
 from quart import Request, Response, request
 from quart.wrappers.response import ResponseBody
 
+from gateway.operator.context import note_caller
 from gateway.organization.roles import Action
 from gateway.organization.secrets import USER_TOKEN_PREFIX
 from gateway.platform.auth import Principal, bearer_token
@@ -92,7 +93,9 @@ async def authenticate_header(
         record = await state.db.run(lambda d: keys.find_by_hash(d, digest))
         if record is not None and record.status == "active":
             state.keyring.put(record)
-    return state.keyring.admit(record, address)
+    principal = state.keyring.admit(record, address)
+    note_caller(principal.workspace_id, principal.key_id)
+    return principal
 
 
 async def read_json(req: Request | None = None, *, optional: bool = False) -> Any:

@@ -134,6 +134,7 @@ def record_attempts(
         if attempt.outcome is Outcome.WON:
             state.health.record(workspace, target.provider_id, ok=True, latency_ms=ms)
             state.health.record_first_result(workspace, target.provider_id, ms)
+            state.metrics.upstream_first_byte(target.provider_id, ms)
             breaker.record(True, now)
         elif attempt.outcome is Outcome.FAILED and _providers_fault(attempt.error):
             assert isinstance(attempt.error, ProviderError)

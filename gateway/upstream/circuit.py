@@ -15,7 +15,7 @@ connections); a client's bad request never opens a circuit.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import ItemsView, Mapping
 
 import attrs
 
@@ -112,6 +112,10 @@ class BreakerBook:
     def state(self, workspace_id: str, provider_id: str, model: str) -> State:
         found = self._breakers.get((workspace_id, provider_id, model))
         return found.state if found else State.CLOSED
+
+    def items(self) -> ItemsView[tuple[str, str, str], Breaker]:
+        """Every breaker by (workspace, provider, model), for the metrics scrape."""
+        return self._breakers.items()
 
     def forget_provider(self, workspace_id: str, provider_id: str) -> None:
         for key in [k for k in self._breakers if k[:2] == (workspace_id, provider_id)]:

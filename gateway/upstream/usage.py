@@ -27,31 +27,31 @@ def record_usage(
         return
     footprint = accounting.footprint
     usage = accounting.usage
-    state.usage.submit(
-        UsageRecord(
-            request_id=facts.request_id,
-            key_id=facts.principal.key_id,
-            workspace_id=facts.principal.workspace_id,
-            model=target.model_id,
-            provider=target.provider_id,
-            endpoint=facts.endpoint,
-            status=status,
-            created_at=datetime.fromtimestamp(facts.created, UTC),
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            audio_seconds=usage.audio_seconds,
-            characters=usage.characters,
-            pages=usage.pages,
-            searches=usage.searches,
-            bytes_stored=usage.bytes_stored,
-            cost_usd=accounting.cost.total,
-            latency_ms=accounting.latency_ms,
-            energy_kwh=footprint.energy_kwh if footprint else 0.0,
-            carbon_gco2e=footprint.carbon_gco2e if footprint else 0.0,
-            error_code=error_code,
-            cache_hit=cache_hit,
-            project=facts.labels.project,
-            team=facts.labels.team,
-            tags=facts.labels.tags,
-        )
+    record = UsageRecord(
+        request_id=facts.request_id,
+        key_id=facts.principal.key_id,
+        workspace_id=facts.principal.workspace_id,
+        model=target.model_id,
+        provider=target.provider_id,
+        endpoint=facts.endpoint,
+        status=status,
+        created_at=datetime.fromtimestamp(facts.created, UTC),
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        audio_seconds=usage.audio_seconds,
+        characters=usage.characters,
+        pages=usage.pages,
+        searches=usage.searches,
+        bytes_stored=usage.bytes_stored,
+        cost_usd=accounting.cost.total,
+        latency_ms=accounting.latency_ms,
+        energy_kwh=footprint.energy_kwh if footprint else 0.0,
+        carbon_gco2e=footprint.carbon_gco2e if footprint else 0.0,
+        error_code=error_code,
+        cache_hit=cache_hit,
+        project=facts.labels.project,
+        team=facts.labels.team,
+        tags=facts.labels.tags,
     )
+    state.metrics.observe_usage(record)
+    state.usage.submit(record)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -74,6 +75,12 @@ class UsageWriter:
         self.batches_written = 0
         self.dropped = 0
         self.failed = 0
+        self.write_seconds = 0.0  # time spent in committed batch writes, for /metrics
+
+    @property
+    def queued(self) -> int:
+        """Records (and flush requests) waiting in the channel: the queue depth."""
+        return self._send.statistics().current_buffer_used
 
     def submit(self, record: UsageRecord) -> bool:
         """Queue a record without blocking; False (and counted in `dropped`) if it was not."""
@@ -168,6 +175,7 @@ class UsageWriter:
         """
         while self._pending:
             batch = self._pending[: self._batch_size]
+            began = time.perf_counter()
             try:
                 await self._database.run(partial(insert_records, records=batch))
             except sqlite3.Error:
@@ -176,6 +184,7 @@ class UsageWriter:
             else:
                 self.written += len(batch)
                 self.batches_written += 1
+                self.write_seconds += time.perf_counter() - began
             del self._pending[: len(batch)]
         for waiter in self._waiters:
             waiter.set()

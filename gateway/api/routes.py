@@ -1,0 +1,12 @@
+"""The fast path's route table: every route served by the plain-ASGI front
+(`gateway.platform.asgi`) rather than by Quart, one list for the server and the OpenAPI
+document."""
+
+from __future__ import annotations
+
+from gateway.api.chat import chat_routes
+from gateway.platform.asgi import Route
+
+
+def fast_routes() -> list[Route]:
+    return [*chat_routes()]

@@ -1,0 +1,87 @@
+"""What the OpenAPI document says about one operation, and the small helpers to say it.
+
+Each endpoint family declares its operations in `gateway.operator.schemas.<family>` as
+one `Operation` per route, keyed by the route's endpoint name (`blueprint.function`, as
+Quart's route table names it; `fast.<name>` for the plain-ASGI fast path). The generator
+(`gateway.operator.openapi`) walks the app's real route table and looks each route up
+here: a route without an entry still appears (generically) and the test lists it, so a
+new route cannot go undocumented silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+Schema = dict[str, Any]
+
+# What every authenticated operation can answer besides its success.
+AUTH_ERRORS = (400, 401, 403, 408, 413, 429)
+
+
+@attrs.frozen
+class Operation:
+    summary: str
+    tag: str
+    response: Schema | None = None  # the success body (JSON), or None for "not shown"
+    status: int = 200
+    request: Schema | None = None  # a JSON request body
+    body_required: bool = True
+    errors: tuple[int, ...] = AUTH_ERRORS
+    public: bool = False  # no authentication
+    media_type: str = "application/json"  # of the success body
+    stream: Schema | None = None  # a text/event-stream alternative (chunk schema)
+    query: tuple[Schema, ...] = ()
+    headers: tuple[Schema, ...] = ()
+    description: str = ""
+
+
+def obj(required: tuple[str, ...] = (), **properties: Schema) -> Schema:
+    """An object with these properties (more may appear: answers grow compatibly)."""
+    schema: Schema = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def closed(required: tuple[str, ...] = (), **properties: Schema) -> Schema:
+    """An object that admits only these properties (request bodies the gateway checks)."""
+    return obj(required, **properties) | {"additionalProperties": False}
+
+
+def arr(items: Schema, **extra: Any) -> Schema:
+    return {"type": "array", "items": items, **extra}
+
+
+def nullable(schema: Schema) -> Schema:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def query(name: str, schema: Schema, description: str = "") -> Schema:
+    return {"name": name, "in": "query", "required": False, "schema": schema} | (
+        {"description": description} if description else {}
+    )
+
+
+def header(name: str, description: str) -> Schema:
+    return {
+        "name": name,
+        "in": "header",
+        "required": False,
+        "schema": STR,
+        "description": description,
+    }
+
+
+STR: Schema = {"type": "string"}
+INT: Schema = {"type": "integer"}
+NUM: Schema = {"type": "number"}
+BOOL: Schema = {"type": "boolean"}
+ANY_OBJ: Schema = {"type": "object"}
+TIME: Schema = nullable({"type": "string", "format": "date-time"})
+STRS: Schema = arr(STR)

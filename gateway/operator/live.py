@@ -1,0 +1,82 @@
+"""Figures read from the app state when Prometheus scrapes: nothing to count per request.
+
+Breaker states are summed per provider and state (not per model or workspace, which
+would make the series grow with the configuration); the usage log's queue depth and write
+latency come from the writer's own counters.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+
+from gateway.operator.metrics import BoundedLabel
+
+if TYPE_CHECKING:
+    from gateway.platform.state import AppState
+
+BREAKER_STATES = ("closed", "open", "half_open")
+
+
+def live_figures(state: AppState, providers: BoundedLabel) -> Iterator[Metric]:
+    yield from _usage_log(state)
+    yield _breakers(state, providers)
+    yield _gauge("gateway_cache_entries", "Entries in the response cache", len(state.cache))
+
+
+def _usage_log(state: AppState) -> Iterator[Metric]:
+    writer = state.usage
+    yield _gauge(
+        "gateway_usage_log_queue_depth", "Usage records waiting for the writer", writer.queued
+    )
+    depth = GaugeMetricFamily(
+        "gateway_worker_queue_depth",
+        "Items waiting for each background worker",
+        labels=["worker"],
+    )
+    depth.add_metric(["usage_writer"], writer.queued)
+    depth.add_metric(["last_used"], state.keyring.pending_last_used)
+    yield depth
+    written = CounterMetricFamily(
+        "gateway_usage_log_records", "Usage records by fate", labels=["fate"]
+    )
+    written.add_metric(["written"], writer.written)
+    written.add_metric(["dropped"], writer.dropped)
+    written.add_metric(["failed"], writer.failed)
+    yield written
+    yield SummaryMetricFamily(
+        "gateway_usage_log_write_seconds",
+        "Committed usage-log batch writes: how many and their total time",
+        count_value=writer.batches_written,
+        sum_value=writer.write_seconds,
+    )
+
+
+def _breakers(state: AppState, providers: BoundedLabel) -> Metric:
+    counts = Counter(
+        (providers(key[1]), breaker.state.value) for key, breaker in state.breakers.items()
+    )
+    family = GaugeMetricFamily(
+        "gateway_circuit_breakers",
+        "Circuit breakers (provider and model) in each state",
+        labels=["provider", "state"],
+    )
+    seen = {provider for provider, _ in counts}
+    for provider in sorted(seen):
+        for name in BREAKER_STATES:
+            family.add_metric([provider, name], counts.get((provider, name), 0))
+    return family
+
+
+def _gauge(name: str, doc: str, value: float, **labels: str) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(name, doc, labels=list(labels))
+    family.add_metric(list(labels.values()), value)
+    return family

@@ -1,0 +1,245 @@
+"""Prometheus metrics: one registry per app, fed from three places and read at scrape time.
+
+- The request middleware (`gateway.operator.middleware`) counts every HTTP answer by
+  endpoint family, status and provider and times it.
+- The one usage-record builder (`gateway.upstream.usage`) hands each record to
+  `observe_usage`: tokens, metered units, cost, energy, carbon, cache hits.
+- The upstream chain reports each attempt's time to first byte (`upstream_first_byte`).
+
+Live figures (open streams aside) are not counted on the hot path at all: a collector
+reads them from the app state when Prometheus scrapes (`gateway.operator.live`).
+
+Every label value comes from a bounded set: families are a fixed table, statuses are
+integers below 600, and providers and models pass through `BoundedLabel`, which maps
+anything past its first few hundred distinct values to "other". No request id, key id or
+free text is ever a label.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+from itertools import accumulate
+from typing import TYPE_CHECKING
+
+import attrs
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from gateway.operator.context import current_request
+
+if TYPE_CHECKING:
+    from store.usage import UsageRecord
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+METERED_UNITS = ("audio_seconds", "characters", "pages", "bytes_stored")
+
+
+@attrs.define
+class BoundedLabel:
+    """A label value from an open set, kept bounded: the first `limit` distinct values
+    pass, later ones become "other" (a misbehaving client cannot grow the series)."""
+
+    limit: int = 256
+    _seen: set[str] = attrs.field(factory=set)
+
+    def __call__(self, value: str | None) -> str:
+        if not value:
+            return "none"
+        if value in self._seen:
+            return value
+        if len(self._seen) >= self.limit:
+            return "other"
+        self._seen.add(value)
+        return value
+
+
+class CounterTally:
+    """A counter family as a plain dict: the gateway runs on one trio thread, so no lock
+    is needed to add, and the scrape (on the same thread) reads a consistent state."""
+
+    def __init__(self, name: str, doc: str, labels: tuple[str, ...]) -> None:
+        self.name, self.doc, self.labels = name, doc, labels
+        self.values: dict[tuple[str, ...], float] = {}
+
+    def add(self, key: tuple[str, ...], amount: float = 1.0) -> None:
+        self.values[key] = self.values.get(key, 0.0) + amount
+
+    def collect(self) -> Metric:
+        family = CounterMetricFamily(self.name, self.doc, labels=list(self.labels))
+        for key, value in self.values.items():
+            family.add_metric(list(key), value)
+        return family
+
+
+class GaugeTally(CounterTally):
+    def collect(self) -> Metric:
+        family = GaugeMetricFamily(self.name, self.doc, labels=list(self.labels))
+        for key, value in self.values.items():
+            family.add_metric(list(key), value)
+        return family
+
+
+class HistogramTally:
+    """A histogram family: per label set, one count per bucket and the sum."""
+
+    def __init__(
+        self, name: str, doc: str, labels: tuple[str, ...], buckets: tuple[float, ...]
+    ) -> None:
+        self.name, self.doc, self.labels, self.buckets = name, doc, labels, buckets
+        self.counts: dict[tuple[str, ...], list[int]] = {}
+        self.sums: dict[tuple[str, ...], float] = {}
+
+    def observe(self, key: tuple[str, ...], value: float) -> None:
+        counts = self.counts.get(key)
+        if counts is None:
+            counts = self.counts[key] = [0] * (len(self.buckets) + 1)
+        counts[bisect_left(self.buckets, value)] += 1
+        self.sums[key] = self.sums.get(key, 0.0) + value
+
+    def collect(self) -> Metric:
+        family = HistogramMetricFamily(self.name, self.doc, labels=list(self.labels))
+        bounds = [*(repr(float(b)) for b in self.buckets), "+Inf"]
+        for key, counts in self.counts.items():
+            cumulative = list(accumulate(counts))
+            family.add_metric(list(key), list(zip(bounds, cumulative, strict=True)), self.sums[key])
+        return family
+
+
+class GatewayMetrics:
+    """Every metric the gateway exports, in a registry of its own (tests run several apps
+    in one process, so the global default registry would mix them).
+
+    The request path only adds to dictionaries (`CounterTally`, `HistogramTally`): no
+    lock, no string formatting; the text format is produced when Prometheus scrapes.
+    """
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.providers = BoundedLabel()
+        self.models = BoundedLabel(limit=512)
+        self._define_requests()
+        self._define_usage()
+        self.registry.register(_Live(self._collect_tallies))
+
+    def _define_requests(self) -> None:
+        self.requests = CounterTally(
+            "gateway_requests", "HTTP answers", ("family", "status", "provider")
+        )
+        self.latency = HistogramTally(
+            "gateway_request_duration_seconds",
+            "Time from request to the first byte of the answer",
+            ("family",),
+            LATENCY_BUCKETS,
+        )
+        self.overhead = HistogramTally(
+            "gateway_added_latency_seconds",
+            "Time to the answer's first byte minus the time spent waiting for upstreams",
+            ("family",),
+            LATENCY_BUCKETS,
+        )
+        self.first_byte = HistogramTally(
+            "gateway_upstream_first_byte_seconds",
+            "Upstream time from sending to the first result (an answer or a first chunk)",
+            ("provider",),
+            LATENCY_BUCKETS,
+        )
+        self.rate_limited = CounterTally(
+            "gateway_rate_limit_refusals", "Requests refused by the gateway's limits", ("family",)
+        )
+        self.open_streams = GaugeTally(
+            "gateway_open_streams", "Streamed answers being sent", ("family",)
+        )
+
+    def _define_usage(self) -> None:
+        labels = ("family", "provider", "model")
+        self.tokens = CounterTally("gateway_tokens", "Tokens metered", (*labels, "direction"))
+        self.units = CounterTally("gateway_metered_units", "Non-token units", (*labels, "unit"))
+        self.cost = CounterTally("gateway_cost_usd", "Cost at list prices, USD", labels)
+        self.energy = CounterTally("gateway_energy_kwh", "Estimated energy, kWh", labels)
+        self.carbon = CounterTally("gateway_carbon_gco2e", "Estimated emissions, gCO2e", labels)
+        self.cache_hits = CounterTally(
+            "gateway_cache_hits", "Answers served from the response cache", ("family",)
+        )
+        self.usage_records = CounterTally(
+            "gateway_usage_records", "Usage records built", ("family", "status")
+        )
+
+    def _collect_tallies(self) -> Iterator[Metric]:
+        for tally in vars(self).values():
+            if isinstance(tally, CounterTally | HistogramTally):
+                yield tally.collect()
+
+    def observe_usage(self, record: UsageRecord) -> None:
+        """One request's usage record: what it metered and what it cost."""
+        family = record.endpoint
+        labels = (family, self.providers(record.provider), self.models(record.model))
+        self.usage_records.add((family, str(record.status)))
+        if record.cache_hit:
+            self.cache_hits.add((family,))
+        if record.prompt_tokens:
+            self.tokens.add((*labels, "prompt"), record.prompt_tokens)
+        if record.completion_tokens:
+            self.tokens.add((*labels, "completion"), record.completion_tokens)
+        for unit in METERED_UNITS:
+            amount = getattr(record, unit, 0) or 0
+            if amount:
+                self.units.add((*labels, unit), amount)
+        if record.cost_usd:
+            self.cost.add(labels, record.cost_usd)
+        if record.energy_kwh:
+            self.energy.add(labels, record.energy_kwh)
+        if record.carbon_gco2e:
+            self.carbon.add(labels, record.carbon_gco2e)
+
+    def upstream_first_byte(self, provider: str, ms: float) -> None:
+        """An upstream attempt's time to its first result; also charged to the current
+        request, so that the middleware can tell the gateway's own share."""
+        seconds = ms / 1000
+        self.first_byte.observe((self.providers(provider),), seconds)
+        context = current_request()
+        if context is not None:
+            context.upstream_s += seconds
+
+    def stream_opened(self, family: str) -> None:
+        self.open_streams.add((family,), 1)
+
+    def stream_closed(self, family: str) -> None:
+        self.open_streams.add((family,), -1)
+
+    def answered(
+        self, family: str, status: int, provider: str | None, elapsed_s: float, upstream_s: float
+    ) -> None:
+        self.requests.add((family, _STATUS.get(status) or str(status), self.providers(provider)))
+        self.latency.observe((family,), elapsed_s)
+        self.overhead.observe((family,), max(0.0, elapsed_s - upstream_s))
+        if status == 429:
+            self.rate_limited.add((family,))
+
+    def watch(self, source: Callable[[], Iterator[Metric]]) -> None:
+        """Add figures read at scrape time."""
+        self.registry.register(_Live(source))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+_STATUS = {code: str(code) for code in range(100, 600)}
+
+
+class _Live(Collector):
+    def __init__(self, source: Callable[[], Iterator[Metric]]) -> None:
+        self._source = source
+
+    def collect(self) -> Iterator[Metric]:
+        return self._source()
+
+    def describe(self) -> list[Metric]:
+        return []

@@ -1,0 +1,202 @@
+"""The OpenAPI 3.1 document, generated from the app's own route table.
+
+Routes come from Quart's `url_map` and from the plain-ASGI fast path
+(`fast_path_routes`); what each operation takes and answers comes from the registry in
+`gateway.operator.schemas`, keyed by endpoint name. Nothing here lists paths by hand, so a
+route added to a blueprint appears in the document at once: with its schemas if its family
+registered an `Operation`, otherwise generically and named by `undocumented`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from gateway.api.routes import fast_routes
+from gateway.operator.apidoc import Operation, Schema, ref
+from gateway.operator.schemas import COMPONENTS, OPERATIONS
+
+SKIPPED_METHODS = frozenset({"HEAD", "OPTIONS"})
+SKIPPED_ENDPOINTS = frozenset({"static"})  # Quart's default static route: no folder, no files
+_PARAM = re.compile(r"<(?:[a-z]+:)?([A-Za-z_][A-Za-z0-9_]*)>")
+STATUS_TEXT = {
+    400: "Invalid request (the envelope's `code` says what)",
+    401: "Missing or invalid API key",
+    403: "The key lacks the permission",
+    404: "Not found (also for another workspace's ids)",
+    405: "Method not allowed",
+    408: "The request body did not arrive in time",
+    409: "Conflict with the current state",
+    413: "Request body too large",
+    415: "Unsupported media type",
+    422: "Semantically invalid (credentials, models)",
+    429: "A rate limit of the key was reached",
+    500: "The gateway failed unexpectedly",
+    502: "The provider answered with an error",
+    503: "No provider could serve the request now",
+    504: "The provider did not answer in time",
+}
+
+
+@attrs.frozen
+class Route:
+    method: str
+    path: str  # OpenAPI form: /v1/things/{thing_id}
+    endpoint: str
+    parameters: tuple[str, ...] = ()
+
+
+def fast_path_routes() -> list[Route]:
+    """The routes the plain-ASGI fast path serves before Quart sees them (its route
+    table, `gateway.api.routes.fast_routes`). Endpoint names follow the path:
+    `POST /v1/chat/completions` is `fast.chat_completions`."""
+    return [_fast_route(route.method, route.path) for route in fast_routes()]
+
+
+def _fast_route(method: str, raw: str) -> Route:
+    path = _PARAM.sub(r"{\1}", raw)
+    return Route(method, path, _fast_name(raw), tuple(_PARAM.findall(raw)))
+
+
+def _fast_name(path: str) -> str:
+    trimmed = path.removeprefix("/v1/").strip("/")
+    return "fast." + re.sub(r"[^A-Za-z0-9]+", "_", _PARAM.sub(r"\1", trimmed))
+
+
+def quart_routes(url_map: Any) -> list[Route]:
+    """Every (method, rule) of Quart's route table, in OpenAPI path form."""
+    found = []
+    for rule in url_map.iter_rules():
+        if rule.endpoint in SKIPPED_ENDPOINTS:
+            continue
+        path = _PARAM.sub(r"{\1}", rule.rule)
+        params = tuple(_PARAM.findall(rule.rule))
+        for method in sorted(set(rule.methods or ()) - SKIPPED_METHODS):
+            found.append(Route(method, path, rule.endpoint, params))
+    return found
+
+
+def app_routes(app: Any) -> list[Route]:
+    return [*fast_path_routes(), *quart_routes(app.url_map)]
+
+
+def undocumented(routes: Iterable[Route]) -> list[Route]:
+    """Routes the app serves without an `Operation` in the registry."""
+    return [r for r in routes if r.endpoint not in OPERATIONS]
+
+
+def build_document(routes: Iterable[Route], *, version: str, choices: str = "") -> dict[str, Any]:
+    paths: dict[str, dict[str, Any]] = {}
+    for route in routes:
+        operation = OPERATIONS.get(route.endpoint) or _generic(route)
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, operation)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "AI gateway",
+            "version": version,
+            "description": _description(choices),
+        },
+        "servers": [{"url": "/"}],
+        "paths": dict(sorted(paths.items())),
+        "components": {
+            "schemas": COMPONENTS,
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An API key (gw_admin_..., gw_prod_..., gw_dev_...)",
+                }
+            },
+        },
+        "security": [{"bearer": []}],
+    }
+
+
+def _generic(route: Route) -> Operation:
+    return Operation(
+        f"{route.method} {route.path} (not documented yet)",
+        "undocumented",
+        None,
+        errors=(400, 401, 403, 404, 429),
+    )
+
+
+def _operation(route: Route, op: Operation) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "operationId": route.endpoint.replace(".", "_"),
+        "summary": op.summary,
+        "tags": [op.tag],
+        "responses": _responses(op),
+    }
+    if op.description:
+        doc["description"] = op.description
+    parameters = [_path_param(name) for name in route.parameters]
+    parameters += [*op.query, *op.headers]
+    if parameters:
+        doc["parameters"] = parameters
+    if op.request is not None:
+        doc["requestBody"] = {
+            "required": op.body_required,
+            "content": {"application/json": {"schema": op.request}},
+        }
+    if op.public:
+        doc["security"] = []
+    return doc
+
+
+def _path_param(name: str) -> Schema:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def _responses(op: Operation) -> dict[str, Any]:
+    success: dict[str, Any] = {"description": "Success"}
+    if op.response is not None:
+        success["content"] = {op.media_type: {"schema": op.response}}
+        if op.stream is not None:
+            success["content"]["text/event-stream"] = {
+                "schema": {
+                    "type": "string",
+                    "description": "With `stream: true`: `data: <chunk>` events, then "
+                    "`data: [DONE]`",
+                },
+                "x-event-schema": op.stream,
+            }
+    responses: dict[str, Any] = {str(op.status): success}
+    for status in sorted({*op.errors, 500}):
+        responses[str(status)] = {
+            "description": STATUS_TEXT.get(status, "Error"),
+            "content": {"application/json": {"schema": ref("Error")}},
+        }
+    return responses
+
+
+def _description(choices: str) -> str:
+    text = (
+        "One HTTP service in front of several AI providers: the chat-completions protocol "
+        "plus routing, fallbacks, limits, cost, energy and carbon metadata, and a "
+        "management API. Every error answers with the envelope "
+        "`{error: {message, type, code, doc_url}}`."
+    )
+    if choices:
+        text += "\n\n## Choices where the interface spec is silent\n\n" + choices
+    return text
+
+
+def readme_choices(readme: Path) -> str:
+    """The README's "Choices where the spec is silent" table, when the README is there
+    (a source checkout); an installed wheel has none, and the document says less."""
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    match = re.search(r"^## Choices where the spec is silent\n(.*?)(?=^## )", text, re.M | re.S)
+    return match.group(1).strip() if match else ""
+
+
+def schema_names(document: Mapping[str, Any]) -> set[str]:
+    return set(document.get("components", {}).get("schemas", {}))

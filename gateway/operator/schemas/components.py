@@ -1,0 +1,169 @@
+"""Shared objects of the OpenAPI document (`#/components/schemas/...`)."""
+
+from __future__ import annotations
+
+from gateway.operator.apidoc import (
+    ANY_OBJ,
+    BOOL,
+    INT,
+    NUM,
+    STR,
+    STRS,
+    TIME,
+    Schema,
+    arr,
+    nullable,
+    obj,
+)
+
+ERROR = obj(
+    ("error",),
+    error=obj(
+        ("message", "type", "code"),
+        message=STR,
+        type=STR,
+        code=nullable(STR),
+        doc_url=STR,
+        param=nullable(STR),
+    ),
+)
+
+RATE_LIMITS = obj(
+    rpm=nullable(INT),
+    tpm=nullable(INT),
+    daily_requests=nullable(INT),
+    monthly_requests=nullable(INT),
+    concurrent=nullable(INT),
+)
+
+API_KEY = obj(
+    ("id", "object", "name", "prefix", "status", "created_at", "permissions"),
+    id=STR,
+    object={"const": "api_key"},
+    name=STR,
+    prefix=STR,
+    key_hint=STR,
+    type={"enum": ["dev", "prod", "admin"]},
+    status={"enum": ["active", "revoked", "expired", "rotated"]},
+    created_at=TIME,
+    updated_at=TIME,
+    last_used_at=TIME,
+    expires_at=TIME,
+    revoked_at=TIME,
+    rate_limits=RATE_LIMITS,
+    permissions=STRS,
+    allowed_models=STRS,
+    allowed_ips=STRS,
+    usage=obj(requests_today=INT, tokens_today=INT, cost_today_usd=NUM),
+)
+
+PROVIDER = obj(
+    ("id", "name", "status", "configured"),
+    id=STR,
+    name=STR,
+    status={"enum": ["active", "inactive", "disabled", "error"]},
+    configured=BOOL,
+    configured_at=TIME,
+    settings=ANY_OBJ,
+    models=arr({"anyOf": [STR, ANY_OBJ]}),
+    health=nullable(ANY_OBJ),
+    usage=nullable(ANY_OBJ),
+)
+
+ROUTING_RULE = obj(
+    ("id", "name", "priority", "enabled", "conditions", "actions"),
+    id=STR,
+    object={"const": "routing_rule"},
+    name=STR,
+    priority=INT,
+    enabled=BOOL,
+    conditions=ANY_OBJ,
+    actions=ANY_OBJ,
+    created_at=TIME,
+    updated_at=TIME,
+)
+
+MODEL = obj(
+    ("id", "object", "created", "owned_by", "service"),
+    id=STR,
+    object={"const": "model"},
+    created=INT,
+    owned_by=STR,
+    service=obj(
+        ("provider", "capabilities", "status"),
+        provider=STR,
+        capabilities=STRS,
+        context_window=nullable(INT),
+        max_output_tokens=nullable(INT),
+        pricing=ANY_OBJ,
+        status={"enum": ["available", "deprecated", "beta"]},
+        deprecation=ANY_OBJ,
+        aliases=STRS,
+        recommended_for=STRS,
+        fallback_chain=STRS,
+    ),
+)
+
+SERVICE = obj(
+    ("request_id", "provider"),
+    request_id=STR,
+    provider=STR,
+    latency_ms=NUM,
+    cache=obj(hit=BOOL),
+    cost=ANY_OBJ,
+)
+
+USAGE = obj(
+    ("prompt_tokens", "completion_tokens", "total_tokens"),
+    prompt_tokens=INT,
+    completion_tokens=INT,
+    total_tokens=INT,
+)
+
+MESSAGE = obj(
+    ("role",),
+    role={"enum": ["assistant"]},
+    content=nullable(STR),
+    tool_calls=arr(ANY_OBJ),
+)
+
+CHAT_COMPLETION = obj(
+    ("id", "object", "created", "model", "choices", "usage"),
+    id=STR,
+    object={"const": "chat.completion"},
+    created=INT,
+    model=STR,
+    choices=arr(
+        obj(
+            ("index", "message", "finish_reason"),
+            index=INT,
+            message=MESSAGE,
+            finish_reason=nullable(
+                {"enum": ["stop", "length", "tool_calls", "content_filter", "function_call"]}
+            ),
+        )
+    ),
+    usage=USAGE,
+    _gateway=ANY_OBJ,
+    service=SERVICE,
+)
+
+CHAT_CHUNK = obj(
+    ("id", "object", "created", "model", "choices"),
+    id=STR,
+    object={"const": "chat.completion.chunk"},
+    created=INT,
+    model=STR,
+    choices=arr(obj(("index", "delta"), index=INT, delta=ANY_OBJ, finish_reason=nullable(STR))),
+)
+
+COMPONENTS: dict[str, Schema] = {
+    "Error": ERROR,
+    "ApiKey": API_KEY,
+    "Provider": PROVIDER,
+    "RoutingRule": ROUTING_RULE,
+    "Model": MODEL,
+    "ChatCompletion": CHAT_COMPLETION,
+    "ChatCompletionChunk": CHAT_CHUNK,
+    "ServiceMetadata": SERVICE,
+}

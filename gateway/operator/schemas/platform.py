@@ -1,0 +1,110 @@
+"""Health, metrics, the OpenAPI document, its viewer and the console."""
+
+from __future__ import annotations
+
+from gateway.operator.apidoc import ANY_OBJ, INT, NUM, STR, TIME, Operation, arr, obj, query
+
+COMPONENT = obj(("status",), status=STR, latency_ms={"anyOf": [NUM, {"type": "null"}]})
+
+OPERATIONS = {
+    "health.health": Operation(
+        "Liveness for load balancers",
+        "health",
+        obj(("status", "timestamp"), status=STR, timestamp=TIME),
+        public=True,
+        errors=(),
+    ),
+    "health.detailed": Operation(
+        "Health of the gateway's components and of each configured provider",
+        "health",
+        obj(
+            ("status", "timestamp", "components"),
+            status={"enum": ["healthy", "degraded", "unhealthy"]},
+            timestamp=TIME,
+            components=obj(
+                ("api", "database", "cache", "providers"),
+                api=COMPONENT,
+                database=COMPONENT,
+                cache=COMPONENT,
+                providers={"type": "object", "additionalProperties": COMPONENT},
+            ),
+        ),
+        errors=(401, 403),
+    ),
+    "metrics.metrics": Operation(
+        "Prometheus metrics (text exposition format)",
+        "operator",
+        {"type": "string"},
+        media_type="text/plain",
+        errors=(401, 403),
+        description=(
+            "Readable with the metrics token (`GATEWAY_METRICS_TOKEN`, sent as a bearer "
+            "token) or an admin API key."
+        ),
+    ),
+    "openapi.document": Operation("This document", "operator", ANY_OBJ, public=True, errors=()),
+    "openapi.viewer": Operation(
+        "The document rendered by Swagger UI (served from the package)",
+        "operator",
+        {"type": "string"},
+        media_type="text/html",
+        public=True,
+        errors=(),
+    ),
+    "openapi.viewer_asset": Operation(
+        "Swagger UI's files",
+        "operator",
+        {"type": "string"},
+        media_type="*/*",
+        public=True,
+        errors=(404,),
+    ),
+    "console.page": Operation(
+        "The web console (sign in with an API key)",
+        "operator",
+        {"type": "string"},
+        media_type="text/html",
+        public=True,
+        errors=(),
+    ),
+    "console.usage": Operation(
+        "Usage over time for the console's charts (sums per bucket, provider and model)",
+        "operator",
+        obj(
+            ("object", "bucket", "hours", "since", "points"),
+            object={"const": "usage_series"},
+            bucket={"enum": ["minute", "hour", "day"]},
+            hours=INT,
+            since=TIME,
+            points=arr(
+                obj(
+                    ("start", "provider", "model", "requests"),
+                    start=TIME,
+                    provider=STR,
+                    model=STR,
+                    requests=INT,
+                    errors=INT,
+                    prompt_tokens=INT,
+                    completion_tokens=INT,
+                    cost_usd=NUM,
+                    energy_kwh=NUM,
+                    carbon_gco2e=NUM,
+                    cache_hits=INT,
+                )
+            ),
+        ),
+        query=(
+            query("hours", {"type": "integer", "minimum": 1, "maximum": 2160}),
+            query("bucket", {"enum": ["minute", "hour", "day"]}),
+        ),
+        errors=(400, 401, 403),
+    ),
+    "console.asset": Operation(
+        "The web console's files",
+        "operator",
+        {"type": "string"},
+        media_type="*/*",
+        public=True,
+        errors=(404,),
+    ),
+}

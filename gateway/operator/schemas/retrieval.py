@@ -1,0 +1,78 @@
+"""POST /v1/embeddings and POST /v1/rerank."""
+
+from __future__ import annotations
+
+from gateway.operator.apidoc import (
+    INT,
+    NUM,
+    STR,
+    STRS,
+    Operation,
+    arr,
+    obj,
+    ref,
+)
+
+RETRIEVAL_ERRORS = (400, 401, 403, 404, 408, 413, 429, 502, 503, 504)
+
+EMBEDDINGS = Operation(
+    "Embeddings for one text or many",
+    "retrieval",
+    obj(
+        ("object", "data", "model", "usage"),
+        object={"const": "list"},
+        data=arr(
+            obj(
+                ("object", "index", "embedding"),
+                object={"const": "embedding"},
+                index=INT,
+                embedding={"anyOf": [arr(NUM), STR]},
+            )
+        ),
+        model=STR,
+        usage=obj(("prompt_tokens", "total_tokens"), prompt_tokens=INT, total_tokens=INT),
+        service=ref("ServiceMetadata"),
+    ),
+    request=obj(
+        ("model", "input"),
+        model=STR,
+        input={"anyOf": [STR, arr(STR, minItems=1, maxItems=2048)]},
+        encoding_format={"enum": ["float", "base64"]},
+        dimensions={"type": "integer", "minimum": 1},
+        user=STR,
+        provider=STR,
+        service=obj(cache={"enum": ["skip"]}, fallbacks=STRS),
+    ),
+    errors=RETRIEVAL_ERRORS,
+)
+
+RERANK = Operation(
+    "Documents ordered by relevance to a query",
+    "retrieval",
+    obj(
+        ("id", "results"),
+        id=STR,
+        results=arr(
+            obj(
+                ("index", "relevance_score"),
+                index=INT,
+                relevance_score={"type": "number", "minimum": 0, "maximum": 1},
+                document=obj(text=STR),
+            )
+        ),
+        meta=obj(billed_units=obj(search_units=INT)),
+        service=ref("ServiceMetadata"),
+    ),
+    request=obj(
+        ("model", "query", "documents"),
+        model=STR,
+        query=STR,
+        documents=arr({"anyOf": [STR, obj(("text",), text=STR, id=STR)]}, maxItems=1000),
+        top_n={"type": "integer", "minimum": 1},
+        return_documents={"type": "boolean"},
+        provider=STR,
+    ),
+    errors=RETRIEVAL_ERRORS,
+)
+
+OPERATIONS = {"embeddings.embeddings": EMBEDDINGS, "rerank.rerank": RERANK}

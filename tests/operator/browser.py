@@ -1,0 +1,106 @@
+"""Debian's headless Chromium driven through chromedriver (selenium), for the console tests.
+
+Selenium blocks, so the tests run their browser steps in a worker thread
+(`trio.to_thread.run_sync`) while the gateway under test keeps serving on the trio loop.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
+WAIT_S = 20
+
+
+def missing_browser() -> str | None:
+    for binary in (CHROMIUM, CHROMEDRIVER):
+        if shutil.which(binary) is None:
+            return f"{binary} is missing: run `make test` (it installs chromium, chromium-driver)"
+    return None
+
+
+@contextmanager
+def chromium(profile: Path) -> Iterator[Browser]:
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--window-size=1400,1000",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    try:
+        yield Browser(driver)
+    finally:
+        driver.quit()
+
+
+class Browser:
+    """A few verbs over a WebDriver, each waiting (bounded) for what it needs."""
+
+    def __init__(self, driver: webdriver.Chrome) -> None:
+        self.driver = driver
+
+    def open(self, url: str) -> None:
+        self.driver.get(url)
+
+    def find(self, css: str) -> WebElement:
+        return self.until(lambda d: _visible(d, css))
+
+    def type(self, css: str, text: str) -> None:
+        element = self.find(css)
+        element.clear()
+        element.send_keys(text)
+
+    def click(self, css: str) -> None:
+        self.find(css).click()
+
+    def until(self, check: Callable[[webdriver.Chrome], Any]) -> Any:
+        # Tables are redrawn after each change: an element may go stale between looks.
+        wait = WebDriverWait(
+            self.driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)
+        )
+        return wait.until(check)
+
+    def page_loaded(self, page: str) -> None:
+        self.until(
+            lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-loaded") == page
+        )
+
+    def script(self, source: str, *args: Any) -> Any:
+        return self.driver.execute_script(source, *args)
+
+    def accept_confirm(self) -> None:
+        self.until(lambda d: d.switch_to.alert).accept()
+
+    def screenshot(self, name: str) -> Path:
+        ARTEFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTEFACTS / f"{name}.png"
+        self.driver.save_screenshot(str(path))
+        return path
+
+
+def _visible(driver: webdriver.Chrome, css: str) -> WebElement | bool:
+    found = driver.find_elements(By.CSS_SELECTOR, css)
+    return found[0] if found and found[0].is_displayed() else False
