@@ -52,6 +52,7 @@ ROUTES: tuple[Route, ...] = (
     ("GET", f"{M}/service-accounts/{{id}}", "view_configuration", None),
     ("DELETE", f"{M}/service-accounts/{{id}}", "revoke_api_keys", None),
     ("GET", f"{M}/audit-log", "view_audit_log", None),
+    ("GET", f"{M}/console/usage", "view_analytics", None),
     ("GET", f"{M}/incidents", "view_configuration", None),
     ("POST", f"{M}/incidents", "configure_providers", {}),
     ("GET", f"{M}/incidents/{{id}}", "view_configuration", None),

@@ -73,6 +73,14 @@ async def test_an_answer_before_the_body_was_read_closes_the_connection(
     assert second.status_code == 200
 
 
+async def upstream_reached(running: RunningGateway) -> None:
+    """Wait until the request in flight has reached the simulated upstream."""
+    assert running.sim is not None
+    with trio.fail_after(10):
+        while running.sim.stats.requests_total == 0:  # noqa: ASYNC110 - a counter, no event
+            await trio.sleep(0.01)
+
+
 async def _serving(
     nursery: trio.Nursery, settings: Settings, stop: trio.Event, done: trio.Event
 ) -> RunningGateway:
@@ -101,7 +109,7 @@ async def test_a_plain_request_still_running_at_the_end_of_the_grace_gets_a_503(
                 answers.append(await client.post("/v1/chat/completions", json=body))
 
             nursery.start_soon(ask)
-            await trio.sleep(0.5)  # the request is waiting for the upstream's first token
+            await upstream_reached(running)  # the request waits for the first token
             stop.set()
             started = trio.current_time()
             with trio.fail_after(settings.shutdown_grace_s + 3):
@@ -162,7 +170,7 @@ async def test_requests_that_finish_within_the_grace_are_answered_and_exit_is_pr
                 answers.append(reply.choices[0].message.content)
 
             nursery.start_soon(ask)
-            await trio.sleep(0.1)
+            await upstream_reached(running)
             stop.set()
             with trio.fail_after(3):  # well before the 5 s grace: nothing else holds it
                 await done.wait()
