@@ -9,6 +9,7 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from gateway.api.embeddings import embeddings_blueprint
+from gateway.api.files import files_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.models import models_blueprint
@@ -16,8 +17,10 @@ from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
+from gateway.files.formats import LARGEST_UPLOAD
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
+from gateway.platform.uploads import upload_request_class
 from gateway.platform.web import error_response
 
 logger = logging.getLogger(__name__)
@@ -28,12 +31,14 @@ _HTTP_CODES = {
     408: ("request_timeout", "invalid_request_error"),
     413: ("request_too_large", "invalid_request_error"),
     415: ("unsupported_media_type", "invalid_request_error"),
+    507: ("storage_quota_exceeded", "storage_error"),
 }
 
 
 def create_app(state: AppState) -> QuartTrio:
     """An app serving `state`; the caller owns the state's lifetime (`gateway.platform.server`)."""
     app = QuartTrio(__name__)
+    app.request_class = upload_request_class(LARGEST_UPLOAD)
     app.config["RESPONSE_TIMEOUT"] = None  # streams may run for minutes; deadlines are ours
     app.config["BODY_TIMEOUT"] = state.settings.body_timeout_s
     app.config["MAX_CONTENT_LENGTH"] = state.settings.max_body_bytes
@@ -46,6 +51,7 @@ def create_app(state: AppState) -> QuartTrio:
         providers_blueprint(state),
         rate_limits_blueprint(state, state.limits),
         routing_rules_blueprint(state, state.rules),
+        files_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -66,6 +66,14 @@ class Settings:
     # 0 turns the probes off. Request outcomes feed provider health either way.
     health_probe_interval_s: float = 60.0
     health_probe_deadline_s: float = 5.0
+    # Files: each workspace's storage quota (507 beyond it), how long an upload's body may
+    # take, and the processing worker's queue (a full queue makes uploads wait) and pool.
+    files_quota_bytes: int = 10 * 1024**3
+    upload_timeout_s: float = 600.0
+    file_queue_size: int = 64
+    file_workers: int = 2
+    # How many pages one OCR request reads at once on the local engine.
+    ocr_page_concurrency: int = 2
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
 

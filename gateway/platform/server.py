@@ -31,7 +31,7 @@ from gateway.platform.config import Settings
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
-from gateway.workers import health_probes, last_used, usage_writer
+from gateway.workers import file_processing, health_probes, last_used, usage_writer
 from gateway.workers.usage_writer import UsageWriter
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
@@ -46,7 +46,12 @@ ShutdownTrigger = Callable[[], Awaitable[None]]
 Worker = Callable[..., Awaitable[None]]
 # Every long-lived worker, started in this order by the lifespan nursery (the usage log
 # first: the others may record usage).
-WORKERS: tuple[Worker, ...] = (usage_writer.run, last_used.run, health_probes.run)
+WORKERS: tuple[Worker, ...] = (
+    usage_writer.run,
+    last_used.run,
+    health_probes.run,
+    file_processing.run,
+)
 
 
 @attrs.frozen

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from gateway.chat.cache import ResponseCache
+from gateway.files.runtime import FilesRuntime
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.upstream.circuit import BreakerBook
@@ -34,7 +35,12 @@ class AppState:
     cache: ResponseCache = attrs.field(factory=ResponseCache)
     rules: RuleBook = attrs.field(factory=RuleBook)
     limits: RateLimiter = attrs.field()
+    files: FilesRuntime = attrs.field()
 
     @limits.default
     def _default_limits(self) -> RateLimiter:
         return RateLimiter(count_loader=store_count_loader(self.db, self.usage.flush))
+
+    @files.default
+    def _default_files(self) -> FilesRuntime:
+        return FilesRuntime.under(self.settings.data_dir, queue_size=self.settings.file_queue_size)

@@ -1,0 +1,33 @@
+"""What the files family shares across requests: the blob store, the processing queue, a lock.
+
+The queue is a bounded trio memory channel of file ids: an upload that asks for processing
+sends its id and waits while the queue is full (backpressure, never a drop); the worker
+`gateway.workers.file_processing` receives them. The lock makes "rename a blob into place
+and insert its row" and "delete a row and remove its blob if unused" mutually exclusive, so
+a delete can never remove a blob that an upload of the same bytes has just claimed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import trio
+
+from store.blobs import BlobStore
+
+
+@attrs.define(eq=False)
+class FilesRuntime:
+    blobs: BlobStore
+    queue_size: int
+    send: trio.MemorySendChannel[str] = attrs.field(init=False)
+    receive: trio.MemoryReceiveChannel[str] = attrs.field(init=False)
+    blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
+
+    def __attrs_post_init__(self) -> None:
+        self.send, self.receive = trio.open_memory_channel[str](self.queue_size)
+
+    @classmethod
+    def under(cls, data_dir: Path, *, queue_size: int) -> FilesRuntime:
+        return cls(BlobStore(data_dir / "blobs"), queue_size)
