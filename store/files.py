@@ -144,7 +144,7 @@ class ListQuery:
 
 
 def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRecord], bool]:
-    """One page of a workspace's files and whether more follow; ordered by time then id."""
+    """One page of a workspace's files and whether more follow, in upload order."""
     where = ["workspace_id = ?"]
     params: list[Any] = [query.workspace_id]
     for column in ("purpose", "status", "collection"):
@@ -156,16 +156,20 @@ def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRe
         where.append("json_extract(metadata, ?) = ?")
         params.extend(["$." + _json_key(key), value])
     if query.after is not None:
-        cursor = get(db, query.workspace_id, query.after)
+        cursor = db.execute(
+            "SELECT created_at, rowid FROM files WHERE id = ? AND workspace_id = ?",
+            [query.after, query.workspace_id],
+        ).fetchone()
         if cursor is None:
             raise LookupError(query.after)
         comparison = "<" if query.order == "desc" else ">"
-        where.append(f"(created_at, id) {comparison} (?, ?)")
-        params.extend([cursor.created_at, cursor.id])
+        where.append(f"(created_at, rowid) {comparison} (?, ?)")
+        params.extend(cursor)
+    # Within one second, the insertion order (rowid) keeps the order of uploads.
     direction = "DESC" if query.order == "desc" else "ASC"
     sql = (
         f"SELECT * FROM files WHERE {' AND '.join(where)} "
-        f"ORDER BY created_at {direction}, id {direction} LIMIT ?"
+        f"ORDER BY created_at {direction}, rowid {direction} LIMIT ?"
     )
     rows = [_from_row(row) for row in db.query(sql, [*params, query.limit + 1])]
     return rows[: query.limit], len(rows) > query.limit
