@@ -38,6 +38,8 @@ from providers.errors import (
     UpstreamUnavailable,
 )
 from providers.http import HttpProvider, read_json
+from providers.mistral_ocr import ocr_payload, parse_ocr
+from providers.ocr_types import OcrRequest, OcrResult
 from providers.openai import decode_vectors, parse_usage, retry_after_seconds
 from providers.types import (
     JSON,
@@ -446,6 +448,10 @@ class MistralProvider(HttpProvider):
             "/v1/embeddings", embedding_payload(request), model=request.model
         )
         return parse_embeddings(data, request.model)
+
+    async def ocr(self, request: OcrRequest) -> OcrResult:
+        data = await self.post_json("/v1/ocr", ocr_payload(request), model=request.model)
+        return parse_ocr(data, request, total_pages=None)
 
     async def list_models(self) -> list[str]:
         return parse_model_ids(await self.get_json("/v1/models"))

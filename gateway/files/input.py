@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 import orjson
 
-from gateway.files.formats import PURPOSE_LIMITS
 from gateway.platform.errors import invalid_request
+from gateway.uploads.formats import PURPOSE_LIMITS
 from store.files import STATUSES, ListQuery
 
 CLASSIFICATIONS = ("public", "internal", "confidential", "restricted", "phi")

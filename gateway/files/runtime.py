@@ -1,4 +1,5 @@
-"""What the files family shares across requests: the blob store, the processing queue, a lock.
+"""What the files and OCR families share across requests: the blob store, the processing
+queue, a lock, and the local OCR engine's page limiter.
 
 The queue is a bounded trio memory channel of file ids: an upload that asks for processing
 sends its id and waits while the queue is full (backpressure, never a drop); the worker
@@ -24,10 +25,14 @@ class FilesRuntime:
     send: trio.MemorySendChannel[str] = attrs.field(init=False)
     receive: trio.MemoryReceiveChannel[str] = attrs.field(init=False)
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
+    # Pages the local OCR engine reads at once, across every request and file.
+    ocr_pages: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
 
     def __attrs_post_init__(self) -> None:
         self.send, self.receive = trio.open_memory_channel[str](self.queue_size)
 
     @classmethod
-    def under(cls, data_dir: Path, *, queue_size: int) -> FilesRuntime:
-        return cls(BlobStore(data_dir / "blobs"), queue_size)
+    def under(cls, data_dir: Path, *, queue_size: int, ocr_pages: int) -> FilesRuntime:
+        return cls(
+            BlobStore(data_dir / "blobs"), queue_size, ocr_pages=trio.CapacityLimiter(ocr_pages)
+        )

@@ -16,11 +16,12 @@ import attrs
 import trio
 
 from gateway.files import input as file_input
-from gateway.files import integrity, render
-from gateway.files.upload import Received, quota_exceeded, receive
+from gateway.files import render
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.state import AppState
+from gateway.uploads import integrity
+from gateway.uploads.receive import Received, quota_exceeded, receive
 from store import files as file_store
 from store.columns import new_id
 from store.files import FileRecord
@@ -72,9 +73,7 @@ async def _receive(
 
 
 async def _check_integrity(received: Received) -> None:
-    path = received.writer.path
-    await trio.to_thread.run_sync(received.writer.handle.flush)
-    problem = await trio.to_thread.run_sync(integrity.problem, path, received.kind)
+    problem = await trio.to_thread.run_sync(integrity.problem, received.writer.path, received.kind)
     if problem is not None:
         raise ApiError(400, "invalid_file", problem, param="file")
 

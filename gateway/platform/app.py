@@ -13,15 +13,16 @@ from gateway.api.files import files_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.models import models_blueprint
+from gateway.api.ocr import ocr_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
-from gateway.files.formats import LARGEST_UPLOAD
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.platform.uploads import upload_request_class
 from gateway.platform.web import error_response
+from gateway.uploads.formats import LARGEST_UPLOAD
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ def create_app(state: AppState) -> QuartTrio:
         rate_limits_blueprint(state, state.limits),
         routing_rules_blueprint(state, state.rules),
         files_blueprint(state),
+        ocr_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

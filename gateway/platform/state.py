@@ -43,4 +43,9 @@ class AppState:
 
     @files.default
     def _default_files(self) -> FilesRuntime:
-        return FilesRuntime.under(self.settings.data_dir, queue_size=self.settings.file_queue_size)
+        settings = self.settings
+        return FilesRuntime.under(
+            settings.data_dir,
+            queue_size=settings.file_queue_size,
+            ocr_pages=settings.ocr_page_concurrency,
+        )

@@ -7,8 +7,8 @@ runtime and models. `tesserocr` calls the library in-process (no subprocess per 
 unlike `pytesseract`); its wheel bundles libtesseract, and the trained data comes from the
 Debian package (`TESSDATA_PREFIX` or the Debian path below).
 
-Blocking: a Tesseract handle is not thread-safe, so each call makes its own; callers run
-`read_image` in a worker thread under a `CapacityLimiter` that bounds concurrent pages.
+Blocking: a Tesseract handle is not thread-safe, so each call makes its own. `read_document`
+runs the pages in worker threads, as many at once as its `CapacityLimiter` allows.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
+import trio
+
+from providers.ocr_types import OcrPage, OcrRequest, OcrResult
+from providers.types import Usage
 
 DEBIAN_TESSDATA = Path("/usr/share/tesseract-ocr/5/tessdata")
 # ISO 639-1 hints (what the API takes) to Tesseract's model names.
@@ -77,3 +81,81 @@ def read_image(data: bytes, *, languages: str = "eng") -> OcrText:
 def read_text(data: bytes) -> str:
     """`read_image`'s text alone, in English: the extraction pipeline's OCR reader."""
     return read_image(data).text
+
+
+@attrs.frozen
+class PageSource:
+    """One page to read: its text layer (a PDF page that has one) or its image(s)."""
+
+    number: int
+    text: str | None = None
+    images: tuple[bytes, ...] = ()
+
+
+def page_sources(data: bytes, content_type: str) -> list[PageSource]:
+    """The document's pages. A PDF page with a text layer needs no OCR; a scanned one gives
+    its embedded images; each frame of a TIFF is a page; any other image is one page."""
+    if content_type == "application/pdf":
+        from pypdf import PdfReader
+
+        sources = []
+        for number, page in enumerate(PdfReader(io.BytesIO(data)).pages, start=1):
+            text = (page.extract_text() or "").strip()
+            if text:
+                sources.append(PageSource(number, text=text))
+            else:
+                sources.append(PageSource(number, images=tuple(i.data for i in page.images)))
+        return sources
+    if content_type == "image/tiff":
+        return [PageSource(n, images=(frame,)) for n, frame in enumerate(_frames(data), 1)]
+    return [PageSource(1, images=(data,))]
+
+
+def _frames(data: bytes) -> list[bytes]:
+    from PIL import Image, ImageSequence
+
+    frames = []
+    with Image.open(io.BytesIO(data)) as image:
+        for frame in ImageSequence.Iterator(image):
+            out = io.BytesIO()
+            frame.convert("RGB").save(out, "PNG")
+            frames.append(out.getvalue())
+    return frames
+
+
+def _read_page(source: PageSource, languages: str) -> OcrPage:
+    if source.text is not None:
+        return OcrPage(number=source.number, text=source.text, confidence=1.0)
+    read = [read_image(image, languages=languages) for image in source.images]
+    text = "\n".join(r.text for r in read if r.text)
+    confidence = min((r.confidence for r in read if r.text), default=0.0)
+    return OcrPage(number=source.number, text=text, confidence=confidence)
+
+
+async def read_document(
+    request: OcrRequest, sources: Sequence[PageSource], limiter: trio.CapacityLimiter
+) -> OcrResult:
+    """Read the requested pages of `sources`, several at once within `limiter`.
+
+    Cancellation: pages not started are dropped at once; a page already in Tesseract
+    finishes in its thread (it cannot be interrupted) and its result is discarded.
+    """
+    wanted = [s for s in sources if request.pages is None or s.number in request.pages]
+    languages = language_arg(request.languages)
+    results: dict[int, OcrPage] = {}
+
+    async def one(source: PageSource) -> None:
+        results[source.number] = await trio.to_thread.run_sync(
+            _read_page, source, languages, limiter=limiter
+        )
+
+    async with trio.open_nursery() as nursery:
+        for source in wanted:
+            nursery.start_soon(one, source)
+    pages = tuple(results[s.number] for s in wanted)
+    return OcrResult(
+        model=request.model,
+        pages=pages,
+        total_pages=len(sources),
+        usage=Usage(pages=len(pages)),
+    )

@@ -15,10 +15,10 @@ from collections.abc import AsyncIterator, Mapping
 import attrs
 import trio
 
-from gateway.files import formats
-from gateway.files.formats import SNIFF_BYTES, Kind
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.multipart import Event, MultipartEvents, PartData, PartEnd, PartStart
+from gateway.uploads import formats
+from gateway.uploads.formats import SNIFF_BYTES, Kind
 from store.blobs import BlobStore, BlobWriter
 
 MAX_FIELD_BYTES = 64 * 1024
@@ -169,7 +169,8 @@ async def receive(
     kinds: Mapping[str, int] | None = None,
     purposes: Mapping[str, int] | None = None,
 ) -> Received:
-    """Read the whole body; the upload on disk under a temporary name, or an ApiError.
+    """Read the whole body; the upload on disk under a temporary name (flushed, so it can be
+    read by its path), or an ApiError.
 
     `kinds` restricts the accepted types (name -> limit, for OCR); `purposes` replaces the
     purpose table. On any exception, cancellation included, the temporary blob is removed
@@ -180,7 +181,9 @@ async def receive(
     try:
         async for chunk in chunks:
             await receiver.handle(parser.feed(chunk))
-        return _finish(receiver, parser, kinds)
+        received = _finish(receiver, parser, kinds)
+        await trio.to_thread.run_sync(received.writer.handle.flush)  # readable by path now
+        return received
     except BaseException:
         if receiver.writer is not None:
             blobs.discard(receiver.writer)
