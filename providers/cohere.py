@@ -23,8 +23,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, read_json
-from providers.openai import retry_after_seconds
+from providers.http import HttpProvider, read_json, retry_after_seconds
 from providers.types import (
     JSON,
     EmbeddingRequest,

@@ -1,4 +1,5 @@
-"""HTTP plumbing shared by the adapters: JSON calls and SSE streams over one upstream client.
+"""What the adapters share: JSON calls and SSE streams over one upstream client, and the
+answer pieces several vendors send alike (`Retry-After`, OpenAI-shaped usage and vectors).
 
 Adapters subclass `HttpProvider`, say how to authenticate (`auth_headers`) and how to read
 their vendor's error bodies (`map_error`); this module turns transport failures (the
@@ -8,6 +9,8 @@ httpx's default transport maps httpcore errors.
 
 from __future__ import annotations
 
+import base64
+import struct
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -23,6 +26,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from providers.types import Usage
 from providers.upstream import (
     HttpxUpstream,
     ProtocolError,
@@ -41,6 +45,36 @@ def read_json(body: bytes | str) -> Any:
         return orjson.loads(body)
     except ValueError:
         return None
+
+
+# -- answer pieces several vendors share ----------------------------------------------------
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> int | None:
+    value = headers.get("retry-after")
+    try:
+        return max(0, int(float(value))) if value is not None else None
+    except ValueError:
+        return None
+
+
+def parse_usage(data: Mapping[str, Any] | None) -> Usage:
+    if not data:
+        return Usage()
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+
+
+def decode_vectors(data: Mapping[str, Any]) -> list[list[float]]:
+    """The vectors of an embeddings answer, in input order, whatever their encoding."""
+    items = sorted(data.get("data") or (), key=lambda item: item.get("index", 0))
+    return [_vector(item["embedding"]) for item in items]
+
+
+def _vector(value: list[float] | str) -> list[float]:
+    if isinstance(value, str):
+        raw = base64.b64decode(value)
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    return [float(x) for x in value]
 
 
 class HttpProvider(Provider):

@@ -37,10 +37,9 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, read_json
+from providers.http import HttpProvider, decode_vectors, parse_usage, read_json, retry_after_seconds
 from providers.mistral_ocr import ocr_payload, parse_ocr
 from providers.ocr_types import OcrRequest, OcrResult
-from providers.openai import decode_vectors, parse_usage, retry_after_seconds
 from providers.types import (
     JSON,
     ChatChunk,
