@@ -155,16 +155,18 @@ async def run(args: argparse.Namespace) -> None:
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data_dir:
         env = {**os.environ, "GATEWAY_ADMIN_KEY": ADMIN_KEY, "GATEWAY_RATE_LIMITS_ENABLED": "0"}
-        argv = [sys.executable, "-c", "from gateway.platform.cli import main; main()", "serve", "--demo",
-                "--host", "127.0.0.1", "--port", str(port), "--data-dir", data_dir]  # fmt: skip
-        process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL)
+        code = "from gateway.platform.cli import main; main()"
+        argv = [sys.executable, "-c", code, "serve", "--demo", "--host", "127.0.0.1",
+                "--port", str(port), "--data-dir", data_dir]  # fmt: skip
+        process = await trio.lowlevel.open_process(argv, env=env, stdout=subprocess.DEVNULL)
         try:
             await wait_ready(url)
             print("uploads:", await uploads(url, process.pid, args.uploads, args.mb))
             print("ocr (local):", await ocr_pages(url, args.ocr_pages, args.ocr_parallel))
         finally:
             process.terminate()
-            process.wait(timeout=30)
+            with trio.move_on_after(30, shield=True):
+                await process.wait()
     print("extraction (pdf):", extraction_pages(args.pdf_pages))
 
 
