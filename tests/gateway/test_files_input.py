@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 import httpx
@@ -268,3 +269,36 @@ async def test_two_files_with_the_same_bytes_share_a_blob_until_both_are_deleted
     assert (await http.get(f"/v1/files/{second}/content")).content == b"same bytes"
     await http.delete(f"/v1/files/{second}")
     assert_nothing_stored(gateway)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Poll the filesystem (it has no event to wait on) until `condition` holds."""
+    while True:
+        if condition():
+            return
+        await trio.sleep(0.01)
+
+
+async def test_a_client_gone_mid_upload_leaves_nothing(gateway: RunningGateway) -> None:
+    boundary = "g0ne"
+    part = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\ndocument\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n'
+        "Content-Type: text/plain\r\n\r\n"
+    ).encode() + b"partial text " * 10_000
+    head = (
+        "POST /v1/files HTTP/1.1\r\nHost: gateway\r\n"
+        f"Authorization: Bearer {ADMIN_KEY}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+        f"Content-Length: {len(part) + 1_000_000}\r\n\r\n"
+    ).encode()
+    parts = urlsplit(gateway.url)
+    blobs = gateway.state.files.blobs
+    with trio.fail_after(30):
+        async with await trio.open_tcp_stream(parts.hostname or "", parts.port or 80) as stream:
+            await stream.send_all(head + part)
+            await until(lambda: bool(blobs.stored()))  # the temporary blob is being written
+        await until(lambda: not blobs.stored())  # the disconnect cancelled it and removed it
+    assert (
+        await gateway.state.db.run(lambda d: d.execute("SELECT count(*) FROM files").fetchone())
+    )[0] == 0
