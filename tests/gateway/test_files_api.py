@@ -186,3 +186,29 @@ async def test_a_wav_is_stored_and_transcription_is_reported_unavailable(
     assert status["status"] == "error"
     assert status["processing"]["stages"]["transcription"] == "failed"
     assert "transcription" in status["status_details"]
+
+
+async def test_service_options_through_the_official_clients_extra_body(
+    client: openai.AsyncOpenAI, http: httpx.AsyncClient
+) -> None:
+    created = await client.files.create(
+        file=("plan.md", b"# Plan\n\nShip the gateway. Email ops@example.com."),
+        purpose="assistants",
+        extra_body={"service": {"process": True, "detect_pii": True, "collection": "plans"}},
+    )
+    extra = created.model_extra or {}
+    assert extra["service"]["processing"] is True
+    status = await processed(http, created.id)
+    assert status["status"] == "processed", status
+    listed = (
+        await http.get("/v1/files", params={"include": "processing", "collection": "plans"})
+    ).json()
+    (item,) = listed["data"]
+    assert item["service"]["process_id"] == extra["service"]["process_id"]
+    assert item["service"]["chunks"] == 1
+    assert item["service"]["pages"] == 1
+    assert item["service"]["vectors_stored"] == 0
+    assert item["service"]["pii_detected"] is True
+    assert item["service"]["classification"] == "confidential"
+    plain = (await http.get("/v1/files", params={"collection": "plans"})).json()["data"][0]
+    assert set(plain["service"]) == {"processing", "process_id"}
