@@ -46,8 +46,15 @@ class ServiceOptions:
 
     @property
     def wants_processing(self) -> bool:
-        """Any derived output asked for means the file goes through the pipeline."""
-        return self.process or self.vectorize or self.detect_pii or self.auto_transcribe
+        """Any derived output asked for (an OCR model too) means the file goes through the
+        pipeline."""
+        return (
+            self.process
+            or self.vectorize
+            or self.detect_pii
+            or self.auto_transcribe
+            or self.ocr_model is not None
+        )
 
 
 @attrs.frozen(kw_only=True)

@@ -19,14 +19,17 @@ import trio
 from gateway.files import chunking, pii, render
 from gateway.files.extraction import Extracted, ExtractionError, extract
 from gateway.files.input import ServiceOptions
+from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS
+from gateway.ocr.service import read_pages
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.retrieval.embeddings import serve_embeddings
+from gateway.uploads.formats import KINDS
 from providers.local import ocr as local_ocr
 from store import files as file_store
 from store import keys
-from store.files import Chunk, FileRecord, Finding
+from store.files import Chunk, FileRecord, Finding, Page
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 EMBEDDING_BATCH = 64
@@ -129,15 +132,50 @@ async def _extract(
             return Extracted((), 0)
         return await transcribe(state, record)
     path = state.files.blobs.path_of(record.sha256)
+    upstream_ocr = options.ocr_model not in (None, LOCAL_MODEL) and record.kind in OCR_KINDS
+    reader = _no_ocr if upstream_ocr else local_ocr.read_text
     try:
-        extracted = await trio.to_thread.run_sync(extract, path, record.kind, local_ocr.read_text)
+        extracted = await trio.to_thread.run_sync(extract, path, record.kind, reader)
     except (ExtractionError, local_ocr.OcrEngineError) as exc:
         raise StageFailed("upload", str(exc)) from None
     except Exception as exc:  # a parser's own failure on a damaged document
         raise StageFailed("upload", f"the {record.kind} file could not be read: {exc}") from None
+    if upstream_ocr and extracted.ocr_pages:
+        extracted = await _ocr_chain(state, record, options, extracted)
     await progress.mark("ocr", "complete" if extracted.ocr_pages else "skipped")
     await progress.mark("transcription", "skipped")
     return extracted
+
+
+def _no_ocr(_: bytes) -> str:
+    """Extraction's OCR reader when the OCR chain reads the pages afterwards."""
+    return ""
+
+
+async def _ocr_chain(
+    state: AppState, record: FileRecord, options: ServiceOptions, extracted: Extracted
+) -> Extracted:
+    """The pages without a text layer, read through the OCR chain with `ocr_model`."""
+    principal = await _uploader(state, record, "ocr")
+    blank = tuple(page.number for page in extracted.pages if not page.text)
+    data = await trio.to_thread.run_sync(state.files.blobs.path_of(record.sha256).read_bytes)
+    try:
+        result = await read_pages(
+            state, principal, data, KINDS[record.kind], model=str(options.ocr_model), pages=blank
+        )
+    except ApiError as exc:
+        raise StageFailed("ocr", f"{exc.code}: {exc.message}") from None
+    read = {page.number: page.text.strip() for page in result.pages}
+    pages = tuple(Page(p.number, read.get(p.number, p.text)) for p in extracted.pages)
+    return Extracted(pages, extracted.ocr_pages)
+
+
+async def _uploader(state: AppState, record: FileRecord, stage: str) -> Principal:
+    """The uploading key: upstream work for a file is done, limited and billed in its name."""
+    key = await state.db.run(lambda d: keys.get(d, record.key_id, record.workspace_id))
+    if key is None or key.status != "active":
+        raise StageFailed(stage, "the API key that uploaded the file is no longer active")
+    return Principal(key)
 
 
 async def transcribe(state: AppState, record: FileRecord) -> Extracted:
@@ -151,14 +189,12 @@ async def _embed(
 ) -> int:
     """Embed the chunks through the gateway's own embeddings endpoint, in the uploader's
     name (their limits and usage apply); store one vector per chunk."""
-    key = await state.db.run(lambda d: keys.get(d, record.key_id, record.workspace_id))
-    if key is None or key.status != "active":
-        raise StageFailed("embedding", "the API key that uploaded the file is no longer active")
+    principal = await _uploader(state, record, "embedding")
     model = options.embedding_model or DEFAULT_EMBEDDING_MODEL
     stored = 0
     for first in range(0, len(chunks), EMBEDDING_BATCH):
         batch = chunks[first : first + EMBEDDING_BATCH]
-        vectors = await embed_texts(state, Principal(key), model, [c.text for c in batch])
+        vectors = await embed_texts(state, principal, model, [c.text for c in batch])
         pairs = list(zip((c.index for c in batch), vectors, strict=True))
         stored += await state.db.run(
             lambda d, pairs=pairs: file_store.store_vectors(  # type: ignore[misc]

@@ -91,6 +91,23 @@ async def serve_ocr(
     )
 
 
+async def read_pages(
+    state: AppState,
+    principal: Principal,
+    data: bytes,
+    kind: Kind,
+    *,
+    model: str,
+    pages: tuple[int, ...] | None,
+) -> OcrResult:
+    """Read pages of a stored document through the OCR chain, for file processing (the
+    `ocr_model` option): the same engines, limits and usage records as POST /v1/ocr."""
+    sources = await _sources(data, kind)
+    request = OcrRequest(model=model, document=data, content_type=kind.content_type, pages=pages)
+    _, result, _ = await _read(state, new_facts("ocr", principal, {}), request, sources)
+    return result
+
+
 async def _check(path: Path, kind: Kind) -> None:
     problem = await trio.to_thread.run_sync(integrity.problem, path, kind)
     if problem is not None:

@@ -6,6 +6,7 @@ gateway extracted, chunked, embedded and found against the source text.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -212,3 +213,23 @@ async def test_service_options_through_the_official_clients_extra_body(
     assert item["service"]["classification"] == "confidential"
     plain = (await http.get("/v1/files", params={"collection": "plans"})).json()["data"][0]
     assert set(plain["service"]) == {"processing", "process_id"}
+
+
+async def test_ocr_model_sends_scans_through_the_ocr_chain(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    image = documents.text_image(["Read by Mistral"])
+    answer = await upload(
+        http, "scan.png", image, service=json.dumps({"ocr_model": "mistral-ocr-latest"})
+    )
+    status = await processed(http, answer.json()["id"])
+    assert status["status"] == "processed", status
+    assert status["processing"]["stages"]["ocr"] == "complete"
+    text = (await http.get(f"/v1/files/{answer.json()['id']}/text")).json()["text"]
+    digest = hashlib.sha256(image).hexdigest()[:8]
+    assert text == f"Simulated OCR of image {digest}."  # what the Mistral simulator reads
+    await gateway.state.usage.flush()
+    rows = await gateway.state.db.run(
+        lambda d: list(d.query("SELECT provider, endpoint, pages FROM usage_records"))
+    )
+    assert rows == [{"provider": "mistral", "endpoint": "ocr", "pages": 1}]
