@@ -28,8 +28,27 @@ class FilesRuntime:
     # Pages the local OCR engine reads at once, across every request and file.
     ocr_pages: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
 
+    # Files queued or being processed by this process: the worker's sweep skips them.
+    claimed: set[str] = attrs.field(factory=set)
+
     def __attrs_post_init__(self) -> None:
         self.send, self.receive = trio.open_memory_channel[str](self.queue_size)
+
+    async def enqueue(self, file_id: str) -> None:
+        """Queue a file for processing, waiting while the queue is full; a file already
+        claimed is not queued twice. Cancelled while waiting, the claim is dropped and the
+        worker's next sweep queues the file (its row says it wants processing)."""
+        if file_id in self.claimed:
+            return
+        self.claimed.add(file_id)
+        try:
+            await self.send.send(file_id)
+        except BaseException:
+            self.claimed.discard(file_id)
+            raise
+
+    def release(self, file_id: str) -> None:
+        self.claimed.discard(file_id)
 
     @classmethod
     def under(cls, data_dir: Path, *, queue_size: int, ocr_pages: int) -> FilesRuntime:

@@ -59,7 +59,7 @@ async def upload(
             await _remove_unused_blob(state, digest)
             raise quota_exceeded(quota) from None
     if record.process_id is not None:
-        await runtime.send.send(record.id)
+        await runtime.enqueue(record.id)
     return render.file_object(record)
 
 

@@ -72,6 +72,9 @@ class Settings:
     upload_timeout_s: float = 600.0
     file_queue_size: int = 64
     file_workers: int = 2
+    # How often the processing worker looks for files that want processing and are in
+    # no queue (left by a stop, or by an upload cancelled while the queue was full).
+    file_sweep_interval_s: float = 30.0
     # How many pages one OCR request reads at once on the local engine.
     ocr_page_concurrency: int = 2
     # How long a graceful shutdown waits for in-flight requests, in seconds.

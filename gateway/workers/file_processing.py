@@ -1,10 +1,11 @@
 """The file-processing worker: a bounded pool reading file ids from the bounded queue.
 
-Uploads that ask for processing send their file's id on `state.files.send` (a full queue
-makes the upload wait: nothing is dropped). `Settings.file_workers` tasks take ids and run
-`gateway.files.processing.process`, one file each at a time. At start, files a stopped
-gateway left unfinished (`processing`, or queued and never started) are queued again by a
-task of this worker, so a file is never stuck: it is processed from the start again.
+Uploads that ask for processing queue their file's id (`FilesRuntime.enqueue`: a full
+queue makes the upload wait: nothing is dropped). `Settings.file_workers` tasks take ids and
+run `gateway.files.processing.process`, one file each at a time. A sweep task queues the
+files that want processing and are in no queue: at start, those a stopped gateway left
+unfinished (`processing`, or queued and never started), processed from the start again;
+later, any whose upload was cancelled while waiting for queue space. No file stays stuck.
 
 Cancellation: the pool stops with the lifespan nursery; a file cut mid-run stays
 `processing` in the store and is resumed at the next start.
@@ -31,17 +32,21 @@ async def run(
 ) -> None:
     """Serve the queue until cancelled."""
     await trio.to_thread.run_sync(state.files.blobs.clear_temporary)
-    unfinished = await state.db.run(file_store.unfinished)
     async with trio.open_nursery() as nursery:
         for _ in range(max(1, state.settings.file_workers)):
             nursery.start_soon(_serve, state, state.files.receive.clone())
-        nursery.start_soon(_requeue, state, [r.id for r in unfinished])
+        nursery.start_soon(_sweep, state)
         task_status.started()
 
 
-async def _requeue(state: AppState, file_ids: list[str]) -> None:
-    for file_id in file_ids:
-        await state.files.send.send(file_id)
+async def _sweep(state: AppState) -> None:
+    """Queue the files that want processing and are in no queue: at start (a stopped
+    gateway's), then every `file_sweep_interval_s` (an upload cancelled while waiting for
+    queue space). Waits like an upload when the queue is full."""
+    while True:
+        for record in await state.db.run(file_store.unfinished):
+            await state.files.enqueue(record.id)
+        await trio.sleep(state.settings.file_sweep_interval_s)
 
 
 async def _serve(state: AppState, ids: trio.MemoryReceiveChannel[str]) -> None:
@@ -51,10 +56,18 @@ async def _serve(state: AppState, ids: trio.MemoryReceiveChannel[str]) -> None:
 
 
 async def _one(state: AppState, file_id: str) -> None:
-    """Process one file; an unexpected failure ends it as `error` and the pool goes on."""
+    """Process one file, then release its claim (whatever happened)."""
+    try:
+        await _process_one(state, file_id)
+    finally:
+        state.files.release(file_id)
+
+
+async def _process_one(state: AppState, file_id: str) -> None:
+    """An unexpected failure ends the file as `error` and the pool goes on."""
     record = await state.db.run(lambda d: file_store.get_any(d, file_id))
-    if record is None:  # deleted while queued
-        return
+    if record is None or record.status not in ("uploaded", "processing"):
+        return  # deleted while queued, or finished since a sweep read it
     try:
         await process(state, record)
     except Exception as exc:

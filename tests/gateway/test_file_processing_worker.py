@@ -72,3 +72,29 @@ async def test_unfinished_files_are_processed_at_the_next_start(
             text = (await http.get(f"/v1/files/{file_id}/text")).json()
             assert text["text"] == "Text that was being processed."
     assert not any(p.parent.name == "tmp" for p in blobs.stored())
+
+
+async def test_a_file_in_no_queue_is_found_by_the_sweep(
+    nursery: trio.Nursery, settings: Settings
+) -> None:
+    """As an upload cancelled while the queue was full leaves it: a row that wants
+    processing, in no queue."""
+    running = await nursery.start(
+        partial(run_gateway, attrs.evolve(settings, file_sweep_interval_s=0.05), env={})
+    )
+    blobs = running.state.files.blobs
+    writer = blobs.open_writer()
+    writer.write(b"Found by the sweep.")
+    record = FileRecord(
+        workspace_id="default", key_id="key_x", filename="s.txt", purpose="document",
+        kind="txt", content_type="text/plain", bytes=19, sha256=blobs.commit(writer),
+        created_at=1_700_000_000, options=attrs.asdict(ServiceOptions(process=True)),
+        process_id="proc_sweep",
+    )  # fmt: skip
+    await running.state.db.run(lambda d: file_store.insert(d, record, quota_bytes=10**9))
+    async with httpx.AsyncClient(
+        base_url=running.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}
+    ) as http:
+        status = await processed(http, record.id)
+    assert status["status"] == "processed"
+    assert running.state.files.claimed == set()
