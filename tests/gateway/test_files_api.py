@@ -133,6 +133,16 @@ async def test_a_text_pdf_is_extracted_chunked_embedded_and_scanned(
     assert finding["redacted"] is True
     assert finding["text"] == "j***.***@*******.**m"
 
+    assert (await http.delete(f"/v1/files/{body['id']}")).json()["deleted"] is True
+    counts = await gateway.state.db.run(
+        lambda d: [
+            d.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("files", "file_pages", "file_chunks", "file_vectors", "file_pii")
+        ]
+    )
+    assert counts == [0, 0, 0, 0, 0]
+    assert gateway.state.files.blobs.stored() == []
+
 
 async def test_a_scanned_page_image_is_read_by_ocr(http: httpx.AsyncClient) -> None:
     answer = await upload(
