@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import struct
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -26,7 +26,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.types import Usage
+from providers.types import EmbeddingResult, Usage
 from providers.upstream import (
     HttpxUpstream,
     ProtocolError,
@@ -48,6 +48,19 @@ def read_json(body: bytes | str) -> Any:
 
 
 # -- answer pieces several vendors share ----------------------------------------------------
+
+
+def batches(texts: Sequence[str], size: int) -> list[Sequence[str]]:
+    """`texts` in runs of at most `size`, for vendors that take fewer texts a call than
+    the gateway accepts (Cohere 96, Gemini 100; the gateway 2048)."""
+    return [texts[start : start + size] for start in range(0, len(texts), size)]
+
+
+def merge_embeddings(model: str, parts: Sequence[tuple[list[list[float]], int]]) -> EmbeddingResult:
+    """The answers of several batches (vectors, tokens) as one result, in input order."""
+    vectors = [vector for part_vectors, _ in parts for vector in part_vectors]
+    tokens = sum(part_tokens for _, part_tokens in parts)
+    return EmbeddingResult(model=model, vectors=vectors, usage=Usage(prompt_tokens=tokens))
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> int | None:

@@ -9,6 +9,7 @@ and monthly limits.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -185,3 +186,71 @@ def success_rate_since(
     ).fetchone()
     total, ok = int(row[0]), int(row[1])
     return ok / total if total else None
+
+
+@attrs.frozen
+class WindowFigures:
+    """A workspace's traffic over a window: what usage alerts compare with thresholds.
+    Latency percentiles (nearest rank, successful requests) are None without any."""
+
+    requests: int
+    errors: int
+    tokens: int
+    cost_usd: float
+    latency_p50_ms: float | None = None
+    latency_p99_ms: float | None = None
+
+
+def window_figures(
+    db: sqlite_utils.Database, *, workspace_id: str, since: datetime, until: datetime
+) -> WindowFigures:
+    """Requests in [since, until): counts, failures (status >= 400), tokens, cost, and the
+    latency percentiles of the successful ones, read by ordered offsets in SQL (a busy
+    week is not loaded into memory)."""
+    span = [workspace_id, columns.to_epoch(since), columns.to_epoch(until)]
+    where = "workspace_id = ? AND created_epoch >= ? AND created_epoch < ?"
+    row = db.execute(
+        "SELECT count(*), coalesce(sum(status >= 400), 0), "
+        "coalesce(sum(prompt_tokens + completion_tokens), 0), coalesce(sum(cost_usd), 0.0) "
+        f"FROM usage_records WHERE {where}",
+        span,
+    ).fetchone()
+    ok = int(row[0]) - int(row[1])
+
+    def at_rank(fraction: float) -> float | None:
+        if ok == 0:
+            return None
+        rank = max(1, math.ceil(fraction * ok))
+        found = db.execute(
+            f"SELECT latency_ms FROM usage_records WHERE {where} AND status < 400 "
+            "ORDER BY latency_ms LIMIT 1 OFFSET ?",
+            [*span, rank - 1],
+        ).fetchone()
+        return None if found is None else float(found[0])
+
+    return WindowFigures(
+        requests=int(row[0]),
+        errors=int(row[1]),
+        tokens=int(row[2]),
+        cost_usd=float(row[3]),
+        latency_p50_ms=at_rank(0.50),
+        latency_p99_ms=at_rank(0.99),
+    )
+
+
+def median_latency_ms(
+    db: sqlite_utils.Database, *, workspace_id: str, provider: str | None, since: datetime
+) -> float | None:
+    """Median latency of the successful requests since `since` (of one provider, or of
+    all); None when there were none. Read with one ordered offset, not by loading rows."""
+    where = "workspace_id = ? AND created_epoch >= ? AND status < 400"
+    params: list[Any] = [workspace_id, columns.to_epoch(since)]
+    if provider is not None:
+        where += " AND provider = ?"
+        params.append(provider)
+    row = db.execute(
+        f"SELECT latency_ms FROM usage_records WHERE {where} ORDER BY latency_ms "
+        f"LIMIT 1 OFFSET (SELECT count(*) / 2 FROM usage_records WHERE {where})",
+        params + params,
+    ).fetchone()
+    return None if row is None else float(row[0])

@@ -8,6 +8,8 @@ from quart import Response
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
+from gateway.api.alerts import alerts_blueprint
+from gateway.api.billing import billing_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.files import files_blueprint
 from gateway.api.health import health_blueprint
@@ -18,6 +20,7 @@ from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
+from gateway.api.status import status_blueprint
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.platform.uploads import upload_request_class
@@ -52,6 +55,9 @@ def create_app(state: AppState) -> QuartTrio:
         providers_blueprint(state),
         rate_limits_blueprint(state, state.limits),
         routing_rules_blueprint(state, state.rules),
+        status_blueprint(state),
+        alerts_blueprint(state),
+        billing_blueprint(state),
         files_blueprint(state),
         ocr_blueprint(state),
     ):

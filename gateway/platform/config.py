@@ -66,6 +66,33 @@ class Settings:
     # 0 turns the probes off. Request outcomes feed provider health either way.
     health_probe_interval_s: float = 60.0
     health_probe_deadline_s: float = 5.0
+    # Incidents from provider health (gateway/status/incidents.py): checked every this
+    # many seconds (0: off); a provider whose last `down_after` probes all failed opens a
+    # major incident, `degraded_after` failures among the last `window` probes a minor
+    # one; `recover_after` successful probes in a row resolve it.
+    incident_check_interval_s: float = 30.0
+    incident_down_after_probes: int = 3
+    incident_degraded_after_probes: int = 2
+    incident_probe_window: int = 5
+    incident_recover_after_probes: int = 2
+    # Status webhooks and alert notifications: per-attempt deadline, retries (exponential
+    # backoff from `retry_base_s`, jitter, for at most `retry_window_s`), the bounded queue
+    # of each destination and its concurrent deliveries.
+    webhook_timeout_s: float = 10.0
+    webhook_retry_base_s: float = 1.0
+    webhook_retry_window_s: float = 3600.0
+    webhook_destination_queue_size: int = 100
+    webhook_destination_concurrency: int = 2
+    # Comma-separated hosts that webhooks may reach although they resolve to loopback or
+    # private addresses (a receiver on the operator's own network; tests). Empty: none.
+    webhook_allowed_hosts: str = ""
+    # Usage alerts are evaluated every this many seconds (0: off); their emails go
+    # through this SMTP server (none configured: recorded as undeliverable).
+    alert_eval_interval_s: float = 60.0
+    smtp_host: str | None = None
+    smtp_port: int = 25
+    smtp_from: str = "gateway@localhost"
+    smtp_timeout_s: float = 10.0
     # Files: each workspace's storage quota (507 beyond it), how long an upload's body may
     # take, and the processing worker's queue (a full queue makes uploads wait) and pool.
     files_quota_bytes: int = 10 * 1024**3

@@ -32,7 +32,15 @@ from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
-from gateway.workers import file_processing, health_probes, last_used, usage_writer
+from gateway.workers import (
+    alert_evaluator,
+    file_processing,
+    health_probes,
+    incident_monitor,
+    last_used,
+    usage_writer,
+    webhook_delivery,
+)
 from gateway.workers.usage_writer import UsageWriter
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
@@ -51,6 +59,9 @@ WORKERS: tuple[Worker, ...] = (
     usage_writer.run,
     last_used.run,
     health_probes.run,
+    webhook_delivery.run,
+    incident_monitor.run,
+    alert_evaluator.run,
     file_processing.run,
 )
 

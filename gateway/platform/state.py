@@ -8,6 +8,7 @@ from gateway.chat.cache import ResponseCache
 from gateway.files.runtime import FilesRuntime
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
+from gateway.status.hub import StatusHub
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.health import HealthBook
 from gateway.upstream.limits import RateLimiter, store_count_loader
@@ -34,6 +35,7 @@ class AppState:
     breakers: BreakerBook = attrs.field(factory=BreakerBook)
     cache: ResponseCache = attrs.field(factory=ResponseCache)
     rules: RuleBook = attrs.field(factory=RuleBook)
+    status: StatusHub = attrs.field(factory=StatusHub)
     limits: RateLimiter = attrs.field()
     files: FilesRuntime = attrs.field()
 

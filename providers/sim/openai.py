@@ -561,9 +561,15 @@ def model_json(model: str) -> dict[str, Any]:
     return {"id": model, "object": "model", "created": MODEL_CREATED, "owned_by": "system"}
 
 
-async def list_models(request: SimRequest, _: SimContext) -> SimResponse:
+# The model a fault names to fail the model list (what the gateway's health probes call);
+# a fault for every model (`*`) fails it too.
+MODEL_LIST = "_model_list"
+
+
+async def list_models(request: SimRequest, ctx: SimContext) -> SimResponse:
     try:
         check_auth(request)
+        await apply_fault(ctx.fault(MODEL_LIST, VENDOR), lambda f, _: fault_error(f, MODEL_LIST))
     except OpenAIError as error:
         return error.response()
     payload = {"object": "list", "data": [model_json(model) for model in MODELS]}

@@ -1,0 +1,64 @@
+"""SLA-credit requests: `POST /v1/billing/sla-credit` and the read of one request.
+
+Both need the `management` permission and act on the caller's workspace; the uptime and
+credit are computed by `gateway.status.credits` from the workspace's incident history.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from quart import Blueprint, Response
+
+from gateway.platform.auth import Principal
+from gateway.platform.errors import not_found
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, json_response, read_object
+from gateway.status import render
+from gateway.status.credits import plan_of_key, request_credit
+from gateway.status.input import parse_sla_request
+from store import sla as sla_store
+
+SLA = "/v1/billing/sla-credit"
+
+
+def billing_blueprint(state: AppState) -> Blueprint:
+    api = BillingApi(state)
+    bp = Blueprint("billing", __name__)
+    bp.add_url_rule(SLA, "create_sla_credit", api.create, methods=["POST"])
+    bp.add_url_rule(f"{SLA}/<request_id>", "read_sla_credit", api.read, methods=["GET"])
+    return bp
+
+
+class BillingApi:
+    def __init__(self, state: AppState) -> None:
+        self.state = state
+
+    async def _manager(self) -> Principal:
+        """The one permission check of this blueprint."""
+        principal = await authenticate(self.state)
+        principal.require("management")
+        return principal
+
+    async def create(self) -> Response:
+        principal = await self._manager()
+        spec = parse_sla_request(await read_object())
+        record = await request_credit(
+            self.state,
+            workspace_id=principal.workspace_id,
+            plan=plan_of_key(principal.key.kind),
+            spec=spec,
+            now=datetime.now(UTC),
+        )
+        return json_response(render.sla_request(record), 201)
+
+    async def read(self, request_id: str) -> Response:
+        ws = (await self._manager()).workspace_id
+        record = await self.state.db.run(lambda d: sla_store.get(d, request_id, ws))
+        if record is None:
+            raise not_found(
+                "sla_request_not_found",
+                f"No SLA-credit request '{request_id}'.",
+                param="request_id",
+            )
+        return json_response(render.sla_request(record))

@@ -1,0 +1,10 @@
+"""The status family: incidents, the status page, status webhooks, usage alerts, SLA credits.
+
+Pure cores: `incidents` (when health opens or resolves an incident), `alert_rules`,
+`sla` (downtime and credit table), `maintenance` (the windows), `signing`, `ssrf` (the
+address check), `input` (validation), `render` (output). Orchestration: `service`
+(incidents and the status page), `credits`, `notify` (events to logged deliveries),
+`delivery` (one signed call with retries), `mail`. `hub` is the bounded queue towards the
+delivery worker. The workers are `gateway.workers.incident_monitor`, `webhook_delivery`
+and `alert_evaluator`; the blueprints `gateway.api.status`, `alerts` and `billing`.
+"""

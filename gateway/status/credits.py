@@ -1,0 +1,68 @@
+"""SLA-credit requests: check the cited incidents, measure the month, store the answer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from gateway.platform.errors import ApiError, invalid_request
+from gateway.status.input import SlaSpec
+from gateway.status.sla import Outage, assess, month_bounds
+from store import incidents as incident_store
+from store import sla as sla_store
+from store.sla import SlaCreditRecord
+
+if TYPE_CHECKING:
+    from gateway.platform.state import AppState
+
+
+def plan_of_key(kind: str) -> str:
+    """The plan whose SLA applies: development keys are on Free (as for rate limits), the
+    others on Pro. Enterprise (99.99 %) is in the credit table for when workspaces carry
+    their own plan."""
+    return "free" if kind == "dev" else "pro"
+
+
+async def request_credit(
+    state: AppState, *, workspace_id: str, plan: str, spec: SlaSpec, now: datetime
+) -> SlaCreditRecord:
+    """Measure the period's uptime from the workspace's incident history and store the
+    request with its credit; 400 when the period is in the future or a cited incident is
+    not this workspace's or not in the period."""
+    start, end = month_bounds(spec.period)
+    if start > now:
+        raise invalid_request("'period' has not started yet.", param="period", value=spec.period)
+    end = min(end, now)
+
+    history = await state.db.run(
+        lambda d: incident_store.overlapping(d, workspace_id, start=start, end=end)
+    )
+    # Another workspace's incident is answered exactly like an unknown one.
+    in_period = {i.id for i in history}
+    bad = [i for i in spec.incident_ids if i not in in_period]
+    if bad:
+        raise ApiError(
+            400,
+            "invalid_incident_ids",
+            f"These incidents are unknown or not in {spec.period}: {', '.join(bad)}.",
+            param="incident_ids",
+            value=bad,
+        )
+    outages = [Outage(i.created_at, i.resolved_at, i.severity) for i in history]
+    result = assess(plan, outages, start, end)
+    record = SlaCreditRecord(
+        id=sla_store.new_request_id(),
+        workspace_id=workspace_id,
+        period=spec.period,
+        incident_ids=spec.incident_ids,
+        description=spec.description,
+        plan=plan,
+        sla_target=result.sla_target,
+        measured_uptime=result.uptime_percent,
+        downtime_minutes=result.downtime_minutes,
+        credit_percent=result.credit_percent,
+        status=result.status,
+        created_at=now,
+    )
+    await state.db.run(lambda d: sla_store.insert(d, record))
+    return record

@@ -1,0 +1,187 @@
+"""Incidents and the status page: orchestration between the store, the health book and
+the notification hub.
+
+Every change of an incident (opened, updated, resolved; by the monitor or an operator) is
+written to the store first, then published as the matching status event for the
+workspace's webhook subscribers; publishing never waits (see `gateway.status.hub`).
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from gateway.platform.web import iso
+from gateway.status import maintenance, render
+from gateway.status.hub import StatusEvent
+from gateway.status.incidents import event_name
+from gateway.status.sla import Outage, downtime_seconds
+from store import incidents as incident_store
+from store import usage as usage_store
+from store.incidents import IncidentRecord
+
+if TYPE_CHECKING:
+    from gateway.platform.state import AppState
+
+UPTIME_SPAN = timedelta(days=30)
+API_SERVICE = "api"
+# Worst first: the overall status is the worst of the services'.
+SERVICE_STATUSES = ("major_outage", "partial_outage", "degraded", "maintenance", "operational")
+_BY_SEVERITY = {"critical": "major_outage", "major": "partial_outage", "minor": "degraded"}
+
+
+async def open_incident(
+    state: AppState,
+    *,
+    workspace_id: str,
+    title: str,
+    severity: str,
+    status: str,
+    message: str,
+    services: tuple[str, ...],
+    source: str,
+    now: datetime,
+) -> IncidentRecord:
+    record = IncidentRecord(
+        id=incident_store.new_incident_id(),
+        workspace_id=workspace_id,
+        title=title,
+        status=status,
+        severity=severity,
+        affected_services=services,
+        message=message,
+        source=source,
+        created_at=now,
+        updated_at=now,
+    )
+    await state.db.run(lambda d: incident_store.insert(d, record))
+    _publish(state, "created", record, now)
+    return record
+
+
+async def change_incident(
+    state: AppState,
+    record: IncidentRecord,
+    *,
+    now: datetime,
+    status: str | None = None,
+    severity: str | None = None,
+    message: str | None = None,
+) -> IncidentRecord:
+    changed = attrs.evolve(
+        record,
+        status=status or record.status,
+        severity=severity or record.severity,
+        message=record.message if message is None else message,
+        updated_at=now,
+    )
+    await state.db.run(lambda d: incident_store.save(d, changed))
+    _publish(state, "updated", changed, now)
+    return changed
+
+
+async def resolve_incident(
+    state: AppState, record: IncidentRecord, *, message: str, now: datetime
+) -> IncidentRecord:
+    final = "completed" if record.severity == "maintenance" else "resolved"
+    resolved = attrs.evolve(
+        record, status=final, message=message or record.message, updated_at=now, resolved_at=now
+    )
+    await state.db.run(lambda d: incident_store.save(d, resolved))
+    _publish(state, "resolved", resolved, now)
+    return resolved
+
+
+def _publish(state: AppState, change: str, record: IncidentRecord, now: datetime) -> None:
+    event = event_name(record.severity, change, record.status)
+    state.status.publish(
+        StatusEvent(record.workspace_id, event, render.event_payload(event, record, now))
+    )
+
+
+def service_status(open_incidents: list[IncidentRecord], service: str) -> str:
+    statuses = {
+        "maintenance"
+        if i.severity == "maintenance" and i.status == "in_progress"
+        else _BY_SEVERITY.get(i.severity, "operational")
+        for i in open_incidents
+        if service in i.affected_services
+    }
+    return worst(statuses)
+
+
+def worst(statuses: set[str]) -> str:
+    return next((s for s in SERVICE_STATUSES if s in statuses), "operational")
+
+
+def uptime(history: list[IncidentRecord], service: str, start: datetime, end: datetime) -> float:
+    """Share of [start, end) without a critical or major incident affecting `service`."""
+    outages = [
+        Outage(i.created_at, i.resolved_at, i.severity)
+        for i in history
+        if service in i.affected_services
+    ]
+    down = downtime_seconds(outages, start, end)
+    return round(1 - down / (end - start).total_seconds(), 6)
+
+
+async def status_page(state: AppState, workspace_id: str, now: datetime) -> dict[str, Any]:
+    """`GET /v1/status` for a workspace: its API and providers, open incidents, windows."""
+    since = now - UPTIME_SPAN
+
+    def read(d: Any) -> tuple[list[IncidentRecord], list[IncidentRecord], dict[str, Any]]:
+        history = incident_store.overlapping(d, workspace_id, start=since, end=now)
+        opened = incident_store.list_open(d, workspace_id)
+        medians = {
+            name: usage_store.median_latency_ms(
+                d, workspace_id=workspace_id, provider=provider, since=since
+            )
+            for name, provider in _latency_targets(state, workspace_id)
+        }
+        return history, opened, medians
+
+    history, opened, medians = await state.db.run(read)
+    services = [_service(API_SERVICE, opened, history, since, now, medians[API_SERVICE])]
+    for pid, entry in state.registry.configured(workspace_id).items():
+        latency = medians.get(pid) or _probe_median(state, workspace_id, pid)
+        row = _service(pid, opened, history, since, now, latency)
+        if not entry.active:
+            row["status"] = "disabled"
+        services.append(row)
+    return {
+        "status": worst({s["status"] for s in services}),
+        "updated_at": iso(now),
+        "services": services,
+        "incidents": [render.incident(i) for i in opened],
+        "scheduled_maintenance": [render.window(w, now) for w in maintenance.upcoming(now)],
+    }
+
+
+def _latency_targets(state: AppState, workspace_id: str) -> list[tuple[str, str | None]]:
+    providers = state.registry.configured(workspace_id)
+    return [(API_SERVICE, None), *((pid, pid) for pid in providers)]
+
+
+def _service(
+    name: str,
+    opened: list[IncidentRecord],
+    history: list[IncidentRecord],
+    since: datetime,
+    now: datetime,
+    latency: float | None,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "status": service_status(opened, name),
+        "uptime_30d": uptime(history, name, since, now),
+        "latency_p50_ms": None if latency is None else round(latency, 1),
+    }
+
+
+def _probe_median(state: AppState, workspace_id: str, provider_id: str) -> float | None:
+    """Without traffic, the median latency of the provider's successful probes."""
+    latencies = [p.latency_ms for p in state.health.probes(workspace_id, provider_id) if p.ok]
+    return statistics.median(latencies) if latencies else None

@@ -1,0 +1,135 @@
+"""The worker that delivers status webhooks and alert notifications.
+
+It reads the hub's bounded queue (`gateway.status.hub`), fans status events out to their
+subscriptions, and hands each delivery to its destination's own bounded queue, served by
+`webhook_destination_concurrency` tasks. A slow or dead receiver therefore fills only its
+own queue (further deliveries to it are marked `dropped`, never waited for) while every
+other receiver, and every request, goes on. All tasks live in this worker's nursery and
+end with it; the httpx client is built here, with explicit timeouts and limits, and
+follows no redirects.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import attrs
+import httpx
+import trio
+
+from gateway.status.delivery import Attempt, Deliverer, RetryPolicy
+from gateway.status.hub import DeliveryJob, StatusEvent
+from gateway.status.notify import fan_out
+from gateway.status.ssrf import allow_list
+from store import webhooks as webhook_store
+
+if TYPE_CHECKING:
+    from gateway.platform.state import AppState
+
+logger = logging.getLogger(__name__)
+
+
+def deliverer(state: AppState, client: httpx.AsyncClient) -> Deliverer:
+    settings = state.settings
+    policy = RetryPolicy(
+        base_s=settings.webhook_retry_base_s,
+        window_s=settings.webhook_retry_window_s,
+        attempt_timeout_s=settings.webhook_timeout_s,
+    )
+    return Deliverer(client, policy, allow_list(settings.webhook_allowed_hosts))
+
+
+async def run(
+    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    """Deliver until cancelled; deliveries cut short stay `pending` in the log."""
+    timeout = state.settings.webhook_timeout_s
+    async with (
+        httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+            follow_redirects=False,
+            trust_env=False,
+        ) as client,
+        trio.open_nursery() as nursery,
+    ):
+        router = Router(state, deliverer(state, client), nursery)
+        task_status.started()
+        async for item in state.status.receive:
+            now = datetime.now(UTC)
+            jobs = await fan_out(state, item, now) if isinstance(item, StatusEvent) else [item]
+            for job in jobs:
+                await router.dispatch(job, now)
+
+
+@attrs.define(eq=False)
+class Router:
+    """Per-destination queues and their delivery tasks, created on first use."""
+
+    state: AppState
+    deliverer: Deliverer
+    nursery: trio.Nursery
+    queues: dict[str, trio.MemorySendChannel[DeliveryJob]] = attrs.field(factory=dict)
+
+    async def dispatch(self, job: DeliveryJob, now: datetime) -> None:
+        queue = self.queues.get(destination(job.url))
+        if queue is None:
+            queue = self._open(destination(job.url))
+        try:
+            queue.send_nowait(job)
+        except trio.WouldBlock:
+            await self.state.db.run(
+                lambda d: webhook_store.mark(
+                    d, job.delivery_id, "dropped", "destination queue full", now
+                )
+            )
+
+    def _open(self, key: str) -> trio.MemorySendChannel[DeliveryJob]:
+        settings = self.state.settings
+        send, receive = trio.open_memory_channel[DeliveryJob](
+            settings.webhook_destination_queue_size
+        )
+        for _ in range(settings.webhook_destination_concurrency):
+            self.nursery.start_soon(self._serve, receive.clone())
+        receive.close()  # the clones keep the queue open
+        self.queues[key] = send
+        return send
+
+    async def _serve(self, receive: trio.MemoryReceiveChannel[DeliveryJob]) -> None:
+        async with receive:
+            async for job in receive:
+                try:
+                    await self.deliverer.deliver(job, self._recorder(job))
+                except Exception:
+                    # A bug with one delivery must not stop every other (nor the gateway,
+                    # whose lifespan nursery owns this worker); it stays `pending`.
+                    # trio.Cancelled is not an Exception, so shutdown still goes through.
+                    logger.exception("delivery %s failed unexpectedly", job.delivery_id)
+
+    def _recorder(self, job: DeliveryJob) -> Callable[[Attempt, str], Awaitable[None]]:
+        async def record(outcome: Attempt, status: str) -> None:
+            now = datetime.now(UTC)
+            await self.state.db.run(
+                lambda d: webhook_store.record_attempt(
+                    d,
+                    job.delivery_id,
+                    status=status,
+                    status_code=outcome.status_code,
+                    error=outcome.error,
+                    now=now,
+                )
+            )
+
+        return record
+
+
+def destination(url: str) -> str:
+    """Deliveries are grouped by scheme, host and port."""
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL:
+        return url
+    return f"{parsed.scheme}://{parsed.host}:{parsed.port or ''}".lower()

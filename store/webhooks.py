@@ -1,0 +1,181 @@
+"""Status-webhook subscriptions and the delivery log of every signed notification.
+
+A subscription's signing secret is stored encrypted (the caller passes ciphertext); the
+delivery log holds one row per notification (status webhook event or alert), updated after
+each attempt, so its owner can see what was sent, when, and how the receiver answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+import sqlite_utils
+
+from store import columns
+
+
+def new_webhook_id() -> str:
+    return columns.new_id("whk_")
+
+
+def new_delivery_id() -> str:
+    return columns.new_id("dlv_")
+
+
+@attrs.frozen(kw_only=True)
+class WebhookRecord:
+    id: str
+    workspace_id: str
+    url: str
+    events: tuple[str, ...] = attrs.field(converter=columns.str_tuple)
+    encrypted_secret: str = attrs.field(repr=False)
+    created_at: datetime
+
+
+@attrs.frozen(kw_only=True)
+class DeliveryRecord:
+    id: str
+    workspace_id: str
+    source_kind: str
+    source_id: str
+    event: str
+    url: str
+    payload: str
+    status: str
+    attempts: int
+    last_status_code: int | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime
+    delivered_at: datetime | None
+
+
+def _webhook(row: Mapping[str, Any]) -> WebhookRecord:
+    return WebhookRecord(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        url=row["url"],
+        events=columns.json_strings(row["events"]),
+        encrypted_secret=row["encrypted_secret"],
+        created_at=columns.from_iso(row["created_at"]),
+    )
+
+
+def _delivery(row: Mapping[str, Any]) -> DeliveryRecord:
+    fields = dict(row)
+    for name in ("created_at", "updated_at"):
+        fields[name] = columns.from_iso(row[name])
+    fields["delivered_at"] = columns.from_iso_or_none(row["delivered_at"])
+    return DeliveryRecord(**fields)
+
+
+def insert_webhook(db: sqlite_utils.Database, record: WebhookRecord) -> WebhookRecord:
+    with db.atomic():
+        db.execute(
+            "INSERT INTO status_webhooks (id, workspace_id, url, events, encrypted_secret, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                record.id,
+                record.workspace_id,
+                record.url,
+                columns.to_json(list(record.events)),
+                record.encrypted_secret,
+                columns.to_iso(record.created_at),
+            ],
+        )
+    return record
+
+
+def list_webhooks(db: sqlite_utils.Database, workspace_id: str) -> list[WebhookRecord]:
+    rows = db.query(
+        "SELECT * FROM status_webhooks WHERE workspace_id = ? ORDER BY created_at, id",
+        [workspace_id],
+    )
+    return [_webhook(row) for row in rows]
+
+
+def get_webhook(
+    db: sqlite_utils.Database, webhook_id: str, workspace_id: str
+) -> WebhookRecord | None:
+    rows = list(
+        db.query(
+            "SELECT * FROM status_webhooks WHERE id = ? AND workspace_id = ?",
+            [webhook_id, workspace_id],
+        )
+    )
+    return _webhook(rows[0]) if rows else None
+
+
+def delete_webhook(db: sqlite_utils.Database, webhook_id: str, workspace_id: str) -> bool:
+    with db.atomic():
+        cursor = db.execute(
+            "DELETE FROM status_webhooks WHERE id = ? AND workspace_id = ?",
+            [webhook_id, workspace_id],
+        )
+    return bool(cursor.rowcount)
+
+
+def insert_delivery(db: sqlite_utils.Database, record: DeliveryRecord) -> DeliveryRecord:
+    row = attrs.asdict(record)
+    row["created_at"] = columns.to_iso(record.created_at)
+    row["updated_at"] = columns.to_iso(record.updated_at)
+    row["delivered_at"] = columns.to_iso_or_none(record.delivered_at)
+    names = ", ".join(row)
+    marks = ", ".join(f":{name}" for name in row)
+    with db.atomic():
+        db.execute(f"INSERT INTO webhook_deliveries ({names}) VALUES ({marks})", row)
+    return record
+
+
+def record_attempt(
+    db: sqlite_utils.Database,
+    delivery_id: str,
+    *,
+    status: str,
+    status_code: int | None,
+    error: str | None,
+    now: datetime,
+) -> None:
+    """One more attempt of a delivery: its outcome and the delivery's resulting status."""
+    with db.atomic():
+        db.execute(
+            "UPDATE webhook_deliveries SET attempts = attempts + 1, status = ?, "
+            "last_status_code = ?, last_error = ?, updated_at = ?, "
+            "delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END "
+            "WHERE id = ?",
+            [
+                status,
+                status_code,
+                error,
+                columns.to_iso(now),
+                status,
+                columns.to_iso(now),
+                delivery_id,
+            ],
+        )
+
+
+def mark(
+    db: sqlite_utils.Database, delivery_id: str, status: str, error: str, now: datetime
+) -> None:
+    """Set a delivery's final status without an attempt (dropped from a full queue)."""
+    with db.atomic():
+        db.execute(
+            "UPDATE webhook_deliveries SET status = ?, last_error = ?, updated_at = ? WHERE id = ?",
+            [status, error, columns.to_iso(now), delivery_id],
+        )
+
+
+def list_deliveries(
+    db: sqlite_utils.Database, source_id: str, workspace_id: str, *, limit: int = 100
+) -> list[DeliveryRecord]:
+    """The deliveries of one subscription or alert, newest first."""
+    rows = db.query(
+        "SELECT * FROM webhook_deliveries WHERE source_id = ? AND workspace_id = ? "
+        "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+        [source_id, workspace_id, limit],
+    )
+    return [_delivery(row) for row in rows]
