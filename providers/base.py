@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from providers.errors import Unsupported
+from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import (
     ChatChunk,
     ChatRequest,
@@ -65,6 +66,9 @@ class Provider:
 
     async def rerank(self, request: RerankRequest) -> RerankResult:
         raise Unsupported(self.provider_id, f"{self.provider_id} does not serve rerank")
+
+    async def ocr(self, request: OcrRequest) -> OcrResult:
+        raise Unsupported(self.provider_id, f"{self.provider_id} does not serve OCR")
 
     async def list_models(self) -> list[str]:
         """Model ids the upstream reports; used by the management `test` call."""

@@ -38,6 +38,8 @@ from providers.errors import (
     UpstreamUnavailable,
 )
 from providers.http import HttpProvider, decode_vectors, parse_usage, read_json, retry_after_seconds
+from providers.mistral_ocr import ocr_payload, parse_ocr
+from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import (
     JSON,
     ChatChunk,
@@ -445,6 +447,10 @@ class MistralProvider(HttpProvider):
             "/v1/embeddings", embedding_payload(request), model=request.model
         )
         return parse_embeddings(data, request.model)
+
+    async def ocr(self, request: OcrRequest) -> OcrResult:
+        data = await self.post_json("/v1/ocr", ocr_payload(request), model=request.model)
+        return parse_ocr(data, request, total_pages=None)
 
     async def list_models(self) -> list[str]:
         return parse_model_ids(await self.get_json("/v1/models"))

@@ -14,10 +14,12 @@ from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.billing import billing_blueprint
 from gateway.api.console import console_blueprint
 from gateway.api.embeddings import embeddings_blueprint
+from gateway.api.files import files_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.metrics import metrics_blueprint
 from gateway.api.models import models_blueprint
+from gateway.api.ocr import ocr_blueprint
 from gateway.api.openapi import openapi_blueprint
 from gateway.api.organization import organization_blueprint
 from gateway.api.providers import providers_blueprint
@@ -27,7 +29,9 @@ from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
+from gateway.platform.uploads import upload_request_class
 from gateway.platform.web import error_response
+from gateway.uploads.formats import LARGEST_UPLOAD
 
 logger = logging.getLogger(__name__)
 
@@ -37,12 +41,14 @@ _HTTP_CODES = {
     408: ("request_timeout", "invalid_request_error"),
     413: ("request_too_large", "invalid_request_error"),
     415: ("unsupported_media_type", "invalid_request_error"),
+    507: ("storage_quota_exceeded", "storage_error"),
 }
 
 
 def create_app(state: AppState) -> QuartTrio:
     """An app serving `state`; the caller owns the state's lifetime (`gateway.platform.server`)."""
     app = QuartTrio(__name__)
+    app.request_class = upload_request_class(LARGEST_UPLOAD)
     app.config["RESPONSE_TIMEOUT"] = None  # streams may run for minutes; deadlines are ours
     app.config["BODY_TIMEOUT"] = state.settings.body_timeout_s
     app.config["MAX_CONTENT_LENGTH"] = state.settings.max_body_bytes
@@ -64,6 +70,8 @@ def create_app(state: AppState) -> QuartTrio:
         metrics_blueprint(state),
         openapi_blueprint(),
         console_blueprint(state),
+        files_blueprint(state),
+        ocr_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

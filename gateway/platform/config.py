@@ -93,6 +93,17 @@ class Settings:
     smtp_port: int = 25
     smtp_from: str = "gateway@localhost"
     smtp_timeout_s: float = 10.0
+    # Files: each workspace's storage quota (507 beyond it), how long an upload's body may
+    # take, and the processing worker's queue (a full queue makes uploads wait) and pool.
+    files_quota_bytes: int = 10 * 1024**3
+    upload_timeout_s: float = 600.0
+    file_queue_size: int = 64
+    file_workers: int = 2
+    # How often the processing worker looks for files that want processing and are in
+    # no queue (left by a stop, or by an upload cancelled while the queue was full).
+    file_sweep_interval_s: float = 30.0
+    # How many pages one OCR request reads at once on the local engine.
+    ocr_page_concurrency: int = 2
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
     # Organisation access: how long an invitation can be accepted, and how long a user

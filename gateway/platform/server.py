@@ -35,6 +35,7 @@ from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
     alert_evaluator,
+    file_processing,
     health_probes,
     incident_monitor,
     last_used,
@@ -62,6 +63,7 @@ WORKERS: tuple[Worker, ...] = (
     webhook_delivery.run,
     incident_monitor.run,
     alert_evaluator.run,
+    file_processing.run,
 )
 
 

@@ -6,6 +6,7 @@ import attrs
 import trio
 
 from gateway.chat.cache import ResponseCache
+from gateway.files.runtime import FilesRuntime
 from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
@@ -43,7 +44,17 @@ class AppState:
     kdf_limiter: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
     metrics: GatewayMetrics = attrs.field(factory=GatewayMetrics)
     limits: RateLimiter = attrs.field()
+    files: FilesRuntime = attrs.field()
 
     @limits.default
     def _default_limits(self) -> RateLimiter:
         return RateLimiter(count_loader=store_count_loader(self.db, self.usage.flush))
+
+    @files.default
+    def _default_files(self) -> FilesRuntime:
+        settings = self.settings
+        return FilesRuntime.under(
+            settings.data_dir,
+            queue_size=settings.file_queue_size,
+            ocr_pages=settings.ocr_page_concurrency,
+        )

@@ -451,8 +451,17 @@ async def list_models(request: SimRequest, _: SimContext) -> SimResponse:
     return SimResponse.of_json({"object": "list", "data": [model_card(m) for m in MODELS]})
 
 
+async def ocr(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`POST /v1/ocr`, served by `providers.sim.mistral_ocr` (imported here, at call time,
+    because that module builds on this one's errors and checks)."""
+    from providers.sim.mistral_ocr import serve_ocr
+
+    return await serve_ocr(request, ctx)
+
+
 ROUTES: list[Route] = [
     Route("POST", "/v1/chat/completions", chat_completions),
+    Route("POST", "/v1/ocr", ocr),
     Route("POST", "/v1/embeddings", embeddings),
     Route("GET", "/v1/models", list_models),
 ]

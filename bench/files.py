@@ -1,0 +1,189 @@
+"""`python -m bench.files [--quick]`: upload throughput and memory, OCR and extraction speed.
+
+1. Uploads: a gateway process (demo mode, its own data dir) takes `--uploads` concurrent
+   multipart uploads of `--mb` MB each, streamed by the client from a generator (the client
+   holds one 1 MiB piece at a time). Reports MB/s over the whole batch and the gateway
+   process's resident memory: sampled while the uploads run and its peak (VmHWM).
+   Target: 20 x 100 MB under 250 MiB RSS.
+2. OCR: pages per second of the local Tesseract engine through POST /v1/ocr (model=local),
+   single-page PNG scans sent `--ocr-parallel` at a time.
+3. Extraction: pages per second of the PDF text extraction (pypdf) on a generated 50-page
+   PDF, in this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import httpx
+import trio
+
+ADMIN_KEY = "gw_admin_bench_" + secrets.token_hex(12)
+PIECE = 1024 * 1024
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+async def multipart(boundary: str, size: int) -> AsyncIterator[bytes]:
+    yield (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nassistants\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="d.jsonl"\r\n'
+        "Content-Type: application/jsonl\r\n\r\n"
+    ).encode()
+    line = b'{"prompt": "benchmark upload line", "completion": "ok"}\n'
+    piece = (line * (PIECE // len(line) + 1))[:PIECE]
+    sent = 0
+    while sent < size:
+        chunk = piece[: min(PIECE, size - sent)]
+        sent += len(chunk)
+        yield chunk
+    yield f"\r\n--{boundary}--\r\n".encode()
+
+
+async def one_upload(http: httpx.AsyncClient, size: int) -> None:
+    boundary = secrets.token_hex(8)
+    answer = await http.post(
+        "/v1/files",
+        content=multipart(boundary, size),
+        headers={"content-type": f"multipart/form-data; boundary={boundary}"},
+    )
+    answer.raise_for_status()
+
+
+async def uploads(url: str, pid: int, count: int, mb: int) -> dict[str, float]:
+    size = mb * 1024 * 1024
+    samples: list[int] = []
+    async with httpx.AsyncClient(
+        base_url=url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=600
+    ) as http:
+        started = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+
+            async def sample() -> None:
+                while True:
+                    samples.append(rss_kib(pid))
+                    await trio.sleep(0.1)
+
+            nursery.start_soon(sample)
+            async with trio.open_nursery() as batch:
+                for _ in range(count):
+                    batch.start_soon(one_upload, http, size)
+            nursery.cancel_scope.cancel()
+        elapsed = time.perf_counter() - started
+    return {
+        "uploads": count,
+        "mb_each": mb,
+        "seconds": round(elapsed, 2),
+        "mb_per_s": round(count * mb / elapsed, 1),
+        "rss_max_sampled_mib": round(max(samples) / 1024, 1),
+        "rss_peak_mib": round(rss_kib(pid, "VmHWM") / 1024, 1),
+    }
+
+
+async def ocr_pages(url: str, pages: int, parallel: int) -> dict[str, float]:
+    from tests.gateway.documents import text_image
+
+    image = text_image(["Benchmark invoice 4711 for Jane Doe", "Total due: 12.50 EUR"])
+    limiter = trio.CapacityLimiter(parallel)
+    async with httpx.AsyncClient(
+        base_url=url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=120
+    ) as http:
+
+        async def one() -> None:
+            async with limiter:
+                answer = await http.post(
+                    "/v1/ocr", files={"file": ("p.png", image)}, data={"model": "local"}
+                )
+                answer.raise_for_status()
+
+        started = time.perf_counter()
+        async with trio.open_nursery() as nursery:
+            for _ in range(pages):
+                nursery.start_soon(one)
+        elapsed = time.perf_counter() - started
+    return {"pages": pages, "parallel": parallel, "pages_per_s": round(pages / elapsed, 2)}
+
+
+def extraction_pages(pages: int) -> dict[str, float]:
+    from gateway.files.extraction import extract
+    from tests.gateway.documents import pdf_with_text
+
+    text = "Contract clause with enough words to fill a line of a page. " * 40
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "doc"
+        path.write_bytes(pdf_with_text([text] * pages))
+        started = time.perf_counter()
+        extract(path, "pdf", lambda _: "")
+        elapsed = time.perf_counter() - started
+    return {"pages": pages, "pages_per_s": round(pages / elapsed, 1)}
+
+
+async def wait_ready(url: str) -> None:
+    with trio.fail_after(60):
+        while True:
+            try:
+                async with httpx.AsyncClient(base_url=url, timeout=2) as http:
+                    if (await http.get("/health")).status_code == 200:
+                        return
+            except httpx.TransportError:
+                pass
+            await trio.sleep(0.2)
+
+
+async def run(args: argparse.Namespace) -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryDirectory() as data_dir:
+        env = {**os.environ, "GATEWAY_ADMIN_KEY": ADMIN_KEY, "GATEWAY_RATE_LIMITS_ENABLED": "0"}
+        code = "from gateway.platform.cli import main; main()"
+        argv = [sys.executable, "-c", code, "serve", "--demo", "--host", "127.0.0.1",
+                "--port", str(port), "--data-dir", data_dir]  # fmt: skip
+        process = await trio.lowlevel.open_process(argv, env=env, stdout=subprocess.DEVNULL)
+        try:
+            await wait_ready(url)
+            print("uploads:", await uploads(url, process.pid, args.uploads, args.mb))
+            print("ocr (local):", await ocr_pages(url, args.ocr_pages, args.ocr_parallel))
+        finally:
+            process.terminate()
+            with trio.move_on_after(30, shield=True):
+                await process.wait()
+    print("extraction (pdf):", extraction_pages(args.pdf_pages))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.files", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="4 x 20 MB, fewer pages")
+    parser.add_argument("--uploads", type=int, default=20)
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--ocr-pages", type=int, default=20)
+    parser.add_argument("--ocr-parallel", type=int, default=4)
+    parser.add_argument("--pdf-pages", type=int, default=50)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.uploads, args.mb, args.ocr_pages, args.pdf_pages = 4, 20, 6, 10
+    trio.run(run, args)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Files with background processing (spec function 6)."""

@@ -1,0 +1,238 @@
+"""Validation of the files endpoints' inputs into attrs types: pure, no I/O.
+
+Multipart fields are text, so the `service` options arrive in one of three spellings, all
+accepted: a `service` field holding a JSON object, bracketed fields such as
+`service[process]=true` (what the official `openai` client sends for `extra_body`), or the
+bare option name (`process=true`). Booleans are `true`/`false` (also `1`/`0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import orjson
+
+from gateway.platform.errors import invalid_request
+from gateway.uploads.formats import PURPOSE_LIMITS
+from store.files import STATUSES, ListQuery
+
+CLASSIFICATIONS = ("public", "internal", "confidential", "restricted", "phi")
+_BOOL_OPTIONS = ("process", "vectorize", "detect_pii", "auto_transcribe", "speaker_diarization")
+_TEXT_OPTIONS = ("ocr_model", "embedding_model", "collection", "language", "compliance_regime")
+_INT_OPTIONS = ("chunk_size", "chunk_overlap")
+OPTION_NAMES = (*_BOOL_OPTIONS, *_TEXT_OPTIONS, *_INT_OPTIONS, "classification")
+DEFAULT_CHUNK_SIZE = 512
+DEFAULT_CHUNK_OVERLAP = 64
+MAX_CHUNK_SIZE = 8192
+
+
+@attrs.frozen(kw_only=True)
+class ServiceOptions:
+    process: bool = False
+    ocr_model: str | None = None
+    vectorize: bool = False
+    embedding_model: str | None = None
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP
+    detect_pii: bool = False
+    collection: str | None = None
+    auto_transcribe: bool = False
+    language: str | None = None
+    speaker_diarization: bool = False
+    classification: str | None = None
+    compliance_regime: str | None = None
+
+    @property
+    def wants_processing(self) -> bool:
+        """Any derived output asked for (an OCR model too) means the file goes through the
+        pipeline."""
+        return (
+            self.process
+            or self.vectorize
+            or self.detect_pii
+            or self.auto_transcribe
+            or self.ocr_model is not None
+        )
+
+
+@attrs.frozen(kw_only=True)
+class UploadForm:
+    purpose: str
+    metadata: Mapping[str, Any]
+    service: ServiceOptions
+
+
+def upload_form(fields: Mapping[str, str]) -> UploadForm:
+    """The non-file fields of an upload, validated; 400 naming the first bad one."""
+    purpose = fields.get("purpose")
+    if purpose is None:
+        raise invalid_request("'purpose' is required.", param="purpose")
+    if purpose not in PURPOSE_LIMITS:
+        raise invalid_request(
+            f"'purpose' must be one of {', '.join(PURPOSE_LIMITS)}.", param="purpose", value=purpose
+        )
+    return UploadForm(
+        purpose=purpose, metadata=metadata_field(fields.get("metadata")), service=service(fields)
+    )
+
+
+def metadata_field(raw: str | None) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise invalid_request(
+            "'metadata' must be a JSON object serialized as a string.", param="metadata"
+        ) from None
+    return metadata_object(value)
+
+
+def metadata_object(value: Any) -> dict[str, Any]:
+    """Metadata is a flat object of strings, numbers and booleans (what a filter can match)."""
+    if not isinstance(value, dict):
+        raise invalid_request("'metadata' must be a JSON object.", param="metadata")
+    for key, item in value.items():
+        if item is not None and not isinstance(item, str | int | float | bool):
+            raise invalid_request(
+                f"'metadata.{key}' must be a string, number or boolean.", param="metadata"
+            )
+    return value
+
+
+def service(fields: Mapping[str, str]) -> ServiceOptions:
+    raw = _service_values(fields)
+    unknown = set(raw) - set(OPTION_NAMES)
+    if unknown:
+        name = sorted(unknown)[0]
+        raise invalid_request(f"Unknown service option '{name}'.", param=f"service.{name}")
+    values: dict[str, Any] = {}
+    for name, value in raw.items():
+        values[name] = _option(name, value)
+    size = values.get("chunk_size", DEFAULT_CHUNK_SIZE)
+    overlap = values.get("chunk_overlap", min(DEFAULT_CHUNK_OVERLAP, size // 4))
+    values["chunk_overlap"] = overlap
+    if overlap >= size:
+        raise invalid_request(
+            "'service.chunk_overlap' must be smaller than 'service.chunk_size'.",
+            param="service.chunk_overlap",
+            value=overlap,
+        )
+    return ServiceOptions(**values)
+
+
+def _service_values(fields: Mapping[str, str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if "service" in fields:
+        try:
+            parsed = orjson.loads(fields["service"])
+        except orjson.JSONDecodeError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            raise invalid_request("'service' must be a JSON object.", param="service")
+        values.update(parsed)
+    for name, value in fields.items():
+        if name.startswith("service[") and name.endswith("]"):
+            values[name[8:-1]] = value
+        elif name in OPTION_NAMES:
+            values[name] = value
+    return values
+
+
+def _option(name: str, value: Any) -> Any:
+    param = f"service.{name}"
+    if name in _BOOL_OPTIONS:
+        return _boolean(value, param)
+    if name in _INT_OPTIONS:
+        return _chunk_int(value, param)
+    if not isinstance(value, str) or not value.strip():
+        raise invalid_request(f"'{param}' must be a non-empty string.", param=param, value=value)
+    if name == "classification" and value not in CLASSIFICATIONS:
+        raise invalid_request(
+            f"'{param}' must be one of {', '.join(CLASSIFICATIONS)}.", param=param, value=value
+        )
+    return value
+
+
+def _boolean(value: Any, param: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "false", "0"):
+        return value.lower() in ("true", "1")
+    raise invalid_request(f"'{param}' must be true or false.", param=param, value=value)
+
+
+def _chunk_int(value: Any, param: str) -> int:
+    number: Any = value
+    if isinstance(value, str):
+        number = int(value) if value.strip().isdigit() else None
+    if isinstance(number, bool) or not isinstance(number, int):
+        raise invalid_request(f"'{param}' must be an integer.", param=param, value=value)
+    low = 0 if param.endswith("overlap") else 16
+    if not low <= number <= MAX_CHUNK_SIZE:
+        raise invalid_request(
+            f"'{param}' must be between {low} and {MAX_CHUNK_SIZE}.", param=param, value=value
+        )
+    return number
+
+
+def list_query(workspace_id: str, args: Mapping[str, str]) -> ListQuery:
+    """GET /v1/files query parameters; 400 for anything out of range."""
+    limit = _limit(args.get("limit"), default=20, high=100)
+    order = args.get("order", "desc")
+    if order not in ("asc", "desc"):
+        raise invalid_request("'order' must be 'asc' or 'desc'.", param="order", value=order)
+    status = args.get("status")
+    if status is not None and status not in STATUSES:
+        raise invalid_request(
+            f"'status' must be one of {', '.join(STATUSES)}.", param="status", value=status
+        )
+    purpose = args.get("purpose")
+    if purpose is not None and purpose not in PURPOSE_LIMITS:
+        raise invalid_request(
+            f"'purpose' must be one of {', '.join(PURPOSE_LIMITS)}.", param="purpose", value=purpose
+        )
+    include = args.get("include")
+    if include not in (None, "processing"):
+        raise invalid_request("'include' may only be 'processing'.", param="include", value=include)
+    return ListQuery(
+        workspace_id=workspace_id,
+        limit=limit,
+        order=order,
+        after=args.get("after") or None,
+        purpose=purpose,
+        status=status,
+        collection=args.get("collection") or None,
+        metadata={k[9:]: v for k, v in args.items() if k.startswith("metadata.") and len(k) > 9},
+    )
+
+
+def _limit(raw: str | None, *, default: int, high: int, name: str = "limit") -> int:
+    if raw is None:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= high:
+        raise invalid_request(
+            f"'{name}' must be an integer from 1 to {high}.", param=name, value=raw
+        )
+    return int(raw)
+
+
+def page_window(args: Mapping[str, str]) -> tuple[int, int]:
+    """`limit` (1-100, default 20) and `offset` (0 or more) of the chunks endpoint."""
+    limit = _limit(args.get("limit"), default=20, high=100)
+    raw = args.get("offset", "0")
+    if not raw.isdigit():
+        raise invalid_request(
+            "'offset' must be an integer of 0 or more.", param="offset", value=raw
+        )
+    return limit, int(raw)
+
+
+def patch_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    if set(body) != {"metadata"}:
+        raise invalid_request(
+            "The body must be an object with exactly 'metadata'.", param="metadata"
+        )
+    return metadata_object(body["metadata"])

@@ -1,0 +1,186 @@
+"""The files endpoints: upload, list, read, change, delete, and the derived records.
+
+Orchestration only: validation is in `input`, the streamed body in `upload`, the answers in
+`render`, SQL in `store.files`. Every read is scoped to the caller's workspace, so another
+workspace's file answers 404 exactly like an unknown id.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from gateway.files import input as file_input
+from gateway.files import render
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.state import AppState
+from gateway.uploads import integrity
+from gateway.uploads.receive import Received, quota_exceeded, receive
+from store import files as file_store
+from store.columns import new_id
+from store.files import FileRecord
+
+
+def file_not_found(file_id: str) -> ApiError:
+    return not_found("file_not_found", f"No file '{file_id}'.", param="file_id")
+
+
+async def upload(
+    state: AppState, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
+) -> dict[str, Any]:
+    """Store one upload and queue its processing when asked; the File.
+
+    Cancellation (a client gone mid-upload) removes the partial blob and propagates.
+    """
+    principal.require("files")
+    runtime, quota = state.files, state.settings.files_quota_bytes
+    used = await state.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
+    with trio.fail_after(state.settings.upload_timeout_s):
+        received = await _receive(state, chunks, boundary, quota_left=quota - used)
+    try:
+        form = file_input.upload_form(received.fields)
+        await _check_integrity(received)
+    except BaseException:
+        runtime.blobs.discard(received.writer)
+        raise
+    record = _new_record(principal, received, form)
+    async with runtime.blob_lock:
+        digest = await trio.to_thread.run_sync(runtime.blobs.commit, received.writer)
+        record = attrs.evolve(record, sha256=digest)
+        try:
+            await state.db.run(lambda d: file_store.insert(d, record, quota_bytes=quota))
+        except file_store.QuotaExceededError:
+            await _remove_unused_blob(state, digest)
+            raise quota_exceeded(quota) from None
+    if record.process_id is not None:
+        await runtime.enqueue(record.id)
+    return render.file_object(record)
+
+
+async def _receive(
+    state: AppState, chunks: AsyncIterator[bytes], boundary: bytes, *, quota_left: int
+) -> Received:
+    quota = state.settings.files_quota_bytes
+    return await receive(
+        chunks, boundary, state.files.blobs, quota_left=max(quota_left, 0), quota=quota
+    )
+
+
+async def _check_integrity(received: Received) -> None:
+    problem = await trio.to_thread.run_sync(integrity.problem, received.writer.path, received.kind)
+    if problem is not None:
+        raise ApiError(400, "invalid_file", problem, param="file")
+
+
+def _new_record(
+    principal: Principal, received: Received, form: file_input.UploadForm
+) -> FileRecord:
+    options = form.service
+    return FileRecord(
+        workspace_id=principal.workspace_id,
+        key_id=principal.key_id,
+        filename=received.filename,
+        purpose=form.purpose,
+        kind=received.kind.name,
+        content_type=received.kind.content_type,
+        bytes=received.writer.size,
+        sha256="0" * 64,
+        created_at=int(time.time()),
+        metadata=form.metadata,
+        options=attrs.asdict(options),
+        collection=options.collection,
+        process_id=new_id("proc_") if options.wants_processing else None,
+        language=options.language,
+    )
+
+
+async def _remove_unused_blob(state: AppState, digest: str) -> None:
+    """Remove a blob no row names; call with `blob_lock` held."""
+    if not await state.db.run(lambda d: file_store.blob_in_use(d, digest)):
+        await trio.to_thread.run_sync(state.files.blobs.remove, digest)
+
+
+async def get_file(state: AppState, principal: Principal, file_id: str) -> FileRecord:
+    principal.require("files")
+    record = await state.db.run(lambda d: file_store.get(d, principal.workspace_id, file_id))
+    if record is None:
+        raise file_not_found(file_id)
+    return record
+
+
+async def list_files(
+    state: AppState, principal: Principal, args: Mapping[str, str]
+) -> dict[str, Any]:
+    principal.require("files")
+    query = file_input.list_query(principal.workspace_id, args)
+    try:
+        records, more = await state.db.run(lambda d: file_store.list_files(d, query))
+    except LookupError:
+        raise invalid_request(
+            f"'after' names no file: {query.after}.", param="after", value=query.after
+        ) from None
+    return render.file_list(records, has_more=more, processing=args.get("include") == "processing")
+
+
+async def patch_metadata(
+    state: AppState, principal: Principal, file_id: str, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    record = await get_file(state, principal, file_id)
+    metadata = file_input.patch_body(body)
+    await state.db.run(lambda d: file_store.update(d, record.id, metadata=metadata))
+    return render.patched(attrs.evolve(record, metadata=metadata))
+
+
+async def delete_file(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
+    """Delete the file, everything derived from it, and its blob unless another file shares
+    the same bytes."""
+    principal.require("files")
+    async with state.files.blob_lock:
+        try:
+            unused = await state.db.run(
+                lambda d: file_store.delete(d, principal.workspace_id, file_id)
+            )
+        except LookupError:
+            raise file_not_found(file_id) from None
+        if unused is not None:
+            await trio.to_thread.run_sync(state.files.blobs.remove, unused)
+    return render.deleted(file_id)
+
+
+async def content(state: AppState, principal: Principal, file_id: str) -> tuple[Path, str]:
+    """Where the file's bytes are and their Content-Type."""
+    record = await get_file(state, principal, file_id)
+    return state.files.blobs.path_of(record.sha256), record.content_type
+
+
+async def status(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
+    return render.status_record(await get_file(state, principal, file_id))
+
+
+async def text(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
+    record = await get_file(state, principal, file_id)
+    pages = await state.db.run(lambda d: file_store.pages(d, record.id))
+    return render.text_record(record, pages)
+
+
+async def chunks(
+    state: AppState, principal: Principal, file_id: str, args: Mapping[str, str]
+) -> dict[str, Any]:
+    limit, offset = file_input.page_window(args)
+    record = await get_file(state, principal, file_id)
+    found, total = await state.db.run(
+        lambda d: file_store.chunks(d, record.id, limit=limit, offset=offset)
+    )
+    return render.chunks_record(record, found, total)
+
+
+async def pii(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
+    record = await get_file(state, principal, file_id)
+    findings = await state.db.run(lambda d: file_store.findings(d, record.id))
+    return render.pii_report(record, findings)

@@ -1,0 +1,1 @@
+"""OCR of documents and images (spec function 5): POST /v1/ocr."""

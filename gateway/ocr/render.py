@@ -1,0 +1,93 @@
+"""The OCR response, exactly as the spec lists it: pure functions of the engine's result.
+
+`output_format` shapes each page's `text`: `markdown` keeps what the engine gave (Mistral
+answers in Markdown; the local engine's plain text is valid Markdown), `json` and `text`
+give plain text (Markdown tables, headings and emphasis removed). Forms are the page's
+`Key: value` lines, with the page's confidence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from providers.ocr_types import OcrPage, OcrResult
+
+_FORM_LINE = re.compile(r"^\s*([A-Z][\w .#/()-]{0,40}?)\s*:\s+(\S.{0,200})$")
+_MARKUP = re.compile(r"^\s{0,3}#{1,6}\s+|\*\*|__|`")
+
+
+def plain(markdown: str) -> str:
+    lines = []
+    for line in markdown.splitlines():
+        if line.strip().startswith("|"):
+            continue  # tables are reported as rows
+        lines.append(_MARKUP.sub("", line))
+    return "\n".join(lines).strip()
+
+
+def forms(text: str, confidence: float) -> list[dict[str, Any]]:
+    found = []
+    for line in text.splitlines():
+        match = _FORM_LINE.match(line)
+        if match:
+            found.append(
+                {
+                    "key": match.group(1).strip(),
+                    "value": match.group(2).strip(),
+                    "confidence": confidence,
+                }
+            )
+    return found
+
+
+def page_object(
+    page: OcrPage, *, output_format: str, tables: bool, with_forms: bool
+) -> dict[str, Any]:
+    confidence = page.confidence if page.confidence is not None else 1.0
+    text = page.text if output_format == "markdown" else plain(page.text)
+    return {
+        "page_number": page.number,
+        "text": text,
+        "tables": [
+            {
+                "table_id": f"p{page.number}_t{index + 1}",
+                "rows": [list(row) for row in table.rows],
+                "bounding_box": dict(
+                    zip(("x", "y", "width", "height"), table.bounding_box, strict=True)
+                ),
+            }
+            for index, table in enumerate(page.tables)
+        ]
+        if tables
+        else [],
+        "forms": forms(plain(page.text), round(confidence, 3)) if with_forms else [],
+        "confidence": round(confidence, 3),
+    }
+
+
+def ocr_response(
+    document_id: str,
+    result: OcrResult,
+    *,
+    provider: str,
+    cost_usd: float,
+    processing_ms: int,
+    output_format: str,
+    tables: bool,
+    with_forms: bool,
+) -> dict[str, Any]:
+    return {
+        "document_id": document_id,
+        "total_pages": result.total_pages,
+        "pages": [
+            page_object(p, output_format=output_format, tables=tables, with_forms=with_forms)
+            for p in result.pages
+        ],
+        "processing_time_ms": processing_ms,
+        "_gateway": {
+            "provider": provider,
+            "model": result.model,
+            "cost": {"usd": round(cost_usd, 6)},
+        },
+    }

@@ -1,0 +1,186 @@
+"""POST /v1/ocr: receive the document, plan the engines, read, answer in the spec's shape.
+
+The upload streams to a temporary blob under the OCR rows of the size table (removed when
+the request ends, whatever happens: OCR keeps nothing). The chain is Mistral's OCR model
+through the upstream engine (when the workspace has Mistral active, with its retries,
+breakers and usage record), then the `local` Tesseract engine on this machine, last: it
+answers when Mistral is not configured, when its chain fails with a provider error, or when
+the request names `model: local`. Usage is counted in pages.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import trio
+
+from gateway.ocr import render
+from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS, parse_fields, select_pages
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError
+from gateway.platform.state import AppState
+from gateway.uploads import integrity
+from gateway.uploads.formats import LARGEST_UPLOAD, Kind
+from gateway.uploads.receive import receive
+from gateway.upstream.accounting import account
+from gateway.upstream.admission import admit, settle
+from gateway.upstream.engine import call
+from gateway.upstream.facts import RequestFacts, new_facts
+from gateway.upstream.limits import Hold
+from gateway.upstream.options import ServiceOptions
+from gateway.upstream.plan import plan_named
+from gateway.upstream.resolve import Target
+from gateway.upstream.usage import record_usage
+from providers.base import Provider
+from providers.local import ocr as local_ocr
+from providers.ocr_types import OcrRequest, OcrResult
+
+LOCAL_TARGET = Target("local", "local-ocr", "tesseract", None)
+MISTRAL_PROVIDER = "mistral"
+
+
+async def serve_ocr(
+    state: AppState,
+    principal: Principal,
+    chunks: AsyncIterator[bytes],
+    boundary: bytes,
+    headers: Mapping[str, str],
+) -> dict[str, Any]:
+    """Answer one OCR request. Cancellation removes the temporary upload and propagates."""
+    principal.require("files")
+    started = time.perf_counter()
+    blobs = state.files.blobs
+    with trio.fail_after(state.settings.upload_timeout_s):
+        received = await receive(
+            chunks, boundary, blobs, quota_left=LARGEST_UPLOAD, quota=LARGEST_UPLOAD,
+            kinds=OCR_KINDS,
+        )  # fmt: skip
+    try:
+        params = parse_fields(received.fields)
+        await _check(received.writer.path, received.kind)
+        data = await trio.to_thread.run_sync(received.writer.path.read_bytes)
+    finally:
+        blobs.discard(received.writer)
+    sources = await _sources(data, received.kind)
+    request = OcrRequest(
+        model=params.model,
+        document=data,
+        content_type=received.kind.content_type,
+        pages=select_pages(params.pages, len(sources)),
+        languages=params.language_hints,
+        extract_tables=params.extract_tables,
+    )
+    facts = new_facts("ocr", principal, headers)
+    target, result, cost = await _read(state, facts, request, sources)
+    if not any(page.text.strip() for page in result.pages):
+        raise ApiError(422, "ocr_failed", "No text could be read from the document.")
+    return render.ocr_response(
+        "doc_" + secrets.token_hex(12),
+        result,
+        provider=target.provider_id,
+        cost_usd=cost,
+        processing_ms=int((time.perf_counter() - started) * 1000),
+        output_format=params.output_format,
+        tables=params.extract_tables,
+        with_forms=params.extract_forms,
+    )
+
+
+async def read_pages(
+    state: AppState,
+    principal: Principal,
+    data: bytes,
+    kind: Kind,
+    *,
+    model: str,
+    pages: tuple[int, ...] | None,
+) -> OcrResult:
+    """Read pages of a stored document through the OCR chain, for file processing (the
+    `ocr_model` option): the same engines, limits and usage records as POST /v1/ocr."""
+    sources = await _sources(data, kind)
+    request = OcrRequest(model=model, document=data, content_type=kind.content_type, pages=pages)
+    _, result, _ = await _read(state, new_facts("ocr", principal, {}), request, sources)
+    return result
+
+
+async def _check(path: Path, kind: Kind) -> None:
+    problem = await trio.to_thread.run_sync(integrity.problem, path, kind)
+    if problem is not None:
+        raise ApiError(400, "invalid_file", problem, param="file")
+
+
+async def _sources(data: bytes, kind: Kind) -> list[local_ocr.PageSource]:
+    try:
+        return await trio.to_thread.run_sync(local_ocr.page_sources, data, kind.content_type)
+    except Exception as exc:  # the parser's own failure on a damaged document
+        raise ApiError(400, "invalid_file", f"The {kind.name} file cannot be read: {exc}") from None
+
+
+async def _read(
+    state: AppState,
+    facts: RequestFacts,
+    request: OcrRequest,
+    sources: list[local_ocr.PageSource],
+) -> tuple[Target, OcrResult, float]:
+    """Mistral through the engine when it can serve, else (or after its failure) local."""
+    hold = await admit(state, facts.principal.key, ServiceOptions(), prompt_tokens=0, max_tokens=0)
+    with hold:
+        active = state.registry.active_ids(facts.principal.workspace_id)
+        if request.model != LOCAL_MODEL and MISTRAL_PROVIDER in active:
+            try:
+                return await _upstream(state, facts, request, len(sources), hold)
+            except ApiError as exc:
+                if exc.status < 500:
+                    raise
+        result = await local_ocr.read_document(request, sources, state.files.ocr_pages)
+        _account(state, facts, LOCAL_TARGET, result, hold)
+        return LOCAL_TARGET, result, 0.0
+
+
+async def _upstream(
+    state: AppState, facts: RequestFacts, request: OcrRequest, total: int, hold: Hold
+) -> tuple[Target, OcrResult, float]:
+    plan = plan_named(
+        state,
+        facts.principal,
+        model=request.model,
+        provider=None,
+        fallbacks=(),
+        capability="ocr",
+        service=ServiceOptions(),
+        catalog_fallbacks=True,
+    )
+
+    async def operation(adapter: Provider, target: Target) -> OcrResult:
+        return await adapter.ocr(_for(request, target))
+
+    served = await call(state, facts, plan, operation, timeout_s=state.settings.upstream_timeout_s)
+    result = OcrResult(
+        model=served.target.model_id,
+        pages=served.value.pages,
+        total_pages=total,
+        usage=served.value.usage,
+    )
+    cost = _account(state, facts, served.target, result, hold)
+    return served.target, result, cost
+
+
+def _for(request: OcrRequest, target: Target) -> OcrRequest:
+    return attrs.evolve(request, model=target.upstream_model)
+
+
+def _account(
+    state: AppState, facts: RequestFacts, target: Target, result: OcrResult, hold: Hold
+) -> float:
+    """Settle the limits and write the one usage record; the cost in USD."""
+    accounting = account(
+        state.catalog, target.info, result.usage, latency_ms=facts.elapsed_ms(), task_type=None
+    )
+    settle(state, facts, target, hold, result.usage)
+    record_usage(state, facts, target, accounting, status=200)
+    return float(accounting.cost.total)

@@ -1,0 +1,115 @@
+"""Mistral's `POST /v1/ocr` as the simulator serves it: the real request and answer shapes.
+
+The document arrives as a data URL (`document_url` or `image_url`); remote URLs are refused,
+since the simulator reaches nothing. A PDF's pages are "read" from its text layer (pypdf),
+so a test can check what comes back; an image reads as a fixed sentence naming its digest.
+Pages are 0-based; an index past the document is Mistral's 400.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from providers.sim.core import SimContext, SimRequest, SimResponse
+from providers.sim.faults import apply_fault
+from providers.sim.mistral import (
+    VENDOR,
+    MistralError,
+    api_error,
+    check_auth,
+    check_model,
+    fault_error,
+    parse_body,
+    validation_error,
+)
+
+OCR_FIELDS = frozenset(
+    {
+        "model", "id", "document", "pages", "include_image_base64", "image_limit",
+        "image_min_size", "bbox_annotation_format", "document_annotation_format",
+        "document_annotation_prompt", "table_format", "extract_header", "extract_footer",
+        "include_blocks", "confidence_scores_granularity",
+    }
+)  # fmt: skip
+DPI = 200
+
+
+def _document(body: Mapping[str, Any]) -> tuple[str, bytes]:
+    document = body.get("document")
+    if not isinstance(document, dict) or document.get("type") not in (
+        "document_url",
+        "image_url",
+    ):
+        raise validation_error("union_tag_invalid", ["document"], "Input tag is not valid")
+    url = document.get(document["type"])
+    if isinstance(url, dict):
+        url = url.get("url")
+    if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
+        raise api_error(400, "The simulator accepts documents as base64 data URLs only")
+    kind, _, encoded = url[5:].partition(";base64,")
+    try:
+        return kind, base64.b64decode(encoded, validate=True)
+    except binascii.Error:
+        raise api_error(400, "The document is not valid base64") from None
+
+
+def _pages(kind: str, data: bytes) -> list[str]:
+    if kind != "application/pdf":
+        digest = hashlib.sha256(data).hexdigest()[:8]
+        return [f"Simulated OCR of image {digest}."]
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        return [(page.extract_text() or "").strip() for page in reader.pages]
+    except PdfReadError:
+        raise api_error(400, "The document could not be read as a PDF") from None
+
+
+def _selected(body: Mapping[str, Any], count: int) -> list[int]:
+    pages = body.get("pages")
+    if pages is None:
+        return list(range(count))
+    if not isinstance(pages, list) or not all(isinstance(p, int) for p in pages):
+        raise validation_error("list_type", ["pages"], "Input should be a valid list")
+    for index in pages:
+        if not 0 <= index < count:
+            raise api_error(400, f"Page index {index} is out of range for {count} pages")
+    return pages
+
+
+def _page_json(index: int, text: str) -> dict[str, Any]:
+    return {
+        "index": index,
+        "markdown": text,
+        "images": [],
+        "tables": [],
+        "hyperlinks": [],
+        "dimensions": {"dpi": DPI, "height": 2200, "width": 1700},
+    }
+
+
+async def serve_ocr(request: SimRequest, ctx: SimContext) -> SimResponse:
+    try:
+        check_auth(request)
+        body = parse_body(request, OCR_FIELDS)
+        model = check_model(body)
+        kind, data = _document(body)
+        texts = _pages(kind, data)
+        selected = _selected(body, len(texts))
+        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f))
+    except MistralError as error:
+        return error.response()
+    payload = {
+        "pages": [_page_json(index, texts[index]) for index in selected],
+        "model": model,
+        "document_annotation": None,
+        "usage_info": {"pages_processed": len(selected), "doc_size_bytes": len(data)},
+    }
+    return SimResponse.of_json(payload)

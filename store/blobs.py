@@ -1,0 +1,106 @@
+"""The content-addressed blob store on disk: uploads land here, named by their SHA-256.
+
+An upload is written to a temporary name in `tmp/` while it streams in, hashed as it goes,
+fsynced, then renamed to `<aa>/<sha256>` (same file system, so the rename is atomic): a
+reader never sees half a blob, and two uploads of the same bytes share one file. Whether a
+blob is still used is decided by the rows that name it (store/files.py); the caller removes
+a blob once no row does. Every method here is blocking: the gateway calls them through
+`trio.to_thread.run_sync`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from pathlib import Path
+from typing import BinaryIO
+
+import attrs
+
+
+@attrs.define(eq=False)
+class BlobWriter:
+    """One upload being written: bytes in, a digest out on `commit`, nothing left on `discard`."""
+
+    path: Path
+    handle: BinaryIO
+    size: int = 0
+    _hash: hashlib._Hash = attrs.field(factory=hashlib.sha256)
+
+    def write(self, data: bytes) -> None:
+        self.handle.write(data)
+        self._hash.update(data)
+        self.size += len(data)
+
+    def head(self, count: int) -> bytes:
+        """The first `count` bytes written so far (for type detection by magic bytes)."""
+        self.handle.flush()
+        with self.path.open("rb") as handle:
+            return handle.read(count)
+
+    def tail(self, count: int) -> bytes:
+        self.handle.flush()
+        with self.path.open("rb") as handle:
+            handle.seek(max(0, self.size - count))
+            return handle.read(count)
+
+    @property
+    def digest(self) -> str:
+        return self._hash.hexdigest()
+
+
+@attrs.frozen
+class BlobStore:
+    root: Path
+
+    @property
+    def _tmp(self) -> Path:
+        return self.root / "tmp"
+
+    def path_of(self, sha256: str) -> Path:
+        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+            raise ValueError(f"not a SHA-256 hex digest: {sha256!r}")
+        return self.root / sha256[:2] / sha256
+
+    def open_writer(self) -> BlobWriter:
+        self._tmp.mkdir(parents=True, exist_ok=True)
+        path = self._tmp / ("upload-" + secrets.token_hex(12))
+        return BlobWriter(path, path.open("xb"))
+
+    def commit(self, writer: BlobWriter) -> str:
+        """Fsync and move the upload to its content address; returns the digest."""
+        writer.handle.flush()
+        os.fsync(writer.handle.fileno())
+        writer.handle.close()
+        digest = writer.digest
+        final = self.path_of(digest)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(writer.path, final)
+        return digest
+
+    def discard(self, writer: BlobWriter) -> None:
+        """Drop an upload that failed: the temporary file goes, whatever state it was in."""
+        writer.handle.close()
+        writer.path.unlink(missing_ok=True)
+
+    def remove(self, sha256: str) -> None:
+        self.path_of(sha256).unlink(missing_ok=True)
+
+    def exists(self, sha256: str) -> bool:
+        return self.path_of(sha256).is_file()
+
+    def stored(self) -> list[Path]:
+        """Every file under the store, temporary ones included (tests check nothing leaks)."""
+        if not self.root.exists():
+            return []
+        return sorted(p for p in self.root.rglob("*") if p.is_file())
+
+    def clear_temporary(self) -> int:
+        """Remove uploads a crash left half-written; returns how many. Call at start-up."""
+        if not self._tmp.exists():
+            return 0
+        leftovers = [p for p in self._tmp.iterdir() if p.is_file()]
+        for path in leftovers:
+            path.unlink(missing_ok=True)
+        return len(leftovers)

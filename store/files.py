@@ -1,0 +1,344 @@
+"""Files: the File rows, their processing status, and what processing derived from them.
+
+A file belongs to one workspace; every read here takes the workspace, so another
+workspace's id answers exactly like an unknown one. Derived rows (pages of extracted text,
+chunks, vectors, PII findings) hang off the file with ON DELETE CASCADE, so deleting a file
+removes everything derived from it in one statement. The bytes are in the blob store
+(store/blobs.py): `delete` reports whether the blob is still named by another row, and the
+caller removes it when not.
+
+Vectors are stored as little-endian float32 blobs and searched exactly (a scan of one
+collection). This machine's stdlib `sqlite3` cannot load extensions such as sqlite-vec, and
+an exact scan over a collection's chunks is fast enough at the sizes one workspace uploads.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import sqlite_utils
+
+from store import columns
+
+STATUSES = ("uploaded", "processing", "processed", "error")
+
+
+def new_file_id() -> str:
+    return columns.new_id("file-")
+
+
+@attrs.frozen(kw_only=True)
+class FileRecord:
+    id: str = attrs.field(factory=new_file_id)
+    workspace_id: str
+    key_id: str
+    filename: str
+    purpose: str
+    kind: str
+    content_type: str
+    bytes: int
+    sha256: str
+    created_at: int
+    status: str = "uploaded"
+    status_details: str | None = None
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+    collection: str | None = None
+    process_id: str | None = None
+    started_at: int | None = None
+    completed_at: int | None = None
+    duration_ms: int | None = None
+    stages: Mapping[str, str] = attrs.field(factory=dict)
+    results: Mapping[str, Any] = attrs.field(factory=dict)
+    language: str | None = None
+
+
+@attrs.frozen
+class Page:
+    number: int
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class Chunk:
+    index: int
+    text: str
+    page: int
+    start_char: int
+    end_char: int
+    tokens: int
+    embedding_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Finding:
+    type: str
+    text: str
+    page: int
+    start: int
+    end: int
+    confidence: float
+    redacted: bool = True
+
+
+_JSON_FIELDS = ("metadata", "options", "stages", "results")
+
+
+def _to_row(record: FileRecord) -> dict[str, Any]:
+    row = attrs.asdict(record, recurse=False)
+    for name in _JSON_FIELDS:
+        row[name] = columns.to_json(dict(row[name]))
+    return row
+
+
+def _from_row(row: Mapping[str, Any]) -> FileRecord:
+    values = dict(row)
+    for name in _JSON_FIELDS:
+        values[name] = columns.json_object(values[name])
+    return FileRecord(**values)
+
+
+def workspace_bytes(db: sqlite_utils.Database, workspace_id: str) -> int:
+    row = db.execute(
+        "SELECT coalesce(sum(bytes), 0) FROM files WHERE workspace_id = ?", [workspace_id]
+    ).fetchone()
+    return int(row[0])
+
+
+class QuotaExceededError(Exception):
+    """The workspace's files would take more than its storage quota."""
+
+
+def insert(db: sqlite_utils.Database, record: FileRecord, *, quota_bytes: int) -> None:
+    """Store a new file row, unless the workspace's files would then exceed `quota_bytes`.
+
+    The check and the insert share one transaction, so two concurrent uploads cannot both
+    slip under the quota.
+    """
+    with db.atomic():
+        if workspace_bytes(db, record.workspace_id) + record.bytes > quota_bytes:
+            raise QuotaExceededError(record.workspace_id)
+        db.table("files").insert(_to_row(record))
+
+
+def get(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> FileRecord | None:
+    rows = list(
+        db.query("SELECT * FROM files WHERE id = ? AND workspace_id = ?", [file_id, workspace_id])
+    )
+    return _from_row(rows[0]) if rows else None
+
+
+@attrs.frozen(kw_only=True)
+class ListQuery:
+    workspace_id: str
+    limit: int = 20
+    order: str = "desc"
+    after: str | None = None
+    purpose: str | None = None
+    status: str | None = None
+    collection: str | None = None
+    metadata: Mapping[str, str] = attrs.field(factory=dict)
+
+
+def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRecord], bool]:
+    """One page of a workspace's files and whether more follow, in upload order."""
+    where = ["workspace_id = ?"]
+    params: list[Any] = [query.workspace_id]
+    for column in ("purpose", "status", "collection"):
+        value = getattr(query, column)
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    for key, value in query.metadata.items():
+        where.append("json_extract(metadata, ?) = ?")
+        params.extend(["$." + _json_key(key), value])
+    if query.after is not None:
+        cursor = db.execute(
+            "SELECT created_at, rowid FROM files WHERE id = ? AND workspace_id = ?",
+            [query.after, query.workspace_id],
+        ).fetchone()
+        if cursor is None:
+            raise LookupError(query.after)
+        comparison = "<" if query.order == "desc" else ">"
+        where.append(f"(created_at, rowid) {comparison} (?, ?)")
+        params.extend(cursor)
+    # Within one second, the insertion order (rowid) keeps the order of uploads.
+    direction = "DESC" if query.order == "desc" else "ASC"
+    sql = (
+        f"SELECT * FROM files WHERE {' AND '.join(where)} "
+        f"ORDER BY created_at {direction}, rowid {direction} LIMIT ?"
+    )
+    rows = [_from_row(row) for row in db.query(sql, [*params, query.limit + 1])]
+    return rows[: query.limit], len(rows) > query.limit
+
+
+def _json_key(key: str) -> str:
+    """A metadata key as one quoted JSON-path member, so dots and quotes stay literal."""
+    return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+_UPDATABLE = frozenset(attrs.fields_dict(FileRecord)) - {"id", "workspace_id", "key_id", "sha256"}
+
+
+def update(db: sqlite_utils.Database, file_id: str, **changes: Any) -> None:
+    """Change some fields; a file deleted meanwhile is left alone (no error)."""
+    unknown = set(changes) - _UPDATABLE
+    if unknown:
+        raise ValueError(f"not updatable: {sorted(unknown)}")
+    for name in _JSON_FIELDS:
+        if name in changes:
+            changes[name] = columns.to_json(dict(changes[name]))
+    assignments = ", ".join(f"{name} = ?" for name in changes)
+    with db.atomic():
+        db.execute(f"UPDATE files SET {assignments} WHERE id = ?", [*changes.values(), file_id])
+
+
+def get_any(db: sqlite_utils.Database, file_id: str) -> FileRecord | None:
+    """The file whatever its workspace: for the processing worker only, never for a caller."""
+    rows = list(db.query("SELECT * FROM files WHERE id = ?", [file_id]))
+    return _from_row(rows[0]) if rows else None
+
+
+def unfinished(db: sqlite_utils.Database) -> list[FileRecord]:
+    """Files a stopped gateway left in the pipeline: running, or queued and never started."""
+    rows = db.query(
+        "SELECT * FROM files WHERE status = 'processing' "
+        "OR (status = 'uploaded' AND process_id IS NOT NULL) ORDER BY created_at, id"
+    )
+    return [_from_row(row) for row in rows]
+
+
+def delete(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> str | None:
+    """Delete the file and what derives from it; the digest of its blob when no other row
+    names it (the caller removes that blob), else None. A missing file raises LookupError.
+    """
+    with db.atomic():
+        record = get(db, workspace_id, file_id)
+        if record is None:
+            raise LookupError(file_id)
+        db.execute("DELETE FROM files WHERE id = ?", [file_id])
+        others = db.execute(
+            "SELECT count(*) FROM files WHERE sha256 = ?", [record.sha256]
+        ).fetchone()[0]
+    return None if others else record.sha256
+
+
+def blob_in_use(db: sqlite_utils.Database, sha256: str) -> bool:
+    row = db.execute("SELECT 1 FROM files WHERE sha256 = ? LIMIT 1", [sha256]).fetchone()
+    return row is not None
+
+
+def replace_derived(
+    db: sqlite_utils.Database,
+    file_id: str,
+    pages: Sequence[Page],
+    chunks: Sequence[Chunk],
+    findings: Sequence[Finding],
+) -> None:
+    """Store what one processing run derived, replacing an earlier run's (a resumed file)."""
+    with db.atomic():
+        for table in ("file_pages", "file_chunks", "file_pii", "file_vectors"):
+            db.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
+        db.table("file_pages").insert_all(
+            {"file_id": file_id, "number": p.number, "text": p.text} for p in pages
+        )
+        db.table("file_chunks").insert_all(
+            {"file_id": file_id, "idx": c.index, **attrs.asdict(c, filter=_not_index)}
+            for c in chunks
+        )
+        db.table("file_pii").insert_all(
+            {"file_id": file_id, "idx": i, **attrs.asdict(f)} for i, f in enumerate(findings)
+        )
+
+
+def _not_index(attribute: attrs.Attribute[Any], _: object) -> bool:
+    return attribute.name != "index"
+
+
+def store_vectors(
+    db: sqlite_utils.Database,
+    file_id: str,
+    *,
+    collection: str | None,
+    model: str,
+    vectors: Iterable[tuple[int, Sequence[float]]],
+) -> int:
+    """Store one vector per chunk index and point the chunk at it; returns how many."""
+    count = 0
+    with db.atomic():
+        for chunk_idx, vector in vectors:
+            vector_id = columns.new_id("emb-")
+            db.table("file_vectors").insert(
+                {
+                    "id": vector_id,
+                    "file_id": file_id,
+                    "chunk_idx": chunk_idx,
+                    "collection": collection,
+                    "model": model,
+                    "dimensions": len(vector),
+                    "vector": array("f", vector).tobytes(),
+                }
+            )
+            db.execute(
+                "UPDATE file_chunks SET embedding_id = ? WHERE file_id = ? AND idx = ?",
+                [vector_id, file_id, chunk_idx],
+            )
+            count += 1
+    return count
+
+
+def pages(db: sqlite_utils.Database, file_id: str) -> list[Page]:
+    rows = db.query(
+        "SELECT number, text FROM file_pages WHERE file_id = ? ORDER BY number", [file_id]
+    )
+    return [Page(int(r["number"]), r["text"]) for r in rows]
+
+
+def chunks(
+    db: sqlite_utils.Database, file_id: str, *, limit: int, offset: int
+) -> tuple[list[Chunk], int]:
+    total = db.execute("SELECT count(*) FROM file_chunks WHERE file_id = ?", [file_id]).fetchone()
+    rows = db.query(
+        "SELECT * FROM file_chunks WHERE file_id = ? ORDER BY idx LIMIT ? OFFSET ?",
+        [file_id, limit, offset],
+    )
+    found = [
+        Chunk(
+            index=int(r["idx"]),
+            text=r["text"],
+            page=int(r["page"]),
+            start_char=int(r["start_char"]),
+            end_char=int(r["end_char"]),
+            tokens=int(r["tokens"]),
+            embedding_id=r["embedding_id"],
+        )
+        for r in rows
+    ]
+    return found, int(total[0])
+
+
+def vectors(db: sqlite_utils.Database, file_id: str) -> list[tuple[int, list[float]]]:
+    rows = db.query(
+        "SELECT chunk_idx, vector FROM file_vectors WHERE file_id = ? ORDER BY chunk_idx",
+        [file_id],
+    )
+    return [(int(r["chunk_idx"]), array("f", r["vector"]).tolist()) for r in rows]
+
+
+def findings(db: sqlite_utils.Database, file_id: str) -> list[Finding]:
+    rows = db.query("SELECT * FROM file_pii WHERE file_id = ? ORDER BY idx", [file_id])
+    return [
+        Finding(
+            type=r["type"],
+            text=r["text"],
+            page=int(r["page"]),
+            start=int(r["start"]),
+            end=int(r["end"]),
+            confidence=float(r["confidence"]),
+            redacted=bool(r["redacted"]),
+        )
+        for r in rows
+    ]

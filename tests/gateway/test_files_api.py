@@ -1,0 +1,245 @@
+"""Files through the real HTTP interface: upload with the official client, process, read back.
+
+Documents are made in the tests (tests/gateway/documents.py); the checks compare what the
+gateway extracted, chunked, embedded and found against the source text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import httpx
+import openai
+import pytest
+import trio
+
+from gateway.files.chunking import count_tokens
+from gateway.platform.server import RunningGateway
+
+from . import documents
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+async def processed(http: httpx.AsyncClient, file_id: str) -> dict[str, Any]:
+    """The status record once processing has ended (polled as a client would)."""
+    with trio.fail_after(60):
+        while True:
+            status = (await http.get(f"/v1/files/{file_id}/status")).json()
+            if status["status"] in ("processed", "error"):
+                return status
+            await trio.sleep(0.05)
+
+
+async def upload(
+    http: httpx.AsyncClient,
+    name: str,
+    data: bytes,
+    *,
+    purpose: str = "document",
+    **fields: str,
+) -> httpx.Response:
+    return await http.post(
+        "/v1/files", files={"file": (name, data)}, data={"purpose": purpose, **fields}
+    )
+
+
+async def test_the_official_client_uploads_lists_reads_and_deletes(
+    client: openai.AsyncOpenAI, gateway: RunningGateway
+) -> None:
+    created = await client.files.create(file=("notes.txt", b"hello files"), purpose="assistants")
+    assert created.object == "file"
+    assert created.status == "uploaded"
+    assert created.bytes == 11
+    assert created.filename == "notes.txt"
+    assert created.purpose == "assistants"
+
+    listed = await client.files.list()
+    assert [f.id for f in listed.data] == [created.id]
+    again = await client.files.retrieve(created.id)
+    assert again.id == created.id
+    content = await client.files.content(created.id)
+    assert content.content == b"hello files"
+    assert content.response.headers["content-type"].startswith("text/plain")
+
+    deleted = await client.files.delete(created.id)
+    assert deleted.deleted is True
+    with pytest.raises(openai.NotFoundError) as caught:
+        await client.files.retrieve(created.id)
+    assert caught.value.status_code == 404
+    assert gateway.state.files.blobs.stored() == []
+
+
+async def test_a_text_pdf_is_extracted_chunked_embedded_and_scanned(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    page_one = "Quarterly contract review. " * 30
+    page_two = "Contact jane.doe@example.com about invoice 4711."
+    answer = await upload(
+        http,
+        "contract.pdf",
+        documents.pdf_with_text([page_one, page_two]),
+        service=json.dumps(
+            {
+                "process": True,
+                "vectorize": True,
+                "detect_pii": True,
+                "chunk_size": 64,
+                "chunk_overlap": 16,
+            }
+        ),
+    )
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert body["status"] == "uploaded"
+    assert body["service"]["processing"] is True
+    assert body["service"]["process_id"].startswith("proc_")
+
+    status = await processed(http, body["id"])
+    assert status["status"] == "processed", status
+    assert status["processing"]["stages"]["chunking"] == "complete"
+    assert status["processing"]["stages"]["embedding"] == "complete"
+    assert status["processing"]["stages"]["ocr"] == "skipped"
+    assert status["results"]["pages"] == 2
+
+    text = (await http.get(f"/v1/files/{body['id']}/text")).json()
+    assert [p["number"] for p in text["pages"]] == [1, 2]
+    assert "Quarterly contract review." in text["pages"][0]["text"]
+    assert text["pages"][1]["text"] == page_two
+    full = text["text"]
+    assert text["metadata"]["total_characters"] == len(full)
+
+    chunks = (await http.get(f"/v1/files/{body['id']}/chunks", params={"limit": 100})).json()
+    assert chunks["total_chunks"] == status["results"]["chunks"] == len(chunks["chunks"])
+    for chunk in chunks["chunks"]:
+        assert full[chunk["start_char"] : chunk["end_char"]] == chunk["text"]
+        assert chunk["tokens"] <= 64
+        assert abs(count_tokens(chunk["text"]) - chunk["tokens"]) <= 1
+        assert chunk["embedding_id"] is not None
+    assert {c["page"] for c in chunks["chunks"]} == {1, 2}
+    vectors = await gateway.state.db.run(
+        lambda d: __import__("store.files").files.vectors(d, body["id"])
+    )
+    assert len(vectors) == chunks["total_chunks"]
+
+    report = (await http.get(f"/v1/files/{body['id']}/pii")).json()
+    assert report["summary"] == {"email": 1}
+    finding = report["findings"][0]
+    start, end = finding["location"]["start"], finding["location"]["end"]
+    assert full[start:end] == "jane.doe@example.com"
+    assert finding["location"]["page"] == 2
+    assert finding["redacted"] is True
+    assert finding["text"] == "j***.***@*******.**m"
+
+    assert (await http.delete(f"/v1/files/{body['id']}")).json()["deleted"] is True
+    counts = await gateway.state.db.run(
+        lambda d: [
+            d.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("files", "file_pages", "file_chunks", "file_vectors", "file_pii")
+        ]
+    )
+    assert counts == [0, 0, 0, 0, 0]
+    assert gateway.state.files.blobs.stored() == []
+
+
+async def test_a_scanned_page_image_is_read_by_ocr(http: httpx.AsyncClient) -> None:
+    answer = await upload(
+        http, "scan.png", documents.text_image(["Invoice 4711 for Jane Doe"]), process="true"
+    )
+    assert answer.status_code == 200, answer.text
+    status = await processed(http, answer.json()["id"])
+    assert status["status"] == "processed", status
+    assert status["processing"]["stages"]["ocr"] == "complete"
+    text = (await http.get(f"/v1/files/{answer.json()['id']}/text")).json()
+    assert text["text"] == "Invoice 4711 for Jane Doe"
+
+
+async def test_a_scanned_pdf_page_goes_to_ocr(http: httpx.AsyncClient) -> None:
+    answer = await upload(
+        http, "scan.pdf", documents.scanned_pdf(["Scanned lease agreement"]), process="true"
+    )
+    status = await processed(http, answer.json()["id"])
+    assert status["processing"]["stages"]["ocr"] == "complete", status
+    text = (await http.get(f"/v1/files/{answer.json()['id']}/text")).json()
+    assert "Scanned lease agreement" in text["text"]
+
+
+async def test_docx_and_xlsx_are_extracted(http: httpx.AsyncClient) -> None:
+    word = await upload(
+        http,
+        "memo.docx",
+        documents.docx(["First paragraph.", "Second paragraph."]),
+        process="true",
+    )
+    sheet = await upload(
+        http, "costs.xlsx", documents.xlsx([["item", "cost"], ["paper", 12.5]]), process="true"
+    )
+    for answer in (word, sheet):
+        assert answer.status_code == 200, answer.text
+        status = await processed(http, answer.json()["id"])
+        assert status["status"] == "processed", status
+    word_text = (await http.get(f"/v1/files/{word.json()['id']}/text")).json()["text"]
+    assert word_text == "First paragraph.\nSecond paragraph."
+    sheet_text = (await http.get(f"/v1/files/{sheet.json()['id']}/text")).json()["text"]
+    assert sheet_text == "item\tcost\npaper\t12.5"
+
+
+async def test_a_wav_is_stored_and_transcription_is_reported_unavailable(
+    http: httpx.AsyncClient,
+) -> None:
+    answer = await upload(
+        http, "call.wav", documents.wav(), purpose="audio", auto_transcribe="true"
+    )
+    assert answer.status_code == 200, answer.text
+    status = await processed(http, answer.json()["id"])
+    assert status["status"] == "error"
+    assert status["processing"]["stages"]["transcription"] == "failed"
+    assert "transcription" in status["status_details"]
+
+
+async def test_service_options_through_the_official_clients_extra_body(
+    client: openai.AsyncOpenAI, http: httpx.AsyncClient
+) -> None:
+    created = await client.files.create(
+        file=("plan.md", b"# Plan\n\nShip the gateway. Email ops@example.com."),
+        purpose="assistants",
+        extra_body={"service": {"process": True, "detect_pii": True, "collection": "plans"}},
+    )
+    extra = created.model_extra or {}
+    assert extra["service"]["processing"] is True
+    status = await processed(http, created.id)
+    assert status["status"] == "processed", status
+    listed = (
+        await http.get("/v1/files", params={"include": "processing", "collection": "plans"})
+    ).json()
+    (item,) = listed["data"]
+    assert item["service"]["process_id"] == extra["service"]["process_id"]
+    assert item["service"]["chunks"] == 1
+    assert item["service"]["pages"] == 1
+    assert item["service"]["vectors_stored"] == 0
+    assert item["service"]["pii_detected"] is True
+    assert item["service"]["classification"] == "confidential"
+    plain = (await http.get("/v1/files", params={"collection": "plans"})).json()["data"][0]
+    assert set(plain["service"]) == {"processing", "process_id"}
+
+
+async def test_ocr_model_sends_scans_through_the_ocr_chain(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    image = documents.text_image(["Read by Mistral"])
+    answer = await upload(
+        http, "scan.png", image, service=json.dumps({"ocr_model": "mistral-ocr-latest"})
+    )
+    status = await processed(http, answer.json()["id"])
+    assert status["status"] == "processed", status
+    assert status["processing"]["stages"]["ocr"] == "complete"
+    text = (await http.get(f"/v1/files/{answer.json()['id']}/text")).json()["text"]
+    digest = hashlib.sha256(image).hexdigest()[:8]
+    assert text == f"Simulated OCR of image {digest}."  # what the Mistral simulator reads
+    await gateway.state.usage.flush()
+    rows = await gateway.state.db.run(
+        lambda d: list(d.query("SELECT provider, endpoint, pages FROM usage_records"))
+    )
+    assert rows == [{"provider": "mistral", "endpoint": "ocr", "pages": 1}]

@@ -1,0 +1,304 @@
+"""Files: every bad upload gets its clear 4xx and leaves nothing in the blob store; listing,
+filters, metadata, and workspace isolation."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+import trio
+
+from gateway.platform.server import RunningGateway
+from tests.gateway.conftest import ADMIN_KEY
+from tests.gateway.test_keys_api import as_client, foreign_key
+
+from . import documents
+from .test_files_api import upload
+
+
+def assert_nothing_stored(gateway: RunningGateway) -> None:
+    assert gateway.state.files.blobs.stored() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "fields", "status", "code"),
+    [
+        pytest.param("empty.txt", b"", {}, 400, "invalid_request", id="empty file"),
+        pytest.param(
+            "report.pdf",
+            os.urandom(64) + b"\x00" * 64,
+            {},
+            415,
+            "unsupported_file_type",
+            id="wrong magic bytes",
+        ),
+        pytest.param(
+            "cut.pdf",
+            documents.pdf_with_text(["cut short"])[:400],
+            {},
+            400,
+            "invalid_file",
+            id="truncated pdf",
+        ),
+        pytest.param(
+            "bomb.docx", documents.zip_bomb_docx(), {}, 400, "invalid_file", id="zip bomb docx"
+        ),
+        pytest.param(
+            "a.txt",
+            b"text",
+            {"metadata": "{not json"},
+            400,
+            "invalid_request",
+            id="metadata not json",
+        ),
+        pytest.param(
+            "a.txt",
+            b"text",
+            {"metadata": "[1, 2]"},
+            400,
+            "invalid_request",
+            id="metadata not an object",
+        ),
+        pytest.param(
+            "a.txt", b"text", {"purpose": "vision"}, 400, "invalid_request", id="unknown purpose"
+        ),
+        pytest.param(
+            "a.txt",
+            b"text",
+            {"service": '{"chunk_size": 64, "chunk_overlap": 64}'},
+            400,
+            "invalid_request",
+            id="overlap not below size",
+        ),
+        pytest.param(
+            "a.txt",
+            b"text",
+            {"classification": "secret"},
+            400,
+            "invalid_request",
+            id="unknown classification",
+        ),
+        pytest.param(
+            "a.txt",
+            b"\xff\xfe\x00\x01" * 8,
+            {},
+            415,
+            "unsupported_file_type",
+            id="binary named txt",
+        ),
+    ],
+)
+async def test_bad_uploads_are_refused_and_leave_nothing(
+    http: httpx.AsyncClient,
+    gateway: RunningGateway,
+    name: str,
+    data: bytes,
+    fields: dict[str, str],
+    status: int,
+    code: str,
+) -> None:
+    fields = {"purpose": "document", **fields}
+    purpose = fields.pop("purpose")
+    answer = await upload(http, name, data, purpose=purpose, **fields)
+    assert answer.status_code == status, answer.text
+    assert answer.json()["error"]["code"] == code
+    assert answer.json()["error"]["message"]
+    assert_nothing_stored(gateway)
+
+
+async def test_missing_file_and_a_body_that_is_not_multipart_are_400(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    answer = await http.post("/v1/files", data={"purpose": "document"}, files={"x": ("a", b"")})
+    assert answer.status_code == 400
+    assert "'file' is required" in answer.json()["error"]["message"]
+    answer = await http.post("/v1/files", json={"purpose": "document"})
+    assert answer.status_code == 400
+    assert_nothing_stored(gateway)
+
+
+async def _post_until_answered(url: str, head: bytes, part: bytes, total: int) -> tuple[bytes, int]:
+    """Send a multipart upload of `total` file bytes in 1 MiB pieces over a raw socket and
+    stop as soon as the gateway answers; the answer's first line and the bytes sent."""
+    parts = urlsplit(url)
+    stream = await trio.open_tcp_stream(parts.hostname or "", parts.port or 80)
+    sent = 0
+    answer = bytearray()
+    async with stream, trio.open_nursery() as nursery:
+
+        async def send_all() -> None:
+            nonlocal sent
+            await stream.send_all(head + part)
+            piece = b"x" * (1024 * 1024)
+            try:
+                while sent < total:
+                    await stream.send_all(piece)
+                    sent += len(piece)
+            except trio.BrokenResourceError:
+                pass
+
+        nursery.start_soon(send_all)
+        while b"\r\n" not in answer:
+            data = await stream.receive_some()
+            if not data:
+                break
+            answer.extend(data)
+        nursery.cancel_scope.cancel()
+    return bytes(answer.split(b"\r\n", 1)[0]), sent
+
+
+async def test_an_oversize_upload_is_refused_before_its_body_is_read(
+    gateway: RunningGateway,
+) -> None:
+    total = 200 * 1024 * 1024  # audio allows 25 MB
+    boundary = "b0undary"
+    part = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\naudio\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\n'
+        "Content-Type: text/plain\r\n\r\n"
+    ).encode()
+    head = (
+        "POST /v1/files HTTP/1.1\r\nHost: gateway\r\n"
+        f"Authorization: Bearer {ADMIN_KEY}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+        f"Content-Length: {len(part) + total + 100}\r\n\r\n"
+    ).encode()
+    with trio.fail_after(60):
+        status_line, sent = await _post_until_answered(gateway.url, head, part, total)
+    assert status_line.split()[1] == b"413", status_line
+    assert sent < total // 2
+    assert_nothing_stored(gateway)
+
+
+async def test_a_declared_length_beyond_every_limit_is_refused_at_once(
+    gateway: RunningGateway,
+) -> None:
+    head = (
+        "POST /v1/files HTTP/1.1\r\nHost: gateway\r\n"
+        f"Authorization: Bearer {ADMIN_KEY}\r\n"
+        "Content-Type: multipart/form-data; boundary=x\r\n"
+        f"Content-Length: {3 * 1024**3}\r\n\r\n"
+    ).encode()
+    with trio.fail_after(30):
+        status_line, _ = await _post_until_answered(gateway.url, head, b"--x\r\n", 0)
+    assert status_line.split()[1] == b"413", status_line
+    assert_nothing_stored(gateway)
+
+
+async def test_list_filters_pages_and_cursor(http: httpx.AsyncClient) -> None:
+    ids = []
+    for index in range(5):
+        answer = await upload(
+            http,
+            f"f{index}.txt",
+            f"file {index}".encode(),
+            purpose="assistants" if index % 2 else "document",
+            metadata=json.dumps({"team": "red" if index < 3 else "blue", "n": index}),
+        )
+        ids.append(answer.json()["id"])
+    page = (await http.get("/v1/files", params={"limit": 2, "order": "asc"})).json()
+    assert [f["id"] for f in page["data"]] == ids[:2]
+    assert page["has_more"] is True
+    assert (page["first_id"], page["last_id"]) == (ids[0], ids[1])
+    rest = (
+        await http.get("/v1/files", params={"limit": 10, "order": "asc", "after": ids[1]})
+    ).json()
+    assert [f["id"] for f in rest["data"]] == ids[2:]
+    assert rest["has_more"] is False
+    newest = (await http.get("/v1/files")).json()
+    assert [f["id"] for f in newest["data"]] == ids[::-1]
+    red_docs = (
+        await http.get("/v1/files", params={"metadata.team": "red", "purpose": "document"})
+    ).json()
+    assert sorted(f["id"] for f in red_docs["data"]) == sorted([ids[0], ids[2]])
+    for bad in (
+        {"limit": "0"},
+        {"limit": "101"},
+        {"order": "up"},
+        {"status": "done"},
+        {"after": "file-nope"},
+        {"include": "everything"},
+    ):
+        answer = await http.get("/v1/files", params=bad)
+        assert answer.status_code == 400, bad
+
+
+async def test_patch_replaces_metadata(http: httpx.AsyncClient) -> None:
+    file_id = (await upload(http, "a.txt", b"text", metadata='{"a": "1"}')).json()["id"]
+    answer = await http.patch(f"/v1/files/{file_id}", json={"metadata": {"b": "2"}})
+    assert answer.json() == {
+        "id": file_id,
+        "object": "file",
+        "filename": "a.txt",
+        "metadata": {"b": "2"},
+    }
+    assert (await http.get(f"/v1/files/{file_id}")).json()["metadata"] == {"b": "2"}
+    bad = await http.patch(f"/v1/files/{file_id}", json={"metadata": "x"})
+    assert bad.status_code == 400
+
+
+async def test_another_workspace_sees_a_file_as_unknown(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    file_id = (await upload(http, "a.txt", b"private")).json()["id"]
+    other = await foreign_key(gateway, "admin", ("files",))
+    async with as_client(gateway, other) as as_other:
+        unknown = await as_other.get("/v1/files/file-000000000000000000000000")
+        for path in ("", "/content", "/status", "/text", "/chunks", "/pii"):
+            answer = await as_other.get(f"/v1/files/{file_id}{path}")
+            assert answer.status_code == 404
+            assert answer.json() == {
+                "error": {**unknown.json()["error"], "message": f"No file '{file_id}'."}
+            }
+        assert (await as_other.delete(f"/v1/files/{file_id}")).status_code == 404
+        assert (await as_other.get("/v1/files")).json()["data"] == []
+    assert (await http.get(f"/v1/files/{file_id}/content")).content == b"private"
+
+
+async def test_two_files_with_the_same_bytes_share_a_blob_until_both_are_deleted(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    first = (await upload(http, "a.txt", b"same bytes")).json()["id"]
+    second = (await upload(http, "b.txt", b"same bytes")).json()["id"]
+    assert len(gateway.state.files.blobs.stored()) == 1
+    await http.delete(f"/v1/files/{first}")
+    assert (await http.get(f"/v1/files/{second}/content")).content == b"same bytes"
+    await http.delete(f"/v1/files/{second}")
+    assert_nothing_stored(gateway)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Poll the filesystem (it has no event to wait on) until `condition` holds."""
+    while True:
+        if condition():
+            return
+        await trio.sleep(0.01)
+
+
+async def test_a_client_gone_mid_upload_leaves_nothing(gateway: RunningGateway) -> None:
+    boundary = "g0ne"
+    part = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\ndocument\r\n'
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n'
+        "Content-Type: text/plain\r\n\r\n"
+    ).encode() + b"partial text " * 10_000
+    head = (
+        "POST /v1/files HTTP/1.1\r\nHost: gateway\r\n"
+        f"Authorization: Bearer {ADMIN_KEY}\r\n"
+        f"Content-Type: multipart/form-data; boundary={boundary}\r\n"
+        f"Content-Length: {len(part) + 1_000_000}\r\n\r\n"
+    ).encode()
+    parts = urlsplit(gateway.url)
+    blobs = gateway.state.files.blobs
+    with trio.fail_after(30):
+        async with await trio.open_tcp_stream(parts.hostname or "", parts.port or 80) as stream:
+            await stream.send_all(head + part)
+            await until(lambda: bool(blobs.stored()))  # the temporary blob is being written
+        await until(lambda: not blobs.stored())  # the disconnect cancelled it and removed it
+    assert (
+        await gateway.state.db.run(lambda d: d.execute("SELECT count(*) FROM files").fetchone())
+    )[0] == 0

@@ -1,0 +1,57 @@
+"""The blob store: content addressing, atomic commit, nothing left by a discarded upload."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from store.blobs import BlobStore
+
+
+def test_commit_names_the_blob_by_its_digest(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    writer = store.open_writer()
+    writer.write(b"hello ")
+    writer.write(b"blobs")
+    assert writer.size == 11
+    digest = store.commit(writer)
+    assert digest == hashlib.sha256(b"hello blobs").hexdigest()
+    assert store.path_of(digest).read_bytes() == b"hello blobs"
+    assert store.stored() == [store.path_of(digest)]
+
+
+def test_a_discarded_upload_leaves_nothing(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    writer = store.open_writer()
+    writer.write(b"partial")
+    store.discard(writer)
+    assert store.stored() == []
+
+
+def test_the_same_bytes_twice_are_one_blob(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    digests = set()
+    for _ in range(2):
+        writer = store.open_writer()
+        writer.write(b"same")
+        digests.add(store.commit(writer))
+    assert len(digests) == 1
+    assert len(store.stored()) == 1
+    store.remove(digests.pop())
+    assert store.stored() == []
+
+
+def test_clear_temporary_removes_what_a_crash_left(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    crashed = store.open_writer()
+    crashed.write(b"half")
+    crashed.handle.close()  # the process died here
+    assert store.clear_temporary() == 1
+    assert store.stored() == []
+
+
+def test_paths_only_for_digests(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        BlobStore(tmp_path).path_of("../../etc/passwd")
