@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from quart import Response
 from quart_trio import QuartTrio
+from quart_trio.wrappers.request import TrioRequest
 from werkzeug.exceptions import HTTPException
 
+from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
@@ -31,15 +34,32 @@ _HTTP_CODES = {
 }
 
 
+# Routes whose bodies are read as a stream with their own size limit (uploads spooled to
+# disk): Quart's MAX_CONTENT_LENGTH would refuse them by their Content-Length at once.
+UPLOAD_LIMITS = {TRANSCRIPTIONS_PATH: 26 * 1024 * 1024}  # 25 MB of audio + form fields
+
+
+class GatewayRequest(TrioRequest):
+    """Quart's request with a larger body limit on the upload routes."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        path = args[2] if len(args) > 2 else kwargs.get("path")
+        if path in UPLOAD_LIMITS:
+            kwargs["max_content_length"] = UPLOAD_LIMITS[path]
+        super().__init__(*args, **kwargs)
+
+
 def create_app(state: AppState) -> QuartTrio:
     """An app serving `state`; the caller owns the state's lifetime (`gateway.platform.server`)."""
     app = QuartTrio(__name__)
+    app.request_class = GatewayRequest
     app.config["RESPONSE_TIMEOUT"] = None  # streams may run for minutes; deadlines are ours
     app.config["BODY_TIMEOUT"] = state.settings.body_timeout_s
     app.config["MAX_CONTENT_LENGTH"] = state.settings.max_body_bytes
     for blueprint in (
         health_blueprint(state),
         embeddings_blueprint(state),
+        audio_blueprint(state),
         rerank_blueprint(state),
         models_blueprint(state),
         keys_blueprint(state),

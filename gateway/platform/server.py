@@ -21,6 +21,7 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
+from gateway.api.audio import audio_routes
 from gateway.api.chat import chat_routes
 from gateway.chat.cache import ResponseCache
 from gateway.platform import bootstrap
@@ -153,7 +154,7 @@ async def run_gateway(
             await nursery.start(worker, state)
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-        app = FastPath(create_app(state), state, routes=chat_routes())
+        app = FastPath(create_app(state), state, routes=chat_routes() + audio_routes())
         config = hypercorn_config(settings, settings.host, settings.port)
         binds = await nursery.start(
             _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery
