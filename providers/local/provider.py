@@ -8,7 +8,7 @@ thread: the caller waits for the engine's current step (a sentence, a segment) t
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -26,7 +26,7 @@ from providers.audio_types import (
 )
 from providers.base import Provider, ProviderEndpoint
 from providers.errors import InvalidUpstreamRequest
-from providers.local.espeak import Espeak, espeak_factory
+from providers.local.espeak import Espeak, EspeakError, espeak_factory
 from providers.local.whisper import Recognised, Whisper, result_of
 
 STREAM_CHUNK = 8192  # bytes of encoded audio per streamed piece
@@ -63,7 +63,10 @@ class LocalProvider(Provider):
 
     def _synthesise(self, request: SpeechRequest) -> bytes:
         engine: Espeak = self._espeak()
-        pcm = engine.synthesize(request.input, voice=request.voice, speed=request.speed)
+        try:
+            pcm = engine.synthesize(request.input, voice=request.voice, speed=request.speed)
+        except EspeakError as exc:
+            raise InvalidUpstreamRequest(self.provider_id, str(exc), param="voice") from None
         return encode(pcm, request.response_format)
 
     # -- transcription -----------------------------------------------------------------
@@ -83,34 +86,30 @@ class LocalProvider(Provider):
     ) -> AsyncIterator[AsyncIterator[TranscriptEvent]]:
         """Each segment's text as soon as the model has decoded it, then the whole result.
 
-        The recogniser runs in a thread owned by this context's nursery and hands segments
-        over a channel of one; leaving the context cancels it between segments.
+        The recogniser is a generator advanced one segment at a time in a worker thread
+        (under the limiter), so no task outlives a step: leaving the context between steps
+        closes the generator, and a cancelled step ends when its segment does.
         """
         pcm = await trio.to_thread.run_sync(_decoded, request, limiter=self.limiter)
-        send, receive = trio.open_memory_channel[Recognised](0)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._recognise_into, pcm, request, send)
-            try:
-                async with aclosing(_events(receive, pcm.duration_s)) as events:
-                    yield events
-            finally:
-                nursery.cancel_scope.cancel()
+        segments = self._whisper.segments(pcm, prompt=request.prompt, words=request.word_timestamps)
+        try:
+            async with aclosing(self._events(segments, pcm.duration_s)) as events:
+                yield events
+        finally:
+            segments.close()
 
-    async def _recognise_into(
-        self,
-        pcm: Pcm,
-        request: TranscriptionRequest,
-        send: trio.MemorySendChannel[Recognised],
-    ) -> None:
-        def work() -> None:
-            parts = self._whisper.segments(
-                pcm, prompt=request.prompt, words=request.word_timestamps
-            )
-            for part in parts:
-                trio.from_thread.run(send.send, part)
-
-        async with send:
-            await trio.to_thread.run_sync(work, limiter=self.limiter)
+    async def _events(
+        self, segments: Generator[Recognised, None, None], duration_s: float
+    ) -> AsyncGenerator[TranscriptEvent, None]:
+        parts: list[Recognised] = []
+        while True:
+            part = await trio.to_thread.run_sync(next, segments, None, limiter=self.limiter)
+            if part is None:
+                break
+            parts.append(part)
+            if part.segment.text:
+                yield TranscriptDelta(("" if len(parts) == 1 else " ") + part.segment.text)
+        yield TranscriptDone(result_of(parts, duration_s))
 
     async def list_models(self) -> list[str]:
         return ["local-espeak-ng", "local-whisper-tiny-en"]
@@ -121,18 +120,6 @@ def _decoded(request: TranscriptionRequest) -> Pcm:
         return decode(request.audio.data)
     except AudioDecodeError as exc:
         raise InvalidUpstreamRequest("local", str(exc), param="file") from None
-
-
-async def _events(
-    receive: trio.MemoryReceiveChannel[Recognised], duration_s: float
-) -> AsyncGenerator[TranscriptEvent, None]:
-    parts: list[Recognised] = []
-    async with receive:
-        async for part in receive:
-            parts.append(part)
-            if part.segment.text:
-                yield TranscriptDelta(("" if len(parts) == 1 else " ") + part.segment.text)
-    yield TranscriptDone(result_of(parts, duration_s))
 
 
 async def _pieces(data: bytes) -> AsyncIterator[bytes]:

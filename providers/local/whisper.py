@@ -13,7 +13,7 @@ provider's limiter. The model loads once, on first use.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 
 import attrs
 import numpy as np
@@ -54,7 +54,7 @@ class Whisper:
 
     def segments(
         self, pcm: Pcm, *, prompt: str | None = None, words: bool = False
-    ) -> Iterator[Recognised]:
+    ) -> Generator[Recognised, None, None]:
         """Recognised segments of `pcm`, each as soon as the model has decoded it."""
         audio = np.frombuffer(resample(pcm, RATE).samples, dtype=np.int16)
         model = self._loaded()
