@@ -160,7 +160,18 @@ def resolve_voice(
 
 
 def voiced_targets(plan: Plan, choice: VoiceChoice) -> Plan:
-    """The plan without candidates that have no voice for this request; 400 when none has."""
+    """The plan without candidates that have no voice for this request; 400 when none has,
+    or when a voice no catalog or mapping knows is asked of the local engine itself (as a
+    fallback behind a vendor, `local` speaks it with its default voice instead)."""
+    if choice.passthrough is not None and plan.primary.provider_id == LOCAL_PROVIDER:
+        raise ApiError(
+            400,
+            "invalid_request",
+            f"Unknown voice '{choice.passthrough}': use a standard voice, a voice id from "
+            "GET /v1/audio/voices, or a voice mapping of this workspace.",
+            param="voice",
+            value=choice.passthrough,
+        )
     kept = tuple(t for t in plan.targets if choice.for_provider(t.provider_id) is not None)
     if not kept:
         raise ApiError(

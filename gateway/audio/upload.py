@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import AsyncIterable
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import attrs
 from python_multipart.exceptions import FormParserError
-from python_multipart.multipart import (
-    MultipartCallbacks,
-    MultipartParser,
-    parse_options_header,
-)
+from python_multipart.multipart import MultipartParser, parse_options_header
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from gateway.platform.errors import ApiError, invalid_request
+
+if TYPE_CHECKING:  # a typing-only name in python-multipart
+    from python_multipart.multipart import MultipartCallbacks
 
 MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the spec's 25 MB for transcription audio
 MAX_FIELD_BYTES = 64 * 1024
