@@ -26,7 +26,8 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, read_json
+from providers.http import read_json
+from providers.openai_audio import OpenAIAudio
 from providers.types import (
     JSON,
     ChatChunk,
@@ -204,8 +205,9 @@ def map_openai_error(
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class OpenAIProvider(HttpProvider):
-    """Chat, embeddings and model listing over the OpenAI protocol."""
+class OpenAIProvider(OpenAIAudio):
+    """Chat, embeddings, audio (`providers.openai_audio`) and model listing over the
+    OpenAI protocol."""
 
     def map_error(
         self, status: int, body: bytes, headers: Mapping[str, str], model: str

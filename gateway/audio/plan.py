@@ -33,6 +33,12 @@ from providers.voices import VoiceCatalog
 LOCAL_PROVIDER = "local"
 LOCAL_MODELS = {"speech": "local-espeak-ng", "transcription": "local-whisper-tiny-en"}
 LOCAL_DEFAULT_VOICE = "en-us"
+# Providers whose adapters speak the vendor's audio API so far; others are left out of
+# audio chains (a named model of theirs is a 400) rather than failing at call time.
+AUDIO_ADAPTERS = {
+    "speech": frozenset({"openai", "local"}),
+    "transcription": frozenset({"openai", "local"}),
+}
 
 
 def audio_plan(
@@ -45,9 +51,30 @@ def audio_plan(
     prefer: str | None,
 ) -> Plan:
     """The plan of one audio request; 4xx when the model cannot be used."""
+    plan = _planned(state, principal, model, capability, service, prefer)
+    served = AUDIO_ADAPTERS[capability]
+    if plan.primary.provider_id not in served:
+        raise invalid_request(
+            f"The gateway cannot yet call {plan.primary.provider_id} for {capability}; "
+            f"use a model of {', '.join(sorted(served))}.",
+            param="model",
+            value=model,
+        )
+    return attrs.evolve(plan, targets=tuple(t for t in plan.targets if t.provider_id in served))
+
+
+def _planned(
+    state: AppState,
+    principal: Principal,
+    model: str,
+    capability: str,
+    service: ServiceOptions,
+    prefer: str | None,
+) -> Plan:
     if model == "auto":
         targets = ranked(state.catalog, _offered(state, principal), capability, prefer)
-        targets = [t for t in targets if _allowed(principal, t)]
+        served = AUDIO_ADAPTERS[capability]
+        targets = [t for t in targets if t.provider_id in served and _allowed(principal, t)]
         return plan_of(
             [*targets, *_local(state, capability)], capability=capability, service=service
         )

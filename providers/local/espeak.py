@@ -82,15 +82,22 @@ class Espeak:
         self._voice = voice
 
 
+# libespeak-ng keeps one synthesiser per process (voice, rate and the callback are
+# global in the C library): two `Espeak` objects would steal each other's audio. So the
+# process has one, built on first use, guarded by this lock: the one piece of module
+# state here, mirroring the library's own.
+_SHARED_LOCK = threading.Lock()
+_SHARED: list[Espeak] = []
+
+
+def shared_espeak() -> Espeak:
+    """The process's one engine (loading costs ~20 ms, so it is built on first use)."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            _SHARED.append(Espeak())
+        return _SHARED[0]
+
+
 def espeak_factory() -> Callable[[], Espeak]:
-    """A loader that builds the engine once, on first use (loading costs ~20 ms)."""
-    lock = threading.Lock()
-    engine: list[Espeak] = []
-
-    def get() -> Espeak:
-        with lock:
-            if not engine:
-                engine.append(Espeak())
-            return engine[0]
-
-    return get
+    """A loader for the process's engine, for callers that take a factory."""
+    return shared_espeak

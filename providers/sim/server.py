@@ -63,8 +63,20 @@ VENDOR_MODULES: tuple[str, ...] = (
 CONTROL_PREFIX = "_sim"
 
 
+# Extra route modules of a vendor, mounted under the same prefix (a vendor module that
+# would pass 600 lines grows a sibling instead).
+VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {"openai": ("openai_audio",)}
+
+
 def _load_vendor_routes(names: tuple[str, ...]) -> dict[str, list[Route]]:
-    return {name: importlib.import_module(f"providers.sim.{name}").ROUTES for name in names}
+    return {
+        name: [
+            route
+            for module in (name, *VENDOR_EXTRAS.get(name, ()))
+            for route in importlib.import_module(f"providers.sim.{module}").ROUTES
+        ]
+        for name in names
+    }
 
 
 VENDOR_ROUTES: dict[str, list[Route]] = _load_vendor_routes(VENDOR_MODULES)
