@@ -65,7 +65,10 @@ CONTROL_PREFIX = "_sim"
 
 # Extra route modules of a vendor, mounted under the same prefix (a vendor module that
 # would pass 600 lines grows a sibling instead).
-VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {"openai": ("openai_audio",)}
+VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
+    "openai": ("openai_audio",),
+    "elevenlabs": ("elevenlabs_tts",),
+}
 
 
 def _load_vendor_routes(names: tuple[str, ...]) -> dict[str, list[Route]]:

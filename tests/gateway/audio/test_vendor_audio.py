@@ -41,9 +41,41 @@ async def test_primary_failing_speech_comes_from_the_next(
     response = await client.audio.speech.with_raw_response.create(
         model="tts-1", voice="alloy", input=TEXT, response_format="wav"
     )
-    assert response.headers["x-service-provider"] == "local"
+    # tts-1's catalog chain: ElevenLabs Flash, with alloy's standard voice there (Daniel).
+    assert response.headers["x-service-provider"] == "elevenlabs"
+    assert response.headers["x-service-model"] == "eleven_flash_v2_5"
     assert response.headers["x-service-fallback"] == "true"
     assert soundfile.info(io.BytesIO(response.content)).format == "WAV"
+
+
+async def test_every_vendor_failing_speech_comes_from_local(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    sim_of(gateway).faults.add(Fault(model="*", status=503))
+    response = await client.audio.speech.with_raw_response.create(
+        model="tts-1", voice="alloy", input=TEXT, response_format="mp3"
+    )
+    assert response.headers["x-service-provider"] == "local"
+    assert soundfile.info(io.BytesIO(response.content)).format == "MP3"
+
+
+@pytest.mark.parametrize("fmt", ["mp3", "opus", "wav", "flac", "aac", "pcm"])
+async def test_elevenlabs_speech_in_every_format(client: openai.AsyncOpenAI, fmt: str) -> None:
+    async with client.audio.speech.with_streaming_response.create(
+        model="eleven_flash_v2_5",
+        voice="calm",
+        input=TEXT,
+        response_format=fmt,  # type: ignore[arg-type]
+    ) as response:
+        assert response.headers["x-service-provider"] == "elevenlabs"
+        data = b"".join([chunk async for chunk in response.iter_bytes()])
+    if fmt == "pcm":
+        assert len(data) % 2 == 0 and len(data) > 24_000
+    elif fmt == "aac":
+        assert data[:2] in (b"\xff\xf1", b"\xff\xf9")
+    else:
+        expected = {"mp3": "MP3", "opus": "OGG", "wav": "WAV", "flac": "FLAC"}[fmt]
+        assert soundfile.info(io.BytesIO(data)).format == expected
 
 
 async def test_transcription_from_the_vendor(client: openai.AsyncOpenAI) -> None:
