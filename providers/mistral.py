@@ -37,7 +37,8 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, read_json
+from providers.http import read_json
+from providers.mistral_audio import MistralAudio
 from providers.openai import decode_vectors, parse_usage, retry_after_seconds
 from providers.types import (
     JSON,
@@ -385,7 +386,7 @@ def stream_error(provider: str, data: Mapping[str, Any]) -> ProviderError:
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class MistralProvider(HttpProvider):
+class MistralProvider(MistralAudio):
     """Chat (whole and streamed, with tools), embeddings and model listing on La Plateforme.
 
     `endpoint.base_url` is the vendor root (`https://api.mistral.ai`); paths start `/v1`.

@@ -68,6 +68,7 @@ CONTROL_PREFIX = "_sim"
 VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
     "openai": ("openai_audio",),
     "elevenlabs": ("elevenlabs_tts",),
+    "mistral": ("mistral_audio",),
 }
 
 

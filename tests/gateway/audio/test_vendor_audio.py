@@ -160,3 +160,37 @@ async def test_a_client_hanging_up_mid_speech_closes_the_upstream(
         while sim.stats.client_disconnects == before:  # noqa: ASYNC110 (a counter, no event)
             await trio.sleep(0.01)
     assert sim.stats.client_disconnects == before + 1
+
+
+async def test_voxtral_diarizes_with_context_bias(client: openai.AsyncOpenAI) -> None:
+    audio = (
+        await client.audio.speech.create(
+            model="tts-1", voice="onyx", input=TEXT, response_format="wav"
+        )
+    ).content
+    result = await client.audio.transcriptions.create(
+        model="voxtral-mini-latest",
+        file=("a.wav", audio),
+        response_format="verbose_json",
+        extra_body={"diarize": "true", "context_bias": "Voxtral, gateway"},
+    )
+    assert result.text.endswith("Terms: Voxtral, gateway.")
+    speakers = [s.model_extra["speaker"] for s in result.segments or []]  # type: ignore[index]
+    assert speakers == ["speaker_1", "speaker_2"]
+    srt = await client.audio.transcriptions.create(
+        model="voxtral-mini-latest",
+        file=("a.wav", audio),
+        response_format="srt",
+        extra_body={"diarize": "true"},
+    )
+    assert "[speaker_2] " in str(srt)
+
+
+async def test_context_bias_over_100_words_is_400(client: openai.AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.audio.transcriptions.create(
+            model="voxtral-mini-latest",
+            file=("a.wav", b"RIFF...."),
+            extra_body={"context_bias": ",".join(f"w{i}" for i in range(101))},
+        )
+    assert caught.value.body["param"] == "context_bias"  # type: ignore[index]
