@@ -28,7 +28,7 @@ async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse:
             raise api_error(400, "Invalid audio file")
     except MistralError as error:
         return error.response()
-    text = heard(seconds)
+    text = ctx.next_transcript() or heard(seconds)
     bias = fields.get("context_bias") or []
     if bias:
         text += f" Terms: {', '.join(bias)}."

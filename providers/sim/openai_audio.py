@@ -90,7 +90,7 @@ async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse | 
             raise OpenAIError(400, "Invalid file format.", param="file")
     except OpenAIError as error:
         return error.response()
-    text = heard(seconds)
+    text = ctx.next_transcript() or heard(seconds)
     if (fields.get("stream") or ["false"])[-1] == "true":
         return SimStream(_deltas(text, seconds))
     fmt = (fields.get("response_format") or ["json"])[-1]

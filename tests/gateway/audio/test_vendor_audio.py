@@ -194,3 +194,26 @@ async def test_context_bias_over_100_words_is_400(client: openai.AsyncOpenAI) ->
             extra_body={"context_bias": ",".join(f"w{i}" for i in range(101))},
         )
     assert caught.value.body["param"] == "context_bias"  # type: ignore[index]
+
+
+async def test_scripted_transcripts_fix_what_the_vendor_hears(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    sim = sim_of(gateway)
+    async with httpx.AsyncClient(base_url=f"http://{sim.host}:{sim.port}") as control:
+        scripted = await control.post(
+            "/_sim/transcripts", json={"texts": ["Book a table.", "Cancel it."]}
+        )
+        assert scripted.status_code == 201
+        assert (await control.post("/_sim/transcripts", json={"texts": "x"})).status_code == 400
+    audio = (
+        await client.audio.speech.create(
+            model="tts-1", voice="alloy", input=TEXT, response_format="wav"
+        )
+    ).content
+    heard = [
+        (await client.audio.transcriptions.create(model="whisper-1", file=("a.wav", audio))).text
+        for _ in range(3)
+    ]
+    assert heard[:2] == ["Book a table.", "Cancel it."]
+    assert heard[2].startswith("This is a simulated transcription of")
