@@ -17,6 +17,7 @@ from typing import Any
 
 import trio
 
+from gateway.audio.errors import audio_errors
 from gateway.audio.input import SpeechParams, parse_speech
 from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_targets
 from gateway.audio.voices import mapping_named
@@ -64,7 +65,7 @@ async def serve_speech(
         hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
         facts = new_facts("audio.speech", principal, headers)
         timeout = state.settings.upstream_timeout_s
-        with hold:
+        with hold, audio_errors():
             opener = _opener(params, choice)
             async with open_stream(state, facts, plan, opener, timeout_s=timeout) as served:
                 first, rest = served.value
@@ -91,7 +92,7 @@ async def speak_once(
     served and the key's rate-limit headers."""
     hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
     facts = new_facts(endpoint, principal, headers)
-    with hold:
+    with hold, audio_errors():
         timeout = state.settings.upstream_timeout_s
         served = await call(state, facts, plan, _operation(params, choice), timeout_s=timeout)
         _finish(state, facts, served.target, hold, params)

@@ -23,6 +23,7 @@ from types import TracebackType
 import attrs
 import trio
 
+from gateway.audio.errors import audio_errors
 from gateway.audio.input import TranscriptionParams, parse_transcription
 from gateway.audio.plan import audio_plan
 from gateway.audio.render import (
@@ -143,7 +144,7 @@ async def serve_transcription(
     async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
         return await adapter.transcribe(transcription_request(params, clip, target))
 
-    with hold:
+    with hold, audio_errors():
         timeout = state.settings.upstream_timeout_s
         served = await call(state, facts, plan, operation, timeout_s=timeout)
         _finish(state, facts, served.target, hold, clip)
@@ -225,7 +226,7 @@ class TranscriptStreamBody:
             served = await stack.enter_async_context(
                 open_stream(self._state, self._facts, self._plan, self._opener, timeout_s=timeout)
             )
-        except ApiError as error:
+        except ApiError as error:  # the head is sent: the failure travels in-band
             await stack.aclose()
             return _single(error_event(error.code, error.message))
         first, rest = served.value

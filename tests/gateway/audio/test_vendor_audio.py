@@ -217,3 +217,21 @@ async def test_scripted_transcripts_fix_what_the_vendor_hears(
     ]
     assert heard[:2] == ["Book a table.", "Cancel it."]
     assert heard[2].startswith("This is a simulated transcription of")
+
+
+async def test_a_vendor_error_is_500_provider_error_on_audio(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    audio = (
+        await client.audio.speech.create(
+            model="tts-1", voice="alloy", input=TEXT, response_format="wav"
+        )
+    ).content
+    sim_of(gateway).faults.add(Fault(model="voxtral-mini-latest", status=500))
+    with pytest.raises(openai.InternalServerError) as caught:
+        await client.audio.transcriptions.create(
+            model="voxtral-mini-latest", file=("a.wav", audio), extra_body={"diarize": "true"}
+        )
+    assert caught.value.status_code == 500
+    error = caught.value.body
+    assert error["code"] == "provider_error" and error["provider"] == "mistral"  # type: ignore[index]
