@@ -26,8 +26,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import read_json
-from providers.openai import retry_after_seconds
+from providers.http import read_json, retry_after_seconds
 
 
 @attrs.frozen

@@ -24,7 +24,6 @@ from urllib.parse import quote
 
 import attrs
 
-from providers.cohere import batches, merge_embeddings
 from providers.errors import (
     AuthenticationFailed,
     ContentFiltered,
@@ -38,8 +37,13 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, read_json
-from providers.openai import retry_after_seconds
+from providers.http import (
+    HttpProvider,
+    batches,
+    merge_embeddings,
+    read_json,
+    retry_after_seconds,
+)
 from providers.types import (
     JSON,
     ChatChunk,

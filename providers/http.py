@@ -1,4 +1,5 @@
-"""HTTP plumbing shared by the adapters: JSON calls and SSE streams over one upstream client.
+"""What the adapters share: JSON calls and SSE streams over one upstream client, and the
+answer pieces several vendors send alike (`Retry-After`, OpenAI-shaped usage and vectors).
 
 Adapters subclass `HttpProvider`, say how to authenticate (`auth_headers`) and how to read
 their vendor's error bodies (`map_error`); this module turns transport failures (the
@@ -8,7 +9,9 @@ httpx's default transport maps httpcore errors.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+import base64
+import struct
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -23,6 +26,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from providers.types import EmbeddingResult, Usage
 from providers.upstream import (
     HttpxUpstream,
     ProtocolError,
@@ -41,6 +45,49 @@ def read_json(body: bytes | str) -> Any:
         return orjson.loads(body)
     except ValueError:
         return None
+
+
+# -- answer pieces several vendors share ----------------------------------------------------
+
+
+def batches(texts: Sequence[str], size: int) -> list[Sequence[str]]:
+    """`texts` in runs of at most `size`, for vendors that take fewer texts a call than
+    the gateway accepts (Cohere 96, Gemini 100; the gateway 2048)."""
+    return [texts[start : start + size] for start in range(0, len(texts), size)]
+
+
+def merge_embeddings(model: str, parts: Sequence[tuple[list[list[float]], int]]) -> EmbeddingResult:
+    """The answers of several batches (vectors, tokens) as one result, in input order."""
+    vectors = [vector for part_vectors, _ in parts for vector in part_vectors]
+    tokens = sum(part_tokens for _, part_tokens in parts)
+    return EmbeddingResult(model=model, vectors=vectors, usage=Usage(prompt_tokens=tokens))
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> int | None:
+    value = headers.get("retry-after")
+    try:
+        return max(0, int(float(value))) if value is not None else None
+    except ValueError:
+        return None
+
+
+def parse_usage(data: Mapping[str, Any] | None) -> Usage:
+    if not data:
+        return Usage()
+    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+
+
+def decode_vectors(data: Mapping[str, Any]) -> list[list[float]]:
+    """The vectors of an embeddings answer, in input order, whatever their encoding."""
+    items = sorted(data.get("data") or (), key=lambda item: item.get("index", 0))
+    return [_vector(item["embedding"]) for item in items]
+
+
+def _vector(value: list[float] | str) -> list[float]:
+    if isinstance(value, str):
+        raw = base64.b64decode(value)
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    return [float(x) for x in value]
 
 
 class HttpProvider(Provider):

@@ -37,9 +37,8 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import read_json
+from providers.http import decode_vectors, parse_usage, read_json, retry_after_seconds
 from providers.mistral_audio import MistralAudio
-from providers.openai import decode_vectors, parse_usage, retry_after_seconds
 from providers.types import (
     JSON,
     ChatChunk,

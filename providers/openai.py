@@ -7,8 +7,6 @@ gateway builds one response shape whatever the vendor.
 
 from __future__ import annotations
 
-import base64
-import struct
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
@@ -26,7 +24,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import read_json
+from providers.http import decode_vectors, parse_usage, read_json, retry_after_seconds
 from providers.openai_audio import OpenAIAudio
 from providers.types import (
     JSON,
@@ -37,7 +35,6 @@ from providers.types import (
     EmbeddingResult,
     ToolCall,
     ToolCallDelta,
-    Usage,
 )
 from providers.upstream import UpstreamStream
 from streams.sse import SSEEvent
@@ -85,12 +82,6 @@ def embedding_payload(request: EmbeddingRequest) -> JSON:
 
 
 # -- answers in ----------------------------------------------------------------------------
-
-
-def parse_usage(data: Mapping[str, Any] | None) -> Usage:
-    if not data:
-        return Usage()
-    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
 
 
 def parse_chat(data: Mapping[str, Any]) -> ChatResult:
@@ -141,28 +132,7 @@ def _tool_call_delta(item: Mapping[str, Any]) -> ToolCallDelta:
     )
 
 
-def decode_vectors(data: Mapping[str, Any]) -> list[list[float]]:
-    """The vectors of an embeddings answer, in input order, whatever their encoding."""
-    items = sorted(data.get("data") or (), key=lambda item: item.get("index", 0))
-    return [_vector(item["embedding"]) for item in items]
-
-
-def _vector(value: list[float] | str) -> list[float]:
-    if isinstance(value, str):
-        raw = base64.b64decode(value)
-        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
-    return [float(x) for x in value]
-
-
 # -- errors --------------------------------------------------------------------------------
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> int | None:
-    value = headers.get("retry-after")
-    try:
-        return max(0, int(float(value))) if value is not None else None
-    except ValueError:
-        return None
 
 
 def map_openai_error(

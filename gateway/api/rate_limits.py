@@ -4,6 +4,10 @@
 `reset_at` (when the counter is back to its full allowance). `providers` maps each
 configured provider of the workspace to its rpm and tpm `limit` (from the provider's
 settings, null when unknown) and `remaining` (null when the limit is unknown).
+
+Any valid key may read its own `api_key` section, so that a client can pace itself; the
+`providers` section describes the whole workspace's upstream capacity and is present only
+for a key with the management permission (an ordinary key's answer has `api_key` alone).
 """
 
 from __future__ import annotations
@@ -24,23 +28,25 @@ def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
     @bp.get("/v1/management/rate-limits")
     async def rate_limits() -> Response:
         principal = await authenticate(state)
-        principal.require("management")
         await limiter.load_counts(principal.key)
-        workspace = principal.workspace_id
-        providers = {
-            provider_id: limiter.upstream.figures(
-                workspace, provider_id, entry.record.settings
-            ).to_api()
-            for provider_id, entry in sorted(state.registry.configured(workspace).items())
+        body: dict[str, Any] = {
+            "api_key": key_figures(principal.key_id, limiter.snapshot(principal.key))
         }
-        return json_response(
-            {
-                "api_key": key_figures(principal.key_id, limiter.snapshot(principal.key)),
-                "providers": providers,
-            }
-        )
+        if principal.has("management"):
+            body["providers"] = provider_figures(state, limiter, principal.workspace_id)
+        return json_response(body)
 
     return bp
+
+
+def provider_figures(state: AppState, limiter: RateLimiter, workspace: str) -> dict[str, Any]:
+    """Each configured provider's rpm and tpm: the workspace's upstream capacity."""
+    return {
+        provider_id: limiter.upstream.figures(
+            workspace, provider_id, entry.record.settings
+        ).to_api()
+        for provider_id, entry in sorted(state.registry.configured(workspace).items())
+    }
 
 
 def key_figures(key_id: str, snap: Snapshot) -> dict[str, Any]:

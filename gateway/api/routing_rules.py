@@ -246,6 +246,7 @@ async def _test(
         mode=mode,
         request=params.request,
         provider=params.provider,
+        disabled=frozenset(state.registry.configured(ws)) - active,
     )
     return _dry_run_to_api(run, params.request)
 

@@ -17,6 +17,7 @@ import attrs
 
 from gateway.chat.cache import cache_key, decide_cache
 from gateway.chat.input import ChatParams
+from gateway.chat.model_fit import fitted, prompt_tokens
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
 from gateway.platform.auth import Principal
@@ -60,13 +61,26 @@ def plan_trip(
         params = attrs.evolve(params, request=apply_transform(transform, params.request))
     if params.provider is None:
         signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
+        disabled = frozenset(state.registry.configured(principal.workspace_id)) - active
         resolution = routed_resolution(
-            state.catalog, active, rule, model=params.model, mode=mode, signals=signals
+            state.catalog,
+            active,
+            rule,
+            model=params.model,
+            mode=mode,
+            signals=signals,
+            disabled=disabled,
         )
     else:
         resolution = resolve_chat_target(
             state.catalog, active, model=params.model, provider=params.provider, mode=mode
         )
+    resolution = fitted(
+        resolution,
+        prompt=prompt_tokens(params.request.messages, params.request.tools),
+        max_tokens=params.request.max_tokens,
+        flexible=params.model == "auto",
+    )
     principal.require_model(resolution.target.model_id)
     return Trip(
         facts=facts,

@@ -3,6 +3,11 @@
 Pure functions of the trip and its accounting. Every vendor's answer reaches the
 client in this one shape, which is the chat-completions protocol plus the gateway's
 `_gateway` and `service` objects.
+
+A request in the legacy `functions` form is answered in that form: the call in
+`message.function_call` (streamed as `delta.function_call`) and the finish reason
+`function_call`, as OpenAI answered such requests; a client that old reads nothing
+else. The form has room for one call, so a second call of the same answer is left out.
 """
 
 from __future__ import annotations
@@ -22,7 +27,10 @@ def completion_id(trip: Trip) -> str:
 
 def completion_body(trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": result.content}
-    if result.tool_calls:
+    if result.tool_calls and legacy(trip):
+        first = result.tool_calls[0]
+        message["function_call"] = {"name": first.name, "arguments": first.arguments}
+    elif result.tool_calls:
         message["tool_calls"] = [_tool_call(call) for call in result.tool_calls]
     return {
         "id": completion_id(trip),
@@ -33,7 +41,7 @@ def completion_body(trip: Trip, result: ChatResult, accounting: Accounting) -> d
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": result.finish_reason,
+                "finish_reason": client_finish_reason(trip, result.finish_reason),
                 "logprobs": None,
             }
         ],
@@ -41,6 +49,16 @@ def completion_body(trip: Trip, result: ChatResult, accounting: Accounting) -> d
         "service": service_object(trip, accounting),
         "_gateway": gateway_metadata(trip, accounting, [c.name for c in result.tool_calls]),
     }
+
+
+def legacy(trip: Trip) -> bool:
+    """Whether the client asked in the legacy `functions` form, and is answered in it."""
+    return trip.params.used_legacy_functions
+
+
+def client_finish_reason(trip: Trip, reason: str) -> str:
+    """`tool_calls` is `function_call` for a legacy request."""
+    return "function_call" if reason == "tool_calls" and legacy(trip) else reason
 
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:
@@ -159,7 +177,22 @@ def content_chunk(trip: Trip, text: str) -> bytes:
 
 
 def tool_calls_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...]) -> bytes:
+    if legacy(trip):
+        return _function_call_chunk(trip, pieces)
     return sse(chunk_frame(trip, {"tool_calls": [_tool_piece(p) for p in pieces]}))
+
+
+def _function_call_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...]) -> bytes:
+    """The pieces of the first call as `delta.function_call`; nothing for later calls."""
+    frames = []
+    for piece in pieces:
+        if piece.index != 0:
+            continue
+        function: dict[str, Any] = {"arguments": piece.arguments}
+        if piece.name is not None:
+            function["name"] = piece.name
+        frames.append(sse(chunk_frame(trip, {"function_call": function})))
+    return b"".join(frames)
 
 
 def _tool_piece(piece: ToolCallDelta) -> dict[str, Any]:
@@ -177,7 +210,7 @@ def _tool_piece(piece: ToolCallDelta) -> dict[str, Any]:
 def final_chunk(
     trip: Trip, finish_reason: str, accounting: Accounting, tools_called: list[str]
 ) -> bytes:
-    frame = chunk_frame(trip, {}, finish_reason)
+    frame = chunk_frame(trip, {}, client_finish_reason(trip, finish_reason))
     frame["service"] = service_object(trip, accounting)
     frame["_gateway"] = gateway_metadata(trip, accounting, tools_called)
     return sse(frame)

@@ -12,13 +12,16 @@ it, all in one task and at one cancel-scope depth, which a framework's dispatch 
 promise.
 
 Like quart-trio, it watches the connection once the body is read: a client disconnect
-cancels the handler's nursery, which closes the upstream request at once.
+cancels the handler's nursery, which closes the upstream request at once. Every request,
+Quart's included, runs under the graceful shutdown's deadline (`gateway.platform.drain`)
+and through an `Exchange`, which closes the connection after an answer given before the
+request body was read (a keep-alive connection would otherwise wait for the rest).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -26,20 +29,17 @@ import trio
 
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
+from gateway.platform.drain import Drain
 from gateway.platform.errors import ApiError
-from gateway.platform.jsonio import JsonAnswer, dumps
+from gateway.platform.exchange import Exchange, Receive, Scope, Send, header_list, send_json
+from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate_header
 
 logger = logging.getLogger(__name__)
 
-Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 Handler = Callable[[AppState, Principal, bytes, Mapping[str, str]], Answering]
 
-JSON_TYPE = (b"content-type", b"application/json")
 INTERNAL_ERROR = ApiError(
     500, "internal_error", "The gateway failed unexpectedly.", type="server_error"
 )
@@ -62,48 +62,66 @@ class FastPath:
         # `Any`: Quart's ASGI signature uses its own typed-dict scopes.
         self.app = app
         self.state = state
+        self.drain = Drain()
         self.routes: dict[str, dict[str, Route]] = {}
         for route in routes:
             self.routes.setdefault(route.path, {})[route.method] = route
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        methods = self.routes.get(scope["path"]) if scope["type"] == "http" else None
-        if methods is None:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        exchange = Exchange(scope, receive, send)
+        with self.drain.request() as deadline:
+            await self._dispatch(scope, exchange)
+        if deadline.cancelled_caught:  # the shutdown's grace period ran out
+            await exchange.end_for_shutdown()
+
+    async def _dispatch(self, scope: Scope, exchange: Exchange) -> None:
+        methods = self.routes.get(scope["path"])
+        if methods is None:
+            await self.app(scope, exchange.receive, exchange.send)
             return
         route = methods.get(scope["method"])
         if route is None:
             error = _method_not_allowed(methods)
-            await _send_json(send, error.status, error.body(), error.headers)
+            await send_json(exchange.send, error.status, error.body(), error.headers)
             return
-        await self._serve(route, scope, receive, send)
+        await self._serve(route, scope, exchange.receive, exchange.send)
 
     async def _serve(self, route: Route, scope: Scope, receive: Receive, send: Send) -> None:
+        """Authenticate from the headers, then read the body: a caller without a valid key
+        is answered before a byte of its body is read."""
         headers = _headers(scope)
         settings = self.state.settings
-        try:
-            body = await _read_body_in_time(
-                receive, headers, settings.max_body_bytes, settings.body_timeout_s
-            )
-        except ApiError as error:
-            await _send_json(send, error.status, error.body(), error.headers)
-            return
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
-            await self._answer(route, scope, headers, body, send)
-            nursery.cancel_scope.cancel()
-
-    async def _answer(
-        self, route: Route, scope: Scope, headers: Mapping[str, str], body: bytes, send: Send
-    ) -> None:
-        started = False
         try:
             principal = await authenticate_header(
                 self.state, headers.get("authorization"), _client_address(scope)
             )
+            body = await _read_body_in_time(
+                receive, headers, settings.max_body_bytes, settings.body_timeout_s
+            )
+        except ApiError as error:
+            await send_json(send, error.status, error.body(), error.headers)
+            return
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
+            await self._answer(route, principal, headers, body, send)
+            nursery.cancel_scope.cancel()
+
+    async def _answer(
+        self,
+        route: Route,
+        principal: Principal,
+        headers: Mapping[str, str],
+        body: bytes,
+        send: Send,
+    ) -> None:
+        started = False
+        try:
             async with route.handler(self.state, principal, body, headers) as answer:
                 if isinstance(answer, JsonAnswer):
-                    await _send_json(send, answer.status, answer.body, answer.headers)
+                    await send_json(send, answer.status, answer.body, answer.headers)
                     return
                 async with answer.body as frames:
                     started = True
@@ -113,11 +131,11 @@ class FastPath:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except ApiError as error:
             if not started:
-                await _send_json(send, error.status, error.body(), error.headers)
+                await send_json(send, error.status, error.body(), error.headers)
         except Exception:
             logger.exception("unhandled error in the fast path (%s)", route.path)
             if not started:
-                await _send_json(send, 500, INTERNAL_ERROR.body(), {})
+                await send_json(send, 500, INTERNAL_ERROR.body(), {})
 
 
 def _method_not_allowed(methods: Mapping[str, Route]) -> ApiError:
@@ -192,32 +210,12 @@ async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> No
             return
 
 
-def _header_list(
-    headers: Mapping[str, str], *extra: tuple[bytes, bytes]
-) -> list[tuple[bytes, bytes]]:
-    return [*extra, *((k.lower().encode(), v.encode()) for k, v in headers.items())]
-
-
-async def _send_json(send: Send, status: int, body: Any, headers: Mapping[str, str]) -> None:
-    payload = dumps(body)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": _header_list(
-                headers, JSON_TYPE, (b"content-length", str(len(payload)).encode())
-            ),
-        }
-    )
-    await send({"type": "http.response.body", "body": payload, "more_body": False})
-
-
 async def _send_stream_head(send: Send, answer: StreamAnswer) -> None:
     content_type = (b"content-type", answer.body.content_type.encode())
     await send(
         {
             "type": "http.response.start",
             "status": answer.status,
-            "headers": _header_list(answer.headers, content_type),
+            "headers": header_list(answer.headers, content_type),
         }
     )

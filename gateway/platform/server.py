@@ -29,6 +29,7 @@ from gateway.platform.app import create_app
 from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
+from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -130,7 +131,9 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
 def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfig:
     config = HypercornConfig()
     config.bind = [f"{host}:{port}"]
-    config.graceful_timeout = settings.shutdown_grace_s
+    # Past the grace period the drain answers what is left (503 or an error event);
+    # Hypercorn's own deadline, which drops connections, comes a little later.
+    config.graceful_timeout = settings.shutdown_grace_s + HYPERCORN_MARGIN_S
     config.keep_alive_timeout = 75.0
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
@@ -156,10 +159,20 @@ async def run_gateway(
         sim, configured = await _providers(state, settings, env, nursery)
         app = FastPath(create_app(state), state, routes=chat_routes() + audio_routes())
         config = hypercorn_config(settings, settings.host, settings.port)
-        binds = await nursery.start(
-            _serve_then_stop, app, config, shutdown_trigger or trio.sleep_forever, nursery
-        )
+        trigger = _draining(app, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
+        binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
         task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
+
+
+def _draining(app: FastPath, trigger: ShutdownTrigger, grace_s: float) -> ShutdownTrigger:
+    """`trigger`, then the drain's deadline: requests still running `grace_s` after the
+    shutdown began are answered with a clean error (`gateway.platform.drain`)."""
+
+    async def triggered() -> None:
+        await trigger()
+        app.drain.close_at(trio.current_time() + grace_s)
+
+    return triggered
 
 
 async def _serve_then_stop(

@@ -52,11 +52,9 @@ class HealthBook:
         latency_ms: float,
         error_type: str | None = None,
     ) -> None:
-        key = (workspace_id, provider_id)
+        """A request's outcome (every upstream attempt that did not lose a race)."""
         outcome = Outcome(ok, latency_ms, datetime.now(UTC), error_type)
-        self._windows.setdefault(key, deque(maxlen=WINDOW)).append(outcome)
-        if not ok:
-            self._last_error[key] = outcome
+        self._add(self._windows, (workspace_id, provider_id), outcome)
 
     def record_probe(
         self,
@@ -69,10 +67,17 @@ class HealthBook:
     ) -> None:
         """An active probe's outcome (`gateway.workers.health_probes`). Kept apart from
         request outcomes: a model list's latency says nothing about a completion's."""
-        key = (workspace_id, provider_id)
         outcome = Outcome(ok, latency_ms, datetime.now(UTC), error_type)
-        self._probes.setdefault(key, deque(maxlen=WINDOW)).append(outcome)
-        if not ok:
+        self._add(self._probes, (workspace_id, provider_id), outcome)
+
+    def _add(
+        self,
+        windows: dict[tuple[str, str], deque[Outcome]],
+        key: tuple[str, str],
+        outcome: Outcome,
+    ) -> None:
+        windows.setdefault(key, deque(maxlen=WINDOW)).append(outcome)
+        if not outcome.ok:
             self._last_error[key] = outcome
 
     def probes(self, workspace_id: str, provider_id: str) -> tuple[Outcome, ...]:

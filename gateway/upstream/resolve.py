@@ -1,9 +1,15 @@
-"""Which provider and upstream model serve a chat request.
+"""Which provider and upstream model serve a chat (or embeddings, rerank) request.
 
 Pure: given the catalog, the providers active in the caller's workspace and what the
 client asked for (a model id or alias, `auto`, a forced `provider`), decide the target
 and explain why. `auto` is routed by the routing mode over the catalog's quality and
 price figures; the alternatives are the other candidates, best first.
+
+Only providers whose adapter implements the operation count as able to serve it: the
+catalog may list models of a vendor whose adapter does not (yet) speak that family, and
+routing must never pick those. A model of a configured but disabled provider resolves
+to itself with its fallback chain, so that the chain serves it (the race skips providers
+without an adapter) or the client hears that its provider is unavailable.
 """
 
 from __future__ import annotations
@@ -14,6 +20,8 @@ from collections.abc import Callable, Set
 import attrs
 
 from gateway.platform.errors import ApiError, invalid_request, not_found
+from providers.adapters import ADAPTER_CLASSES
+from providers.base import Provider
 from providers.catalog import Catalog, ModelInfo
 from providers.footprint import estimate, generation_latency_s, load_footprint_factors
 
@@ -21,6 +29,8 @@ QUALITY_FLOOR = 70  # the "quality threshold" of cost_optimized and sustain_opti
 
 
 TYPICAL_OUTPUT_TOKENS = 256
+# The adapter method that serves each capability; others are served outside the adapters.
+OPERATIONS = {"chat": "chat", "embeddings": "embed", "rerank": "rerank"}
 
 
 def _no_observation(provider_id: str) -> float | None:
@@ -55,6 +65,21 @@ def target_of(info: ModelInfo) -> Target:
     return Target(info.provider, info.id, info.upstream_id, info)
 
 
+def adapter_serves(provider_id: str, capability: str) -> bool:
+    """Whether the provider's adapter class implements `capability`'s operation, that is
+    overrides the base class's method (which raises `Unsupported`)."""
+    operation = OPERATIONS.get(capability)
+    if operation is None:
+        return True
+    cls = ADAPTER_CLASSES.get(provider_id)
+    return cls is not None and getattr(cls, operation) is not getattr(Provider, operation)
+
+
+def able_providers(active: Set[str], capability: str) -> frozenset[str]:
+    """The active providers whose adapter can serve `capability`."""
+    return frozenset(p for p in active if adapter_serves(p, capability))
+
+
 def resolve_chat_target(
     catalog: Catalog,
     active: Set[str],
@@ -64,32 +89,57 @@ def resolve_chat_target(
     mode: str,
     capability: str = "chat",
     signals: RoutingSignals | None = None,
+    disabled: Set[str] = frozenset(),
 ) -> Resolution:
-    """The target for `model` (or `auto`) among the `active` providers; 4xx if none."""
+    """The target for `model` (or `auto`) among the `active` providers; 4xx if none.
+
+    `disabled` are the providers configured here but switched off: their models resolve
+    to themselves and fall back along their catalog chain (see the module docstring).
+    """
+    able = able_providers(active, capability)
     if provider is not None:
-        return _forced(catalog, active, model, provider, mode)
+        return _forced(catalog, active, model, provider, mode, capability)
     if model == "auto":
-        return _auto(catalog, active, mode, capability, signals or RoutingSignals())
+        return _auto(catalog, able, mode, capability, signals or RoutingSignals())
     info = catalog.model(model)
-    if info is None or info.provider not in active:
+    if info is None or info.provider not in active | disabled:
         raise model_not_found(catalog, active, model, info, capability)
     if capability not in info.capabilities:
         raise invalid_request(
             f"The model '{info.id}' does not support {capability}.", param="model", value=model
         )
-    alternatives = tuple(
+    chain = tuple(
         target_of(m)
         for m in (catalog.model(f) for f in info.fallback_chain)
-        if m is not None and m.provider in active
+        if m is not None and m.provider in able
     )
-    return Resolution(target_of(info), alternatives, mode, f"requested model {info.id}")
+    if info.provider in active and info.provider not in able:
+        return _served_elsewhere(info, chain, mode, capability)
+    return Resolution(target_of(info), chain, mode, f"requested model {info.id}")
+
+
+def _served_elsewhere(
+    info: ModelInfo, chain: tuple[Target, ...], mode: str, capability: str
+) -> Resolution:
+    """A model whose provider's adapter cannot serve `capability`: its first fallback."""
+    if not chain:
+        raise invalid_request(
+            f"No configured provider can serve '{info.id}' for {capability}: "
+            f"'{info.provider}' does not offer it here and no model of its fallback chain "
+            "is available.",
+            param="model",
+            value=info.id,
+        )
+    reasoning = f"{info.provider} cannot serve {capability}; fallback {chain[0].model_id}"
+    return Resolution(chain[0], chain[1:], mode, reasoning)
 
 
 def available_models(catalog: Catalog, active: Set[str], capability: str = "chat") -> list[str]:
+    able = able_providers(active, capability)
     return [
         m.id
         for m in catalog.models(capability=capability)
-        if m.provider in active and m.status != "deprecated"
+        if m.provider in able and m.status != "deprecated"
     ]
 
 
@@ -110,7 +160,12 @@ def model_not_found(
     )
 
 
-def _forced(catalog: Catalog, active: Set[str], model: str, provider: str, mode: str) -> Resolution:
+def _forced(
+    catalog: Catalog, active: Set[str], model: str, provider: str, mode: str, capability: str
+) -> Resolution:
+    """The forced provider serves the model: it must be active, able to serve the
+    operation, and (for a catalog model) the model's own provider. An id the catalog does
+    not know is passed through to the forced provider as is."""
     if catalog.provider(provider) is None:
         raise invalid_request(f"Unknown provider '{provider}'.", param="provider", value=provider)
     if provider not in active:
@@ -121,12 +176,24 @@ def _forced(catalog: Catalog, active: Set[str], model: str, provider: str, mode:
             param="provider",
             value=provider,
         )
+    if not adapter_serves(provider, capability):
+        raise invalid_request(
+            f"The provider '{provider}' does not serve {capability}.",
+            param="provider",
+            value=provider,
+        )
     info = catalog.model(model)
-    if info is not None and info.provider == provider:
-        return Resolution(target_of(info), (), mode, f"provider {provider} forced by the request")
-    return Resolution(
-        Target(provider, model, model, None), (), mode, f"provider {provider} forced by the request"
-    )
+    reasoning = f"provider {provider} forced by the request"
+    if info is None:
+        return Resolution(Target(provider, model, model, None), (), mode, reasoning)
+    if info.provider != provider:
+        raise invalid_request(
+            f"The model '{info.id}' is served by '{info.provider}', not by the forced "
+            f"provider '{provider}'; name a model of '{provider}' or drop 'provider'.",
+            param="provider",
+            value=provider,
+        )
+    return Resolution(target_of(info), (), mode, reasoning)
 
 
 def blended_price(info: ModelInfo) -> float:

@@ -1,4 +1,5 @@
-"""Simulated Cohere API: `/v2/rerank`, `/v2/embed` and `/v1/models`, with Cohere's shapes.
+"""Simulated Cohere API: `/v2/chat`, `/v2/rerank`, `/v2/embed` and `/v1/models`, with
+Cohere's shapes (chat's own checks and events live in `providers.sim.cohere_chat`).
 
 Rerank scores are deterministic and explainable: the share of the query's words found in
 the document, plus a tiny hash-derived tie-breaker, so tests can predict the order.
@@ -17,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from providers.sim import content
-from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse
+from providers.sim.cohere_chat import ChatRefusal, answer_json, plan_chat, stream_events
+from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import apply_fault
 
 VENDOR = "cohere"
@@ -124,6 +126,26 @@ async def _guarded(
     model = _model(body, endpoint)
     await apply_fault(context.fault(model, VENDOR), _refusal)
     return body, model
+
+
+# -- chat -----------------------------------------------------------------------------------
+
+
+async def chat(request: SimRequest, context: SimContext) -> SimResponse | SimStream:
+    """`POST /v2/chat`, whole or streamed (`"stream": true`)."""
+    try:
+        if not _authorized(request):
+            raise _Refusal(401, "no api key supplied")
+        body = _body(request)
+        fault = context.fault(_model(body, "chat"), VENDOR)
+        await apply_fault(fault, _refusal)
+        plan = plan_chat(body, context)
+    except (_Refusal, ChatRefusal) as refusal:
+        return error_response(refusal.status, refusal.message)
+    if body.get("stream"):
+        return SimStream(stream_events(plan, context, fault))
+    await context.pace_whole(plan.tokens or [""], fault)
+    return SimResponse.of_json(answer_json(plan))
 
 
 # -- rerank ---------------------------------------------------------------------------------
@@ -281,6 +303,7 @@ async def list_models(request: SimRequest, context: SimContext) -> SimResponse:
 
 
 ROUTES: list[Route] = [
+    Route("POST", "/v2/chat", chat),
     Route("POST", "/v2/rerank", rerank),
     Route("POST", "/v2/embed", embed),
     Route("GET", "/v1/models", list_models),

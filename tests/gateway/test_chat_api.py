@@ -165,8 +165,8 @@ async def test_legacy_functions_are_converted_with_a_deprecation_header(
     answer = raw.parse()
     assert raw.headers["deprecation"] == "true"
     assert "deprecated" in raw.headers["x-service-deprecation-warning"]
-    calls = answer.choices[0].message.tool_calls or []
-    assert calls and calls[0].function.name == "get_weather"  # type: ignore[union-attr]
+    call = answer.choices[0].message.function_call  # answered in the legacy shape
+    assert call is not None and call.name == "get_weather"
 
 
 async def test_provider_field_forces_the_provider(client: openai.AsyncOpenAI) -> None:

@@ -149,10 +149,15 @@ async def test_the_daily_figure_starts_from_the_usage_log(harness: Harness) -> N
     assert mine["tpm"]["limit"] == 40_000  # a dev key's own tpm is unset: the Free plan's
 
 
-async def test_the_view_needs_management_permission(harness: Harness) -> None:
-    status, body = await harness.get(harness.add_key("prod", ("chat",)))
-    assert status == 403
-    assert body["error"]["code"] == "insufficient_permissions"
+async def test_an_ordinary_key_reads_its_own_limits_only(harness: Harness) -> None:
+    status, body = await harness.get(harness.add_key("prod", ("chat",), rpm=5))
+    assert status == 200, body
+    assert set(body) == {"api_key"}  # the providers' figures need management
+    assert body["api_key"]["rpm"] == {
+        "limit": 5,
+        "remaining": 5,
+        "reset_at": body["api_key"]["rpm"]["reset_at"],
+    }
     status, body = await harness.get(None)
     assert status == 401
     assert body["error"]["code"] == "invalid_api_key"

@@ -449,3 +449,16 @@ async def test_a_matching_rule_routes_chat_requests(
         json={"model": "gpt-4o-mini", "messages": MESSAGES, "provider": "openai"},
     )
     assert forced.headers["x-service-model-used"] == "openai/gpt-4o-mini"
+
+
+async def test_dry_run_falls_back_from_a_disabled_providers_model_as_chat_does(
+    http: httpx.AsyncClient,
+) -> None:
+    assert (await http.post("/v1/management/providers/openai/disable")).status_code == 200
+    tested = await http.post(f"{RULES}/test", json={"model": "gpt-4o", "messages": MESSAGES})
+    assert tested.status_code == 200, tested.text
+    run = tested.json()
+    assert run["provider"] != "openai"
+    chat = await http.post("/v1/chat/completions", json={"model": "gpt-4o", "messages": MESSAGES})
+    assert chat.status_code == 200
+    assert chat.json()["service"]["provider"] == run["provider"]

@@ -9,15 +9,15 @@ import pytest
 
 from providers import errors
 from providers.cohere import (
-    batches,
+    MAX_TEXTS_PER_CALL,
     embed_payload,
     map_cohere_error,
-    merge_embeddings,
     parse_embed,
     parse_model_names,
     parse_rerank,
     rerank_payload,
 )
+from providers.http import batches, merge_embeddings
 from providers.types import EmbeddingRequest, RerankHit, RerankRequest, Usage
 
 
@@ -81,7 +81,7 @@ def test_embed_payload(request_: EmbeddingRequest, input_type: str, expected: An
 )
 def test_batches(count: int, sizes: list[int]) -> None:
     texts = [str(i) for i in range(count)]
-    parts = batches(texts)
+    parts = batches(texts, MAX_TEXTS_PER_CALL)
     assert [len(part) for part in parts] == sizes
     assert [text for part in parts for text in part] == texts
 

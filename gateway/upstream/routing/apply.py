@@ -17,6 +17,7 @@ from gateway.upstream.resolve import (
     Resolution,
     RoutingSignals,
     Target,
+    able_providers,
     resolve_chat_target,
     target_of,
 )
@@ -37,23 +38,30 @@ def routed_resolution(
     model: str,
     mode: str,
     signals: RoutingSignals | None = None,
+    disabled: Set[str] = frozenset(),
 ) -> Resolution:
     """The target and fallback chain for `model` once `rule` (if any) is applied.
 
     Raises the same 4xx `ApiError`s as `resolve_chat_target` (e.g. 404 when the model a
-    rule routes to is served by a provider the workspace has not configured).
+    rule routes to is served by a provider the workspace has not configured); `disabled`
+    as there.
     """
-    if rule is None:
-        return resolve_chat_target(
-            catalog, active, model=model, provider=None, mode=mode, signals=signals
-        )
-    routed_model = rule.actions.route_to or model
+    routed_model = (rule.actions.route_to or model) if rule is not None else model
     base = resolve_chat_target(
-        catalog, active, model=routed_model, provider=None, mode=mode, signals=signals
+        catalog,
+        active,
+        model=routed_model,
+        provider=None,
+        mode=mode,
+        signals=signals,
+        disabled=disabled,
     )
+    if rule is None:
+        return base
     alternatives = base.alternatives
     if rule.actions.fallbacks:
-        alternatives = rule_fallbacks(catalog, active, rule.actions.fallbacks, base.target)
+        able = able_providers(active, "chat")  # only adapters that serve chat
+        alternatives = rule_fallbacks(catalog, able, rule.actions.fallbacks, base.target)
     reasoning = f"routing rule '{rule.name}' ({rule.id}, priority {rule.priority})"
     if rule.actions.route_to:
         reasoning += f" routes to {base.target.model_id}"
@@ -103,11 +111,13 @@ def dry_run(
     mode: str,
     request: ChatRequest,
     provider: str | None = None,
+    disabled: Set[str] = frozenset(),
 ) -> DryRun:
     """Match `ctx` against `rules`, resolve the model as chat would, and price it.
 
     A forced `provider` bypasses the rules, as it does in chat: nothing is evaluated.
-    The matched rule's transform is applied to `request` as chat would, and the estimate
+    `disabled` are the workspace's providers switched off: their models fall back as in
+    chat. The matched rule's transform is applied to `request` as chat would, and the estimate
     follows it: a capped `max_tokens`, the tokens a system prompt adds or removes.
     """
     if provider is not None:
@@ -117,13 +127,26 @@ def dry_run(
     else:
         trail = tuple(explain(rules, ctx))
         matched = trail[-1].rule if trail and trail[-1].matched else None
-        resolution = routed_resolution(catalog, active, matched, model=model, mode=mode)
+        resolution = routed_resolution(
+            catalog, active, matched, model=model, mode=mode, disabled=disabled
+        )
+    resolution = _first_active(resolution, active)
     sent = _transformed(matched, request)
     prompt = max(0, ctx.prompt_tokens + _prompt_delta(request, sent))
     completion = sent.max_tokens if sent.max_tokens is not None else TYPICAL_OUTPUT_TOKENS
     info = resolution.target.info
     cost = info.cost(prompt, completion) if info is not None else None
     return DryRun(matched, trail, resolution, prompt, completion, cost, sent)
+
+
+def _first_active(resolution: Resolution, active: Set[str]) -> Resolution:
+    """The resolution as the engine will serve it: a target whose provider is switched
+    off is skipped for the first active one of its chain."""
+    chain = (resolution.target, *resolution.alternatives)
+    for index, target in enumerate(chain):
+        if target.provider_id in active:
+            return attrs.evolve(resolution, target=target, alternatives=chain[index + 1 :])
+    return resolution
 
 
 def _transformed(rule: Rule | None, request: ChatRequest) -> ChatRequest:

@@ -1,0 +1,114 @@
+"""Whether a chat request fits the model it is routed to: its `max_tokens` within the
+model's `max_output_tokens`, its prompt and answer within the context window (pure).
+
+Vendors refuse such requests with a 400, but only after the request has waited its turn
+and often after minutes; the catalog knows both bounds, so planning refuses them at once
+with the spec's errors. Fallbacks that would not fit are dropped from the chain, and
+`auto` takes the best candidate that fits.
+
+The prompt is estimated (about four characters a token); an image counts as a fixed
+allowance rather than as the size of its encoded bytes, which say nothing of its tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from gateway.platform.errors import ApiError, invalid_request
+from gateway.upstream.accounting import estimate_tokens
+from gateway.upstream.resolve import Resolution, Target
+from providers.catalog import ModelInfo
+
+IMAGE_TOKENS = 1_000  # above a high-detail 1024x1024 image on the vendors' own scales
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+def prompt_tokens(
+    messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
+) -> int:
+    """The estimated prompt: text, tool calls and tool schemas, and each image's allowance."""
+    total = 0
+    for message in messages:
+        total += MESSAGE_OVERHEAD_TOKENS + _content_tokens(message.get("content"))
+        for call in message.get("tool_calls") or ():
+            total += estimate_tokens(json.dumps(call))
+    if tools:
+        total += estimate_tokens(json.dumps(list(tools)))
+    return total
+
+
+def _content_tokens(content: Any) -> int:
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return estimate_tokens(content)
+    total = 0
+    for part in content if isinstance(content, list) else ():
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "text":
+            total += estimate_tokens(str(part.get("text") or ""))
+        elif kind is not None:
+            total += IMAGE_TOKENS  # images, audio, files: a fixed allowance each
+    return total
+
+
+def fits(info: ModelInfo | None, prompt: int, max_tokens: int | None) -> bool:
+    """Whether the model can take this prompt and write `max_tokens`; a model the catalog
+    does not know (a pass-through id) is given the benefit of the doubt."""
+    if info is None:
+        return True
+    if max_tokens is not None and 0 < info.max_output_tokens < max_tokens:
+        return False
+    return not 0 < info.context_window < prompt + (max_tokens or 0)
+
+
+def fitted(
+    resolution: Resolution, *, prompt: int, max_tokens: int | None, flexible: bool
+) -> Resolution:
+    """The resolution with only the targets that fit; 400 when its target does not.
+
+    With `flexible` (the client asked for `auto`), the first candidate that fits becomes
+    the target instead; the error names the routed target when none does.
+    """
+    chain = [resolution.target, *resolution.alternatives]
+    fitting = [t for t in chain if fits(t.info, prompt, max_tokens)]
+    if not fitting or (fitting[0] != resolution.target and not flexible):
+        raise misfit(resolution.target, prompt, max_tokens)
+    if fitting == chain:
+        return resolution
+    reasoning = resolution.reasoning
+    if fitting[0] != resolution.target:
+        reasoning += f"; {fitting[0].model_id} instead, as the request does not fit the others"
+    return attrs.evolve(
+        resolution, target=fitting[0], alternatives=tuple(fitting[1:]), reasoning=reasoning
+    )
+
+
+def misfit(target: Target, prompt: int, max_tokens: int | None) -> ApiError:
+    """The error for a request `target`'s model cannot take."""
+    info = target.info
+    assert info is not None  # a target without catalog facts always fits
+    if max_tokens is not None and 0 < info.max_output_tokens < max_tokens:
+        return invalid_request(
+            f"'max_tokens' is {max_tokens}, but '{info.id}' writes at most "
+            f"{info.max_output_tokens} tokens in one answer.",
+            param="max_tokens",
+            value=max_tokens,
+        )
+    requested = prompt + (max_tokens or 0)
+    return ApiError(
+        400,
+        "context_length_exceeded",
+        f"The model '{info.id}' takes at most {info.context_window} tokens, prompt and "
+        f"answer together; this request needs about {requested} ({prompt} in the messages"
+        f" and tools, {max_tokens or 0} for the answer). Shorten the messages or lower "
+        "'max_tokens'.",
+        provider=info.provider,
+        model=info.id,
+        max_tokens=info.context_window,
+        requested_tokens=requested,
+    )

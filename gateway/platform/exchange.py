@@ -1,0 +1,115 @@
+"""One HTTP request's receive and send as the application uses them.
+
+The `Exchange` notes whether the request body was read to its end and how far the answer
+got, so that the server can (1) close the connection after an answer given before the
+body was read (an early 401, 404 or 413 to a large upload): a keep-alive connection would
+otherwise sit until the client had sent the rest, which it may never do; and (2) finish
+an answer cut short by the shutdown deadline cleanly (`end_for_shutdown`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import trio
+
+from gateway.platform.drain import SHUTTING_DOWN
+from gateway.platform.jsonio import dumps
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+JSON_TYPE = (b"content-type", b"application/json")
+CLOSE = (b"connection", b"close")
+EVENT_STREAM = b"text/event-stream"
+CLOSE_DEADLINE_S = 2.0
+
+
+class Exchange:
+    """Wraps one request's `receive` and `send` (see the module docstring)."""
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._receive, self._send = receive, send
+        self.body_read = not _declares_body(scope["headers"])
+        self.started = False
+        self.finished = False
+        self.event_stream = False
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            self.body_read = True
+        return message
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            self.started = True
+            headers = message.get("headers") or []
+            self.event_stream = any(
+                name.lower() == b"content-type" and value.startswith(EVENT_STREAM)
+                for name, value in headers
+            )
+            if not self.body_read:  # the client may still be sending what nobody reads
+                message = {**message, "headers": [*headers, CLOSE]}
+        elif kind == "http.response.body" and not message.get("more_body", False):
+            self.finished = True
+            # Hypercorn may close the connection inside this call (the request body was
+            # not read, keep-alive is over, or the server is shutting down), and the
+            # close tells the application "disconnect" first: a handler that cancels
+            # itself on that (Quart's, our fast path's) would abort the close half-way
+            # and leave the connection open until Hypercorn's own deadline.
+            with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
+                await self._send(message)
+            return
+        await self._send(message)
+
+    async def end_for_shutdown(self) -> None:
+        """Answer a request the shutdown deadline cut short: a 503 when nothing was sent,
+        else an error event (streams) and the end of the body. A client already gone is
+        no error."""
+        error = SHUTTING_DOWN
+        with contextlib.suppress(Exception):
+            if not self.started:
+                await send_json(self.send, error.status, error.body(), error.headers)
+                return
+            if self.finished:
+                return
+            if self.event_stream:
+                frame = b"data: " + dumps(error.body()) + b"\n\n"
+                await self.send({"type": "http.response.body", "body": frame, "more_body": True})
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _declares_body(headers: list[tuple[bytes, bytes]]) -> bool:
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered == b"content-length":
+            return value.strip() not in (b"0", b"")
+        if lowered == b"transfer-encoding":
+            return True
+    return False
+
+
+def header_list(
+    headers: Mapping[str, str], *extra: tuple[bytes, bytes]
+) -> list[tuple[bytes, bytes]]:
+    return [*extra, *((k.lower().encode(), v.encode()) for k, v in headers.items())]
+
+
+async def send_json(send: Send, status: int, body: Any, headers: Mapping[str, str]) -> None:
+    payload = dumps(body)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": header_list(
+                headers, JSON_TYPE, (b"content-length", str(len(payload)).encode())
+            ),
+        }
+    )
+    await send({"type": "http.response.body", "body": payload, "more_body": False})

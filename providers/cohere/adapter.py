@@ -1,0 +1,102 @@
+"""The Cohere adapter: chat (`/v2/chat`, whole and streamed, with tools), rerank, embeddings
+and model listing, over the shared HTTP plumbing."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing, asynccontextmanager
+from typing import Any
+
+from providers.cohere.chat import chat_payload, parse_chat, read_event
+from providers.cohere.errors import map_cohere_error
+from providers.cohere.retrieval import (
+    DEFAULT_INPUT_TYPE,
+    INPUT_TYPES,
+    MAX_TEXTS_PER_CALL,
+    embed_payload,
+    parse_embed,
+    parse_model_names,
+    parse_rerank,
+    rerank_payload,
+)
+from providers.errors import ProviderError, StreamInterrupted
+from providers.http import HttpProvider, batches, merge_embeddings, read_json
+from providers.types import (
+    ChatChunk,
+    ChatRequest,
+    ChatResult,
+    EmbeddingRequest,
+    EmbeddingResult,
+    RerankRequest,
+    RerankResult,
+)
+from providers.upstream import UpstreamStream
+
+
+class CohereProvider(HttpProvider):
+    """Chat, rerank, embeddings and model listing on Cohere.
+
+    `endpoint.base_url` is the vendor root (`https://api.cohere.com`). Settings:
+    `input_type` (embeddings; default `search_document`), `max_tokens_per_doc` (rerank).
+    """
+
+    def map_error(
+        self, status: int, body: bytes, headers: Mapping[str, str], model: str
+    ) -> ProviderError:
+        return map_cohere_error(self.provider_id, status, body, headers, model)
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        """One whole answer; cancelling the call closes the upstream request."""
+        payload = chat_payload(request, stream=False)
+        data = await self.post_json("/v2/chat", payload, model=request.model)
+        return parse_chat(data, request.model, self.provider_id)
+
+    @asynccontextmanager
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
+        """The answer's chunks as they arrive; leaving the context closes the response."""
+        payload = chat_payload(request, stream=True)
+        async with (
+            self.open_stream("/v2/chat", payload, model=request.model) as response,
+            aclosing(self._chunks(response)) as chunks,
+        ):
+            yield chunks
+
+    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
+        """Canonical chunks until `message-end`; a stream ending before it was cut."""
+        finished = False
+        async for event in self.sse_events(response):
+            data = read_json(event.data) if event.data != "[DONE]" else None
+            if not isinstance(data, dict) or finished:
+                continue  # read on to the end, so the byte iterators underneath finish
+            chunk = read_event(data, self.provider_id)
+            if chunk is not None:
+                finished = chunk.finish_reason is not None
+                yield chunk
+        if not finished:
+            raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
+
+    async def rerank(self, request: RerankRequest) -> RerankResult:
+        """One rerank call; cancelling it closes the upstream request."""
+        limit = self.endpoint.settings.get("max_tokens_per_doc")
+        payload = rerank_payload(request, max_tokens_per_doc=limit)
+        data = await self.post_json("/v2/rerank", payload, model=request.model)
+        return parse_rerank(data, request.model)
+
+    async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
+        """Embeds in batches of 96, one after the other (a failed batch fails the call);
+        cancelling it closes the batch in flight."""
+        input_type = self._input_type()
+        parts = []
+        for texts in batches(request.inputs, MAX_TEXTS_PER_CALL):
+            payload = embed_payload(request, texts, input_type)
+            parts.append(
+                parse_embed(await self.post_json("/v2/embed", payload, model=request.model))
+            )
+        return merge_embeddings(request.model, parts)
+
+    def _input_type(self) -> str:
+        value: Any = self.endpoint.settings.get("input_type", DEFAULT_INPUT_TYPE)
+        return value if value in INPUT_TYPES else DEFAULT_INPUT_TYPE
+
+    async def list_models(self) -> list[str]:
+        return parse_model_names(await self.get_json("/v1/models"))

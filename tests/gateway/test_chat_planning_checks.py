@@ -1,0 +1,170 @@
+"""Planning refuses what no upstream would serve, and serves what a fallback can (issue 22,
+items 2 to 4): `max_tokens` and the context window checked against the catalog, a
+disabled provider's models falling back, a forced provider that does not serve the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from gateway.chat.model_fit import IMAGE_TOKENS, fits, fitted, prompt_tokens
+from gateway.platform.errors import ApiError
+from gateway.upstream.resolve import Resolution, target_of
+from providers.catalog import load_catalog
+
+HELLO: Any = [{"role": "user", "content": "Hello there"}]
+PROVIDERS = "/v1/management/providers"
+
+
+def error_of(caught: pytest.ExceptionInfo[openai.APIStatusError]) -> dict[str, Any]:
+    body = caught.value.response.json()
+    assert set(body) == {"error"}
+    error: dict[str, Any] = body["error"]
+    return error
+
+
+# -- item 2: max_tokens and the context window ---------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["max_tokens", "max_completion_tokens"])
+async def test_max_tokens_above_the_models_output_limit_is_a_400(
+    client: openai.AsyncOpenAI, field: str
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o-mini", messages=HELLO, extra_body={field: 100_000}
+        )
+    error = error_of(caught)
+    assert error["code"] == "invalid_request"
+    assert error["param"] == "max_tokens"
+    assert error["value"] == 100_000
+    assert "16384" in error["message"]
+
+
+async def test_max_tokens_at_the_limit_is_served(client: openai.AsyncOpenAI) -> None:
+    answer = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=HELLO, max_tokens=16_384
+    )
+    assert answer.choices[0].message.content
+
+
+async def test_a_prompt_over_the_context_window_is_context_length_exceeded(
+    client: openai.AsyncOpenAI,
+) -> None:
+    huge: Any = [{"role": "user", "content": "word " * 16_000}]  # ~20,000 tokens
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-3.5-turbo", messages=huge)
+    error = error_of(caught)
+    assert error["code"] == "context_length_exceeded"
+    assert error["model"] == "gpt-3.5-turbo"
+    assert error["provider"] == "openai"
+    assert error["max_tokens"] == 16_385
+    assert error["requested_tokens"] > 16_385
+
+
+async def test_prompt_plus_max_tokens_over_the_window_is_context_length_exceeded(
+    client: openai.AsyncOpenAI,
+) -> None:
+    long: Any = [{"role": "user", "content": "word " * 12_000}]  # ~15,000 tokens
+    answer = await client.chat.completions.create(model="gpt-3.5-turbo", messages=long)
+    assert answer.choices[0].message.content
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-3.5-turbo", messages=long, max_tokens=4_000)
+    error = error_of(caught)
+    assert error["code"] == "context_length_exceeded"
+    assert error["requested_tokens"] > 16_385
+
+
+def _resolution(*models: str) -> Resolution:
+    catalog = load_catalog()
+    targets = [target_of(info) for m in models if (info := catalog.model(m)) is not None]
+    return Resolution(targets[0], tuple(targets[1:]), "balanced", "test")
+
+
+def test_fallbacks_that_cannot_take_the_request_leave_the_chain() -> None:
+    resolution = fitted(
+        _resolution("gpt-4.1", "gpt-4o-mini", "claude-haiku-4-5"),
+        prompt=10,
+        max_tokens=20_000,
+        flexible=False,
+    )
+    assert resolution.target.model_id == "gpt-4.1"
+    assert [t.model_id for t in resolution.alternatives] == ["claude-haiku-4-5"]
+
+
+def test_auto_takes_the_first_candidate_that_fits() -> None:
+    resolution = fitted(
+        _resolution("gpt-4o-mini", "gpt-3.5-turbo", "claude-haiku-4-5"),
+        prompt=10,
+        max_tokens=20_000,
+        flexible=True,
+    )
+    assert resolution.target.model_id == "claude-haiku-4-5"
+    assert resolution.alternatives == ()
+    with pytest.raises(ApiError) as caught:
+        fitted(_resolution("gpt-4o-mini"), prompt=10, max_tokens=20_000, flexible=True)
+    assert caught.value.code == "invalid_request"
+
+
+def test_an_image_counts_as_an_allowance_not_as_its_bytes() -> None:
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 10**6}}
+    message = {"role": "user", "content": [{"type": "text", "text": "What is this?"}, image]}
+    estimate = prompt_tokens([message], None)
+    assert IMAGE_TOKENS < estimate < IMAGE_TOKENS + 20
+    assert fits(load_catalog().model("gpt-3.5-turbo"), estimate, None)
+
+
+# -- item 3: a disabled provider -----------------------------------------------------------
+
+
+async def test_a_disabled_providers_model_falls_back_then_is_unavailable(
+    client: openai.AsyncOpenAI, http: httpx.AsyncClient
+) -> None:
+    assert (await http.post(f"{PROVIDERS}/openai/disable")).status_code == 200
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=HELLO
+    )
+    body = raw.http_response.json()
+    assert body["service"]["provider"] != "openai"
+    assert body["_gateway"]["fallback"]["fallback_model"] == "gemini-2.5-flash-lite"
+    for provider in ("google", "anthropic", "mistral"):  # the rest of gpt-4o-mini's chain
+        assert (await http.post(f"{PROVIDERS}/{provider}/disable")).status_code == 200
+    for stream in (False, True):
+        with pytest.raises(openai.APIStatusError) as caught:
+            await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, stream=stream)
+        assert caught.value.status_code == 503
+        error = error_of(caught)
+        assert error["code"] == "provider_unavailable"
+        assert error["provider"] == "openai"
+
+
+# -- item 4: a forced provider that does not serve the model -------------------------------
+
+
+async def test_forcing_a_provider_that_does_not_serve_the_model_is_a_400(
+    client: openai.AsyncOpenAI,
+) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o-mini", messages=HELLO, extra_body={"provider": "anthropic"}
+        )
+    error = error_of(caught)
+    assert error["code"] == "invalid_request"
+    assert error["param"] == "provider"
+    assert "'gpt-4o-mini'" in error["message"]
+    assert "'openai'" in error["message"] and "'anthropic'" in error["message"]
+
+
+async def test_forcing_the_models_own_provider_is_served_and_priced(
+    client: openai.AsyncOpenAI,
+) -> None:
+    raw = await client.chat.completions.with_raw_response.create(
+        model="claude-haiku-4-5", messages=HELLO, extra_body={"provider": "anthropic"}
+    )
+    body = raw.http_response.json()
+    assert body["service"]["provider"] == "anthropic"
+    assert body["service"]["cost"]["total"] > 0

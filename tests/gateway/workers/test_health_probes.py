@@ -1,0 +1,65 @@
+"""The health-probe worker: every active provider asked for its model list, each answer
+(or its absence) recorded apart from request outcomes."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+import trio
+
+from gateway.platform.config import Settings
+from gateway.platform.server import RunningGateway
+from gateway.upstream.registry import ConfiguredProvider
+from gateway.workers.health_probes import probe_round
+from providers.base import Provider
+from providers.errors import UpstreamUnavailable
+
+
+class Silent(Provider):
+    provider_id = "anthropic"
+
+    async def list_models(self) -> list[str]:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+
+class Down(Provider):
+    provider_id = "mistral"
+
+    async def list_models(self) -> list[str]:
+        raise UpstreamUnavailable("mistral", "connection refused")
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    return attrs.evolve(settings, health_probe_deadline_s=0.2)
+
+
+def install(gateway: RunningGateway, provider: Provider) -> None:
+    configured = gateway.state.registry.configured("default")
+    assert isinstance(configured, dict)
+    configured[provider.provider_id] = ConfiguredProvider(
+        configured[provider.provider_id].record, provider
+    )
+
+
+async def test_one_round_probes_every_active_provider(gateway: RunningGateway) -> None:
+    install(gateway, Silent())
+    install(gateway, Down())
+    health = gateway.state.health
+
+    with trio.fail_after(5):  # the silent provider is given up after its 0.2 s deadline
+        await probe_round(gateway.state)
+
+    (openai,) = health.probes("default", "openai")  # the simulator answers
+    assert openai.ok and openai.latency_ms >= 0
+    (silent,) = health.probes("default", "anthropic")
+    assert not silent.ok and silent.error_type == "provider_timeout"
+    (down,) = health.probes("default", "mistral")
+    assert not down.ok and down.error_type == "provider_unavailable"
+    # a provider that served no request is judged by its probes, with no latency
+    figures = health.figures("default", "mistral")
+    assert figures.status == "degraded" and figures.latency_ms is None
+    assert health.figures("default", "openai").status == "healthy"
+    # probes are not request outcomes: routing's latency signal stays unknown
+    assert health.figures("default", "openai").latency_ms is None
