@@ -36,7 +36,7 @@ LOCAL_DEFAULT_VOICE = "en-us"
 # Providers whose adapters speak the vendor's audio API so far; others are left out of
 # audio chains (a named model of theirs is a 400) rather than failing at call time.
 AUDIO_ADAPTERS = {
-    "speech": frozenset({"openai", "elevenlabs", "local"}),
+    "speech": frozenset({"openai", "elevenlabs", "google", "local"}),
     "transcription": frozenset({"openai", "mistral", "local"}),
 }
 

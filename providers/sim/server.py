@@ -71,6 +71,7 @@ VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
     "openai": ("openai_audio",),
     "elevenlabs": ("elevenlabs_tts",),
     "mistral": ("mistral_audio",),
+    "google": ("google_tts",),
 }
 
 
@@ -78,7 +79,8 @@ def _load_vendor_routes(names: tuple[str, ...]) -> dict[str, list[Route]]:
     return {
         name: [
             route
-            for module in (name, *VENDOR_EXTRAS.get(name, ()))
+            # extras first: a sibling may take over a pattern and delegate (google_tts)
+            for module in (*VENDOR_EXTRAS.get(name, ()), name)
             for route in importlib.import_module(f"providers.sim.{module}").ROUTES
         ]
         for name in names

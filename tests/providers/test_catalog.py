@@ -150,6 +150,7 @@ def test_filters(catalog: Catalog) -> None:
     assert {m.provider for m in catalog.models(capability="speech")} == {
         "openai",
         "elevenlabs",
+        "google",
         "local",
     }
     assert catalog.models_of("elevenlabs") == catalog.models(provider="elevenlabs")

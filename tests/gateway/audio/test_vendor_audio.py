@@ -235,3 +235,11 @@ async def test_a_vendor_error_is_500_provider_error_on_audio(
     assert caught.value.status_code == 500
     error = caught.value.body
     assert error["code"] == "provider_error" and error["provider"] == "mistral"  # type: ignore[index]
+
+
+async def test_gemini_speech_through_the_gateway(client: openai.AsyncOpenAI) -> None:
+    response = await client.audio.speech.with_raw_response.create(
+        model="gemini-2.5-flash-preview-tts", voice="friendly", input=TEXT, response_format="flac"
+    )
+    assert response.headers["x-service-provider"] == "google"
+    assert soundfile.info(io.BytesIO(response.content)).format == "FLAC"
