@@ -5,6 +5,7 @@ One line per vendor; the gateway builds adapters through `build_adapter` only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import MappingProxyType
 
 from providers.anthropic import AnthropicProvider
@@ -12,12 +13,14 @@ from providers.base import Provider, ProviderEndpoint
 from providers.cohere import CohereProvider
 from providers.elevenlabs import ElevenLabsProvider
 from providers.google import GoogleProvider
-from providers.http import HttpProvider
+from providers.local.provider import LocalProvider
 from providers.mistral import MistralProvider
 from providers.openai import OpenAIProvider
 from providers.upstream import Upstream
 
-ADAPTER_CLASSES: MappingProxyType[str, type[HttpProvider]] = MappingProxyType(
+AdapterClass = Callable[[Upstream, ProviderEndpoint], Provider]
+
+ADAPTER_CLASSES: MappingProxyType[str, AdapterClass] = MappingProxyType(
     {
         "openai": OpenAIProvider,
         "anthropic": AnthropicProvider,
@@ -25,6 +28,7 @@ ADAPTER_CLASSES: MappingProxyType[str, type[HttpProvider]] = MappingProxyType(
         "cohere": CohereProvider,
         "google": GoogleProvider,
         "elevenlabs": ElevenLabsProvider,
+        "local": LocalProvider,
     }
 )
 
@@ -36,3 +40,8 @@ def build_adapter(client: Upstream, endpoint: ProviderEndpoint) -> Provider:
     except KeyError:
         raise LookupError(f"no adapter for provider {endpoint.provider_id!r}") from None
     return cls(client, endpoint)
+
+
+def builtin_adapters(client: Upstream) -> dict[str, Provider]:
+    """Providers that need no configuration: the offline engines of `providers.local`."""
+    return {"local": LocalProvider(client, ProviderEndpoint("local", "local://", ""))}

@@ -16,6 +16,13 @@ from typing import Any
 
 import attrs
 
+from providers.audio_types import (
+    SpeechAudio,
+    SpeechRequest,
+    TranscriptEvent,
+    TranscriptionRequest,
+    TranscriptionResult,
+)
 from providers.errors import Unsupported
 from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import (
@@ -29,6 +36,8 @@ from providers.types import (
 )
 
 ChatStream = AbstractAsyncContextManager[AsyncIterator[ChatChunk]]
+TranscriptStream = AbstractAsyncContextManager[AsyncIterator[TranscriptEvent]]
+AudioStream = AbstractAsyncContextManager[AsyncIterator[bytes]]
 
 
 @attrs.frozen
@@ -69,6 +78,20 @@ class Provider:
 
     async def ocr(self, request: OcrRequest) -> OcrResult:
         raise Unsupported(self.provider_id, f"{self.provider_id} does not serve OCR")
+
+    async def transcribe(self, request: TranscriptionRequest) -> TranscriptionResult:
+        raise Unsupported(self.provider_id, f"{self.provider_id} does not transcribe audio")
+
+    def transcribe_stream(self, request: TranscriptionRequest) -> TranscriptStream:
+        """Recognised text as it comes, then one `TranscriptDone`; leaving closes upstream."""
+        raise Unsupported(self.provider_id, f"{self.provider_id} does not stream transcription")
+
+    async def speech(self, request: SpeechRequest) -> SpeechAudio:
+        raise Unsupported(self.provider_id, f"{self.provider_id} does not synthesise speech")
+
+    def speech_stream(self, request: SpeechRequest) -> AudioStream:
+        """Audio bytes in `request.response_format` as the upstream produces them."""
+        raise Unsupported(self.provider_id, f"{self.provider_id} does not stream speech")
 
     async def list_models(self) -> list[str]:
         """Model ids the upstream reports; used by the management `test` call."""

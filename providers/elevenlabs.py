@@ -1,4 +1,4 @@
-"""Adapter for ElevenLabs: configuration, catalogue and health (speech synthesis comes later).
+"""Adapter for ElevenLabs: configuration, catalogue, health and speech synthesis.
 
 ElevenLabs authenticates with an `xi-api-key` header, not a bearer token. `GET /v1/models`
 answers a bare JSON array of model objects (`model_id`, `name`, `can_do_text_to_speech`,
@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from providers.elevenlabs_speech import ElevenLabsSpeech
 from providers.errors import (
     AuthenticationFailed,
     InvalidUpstreamRequest,
@@ -25,7 +26,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, read_json, retry_after_seconds
+from providers.http import read_json, retry_after_seconds
 
 
 @attrs.frozen
@@ -134,8 +135,9 @@ def map_elevenlabs_error(
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class ElevenLabsProvider(HttpProvider):
-    """Model and voice listing on ElevenLabs; every other operation is `Unsupported`."""
+class ElevenLabsProvider(ElevenLabsSpeech):
+    """Speech synthesis (`providers.elevenlabs_speech`), model and voice listing on
+    ElevenLabs; every other operation is `Unsupported`."""
 
     def auth_headers(self) -> dict[str, str]:
         return {"xi-api-key": self.endpoint.api_key}

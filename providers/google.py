@@ -37,8 +37,8 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from providers.google_audio import GoogleAudio
 from providers.http import (
-    HttpProvider,
     batches,
     merge_embeddings,
     read_json,
@@ -500,7 +500,7 @@ def stream_error(provider: str, data: Mapping[str, Any]) -> ProviderError:
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class GoogleProvider(HttpProvider):
+class GoogleProvider(GoogleAudio):
     """Chat, streamed chat, embeddings and model listing over the Gemini API."""
 
     def auth_headers(self) -> dict[str, str]:

@@ -37,7 +37,8 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import HttpProvider, decode_vectors, parse_usage, read_json, retry_after_seconds
+from providers.http import decode_vectors, parse_usage, read_json, retry_after_seconds
+from providers.mistral_audio import MistralAudio
 from providers.mistral_ocr import ocr_payload, parse_ocr
 from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import (
@@ -386,7 +387,7 @@ def stream_error(provider: str, data: Mapping[str, Any]) -> ProviderError:
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class MistralProvider(HttpProvider):
+class MistralProvider(MistralAudio):
     """Chat (whole and streamed, with tools), embeddings and model listing on La Plateforme.
 
     `endpoint.base_url` is the vendor root (`https://api.mistral.ai`); paths start `/v1`.

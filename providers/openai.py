@@ -24,13 +24,8 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import (
-    HttpProvider,
-    decode_vectors,
-    parse_usage,
-    read_json,
-    retry_after_seconds,
-)
+from providers.http import decode_vectors, parse_usage, read_json, retry_after_seconds
+from providers.openai_audio import OpenAIAudio
 from providers.types import (
     JSON,
     ChatChunk,
@@ -180,8 +175,9 @@ def map_openai_error(
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class OpenAIProvider(HttpProvider):
-    """Chat, embeddings and model listing over the OpenAI protocol."""
+class OpenAIProvider(OpenAIAudio):
+    """Chat, embeddings, audio (`providers.openai_audio`) and model listing over the
+    OpenAI protocol."""
 
     def map_error(
         self, status: int, body: bytes, headers: Mapping[str, str], model: str

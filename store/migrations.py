@@ -391,6 +391,22 @@ CREATE TABLE file_pii (
 );
 """
 
+_V8_VOICE_MAPPINGS = """
+-- A workspace's custom voices: a name usable wherever a `voice` is, mapped to one voice
+-- id per provider (gateway.audio.voices). Names are unique within a workspace.
+CREATE TABLE voice_mappings (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    mappings TEXT NOT NULL DEFAULT '{}',
+    default_settings TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (workspace_id, name)
+);
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1_INITIAL),
     (2, _V2_ROUTING_RULES),
@@ -399,6 +415,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (5, _V5_STATUS),
     (6, _V6_ORGANIZATIONS),
     (7, _V7_FILES),
+    (8, _V8_VOICE_MAPPINGS),
 )
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 

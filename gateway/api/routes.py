@@ -4,9 +4,10 @@ document."""
 
 from __future__ import annotations
 
+from gateway.api.audio import audio_routes
 from gateway.api.chat import chat_routes
 from gateway.platform.asgi import Route
 
 
 def fast_routes() -> list[Route]:
-    return [*chat_routes()]
+    return [*chat_routes(), *audio_routes()]

@@ -9,6 +9,7 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from gateway.api.alerts import alerts_blueprint
+from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint
 from gateway.api.audit_log import audit_log_blueprint
 from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.billing import billing_blueprint
@@ -29,7 +30,7 @@ from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
-from gateway.platform.uploads import upload_request_class
+from gateway.platform.uploads import file_upload_limits, upload_request_class
 from gateway.platform.web import error_response
 from gateway.uploads.formats import LARGEST_UPLOAD
 
@@ -45,16 +46,24 @@ _HTTP_CODES = {
 }
 
 
+# The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
+# as a stream with its own limit; Quart's MAX_CONTENT_LENGTH would refuse it at once.
+TRANSCRIPTION_UPLOAD_LIMIT = 26 * 1024 * 1024
+
+
 def create_app(state: AppState) -> QuartTrio:
     """An app serving `state`; the caller owns the state's lifetime (`gateway.platform.server`)."""
     app = QuartTrio(__name__)
-    app.request_class = upload_request_class(LARGEST_UPLOAD)
+    app.request_class = upload_request_class(
+        file_upload_limits(LARGEST_UPLOAD) | {TRANSCRIPTIONS_PATH: TRANSCRIPTION_UPLOAD_LIMIT}
+    )
     app.config["RESPONSE_TIMEOUT"] = None  # streams may run for minutes; deadlines are ours
     app.config["BODY_TIMEOUT"] = state.settings.body_timeout_s
     app.config["MAX_CONTENT_LENGTH"] = state.settings.max_body_bytes
     for blueprint in (
         health_blueprint(state),
         embeddings_blueprint(state),
+        audio_blueprint(state),
         rerank_blueprint(state),
         models_blueprint(state),
         keys_blueprint(state),

@@ -43,6 +43,7 @@ from gateway.workers import (
     webhook_delivery,
 )
 from gateway.workers.usage_writer import UsageWriter
+from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
@@ -117,7 +118,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
         async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
-            registry = ProviderRegistry(client, cipher, catalog)
+            registry = ProviderRegistry(client, cipher, catalog, builtin=builtin_adapters(client))
             registry.load(await db.run(provider_store.list_all))
             usage = UsageWriter(
                 db, capacity=settings.usage_queue_size, shutdown_grace=settings.shutdown_grace_s

@@ -9,6 +9,7 @@ beyond even that is still refused by Quart before a byte is read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from quart_trio.wrappers.request import TrioRequest
@@ -18,11 +19,19 @@ UPLOAD_PATHS = frozenset({"/v1/files", "/v1/ocr"})
 MULTIPART_OVERHEAD = 1024 * 1024
 
 
-def upload_request_class(largest_upload: int) -> type[TrioRequest]:
+def upload_request_class(limits: Mapping[str, int]) -> type[TrioRequest]:
+    """A request class whose POST bodies on `limits`' paths may reach that many bytes."""
+
     class UploadAwareRequest(TrioRequest):
         def __init__(self, method: str, scheme: str, path: str, *args: Any, **kwargs: Any):
-            if method == "POST" and path in UPLOAD_PATHS:
-                kwargs["max_content_length"] = largest_upload + MULTIPART_OVERHEAD
+            limit = limits.get(path) if method == "POST" else None
+            if limit is not None:
+                kwargs["max_content_length"] = limit
             super().__init__(method, scheme, path, *args, **kwargs)
 
     return UploadAwareRequest
+
+
+def file_upload_limits(largest_upload: int) -> dict[str, int]:
+    """The files and OCR routes: the spec's largest upload plus the multipart framing."""
+    return {path: largest_upload + MULTIPART_OVERHEAD for path in UPLOAD_PATHS}

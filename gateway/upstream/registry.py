@@ -36,6 +36,11 @@ class ProviderRegistry:
     _by_workspace: dict[str, dict[str, ConfiguredProvider]] = attrs.field(factory=dict)
     # Active provider ids per workspace, read on every request; rebuilt on each change.
     _active: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    # Providers every workspace has without configuring them (the offline `local`
+    # engines): `adapter` answers with them, `active_ids` (what routing offers) does not,
+    # so only the families that append them on purpose (audio) call them. A workspace
+    # turns one off by configuring it with status `disabled`.
+    builtin: Mapping[str, Provider] = attrs.field(factory=dict)
 
     def load(self, records: list[ProviderRecord]) -> None:
         self._by_workspace.clear()
@@ -63,7 +68,9 @@ class ProviderRegistry:
     def adapter(self, workspace_id: str, provider_id: str) -> Provider | None:
         """The adapter to call, or None when the provider is not active here."""
         entry = self.get(workspace_id, provider_id)
-        return entry.adapter if entry is not None and entry.active else None
+        if entry is None:
+            return self.builtin.get(provider_id)
+        return entry.adapter if entry.active else None
 
     def active_adapters(self) -> list[tuple[str, str, Provider]]:
         """(workspace, provider id, adapter) of every active provider, for the probes."""

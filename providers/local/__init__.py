@@ -1,1 +1,2 @@
-"""Engines that run on the gateway's own machine with no network (the `local` provider)."""
+"""The `local` provider: engines that run on the gateway's own machine with no network
+(speech synthesis and recognition, OCR)."""

@@ -57,7 +57,22 @@ def control_routes(server: SimServer) -> list[Route]:
         server.config = attrs.evolve(server.config, **changes)
         return SimResponse.of_json(attrs.asdict(server.config))
 
+    async def script_transcripts(request: SimRequest, _: SimContext) -> SimResponse:
+        try:
+            texts = _texts(_json_body(request))
+        except FaultError as exc:
+            return _bad_request(str(exc))
+        server.transcripts.extend(texts)
+        return SimResponse.of_json({"queued": len(server.transcripts)}, status=201)
+
+    async def clear_transcripts(_: SimRequest, __: SimContext) -> SimResponse:
+        cleared = len(server.transcripts)
+        server.transcripts.clear()
+        return SimResponse.of_json({"cleared": cleared})
+
     return [
+        Route("POST", "/transcripts", script_transcripts),
+        Route("DELETE", "/transcripts", clear_transcripts),
         Route("POST", "/faults", add_fault),
         Route("GET", "/faults", list_faults),
         Route("DELETE", "/faults", clear_faults),
@@ -73,6 +88,14 @@ def _json_body(request: SimRequest) -> Any:
         return request.json()
     except ValueError as exc:
         raise FaultError(f"body is not JSON: {exc}") from None
+
+
+def _texts(payload: Any) -> list[str]:
+    """`{"texts": [...]}`: what the next transcriptions hear, in order."""
+    texts = payload.get("texts") if isinstance(payload, dict) else None
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        raise FaultError("'texts' is an array of strings")
+    return texts
 
 
 def _config_changes(payload: Any) -> dict[str, Any]:

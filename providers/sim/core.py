@@ -108,6 +108,11 @@ class SimContext:
         An async generator: close it (`contextlib.aclosing`) when stopping early."""
         raise NotImplementedError
 
+    def next_transcript(self) -> str | None:
+        """The next scripted transcription text (`POST /_sim/transcripts`), or None: a
+        transcription endpoint then answers its deterministic default."""
+        return None
+
     async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
         """Wait as long as streaming `tokens` would take: a whole (non-streamed) answer
         is sent when its last token is ready. A fault may raise `StreamCut` here too."""

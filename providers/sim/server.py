@@ -12,6 +12,7 @@ config, faults, counters) and is the `SimContext` handed to vendor handlers.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import importlib
 import json
@@ -61,10 +62,29 @@ VENDOR_MODULES: tuple[str, ...] = (
 )
 
 CONTROL_PREFIX = "_sim"
+MAX_SCRIPTED = 10_000  # scripted transcripts held at once
+
+
+# Extra route modules of a vendor, mounted under the same prefix (a vendor module that
+# would pass 600 lines grows a sibling instead).
+VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
+    "openai": ("openai_audio",),
+    "elevenlabs": ("elevenlabs_tts",),
+    "mistral": ("mistral_audio",),
+    "google": ("google_tts",),
+}
 
 
 def _load_vendor_routes(names: tuple[str, ...]) -> dict[str, list[Route]]:
-    return {name: importlib.import_module(f"providers.sim.{name}").ROUTES for name in names}
+    return {
+        name: [
+            route
+            # extras first: a sibling may take over a pattern and delegate (google_tts)
+            for module in (*VENDOR_EXTRAS.get(name, ()), name)
+            for route in importlib.import_module(f"providers.sim.{module}").ROUTES
+        ]
+        for name in names
+    }
 
 
 VENDOR_ROUTES: dict[str, list[Route]] = _load_vendor_routes(VENDOR_MODULES)
@@ -152,8 +172,14 @@ class SimServer(SimContext):
         self.config = config
         self.stats = SimStats()
         self.faults = FaultBook()
+        # Scripted transcription texts, used in order by the next transcriptions (bounded:
+        # a script is a test's or a benchmark's, never an unbounded queue).
+        self.transcripts: collections.deque[str] = collections.deque(maxlen=MAX_SCRIPTED)
         self._writer = ResponseWriter()
         self._router = _Router.build({**VENDOR_ROUTES, CONTROL_PREFIX: control_routes(self)})
+
+    def next_transcript(self) -> str | None:
+        return self.transcripts.popleft() if self.transcripts else None
 
     def base_url(self, vendor: str) -> str:
         """Where a client of `vendor` points (OpenAI clients append `/v1` themselves)."""
@@ -372,6 +398,9 @@ class _OneRequestFault(SimContext):
 
     async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
         await self._server.pace_whole(tokens, fault)
+
+    def next_transcript(self) -> str | None:
+        return self._server.next_transcript()
 
 
 async def _read_request(conn: Connection, parser: RequestParser) -> ParsedRequest | None:

@@ -23,7 +23,7 @@ from store.secrets import new_api_key
 from store.workspaces import WorkspaceRecord
 
 PROVIDERS = "/v1/management/providers"
-ALL_PROVIDERS = {"openai", "anthropic", "google", "mistral", "cohere", "elevenlabs"}
+ALL_PROVIDERS = {"openai", "anthropic", "google", "mistral", "cohere", "elevenlabs", "local"}
 SECRET = "sk-live-DO-NOT-LEAK-4f9c2a7e1b"
 CHAT_BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}
 

@@ -17,7 +17,7 @@ from providers.catalog import (
     parse_catalog,
 )
 
-PROVIDER_IDS = ["openai", "anthropic", "google", "mistral", "cohere", "elevenlabs"]
+PROVIDER_IDS = ["openai", "anthropic", "google", "mistral", "cohere", "elevenlabs", "local"]
 
 REQUIRED_MODELS = [
     "gpt-4o",
@@ -147,7 +147,12 @@ def test_unknown_names_are_none(catalog: Catalog) -> None:
 def test_filters(catalog: Catalog) -> None:
     assert [m.id for m in catalog.models(status="deprecated")] == ["gpt-3.5-turbo"]
     assert [m.id for m in catalog.models(provider="cohere", capability="rerank")] == ["rerank-v3.5"]
-    assert {m.provider for m in catalog.models(capability="speech")} == {"openai", "elevenlabs"}
+    assert {m.provider for m in catalog.models(capability="speech")} == {
+        "openai",
+        "elevenlabs",
+        "google",
+        "local",
+    }
     assert catalog.models_of("elevenlabs") == catalog.models(provider="elevenlabs")
     assert catalog.models(provider="acme") == []
     assert len(catalog.models()) == len({m.id for m in catalog.models()})

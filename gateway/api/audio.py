@@ -1,0 +1,168 @@
+"""Audio endpoints: transcriptions (multipart, Quart), speech (fast path), the voice catalog
+and its previews, and the management API of workspace voice mappings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from quart import Blueprint, Response, request
+
+from gateway.api.audit_trail import record_audit
+from gateway.audio import voices as voice_views
+from gateway.audio.preview import speak_preview
+from gateway.audio.speech import SPEECH_PATH, serve_speech
+from gateway.audio.transcription import prepare_stream, serve_transcription
+from gateway.audio.upload import read_upload
+from gateway.platform.asgi import Route
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answering, StreamAnswer
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, json_response, read_object, stream_response
+from providers.voices import load_voices
+from store import voice_mappings
+from store.voice_mappings import NameTakenError
+
+TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
+MAPPINGS = "/v1/management/voice-mappings"
+
+
+def audio_routes() -> list[Route]:
+    """The fast-path routes of the family (speech streams audio as the upstream makes it)."""
+    return [Route("POST", SPEECH_PATH, answer_speech)]
+
+
+def answer_speech(
+    state: AppState, principal: Principal, body: bytes, headers: Mapping[str, str]
+) -> Answering:
+    return serve_speech(state, principal, body, headers)
+
+
+def audio_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("audio", __name__)
+
+    @bp.post(TRANSCRIPTIONS_PATH)
+    async def transcriptions() -> Response:
+        principal = await authenticate(state)
+        headers = cast(Mapping[str, str], request.headers)
+        upload = await read_upload(request.body, request.headers.get("content-type"))
+        try:
+            if upload.fields.get("stream", [""])[-1].lower() == "true":
+                body = await prepare_stream(state, principal, upload, headers)
+                return stream_response(StreamAnswer(body, {"Cache-Control": "no-cache"}))
+            answer = await serve_transcription(state, principal, upload, headers)
+        finally:
+            upload.close()
+        return Response(answer.body, headers=dict(answer.headers), content_type=answer.media_type)
+
+    @bp.get("/v1/audio/voices")
+    async def voices() -> Response:
+        await authenticate(state)
+        query = {k: v for k, v in request.args.items()}
+        return json_response(voice_views.voices_listing(load_voices(), query, state.catalog))
+
+    @bp.get("/v1/audio/voices/<voice_id>")
+    async def voice(voice_id: str) -> Response:
+        await authenticate(state)
+        found = voice_views.voice_or_404(load_voices(), voice_id)
+        return json_response(voice_views.voice_body(found, detail=True))
+
+    @bp.get("/v1/audio/voices/<voice_id>/preview")
+    async def preview(voice_id: str) -> Response:
+        principal = await authenticate(state)
+        found = voice_views.voice_or_404(load_voices(), voice_id)
+        headers = cast(Mapping[str, str], request.headers)
+        audio, answer_headers = await speak_preview(state, principal, found, headers)
+        return Response(audio, headers=answer_headers, content_type="audio/mpeg")
+
+    _mapping_routes(bp, state)
+    return bp
+
+
+def _mapping_routes(bp: Blueprint, state: AppState) -> None:
+    @bp.post(MAPPINGS)
+    async def create_mapping() -> Response:
+        principal = await _manager(state)
+        fields = voice_views.parse_mapping(await read_object(), load_voices(), state.catalog)
+        record = voice_views.new_record(principal.workspace_id, fields)
+        try:
+            await state.db.run(lambda d: voice_mappings.insert(d, record))
+        except NameTakenError:
+            raise voice_views.name_taken(record.name) from None
+        await record_audit(
+            state,
+            principal,
+            "voice_mapping.created",
+            target_type="voice_mapping",
+            target_id=record.id,
+            details={"name": record.name},
+        )
+        return json_response(voice_views.mapping_body(record), 201)
+
+    @bp.get(MAPPINGS)
+    async def list_mappings() -> Response:
+        principal = await _manager(state)
+        ws = principal.workspace_id
+        records = await state.db.run(lambda d: voice_mappings.list_for_workspace(d, ws))
+        data = [voice_views.mapping_body(r) for r in records]
+        return json_response({"object": "list", "data": data, "voice_mappings": data})
+
+    @bp.get(f"{MAPPINGS}/<mapping_id>")
+    async def get_mapping(mapping_id: str) -> Response:
+        principal = await _manager(state)
+        record = await _mapping(state, principal, mapping_id)
+        return json_response(voice_views.mapping_body(record))
+
+    @bp.route(f"{MAPPINGS}/<mapping_id>", methods=["PATCH", "PUT"])
+    async def update_mapping(mapping_id: str) -> Response:
+        principal = await _manager(state)
+        record = await _mapping(state, principal, mapping_id)
+        body = await read_object()
+        fields = voice_views.parse_mapping(
+            body, load_voices(), state.catalog, partial=request.method == "PATCH"
+        )
+        changed = voice_views.updated(record, fields)
+        try:
+            await state.db.run(lambda d: voice_mappings.replace(d, changed))
+        except NameTakenError:
+            raise voice_views.name_taken(changed.name) from None
+        await record_audit(
+            state,
+            principal,
+            "voice_mapping.updated",
+            target_type="voice_mapping",
+            target_id=record.id,
+            details={"fields": sorted(fields)},
+        )
+        return json_response(voice_views.mapping_body(changed))
+
+    @bp.delete(f"{MAPPINGS}/<mapping_id>")
+    async def delete_mapping(mapping_id: str) -> Response:
+        principal = await _manager(state)
+        ws = principal.workspace_id
+        if not await state.db.run(lambda d: voice_mappings.delete(d, ws, mapping_id)):
+            raise voice_views.mapping_not_found(mapping_id)
+        await record_audit(
+            state,
+            principal,
+            "voice_mapping.deleted",
+            target_type="voice_mapping",
+            target_id=mapping_id,
+        )
+        return json_response({"id": mapping_id, "object": "voice_mapping", "deleted": True})
+
+
+async def _manager(state: AppState) -> Principal:
+    principal = await authenticate(state)
+    principal.require("management")
+    return principal
+
+
+async def _mapping(
+    state: AppState, principal: Principal, mapping_id: str
+) -> voice_mappings.VoiceMappingRecord:
+    ws = principal.workspace_id
+    record = await state.db.run(lambda d: voice_mappings.get(d, ws, mapping_id))
+    if record is None:
+        raise voice_views.mapping_not_found(mapping_id)
+    return record

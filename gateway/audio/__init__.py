@@ -1,0 +1,1 @@
+"""Audio: speech-to-text, text-to-speech, the voice catalog and workspace voice mappings."""

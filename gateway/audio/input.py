@@ -1,0 +1,276 @@
+"""Validation of the audio requests into attrs types: pure, no I/O.
+
+Speech arrives as a JSON body; transcription as multipart form fields (strings, with the
+file already spooled and checked by `gateway.audio.upload`). The `service` extension of a
+multipart request comes either as one JSON-encoded field (`service={"prefer":...}`) or
+flattened the way the official clients encode nested `extra_body` objects in forms
+(`service[prefer]=speed`, `service[fallbacks][]=whisper-1`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
+
+import attrs
+import orjson
+
+from gateway.platform.errors import invalid_request
+from gateway.platform.params import body_object, optional_string, required_string
+from gateway.upstream.options import ServiceOptions, parse_service
+from providers.audio_types import SPEECH_FORMATS, SpeechFormat, VoiceSettings
+
+MAX_SPEECH_CHARACTERS = 4096
+MIN_SPEED, MAX_SPEED = 0.25, 4.0
+MAX_CONTEXT_BIAS_WORDS = 100
+PREFERENCES = ("quality", "speed", "cost")
+TRANSCRIPTION_FORMATS = ("json", "text", "srt", "verbose_json", "vtt")
+GRANULARITIES = ("word", "segment")
+_LANGUAGE = re.compile(r"^[a-z]{2}$")
+
+Prefer = Literal["quality", "speed", "cost"]
+
+
+@attrs.frozen
+class SpeechParams:
+    model: str
+    input: str
+    voice: str
+    response_format: SpeechFormat
+    speed: float
+    stream: bool
+    service: ServiceOptions
+    prefer: Prefer | None = None
+    voice_settings: VoiceSettings | None = None
+
+
+@attrs.frozen
+class TranscriptionParams:
+    model: str
+    response_format: str
+    language: str | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    granularities: tuple[str, ...] = ()
+    stream: bool = False
+    diarize: bool = False
+    context_bias: tuple[str, ...] = ()
+    service: ServiceOptions = attrs.field(factory=ServiceOptions)
+    prefer: Prefer | None = None
+
+    @property
+    def words(self) -> bool:
+        return "word" in self.granularities
+
+
+# -- speech --------------------------------------------------------------------------------
+
+
+def parse_speech(body: Any) -> SpeechParams:
+    """A speech request's body, or a 400 naming the first bad field."""
+    data = body_object(body)
+    text = required_string(data, "input")
+    if len(text) > MAX_SPEECH_CHARACTERS:
+        raise invalid_request(
+            f"'input' is {len(text)} characters; the maximum is {MAX_SPEECH_CHARACTERS}.",
+            param="input",
+        )
+    raw_service = data.get("service")
+    return SpeechParams(
+        model=required_string(data, "model"),
+        input=text,
+        voice=required_string(data, "voice"),
+        response_format=cast(SpeechFormat, _choice(data, "response_format", SPEECH_FORMATS, "mp3")),
+        speed=_number(data.get("speed"), "speed", MIN_SPEED, MAX_SPEED, default=1.0),
+        stream=_flag(data.get("stream"), "stream"),
+        service=parse_service(raw_service),
+        prefer=_prefer(raw_service),
+        voice_settings=_voice_settings(raw_service),
+    )
+
+
+def _voice_settings(service: Any) -> VoiceSettings | None:
+    raw = service.get("voice_settings") if isinstance(service, dict) else None
+    if raw is None:
+        return None
+    where = "service.voice_settings"
+    if not isinstance(raw, dict):
+        raise invalid_request(f"'{where}' must be an object.", param=where, value=raw)
+    return VoiceSettings(
+        stability=_optional_number(raw.get("stability"), f"{where}.stability", 0.0, 1.0),
+        similarity_boost=_optional_number(
+            raw.get("similarity_boost"), f"{where}.similarity_boost", 0.0, 1.0
+        ),
+        style=_optional_number(raw.get("style"), f"{where}.style", 0.0, 1.0),
+        speed=_optional_number(raw.get("speed"), f"{where}.speed", MIN_SPEED, MAX_SPEED),
+    )
+
+
+def _prefer(service: Any) -> Prefer | None:
+    value = service.get("prefer") if isinstance(service, dict) else None
+    if value is None:
+        return None
+    if value not in PREFERENCES:
+        raise invalid_request(
+            f"'service.prefer' must be one of {', '.join(PREFERENCES)}.",
+            param="service.prefer",
+            value=value,
+        )
+    return cast(Prefer, value)
+
+
+# -- transcription -------------------------------------------------------------------------
+
+
+def parse_transcription(form: Mapping[str, Sequence[str]]) -> TranscriptionParams:
+    """The text fields of a transcription upload (each name to its values, in order)."""
+    fields = {name: values[-1] for name, values in form.items() if values}
+    service = _form_service(form)
+    response_format = _choice(fields, "response_format", TRANSCRIPTION_FORMATS, "json")
+    granularities = _granularities(form, response_format)
+    return TranscriptionParams(
+        model=required_string(fields, "model"),
+        response_format=response_format,
+        language=_language(fields.get("language")),
+        prompt=optional_string(fields, "prompt"),
+        temperature=_optional_number(_float_text(fields, "temperature"), "temperature", 0.0, 1.0),
+        granularities=granularities,
+        stream=_flag(fields.get("stream"), "stream"),
+        diarize=_flag(fields.get("diarize"), "diarize"),
+        context_bias=_context_bias(fields.get("context_bias")),
+        service=parse_service(service),
+        prefer=_prefer(service),
+    )
+
+
+def _granularities(form: Mapping[str, Sequence[str]], response_format: str) -> tuple[str, ...]:
+    values = [*form.get("timestamp_granularities[]", ()), *form.get("timestamp_granularities", ())]
+    found: list[str] = []
+    for value in (part.strip() for raw in values for part in raw.split(",")):
+        if value not in GRANULARITIES:
+            raise invalid_request(
+                "'timestamp_granularities' takes 'word' and 'segment'.",
+                param="timestamp_granularities",
+                value=value,
+            )
+        if value not in found:
+            found.append(value)
+    if found and response_format != "verbose_json":
+        raise invalid_request(
+            "'timestamp_granularities' needs response_format 'verbose_json'.",
+            param="timestamp_granularities",
+        )
+    return tuple(found)
+
+
+def _language(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if not _LANGUAGE.match(value):
+        raise invalid_request(
+            "'language' must be an ISO-639-1 code such as 'en'.", param="language", value=value
+        )
+    return value
+
+
+def _context_bias(value: str | None) -> tuple[str, ...]:
+    if not value:
+        return ()
+    words = tuple(word.strip() for word in value.split(",") if word.strip())
+    if len(words) > MAX_CONTEXT_BIAS_WORDS:
+        raise invalid_request(
+            f"'context_bias' holds {len(words)} words; the maximum is {MAX_CONTEXT_BIAS_WORDS}.",
+            param="context_bias",
+        )
+    return words
+
+
+def _form_service(form: Mapping[str, Sequence[str]]) -> dict[str, Any] | None:
+    """`service` from one JSON field or from bracketed form names; None when absent."""
+    if "service" in form:
+        raw = form["service"][-1]
+        try:
+            value = orjson.loads(raw)
+        except ValueError:
+            raise invalid_request(
+                "'service' must be a JSON object.", param="service", value=raw
+            ) from None
+        return cast(dict[str, Any], body_object(value))
+    service: dict[str, Any] = {}
+    for name, values in form.items():
+        if not name.startswith("service["):
+            continue
+        path = [part.rstrip("]") for part in name[len("service[") :].split("[")]
+        _place(service, [p for p in path if p], values, is_list=name.endswith("[]"))
+    return service or None
+
+
+def _place(
+    target: dict[str, Any], path: list[str], values: Sequence[str], *, is_list: bool
+) -> None:
+    for key in path[:-1]:
+        nested = target.setdefault(key, {})
+        if not isinstance(nested, dict):
+            raise invalid_request("'service' fields conflict.", param="service")
+        target = nested
+    target[path[-1]] = list(values) if is_list else _scalar(values[-1])
+
+
+def _scalar(text: str) -> Any:
+    """Form values are text; numbers and booleans inside `service` are read as JSON."""
+    try:
+        return orjson.loads(text)
+    except ValueError:
+        return text
+
+
+# -- shared field readers ------------------------------------------------------------------
+
+
+def _choice(data: Mapping[str, Any], name: str, allowed: Sequence[str], default: str) -> str:
+    value = data.get(name)
+    if value is None or value == "":
+        return default
+    if value not in allowed:
+        raise invalid_request(
+            f"'{name}' must be one of {', '.join(allowed)}.", param=name, value=value
+        )
+    return str(value)
+
+
+def _flag(value: Any, name: str) -> bool:
+    if value is None or value == "":
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise invalid_request(f"'{name}' must be a boolean.", param=name, value=value)
+
+
+def _float_text(fields: Mapping[str, str], name: str) -> float | None:
+    text = fields.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise invalid_request(f"'{name}' must be a number.", param=name, value=text) from None
+
+
+def _number(value: Any, name: str, low: float, high: float, *, default: float) -> float:
+    found = _optional_number(value, name, low, high)
+    return default if found is None else found
+
+
+def _optional_number(value: Any, name: str, low: float, high: float) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        raise invalid_request(f"'{name}' must be a number.", param=name, value=value)
+    if not low <= value <= high:
+        raise invalid_request(
+            f"'{name}' must be between {low:g} and {high:g}.", param=name, value=value
+        )
+    return float(value)

@@ -1,0 +1,213 @@
+"""Serving POST /v1/audio/speech: validate, plan with voices, race, relay the audio.
+
+An answering context (`gateway.platform.body.Answering`) served by the fast path: its
+entry admits, races the plan and holds the winner open; the body relays audio; its exit
+settles the key's limits and writes the one usage record (characters, priced per
+character from the catalog). A non-streamed answer is whole before the head is sent, so it
+carries `Content-Length`; a streamed one relays bytes as the upstream produces them.
+Audio a vendor could not produce in the asked format is re-encoded here (PyAV, in a
+thread), so every `response_format` is really that format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import trio
+
+from gateway.audio.errors import audio_errors
+from gateway.audio.input import SpeechParams, parse_speech
+from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_targets
+from gateway.audio.voices import mapping_named
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answer, RelayBody, StreamAnswer
+from gateway.platform.state import AppState
+from gateway.platform.web import decode_json
+from gateway.upstream.accounting import account
+from gateway.upstream.admission import admit, settle
+from gateway.upstream.engine import Served, call, open_stream
+from gateway.upstream.facts import RequestFacts, new_facts
+from gateway.upstream.limits import Hold
+from gateway.upstream.plan import Plan
+from gateway.upstream.resolve import Target
+from gateway.upstream.usage import record_usage
+from providers.audio_codec import decode, encode
+from providers.audio_types import CONTENT_TYPES, SpeechAudio, SpeechRequest
+from providers.base import Provider
+from providers.types import Usage
+from providers.voices import load_voices
+
+SPEECH_PATH = "/v1/audio/speech"
+
+
+@asynccontextmanager
+async def serve_speech(
+    state: AppState, principal: Principal, body: bytes, headers: Mapping[str, str]
+) -> AsyncGenerator[Answer, None]:
+    """Answer one speech request (see the module docstring). Raises `ApiError` for
+    client mistakes and upstream failures; cancellation closes the upstream and propagates."""
+    principal.require("audio")
+    params = parse_speech(decode_json(body) if body else None)
+    mapping = await mapping_named(state, principal.workspace_id, params.voice)
+    choice = resolve_voice(load_voices(), params.voice, mapping)
+    plan = audio_plan(
+        state,
+        principal,
+        model=params.model,
+        capability="speech",
+        service=params.service,
+        prefer=params.prefer,
+    )
+    plan = voiced_targets(plan, choice)
+    if params.stream:
+        hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+        facts = new_facts("audio.speech", principal, headers)
+        timeout = state.settings.upstream_timeout_s
+        with hold, audio_errors():
+            opener = _opener(params, choice)
+            async with open_stream(state, facts, plan, opener, timeout_s=timeout) as served:
+                first, rest = served.value
+                yield _streamed(facts, served, params, first, rest, hold.headers())
+            _finish(state, facts, served.target, hold, params)
+            return
+    facts, whole, limits = await speak_once(
+        state, principal, params, plan, choice, headers, endpoint="audio.speech"
+    )
+    yield _whole(facts, whole, params, limits)
+
+
+async def speak_once(
+    state: AppState,
+    principal: Principal,
+    params: SpeechParams,
+    plan: Plan,
+    choice: VoiceChoice,
+    headers: Mapping[str, str],
+    *,
+    endpoint: str,
+) -> tuple[RequestFacts, Served[bytes], dict[str, str]]:
+    """Synthesise the whole clip: admit, race, settle, record. Returns the facts, what
+    served and the key's rate-limit headers."""
+    hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+    facts = new_facts(endpoint, principal, headers)
+    with hold, audio_errors():
+        timeout = state.settings.upstream_timeout_s
+        served = await call(state, facts, plan, _operation(params, choice), timeout_s=timeout)
+        _finish(state, facts, served.target, hold, params)
+        return facts, served, hold.headers()
+
+
+def _finish(
+    state: AppState, facts: RequestFacts, target: Target, hold: Hold, params: SpeechParams
+) -> None:
+    usage = Usage(characters=len(params.input))
+    accounting = account(
+        state.catalog, target.info, usage, latency_ms=facts.elapsed_ms(), task_type=None
+    )
+    settle(state, facts, target, hold, usage)
+    record_usage(state, facts, target, accounting, status=200)
+
+
+def speech_request(params: SpeechParams, target: Target, choice: VoiceChoice) -> SpeechRequest:
+    voice = choice.for_provider(target.provider_id)
+    assert voice is not None  # voiced_targets kept only candidates with a voice
+    return SpeechRequest(
+        model=target.upstream_model,
+        input=params.input,
+        voice=voice,
+        response_format=params.response_format,
+        speed=params.speed,
+        voice_settings=params.voice_settings,
+    )
+
+
+def _operation(
+    params: SpeechParams, choice: VoiceChoice
+) -> Callable[[Provider, Target], Awaitable[bytes]]:
+    async def speak(adapter: Provider, target: Target) -> bytes:
+        audio = await adapter.speech(speech_request(params, target, choice))
+        return await _in_format(audio, params)
+
+    return speak
+
+
+async def _in_format(audio: SpeechAudio, params: SpeechParams) -> bytes:
+    """The audio in the asked format, re-encoded off the loop when the vendor sent another."""
+    if audio.format == params.response_format:
+        return audio.data
+    wanted = params.response_format
+
+    def convert() -> bytes:
+        return encode(decode(audio.data, rate=24_000), wanted)
+
+    return await trio.to_thread.run_sync(convert)
+
+
+def _opener(
+    params: SpeechParams, choice: VoiceChoice
+) -> Callable[[Provider, Target], AbstractAsyncContextManager[tuple[bytes, AsyncIterator[bytes]]]]:
+    @asynccontextmanager
+    async def first_bytes(
+        adapter: Provider, target: Target
+    ) -> AsyncIterator[tuple[bytes, AsyncIterator[bytes]]]:
+        """The upstream stream, entered and read up to its first bytes (what the race waits
+        for); the stream stays open for the block."""
+        async with adapter.speech_stream(speech_request(params, target, choice)) as chunks:
+            first = b""
+            async for chunk in chunks:
+                if chunk:
+                    first = chunk
+                    break
+            yield first, chunks
+
+    return first_bytes
+
+
+def _headers(facts: RequestFacts, served: Served[Any], limits: Mapping[str, str]) -> dict[str, str]:
+    target = served.target
+    return {
+        "X-Request-ID": facts.request_id,
+        "X-Service-Provider": target.provider_id,
+        "X-Service-Model": target.model_id,
+        "X-Service-Latency-Ms": str(facts.elapsed_ms()),
+        "X-Service-Fallback": "true" if served.fell_back else "false",
+    } | dict(limits)
+
+
+def speech_body_headers(
+    facts: RequestFacts, served: Served[bytes], limits: Mapping[str, str], data: bytes
+) -> dict[str, str]:
+    return _headers(facts, served, limits) | {"Content-Length": str(len(data))}
+
+
+def _whole(
+    facts: RequestFacts, served: Served[bytes], params: SpeechParams, limits: Mapping[str, str]
+) -> StreamAnswer:
+    data = served.value
+    body = RelayBody(_once(data), content_type=CONTENT_TYPES[params.response_format])
+    return StreamAnswer(body, speech_body_headers(facts, served, limits, data))
+
+
+def _streamed(
+    facts: RequestFacts,
+    served: Served[tuple[bytes, AsyncIterator[bytes]]],
+    params: SpeechParams,
+    first: bytes,
+    rest: AsyncIterator[bytes],
+    limits: Mapping[str, str],
+) -> StreamAnswer:
+    body = RelayBody(_prepend(first, rest), content_type=CONTENT_TYPES[params.response_format])
+    return StreamAnswer(body, _headers(facts, served, limits))
+
+
+async def _once(data: bytes) -> AsyncGenerator[bytes, None]:
+    yield data
+
+
+async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    if first:
+        yield first
+    async for chunk in rest:
+        yield chunk

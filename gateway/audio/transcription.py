@@ -1,0 +1,269 @@
+"""Serving POST /v1/audio/transcriptions: check the upload, plan, race, render.
+
+The upload has been spooled (`gateway.audio.upload`); here its container is checked by its
+bytes and its length measured by decoding (in a worker thread), so an empty, truncated or
+non-audio file is a 400 before anything is charged. Usage is the audio's seconds, priced
+per minute from the catalog.
+
+`diarize` and `context_bias` exist only for Mistral's Voxtral family: a request naming
+another provider's model with them is a 400, and the candidates that cannot honour them
+(other vendors, `local`) are left out of its fallbacks.
+
+A streamed transcription is answered through Quart, which sends the response head before
+the body starts, so the race runs when the body is entered: a chain that fails then is
+reported in-band as an `error` event (the status line is already 200).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from types import TracebackType
+
+import attrs
+import trio
+
+from gateway.audio.errors import audio_errors
+from gateway.audio.input import TranscriptionParams, parse_transcription
+from gateway.audio.plan import audio_plan
+from gateway.audio.render import (
+    MEDIA_TYPES,
+    delta_event,
+    done_event,
+    error_event,
+    render_transcription,
+)
+from gateway.audio.upload import Upload
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.state import AppState
+from gateway.upstream.accounting import account
+from gateway.upstream.admission import admit, settle
+from gateway.upstream.engine import call, open_stream
+from gateway.upstream.facts import RequestFacts, new_facts
+from gateway.upstream.limits import Hold
+from gateway.upstream.plan import Plan
+from gateway.upstream.resolve import Target
+from gateway.upstream.usage import record_usage
+from providers.audio_codec import AudioDecodeError, decode, sniff_container
+from providers.audio_types import (
+    AudioClip,
+    TranscriptDelta,
+    TranscriptDone,
+    TranscriptEvent,
+    TranscriptionRequest,
+    TranscriptionResult,
+)
+from providers.base import Provider
+from providers.types import Usage
+
+DIARIZING_PROVIDERS = frozenset({"mistral"})
+ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac"})
+
+
+@attrs.frozen
+class Transcribed:
+    """A whole transcription, rendered: body, media type and headers."""
+
+    body: bytes
+    media_type: str
+    headers: Mapping[str, str]
+
+
+async def checked_clip(upload: Upload) -> AudioClip:
+    """The upload as audio whose container and length were read from its bytes; 400 when
+    it is not audio this gateway accepts."""
+    container = sniff_container(upload.head())
+    if container not in ACCEPTED_CONTAINERS:
+        raise ApiError(
+            400,
+            "invalid_audio",
+            "The file is not audio in a supported format (mp3, mp4, mpeg, mpga, m4a, wav, "
+            "webm, flac, ogg); its content was checked, not its name.",
+            param="file",
+        )
+
+    def measure() -> AudioClip:
+        data = upload.read_all()
+        try:
+            pcm = decode(data)
+        except AudioDecodeError as exc:
+            raise ApiError(400, "invalid_audio", str(exc), param="file") from None
+        return AudioClip(data, str(container), pcm.duration_s, upload.filename or "audio")
+
+    return await trio.to_thread.run_sync(measure)
+
+
+def transcription_plan(state: AppState, principal: Principal, params: TranscriptionParams) -> Plan:
+    plan = audio_plan(
+        state,
+        principal,
+        model=params.model,
+        capability="transcription",
+        service=params.service,
+        prefer=params.prefer,
+    )
+    if not (params.diarize or params.context_bias):
+        return plan
+    if plan.primary.provider_id not in DIARIZING_PROVIDERS:
+        raise invalid_request(
+            "'diarize' and 'context_bias' are supported only by Mistral's Voxtral models; "
+            f"'{plan.primary.model_id}' is served by {plan.primary.provider_id}.",
+            param="diarize" if params.diarize else "context_bias",
+        )
+    kept = tuple(t for t in plan.targets if t.provider_id in DIARIZING_PROVIDERS)
+    return attrs.evolve(plan, targets=kept)
+
+
+def transcription_request(
+    params: TranscriptionParams, clip: AudioClip, target: Target
+) -> TranscriptionRequest:
+    return TranscriptionRequest(
+        model=target.upstream_model,
+        audio=clip,
+        language=params.language,
+        prompt=params.prompt,
+        temperature=params.temperature,
+        word_timestamps=params.words,
+        diarize=params.diarize,
+        context_bias=params.context_bias,
+    )
+
+
+async def serve_transcription(
+    state: AppState, principal: Principal, upload: Upload, headers: Mapping[str, str]
+) -> Transcribed:
+    """A whole transcription (raises `ApiError`; cancellation closes the upstream)."""
+    principal.require("audio")
+    params = parse_transcription(upload.fields)
+    clip = await checked_clip(upload)
+    plan = transcription_plan(state, principal, params)
+    hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+    facts = new_facts("audio.transcriptions", principal, headers)
+
+    async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
+        return await adapter.transcribe(transcription_request(params, clip, target))
+
+    with hold, audio_errors():
+        timeout = state.settings.upstream_timeout_s
+        served = await call(state, facts, plan, operation, timeout_s=timeout)
+        _finish(state, facts, served.target, hold, clip)
+        body = render_transcription(served.value, params.response_format, params.granularities)
+        return Transcribed(
+            body,
+            MEDIA_TYPES[params.response_format],
+            _headers(facts, served.target, served.fell_back) | hold.headers(),
+        )
+
+
+def _finish(
+    state: AppState, facts: RequestFacts, target: Target, hold: Hold, clip: AudioClip
+) -> None:
+    usage = Usage(audio_seconds=round(clip.duration_s, 3))
+    accounting = account(
+        state.catalog, target.info, usage, latency_ms=facts.elapsed_ms(), task_type=None
+    )
+    settle(state, facts, target, hold, usage)
+    record_usage(state, facts, target, accounting, status=200)
+
+
+def _headers(facts: RequestFacts, target: Target, fell_back: bool) -> dict[str, str]:
+    return {
+        "X-Request-ID": facts.request_id,
+        "X-Service-Provider": target.provider_id,
+        "X-Service-Model": target.model_id,
+        "X-Service-Latency-Ms": str(facts.elapsed_ms()),
+        "X-Service-Fallback": "true" if fell_back else "false",
+    }
+
+
+# -- streamed ------------------------------------------------------------------------------
+
+
+async def prepare_stream(
+    state: AppState, principal: Principal, upload: Upload, headers: Mapping[str, str]
+) -> TranscriptStreamBody:
+    """Everything a streamed transcription checks before its 200 head: permission, fields,
+    the audio itself, the plan and the key's limits."""
+    principal.require("audio")
+    params = parse_transcription(upload.fields)
+    clip = await checked_clip(upload)
+    plan = transcription_plan(state, principal, params)
+    hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+    facts = new_facts("audio.transcriptions", principal, headers)
+    return TranscriptStreamBody(state, facts, plan, hold, params, clip)
+
+
+class TranscriptStreamBody:
+    """SSE body of a streamed transcription (a `gateway.platform.body.StreamBody`).
+
+    Entering it races the plan until one candidate gives its first text and holds that
+    stream open; exiting closes it (and every loser), releases the key's hold and, when
+    the transcription finished, writes the usage record. Cancellation (the client left)
+    closes the upstream at once.
+    """
+
+    content_type = "text/event-stream"
+
+    def __init__(
+        self,
+        state: AppState,
+        facts: RequestFacts,
+        plan: Plan,
+        hold: Hold,
+        params: TranscriptionParams,
+        clip: AudioClip,
+    ) -> None:
+        self._state, self._facts, self._plan, self._hold = state, facts, plan, hold
+        self._params, self._clip = params, clip
+        self._stack = AsyncExitStack()
+
+    async def __aenter__(self) -> AsyncIterator[bytes]:
+        stack = self._stack
+        stack.enter_context(self._hold)
+        timeout = self._state.settings.upstream_timeout_s
+        try:
+            served = await stack.enter_async_context(
+                open_stream(self._state, self._facts, self._plan, self._opener, timeout_s=timeout)
+            )
+        except ApiError as error:  # the head is sent: the failure travels in-band
+            await stack.aclose()
+            return _single(error_event(error.code, error.message))
+        first, rest = served.value
+        return await stack.enter_async_context(aclosing(self._frames(served.target, first, rest)))
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._stack.__aexit__(exc_type, exc, tb)
+
+    @asynccontextmanager
+    async def _opener(
+        self, adapter: Provider, target: Target
+    ) -> AsyncGenerator[tuple[TranscriptEvent, AsyncIterator[TranscriptEvent]], None]:
+        request = transcription_request(self._params, self._clip, target)
+        async with adapter.transcribe_stream(request) as events:
+            async for event in events:
+                yield event, events
+                return
+            raise ApiError(502, "provider_error", "The upstream ended without a transcription.")
+
+    async def _frames(
+        self, target: Target, first: TranscriptEvent, rest: AsyncIterator[TranscriptEvent]
+    ) -> AsyncGenerator[bytes, None]:
+        event: TranscriptEvent | None = first
+        while event is not None:
+            if isinstance(event, TranscriptDelta):
+                yield delta_event(event.text)
+            elif isinstance(event, TranscriptDone):
+                _finish(self._state, self._facts, target, self._hold, self._clip)
+                yield done_event(event.result)
+                return
+            event = await anext(rest, None)
+
+
+async def _single(frame: bytes) -> AsyncGenerator[bytes, None]:
+    yield frame

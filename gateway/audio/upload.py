@@ -1,0 +1,190 @@
+"""Multipart audio uploads, streamed to a spool: never held whole in memory while read.
+
+The body is read chunk by chunk from the server and pushed through python-multipart's
+push parser. Text fields are kept (each at most `MAX_FIELD_BYTES`); the file part goes to a
+`SpooledTemporaryFile` (memory up to `SPOOL_MEMORY_BYTES`, then a temporary file). The
+moment the file passes `MAX_AUDIO_BYTES` the upload is refused with 413, before the rest
+is read. The file's container is then checked by its bytes, never its name: a PNG called
+`a.wav`, an empty file or a truncated one is a 400.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import AsyncIterable
+from typing import IO, TYPE_CHECKING
+
+import attrs
+from python_multipart.exceptions import FormParserError
+from python_multipart.multipart import MultipartParser, parse_options_header
+from werkzeug.exceptions import RequestEntityTooLarge
+
+from gateway.platform.errors import ApiError, invalid_request
+
+if TYPE_CHECKING:  # a typing-only name in python-multipart
+    from python_multipart.multipart import MultipartCallbacks
+
+MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the spec's 25 MB for transcription audio
+MAX_FIELD_BYTES = 64 * 1024
+MAX_FIELDS = 64
+SPOOL_MEMORY_BYTES = 256 * 1024
+HEAD_BYTES = 64  # what container sniffing reads
+
+
+@attrs.define
+class Upload:
+    """The text fields of a multipart body and its one file, spooled."""
+
+    fields: dict[str, list[str]] = attrs.field(factory=dict)
+    file: IO[bytes] | None = None
+    filename: str = ""
+    size: int = 0
+
+    def head(self) -> bytes:
+        assert self.file is not None
+        self.file.seek(0)
+        data: bytes = self.file.read(HEAD_BYTES)
+        self.file.seek(0)
+        return data
+
+    def read_all(self) -> bytes:
+        """The file's bytes (blocking: call from a worker thread for large files)."""
+        assert self.file is not None
+        self.file.seek(0)
+        data: bytes = self.file.read()
+        return data
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
+def too_large() -> ApiError:
+    return ApiError(
+        413,
+        "file_too_large",
+        f"The audio file is over {MAX_AUDIO_BYTES // (1024 * 1024)} MB.",
+        param="file",
+    )
+
+
+def boundary_of(content_type: str | None) -> bytes:
+    kind, options = parse_options_header(content_type or "")
+    if kind != b"multipart/form-data" or not options.get(b"boundary"):
+        raise ApiError(
+            415,
+            "unsupported_media_type",
+            "Send the audio as multipart/form-data with a 'file' field.",
+        )
+    boundary: bytes = options[b"boundary"]
+    return boundary
+
+
+class _Collector:
+    """python-multipart callbacks that fill an `Upload` as bytes arrive."""
+
+    def __init__(self, upload: Upload) -> None:
+        self.upload = upload
+        self._header_field = b""
+        self._header_value = b""
+        self._disposition = b""
+        self._name = ""
+        self._filename: str | None = None
+        self._value = bytearray()
+        self.error: ApiError | None = None
+
+    def callbacks(self) -> MultipartCallbacks:
+        return {
+            "on_part_begin": self._part_begin,
+            "on_header_field": self._header_field_data,
+            "on_header_value": self._header_value_data,
+            "on_header_end": self._header_end,
+            "on_headers_finished": self._headers_finished,
+            "on_part_data": self._part_data,
+            "on_part_end": self._part_end,
+        }
+
+    def _part_begin(self) -> None:
+        self._disposition, self._filename, self._value = b"", None, bytearray()
+
+    def _header_field_data(self, data: bytes, start: int, end: int) -> None:
+        self._header_field += data[start:end]
+
+    def _header_value_data(self, data: bytes, start: int, end: int) -> None:
+        self._header_value += data[start:end]
+
+    def _header_end(self) -> None:
+        if self._header_field.lower() == b"content-disposition":
+            self._disposition = self._header_value
+        self._header_field, self._header_value = b"", b""
+
+    def _headers_finished(self) -> None:
+        _, options = parse_options_header(self._disposition)
+        self._name = options.get(b"name", b"").decode("utf-8", "replace")
+        filename = options.get(b"filename")
+        self._filename = filename.decode("utf-8", "replace") if filename is not None else None
+        if self._filename is not None and self._name == "file":
+            if self.upload.file is not None:
+                self._fail(invalid_request("Send one 'file' per request.", param="file"))
+            # Closed by `Upload.close`, which the request handler calls on every path.
+            spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115
+            self.upload.file = spool
+            self.upload.filename = self._filename
+
+    def _part_data(self, data: bytes, start: int, end: int) -> None:
+        if self.error is not None:
+            return
+        if self._filename is not None and self._name == "file":
+            self.upload.size += end - start
+            if self.upload.size > MAX_AUDIO_BYTES:
+                self._fail(too_large())
+                return
+            assert self.upload.file is not None
+            self.upload.file.write(data[start:end])
+            return
+        self._value += data[start:end]
+        if len(self._value) > MAX_FIELD_BYTES:
+            self._fail(invalid_request(f"The field '{self._name}' is too long.", param=self._name))
+
+    def _part_end(self) -> None:
+        if self.error is not None or self._filename is not None:
+            return
+        values = self.upload.fields.setdefault(self._name, [])
+        if sum(len(v) for v in self.upload.fields.values()) >= MAX_FIELDS:
+            self._fail(invalid_request("Too many form fields."))
+            return
+        values.append(self._value.decode("utf-8", "replace"))
+
+    def _fail(self, error: ApiError) -> None:
+        if self.error is None:
+            self.error = error
+
+
+async def read_upload(chunks: AsyncIterable[bytes], content_type: str | None) -> Upload:
+    """Parse a multipart body as it arrives; raises 413 the moment the file is too large,
+    400 for a malformed body or a missing file, 415 for another content type. The caller
+    closes the returned upload. Cancellation leaves nothing behind but the spool, which
+    is closed here."""
+    boundary = boundary_of(content_type)
+    upload = Upload()
+    collector = _Collector(upload)
+    parser = MultipartParser(boundary, collector.callbacks())
+    try:
+        async for chunk in chunks:
+            parser.write(chunk)
+            if collector.error is not None:
+                raise collector.error
+        parser.finalize()
+    except RequestEntityTooLarge:  # the server's own bound on the whole body
+        upload.close()
+        raise too_large() from None
+    except FormParserError as exc:
+        upload.close()
+        raise invalid_request(f"The multipart body is malformed: {exc}") from None
+    except BaseException:
+        upload.close()
+        raise
+    if upload.file is None or upload.size == 0:
+        upload.close()
+        raise invalid_request("'file' is required and must not be empty.", param="file")
+    return upload

@@ -1,0 +1,215 @@
+"""The voice catalog and workspace voice mappings as the API shows them.
+
+Mapping names share the `voice` namespace with standard and provider voice ids, so a name
+that is one of those is refused (it could never be reached). A foreign workspace's mapping
+answers exactly like an unknown one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.params import body_object, optional_string, required_string
+from gateway.platform.state import AppState
+from gateway.platform.web import iso
+from providers.catalog import Catalog
+from providers.voices import StandardVoice, VoiceCatalog, VoiceInfo
+from store import voice_mappings
+from store.voice_mappings import VoiceMappingRecord
+
+MAX_NAME = 64
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
+SETTINGS_BOUNDS = {"stability": (0.0, 1.0), "speed": (0.25, 4.0)}
+
+
+async def mapping_named(state: AppState, workspace_id: str, name: str) -> Mapping[str, str] | None:
+    """The provider voices of the workspace's mapping called `name`, if there is one."""
+    record = await state.db.run(lambda d: voice_mappings.by_name(d, workspace_id, name))
+    return record.mappings if record is not None else None
+
+
+# -- catalog views -------------------------------------------------------------------------
+
+
+def voice_body(voice: VoiceInfo, *, detail: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": voice.id,
+        "name": voice.name,
+        "provider": voice.provider,
+        "gender": voice.gender,
+        "languages": list(voice.languages),
+        "preview_url": f"/v1/audio/voices/{voice.id}/preview",
+        "service_standard": voice.service_standard,
+    }
+    if detail:
+        body |= {
+            "description": voice.description,
+            "age": voice.age,
+            "accent": voice.accent,
+            "use_cases": list(voice.use_cases),
+            "settings": dict(voice.settings) if voice.settings else None,
+        }
+    return body
+
+
+def standard_body(standard: StandardVoice) -> dict[str, Any]:
+    return {
+        "id": standard.id,
+        "description": standard.description,
+        "mappings": dict(standard.mappings),
+    }
+
+
+def voices_listing(
+    voices: VoiceCatalog, query: Mapping[str, str], catalog: Catalog
+) -> dict[str, Any]:
+    provider = query.get("provider") or None
+    language = query.get("language") or None
+    if provider is not None and catalog.provider(provider) is None:
+        raise invalid_request(f"Unknown provider '{provider}'.", param="provider", value=provider)
+    if language is not None and not re.fullmatch(r"[a-z]{2}", language):
+        raise invalid_request(
+            "'language' must be an ISO-639-1 code such as 'en'.", param="language", value=language
+        )
+    return {
+        "voices": [
+            voice_body(v, detail=False)
+            for v in voices.filtered(provider=provider, language=language)
+        ],
+        "standard_voices": [standard_body(s) for s in voices.standard],
+    }
+
+
+def voice_or_404(voices: VoiceCatalog, voice_id: str) -> VoiceInfo:
+    voice = voices.voice(voice_id)
+    if voice is None:
+        raise not_found("voice_not_found", f"No voice '{voice_id}'.", voice_id=voice_id)
+    return voice
+
+
+# -- mappings ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class MappingInput:
+    name: str
+    description: str
+    mappings: Mapping[str, str]
+    default_settings: Mapping[str, float]
+
+
+def parse_mapping(
+    body: Any, voices: VoiceCatalog, catalog: Catalog, *, partial: bool = False
+) -> dict[str, Any]:
+    """The fields of a create (all that matter) or an update (`partial`: those present)."""
+    data = body_object(body)
+    found: dict[str, Any] = {}
+    if not partial or "name" in data:
+        found["name"] = _name(required_string(data, "name"), voices)
+    if "description" in data or not partial:
+        found["description"] = optional_string(data, "description") or ""
+    if "mappings" in data or not partial:
+        found["mappings"] = _mappings(data.get("mappings"), catalog)
+    if "default_settings" in data or not partial:
+        found["default_settings"] = _settings(data.get("default_settings"))
+    return found
+
+
+def _name(name: str, voices: VoiceCatalog) -> str:
+    if len(name) > MAX_NAME or not _NAME.match(name):
+        raise invalid_request(
+            f"'name' takes 1-{MAX_NAME} letters, digits, spaces, '.', '_' or '-'.",
+            param="name",
+            value=name,
+        )
+    if voices.voice(name) is not None or voices.standard_voice(name) is not None:
+        raise invalid_request(
+            f"'{name}' is already a voice id; a mapping needs a name of its own.",
+            param="name",
+            value=name,
+        )
+    return name
+
+
+def _mappings(value: Any, catalog: Catalog) -> dict[str, str]:
+    if not isinstance(value, dict) or not value:
+        raise invalid_request(
+            "'mappings' must be an object of provider id to voice id.", param="mappings"
+        )
+    for provider, voice in value.items():
+        info = catalog.provider(provider)
+        if info is None or "speech" not in info.capabilities:
+            raise invalid_request(
+                f"'{provider}' is not a speech provider.", param="mappings", value=provider
+            )
+        if not isinstance(voice, str) or not voice.strip():
+            raise invalid_request(
+                f"'mappings.{provider}' must be a voice id.", param="mappings", value=voice
+            )
+    return dict(value)
+
+
+def _settings(value: Any) -> dict[str, float]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise invalid_request("'default_settings' must be an object.", param="default_settings")
+    settings: dict[str, float] = {}
+    for name, raw in value.items():
+        bounds = SETTINGS_BOUNDS.get(name)
+        if bounds is None:
+            raise invalid_request(
+                f"'default_settings' takes {', '.join(SETTINGS_BOUNDS)}.",
+                param="default_settings",
+                value=name,
+            )
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise invalid_request(f"'default_settings.{name}' must be a number.", param=name)
+        if not bounds[0] <= raw <= bounds[1]:
+            raise invalid_request(
+                f"'default_settings.{name}' must be between {bounds[0]:g} and {bounds[1]:g}.",
+                param=f"default_settings.{name}",
+                value=raw,
+            )
+        settings[name] = float(raw)
+    return settings
+
+
+def new_record(workspace_id: str, fields: Mapping[str, Any]) -> VoiceMappingRecord:
+    now = datetime.now(UTC)
+    return VoiceMappingRecord(workspace_id=workspace_id, created_at=now, updated_at=now, **fields)
+
+
+def mapping_body(record: VoiceMappingRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "object": "voice_mapping",
+        "name": record.name,
+        "description": record.description,
+        "mappings": dict(record.mappings),
+        "default_settings": dict(record.default_settings),
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+    }
+
+
+def mapping_not_found(mapping_id: str) -> ApiError:
+    return not_found(
+        "voice_mapping_not_found", f"No voice mapping '{mapping_id}'.", mapping_id=mapping_id
+    )
+
+
+def name_taken(name: str) -> ApiError:
+    return ApiError(
+        409, "voice_mapping_exists", f"A voice mapping named '{name}' already exists.", name=name
+    )
+
+
+def updated(record: VoiceMappingRecord, fields: Mapping[str, Any]) -> VoiceMappingRecord:
+    return attrs.evolve(record, **fields, updated_at=datetime.now(UTC))

@@ -1,0 +1,155 @@
+"""Audio containers: recognise them by their bytes, decode to PCM, encode every speech format.
+
+PyAV (`av`) does the work: its wheels bundle FFmpeg's libraries (libmp3lame, libopus, the
+native AAC and FLAC encoders, every demuxer an upload may use), so one well-kept binding
+covers all six `response_format` values and every upload type without shelling out to a
+program or needing a system package. Everything here is blocking and CPU-bound: callers run
+it in a worker thread (`trio.to_thread.run_sync`) under a limiter.
+
+PCM inside the gateway is always 16-bit signed little-endian mono (`bytes`), with its rate
+beside it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import av
+import av.audio.stream
+import av.error
+
+from providers.audio_types import PCM_RATE, SpeechFormat
+
+
+class AudioDecodeError(ValueError):
+    """The bytes are not audio in a container we accept (empty, truncated, another type)."""
+
+
+@attrs.frozen(slots=True)
+class Pcm:
+    """Mono 16-bit little-endian samples at `rate` Hz."""
+
+    samples: bytes = attrs.field(repr=False)
+    rate: int
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.samples) / 2 / self.rate
+
+
+# -- recognising a container by its first bytes --------------------------------------------
+
+
+def sniff_container(head: bytes) -> str | None:
+    """The container the first bytes announce, or None when they announce no audio.
+
+    Names follow the upload types of the spec: `wav`, `mp3`, `flac`, `ogg`, `webm`, `mp4`
+    (also m4a), `aac` (ADTS). A file name is never consulted: a PNG called `a.wav` is a PNG.
+    """
+    if len(head) < 12:
+        return None
+    if head[:4] == b"RIFF" and head[8:12] == b"WAVE":
+        return "wav"
+    if head[:4] == b"fLaC":
+        return "flac"
+    if head[:4] == b"OggS":
+        return "ogg"
+    if head[:4] == b"\x1a\x45\xdf\xa3":
+        return "webm"
+    if head[4:8] == b"ftyp":
+        return "mp4"
+    if head[:3] == b"ID3":
+        return "mp3"
+    return _frame_sync(head)
+
+
+def _frame_sync(head: bytes) -> str | None:
+    """MPEG audio frames start with 11 set bits; layer bits 00 mean ADTS AAC."""
+    if head[0] != 0xFF or head[1] & 0xE0 != 0xE0:
+        return None
+    return "aac" if head[1] & 0x06 == 0 else "mp3"
+
+
+# -- decoding ------------------------------------------------------------------------------
+
+
+def decode(data: bytes, *, rate: int = 16_000) -> Pcm:
+    """All of `data` as mono PCM at `rate`; `AudioDecodeError` for anything not audio.
+
+    Truncated files decode as far as they go; a file with no decodable audio at all is an
+    error rather than zero seconds of silence.
+    """
+    try:
+        samples = b"".join(_decoded_frames(data, rate))
+    except (av.error.FFmpegError, ValueError, IndexError, StopIteration) as exc:
+        raise AudioDecodeError(f"the file could not be decoded as audio: {exc}") from None
+    if not samples:
+        raise AudioDecodeError("the file holds no audio")
+    return Pcm(samples, rate)
+
+
+def _decoded_frames(data: bytes, rate: int) -> Iterator[bytes]:
+    with av.open(io.BytesIO(data), mode="r") as container:
+        if not container.streams.audio:
+            raise ValueError("no audio stream")
+        stream = container.streams.audio[0]
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=rate)
+        for frame in container.decode(stream):
+            for out in resampler.resample(frame):
+                yield bytes(out.planes[0])[: out.samples * 2]
+        for out in resampler.resample(None):
+            yield bytes(out.planes[0])[: out.samples * 2]
+
+
+# -- encoding ------------------------------------------------------------------------------
+
+# format -> (muxer, codec, sample rate the codec wants)
+_ENCODERS: dict[str, tuple[str, str, int]] = {
+    "mp3": ("mp3", "libmp3lame", 24_000),
+    "opus": ("ogg", "libopus", 48_000),
+    "aac": ("adts", "aac", 24_000),
+    "flac": ("flac", "flac", 24_000),
+    "wav": ("wav", "pcm_s16le", 24_000),
+}
+
+
+def encode(pcm: Pcm, fmt: SpeechFormat) -> bytes:
+    """`pcm` as a complete file in `fmt`; `pcm` is raw 24 kHz s16le as OpenAI sends it."""
+    if fmt == "pcm":
+        return resample(pcm, PCM_RATE).samples
+    muxer, codec, codec_rate = _ENCODERS[fmt]
+    source = resample(pcm, codec_rate)
+    sink = io.BytesIO()
+    with av.open(sink, mode="w", format=muxer) as container:
+        stream = container.add_stream(codec, rate=codec_rate, layout="mono")
+        assert isinstance(stream, av.audio.stream.AudioStream)
+        for packet in _encode_packets(stream, source):
+            container.mux(packet)
+    return sink.getvalue()
+
+
+def _encode_packets(stream: av.audio.stream.AudioStream, pcm: Pcm) -> Iterator[Any]:
+    frame_samples = 4096
+    for offset in range(0, len(pcm.samples), frame_samples * 2):
+        chunk = pcm.samples[offset : offset + frame_samples * 2]
+        frame = av.AudioFrame(format="s16", layout="mono", samples=len(chunk) // 2)
+        frame.planes[0].update(chunk)
+        frame.sample_rate = pcm.rate
+        yield from stream.encode(frame)
+    yield from stream.encode(None)
+
+
+def resample(pcm: Pcm, rate: int) -> Pcm:
+    """`pcm` at another rate (FFmpeg's resampler); the same object when the rate matches."""
+    if pcm.rate == rate or not pcm.samples:
+        return Pcm(pcm.samples, rate) if not pcm.samples else pcm
+    resampler = av.AudioResampler(format="s16", layout="mono", rate=rate)
+    frame = av.AudioFrame(format="s16", layout="mono", samples=len(pcm.samples) // 2)
+    frame.planes[0].update(pcm.samples)
+    frame.sample_rate = pcm.rate
+    parts = [bytes(f.planes[0])[: f.samples * 2] for f in resampler.resample(frame)]
+    parts += [bytes(f.planes[0])[: f.samples * 2] for f in resampler.resample(None)]
+    return Pcm(b"".join(parts), rate)

@@ -1,0 +1,164 @@
+"""Canonical audio requests and answers shared by every speech adapter.
+
+Speech-to-text and text-to-speech look different at every vendor (multipart uploads,
+base64 in JSON, WebSocket frames); the gateway speaks one shape to all of them. Audio
+travels as bytes in a known container (`AudioFormat`): uploads are checked by their bytes
+before an adapter ever sees them, and synthesised audio is re-encoded by the gateway when a
+vendor cannot produce the format the client asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import attrs
+
+# Containers the gateway produces for speech (the spec's `response_format` values).
+SpeechFormat = Literal["mp3", "opus", "aac", "flac", "wav", "pcm"]
+SPEECH_FORMATS: tuple[SpeechFormat, ...] = ("mp3", "opus", "aac", "flac", "wav", "pcm")
+
+# Raw `pcm` is what OpenAI sends for it: 24 kHz, 16-bit signed little-endian, mono.
+PCM_RATE = 24_000
+
+CONTENT_TYPES: dict[str, str] = {
+    "mp3": "audio/mpeg",
+    "opus": "audio/opus",
+    "aac": "audio/aac",
+    "flac": "audio/flac",
+    "wav": "audio/wav",
+    "pcm": "audio/pcm",
+}
+
+
+@attrs.frozen(slots=True)
+class AudioClip:
+    """Audio bytes whose container was recognised from the bytes themselves.
+
+    `container` is one of the sniffed names (`wav`, `mp3`, `flac`, `ogg`, `webm`, `mp4`,
+    `aac`); `duration_s` is measured by decoding, not trusted from a header.
+    """
+
+    data: bytes = attrs.field(repr=False)
+    container: str
+    duration_s: float
+    filename: str = "audio"
+
+    @property
+    def mime_type(self) -> str:
+        return _CONTAINER_MIME.get(self.container, "application/octet-stream")
+
+
+_CONTAINER_MIME = {
+    "wav": "audio/wav",
+    "mp3": "audio/mpeg",
+    "flac": "audio/flac",
+    "ogg": "audio/ogg",
+    "webm": "audio/webm",
+    "mp4": "audio/mp4",
+    "aac": "audio/aac",
+}
+
+
+@attrs.frozen(slots=True)
+class TranscriptionRequest:
+    """What the gateway asks of an upstream speech-to-text model.
+
+    `context_bias` holds at most 100 domain words; `diarize` and `context_bias` reach only
+    adapters that support them (the gateway refuses them elsewhere before calling).
+    """
+
+    model: str
+    audio: AudioClip
+    language: str | None = None
+    prompt: str | None = None
+    temperature: float | None = None
+    word_timestamps: bool = False
+    diarize: bool = False
+    context_bias: tuple[str, ...] = ()
+
+
+@attrs.frozen(slots=True)
+class Word:
+    word: str
+    start: float
+    end: float
+    speaker: str | None = None
+
+
+@attrs.frozen(slots=True)
+class Segment:
+    """A stretch of recognised speech; the scores default to what Whisper reports when a
+    vendor gives none (`avg_logprob` 0, `no_speech_prob` 0)."""
+
+    id: int
+    start: float
+    end: float
+    text: str
+    speaker: str | None = None
+    avg_logprob: float = 0.0
+    no_speech_prob: float = 0.0
+
+
+@attrs.frozen(slots=True)
+class TranscriptionResult:
+    """A finished transcription; `duration_s` is the audio's length, the billed quantity."""
+
+    text: str
+    language: str | None
+    duration_s: float
+    segments: Sequence[Segment] = ()
+    words: Sequence[Word] = ()
+
+
+@attrs.frozen(slots=True)
+class TranscriptDelta:
+    """A piece of text recognised so far in a streamed transcription."""
+
+    text: str
+
+
+@attrs.frozen(slots=True)
+class TranscriptDone:
+    """The end of a streamed transcription, with the whole result."""
+
+    result: TranscriptionResult
+
+
+TranscriptEvent = TranscriptDelta | TranscriptDone
+
+
+@attrs.frozen(slots=True)
+class VoiceSettings:
+    """ElevenLabs-style voice controls; vendors without them ignore them."""
+
+    stability: float | None = None
+    similarity_boost: float | None = None
+    style: float | None = None
+    speed: float | None = None
+    use_speaker_boost: bool | None = None
+
+
+@attrs.frozen(slots=True)
+class SpeechRequest:
+    """What the gateway asks of an upstream text-to-speech model.
+
+    `voice` is already the vendor's own voice id (standard voices and mappings resolved).
+    """
+
+    model: str
+    input: str
+    voice: str
+    response_format: SpeechFormat = "mp3"
+    speed: float = 1.0
+    voice_settings: VoiceSettings | None = None
+
+
+@attrs.frozen(slots=True)
+class SpeechAudio:
+    """Synthesised audio; `format` says what the bytes really are (the gateway re-encodes
+    when it differs from the request's)."""
+
+    data: bytes = attrs.field(repr=False)
+    format: SpeechFormat
+    characters: int

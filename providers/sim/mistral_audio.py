@@ -1,0 +1,76 @@
+"""Mistral's Voxtral transcription in the simulator: `POST /v1/audio/transcriptions`.
+
+The answer is deterministic: the simulated sentence naming the audio's length, then the
+`context_bias` words it was given ("Terms: a, b."), so a test sees that they arrived;
+with `diarize=true` the text is split into two segments by `speaker_1` and `speaker_2`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from providers.sim.audio import heard, measured_seconds, parse_form
+from providers.sim.core import Route, SimContext, SimRequest, SimResponse
+from providers.sim.faults import apply_fault
+from providers.sim.mistral import VENDOR, MistralError, api_error, check_auth, fault_error
+
+
+async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse:
+    try:
+        check_auth(request)
+        fields, audio = parse_form(request.headers.get("content-type", ""), request.body)
+        model = (fields.get("model") or [""])[-1]
+        if not model or audio is None:
+            raise api_error(400, "model and file are required")
+        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f))
+        seconds = await measured_seconds(audio)
+        if seconds is None:
+            raise api_error(400, "Invalid audio file")
+    except MistralError as error:
+        return error.response()
+    text = ctx.next_transcript() or heard(seconds)
+    bias = fields.get("context_bias") or []
+    if bias:
+        text += f" Terms: {', '.join(bias)}."
+    diarize = (fields.get("diarize") or ["false"])[-1] == "true"
+    return SimResponse.of_json(
+        {
+            "model": model,
+            "text": text,
+            "language": (fields.get("language") or ["en"])[-1],
+            "segments": _segments(text, seconds, diarize),
+            "usage": {
+                "prompt_tokens": 0,
+                "completion_tokens": len(text.split()),
+                "total_tokens": len(text.split()),
+                "prompt_audio_seconds": max(1, round(seconds)),
+            },
+        }
+    )
+
+
+def _segments(text: str, seconds: float, diarize: bool) -> list[dict[str, Any]]:
+    if not diarize:
+        return [{"text": text, "start": 0.0, "end": seconds, "type": "transcription_segment"}]
+    words = text.split()
+    half = len(words) // 2
+    middle = round(seconds / 2, 3)
+    return [
+        {
+            "text": " ".join(words[:half]),
+            "start": 0.0,
+            "end": middle,
+            "type": "transcription_segment",
+            "speaker_id": "speaker_1",
+        },
+        {
+            "text": " ".join(words[half:]),
+            "start": middle,
+            "end": seconds,
+            "type": "transcription_segment",
+            "speaker_id": "speaker_2",
+        },
+    ]
+
+
+ROUTES: list[Route] = [Route("POST", "/v1/audio/transcriptions", transcriptions)]

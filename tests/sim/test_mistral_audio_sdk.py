@@ -1,0 +1,38 @@
+"""Voxtral transcription in the simulator, through the official `mistralai` SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import trio
+from mistralai.client import Mistral
+
+from providers.audio_codec import Pcm, encode
+from providers.sim.server import SimServer
+
+SILENCE_WAV = encode(Pcm(b"\0\0" * 24_000 * 2, 24_000), "wav")  # two seconds
+
+
+@pytest.fixture
+def sdk(sim: SimServer) -> Iterator[Mistral]:
+    with Mistral(api_key="sk-test", server_url=sim.base_url("mistral")) as client:
+        yield client
+
+
+async def test_diarized_transcription_with_context_bias(sdk: Mistral) -> None:
+    def call():  # type: ignore[no-untyped-def]
+        return sdk.audio.transcriptions.complete(
+            model="voxtral-mini-latest",
+            file={"content": SILENCE_WAV, "file_name": "a.wav"},
+            diarize=True,
+            context_bias=["Voxtral", "gateway"],
+        )
+
+    with trio.fail_after(20):
+        answer = await trio.to_thread.run_sync(call)
+    assert answer.text.startswith("This is a simulated transcription of 2.0 seconds")
+    assert answer.text.endswith("Terms: Voxtral, gateway.")
+    assert answer.segments is not None
+    assert [s.speaker_id for s in answer.segments] == ["speaker_1", "speaker_2"]
+    assert answer.usage.prompt_audio_seconds == 2
