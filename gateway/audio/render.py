@@ -126,6 +126,16 @@ def _stamp(seconds: float, separator: str) -> str:
 # -- streamed transcription ----------------------------------------------------------------
 
 
+def transcript_text(result: TranscriptionResult) -> str:
+    """The transcript as plain text: one `speaker: text` line a segment when the vendor
+    told the speakers apart, else the text as recognised."""
+    if any(segment.speaker for segment in result.segments):
+        return "\n".join(
+            f"{segment.speaker or 'unknown'}: {segment.text.strip()}" for segment in result.segments
+        )
+    return result.text
+
+
 def delta_event(text: str) -> bytes:
     return _sse({"type": "transcript.text.delta", "delta": text})
 

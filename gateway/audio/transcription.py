@@ -33,13 +33,13 @@ from gateway.audio.render import (
     error_event,
     render_transcription,
 )
-from gateway.audio.upload import Upload
+from gateway.audio.upload import HEAD_BYTES, Upload
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import account
 from gateway.upstream.admission import admit, settle
-from gateway.upstream.engine import call, open_stream
+from gateway.upstream.engine import Served, call, open_stream
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
@@ -58,6 +58,7 @@ from providers.base import Provider
 from providers.types import Usage
 
 DIARIZING_PROVIDERS = frozenset({"mistral"})
+DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without naming a model
 ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac"})
 
 
@@ -73,7 +74,27 @@ class Transcribed:
 async def checked_clip(upload: Upload) -> AudioClip:
     """The upload as audio whose container and length were read from its bytes; 400 when
     it is not audio this gateway accepts."""
-    container = sniff_container(upload.head())
+    _check_container(upload.head())
+
+    def measure() -> AudioClip:
+        return measured_clip(upload.read_all(), upload.filename or "audio")
+
+    return await trio.to_thread.run_sync(measure)
+
+
+def measured_clip(data: bytes, filename: str) -> AudioClip:
+    """`data` as a clip whose container and length come from decoding it (blocking: call
+    from a worker thread); 400 `invalid_audio` when it is not audio this gateway accepts."""
+    container = _check_container(data[:HEAD_BYTES])
+    try:
+        pcm = decode(data)
+    except AudioDecodeError as exc:
+        raise ApiError(400, "invalid_audio", str(exc), param="file") from None
+    return AudioClip(data, str(container), pcm.duration_s, filename)
+
+
+def _check_container(head: bytes) -> str:
+    container = sniff_container(head)
     if container not in ACCEPTED_CONTAINERS:
         raise ApiError(
             400,
@@ -82,16 +103,7 @@ async def checked_clip(upload: Upload) -> AudioClip:
             "webm, flac, ogg); its content was checked, not its name.",
             param="file",
         )
-
-    def measure() -> AudioClip:
-        data = upload.read_all()
-        try:
-            pcm = decode(data)
-        except AudioDecodeError as exc:
-            raise ApiError(400, "invalid_audio", str(exc), param="file") from None
-        return AudioClip(data, str(container), pcm.duration_s, upload.filename or "audio")
-
-    return await trio.to_thread.run_sync(measure)
+    return str(container)
 
 
 def transcription_plan(state: AppState, principal: Principal, params: TranscriptionParams) -> Plan:
@@ -137,6 +149,37 @@ async def serve_transcription(
     principal.require("audio")
     params = parse_transcription(upload.fields)
     clip = await checked_clip(upload)
+    with audio_errors():
+        done = await transcribe_clip(state, principal, clip, params, headers)
+    served = done.served
+    body = render_transcription(served.value, params.response_format, params.granularities)
+    return Transcribed(
+        body,
+        MEDIA_TYPES[params.response_format],
+        _headers(done.facts, served.target, served.fell_back) | done.limit_headers,
+    )
+
+
+@attrs.frozen
+class ClipTranscribed:
+    """A clip transcribed through the engine: its facts, what served it, and the key's
+    rate-limit headers as of the answer."""
+
+    facts: RequestFacts
+    served: Served[TranscriptionResult]
+    limit_headers: dict[str, str]
+
+
+async def transcribe_clip(
+    state: AppState,
+    principal: Principal,
+    clip: AudioClip,
+    params: TranscriptionParams,
+    headers: Mapping[str, str],
+) -> ClipTranscribed:
+    """Plan, admit, race and account one transcription: what the endpoint and file
+    processing (`auto_transcribe`) share. Raises `ApiError`; cancellation closes the
+    upstream."""
     plan = transcription_plan(state, principal, params)
     hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
     facts = new_facts("audio.transcriptions", principal, headers)
@@ -144,16 +187,11 @@ async def serve_transcription(
     async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
         return await adapter.transcribe(transcription_request(params, clip, target))
 
-    with hold, audio_errors():
+    with hold:
         timeout = state.settings.upstream_timeout_s
         served = await call(state, facts, plan, operation, timeout_s=timeout)
         _finish(state, facts, served.target, hold, clip)
-        body = render_transcription(served.value, params.response_format, params.granularities)
-        return Transcribed(
-            body,
-            MEDIA_TYPES[params.response_format],
-            _headers(facts, served.target, served.fell_back) | hold.headers(),
-        )
+        return ClipTranscribed(facts, served, hold.headers())
 
 
 def _finish(

@@ -16,6 +16,9 @@ from typing import Any
 
 import trio
 
+from gateway.audio.input import TranscriptionParams
+from gateway.audio.render import transcript_text
+from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
 from gateway.files import chunking, pii, render
 from gateway.files.extraction import Extracted, ExtractionError, extract
 from gateway.files.input import ServiceOptions
@@ -26,6 +29,7 @@ from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.retrieval.embeddings import serve_embeddings
 from gateway.uploads.formats import KINDS
+from providers.audio_types import AudioClip
 from providers.local import ocr as local_ocr
 from store import files as file_store
 from store import keys
@@ -130,7 +134,9 @@ async def _extract(
         if not options.auto_transcribe:
             await progress.mark("transcription", "skipped")
             return Extracted((), 0)
-        return await transcribe(state, record)
+        extracted = await transcribe(state, record, options)
+        await progress.mark("transcription", "complete")
+        return extracted
     path = state.files.blobs.path_of(record.sha256)
     upstream_ocr = options.ocr_model not in (None, LOCAL_MODEL) and record.kind in OCR_KINDS
     reader = _no_ocr if upstream_ocr else local_ocr.read_text
@@ -178,10 +184,29 @@ async def _uploader(state: AppState, record: FileRecord, stage: str) -> Principa
     return Principal(key)
 
 
-async def transcribe(state: AppState, record: FileRecord) -> Extracted:
-    """Audio to text through the gateway's transcription family: not wired yet (the audio
-    family is built in parallel); until it is, asking for it ends the file as `error`."""
-    raise StageFailed("transcription", "audio transcription is not available in this gateway yet")
+async def transcribe(state: AppState, record: FileRecord, options: ServiceOptions) -> Extracted:
+    """Audio to text through the gateway's transcription family (`transcribe_clip`), in
+    the uploader's name: `language` as given, `speaker_diarization` through Voxtral (the
+    family that diarizes). The transcript is the file's one page."""
+    principal = await _uploader(state, record, "transcription")
+    path = state.files.blobs.path_of(record.sha256)
+
+    def clip() -> AudioClip:
+        return measured_clip(path.read_bytes(), record.filename)
+
+    params = TranscriptionParams(
+        model=DIARIZING_MODEL if options.speaker_diarization else "auto",
+        response_format="json",
+        language=options.language,
+        diarize=options.speaker_diarization,
+    )
+    try:
+        done = await transcribe_clip(
+            state, principal, await trio.to_thread.run_sync(clip), params, {}
+        )
+    except ApiError as exc:
+        raise StageFailed("transcription", f"{exc.code}: {exc.message}") from None
+    return Extracted((Page(1, transcript_text(done.served.value)),), 0)
 
 
 async def _embed(

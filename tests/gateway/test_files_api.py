@@ -186,17 +186,25 @@ async def test_docx_and_xlsx_are_extracted(http: httpx.AsyncClient) -> None:
     assert sheet_text == "item\tcost\npaper\t12.5"
 
 
-async def test_a_wav_is_stored_and_transcription_is_reported_unavailable(
-    http: httpx.AsyncClient,
+async def test_a_wav_is_transcribed_into_the_files_text(
+    gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
+    """`auto_transcribe` runs the audio family's transcription (the simulated vendor's
+    scripted transcript here) in the uploader's name."""
+    sim = gateway.sim
+    assert sim is not None
+    async with httpx.AsyncClient(base_url=f"http://{sim.host}:{sim.port}") as control:
+        script = {"texts": ["The contract renews on the first of May."]}
+        assert (await control.post("/_sim/transcripts", json=script)).status_code == 201
     answer = await upload(
         http, "call.wav", documents.wav(), purpose="audio", auto_transcribe="true"
     )
     assert answer.status_code == 200, answer.text
     status = await processed(http, answer.json()["id"])
-    assert status["status"] == "error"
-    assert status["processing"]["stages"]["transcription"] == "failed"
-    assert "transcription" in status["status_details"]
+    assert status["status"] == "processed", status
+    assert status["processing"]["stages"]["transcription"] == "complete"
+    text = (await http.get(f"/v1/files/{answer.json()['id']}/text")).json()
+    assert "first of May" in str(text)
 
 
 async def test_service_options_through_the_official_clients_extra_body(
