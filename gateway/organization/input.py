@@ -140,7 +140,12 @@ def parse_audit_filter(args: dict[str, str]) -> AuditFilter:
 
 
 def _moment(value: str | None) -> datetime | None:
-    """A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 time (UTC if it names no zone)."""
+    """A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 time (UTC if it names no zone).
+
+    The time is converted to UTC here, where a failure is the caller's 400: a time at the
+    edge of the calendar with an offset (9999-12-31T23:59-05:00) has no UTC equivalent
+    and would otherwise overflow in the store as a 500.
+    """
     if not value:
         return None
     try:
@@ -148,8 +153,10 @@ def _moment(value: str | None) -> datetime | None:
             day = date.fromisoformat(value)
             return datetime(day.year, day.month, day.day, tzinfo=UTC)
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise invalid_request(
             "'since' must be a date (YYYY-MM-DD) or an ISO 8601 time.", param="since", value=value
         ) from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

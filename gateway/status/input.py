@@ -18,6 +18,7 @@ from gateway.platform.params import body_object, optional_string, required_strin
 from gateway.status.alert_rules import METRICS, OPERATORS
 from gateway.status.hub import STATUS_EVENTS
 from gateway.status.incidents import INCIDENT_STATUSES, MAINTENANCE_STATUSES, SEVERITIES
+from gateway.status.sla import month_bounds
 
 MAX_TEXT = 2000
 MAX_NAME = 200
@@ -237,7 +238,17 @@ def parse_sla_request(raw: Any) -> SlaSpec:
     body = body_object(raw)
     _only(body, ("period", "incident_ids", "description"))
     period = required_string(body, "period")
-    if not _PERIOD.match(period):
+    if not _PERIOD.match(period) or not _representable(period):
         raise invalid_request("'period' must be a month, YYYY-MM.", param="period", value=period)
     ids = _strings(body.get("incident_ids", []), "incident_ids")
     return SlaSpec(period, ids, _bounded_text(body, "description", MAX_TEXT, required=False))
+
+
+def _representable(period: str) -> bool:
+    """Whether the month and the next one's start are dates Python can hold: the pattern
+    lets through years 0000 and 9999-12, whose bounds would fail later as a 500."""
+    try:
+        month_bounds(period)
+    except ValueError:
+        return False
+    return True

@@ -80,11 +80,12 @@ def parse_url(raw: str) -> httpx.URL:
     """A URL with an http(s) scheme and a host, or `UnsafeUrl` (code `invalid_webhook_url`)."""
     try:
         url = httpx.URL(raw)
-    except (httpx.InvalidURL, TypeError) as exc:
+        host = url.host  # decodes an IDNA A-label: UnicodeError when it is not one
+    except (httpx.InvalidURL, TypeError, UnicodeError) as exc:
         raise UnsafeUrl(f"Not a valid URL: {exc}", code="invalid_webhook_url") from None
     if url.scheme not in SCHEMES:
         raise UnsafeUrl("Only http and https URLs are allowed.", code="invalid_webhook_url")
-    if not url.host:
+    if not host:
         raise UnsafeUrl("The URL has no host.", code="invalid_webhook_url")
     if url.userinfo:
         raise UnsafeUrl("Credentials in the URL are not allowed.", code="invalid_webhook_url")
@@ -118,7 +119,7 @@ async def check_url(
 async def _lookup(resolve: Resolver, host: str, port: int) -> list[str]:
     try:
         addresses = await resolve(host, port)
-    except OSError:
+    except (OSError, UnicodeError):  # UnicodeError: no DNS name (an empty or long label)
         addresses = []
     if not addresses:
         raise UnsafeUrl(f"The URL's host {host} does not resolve.", code="invalid_webhook_url")

@@ -87,6 +87,27 @@ async def test_only_http_and_https() -> None:
         assert caught.value.code == "invalid_webhook_url"
 
 
+@pytest.mark.parametrize(
+    "url", ["http://a..b/", "http://.com/", f"http://{'a' * 64}.com/", "http://xn--zz/"]
+)
+async def test_a_host_that_is_no_dns_name_is_an_invalid_url(
+    http: httpx.AsyncClient, url: str
+) -> None:
+    """Empty or over-long labels and bad IDNA A-labels raised UnicodeError, a 500."""
+    body = {"url": url, "events": ["incident.created"]}
+    response = await http.post("/v1/status/webhooks", json=body)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "invalid_webhook_url"
+    alert = {
+        "name": "a",
+        "condition": {"metric": "cost", "operator": "gt", "threshold": 1, "window_minutes": 5},
+        "notify": {"webhook": url},
+    }
+    response = await http.post("/v1/alerts", json=alert)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "invalid_webhook_url"
+
+
 async def test_allowed_hosts_skip_the_address_check() -> None:
     destination = await check_url("http://127.0.0.1:8000/x", frozenset({"127.0.0.1"}))
     assert destination.ip == "127.0.0.1"

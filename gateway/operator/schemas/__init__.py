@@ -7,7 +7,15 @@ for a new family, merged below).
 from __future__ import annotations
 
 from gateway.operator.apidoc import Operation
-from gateway.operator.schemas import chat, management, models, platform, retrieval
+from gateway.operator.schemas import (
+    chat,
+    management,
+    models,
+    organization,
+    platform,
+    retrieval,
+    status,
+)
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
@@ -16,6 +24,8 @@ OPERATIONS: dict[str, Operation] = {
     **retrieval.OPERATIONS,
     **models.OPERATIONS,
     **management.OPERATIONS,
+    **status.OPERATIONS,
+    **organization.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

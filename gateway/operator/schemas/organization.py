@@ -1,0 +1,264 @@
+"""The organisation family: workspaces, members, service accounts, organisations, the
+audit log, and people's credentials (log in, log out, accept an invitation).
+
+Shapes follow `gateway.organization.render` and the service modules that extend them.
+Request bodies stay open (`obj`): `gateway.organization.input` reads the fields it knows
+and ignores others. Every management route also answers 404 for an `X-Workspace-ID` the
+caller cannot reach.
+"""
+
+from __future__ import annotations
+
+from gateway.operator.apidoc import (
+    ANY_OBJ,
+    AUTH_ERRORS,
+    INT,
+    STR,
+    STRS,
+    TIME,
+    Operation,
+    Schema,
+    arr,
+    nullable,
+    obj,
+    query,
+)
+
+ERRORS = (*AUTH_ERRORS, 404)
+CONFLICTS = (*ERRORS, 409)
+DATE_TIME: Schema = {"type": "string", "format": "date-time"}
+ROLE: Schema = {"enum": ["owner", "admin", "developer", "viewer"]}
+NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200}
+WORKSPACE_IDS: Schema = arr({"type": "string", "minLength": 1}, minItems=1, maxItems=100)
+WORKSPACES = "workspaces"
+MEMBERS = "members"
+ACCOUNTS = "service-accounts"
+AUTH = "auth"
+
+
+def listing(item: Schema) -> Schema:
+    return obj(("object", "data"), object={"const": "list"}, data=arr(item))
+
+
+def deleted(kind: str) -> Schema:
+    return obj(("id", "object", "deleted"), id=STR, object={"const": kind}, deleted={"const": True})
+
+
+def extended(base: Schema, required: tuple[str, ...], **properties: Schema) -> Schema:
+    return {"allOf": [base, obj(required, **properties)]}
+
+
+WORKSPACE = obj(
+    ("id", "object", "name", "description", "organization_id", "created_at"),
+    id=STR,
+    object={"const": "workspace"},
+    name=STR,
+    description=STR,
+    organization_id=STR,
+    created_at=DATE_TIME,
+)
+MEMBER = obj(
+    ("id", "object", "email", "role", "status", "workspaces", "created_at", "joined_at"),
+    id=STR,
+    object={"const": "member"},
+    email=STR,
+    role=ROLE,
+    status={"enum": ["invited", "active"]},
+    workspaces=STRS,
+    created_at=DATE_TIME,
+    joined_at=TIME,
+)
+SERVICE_ACCOUNT = obj(
+    ("id", "object", "name", "role", "workspaces", "created_at"),
+    id=STR,
+    object={"const": "service_account"},
+    name=STR,
+    role=ROLE,
+    workspaces=STRS,
+    created_at=DATE_TIME,
+)
+AUDIT_EVENT = obj(
+    ("id", "type", "actor", "target", "timestamp", "ip_address", "workspace_id", "details"),
+    id=STR,
+    type=STR,
+    actor=obj(("id", "email"), id=nullable(STR), email=nullable(STR)),
+    target=obj(("type", "id", "email"), type=nullable(STR), id=nullable(STR), email=nullable(STR)),
+    timestamp=DATE_TIME,
+    ip_address=nullable(STR),
+    workspace_id=nullable(STR),
+    details=ANY_OBJ,
+)
+
+WORKSPACE_OPERATIONS = {
+    "organization.get_workspaces": Operation(
+        "Workspaces the caller may act in", WORKSPACES, listing(WORKSPACE), errors=ERRORS
+    ),
+    "organization.post_workspaces": Operation(
+        "Create a workspace in the caller's organisation",
+        WORKSPACES,
+        WORKSPACE,
+        status=201,
+        request=obj(("name",), name=NAME, description={"type": "string", "maxLength": 2000}),
+        errors=ERRORS,
+    ),
+    "organization.get_workspaces_workspace_id": Operation(
+        "One workspace", WORKSPACES, WORKSPACE, errors=ERRORS
+    ),
+    "organization.patch_workspaces_workspace_id": Operation(
+        "Rename a workspace or change its description",
+        WORKSPACES,
+        WORKSPACE,
+        request=obj((), name=NAME, description={"type": "string", "maxLength": 2000}),
+        errors=ERRORS,
+    ),
+    "organization.delete_workspaces_workspace_id": Operation(
+        "Delete an empty workspace (never the organisation's last)",
+        WORKSPACES,
+        deleted("workspace"),
+        errors=CONFLICTS,
+    ),
+}
+
+MEMBER_OPERATIONS = {
+    "organization.get_members": Operation(
+        "Members the caller may see", MEMBERS, listing(MEMBER), errors=ERRORS
+    ),
+    "organization.post_members": Operation(
+        "Invite a person; the one-time invitation token is in this answer only",
+        MEMBERS,
+        extended(
+            MEMBER,
+            ("invitation_token", "invitation_expires_at"),
+            invitation_token=STR,
+            invitation_expires_at=DATE_TIME,
+        ),
+        status=201,
+        request=obj(
+            ("email", "role"),
+            email={"type": "string", "format": "email"},
+            role=ROLE,
+            workspaces=WORKSPACE_IDS,
+        ),
+        errors=CONFLICTS,
+    ),
+    "organization.patch_members_member_id": Operation(
+        "Change a member's role (up to the caller's own)",
+        MEMBERS,
+        MEMBER,
+        request=obj(("role",), role=ROLE),
+        errors=CONFLICTS,
+    ),
+    "organization.delete_members_member_id": Operation(
+        "Remove a member (never the last owner)", MEMBERS, deleted("member"), errors=CONFLICTS
+    ),
+}
+
+ACCOUNT_OPERATIONS = {
+    "organization.get_service-accounts": Operation(
+        "Service accounts the caller may see", ACCOUNTS, listing(SERVICE_ACCOUNT), errors=ERRORS
+    ),
+    "organization.post_service-accounts": Operation(
+        "Create a service account with its API key, shown in this answer only",
+        ACCOUNTS,
+        extended(SERVICE_ACCOUNT, ("api_key", "key_id"), api_key=STR, key_id=STR),
+        status=201,
+        request=obj(("name", "role"), name=NAME, role=ROLE, workspaces=WORKSPACE_IDS),
+        errors=ERRORS,
+    ),
+    "organization.get_service-accounts_account_id": Operation(
+        "One service account", ACCOUNTS, SERVICE_ACCOUNT, errors=ERRORS
+    ),
+    "organization.delete_service-accounts_account_id": Operation(
+        "Delete a service account and its key", ACCOUNTS, deleted("service_account"), errors=ERRORS
+    ),
+}
+
+ORGANIZATION_OPERATIONS = {
+    "organization.list_organizations": Operation(
+        "The calling person's organisations (a user access token; an API key gets 401)",
+        "organizations",
+        obj(
+            ("object", "organizations"),
+            object={"const": "list"},
+            organizations=arr(obj(("id", "name", "role"), id=STR, name=STR, role=ROLE)),
+        ),
+    ),
+    "organization.create_organization": Operation(
+        "Create an organisation with one workspace; the caller becomes its owner",
+        "organizations",
+        obj(
+            ("id", "object", "name", "role", "created_at", "workspaces"),
+            id=STR,
+            object={"const": "organization"},
+            name=STR,
+            role={"const": "owner"},
+            created_at=DATE_TIME,
+            workspaces=arr(WORKSPACE),
+        ),
+        status=201,
+        request=obj(("name",), name=NAME),
+    ),
+    "audit_log.audit_log": Operation(
+        "Audit events, newest first, paged by cursor",
+        "audit-log",
+        obj(
+            ("object", "events", "has_more", "next_cursor"),
+            object={"const": "list"},
+            events=arr(AUDIT_EVENT),
+            has_more={"type": "boolean"},
+            next_cursor=nullable(STR),
+        ),
+        errors=ERRORS,
+        query=(
+            query("limit", {"type": "integer", "minimum": 1, "maximum": 1000}),
+            query("type", STR, "Only events of this type, e.g. member.invited"),
+            query("since", STR, "A date (YYYY-MM-DD) or an ISO 8601 time"),
+            query("cursor", STR, "The previous page's next_cursor"),
+        ),
+    ),
+}
+
+AUTH_OPERATIONS = {
+    "auth_tokens.log_in": Operation(
+        "A user access token for an email and password",
+        AUTH,
+        obj(
+            ("access_token", "token_type", "expires_in", "expires_at"),
+            access_token=STR,
+            token_type={"const": "bearer"},
+            expires_in=INT,
+            expires_at=DATE_TIME,
+        ),
+        request=obj(
+            ("email", "password"), email={"type": "string", "format": "email"}, password=STR
+        ),
+        errors=(400, 401, 408, 413, 429),
+        public=True,
+    ),
+    "auth_tokens.log_out": Operation(
+        "Revoke the user access token sent as the bearer credential",
+        AUTH,
+        obj(("revoked",), revoked={"const": True}),
+        errors=(401,),
+    ),
+    "auth_tokens.accept_invitation": Operation(
+        "Accept an invitation with a password; the person becomes an active member",
+        AUTH,
+        extended(MEMBER, ("organization_id",), organization_id=STR),
+        request=obj(
+            ("token", "password"),
+            token={"type": "string", "minLength": 1, "maxLength": 200},
+            password={"type": "string", "minLength": 10, "maxLength": 1024},
+        ),
+        errors=(400, 401, 408, 413),
+        public=True,
+    ),
+}
+
+OPERATIONS = {
+    **WORKSPACE_OPERATIONS,
+    **MEMBER_OPERATIONS,
+    **ACCOUNT_OPERATIONS,
+    **ORGANIZATION_OPERATIONS,
+    **AUTH_OPERATIONS,
+}
