@@ -90,12 +90,13 @@ def _check_base_url(value: Any) -> None:
     fail later in every request (e.g. a non-numeric port)."""
     try:
         url = httpx.URL(value) if isinstance(value, str) else None
-    except httpx.InvalidURL:
-        url = None
+        host = url.host if url is not None else ""
+    except (httpx.InvalidURL, UnicodeError):  # UnicodeError: a host that is not valid IDNA
+        url, host = None, ""
     if (
         url is None
         or url.scheme not in ("http", "https")
-        or not url.host
+        or not host
         or (url.port is not None and not 0 < url.port < 65536)
     ):
         raise invalid_request(
