@@ -322,7 +322,8 @@ async def test_patch_base_url_redirects_traffic(http: httpx.AsyncClient, closed_
 
 
 @pytest.mark.parametrize(
-    "base_url", ["file:///etc/passwd", "http://127.0.0.1:port/v1", "http://[::1", "http://xn--zz/", "", 8080]
+    "base_url",
+    ["file:///etc/passwd", "http://127.0.0.1:port/v1", "http://[::1", "http://xn--zz/", "", 8080],
 )
 async def test_patch_rejects_a_bad_base_url_and_keeps_settings(
     http: httpx.AsyncClient, base_url: object
