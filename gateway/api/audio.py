@@ -14,11 +14,18 @@ from gateway.audio.preview import speak_preview
 from gateway.audio.speech import SPEECH_PATH, serve_speech
 from gateway.audio.transcription import prepare_stream, serve_transcription
 from gateway.audio.upload import read_upload
+from gateway.organization.roles import Action
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response, read_object, stream_response
+from gateway.platform.web import (
+    authenticate,
+    authenticate_manager,
+    json_response,
+    read_object,
+    stream_response,
+)
 from providers.voices import load_voices
 from store import voice_mappings
 from store.voice_mappings import NameTakenError
@@ -82,7 +89,7 @@ def audio_blueprint(state: AppState) -> Blueprint:
 def _mapping_routes(bp: Blueprint, state: AppState) -> None:
     @bp.post(MAPPINGS)
     async def create_mapping() -> Response:
-        principal = await _manager(state)
+        principal = await _manager(state, "configure_providers")
         fields = voice_views.parse_mapping(await read_object(), load_voices(), state.catalog)
         record = voice_views.new_record(principal.workspace_id, fields)
         try:
@@ -101,7 +108,7 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
 
     @bp.get(MAPPINGS)
     async def list_mappings() -> Response:
-        principal = await _manager(state)
+        principal = await _manager(state, "view_configuration")
         ws = principal.workspace_id
         records = await state.db.run(lambda d: voice_mappings.list_for_workspace(d, ws))
         data = [voice_views.mapping_body(r) for r in records]
@@ -109,13 +116,13 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
 
     @bp.get(f"{MAPPINGS}/<mapping_id>")
     async def get_mapping(mapping_id: str) -> Response:
-        principal = await _manager(state)
+        principal = await _manager(state, "view_configuration")
         record = await _mapping(state, principal, mapping_id)
         return json_response(voice_views.mapping_body(record))
 
     @bp.route(f"{MAPPINGS}/<mapping_id>", methods=["PATCH", "PUT"])
     async def update_mapping(mapping_id: str) -> Response:
-        principal = await _manager(state)
+        principal = await _manager(state, "configure_providers")
         record = await _mapping(state, principal, mapping_id)
         body = await read_object()
         fields = voice_views.parse_mapping(
@@ -138,7 +145,7 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
 
     @bp.delete(f"{MAPPINGS}/<mapping_id>")
     async def delete_mapping(mapping_id: str) -> Response:
-        principal = await _manager(state)
+        principal = await _manager(state, "configure_providers")
         ws = principal.workspace_id
         if not await state.db.run(lambda d: voice_mappings.delete(d, ws, mapping_id)):
             raise voice_views.mapping_not_found(mapping_id)
@@ -152,10 +159,10 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
         return json_response({"id": mapping_id, "object": "voice_mapping", "deleted": True})
 
 
-async def _manager(state: AppState) -> Principal:
-    principal = await authenticate(state)
-    principal.require("management")
-    return principal
+async def _manager(state: AppState, action: Action) -> Principal:
+    """Voice mappings are workspace configuration: reading them needs the role's
+    `view_configuration`, changing them `configure_providers`."""
+    return await authenticate_manager(state, action)
 
 
 async def _mapping(
