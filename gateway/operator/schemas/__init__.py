@@ -7,7 +7,15 @@ for a new family, merged below).
 from __future__ import annotations
 
 from gateway.operator.apidoc import Operation
-from gateway.operator.schemas import chat, management, models, platform, retrieval
+from gateway.operator.schemas import (
+    audio,
+    chat,
+    files,
+    management,
+    models,
+    platform,
+    retrieval,
+)
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
@@ -16,6 +24,8 @@ OPERATIONS: dict[str, Operation] = {
     **retrieval.OPERATIONS,
     **models.OPERATIONS,
     **management.OPERATIONS,
+    **audio.OPERATIONS,
+    **files.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
