@@ -167,7 +167,7 @@ def _boolean(value: Any, param: str) -> bool:
 def _chunk_int(value: Any, param: str) -> int:
     number: Any = value
     if isinstance(value, str):
-        number = int(value) if value.strip().isdigit() else None
+        number = int(value) if _digits(value.strip()) else None
     if isinstance(number, bool) or not isinstance(number, int):
         raise invalid_request(f"'{param}' must be an integer.", param=param, value=value)
     low = 0 if param.endswith("overlap") else 16
@@ -209,10 +209,15 @@ def list_query(workspace_id: str, args: Mapping[str, str]) -> ListQuery:
     )
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: `str.isdigit` also accepts '²' and other digits `int` refuses."""
+    return text.isascii() and text.isdigit()
+
+
 def _limit(raw: str | None, *, default: int, high: int, name: str = "limit") -> int:
     if raw is None:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= high:
+    if not _digits(raw) or not 1 <= int(raw) <= high:
         raise invalid_request(
             f"'{name}' must be an integer from 1 to {high}.", param=name, value=raw
         )
@@ -223,7 +228,7 @@ def page_window(args: Mapping[str, str]) -> tuple[int, int]:
     """`limit` (1-100, default 20) and `offset` (0 or more) of the chunks endpoint."""
     limit = _limit(args.get("limit"), default=20, high=100)
     raw = args.get("offset", "0")
-    if not raw.isdigit():
+    if not _digits(raw):
         raise invalid_request(
             "'offset' must be an integer of 0 or more.", param="offset", value=raw
         )

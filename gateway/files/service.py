@@ -21,7 +21,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.state import AppState
 from gateway.uploads import integrity
-from gateway.uploads.receive import Received, quota_exceeded, receive
+from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from store import files as file_store
 from store.columns import new_id
 from store.files import FileRecord
@@ -41,7 +41,7 @@ async def upload(
     principal.require("files")
     runtime, quota = state.files, state.settings.files_quota_bytes
     used = await state.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
-    with trio.fail_after(state.settings.upload_timeout_s):
+    with upload_deadline(state.settings.upload_timeout_s):
         received = await _receive(state, chunks, boundary, quota_left=quota - used)
     try:
         form = file_input.upload_form(received.fields)

@@ -91,13 +91,15 @@ def _languages(raw: str | None) -> tuple[str, ...]:
 
 def select_pages(spec: str, total: int | None) -> tuple[int, ...] | None:
     """The 1-based pages `spec` names (None for all); 400 for bad syntax, and with `total`
-    for a page outside the document."""
+    for a page outside the document. Without `total` only the syntax is checked (the
+    answer is empty): expanding `1-999999999999` before the page count is known would
+    exhaust memory."""
     if spec == "all":
         return None
     chosen: list[int] = []
     for part in spec.split(","):
         first, dash, last = part.strip().partition("-")
-        if not first.isdigit() or (dash and not last.isdigit()):
+        if not _digits(first) or (dash and not _digits(last)):
             raise invalid_request(
                 "'pages' must be 'all', a page, or ranges such as '1-5'.", param="pages", value=spec
             )
@@ -110,5 +112,11 @@ def select_pages(spec: str, total: int | None) -> tuple[int, ...] | None:
                 param="pages",
                 value=spec,
             )
-        chosen.extend(range(low, high + 1))
+        if total is not None:  # the range is bounded by the document only once known
+            chosen.extend(range(low, high + 1))
     return tuple(dict.fromkeys(chosen))
+
+
+def _digits(text: str) -> bool:
+    """ASCII digits only: `str.isdigit` also accepts '²' and other digits `int` refuses."""
+    return text.isascii() and text.isdigit()

@@ -26,7 +26,7 @@ from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.uploads import integrity
 from gateway.uploads.formats import LARGEST_UPLOAD, Kind
-from gateway.uploads.receive import receive
+from gateway.uploads.receive import receive, upload_deadline
 from gateway.upstream.accounting import account
 from gateway.upstream.admission import admit, settle
 from gateway.upstream.engine import call
@@ -55,7 +55,7 @@ async def serve_ocr(
     principal.require("files")
     started = time.perf_counter()
     blobs = state.files.blobs
-    with trio.fail_after(state.settings.upload_timeout_s):
+    with upload_deadline(state.settings.upload_timeout_s):
         received = await receive(
             chunks, boundary, blobs, quota_left=LARGEST_UPLOAD, quota=LARGEST_UPLOAD,
             kinds=OCR_KINDS,

@@ -26,7 +26,7 @@ class Operation:
     tag: str
     response: Schema | None = None  # the success body (JSON), or None for "not shown"
     status: int = 200
-    request: Schema | None = None  # a JSON request body
+    request: Schema | None = None  # the request body (JSON unless `request_media_type`)
     body_required: bool = True
     errors: tuple[int, ...] = AUTH_ERRORS
     public: bool = False  # no authentication
@@ -35,6 +35,9 @@ class Operation:
     query: tuple[Schema, ...] = ()
     headers: tuple[Schema, ...] = ()
     description: str = ""
+    request_media_type: str = "application/json"  # `multipart/form-data` for uploads
+    # More media types of the success body (audio formats, subtitles): (type, schema)
+    alternatives: tuple[tuple[str, Schema], ...] = ()
 
 
 def obj(required: tuple[str, ...] = (), **properties: Schema) -> Schema:

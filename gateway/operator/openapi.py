@@ -91,9 +91,14 @@ def undocumented(routes: Iterable[Route]) -> list[Route]:
 
 def build_document(routes: Iterable[Route], *, version: str, choices: str = "") -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
+    ids: set[str] = set()
     for route in routes:
         operation = OPERATIONS.get(route.endpoint) or _generic(route)
-        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, operation)
+        doc = _operation(route, operation)
+        if doc["operationId"] in ids:  # one view for several methods (PATCH and PUT)
+            doc["operationId"] += "_" + route.method.lower()
+        ids.add(doc["operationId"])
+        paths.setdefault(route.path, {})[route.method.lower()] = doc
     return {
         "openapi": "3.1.0",
         "info": {
@@ -142,7 +147,7 @@ def _operation(route: Route, op: Operation) -> dict[str, Any]:
     if op.request is not None:
         doc["requestBody"] = {
             "required": op.body_required,
-            "content": {"application/json": {"schema": op.request}},
+            "content": {op.request_media_type: {"schema": op.request}},
         }
     if op.public:
         doc["security"] = []
@@ -166,6 +171,8 @@ def _responses(op: Operation) -> dict[str, Any]:
                 },
                 "x-event-schema": op.stream,
             }
+        for media_type, schema in op.alternatives:
+            success["content"][media_type] = {"schema": schema}
     responses: dict[str, Any] = {str(op.status): success}
     for status in sorted({*op.errors, 500}):
         responses[str(status)] = {

@@ -10,7 +10,8 @@ On any failure, cancellation included, the temporary blob is removed: nothing is
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import contextmanager
 
 import attrs
 import trio
@@ -156,6 +157,23 @@ class _Receiver:
             return
         data, self.pending = b"".join(self.pending), []
         await trio.to_thread.run_sync(self.writer.write, data)
+
+
+@contextmanager
+def upload_deadline(timeout_s: float) -> Iterator[None]:
+    """The block must receive the upload within `timeout_s`; a client that sends too
+    slowly gets 408, as a late body does on every other route (not the 500 a bare
+    `TooSlowError` would become)."""
+    try:
+        with trio.fail_after(timeout_s):
+            yield
+    except trio.TooSlowError:
+        raise ApiError(
+            408,
+            "request_timeout",
+            f"The upload did not arrive within {timeout_s:g} s.",
+            type="invalid_request_error",
+        ) from None
 
 
 async def receive(

@@ -81,7 +81,8 @@ async def test_every_operation_documents_errors_with_the_envelope(
 
 def test_fast_path_routes_are_named_after_their_paths() -> None:
     assert [(r.method, r.path, r.endpoint) for r in fast_path_routes()] == [
-        ("POST", "/v1/chat/completions", "fast.chat_completions")
+        ("POST", "/v1/chat/completions", "fast.chat_completions"),
+        ("POST", "/v1/audio/speech", "fast.audio_speech"),
     ]
 
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
+    audio,
     chat,
+    files,
     management,
     models,
     organization,
@@ -26,6 +28,8 @@ OPERATIONS: dict[str, Operation] = {
     **management.OPERATIONS,
     **status.OPERATIONS,
     **organization.OPERATIONS,
+    **audio.OPERATIONS,
+    **files.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

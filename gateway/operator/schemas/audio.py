@@ -1,0 +1,295 @@
+"""The audio family: transcriptions (multipart), speech (fast path, audio bodies), the
+voice catalog and its previews, and workspace voice mappings.
+
+Audio endpoints answer a vendor's failure with 500 `provider_error` (the spec's status for
+them, `gateway.audio.errors`), so 500 is a documented answer here, not only a bug.
+"""
+
+from __future__ import annotations
+
+from gateway.operator.apidoc import (
+    BOOL,
+    NUM,
+    STR,
+    STRS,
+    Operation,
+    Schema,
+    arr,
+    header,
+    nullable,
+    obj,
+    query,
+)
+
+TAG = "audio"
+MAPPINGS_TAG = "voice-mappings"
+# Upstream-backed operations: 415 for a body that is not multipart, 500/503/504 upstream.
+UPSTREAM_ERRORS = (400, 401, 403, 404, 408, 413, 429, 503, 504)
+CATALOG_ERRORS = (400, 401, 403, 404, 429)
+MAPPING_ERRORS = (400, 401, 403, 404, 408, 413, 429)
+
+BINARY: Schema = {"type": "string", "format": "binary"}
+TEXT_BODY: Schema = {"type": "string"}
+SPEECH_FORMATS = ("mp3", "opus", "aac", "flac", "wav", "pcm")
+SPEECH_MEDIA_TYPES = ("audio/mpeg", "audio/opus", "audio/aac", "audio/flac", "audio/wav")
+PREFER: Schema = {"enum": ["quality", "speed", "cost"]}
+UNIT: Schema = {"type": "number", "minimum": 0, "maximum": 1}
+SPEED: Schema = {"type": "number", "minimum": 0.25, "maximum": 4.0}
+
+# -- transcriptions ------------------------------------------------------------------------
+
+SEGMENT = obj(
+    ("id", "seek", "start", "end", "text", "tokens", "temperature", "avg_logprob"),
+    id={"type": "integer"},
+    seek={"type": "integer"},
+    start=NUM,
+    end=NUM,
+    text=STR,
+    tokens=arr({"type": "integer"}),
+    temperature=NUM,
+    avg_logprob=NUM,
+    compression_ratio=NUM,
+    no_speech_prob=NUM,
+    speaker=STR,
+)
+
+TRANSCRIPTION = {
+    "anyOf": [
+        obj(("text",), text=STR),
+        obj(
+            ("task", "language", "duration", "text"),
+            task={"const": "transcribe"},
+            language=STR,
+            duration=NUM,
+            text=STR,
+            segments=arr(SEGMENT),
+            words=arr(obj(("word", "start", "end"), word=STR, start=NUM, end=NUM, speaker=STR)),
+        ),
+    ]
+}
+
+TRANSCRIPTION_EVENT = obj(
+    ("type",),
+    type={"enum": ["transcript.text.delta", "transcript.text.done", "error"]},
+    delta=STR,
+    text=STR,
+    usage=obj(type={"const": "duration"}, seconds={"type": "integer"}),
+    error=obj(code=STR, message=STR),
+)
+
+TRANSCRIPTION_FORM = obj(
+    ("file", "model"),
+    file={**BINARY, "description": "mp3, mp4, mpeg, mpga, m4a, wav, webm, flac, ogg; 25 MB"},
+    model={"type": "string", "description": "A model id, or `auto`"},
+    language={"type": "string", "pattern": "^[a-z]{2}$"},
+    prompt=STR,
+    response_format={"enum": ["json", "text", "srt", "verbose_json", "vtt"]},
+    temperature={"type": "number", "minimum": 0, "maximum": 1},
+    timestamp_granularities=arr({"enum": ["word", "segment"]}),
+    stream={"enum": ["true", "false"]},
+    diarize={"enum": ["true", "false"]},
+    context_bias={"type": "string", "description": "comma-separated words, at most 100"},
+    service={"type": "string", "description": "a JSON object: `prefer`, `fallbacks`"},
+)
+
+SERVICE_HEADERS = (
+    header("X-Service-Project", "project id for usage records"),
+    header("X-Service-Team", "team id for usage records"),
+    header("X-Service-Trace-Id", "a trace id of the caller's"),
+)
+
+TRANSCRIPTIONS = Operation(
+    "Transcribe an audio file (multipart), whole or streamed",
+    TAG,
+    TRANSCRIPTION,
+    request=TRANSCRIPTION_FORM,
+    request_media_type="multipart/form-data",
+    errors=(*UPSTREAM_ERRORS, 415),
+    alternatives=(
+        ("text/plain", TEXT_BODY),
+        ("application/x-subrip", TEXT_BODY),
+        ("text/vtt", TEXT_BODY),
+        (
+            "text/event-stream",
+            {
+                "type": "string",
+                "description": "With `stream=true`: `data: <event>` lines, "
+                "`transcript.text.delta` events then one `transcript.text.done`",
+                "x-event-schema": TRANSCRIPTION_EVENT,
+            },
+        ),
+    ),
+    headers=SERVICE_HEADERS,
+    description="`response_format` chooses the body: `json` `{text}`, `verbose_json` "
+    "(segments, words), `text`, `srt` or `vtt`.",
+)
+
+# -- speech --------------------------------------------------------------------------------
+
+SPEECH_REQUEST = obj(
+    ("model", "input", "voice"),
+    model=STR,
+    input={"type": "string", "minLength": 1, "maxLength": 4096},
+    voice={
+        "type": "string",
+        "description": "a provider voice id, a standard voice id, or a voice mapping's name",
+    },
+    response_format={"enum": list(SPEECH_FORMATS)},
+    speed=SPEED,
+    stream=BOOL,
+    service=obj(
+        voice_settings=obj(stability=UNIT, similarity_boost=UNIT, style=UNIT, speed=SPEED),
+        prefer=PREFER,
+        fallbacks=STRS,
+    ),
+)
+
+SPEECH = Operation(
+    "Speak a text; the body is audio in `response_format`, streamed with `stream`",
+    TAG,
+    BINARY,
+    request=SPEECH_REQUEST,
+    media_type="audio/mpeg",
+    alternatives=tuple((t, BINARY) for t in (*SPEECH_MEDIA_TYPES[1:], "audio/pcm")),
+    errors=UPSTREAM_ERRORS,
+    headers=SERVICE_HEADERS,
+    description="Headers of the answer: `Content-Length` (not when streamed), "
+    "`X-Service-Provider`, `X-Service-Model`, `X-Service-Latency-Ms`. Raw `pcm` is 24 kHz "
+    "16-bit signed little-endian mono.",
+)
+
+# -- voices --------------------------------------------------------------------------------
+
+VOICE_FIELDS: dict[str, Schema] = dict(
+    id=STR,
+    name=STR,
+    provider=STR,
+    gender=STR,
+    languages=STRS,
+    preview_url=nullable(STR),
+    service_standard=nullable(STR),
+)
+VOICE_REQUIRED = ("id", "name", "provider", "gender", "languages", "preview_url")
+
+VOICE = obj(VOICE_REQUIRED, **VOICE_FIELDS)
+
+VOICE_DETAIL = obj(
+    (*VOICE_REQUIRED, "description", "age", "accent", "use_cases", "settings"),
+    **VOICE_FIELDS,
+    description=STR,
+    age=STR,
+    accent=STR,
+    use_cases=STRS,
+    settings=nullable(obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL)),
+)
+
+STANDARD_VOICE = obj(
+    ("id", "description", "mappings"),
+    id=STR,
+    description=STR,
+    mappings={"type": "object", "additionalProperties": STR},
+)
+
+VOICE_OPERATIONS = {
+    "audio.voices": Operation(
+        "The voice catalog and the standard voices",
+        TAG,
+        obj(("voices", "standard_voices"), voices=arr(VOICE), standard_voices=arr(STANDARD_VOICE)),
+        errors=CATALOG_ERRORS,
+        query=(
+            query("provider", STR, "only this provider's voices"),
+            query("language", STR, "only voices speaking this ISO-639-1 code"),
+        ),
+    ),
+    "audio.voice": Operation("One voice, in detail", TAG, VOICE_DETAIL, errors=CATALOG_ERRORS),
+    "audio.preview": Operation(
+        "A short sample of the voice (MP3)",
+        TAG,
+        BINARY,
+        media_type="audio/mpeg",
+        errors=UPSTREAM_ERRORS,
+    ),
+}
+
+# -- voice mappings ------------------------------------------------------------------------
+
+MAPPING_NAME: Schema = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 64,
+    "pattern": "^[A-Za-z0-9][A-Za-z0-9 ._-]*$",
+}
+MAPPING_BODY: dict[str, Schema] = dict(
+    name=MAPPING_NAME,
+    description=STR,
+    mappings={
+        "type": "object",
+        "minProperties": 1,
+        "additionalProperties": {"type": "string", "minLength": 1},
+        "description": "speech provider id to that provider's voice id",
+    },
+    default_settings=obj(stability=UNIT, speed=SPEED) | {"additionalProperties": False},
+)
+
+VOICE_MAPPING = obj(
+    ("id", "object", "name", "description", "mappings", "default_settings", "created_at"),
+    id=STR,
+    object={"const": "voice_mapping"},
+    name=STR,
+    description=STR,
+    mappings={"type": "object", "additionalProperties": STR},
+    default_settings=obj(stability=NUM, speed=NUM),
+    created_at={"type": "string", "format": "date-time"},
+    updated_at={"type": "string", "format": "date-time"},
+)
+
+
+MAPPING_OPERATIONS = {
+    "audio.create_mapping": Operation(
+        "Create a voice mapping: one name for a voice per provider",
+        MAPPINGS_TAG,
+        VOICE_MAPPING,
+        status=201,
+        request=obj(("name", "mappings"), **MAPPING_BODY),
+        errors=(*MAPPING_ERRORS, 409),
+    ),
+    "audio.list_mappings": Operation(
+        "The workspace's voice mappings",
+        MAPPINGS_TAG,
+        obj(
+            ("object", "data", "voice_mappings"),
+            object={"const": "list"},
+            data=arr(VOICE_MAPPING),
+            voice_mappings=arr(VOICE_MAPPING),
+        ),
+        errors=MAPPING_ERRORS,
+    ),
+    "audio.get_mapping": Operation(
+        "One voice mapping", MAPPINGS_TAG, VOICE_MAPPING, errors=MAPPING_ERRORS
+    ),
+    "audio.update_mapping": Operation(
+        "Change a voice mapping (PATCH: the fields given; PUT: `name` and `mappings` too)",
+        MAPPINGS_TAG,
+        VOICE_MAPPING,
+        request=obj((), **MAPPING_BODY),
+        errors=(*MAPPING_ERRORS, 409),
+    ),
+    "audio.delete_mapping": Operation(
+        "Delete a voice mapping",
+        MAPPINGS_TAG,
+        obj(
+            ("id", "object", "deleted"),
+            id=STR,
+            object={"const": "voice_mapping"},
+            deleted={"const": True},
+        ),
+        errors=MAPPING_ERRORS,
+    ),
+}
+
+OPERATIONS = {
+    "audio.transcriptions": TRANSCRIPTIONS,
+    "fast.audio_speech": SPEECH,
+    **VOICE_OPERATIONS,
+    **MAPPING_OPERATIONS,
+}
