@@ -1,19 +1,10 @@
-"""The OpenAI API as the simulator speaks it: chat completions, embeddings, models.
-
-Bodies, streamed chunks and errors follow the public wire format (as the official
-`openai` client parses it) closely enough that unmodified OpenAI clients and the
-gateway's OpenAI adapter cannot tell the simulator from the real service, except for
-the content, which is deterministic (see `content`).
-"""
+"""`POST /v1/chat/completions` of the simulated OpenAI API, whole and streamed."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import sys
 import time
-from array import array
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
@@ -21,154 +12,26 @@ from typing import Any
 import attrs
 
 from providers.sim import content
-from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
+from providers.sim.core import Fault, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import apply_fault
+from providers.sim.openai.common import (
+    _COMPACT,
+    _TEXT_COMPLETION,
+    _USAGE,
+    CONTEXT_LIMIT,
+    MAX_OUTPUT_TOKENS,
+    SYSTEM_FINGERPRINT,
+    VENDOR,
+    OpenAIError,
+    _headers,
+    check_auth,
+    check_model,
+    fault_error,
+    parse_body,
+    usage_json,
+)
 from providers.types import ToolCall
 from streams.sse import DONE
-
-VENDOR = "openai"
-CONTEXT_LIMIT = 128_000
-MAX_OUTPUT_TOKENS = 100_000
-MAX_EMBEDDING_INPUTS = 2048
-SYSTEM_FINGERPRINT = "fp_sim0000001"
-EMBEDDING_SIZES = {"text-embedding-3-large": 3072}
-DEFAULT_EMBEDDING_SIZE = 1536
-MODELS = (
-    "gpt-4o",
-    "gpt-4o-mini",
-    "gpt-4.1",
-    "gpt-4.1-mini",
-    "o3-mini",
-    "text-embedding-3-small",
-    "text-embedding-3-large",
-    "text-embedding-ada-002",
-)
-MODEL_CREATED = 1_715_367_049
-_COMPACT = (",", ":")
-_USAGE_DETAILS = {
-    "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-    "completion_tokens_details": {
-        "reasoning_tokens": 0,
-        "audio_tokens": 0,
-        "accepted_prediction_tokens": 0,
-        "rejected_prediction_tokens": 0,
-    },
-}
-_USAGE = (
-    '{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d,'
-    + json.dumps(_USAGE_DETAILS, separators=_COMPACT)[1:]
-)
-_TEXT_COMPLETION = (
-    '{"id":"%s","object":"chat.completion","created":%d,"model":%s,"choices":[{"index":0,'
-    '"message":{"role":"assistant","content":%s,"refusal":null,"annotations":[]},'
-    '"logprobs":null,"finish_reason":"%s"}],"usage":%s,"service_tier":"default",'
-    f'"system_fingerprint":"{SYSTEM_FINGERPRINT}"}}'
-)
-_FAULT_ERRORS: dict[int, tuple[str, str | None, str]] = {
-    400: ("invalid_request_error", None, "Invalid request."),
-    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
-    403: ("invalid_request_error", "unsupported_country_region_territory", "Forbidden."),
-    404: ("invalid_request_error", "model_not_found", "The model `{model}` does not exist."),
-    429: ("requests", "rate_limit_exceeded", "Rate limit reached for {model}."),
-    500: ("server_error", None, "The server had an error while processing your request."),
-    503: ("server_error", "overloaded", "The engine is currently overloaded."),
-}
-
-
-class OpenAIError(Exception):
-    """An error answer in OpenAI's shape: `{"error": {message, type, param, code}}`."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        kind: str = "invalid_request_error",
-        *,
-        param: str | None = None,
-        code: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = {"error": {"message": message, "type": kind, "param": param, "code": code}}
-        self.headers = dict(headers or {})
-
-    def response(self) -> SimResponse:
-        return SimResponse.of_json(self.body, status=self.status, headers=_headers(self.headers))
-
-
-def _headers(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Headers every OpenAI answer carries (the client exposes `x-request-id`)."""
-    headers = {"x-request-id": "req_" + os.urandom(12).hex(), "openai-version": "2020-10-01"}
-    if extra:
-        headers.update(extra)
-    return headers
-
-
-def fault_error(fault: Fault, model: str) -> OpenAIError:
-    """The error a status fault produces, with OpenAI's type and code for that status."""
-    status = fault.status or 500
-    kind, code, message = _FAULT_ERRORS.get(
-        status, ("server_error" if status >= 500 else "invalid_request_error", None, "Error.")
-    )
-    headers = {"retry-after": "1"} if status == 429 else None
-    return OpenAIError(
-        status,
-        fault.message or message.format(model=model),
-        kind,
-        code=fault.code or code,
-        headers=headers,
-    )
-
-
-def check_auth(request: SimRequest) -> None:
-    scheme, _, key = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not key.strip():
-        raise OpenAIError(
-            401,
-            "You didn't provide an API key. You need to provide your API key in an "
-            "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-            code="invalid_api_key",
-        )
-
-
-def parse_body(request: SimRequest) -> dict[str, Any]:
-    try:
-        body = request.json()
-    except ValueError:
-        body = None
-    if not isinstance(body, dict):
-        raise OpenAIError(400, "We could not parse the JSON body of your request.")
-    return body
-
-
-def check_model(body: Mapping[str, Any]) -> str:
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise OpenAIError(400, "you must provide a model parameter")
-    if model.startswith("unknown"):
-        raise model_not_found(model)
-    return model
-
-
-def model_not_found(model: str) -> OpenAIError:
-    return OpenAIError(
-        404,
-        f"The model `{model}` does not exist or you do not have access to it.",
-        code="model_not_found",
-    )
-
-
-def usage_json(prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
-    return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-        **_USAGE_DETAILS,
-    }
-
-
-# --- chat completions ------------------------------------------------------------
 
 
 @attrs.frozen(slots=True)
@@ -471,125 +334,3 @@ async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse 
     call = plan.tool_call
     await ctx.pace_whole(content.fragments(call.arguments) if call else plan.tokens, fault)
     return SimResponse(200, encode_completion(plan), headers=_headers())
-
-
-# --- embeddings --------------------------------------------------------------------
-
-
-def embedding_inputs(value: Any) -> list[tuple[str, int]]:
-    """(text to embed, its token count) per input: a string, strings, or token arrays."""
-    single_tokens = isinstance(value, list) and value and all(isinstance(v, int) for v in value)
-    if isinstance(value, str) or single_tokens:
-        value = [value]
-    if not isinstance(value, list) or not value or len(value) > MAX_EMBEDDING_INPUTS:
-        raise OpenAIError(400, "'$.input' is invalid.", param="input")
-    inputs: list[tuple[str, int]] = []
-    for item in value:
-        if isinstance(item, str) and item:
-            inputs.append((item, content.count_tokens(item)))
-        elif isinstance(item, list) and item and all(isinstance(t, int) for t in item):
-            inputs.append((" ".join(map(str, item)), len(item)))
-        else:
-            raise OpenAIError(400, "'$.input' is invalid.", param="input")
-    return inputs
-
-
-def embedding_size(model: str, dimensions: Any) -> tuple[int, int | None]:
-    """The model's vector size and the requested shortening (checked), if any."""
-    size = EMBEDDING_SIZES.get(model, DEFAULT_EMBEDDING_SIZE)
-    if dimensions is None:
-        return size, None
-    if not model.startswith("text-embedding-3"):
-        raise OpenAIError(
-            400, "This model does not support specifying dimensions.", param="dimensions"
-        )
-    if (
-        isinstance(dimensions, bool)
-        or not isinstance(dimensions, int)
-        or not 0 < dimensions <= size
-    ):
-        raise OpenAIError(400, f"'dimensions' must be between 1 and {size}.", param="dimensions")
-    return size, dimensions
-
-
-def encode_vector(vector: list[float], encoding_format: str) -> list[float] | str:
-    """Floats as JSON numbers, or base64 of little-endian float32 as OpenAI sends them."""
-    if encoding_format == "float":
-        return vector
-    packed = array("f", vector)
-    if sys.byteorder == "big":
-        packed.byteswap()
-    return base64.b64encode(packed.tobytes()).decode()
-
-
-async def embeddings(request: SimRequest, ctx: SimContext) -> SimResponse:
-    """`POST /v1/embeddings`: one deterministic unit vector per input."""
-    try:
-        check_auth(request)
-        body = parse_body(request)
-        model = check_model(body)
-        inputs = embedding_inputs(body.get("input"))
-        size, dimensions = embedding_size(model, body.get("dimensions"))
-        encoding_format = body.get("encoding_format") or "float"
-        if encoding_format not in ("float", "base64"):
-            raise OpenAIError(400, "'encoding_format' must be float or base64.")
-        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f, model))
-    except OpenAIError as error:
-        return error.response()
-    data = [
-        {
-            "object": "embedding",
-            "index": index,
-            "embedding": encode_vector(content.embedding(text, size, dimensions), encoding_format),
-        }
-        for index, (text, _) in enumerate(inputs)
-    ]
-    tokens = sum(count for _, count in inputs)
-    payload = {
-        "object": "list",
-        "data": data,
-        "model": model,
-        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-    }
-    return SimResponse.of_json(payload, headers=_headers())
-
-
-# --- models ------------------------------------------------------------------------
-
-
-def model_json(model: str) -> dict[str, Any]:
-    return {"id": model, "object": "model", "created": MODEL_CREATED, "owned_by": "system"}
-
-
-# The model a fault names to fail the model list (what the gateway's health probes call);
-# a fault for every model (`*`) fails it too.
-MODEL_LIST = "_model_list"
-
-
-async def list_models(request: SimRequest, ctx: SimContext) -> SimResponse:
-    try:
-        check_auth(request)
-        await apply_fault(ctx.fault(MODEL_LIST, VENDOR), lambda f, _: fault_error(f, MODEL_LIST))
-    except OpenAIError as error:
-        return error.response()
-    payload = {"object": "list", "data": [model_json(model) for model in MODELS]}
-    return SimResponse.of_json(payload, headers=_headers())
-
-
-async def get_model(request: SimRequest, _: SimContext) -> SimResponse:
-    model = request.path_params["model"]
-    try:
-        check_auth(request)
-        if model.startswith("unknown"):
-            raise model_not_found(model)
-    except OpenAIError as error:
-        return error.response()
-    return SimResponse.of_json(model_json(model), headers=_headers())
-
-
-ROUTES: list[Route] = [
-    Route("POST", "/v1/chat/completions", chat_completions),
-    Route("POST", "/v1/embeddings", embeddings),
-    Route("GET", "/v1/models", list_models),
-    Route("GET", "/v1/models/{model}", get_model),
-]
