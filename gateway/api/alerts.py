@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.api.audit_trail import audit_event, audited, written
 from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
@@ -88,7 +89,14 @@ class AlertsApi:
             last_changed_at=None,
             created_at=datetime.now(UTC),
         )
-        await self.state.db.run(lambda d: alert_store.insert(d, record))
+        event = audit_event(
+            principal,
+            "alert.created",
+            target_type="alert",
+            target_id=record.id,
+            details={"name": record.name},
+        )
+        await audited(self.state, event, written(lambda d: alert_store.insert(d, record)))
         return json_response(render.alert(record, [], secret), 201)
 
     async def list_alerts(self) -> Response:
@@ -110,8 +118,10 @@ class AlertsApi:
         return json_response(body)
 
     async def delete_alert(self, alert_id: str) -> Response:
-        ws = (await self._manager("configure_providers")).workspace_id
-        if not await self.state.db.run(lambda d: alert_store.delete(d, alert_id, ws)):
+        principal = await self._manager("configure_providers")
+        ws = principal.workspace_id
+        event = audit_event(principal, "alert.deleted", target_type="alert", target_id=alert_id)
+        if not await audited(self.state, event, lambda d: alert_store.delete(d, alert_id, ws)):
             raise alert_not_found(alert_id)
         return json_response({"id": alert_id, "object": "alert", "deleted": True})
 

@@ -8,7 +8,7 @@ from typing import cast
 
 from quart import Blueprint, Response, request
 
-from gateway.api.audit_trail import record_audit
+from gateway.api.audit_trail import audit_event, audited, written
 from gateway.audio import voices as voice_views
 from gateway.audio.preview import speak_preview
 from gateway.audio.speech import SPEECH_PATH, serve_speech
@@ -92,18 +92,17 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
         principal = await _manager(state, "configure_providers")
         fields = voice_views.parse_mapping(await read_object(), load_voices(), state.catalog)
         record = voice_views.new_record(principal.workspace_id, fields)
-        try:
-            await state.db.run(lambda d: voice_mappings.insert(d, record))
-        except NameTakenError:
-            raise voice_views.name_taken(record.name) from None
-        await record_audit(
-            state,
+        event = audit_event(
             principal,
             "voice_mapping.created",
             target_type="voice_mapping",
             target_id=record.id,
             details={"name": record.name},
         )
+        try:
+            await audited(state, event, written(lambda d: voice_mappings.insert(d, record)))
+        except NameTakenError:
+            raise voice_views.name_taken(record.name) from None
         return json_response(voice_views.mapping_body(record), 201)
 
     @bp.get(MAPPINGS)
@@ -129,33 +128,28 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
             body, load_voices(), state.catalog, partial=request.method == "PATCH"
         )
         changed = voice_views.updated(record, fields)
-        try:
-            await state.db.run(lambda d: voice_mappings.replace(d, changed))
-        except NameTakenError:
-            raise voice_views.name_taken(changed.name) from None
-        await record_audit(
-            state,
+        event = audit_event(
             principal,
             "voice_mapping.updated",
             target_type="voice_mapping",
             target_id=record.id,
             details={"fields": sorted(fields)},
         )
+        try:
+            await audited(state, event, written(lambda d: voice_mappings.replace(d, changed)))
+        except NameTakenError:
+            raise voice_views.name_taken(changed.name) from None
         return json_response(voice_views.mapping_body(changed))
 
     @bp.delete(f"{MAPPINGS}/<mapping_id>")
     async def delete_mapping(mapping_id: str) -> Response:
         principal = await _manager(state, "configure_providers")
         ws = principal.workspace_id
-        if not await state.db.run(lambda d: voice_mappings.delete(d, ws, mapping_id)):
-            raise voice_views.mapping_not_found(mapping_id)
-        await record_audit(
-            state,
-            principal,
-            "voice_mapping.deleted",
-            target_type="voice_mapping",
-            target_id=mapping_id,
+        event = audit_event(
+            principal, "voice_mapping.deleted", target_type="voice_mapping", target_id=mapping_id
         )
+        if not await audited(state, event, lambda d: voice_mappings.delete(d, ws, mapping_id)):
+            raise voice_views.mapping_not_found(mapping_id)
         return json_response({"id": mapping_id, "object": "voice_mapping", "deleted": True})
 
 

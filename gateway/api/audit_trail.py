@@ -74,6 +74,19 @@ async def audited(
     return await state.db.run(run)
 
 
+def written(
+    change: Callable[[sqlite_utils.Database], object],
+) -> Callable[[sqlite_utils.Database], bool]:
+    """`change` (a store write that returns nothing) as one `audited` records an event
+    for."""
+
+    def run(db: sqlite_utils.Database) -> bool:
+        change(db)
+        return True
+
+    return run
+
+
 async def record_audit(
     state: AppState,
     principal: Principal,

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.api.audit_trail import audit_event, audited, written
 from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
@@ -99,7 +100,14 @@ class StatusApi:
             encrypted_secret=self.state.cipher.encrypt({"secret": secret}),
             created_at=datetime.now(UTC),
         )
-        await self.state.db.run(lambda d: webhook_store.insert_webhook(d, record))
+        event = audit_event(
+            principal,
+            "status_webhook.created",
+            target_type="status_webhook",
+            target_id=record.id,
+            details={"url": record.url, "events": list(record.events)},
+        )
+        await audited(self.state, event, written(lambda d: webhook_store.insert_webhook(d, record)))
         return json_response(render.webhook(record, secret), 201)
 
     async def list_webhooks(self) -> Response:
@@ -112,8 +120,14 @@ class StatusApi:
         return json_response(render.webhook(await self._webhook(principal, webhook_id)))
 
     async def delete_webhook(self, webhook_id: str) -> Response:
-        ws = (await self._manager("configure_providers")).workspace_id
-        if not await self.state.db.run(lambda d: webhook_store.delete_webhook(d, webhook_id, ws)):
+        principal = await self._manager("configure_providers")
+        ws = principal.workspace_id
+        event = audit_event(
+            principal, "status_webhook.deleted", target_type="status_webhook", target_id=webhook_id
+        )
+        if not await audited(
+            self.state, event, lambda d: webhook_store.delete_webhook(d, webhook_id, ws)
+        ):
             raise webhook_not_found(webhook_id)
         return json_response({"id": webhook_id, "object": "status_webhook", "deleted": True})
 

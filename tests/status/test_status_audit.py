@@ -1,0 +1,37 @@
+"""Status webhooks and alerts are management changes: each writes its audit event in
+the change's own transaction, and a refused change writes none."""
+
+from __future__ import annotations
+
+import httpx
+
+from tests.status.receivers import WebhookReceiver
+from tests.status.test_alerts_api import alert_body
+
+
+async def audit_types(http: httpx.AsyncClient) -> list[str]:
+    answer = await http.get("/v1/management/audit-log", params={"limit": 100})
+    assert answer.status_code == 200, answer.text
+    return [event["type"] for event in reversed(answer.json()["events"])]
+
+
+async def test_webhook_and_alert_changes_are_in_the_audit_log(
+    http: httpx.AsyncClient, receiver: WebhookReceiver
+) -> None:
+    before = await audit_types(http)
+    hook = await http.post(
+        "/v1/status/webhooks", json={"url": receiver.url(), "events": ["incident.created"]}
+    )
+    alert = await http.post("/v1/alerts", json=alert_body(receiver.url(), []))
+    assert hook.status_code == alert.status_code == 201
+    assert (await http.delete(f"/v1/status/webhooks/{hook.json()['id']}")).status_code == 200
+    assert (await http.delete(f"/v1/alerts/{alert.json()['id']}")).status_code == 200
+    assert (await http.delete("/v1/alerts/alert_unknown")).status_code == 404  # no event
+
+    added = (await audit_types(http))[len(before) :]
+    assert added == [
+        "status_webhook.created",
+        "alert.created",
+        "status_webhook.deleted",
+        "alert.deleted",
+    ]
