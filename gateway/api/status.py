@@ -23,6 +23,7 @@ from gateway.status.signing import new_secret
 from gateway.status.ssrf import UnsafeUrl, allow_list, check_url
 from store import incidents as incident_store
 from store import webhooks as webhook_store
+from store.audit import AuditEvent
 from store.incidents import IncidentRecord
 from store.webhooks import WebhookRecord
 
@@ -169,6 +170,7 @@ class StatusApi:
             services=spec.affected_services,
             source="operator",
             now=datetime.now(UTC),
+            audit=self._audit(principal, "incident.created", "", title=spec.title),
         )
         return json_response(render.incident(record, []), 201)
 
@@ -178,7 +180,8 @@ class StatusApi:
         return json_response(render.incident(record, updates))
 
     async def update_incident(self, incident_id: str) -> Response:
-        record = await self._open_incident(await self._manager("configure_providers"), incident_id)
+        principal = await self._manager("configure_providers")
+        record = await self._open_incident(principal, incident_id)
         change = status_input.parse_incident_change(await read_object(), record.severity)
         changed = await service.change_incident(
             self.state,
@@ -187,16 +190,31 @@ class StatusApi:
             severity=change.severity,
             message=change.message,
             now=datetime.now(UTC),
+            audit=self._audit(principal, "incident.updated", incident_id, status=change.status),
         )
         return json_response(render.incident(changed))
 
     async def resolve_incident(self, incident_id: str) -> Response:
-        record = await self._open_incident(await self._manager("configure_providers"), incident_id)
+        principal = await self._manager("configure_providers")
+        record = await self._open_incident(principal, incident_id)
         message = status_input.parse_resolution(await read_object(optional=True))
         resolved = await service.resolve_incident(
-            self.state, record, message=message, now=datetime.now(UTC)
+            self.state,
+            record,
+            message=message,
+            now=datetime.now(UTC),
+            audit=self._audit(principal, "incident.resolved", incident_id),
         )
         return json_response(render.incident(resolved))
+
+    def _audit(
+        self, principal: Principal, kind: str, incident_id: str, **details: object
+    ) -> AuditEvent:
+        """An operator's incident change, for the audit log (the service writes it with the
+        change; a new incident's id is filled in there)."""
+        return audit_event(
+            principal, kind, target_type="incident", target_id=incident_id, details=details
+        )
 
     async def _incident(self, principal: Principal, incident_id: str) -> IncidentRecord:
         ws = principal.workspace_id

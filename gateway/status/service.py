@@ -9,18 +9,22 @@ workspace's webhook subscribers; publishing never waits (see `gateway.status.hub
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import sqlite_utils
 
 from gateway.platform.web import iso
 from gateway.status import maintenance, render
 from gateway.status.hub import StatusEvent
 from gateway.status.incidents import event_name
 from gateway.status.sla import Outage, downtime_seconds
+from store import audit as audit_store
 from store import incidents as incident_store
 from store import usage as usage_store
+from store.audit import AuditEvent
 from store.incidents import IncidentRecord
 
 if TYPE_CHECKING:
@@ -44,7 +48,10 @@ async def open_incident(
     services: tuple[str, ...],
     source: str,
     now: datetime,
+    audit: AuditEvent | None = None,
 ) -> IncidentRecord:
+    """Open an incident; `audit` (an operator's action) is written with it, in the same
+    transaction, naming the new incident."""
     record = IncidentRecord(
         id=incident_store.new_incident_id(),
         workspace_id=workspace_id,
@@ -57,7 +64,7 @@ async def open_incident(
         created_at=now,
         updated_at=now,
     )
-    await state.db.run(lambda d: incident_store.insert(d, record))
+    await state.db.run(lambda d: _write(d, incident_store.insert, record, audit))
     _publish(state, "created", record, now)
     return record
 
@@ -70,6 +77,7 @@ async def change_incident(
     status: str | None = None,
     severity: str | None = None,
     message: str | None = None,
+    audit: AuditEvent | None = None,
 ) -> IncidentRecord:
     changed = attrs.evolve(
         record,
@@ -78,21 +86,40 @@ async def change_incident(
         message=record.message if message is None else message,
         updated_at=now,
     )
-    await state.db.run(lambda d: incident_store.save(d, changed))
+    await state.db.run(lambda d: _write(d, incident_store.save, changed, audit))
     _publish(state, "updated", changed, now)
     return changed
 
 
 async def resolve_incident(
-    state: AppState, record: IncidentRecord, *, message: str, now: datetime
+    state: AppState,
+    record: IncidentRecord,
+    *,
+    message: str,
+    now: datetime,
+    audit: AuditEvent | None = None,
 ) -> IncidentRecord:
     final = "completed" if record.severity == "maintenance" else "resolved"
     resolved = attrs.evolve(
         record, status=final, message=message or record.message, updated_at=now, resolved_at=now
     )
-    await state.db.run(lambda d: incident_store.save(d, resolved))
+    await state.db.run(lambda d: _write(d, incident_store.save, resolved, audit))
     _publish(state, "resolved", resolved, now)
     return resolved
+
+
+def _write(
+    db: sqlite_utils.Database,
+    write: Callable[[sqlite_utils.Database, IncidentRecord], object],
+    record: IncidentRecord,
+    event: AuditEvent | None,
+) -> None:
+    """Store the incident and, for an operator's change, its audit event: one
+    transaction."""
+    with db.atomic():
+        write(db, record)
+        if event is not None:
+            audit_store.append(db, attrs.evolve(event, target_id=record.id))
 
 
 def _publish(state: AppState, change: str, record: IncidentRecord, now: datetime) -> None:

@@ -1,5 +1,5 @@
-"""Status webhooks and alerts are management changes: each writes its audit event in
-the change's own transaction, and a refused change writes none."""
+"""Status webhooks, alerts and operators' incident changes are management changes: each
+writes its audit event in the change's own transaction, and a refused change writes none."""
 
 from __future__ import annotations
 
@@ -28,10 +28,25 @@ async def test_webhook_and_alert_changes_are_in_the_audit_log(
     assert (await http.delete(f"/v1/alerts/{alert.json()['id']}")).status_code == 200
     assert (await http.delete("/v1/alerts/alert_unknown")).status_code == 404  # no event
 
+    incident = await http.post(
+        "/v1/management/incidents", json={"title": "Slow answers", "severity": "minor"}
+    )
+    assert incident.status_code == 201, incident.text
+    url = f"/v1/management/incidents/{incident.json()['id']}"
+    assert (await http.patch(url, json={"status": "identified"})).status_code == 200
+    assert (await http.post(f"{url}/resolve", json={})).status_code == 200
+    assert (await http.post(f"{url}/resolve", json={})).status_code == 409  # no event
+
+    events = (await http.get("/v1/management/audit-log", params={"limit": 100})).json()
     added = (await audit_types(http))[len(before) :]
     assert added == [
         "status_webhook.created",
         "alert.created",
         "status_webhook.deleted",
         "alert.deleted",
+        "incident.created",
+        "incident.updated",
+        "incident.resolved",
     ]
+    created = next(e for e in events["events"] if e["type"] == "incident.created")
+    assert created["target"]["id"] == incident.json()["id"]
