@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.api.audit_trail import audit_event
 from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import not_found
@@ -49,6 +50,13 @@ class BillingApi:
             plan=plan_of_key(principal.key.kind),
             spec=spec,
             now=datetime.now(UTC),
+            audit=audit_event(
+                principal,
+                "sla_credit.requested",
+                target_type="sla_credit_request",
+                target_id="",
+                details={"period": spec.period},
+            ),
         )
         return json_response(render.sla_request(record), 201)
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import attrs
+import sqlite_utils
+
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.status.input import SlaSpec
 from gateway.status.sla import Outage, assess, month_bounds
+from store import audit as audit_store
 from store import incidents as incident_store
 from store import sla as sla_store
+from store.audit import AuditEvent
 from store.sla import SlaCreditRecord
 
 if TYPE_CHECKING:
@@ -24,11 +29,18 @@ def plan_of_key(kind: str) -> str:
 
 
 async def request_credit(
-    state: AppState, *, workspace_id: str, plan: str, spec: SlaSpec, now: datetime
+    state: AppState,
+    *,
+    workspace_id: str,
+    plan: str,
+    spec: SlaSpec,
+    now: datetime,
+    audit: AuditEvent | None = None,
 ) -> SlaCreditRecord:
     """Measure the period's uptime from the workspace's incident history and store the
-    request with its credit; 400 when the period is in the future or a cited incident is
-    not this workspace's or not in the period."""
+    request with its credit (and `audit`, naming it, in the same transaction); 400 when
+    the period is in the future or a cited incident is not this workspace's or not in the
+    period."""
     start, end = month_bounds(spec.period)
     if start > now:
         raise invalid_request("'period' has not started yet.", param="period", value=spec.period)
@@ -64,5 +76,13 @@ async def request_credit(
         status=result.status,
         created_at=now,
     )
-    await state.db.run(lambda d: sla_store.insert(d, record))
+    event = None if audit is None else attrs.evolve(audit, target_id=record.id)
+    await state.db.run(lambda d: _store(d, record, event))
     return record
+
+
+def _store(db: sqlite_utils.Database, record: SlaCreditRecord, event: AuditEvent | None) -> None:
+    with db.atomic():
+        sla_store.insert(db, record)
+        if event is not None:
+            audit_store.append(db, event)

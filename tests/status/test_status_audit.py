@@ -7,6 +7,7 @@ import httpx
 
 from tests.status.receivers import WebhookReceiver
 from tests.status.test_alerts_api import alert_body
+from tests.status.test_sla_api import last_month
 
 
 async def audit_types(http: httpx.AsyncClient) -> list[str]:
@@ -50,3 +51,15 @@ async def test_webhook_and_alert_changes_are_in_the_audit_log(
     ]
     created = next(e for e in events["events"] if e["type"] == "incident.created")
     assert created["target"]["id"] == incident.json()["id"]
+
+
+async def test_an_sla_credit_request_is_in_the_audit_log(http: httpx.AsyncClient) -> None:
+    period, _ = last_month()
+    before = await audit_types(http)
+    created = await http.post("/v1/billing/sla-credit", json={"period": period})
+    assert created.status_code == 201, created.text
+    refused = await http.post(
+        "/v1/billing/sla-credit", json={"period": period, "incident_ids": ["inc_nope"]}
+    )
+    assert refused.status_code == 400  # no event
+    assert (await audit_types(http))[len(before) :] == ["sla_credit.requested"]
