@@ -61,7 +61,7 @@ def _from_row(row: Mapping[str, Any]) -> VoiceMappingRecord:
 
 def insert(db: sqlite_utils.Database, record: VoiceMappingRecord) -> None:
     try:
-        with db.conn:
+        with db.atomic():
             db.table("voice_mappings").insert(_to_row(record))
     except sqlite3.IntegrityError as exc:
         raise NameTakenError(record.name) from exc
@@ -70,7 +70,7 @@ def insert(db: sqlite_utils.Database, record: VoiceMappingRecord) -> None:
 def replace(db: sqlite_utils.Database, record: VoiceMappingRecord) -> None:
     """Store a changed mapping (same id and workspace)."""
     try:
-        with db.conn:
+        with db.atomic():
             db.execute(
                 "UPDATE voice_mappings SET name = ?, description = ?, mappings = ?, "
                 "default_settings = ?, updated_at = ? WHERE id = ? AND workspace_id = ?",
@@ -118,7 +118,7 @@ def list_for_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[Voi
 
 
 def delete(db: sqlite_utils.Database, workspace_id: str, mapping_id: str) -> bool:
-    with db.conn:
+    with db.atomic():
         cursor = db.execute(
             "DELETE FROM voice_mappings WHERE id = ? AND workspace_id = ?",
             [mapping_id, workspace_id],
