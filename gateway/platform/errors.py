@@ -150,7 +150,7 @@ def from_provider_error(
 ) -> ApiError:
     """The spec's provider-error answer for an adapter's exception."""
     if isinstance(exc, upstream.UpstreamUnavailable):
-        return _unavailable(exc.provider, exc.message, exc.retry_after)
+        return provider_unavailable(exc.provider, exc.message, exc.retry_after)
     for kind, shape in _SHAPES:
         if isinstance(exc, kind):
             extra = {"provider": exc.provider, **shape.fields(exc)}
@@ -181,7 +181,9 @@ def _provider_error(exc: upstream.ProviderError) -> ApiError:
     )
 
 
-def _unavailable(provider: str, message: str, retry_after: int | None) -> ApiError:
+def provider_unavailable(provider: str | None, message: str, retry_after: int | None) -> ApiError:
+    """The spec's 503 `provider_unavailable`, with `Retry-After` (the one place it is built:
+    a vendor's own 503, a chain with no usable candidate, `auto` with nothing to route to)."""
     return ApiError(
         503,
         "provider_unavailable",

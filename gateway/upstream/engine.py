@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 import trio
 
-from gateway.platform.errors import ApiError, from_provider_error
+from gateway.platform.errors import ApiError, from_provider_error, provider_unavailable
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import account
 from gateway.upstream.chain import (
@@ -37,7 +37,7 @@ from gateway.upstream.chain import (
 )
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.plan import Plan, hedge_delay
-from gateway.upstream.resolve import Target, available_models
+from gateway.upstream.resolve import UNAVAILABLE_RETRY_AFTER_S, Target, available_models
 from gateway.upstream.usage import record_usage
 from providers.base import Provider
 from providers.errors import ProviderError
@@ -49,8 +49,6 @@ T = TypeVar("T")
 S = TypeVar("S")
 Operation = Callable[[Provider, Target], Awaitable[T]]
 Opener = Callable[[Provider, Target], AbstractAsyncContextManager[S]]
-
-UNAVAILABLE_RETRY_AFTER_S = 30
 
 
 @attrs.frozen
@@ -190,14 +188,10 @@ class _Deadlined(Generic[S]):
 
 def unavailable(provider_id: str | None) -> ApiError:
     """The spec's 503 when no provider that could serve the request can be tried."""
-    return ApiError(
-        503,
-        "provider_unavailable",
+    return provider_unavailable(
+        provider_id,
         "Every provider that could serve this request is failing; try again shortly.",
-        type="provider_error",
-        provider=provider_id,
-        status_url="/v1/status",
-        retry_after=UNAVAILABLE_RETRY_AFTER_S,
+        UNAVAILABLE_RETRY_AFTER_S,
     )
 
 

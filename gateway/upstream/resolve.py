@@ -19,12 +19,14 @@ from collections.abc import Callable, Set
 
 import attrs
 
-from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.errors import ApiError, invalid_request, not_found, provider_unavailable
 from providers.adapters import ADAPTER_CLASSES
 from providers.base import Provider
 from providers.catalog import Catalog, ModelInfo
 from providers.footprint import estimate, generation_latency_s, load_footprint_factors
 
+# How long a client is told to wait when nothing can serve its request now.
+UNAVAILABLE_RETRY_AFTER_S = 30
 QUALITY_FLOOR = 70  # the "quality threshold" of cost_optimized and sustain_optimized
 
 
@@ -246,14 +248,8 @@ def _auto(
         if m.provider in active and m.status == "available" and m.type == "chat"
     ]
     if not candidates:
-        raise ApiError(
-            503,
-            "provider_unavailable",
-            "No configured provider can serve 'auto' right now.",
-            type="provider_error",
-            provider=None,
-            status_url="/v1/status",
-            retry_after=30,
+        raise provider_unavailable(
+            None, "No configured provider can serve 'auto' right now.", UNAVAILABLE_RETRY_AFTER_S
         )
     ranked = sorted(candidates, key=_score(mode, catalog, signals), reverse=True)
     best = ranked[0]
