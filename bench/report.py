@@ -200,6 +200,7 @@ def _tail_table(points: dict[str, Any]) -> str:
         *_head(
             "concurrency",
             "gateway p50 / p99 / max ms",
+            "own share p50 / p99 / p99.9 / max ms",
             "slow requests (>= p99)",
             "clustered",
             "during a pause",
@@ -217,6 +218,10 @@ def _tail_table(points: dict[str, Any]) -> str:
                 level,
                 " / ".join(
                     _fmt(found[k]) for k in ("gateway_p50_ms", "gateway_p99_ms", "gateway_max_ms")
+                ),
+                " / ".join(
+                    _fmt(found.get(k))
+                    for k in ("own_p50_ms", "own_p99_ms", "own_p999_ms", "own_max_ms")
                 ),
                 found["slow_requests"],
                 f"{found['slow_clustered_share']:.0%}",

@@ -10,7 +10,9 @@ a millisecond. Reading the lines a load point appended gives:
 - whether the slow requests (those at or over the point's p99) cluster in time, as
   requests held up together by one pause do, or spread, as contention does;
 - the share of slow requests that were in flight while a pause happened;
-- the pauses by kind: how many, their total and their longest.
+- the pauses by kind: how many, their total and their longest;
+- the gateway's own share of each request (its latency minus the time it waited for the
+  upstream), whose percentiles are what the tail targets are about.
 
 The latency measured here is the gateway's own (from the request's arrival in the app to
 its last byte), so it leaves out the time a request waits in the socket before the app
@@ -34,6 +36,12 @@ CLUSTER_WINDOW_MS = 5.0  # slow requests ending this close together share a caus
 class Request:
     ended_s: float  # epoch seconds
     latency_ms: float
+    upstream_ms: float  # of which waiting for the upstream
+
+    @property
+    def own_ms(self) -> float:
+        """The gateway's own share: what it adds to the upstream's time."""
+        return max(0.0, self.latency_ms - self.upstream_ms)
 
 
 @attrs.frozen
@@ -66,7 +74,8 @@ def read(path: Path, offset: int) -> Timeline:
                 continue
             ended = datetime.fromisoformat(line["ts"]).timestamp()
             if line.get("logger") == "gateway.access" and "latency_ms" in line:
-                requests.append(Request(ended, float(line["latency_ms"])))
+                upstream = float(line.get("upstream_ms") or 0.0)
+                requests.append(Request(ended, float(line["latency_ms"]), upstream))
             elif line.get("logger") == "gateway.pauses":
                 pauses.append(Pause(ended, str(line["kind"]), float(line["pause_ms"])))
     return Timeline(requests, pauses)
@@ -89,14 +98,19 @@ def figures(timeline: Timeline) -> dict[str, Any]:
     if not requests:
         return {"requests": 0}
     latencies = sorted(r.latency_ms for r in requests)
-    p99 = latencies[max(0, math.ceil(0.99 * len(latencies)) - 1)]
+    own = sorted(r.own_ms for r in requests)
+    p99 = _percentile(latencies, 99)
     slow = [r for r in requests if r.latency_ms >= p99]
     start = min(r.ended_s - r.latency_ms / 1000 for r in requests)
     return {
         "requests": len(requests),
-        "gateway_p50_ms": latencies[len(latencies) // 2],
+        "gateway_p50_ms": _percentile(latencies, 50),
         "gateway_p99_ms": p99,
         "gateway_max_ms": latencies[-1],
+        "own_p50_ms": _percentile(own, 50),
+        "own_p99_ms": _percentile(own, 99),
+        "own_p999_ms": _percentile(own, 99.9),
+        "own_max_ms": own[-1],
         "slow_requests": len(slow),
         "slow_clustered_share": _clustered_share(slow),
         "slow_during_pause_share": _during_pause_share(slow, timeline.pauses),
@@ -110,6 +124,11 @@ def figures(timeline: Timeline) -> dict[str, Any]:
             if p.ended_s >= start
         ],
     }
+
+
+def _percentile(ordered: list[float], p: float) -> float:
+    """The nearest-rank percentile of an ordered list."""
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 def _clustered_share(slow: list[Request]) -> float:
