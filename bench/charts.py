@@ -45,6 +45,7 @@ def draw_all(results: dict[str, Any], stem: Path) -> list[Path]:
         _latency(results, stem.with_name(stem.name + "-latency.png")),
         _throughput(results, stem.with_name(stem.name + "-throughput.png")),
         _soak(results, stem.with_name(stem.name + "-soak.png")),
+        _timeline(results, stem.with_name(stem.name + "-timeline.png")),
     ]
     return [p for p in drawn if p is not None]
 
@@ -189,6 +190,56 @@ def _soak(results: dict[str, Any], path: Path) -> Path | None:
     other.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
     _footer(fig, results, f"{soak['duration_s']:g} s soak")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+PAUSE_COLORS = {"gc": "#d62728", "loop_lag": "#ff7f0e"}
+
+
+def _timeline(results: dict[str, Any], path: Path) -> Path | None:
+    """Latency over time at the timeline's concurrency: one dot per request (the
+    gateway's own latency, at the time it ended), and a tick under the axis for each
+    collection or loop stall the gateway logged. Slow requests stacked in one column
+    share a pause; slow requests spread along the run come from contention."""
+    import matplotlib.pyplot as plt
+
+    points = (section_of(results, "nonstream") or {}).get("points", {}).get("gateway", {})
+    found = next(
+        (p["timeline"] for p in points.values() if "points" in p.get("timeline", {})), None
+    )
+    if not found or not found["points"]:
+        return None
+    level = next(c for c, p in points.items() if p.get("timeline") is found)
+    fig, ax = plt.subplots(figsize=(12, 4.5))
+    xs = [t / 1000 for t, _ in found["points"]]
+    ax.scatter(xs, [ms for _, ms in found["points"]], s=2, color=COLORS["gateway"], label="request")
+    ax.axhline(found["gateway_p99_ms"], color="#555555", lw=0.8, ls="--", label="p99")
+    for kind, color in PAUSE_COLORS.items():
+        ticks = [(t / 1000, ms) for t, k, ms in found["pause_points"] if k == kind]
+        if ticks:
+            ax.scatter(
+                [t for t, _ in ticks],
+                [ms for _, ms in ticks],
+                marker="x",
+                s=14,
+                color=color,
+                label=f"{kind} pause (its length)",
+            )
+    ax.set_yscale("log")
+    ax.set_xlabel("seconds into the load point")
+    ax.set_ylabel("ms (log)")
+    ax.set_title(
+        f"non-streamed, concurrency {level}: latency over time; slow requests clustered"
+        f" {found['slow_clustered_share']:.0%}, in flight during a pause"
+        f" {found['slow_during_pause_share']:.0%}",
+        fontsize=9,
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    _footer(fig, results, f"{results['plan']['point_s']:g} s per point")
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -147,8 +147,12 @@ def _nonstream_table(results: dict[str, Any]) -> str:
             "concurrency",
             "target",
             "req/s",
+            "mean ms",
             "p50 ms",
             "p99 ms",
+            "p99.9 ms",
+            "max ms",
+            "p99/mean",
             "added p50 ms",
             "added p99 ms",
             "errors",
@@ -170,8 +174,12 @@ def _nonstream_table(results: dict[str, Any]) -> str:
                     level,
                     name,
                     _fmt(p["rps"], 0),
+                    _fmt(p["mean_ms"]),
                     _fmt(p["p50_ms"]),
                     _fmt(p["p99_ms"]),
+                    _fmt(p["percentiles_ms"].get("99.9")),
+                    _fmt(p["percentiles_ms"].get("100")),
+                    _fmt(p["p99_ms"] / p["mean_ms"] if p["mean_ms"] else None),
                     _fmt(added.get("p50_ms")),
                     _fmt(added.get("p99_ms")),
                     p["errors"],
@@ -180,7 +188,55 @@ def _nonstream_table(results: dict[str, Any]) -> str:
                     _fmt(p["server_rss_peak_mib"], 0),
                 )
             )
-    return "\n".join(rows)
+    return "\n".join([*rows, "", _tail_table(points.get("gateway", {}))])
+
+
+def _tail_table(points: dict[str, Any]) -> str:
+    """The gateway's own view of each point (`bench/timeline.py`): where its tail lies."""
+    rows = [
+        "Where the gateway's tail comes from (its own log: latency inside the app, and its"
+        " collections and loop stalls over 1 ms):",
+        "",
+        *_head(
+            "concurrency",
+            "gateway p50 / p99 / max ms",
+            "own share p50 / p99 / p99.9 / max ms",
+            "slow requests (>= p99)",
+            "clustered",
+            "during a pause",
+            "gc pauses: count / total / max ms",
+            "loop stalls: count / total / max ms",
+        ),
+    ]
+    for level, point in sorted(points.items(), key=lambda item: int(item[0])):
+        found = point.get("timeline")
+        if not found or not found.get("requests"):
+            continue
+        pauses = found["pauses"]
+        rows.append(
+            _row(
+                level,
+                " / ".join(
+                    _fmt(found[k]) for k in ("gateway_p50_ms", "gateway_p99_ms", "gateway_max_ms")
+                ),
+                " / ".join(
+                    _fmt(found.get(k))
+                    for k in ("own_p50_ms", "own_p99_ms", "own_p999_ms", "own_max_ms")
+                ),
+                found["slow_requests"],
+                f"{found['slow_clustered_share']:.0%}",
+                f"{found['slow_during_pause_share']:.0%}",
+                _pauses(pauses.get("gc")),
+                _pauses(pauses.get("loop_lag")),
+            )
+        )
+    return "\n".join(rows) if len(rows) > 4 else ""
+
+
+def _pauses(kind: dict[str, float] | None) -> str:
+    if not kind:
+        return "0"
+    return f"{kind['count']:.0f} / {_fmt(kind['total_ms'])} / {_fmt(kind['max_ms'])}"
 
 
 def _stream_table(results: dict[str, Any]) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 
 import trio
 
-from bench import load
+from bench import load, timeline
 from bench.plan import Run
 from bench.procs import Proc
 from bench.sampling import Sampler, percentiles_ms
@@ -34,6 +34,8 @@ from bench.stack import Stack, Target, chat_body
 SLOW_TOKENS_PER_SECOND = 0.1
 OPENING_AT_ONCE = 64  # below Hypercorn's listen backlog (100)
 FD_SETTLE_S = 15.0
+# The load point whose requests the latency-over-time chart draws, one dot each.
+TIMELINE_CONCURRENCY = 32
 FD_SLACK = 20  # descriptors the gateway may hold beyond its idle count once settled
 
 
@@ -78,6 +80,7 @@ def wrk_point(run: Run, target: Target, concurrency: int, section: str) -> dict[
     """One `wrk` load point of non-streamed chat against `target`: the load figures, the
     server's CPU milliseconds per request and its peak RSS (used by sections 1 and 6)."""
     cpu_before = target.server.cpu_s()
+    log_offset = timeline.log_size(target.server.log_path)
     with Sampler([target.server]) as sampler:
         result = load.run_wrk(
             target.url,
@@ -91,10 +94,25 @@ def wrk_point(run: Run, target: Target, concurrency: int, section: str) -> dict[
         f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms"
         f"  {cpu_ms:.3f} CPU-ms/req" + (f"  errors {result.errors}" if result.errors else "")
     )
-    return result.to_json() | {
-        "server_rss_peak_mib": round(sampler.peak_rss(target.server.name), 1),
-        "server_cpu_ms_per_request": round(cpu_ms, 3),
-    }
+    return (
+        result.to_json()
+        | {
+            "server_rss_peak_mib": round(sampler.peak_rss(target.server.name), 1),
+            "server_cpu_ms_per_request": round(cpu_ms, 3),
+        }
+        | _timeline(target, log_offset, keep_points=concurrency == TIMELINE_CONCURRENCY)
+    )
+
+
+def _timeline(target: Target, log_offset: int, *, keep_points: bool) -> dict[str, Any]:
+    """The gateway's view of the point's requests and its pauses (`bench/timeline.py`)."""
+    if target.name != "gateway":
+        return {}
+    found = timeline.figures(timeline.read(target.server.log_path, log_offset))
+    if not keep_points:
+        found.pop("points", None)
+        found.pop("pause_points", None)
+    return {"timeline": found}
 
 
 def _overheads(points: dict[str, dict[str, Any]], fields: tuple[str, ...]) -> dict[str, Any]:

@@ -39,7 +39,13 @@ BENCH_KEY_LIMITS = {
 # response cache is off: every request of a run is the same, so with the cache on the
 # gateway would answer from memory and never proxy; a cache hit is not what the issue's
 # figures are about.
-GATEWAY_ENV = {"GATEWAY_MAX_UPSTREAM_CONNECTIONS": "6000", "GATEWAY_CACHE_ENABLED": "false"}
+# With GATEWAY_TRACE_PAUSES the gateway logs its collections and loop stalls, which the
+# latency timeline lays beside its requests (`bench/timeline.py`).
+GATEWAY_ENV = {
+    "GATEWAY_MAX_UPSTREAM_CONNECTIONS": "6000",
+    "GATEWAY_CACHE_ENABLED": "false",
+    "GATEWAY_TRACE_PAUSES": "true",
+}
 
 
 @attrs.frozen

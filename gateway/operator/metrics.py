@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
+# Pauses of the event loop are far shorter than requests: finer buckets.
+PAUSE_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25)
 METERED_UNITS = ("audio_seconds", "characters", "pages", "bytes_stored")
 
 
@@ -156,6 +158,18 @@ class GatewayMetrics:
         )
         self.open_streams = GaugeTally(
             "gateway_open_streams", "Streamed answers being sent", ("family",)
+        )
+        self.gc_pause = HistogramTally(
+            "gateway_gc_pause_seconds",
+            "Garbage collections, by generation (the event loop stops for each)",
+            ("generation",),
+            PAUSE_BUCKETS,
+        )
+        self.loop_lag = HistogramTally(
+            "gateway_loop_lag_seconds",
+            "How late the event loop woke a task that asked to wake every 10 ms",
+            (),
+            PAUSE_BUCKETS,
         )
 
     def _define_usage(self) -> None:

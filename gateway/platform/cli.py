@@ -15,6 +15,7 @@ import trio
 from gateway.operator.logs import configure_logging
 from gateway.platform.auth import DEFAULT_PERMISSIONS
 from gateway.platform.config import Settings, load_settings
+from gateway.platform.pauses import settle_heap
 from gateway.platform.server import RunningGateway, run_gateway
 from store import keys
 from store.db import open_database
@@ -84,6 +85,8 @@ def _serve(args: argparse.Namespace) -> int:
                     settings, shutdown_trigger=_signalled, task_status=task_status
                 )
             )
+            if settings.gc_freeze:
+                settle_heap(settings.gc_gen0_threshold)
             print(banner(running), flush=True)
 
     trio.run(run)

@@ -30,6 +30,7 @@ from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
+from gateway.platform.pauses import PauseTracer
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -168,17 +169,49 @@ async def run_gateway(
     Reports a `RunningGateway` through `task_status` once the port is bound.
     """
     env = os.environ if env is None else env
-    async with open_state(settings, env) as state, trio.open_nursery() as nursery:
-        for worker in WORKERS:
-            await nursery.start(worker, state)
-        printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
-        sim, configured = await _providers(state, settings, env, nursery)
-        fast = FastPath(create_app(state), state, routes=fast_routes())
-        app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
-        config = hypercorn_config(settings, settings.host, settings.port)
-        trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
-        binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
-        task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
+    async with (
+        open_state(settings, env) as state,
+        _traced(state) as tracer,
+        trio.open_nursery() as nursery,
+    ):
+        if settings.trace_pauses:
+            nursery.start_soon(tracer.watch_loop)
+        await _serve_in(nursery, state, settings, env, shutdown_trigger, task_status)
+
+
+@asynccontextmanager
+async def _traced(state: AppState) -> AsyncIterator[PauseTracer]:
+    """Collections and loop stalls timed while the gateway runs (`gateway.platform.pauses`)."""
+    settings = state.settings
+    tracer = PauseTracer(
+        state.metrics, trace=settings.trace_pauses, threshold_ms=settings.trace_threshold_ms
+    )
+    tracer.install()
+    try:
+        yield tracer
+    finally:
+        tracer.uninstall()
+
+
+async def _serve_in(
+    nursery: trio.Nursery,
+    state: AppState,
+    settings: Settings,
+    env: Mapping[str, str],
+    shutdown_trigger: ShutdownTrigger | None,
+    task_status: trio.TaskStatus[RunningGateway],
+) -> None:
+    """Start the workers, the providers and the HTTP server in `nursery`."""
+    for worker in WORKERS:
+        await nursery.start(worker, state)
+    printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+    sim, configured = await _providers(state, settings, env, nursery)
+    fast = FastPath(create_app(state), state, routes=fast_routes())
+    app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
+    config = hypercorn_config(settings, settings.host, settings.port)
+    trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
+    binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
+    task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
 
 
 def _draining(app: FastPath, trigger: ShutdownTrigger, grace_s: float) -> ShutdownTrigger:
