@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from providers.catalog import Catalog, CostBreakdown, ModelInfo
-from providers.footprint import Footprint, estimate
+from providers.footprint import Footprint, estimate_usage
 from providers.types import Usage
 
 CHARS_PER_TOKEN = 4
@@ -61,14 +61,6 @@ def account(
         return Accounting(usage, CostBreakdown(0.0, 0.0, 0.0), None, latency_ms)
     provider = catalog.provider(info.provider)
     footprint = (
-        estimate(
-            info,
-            provider,
-            output_tokens=usage.completion_tokens,
-            prompt_tokens=usage.prompt_tokens,
-            task_type=task_type,
-        )
-        if provider is not None
-        else None
+        estimate_usage(info, provider, usage, task_type) if provider is not None else None
     )
     return Accounting(usage, info.metered_cost(usage), footprint, latency_ms)
