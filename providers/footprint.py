@@ -247,9 +247,7 @@ def estimate_usage(
     """`estimate` for a metered `Usage` of any family (see `metered_units`)."""
     f = factors if factors is not None else load_footprint_factors()
     prompt, output = metered_units(model, usage, f)
-    return estimate(
-        model, provider, output, prompt, task_type, grid_region=grid_region, factors=f
-    )
+    return estimate(model, provider, output, prompt, task_type, grid_region=grid_region, factors=f)
 
 
 def confidence_of(model: ModelInfo) -> Confidence:
