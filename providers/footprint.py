@@ -44,6 +44,7 @@ _GROUPS_WITH_SOURCES = (
     "prefill",
     "audio",
     "ocr",
+    "cpu",
     "datacenter",
     "grid",
     "task_multipliers",
@@ -110,6 +111,7 @@ class FootprintFactors:
     characters_per_token: float
     ocr_image_tokens_per_page: int
     ocr_text_tokens_per_page: int
+    cpu_core_power_w: float
     default_pue: float
     provider_pue: Mapping[str, float]
     default_region: str
@@ -250,6 +252,26 @@ def estimate_usage(
     return estimate(model, provider, output, prompt, task_type, grid_region=grid_region, factors=f)
 
 
+def cpu_estimate(
+    seconds: float, provider: ProviderInfo, factors: FootprintFactors | None = None
+) -> Footprint:
+    """A local engine with no model size (tesseract OCR): one CPU core busy for `seconds`
+    at the footprint table's per-core power, times the provider's PUE. Always `low`."""
+    f = factors if factors is not None else load_footprint_factors()
+    energy = max(0.0, seconds) / _SECONDS_PER_HOUR * f.cpu_core_power_w / _WH_PER_KWH
+    energy *= provider.pue
+    intensity = f.intensity(provider.grid_region)
+    return Footprint(
+        energy_kwh=energy,
+        carbon_gco2e=energy * intensity,
+        confidence_level="low",
+        task_multiplier=1.0,
+        provider_pue=provider.pue,
+        grid_region=provider.grid_region,
+        grid_intensity_gco2_per_kwh=intensity,
+    )
+
+
 def confidence_of(model: ModelInfo) -> Confidence:
     """`low` for guessed parameter counts; `medium` where the method is extrapolated."""
     if model.params_estimated:
@@ -325,6 +347,7 @@ def _parse_factors(data: Mapping[str, Any]) -> FootprintFactors:
         characters_per_token=float(audio["characters_per_token"]),
         ocr_image_tokens_per_page=int(data["ocr"]["image_tokens_per_page"]),
         ocr_text_tokens_per_page=int(data["ocr"]["text_tokens_per_page"]),
+        cpu_core_power_w=float(data["cpu"]["core_power_w"]),
         default_pue=float(dc["default_pue"]),
         provider_pue=types.MappingProxyType(
             {str(k): float(v) for k, v in dc["provider_pue"].items()}

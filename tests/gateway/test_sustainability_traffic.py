@@ -10,6 +10,7 @@ import openai
 import pytest
 
 from gateway.platform.server import RunningGateway
+from providers.footprint import load_footprint_factors
 
 from . import documents
 
@@ -102,3 +103,25 @@ async def test_repeated_questions_become_a_caching_opportunity(
         "/v1/sustainability/optimization-opportunities", params={"project_id": "hermes"}
     )
     assert other.json()["opportunities"] == [] and other.json()["analyzed_requests"] == 0
+
+
+async def test_the_local_ocr_engine_is_estimated_from_its_cpu_time(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    image = documents.text_image(["Invoice 4711 for Jane Doe"])
+    answer = await http.post(
+        "/v1/ocr", files={"file": ("scan.png", image)}, data={"model": "local"}, timeout=60
+    )
+    assert answer.status_code == 200, answer.text
+    await gateway.state.usage.flush()
+    (found,) = await gateway.state.db.run(
+        lambda d: list(
+            d.query("SELECT provider, latency_ms, energy_kwh, carbon_gco2e FROM usage_records")
+        )
+    )
+    factors = load_footprint_factors()
+    # one core at the table's per-core power for the measured time, PUE 1.0, world grid
+    energy = found["latency_ms"] / 1000 / 3600 * factors.cpu_core_power_w / 1000
+    assert found["provider"] == "local"
+    assert found["energy_kwh"] == pytest.approx(energy) and energy > 0
+    assert found["carbon_gco2e"] == pytest.approx(energy * factors.intensity("world"))
