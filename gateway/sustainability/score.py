@@ -161,8 +161,9 @@ def trend(current: int, previous: int) -> dict[str, Any]:
 
 
 def percentile(current: int, history: Sequence[int]) -> int:
-    """Where the period's score stands among the workspace's own daily scores of the 90
-    days before it: the share of those days (with traffic) that scored no higher."""
+    """Where the period's score stands among the workspace's own daily scores of the days
+    before it (30 of them, see the service): the share of those days (with traffic) that
+    scored no higher."""
     if not history:
         return 0
     return round(sum(1 for s in history if s <= current) / len(history) * 100)

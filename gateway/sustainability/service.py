@@ -25,7 +25,7 @@ from gateway.sustainability.period import (
 from store import sustainability as store
 from store.sustainability import Group, Scope
 
-HISTORY_DAYS = 90
+HISTORY_DAYS = 30  # the percentile's history: each day of it is grouped and scored
 
 
 def today() -> date:

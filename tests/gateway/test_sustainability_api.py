@@ -340,7 +340,7 @@ async def test_the_score_trend_compares_with_the_previous_period(
     assert body["trend"]["previous_score"] == before
     assert body["trend"]["change_percent"] == round((now - before) / before * 100, 2)
     assert body["trend"]["direction"] == ("improving" if now > before else "declining")
-    # The percentile ranks the period among the workspace's own days of the 90 before it:
+    # The percentile ranks the period among the workspace's own days of the 30 before it:
     # two days with traffic (2026-02-22 and 2026-02-25), each scoring `day`.
     day = overall(expected_components(in_period(rows, "2026-02-25", "2026-02-25")))
     assert body["percentile"] == (100 if day <= now else 0)
