@@ -81,7 +81,8 @@ def dashboard(db: sqlite_utils.Database, period: Period) -> None:
     def scope(p: Period) -> store.Scope:
         return store.Scope(WORKSPACE, p.start, p.end)
 
-    current = store.groups(db, scope(period))
+    daily = store.groups(db, scope(period), by_day=True)
+    current = figures.without_days(daily)
     back = timedelta(days=HISTORY_DAYS)
     history = Period(period.first - back, period.first - timedelta(days=1))
     daily_history = store.groups(db, scope(history), by_day=True)
@@ -91,7 +92,6 @@ def dashboard(db: sqlite_utils.Database, period: Period) -> None:
     result = score.score(catalog, current)
     score.percentile(result.overall, [score.score(catalog, g).overall for g in days.values()])
     previous = store.groups(db, scope(period.previous()))
-    daily = store.groups(db, scope(period), by_day=True)
     analysis = opportunities.Analysis(
         groups=current,
         repeats=store.repeated_prompts(db, scope(period)),

@@ -13,7 +13,35 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import attrs
+
 from store.sustainability import Group
+
+
+def without_days(groups: Iterable[Group]) -> list[Group]:
+    """Daily groups summed over their days: one read of the period serves both the daily
+    series and the period's figures."""
+    merged: dict[tuple[str, str, str, bool], Group] = {}
+    for g in groups:
+        key = (g.model, g.provider, g.endpoint, g.cache_hit)
+        seen = merged.get(key)
+        merged[key] = (
+            attrs.evolve(g, day=None)
+            if seen is None
+            else attrs.evolve(
+                seen,
+                requests=seen.requests + g.requests,
+                prompt_tokens=seen.prompt_tokens + g.prompt_tokens,
+                completion_tokens=seen.completion_tokens + g.completion_tokens,
+                audio_seconds=seen.audio_seconds + g.audio_seconds,
+                characters=seen.characters + g.characters,
+                pages=seen.pages + g.pages,
+                searches=seen.searches + g.searches,
+                energy_kwh=seen.energy_kwh + g.energy_kwh,
+                carbon_gco2e=seen.carbon_gco2e + g.carbon_gco2e,
+            )
+        )
+    return [merged[key] for key in sorted(merged)]
 
 
 def total_carbon(groups: Iterable[Group]) -> float:

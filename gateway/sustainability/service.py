@@ -50,10 +50,16 @@ async def _groups(
 
 
 async def _analysis(
-    state: AppState, principal: Principal, period: Period, filters: Filters
+    state: AppState,
+    principal: Principal,
+    period: Period,
+    filters: Filters,
+    groups: list[Group] | None = None,
 ) -> opportunities.Analysis:
+    """What the finders need; `groups` when the caller has already read the period's."""
     scope = _scope(principal, period, filters)
-    groups = await state.db.run(lambda d: store.groups(d, scope))
+    if groups is None:
+        groups = await state.db.run(lambda d: store.groups(d, scope))
     repeats = await state.db.run(lambda d: store.repeated_prompts(d, scope))
     threshold = opportunities.LONG_OUTPUT_TOKENS
     long = await state.db.run(lambda d: store.long_outputs(d, scope, threshold))
@@ -81,15 +87,14 @@ async def optimization_summary(
 
 
 async def _efficiency(
-    state: AppState, principal: Principal, period: Period, filters: Filters
-) -> tuple[score.Score, int, list[Group]]:
-    """The period's score, its percentile in the workspace's own daily history, and the
-    period's groups (for the caller's other figures)."""
-    current = await _groups(state, principal, period, filters, by_day=False)
+    state: AppState, principal: Principal, period: Period, filters: Filters, current: list[Group]
+) -> tuple[score.Score, int]:
+    """The period's score (from its groups) and its percentile in the workspace's own
+    daily history."""
     result = score.score(state.catalog, current)
     history = Period(period.first - timedelta(days=HISTORY_DAYS), period.first - timedelta(days=1))
     daily = await _groups(state, principal, history, filters, by_day=True)
-    return result, score.percentile(result.overall, _daily_scores(state, daily)), current
+    return result, score.percentile(result.overall, _daily_scores(state, daily))
 
 
 def _daily_scores(state: AppState, groups: Sequence[Group]) -> list[int]:
@@ -112,12 +117,13 @@ async def efficiency_score(
     state: AppState, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     period, filters = parse_period(args, today()), parse_filters(args)
-    result, percentile, current = await _efficiency(state, principal, period, filters)
+    current = await _groups(state, principal, period, filters, by_day=False)
+    result, percentile = await _efficiency(state, principal, period, filters, current)
     previous = await _groups(state, principal, period.previous(), filters, by_day=False)
     before = score.score(state.catalog, previous)
     actions: list[str] = []
     if current:
-        analysis = await _analysis(state, principal, period, filters)
+        analysis = await _analysis(state, principal, period, filters, current)
         found = opportunities.find_all(state.catalog, analysis)
         actions = [f.action for f in found]
     return _efficiency_object(result, percentile) | {
@@ -131,10 +137,11 @@ async def dashboard(
     state: AppState, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     period, filters = parse_period(args, today()), parse_filters(args)
-    result, percentile, current = await _efficiency(state, principal, period, filters)
-    previous = await _groups(state, principal, period.previous(), filters, by_day=False)
     daily = await _groups(state, principal, period, filters, by_day=True)
-    analysis = await _analysis(state, principal, period, filters)
+    current = figures.without_days(daily)
+    result, percentile = await _efficiency(state, principal, period, filters, current)
+    previous = await _groups(state, principal, period.previous(), filters, by_day=False)
+    analysis = await _analysis(state, principal, period, filters, current)
     found = opportunities.report(state.catalog, analysis)
     summary = figures.summary(current, previous) | {"efficiency_score": result.overall}
     return {
