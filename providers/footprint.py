@@ -32,13 +32,23 @@ from typing import Any, Literal
 import attrs
 
 from providers.catalog import ModelInfo, ProviderInfo
+from providers.types import Usage
 
 Confidence = Literal["low", "medium", "high"]
 
 _WH_PER_KWH = 1000.0
 _SECONDS_PER_HOUR = 3600.0
 _JOULES_PER_KWH = 3.6e6
-_GROUPS_WITH_SOURCES = ("llm", "prefill", "audio", "datacenter", "grid", "task_multipliers")
+_GROUPS_WITH_SOURCES = (
+    "llm",
+    "prefill",
+    "audio",
+    "ocr",
+    "cpu",
+    "datacenter",
+    "grid",
+    "task_multipliers",
+)
 
 
 class FootprintDataError(ValueError):
@@ -98,6 +108,10 @@ class FootprintFactors:
     prefill: PrefillFactors
     audio_tokens_per_second: float
     speech_characters_per_second: float
+    characters_per_token: float
+    ocr_image_tokens_per_page: int
+    ocr_text_tokens_per_page: int
+    cpu_core_power_w: float
     default_pue: float
     provider_pue: Mapping[str, float]
     default_region: str
@@ -201,6 +215,63 @@ def it_energy_kwh(
     return read + write
 
 
+def metered_units(model: ModelInfo, usage: Usage, factors: FootprintFactors) -> tuple[int, int]:
+    """(prompt units, output tokens) of `usage` in the units `estimate` reads for the model's
+    type: the vendor's token counts when it reported them, else an approximation from the
+    unit the family meters. Transcription reads the clip as audio tokens (50 a second) and
+    writes the spoken text (15 characters a second, 4 characters a token); OCR reads each
+    page as one 1024x1024 image (4096 tokens) and writes a full page of text (750 tokens);
+    speech reads characters. These approximations are why such estimates are never `high`.
+    """
+    if model.type == "speech":
+        return usage.characters or usage.prompt_tokens, 0
+    if model.type == "transcription":
+        read = usage.prompt_tokens or audio_seconds_to_tokens(usage.audio_seconds, factors)
+        spoken = usage.audio_seconds * factors.speech_characters_per_second
+        write = usage.completion_tokens or math.ceil(spoken / factors.characters_per_token)
+        return read, write
+    if model.type == "ocr":
+        read = usage.prompt_tokens or usage.pages * factors.ocr_image_tokens_per_page
+        write = usage.completion_tokens or usage.pages * factors.ocr_text_tokens_per_page
+        return read, write
+    return usage.prompt_tokens, usage.completion_tokens
+
+
+def estimate_usage(
+    model: ModelInfo,
+    provider: ProviderInfo,
+    usage: Usage,
+    task_type: str | None = None,
+    *,
+    grid_region: str | None = None,
+    factors: FootprintFactors | None = None,
+) -> Footprint:
+    """`estimate` for a metered `Usage` of any family (see `metered_units`)."""
+    f = factors if factors is not None else load_footprint_factors()
+    prompt, output = metered_units(model, usage, f)
+    return estimate(model, provider, output, prompt, task_type, grid_region=grid_region, factors=f)
+
+
+def cpu_estimate(
+    seconds: float, provider: ProviderInfo, factors: FootprintFactors | None = None
+) -> Footprint:
+    """A local engine with no model size (tesseract OCR): one CPU core busy for `seconds`
+    at the footprint table's per-core power, times the provider's PUE. Always `low`."""
+    f = factors if factors is not None else load_footprint_factors()
+    energy = max(0.0, seconds) / _SECONDS_PER_HOUR * f.cpu_core_power_w / _WH_PER_KWH
+    energy *= provider.pue
+    intensity = f.intensity(provider.grid_region)
+    return Footprint(
+        energy_kwh=energy,
+        carbon_gco2e=energy * intensity,
+        confidence_level="low",
+        task_multiplier=1.0,
+        provider_pue=provider.pue,
+        grid_region=provider.grid_region,
+        grid_intensity_gco2_per_kwh=intensity,
+    )
+
+
 def confidence_of(model: ModelInfo) -> Confidence:
     """`low` for guessed parameter counts; `medium` where the method is extrapolated."""
     if model.params_estimated:
@@ -273,6 +344,10 @@ def _parse_factors(data: Mapping[str, Any]) -> FootprintFactors:
         prefill=PrefillFactors(**{f.name: prefill[f.name] for f in attrs.fields(PrefillFactors)}),
         audio_tokens_per_second=float(audio["tokens_per_second"]),
         speech_characters_per_second=float(audio["characters_per_second"]),
+        characters_per_token=float(audio["characters_per_token"]),
+        ocr_image_tokens_per_page=int(data["ocr"]["image_tokens_per_page"]),
+        ocr_text_tokens_per_page=int(data["ocr"]["text_tokens_per_page"]),
+        cpu_core_power_w=float(data["cpu"]["core_power_w"]),
         default_pue=float(dc["default_pue"]),
         provider_pue=types.MappingProxyType(
             {str(k): float(v) for k, v in dc["provider_pue"].items()}

@@ -407,6 +407,13 @@ CREATE TABLE voice_mappings (
 );
 """
 
+_V9_PROMPT_HASH = """
+-- The sustainability reports find repeated identical chat requests (a caching opportunity)
+-- from the chat cache key of each request, recorded whether or not the cache was on.
+-- Other endpoints, and rows written before this version, read NULL.
+ALTER TABLE usage_records ADD COLUMN prompt_hash TEXT;
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1_INITIAL),
     (2, _V2_ROUTING_RULES),
@@ -416,6 +423,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (6, _V6_ORGANIZATIONS),
     (7, _V7_FILES),
     (8, _V8_VOICE_MAPPINGS),
+    (9, _V9_PROMPT_HASH),
 )
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 

@@ -49,6 +49,9 @@ class UsageRecord:
     project: str | None = None
     team: str | None = None
     tags: tuple[str, ...] = attrs.field(default=(), converter=columns.str_tuple)
+    # The chat cache key of the request (`gateway.chat.cache.key`), None elsewhere: equal
+    # hashes are the same question asked again (the sustainability reports' caching lead).
+    prompt_hash: str | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -68,7 +71,7 @@ _COLUMNS = (
     "request_id, key_id, workspace_id, model, provider, endpoint, prompt_tokens, "
     "completion_tokens, audio_seconds, characters, pages, searches, bytes_stored, cost_usd, "
     "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, project, team, tags, "
-    "created_at, created_epoch"
+    "created_at, created_epoch, prompt_hash"
 )
 _INSERT = (
     f"INSERT INTO usage_records ({_COLUMNS}) VALUES ("
@@ -87,7 +90,8 @@ def _to_row(record: UsageRecord) -> dict[str, Any]:
 
 
 def _from_row(row: Mapping[str, Any]) -> UsageRecord:
-    fields = {name: row[name] for name in attrs.fields_dict(UsageRecord)}
+    # A column added by a later migration may be absent from an older schema's rows.
+    fields = {name: row[name] for name in attrs.fields_dict(UsageRecord) if name in row}
     fields["cache_hit"] = bool(row["cache_hit"])
     fields["tags"] = columns.json_strings(row["tags"])
     fields["created_at"] = columns.from_iso(row["created_at"])

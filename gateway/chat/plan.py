@@ -124,13 +124,17 @@ def cache_plan(state: AppState, trip: Trip) -> CachePlan | None:
     )
     if not decision.enabled:
         return None
-    key = cache_key(
+    return CachePlan(prompt_key(trip), decision.ttl_s)
+
+
+def prompt_key(trip: Trip) -> str:
+    """The request's cache key (the same question to the same model has the same key)."""
+    return cache_key(
         workspace_id=trip.principal.workspace_id,
         provider_id=trip.target.provider_id,
         upstream_model=trip.target.upstream_model,
         request=trip.params.request,
     )
-    return CachePlan(key, decision.ttl_s)
 
 
 def prompt_estimate(trip: Trip) -> int:

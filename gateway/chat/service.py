@@ -25,7 +25,14 @@ from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.cache import ReplayStream, StreamAssembler
 from gateway.chat.calls import OpenChatStream, Opened, complete
 from gateway.chat.input import parse_chat_body
-from gateway.chat.plan import CachePlan, cache_plan, chain_plan, plan_trip, prompt_estimate
+from gateway.chat.plan import (
+    CachePlan,
+    cache_plan,
+    chain_plan,
+    plan_trip,
+    prompt_estimate,
+    prompt_key,
+)
 from gateway.chat.trip import Trip
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, StreamAnswer
@@ -88,6 +95,7 @@ class ChatAnswering:
         facts = new_facts("chat", principal, self._headers)
         trip = plan_trip(state, facts, parse_chat_body(self._body), self._headers, self._body)
         cache = cache_plan(state, trip)
+        trip = attrs.evolve(trip, prompt_hash=cache.key if cache else prompt_key(trip))
         hold = await _admit(state, trip)
         stack.enter_context(hold)  # the concurrency slot comes back when the answer is done
         hit = _cached(state, trip, cache)
@@ -306,4 +314,5 @@ def _record(
         status=status,
         error_code=code,
         cache_hit=trip.cache_hit,
+        prompt_hash=trip.prompt_hash,
     )

@@ -31,6 +31,9 @@ class Trip:
     attempts: tuple[Mapping[str, object], ...] = ()
     retries: int = 0
     cache_hit: bool = False
+    # The request's cache key, computed even with the cache off: the usage record keeps it
+    # so that the sustainability reports can find repeated identical questions.
+    prompt_hash: str | None = None
 
     @property
     def request_id(self) -> str:

@@ -179,7 +179,12 @@ def _account(
 ) -> float:
     """Settle the limits and write the one usage record; the cost in USD."""
     accounting = account(
-        state.catalog, target.info, result.usage, latency_ms=facts.elapsed_ms(), task_type=None
+        state.catalog,
+        target.info,
+        result.usage,
+        latency_ms=facts.elapsed_ms(),
+        task_type=None,
+        provider_id=target.provider_id,
     )
     settle(state, facts, target, hold, result.usage)
     record_usage(state, facts, target, accounting, status=200)

@@ -28,6 +28,7 @@ from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
+from gateway.api.sustainability import sustainability_blueprint
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.platform.uploads import file_upload_limits, upload_request_class
@@ -81,6 +82,7 @@ def create_app(state: AppState) -> QuartTrio:
         console_blueprint(state),
         files_blueprint(state),
         ocr_blueprint(state),
+        sustainability_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

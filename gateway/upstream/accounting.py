@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from providers.catalog import Catalog, CostBreakdown, ModelInfo
-from providers.footprint import Footprint, estimate
+from providers.footprint import Footprint, cpu_estimate, estimate_usage
 from providers.types import Usage
 
 CHARS_PER_TOKEN = 4
@@ -55,20 +55,17 @@ def account(
     *,
     latency_ms: int,
     task_type: str | None,
+    provider_id: str | None = None,
 ) -> Accounting:
-    """Cost and footprint of `usage` on `info` (zero cost when the model is not in the catalog)."""
+    """Cost and footprint of `usage` on `info` (zero cost when the model is not in the catalog).
+
+    A model outside the catalog has no size to estimate from; when the caller names the
+    provider that ran it (the local OCR engine), its energy is the CPU time it took.
+    """
     if info is None:
-        return Accounting(usage, CostBreakdown(0.0, 0.0, 0.0), None, latency_ms)
+        known = catalog.provider(provider_id) if provider_id is not None else None
+        cpu = cpu_estimate(latency_ms / 1000, known) if known is not None else None
+        return Accounting(usage, CostBreakdown(0.0, 0.0, 0.0), cpu, latency_ms)
     provider = catalog.provider(info.provider)
-    footprint = (
-        estimate(
-            info,
-            provider,
-            output_tokens=usage.completion_tokens,
-            prompt_tokens=usage.prompt_tokens,
-            task_type=task_type,
-        )
-        if provider is not None
-        else None
-    )
+    footprint = estimate_usage(info, provider, usage, task_type) if provider is not None else None
     return Accounting(usage, info.metered_cost(usage), footprint, latency_ms)

@@ -20,9 +20,11 @@ def record_usage(
     status: int,
     error_code: str | None = None,
     cache_hit: bool = False,
+    prompt_hash: str | None = None,
 ) -> None:
     """Queue the request's record for the background writer (never blocks the request):
-    every metered unit, its cost, footprint and latency, and what served it."""
+    every metered unit, its cost, footprint and latency, and what served it; `prompt_hash`
+    is a chat request's cache key (what the reports use to find repeated questions)."""
     if not state.settings.usage_log_enabled:
         return
     footprint = accounting.footprint
@@ -52,6 +54,7 @@ def record_usage(
         project=facts.labels.project,
         team=facts.labels.team,
         tags=facts.labels.tags,
+        prompt_hash=prompt_hash,
     )
     state.metrics.observe_usage(record)
     state.usage.submit(record)

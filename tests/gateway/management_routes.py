@@ -64,6 +64,11 @@ ROUTES: tuple[Route, ...] = (
     ("GET", f"{M}/incidents/{{id}}", "view_configuration", None),
     ("PATCH", f"{M}/incidents/{{id}}", "configure_providers", {}),
     ("POST", f"{M}/incidents/{{id}}/resolve", "configure_providers", None),
+    # sustainability reports (issue 16): read-only views of the workspace's usage
+    ("GET", "/v1/sustainability/dashboard", "view_analytics", None),
+    ("GET", "/v1/sustainability/efficiency-score", "view_analytics", None),
+    ("GET", "/v1/sustainability/optimization-opportunities", "view_analytics", None),
+    ("GET", "/v1/sustainability/optimization-summary", "view_analytics", None),
 )
 """(method, path, action, body): every management route but the organisations list,
 which takes a user token whatever the role, and `ANY_CALLER`'s."""

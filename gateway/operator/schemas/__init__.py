@@ -17,6 +17,7 @@ from gateway.operator.schemas import (
     platform,
     retrieval,
     status,
+    sustainability,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
@@ -30,6 +31,7 @@ OPERATIONS: dict[str, Operation] = {
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
+    **sustainability.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

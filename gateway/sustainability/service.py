@@ -1,0 +1,161 @@
+"""The sustainability reports: read the grouped usage of the caller's workspace, compose the
+answers. Orchestration only; the figures, the score and the opportunities are pure modules.
+
+Each answer is built from a few grouped queries run off the event loop on the store's
+thread; cancelling the request abandons the answer (the queries only read).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from gateway.platform.auth import Principal
+from gateway.platform.state import AppState
+from gateway.sustainability import figures, opportunities, score
+from gateway.sustainability.period import (
+    Filters,
+    Period,
+    parse_days,
+    parse_filters,
+    parse_period,
+)
+from store import sustainability as store
+from store.sustainability import Group, Scope
+
+HISTORY_DAYS = 30  # the percentile's history: each day of it is grouped and scored
+
+
+def today() -> date:
+    return datetime.now(UTC).date()
+
+
+def _scope(principal: Principal, period: Period, filters: Filters) -> Scope:
+    return Scope(
+        workspace_id=principal.workspace_id,
+        start=period.start,
+        end=period.end,
+        project=filters.project,
+        team=filters.team,
+    )
+
+
+async def _groups(
+    state: AppState, principal: Principal, period: Period, filters: Filters, *, by_day: bool
+) -> list[Group]:
+    scope = _scope(principal, period, filters)
+    return await state.db.run(lambda d: store.groups(d, scope, by_day=by_day))
+
+
+async def _analysis(
+    state: AppState,
+    principal: Principal,
+    period: Period,
+    filters: Filters,
+    groups: list[Group] | None = None,
+) -> opportunities.Analysis:
+    """What the finders need; `groups` when the caller has already read the period's."""
+    scope = _scope(principal, period, filters)
+    if groups is None:
+        groups = await state.db.run(lambda d: store.groups(d, scope))
+    repeats = await state.db.run(lambda d: store.repeated_prompts(d, scope))
+    threshold = opportunities.LONG_OUTPUT_TOKENS
+    long = await state.db.run(lambda d: store.long_outputs(d, scope, threshold))
+    return opportunities.Analysis(
+        groups=groups,
+        repeats=repeats,
+        long_outputs=long,
+        active_providers=state.registry.active_ids(principal.workspace_id),
+        days=period.days,
+    )
+
+
+async def opportunities_report(
+    state: AppState, principal: Principal, args: Mapping[str, str]
+) -> dict[str, Any]:
+    period = parse_days(args, today())
+    analysis = await _analysis(state, principal, period, parse_filters(args))
+    return opportunities.report(state.catalog, analysis)
+
+
+async def optimization_summary(
+    state: AppState, principal: Principal, args: Mapping[str, str]
+) -> dict[str, Any]:
+    return opportunities.summary(await opportunities_report(state, principal, args))
+
+
+async def _efficiency(
+    state: AppState, principal: Principal, period: Period, filters: Filters, current: list[Group]
+) -> tuple[score.Score, int]:
+    """The period's score (from its groups) and its percentile in the workspace's own
+    daily history."""
+    result = score.score(state.catalog, current)
+    history = Period(period.first - timedelta(days=HISTORY_DAYS), period.first - timedelta(days=1))
+    daily = await _groups(state, principal, history, filters, by_day=True)
+    return result, score.percentile(result.overall, _daily_scores(state, daily))
+
+
+def _daily_scores(state: AppState, groups: Sequence[Group]) -> list[int]:
+    by_day: dict[str, list[Group]] = defaultdict(list)
+    for group in groups:
+        by_day[group.day or ""].append(group)
+    return [score.score(state.catalog, day).overall for day in by_day.values()]
+
+
+def _efficiency_object(result: score.Score, percentile: int) -> dict[str, Any]:
+    return {
+        "overall_score": result.overall,
+        "grade": result.grade,
+        "percentile": percentile,
+        "components": {c.name: c.to_api() for c in result.components},
+    }
+
+
+async def efficiency_score(
+    state: AppState, principal: Principal, args: Mapping[str, str]
+) -> dict[str, Any]:
+    period, filters = parse_period(args, today()), parse_filters(args)
+    current = await _groups(state, principal, period, filters, by_day=False)
+    result, percentile = await _efficiency(state, principal, period, filters, current)
+    previous = await _groups(state, principal, period.previous(), filters, by_day=False)
+    before = score.score(state.catalog, previous)
+    actions: list[str] = []
+    if current:
+        analysis = await _analysis(state, principal, period, filters, current)
+        found = opportunities.find_all(state.catalog, analysis)
+        actions = [f.action for f in found]
+    return _efficiency_object(result, percentile) | {
+        "period": _period_object(period),
+        "trend": score.trend(result.overall, before.overall),
+        "recommendations": score.recommendations(result, actions) if current else [],
+    }
+
+
+async def dashboard(
+    state: AppState, principal: Principal, args: Mapping[str, str]
+) -> dict[str, Any]:
+    period, filters = parse_period(args, today()), parse_filters(args)
+    daily = await _groups(state, principal, period, filters, by_day=True)
+    current = figures.without_days(daily)
+    result, percentile = await _efficiency(state, principal, period, filters, current)
+    previous = await _groups(state, principal, period.previous(), filters, by_day=False)
+    analysis = await _analysis(state, principal, period, filters, current)
+    found = opportunities.report(state.catalog, analysis)
+    summary = figures.summary(current, previous) | {"efficiency_score": result.overall}
+    return {
+        "period": _period_object(period),
+        "summary": summary,
+        "time_series": figures.time_series(daily, period.dates()),
+        "efficiency": _efficiency_object(result, percentile),
+        "opportunities": opportunities.dashboard_items(found),
+    }
+
+
+def _period_object(period: Period) -> dict[str, Any]:
+    return {
+        "start_date": period.first.isoformat(),
+        "end_date": period.last.isoformat(),
+        "days": period.days,
+    }
