@@ -1,0 +1,107 @@
+"""The workspace's chunk vectors as numpy matrices, cached, for exact similarity search.
+
+One matrix per embedding space (model and provider: vectors of different models are not
+comparable), rows normalised to unit length so a matrix product gives cosine similarity.
+A workspace's snapshot is built once from the store (a thread: decoding 100,000 vectors
+takes a moment) and reused until a document of the workspace changes (`invalidate`).
+A build that raced with an invalidation is returned but not cached, so a search never
+keeps seeing an erased document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+import attrs
+import numpy as np
+import numpy.typing as npt
+import trio
+
+from store.documents import VectorRows
+
+Floats = npt.NDArray[np.float32]
+Ints = npt.NDArray[np.int64]
+
+
+@attrs.frozen(eq=False)
+class Space:
+    """The chunks embedded by one model at one provider (`key` = `model@provider`)."""
+
+    key: str
+    rowids: Ints
+    documents: Ints  # index into `Snapshot.document_ids`
+    matrix: Floats
+
+
+@attrs.frozen(eq=False)
+class Snapshot:
+    document_ids: tuple[str, ...]
+    spaces: dict[str, Space]
+
+    def document_mask(self, space: Space, allowed: frozenset[str]) -> npt.NDArray[np.bool_]:
+        wanted = np.array([d in allowed for d in self.document_ids], dtype=np.bool_)
+        return wanted[space.documents] if len(wanted) else np.zeros(0, dtype=np.bool_)
+
+
+def build(rows: VectorRows) -> Snapshot:
+    """Pure: the stored rows as one matrix per embedding space."""
+    document_ids = tuple(dict.fromkeys(rows.document_ids))
+    position = {d: i for i, d in enumerate(document_ids)}
+    by_space: dict[str, list[int]] = {}
+    for i, key in enumerate(rows.models):
+        by_space.setdefault(key, []).append(i)
+    spaces = {}
+    for key, members in by_space.items():
+        matrix = np.frombuffer(b"".join(rows.vectors[i] for i in members), dtype="<f4")
+        matrix = matrix.reshape(len(members), -1).astype(np.float32)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix /= np.where(norms == 0, 1, norms)
+        spaces[key] = Space(
+            key,
+            np.array([rows.rowids[i] for i in members], dtype=np.int64),
+            np.array([position[rows.document_ids[i]] for i in members], dtype=np.int64),
+            matrix,
+        )
+    return Snapshot(document_ids, spaces)
+
+
+def nearest(
+    space: Space, query: Sequence[float], mask: npt.NDArray[np.bool_], k: int
+) -> list[tuple[int, float]]:
+    """(rowid, cosine similarity) of the `k` rows most similar to `query` among `mask`."""
+    vector = np.asarray(query, dtype=np.float32)
+    if vector.shape[0] != space.matrix.shape[1]:
+        return []
+    vector /= float(np.linalg.norm(vector)) or 1.0
+    scores = space.matrix @ vector
+    scores = np.where(mask, scores, -np.inf)
+    k = min(k, int(mask.sum()))
+    if k <= 0:
+        return []
+    best = np.argpartition(-scores, k - 1)[:k]
+    best = best[np.argsort(-scores[best])]
+    return [(int(space.rowids[i]), float(scores[i])) for i in best]
+
+
+@attrs.define(eq=False)
+class VectorIndex:
+    _cache: dict[str, Snapshot] = attrs.field(factory=dict)
+    _versions: dict[str, int] = attrs.field(factory=dict)
+
+    def invalidate(self, workspace_id: str) -> None:
+        self._cache.pop(workspace_id, None)
+        self._versions[workspace_id] = self._versions.get(workspace_id, 0) + 1
+
+    async def snapshot(
+        self, workspace_id: str, load: Callable[[], Awaitable[VectorRows]]
+    ) -> Snapshot:
+        """The workspace's cached snapshot, built from `load()` when there is none."""
+        cached = self._cache.get(workspace_id)
+        if cached is not None:
+            return cached
+        version = self._versions.get(workspace_id, 0)
+        rows = await load()
+        snapshot = await trio.to_thread.run_sync(build, rows)
+        if self._versions.get(workspace_id, 0) == version:
+            self._cache[workspace_id] = snapshot
+        return snapshot
