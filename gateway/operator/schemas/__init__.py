@@ -10,6 +10,7 @@ from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     audio,
     chat,
+    documents,
     files,
     management,
     models,
@@ -30,6 +31,7 @@ OPERATIONS: dict[str, Operation] = {
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
+    **documents.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
