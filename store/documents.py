@@ -342,13 +342,17 @@ class VectorRows:
     models: list[str]
 
 
-def workspace_vectors(db: sqlite_utils.Database, workspace_id: str) -> VectorRows:
+def workspace_vectors(
+    db: sqlite_utils.Database, workspace_id: str, document_id: str | None = None
+) -> VectorRows:
+    """The vectors of the workspace's completed documents (or of one of them)."""
+    one = "" if document_id is None else " AND c.document_id = ?"
     rows = db.execute(
         "SELECT c.id, c.document_id, c.vector, d.embedding_model || '@' || "
         "d.embedding_provider FROM data_chunks c JOIN data_documents d ON d.id = c.document_id "
-        "WHERE c.workspace_id = ? AND c.vector IS NOT NULL AND d.status = 'completed' "
-        "ORDER BY c.id",
-        [workspace_id],
+        "WHERE c.workspace_id = ? AND c.vector IS NOT NULL AND d.status = 'completed'"
+        f"{one} ORDER BY c.id",
+        [workspace_id] if document_id is None else [workspace_id, document_id],
     ).fetchall()
     return VectorRows(
         [int(r[0]) for r in rows],

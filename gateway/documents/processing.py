@@ -74,7 +74,11 @@ async def process(state: AppState, record: DocumentRecord) -> None:
             processing_time_seconds=elapsed,
         )
     )
-    state.documents.index.invalidate(record.workspace_id)
+    workspace = record.workspace_id
+    await state.documents.index.add(
+        workspace,
+        lambda: state.db.run(lambda d: document_store.workspace_vectors(d, workspace, record.id)),
+    )
 
 
 async def _ingest(

@@ -5,7 +5,10 @@ comparable), rows normalised to unit length so a matrix product gives cosine sim
 A workspace's snapshot is built once from the store (a thread: decoding 100,000 vectors
 takes a moment) and reused until a document of the workspace changes (`invalidate`).
 A build that raced with an invalidation is returned but not cached, so a search never
-keeps seeing an erased document.
+keeps seeing an erased document. A newly completed document is appended to the cached
+snapshot (`add`) rather than rebuilding it: at 100,000 chunks a rebuild reads and decodes
+hundreds of megabytes, which every ingestion would otherwise impose on the next search. An
+erasure drops the snapshot (no copy of an erased document's vectors stays, even in memory).
 """
 
 from __future__ import annotations
@@ -65,6 +68,28 @@ def build(rows: VectorRows) -> Snapshot:
     return Snapshot(document_ids, spaces)
 
 
+def merge(first: Snapshot, second: Snapshot) -> Snapshot:
+    """Pure: `second`'s rows appended to `first`'s (their documents are disjoint)."""
+    offset = len(first.document_ids)
+    spaces = dict(first.spaces)
+    for key, extra in second.spaces.items():
+        shifted = Space(key, extra.rowids, extra.documents + offset, extra.matrix)
+        old = spaces.get(key)
+        if old is not None and old.matrix.shape[1] != extra.matrix.shape[1]:
+            continue  # a model cannot change width; never mix widths in one matrix
+        spaces[key] = shifted if old is None else _joined(old, shifted)
+    return Snapshot(first.document_ids + second.document_ids, spaces)
+
+
+def _joined(a: Space, b: Space) -> Space:
+    return Space(
+        a.key,
+        np.concatenate([a.rowids, b.rowids]),
+        np.concatenate([a.documents, b.documents]),
+        np.vstack([a.matrix, b.matrix]),
+    )
+
+
 def nearest(
     space: Space, query: Sequence[float], mask: npt.NDArray[np.bool_], k: int
 ) -> list[tuple[int, float]]:
@@ -91,6 +116,19 @@ class VectorIndex:
     def invalidate(self, workspace_id: str) -> None:
         self._cache.pop(workspace_id, None)
         self._versions[workspace_id] = self._versions.get(workspace_id, 0) + 1
+
+    async def add(self, workspace_id: str, load: Callable[[], Awaitable[VectorRows]]) -> None:
+        """Append a newly completed document's rows (`load()`) to the cached snapshot; with
+        none cached, only make sure a build already under way is not cached without them."""
+        cached = self._cache.get(workspace_id)
+        self.invalidate(workspace_id)
+        if cached is None:
+            return
+        version = self._versions[workspace_id]
+        rows = await load()
+        merged = await trio.to_thread.run_sync(lambda: merge(cached, build(rows)))
+        if self._versions.get(workspace_id) == version:
+            self._cache[workspace_id] = merged
 
     async def snapshot(
         self, workspace_id: str, load: Callable[[], Awaitable[VectorRows]]
