@@ -75,3 +75,29 @@ async def test_the_cache_appends_and_never_keeps_a_stale_build() -> None:
         await index.add("ws", extra)
         release.set()
     assert await index.snapshot("ws", load) is not None and loads == 2
+
+
+def test_a_large_space_is_preselected_through_its_sketch_and_scored_exactly() -> None:
+    from gateway.documents.vectors import EXACT_ROWS
+
+    count = EXACT_ROWS + 5_000
+    matrix = np.random.default_rng(5).standard_normal((count, 64)).astype("<f4")
+    docs = [f"d{i // 100}" for i in range(count)]
+    snapshot = build(
+        VectorRows(list(range(count)), docs, [r.tobytes() for r in matrix], ["k"] * count)
+    )
+    space = snapshot.spaces["k"]
+    assert space.sketch is not None
+    every = snapshot.document_mask(space, frozenset(docs))
+    exact = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)) @ (
+        matrix[:20] / np.linalg.norm(matrix[:20], axis=1, keepdims=True)
+    ).T
+    for probe in range(20):
+        # As search asks: 100 candidates, the true 10 nearest among them.
+        found = nearest(space, matrix[probe].tolist(), every, 100)
+        assert found[0][0] == probe and abs(found[0][1] - 1.0) < 1e-5
+        truth = set(np.argsort(-exact[:, probe])[:10].tolist())
+        assert len(truth & {rowid for rowid, _ in found}) >= 9
+        assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+    without = snapshot.document_mask(space, frozenset(docs) - {"d0"})
+    assert all(rowid >= 100 for rowid, _ in nearest(space, matrix[0].tolist(), without, 5))
