@@ -13,10 +13,10 @@ import hashlib
 import json
 import math
 import re
-from array import array
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import trio
 
 from providers.sim.core import Fault, StreamCut
@@ -194,20 +194,18 @@ def embedding(text: str, size: int, dimensions: int | None = None) -> list[float
     components and normalized again, which is how shortened third-generation OpenAI
     embeddings behave.
     """
-    raw = array("H", _stream("embedding\x00" + text, 2 * size))
-    noise = [(value - 32767.5) / 32767.5 for value in raw]
-    noise_norm = math.sqrt(sum(c * c for c in noise)) or 1.0
-    words = [0.0] * size
+    noise = np.frombuffer(_stream("embedding\x00" + text, 2 * size), dtype="<u2")
+    noise = (noise.astype(np.float64) - 32767.5) / 32767.5
+    words = np.zeros(size)
     for word in _WORDS.findall(text.lower()):
         digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
         slot = int.from_bytes(digest[:4], "little") % size
         words[slot] += 1.0 if digest[4] & 1 else -1.0
-    words_norm = math.sqrt(sum(c * c for c in words)) or 1.0
-    vector = [w / words_norm + 0.15 * n / noise_norm for w, n in zip(words, noise, strict=True)]
+    vector = words / (np.linalg.norm(words) or 1.0) + 0.15 * noise / (np.linalg.norm(noise) or 1.0)
     if dimensions is not None:
         vector = vector[:dimensions]
-    norm = math.sqrt(sum(component * component for component in vector)) or 1.0
-    return [component / norm for component in vector]
+    vector = vector / (np.linalg.norm(vector) or 1.0)
+    return [float(component) for component in vector]
 
 
 _WORDS = re.compile(r"\w+")
