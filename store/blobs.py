@@ -87,6 +87,24 @@ class BlobStore:
     def remove(self, sha256: str) -> None:
         self.path_of(sha256).unlink(missing_ok=True)
 
+    def shred(self, sha256: str) -> None:
+        """Overwrite the blob's bytes with zeros on disk (fsynced), then remove it: erasure,
+        where a plain unlink would leave the content in the freed blocks of the file."""
+        path = self.path_of(sha256)
+        try:
+            handle = path.open("r+b")
+        except FileNotFoundError:
+            return
+        with handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(0)
+            block = b"\0" * (1024 * 1024)
+            for start in range(0, size, len(block)):
+                handle.write(block[: min(len(block), size - start)])
+            handle.flush()
+            os.fsync(handle.fileno())
+        path.unlink(missing_ok=True)
+
     def exists(self, sha256: str) -> bool:
         return self.path_of(sha256).is_file()
 

@@ -14,6 +14,7 @@ from gateway.api.audit_log import audit_log_blueprint
 from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.billing import billing_blueprint
 from gateway.api.console import console_blueprint
+from gateway.api.documents import documents_blueprint
 from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.files import files_blueprint
 from gateway.api.health import health_blueprint
@@ -80,6 +81,7 @@ def create_app(state: AppState) -> QuartTrio:
         metrics_blueprint(state),
         openapi_blueprint(),
         console_blueprint(state),
+        documents_blueprint(state),
         files_blueprint(state),
         ocr_blueprint(state),
         sustainability_blueprint(state),

@@ -104,6 +104,15 @@ class Settings:
     file_sweep_interval_s: float = 30.0
     # How many pages one OCR request reads at once on the local engine.
     ocr_page_concurrency: int = 2
+    # Data documents: the processing queue and pool, the embedding models in order of
+    # preference (each document uses the first one an active provider of its residency
+    # region serves), and how often the retention worker erases expired documents.
+    document_queue_size: int = 64
+    document_workers: int = 2
+    document_embedding_models: str = (
+        "text-embedding-3-small,mistral-embed,embed-multilingual-v3.0,gemini-embedding-001"
+    )
+    retention_check_interval_s: float = 3600.0
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
     # Organisation access: how long an invitation can be accepted, and how long a user

@@ -36,10 +36,12 @@ from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
     alert_evaluator,
+    document_processing,
     file_processing,
     health_probes,
     incident_monitor,
     last_used,
+    retention,
     usage_writer,
     webhook_delivery,
 )
@@ -66,6 +68,8 @@ WORKERS: tuple[Worker, ...] = (
     incident_monitor.run,
     alert_evaluator.run,
     file_processing.run,
+    document_processing.run,
+    retention.run,
 )
 
 

@@ -6,6 +6,7 @@ import attrs
 import trio
 
 from gateway.chat.cache import ResponseCache
+from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
 from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
@@ -45,6 +46,7 @@ class AppState:
     metrics: GatewayMetrics = attrs.field(factory=GatewayMetrics)
     limits: RateLimiter = attrs.field()
     files: FilesRuntime = attrs.field()
+    documents: DocumentsRuntime = attrs.field()
 
     @limits.default
     def _default_limits(self) -> RateLimiter:
@@ -58,3 +60,8 @@ class AppState:
             queue_size=settings.file_queue_size,
             ocr_pages=settings.ocr_page_concurrency,
         )
+
+    @documents.default
+    def _default_documents(self) -> DocumentsRuntime:
+        settings = self.settings
+        return DocumentsRuntime.under(settings.data_dir, queue_size=settings.document_queue_size)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from array import array
+import re
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import trio
 
 from providers.sim.core import Fault, StreamCut
@@ -184,17 +185,30 @@ def fragments(text: str, size: int = 8) -> list[str]:
 
 
 def embedding(text: str, size: int, dimensions: int | None = None) -> list[float]:
-    """A unit vector of `size` components determined by `text`.
+    """A unit vector of `size` components determined by `text`, where texts sharing words
+    point in similar directions, as real embeddings do (so retrieval can be tested).
 
-    With `dimensions`, the vector is cut to that many components and normalized again,
-    which is how shortened third-generation OpenAI embeddings behave.
+    A hashing bag of words: each lowercased word adds +1 or -1 (by its hash) to one
+    component (by its hash), and a small text-determined noise keeps every component
+    non-zero and different texts apart. With `dimensions`, the vector is cut to that many
+    components and normalized again, which is how shortened third-generation OpenAI
+    embeddings behave.
     """
-    raw = array("H", _stream("embedding\x00" + text, 2 * size))
-    vector = [(value - 32767.5) / 32767.5 for value in raw]
+    noise = np.frombuffer(_stream("embedding\x00" + text, 2 * size), dtype="<u2")
+    noise = (noise.astype(np.float64) - 32767.5) / 32767.5
+    words = np.zeros(size)
+    for word in _WORDS.findall(text.lower()):
+        digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
+        slot = int.from_bytes(digest[:4], "little") % size
+        words[slot] += 1.0 if digest[4] & 1 else -1.0
+    vector = words / (np.linalg.norm(words) or 1.0) + 0.15 * noise / (np.linalg.norm(noise) or 1.0)
     if dimensions is not None:
         vector = vector[:dimensions]
-    norm = math.sqrt(sum(component * component for component in vector)) or 1.0
-    return [component / norm for component in vector]
+    vector = vector / (np.linalg.norm(vector) or 1.0)
+    return [float(component) for component in vector]
+
+
+_WORDS = re.compile(r"\w+")
 
 
 # --- pacing ------------------------------------------------------------------------

@@ -179,3 +179,15 @@ async def test_pace_cut(autojump_clock: trio.testing.MockClock) -> None:
         ):
             seen.append(group)
     assert seen == [["a"], ["b"]]
+
+
+def test_embeddings_of_texts_sharing_words_are_closer() -> None:
+    def cosine(a: str, b: str) -> float:
+        return sum(
+            x * y for x, y in zip(content.embedding(a, 256), content.embedding(b, 256), strict=True)
+        )
+
+    near = cosine("paid vacation days for employees", "how many vacation days do employees get")
+    far = cosine("paid vacation days for employees", "tomato soup with basil and garlic")
+    assert near > 0.4
+    assert abs(far) < 0.3

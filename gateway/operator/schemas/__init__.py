@@ -10,6 +10,7 @@ from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     audio,
     chat,
+    documents,
     files,
     management,
     models,
@@ -32,6 +33,7 @@ OPERATIONS: dict[str, Operation] = {
     **audio.OPERATIONS,
     **files.OPERATIONS,
     **sustainability.OPERATIONS,
+    **documents.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

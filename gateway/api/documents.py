@@ -1,0 +1,60 @@
+"""The data-document endpoints (spec: Data documents) and POST /v1/data/search.
+Thin: everything happens in `gateway.documents`."""
+
+from __future__ import annotations
+
+from quart import Blueprint, Response, request
+
+from gateway.api.audit_trail import audit_event
+from gateway.documents import render, search, service
+from gateway.platform.multipart import boundary_of
+from gateway.platform.state import AppState
+from gateway.platform.web import authenticate, json_response, read_object
+
+
+def documents_blueprint(state: AppState) -> Blueprint:
+    bp = Blueprint("documents", __name__)
+
+    @bp.post("/v1/data/documents")
+    async def upload() -> Response:
+        principal = await authenticate(state)
+        principal.require("files")
+        boundary = boundary_of(request.headers.get("content-type"))
+        body = await service.upload(state, principal, aiter(request.body), boundary)
+        return json_response(body)
+
+    @bp.get("/v1/data/documents")
+    async def list_documents() -> Response:
+        principal = await authenticate(state)
+        return json_response(await service.list_documents(state, principal, request.args))
+
+    @bp.get("/v1/data/documents/<document_id>")
+    async def read(document_id: str) -> Response:
+        principal = await authenticate(state)
+        record = await service.get_document(state, principal, document_id)
+        return json_response(render.document(record))
+
+    @bp.get("/v1/data/documents/<document_id>/chunks")
+    async def chunks(document_id: str) -> Response:
+        principal = await authenticate(state)
+        return json_response(await service.chunks(state, principal, document_id, request.args))
+
+    @bp.delete("/v1/data/documents/<document_id>")
+    async def delete(document_id: str) -> Response:
+        principal = await authenticate(state)
+        event = audit_event(
+            principal,
+            "data_document.erased",
+            target_type="data_document",
+            target_id=document_id,
+            details={"reason": "request"},
+        )
+        return json_response(await service.delete(state, principal, document_id, event))
+
+    @bp.post("/v1/data/search")
+    async def search_documents() -> Response:
+        principal = await authenticate(state)
+        body = await read_object()
+        return json_response(await search.search(state, principal, body))
+
+    return bp

@@ -1,0 +1,178 @@
+"""POST /v1/data/search: hybrid retrieval over the workspace's data documents.
+
+Two rankings of the chunks the caller may see (workspace, readable classifications, the
+request's filters, completed documents): cosine similarity of the query's embedding against
+the cached vector matrices (one per embedding space; the query is embedded by the provider
+that embedded those documents, so it stays in their region), and BM25 from SQLite FTS5. They
+are fused by reciprocal rank (k = 60), which needs no score calibration between the two.
+With `rerank`, the best fused candidates are reordered by a rerank model through the
+gateway's rerank service (the engine: limits, usage and cost apply).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from gateway.documents import access, vectors
+from gateway.documents.processing import Failed, embed
+from gateway.documents.residency import EmbeddingTarget
+from gateway.documents.search_input import SearchParams, search_body
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError
+from gateway.platform.state import AppState
+from gateway.retrieval.rerank import serve_rerank
+from store import documents as document_store
+from store.documents import DocumentRecord
+
+RRF_K = 60
+CANDIDATES = 100
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@attrs.define
+class _Hit:
+    rowid: int
+    vector: float | None = None
+    bm25: float | None = None
+    fused: float = 0.0
+
+
+async def search(state: AppState, principal: Principal, body: Mapping[str, Any]) -> dict[str, Any]:
+    principal.require("files")
+    params = search_body(body)
+    documents = await _documents(state, principal, params)
+    hits: dict[int, _Hit] = {}
+    if documents:
+        await _vector_ranking(state, principal, params, documents, hits)
+        await _text_ranking(state, principal, params, documents, hits)
+    ranked = sorted(hits.values(), key=lambda h: (-h.fused, h.rowid))
+    chosen = ranked[: params.top_k * 4 if params.rerank_model else params.top_k]
+    chunks = await state.db.run(
+        lambda d: document_store.chunks_by_rowid(d, [h.rowid for h in chosen])
+    )
+    results = [_result(h, chunks[h.rowid], documents) for h in chosen if h.rowid in chunks]
+    if params.rerank_model and results:
+        results = await _reranked(state, principal, params, results)
+    return {"object": "list", "query": params.query, "data": results[: params.top_k]}
+
+
+async def _documents(
+    state: AppState, principal: Principal, params: SearchParams
+) -> dict[str, DocumentRecord]:
+    """The completed documents the caller may see that match the filters, by id."""
+    readable = access.readable(principal)
+    wanted = [c for c in (params.classifications or readable) if c in readable]
+    query = document_store.ListQuery(
+        workspace_id=principal.workspace_id,
+        classifications=tuple(wanted),
+        page_size=1_000_000,
+        status="completed",
+    )
+    records, _ = await state.db.run(lambda d: document_store.list_documents(d, query))
+    return {
+        r.id: r
+        for r in records
+        if (params.document_ids is None or r.id in params.document_ids)
+        and all(r.metadata.get(k) == v for k, v in params.metadata.items())
+    }
+
+
+async def _vector_ranking(
+    state: AppState,
+    principal: Principal,
+    params: SearchParams,
+    documents: Mapping[str, DocumentRecord],
+    hits: dict[int, _Hit],
+) -> None:
+    workspace = principal.workspace_id
+    snapshot = await state.documents.index.snapshot(
+        workspace, lambda: state.db.run(lambda d: document_store.workspace_vectors(d, workspace))
+    )
+    allowed = frozenset(documents)
+    for key, space in snapshot.spaces.items():
+        mask = snapshot.document_mask(space, allowed)
+        if not mask.any():
+            continue
+        model, provider = key.rsplit("@", 1)
+        try:
+            raw = await embed(state, principal, EmbeddingTarget(provider, model), [params.query])
+        except Failed as exc:
+            raise ApiError(502, "embedding_failed", str(exc), type="provider_error") from None
+        query = np.frombuffer(raw[0], dtype="<f4").tolist()
+        for rank, (rowid, score) in enumerate(vectors.nearest(space, query, mask, CANDIDATES)):
+            hit = hits.setdefault(rowid, _Hit(rowid))
+            hit.vector = score
+            hit.fused += 1.0 / (RRF_K + rank + 1)
+
+
+async def _text_ranking(
+    state: AppState,
+    principal: Principal,
+    params: SearchParams,
+    documents: Mapping[str, DocumentRecord],
+    hits: dict[int, _Hit],
+) -> None:
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(params.query))
+    if not words:
+        return
+    match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+    workspace = principal.workspace_id
+    found = await state.db.run(
+        lambda d: document_store.full_text(d, workspace, match, limit=CANDIDATES * 4)
+    )
+    chunks = await state.db.run(
+        lambda d: document_store.chunks_by_rowid(d, [rowid for rowid, _ in found])
+    )
+    rank = 0
+    for rowid, score in found:
+        chunk = chunks.get(rowid)
+        if chunk is None or chunk.document_id not in documents:
+            continue
+        hit = hits.setdefault(rowid, _Hit(rowid))
+        hit.bm25 = score
+        hit.fused += 1.0 / (RRF_K + rank + 1)
+        rank += 1
+        if rank >= CANDIDATES:
+            break
+
+
+def _result(
+    hit: _Hit, chunk: document_store.StoredChunk, documents: Mapping[str, DocumentRecord]
+) -> dict[str, Any]:
+    record = documents[chunk.document_id]
+    return {
+        "document_id": record.id,
+        "document_name": record.name,
+        "data_classification": record.data_classification,
+        "chunk_id": chunk.chunk_id,
+        "chunk_index": chunk.chunk_index,
+        "content": chunk.content,
+        "page_number": chunk.page_number,
+        "section_header": chunk.section_header,
+        "score": round(hit.fused, 6),
+        "scores": {"vector": hit.vector, "bm25": hit.bm25, "fused": round(hit.fused, 6)},
+    }
+
+
+async def _reranked(
+    state: AppState, principal: Principal, params: SearchParams, results: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    body = {
+        "model": params.rerank_model,
+        "query": params.query,
+        "documents": [r["content"] for r in results],
+        "top_n": params.top_k,
+    }
+    answer = await serve_rerank(state, principal, body, {})
+    ordered = []
+    for item in answer.body["results"]:
+        result = results[item["index"]]
+        result["scores"]["rerank"] = item["relevance_score"]
+        result["score"] = item["relevance_score"]
+        ordered.append(result)
+    return ordered

@@ -1,0 +1,410 @@
+"""Data documents: the document rows, their chunks and vectors, the FTS5 index, erasure.
+
+A document belongs to one workspace; every read here takes the workspace, so another
+workspace's id answers exactly like an unknown one. Chunks hang off the document with ON
+DELETE CASCADE; the FTS5 index `data_chunks_fts` is an external-content index over the
+chunks' text, kept in step here (FTS5 cannot cascade).
+
+Erasure must leave no copy of the text on disk, and SQLite keeps copies in three places a
+plain DELETE does not clear: the free pages of the database file, the FTS5 index's old
+segments (a deleted term stays in its segment until a merge), and the WAL. `erase` deletes
+with `secure_delete` on (freed pages are overwritten with zeros), removes the chunks from
+the FTS5 index and rewrites the index (`optimize` merges every segment, dropping deleted
+entries), and `checkpoint` then copies the clean pages into the database file and truncates
+the WAL to nothing. Vectors are little-endian float32 blobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+import sqlite_utils
+
+from store import columns
+
+STATUSES = ("pending", "processing", "completed", "failed")
+
+
+def now_iso() -> str:
+    return columns.to_iso(datetime.now(UTC))
+
+
+def new_document_id() -> str:
+    """A UUID, as the spec's Data document `id` is."""
+    import uuid
+
+    return str(uuid.uuid4())
+
+
+@attrs.frozen(kw_only=True)
+class DocumentRecord:
+    id: str = attrs.field(factory=new_document_id)
+    organization_id: str
+    workspace_id: str
+    key_id: str
+    name: str
+    original_filename: str
+    mime_type: str
+    kind: str
+    file_size_bytes: int
+    sha256: str
+    data_classification: str
+    chunking_strategy: str
+    chunk_size_tokens: int
+    chunk_overlap_tokens: int
+    residency_region: str
+    retention_days: int | None
+    expires_at: float | None
+    metadata: Mapping[str, Any] = attrs.field(factory=dict)
+    status: str = "pending"
+    error_message: str | None = None
+    chunk_count: int = 0
+    embedding_model: str | None = None
+    embedding_provider: str | None = None
+    processing_time_seconds: float | None = None
+    created_at: str
+    updated_at: str
+
+
+@attrs.frozen(kw_only=True)
+class StoredChunk:
+    """One chunk as stored: its text, where it came from, and its vector (float32 bytes)."""
+
+    chunk_index: int
+    content: str
+    token_count: int
+    page_number: int
+    section_header: str | None
+    start_char: int
+    end_char: int
+    vector: bytes | None = None
+    chunk_id: str = ""
+    document_id: str = ""
+
+
+@attrs.frozen
+class Erased:
+    """What an erasure removed: the blob to shred unless still used, and the chunk count."""
+
+    sha256: str
+    chunks_deleted: int
+    blob_unused: bool
+
+
+def _to_row(record: DocumentRecord) -> dict[str, Any]:
+    row = attrs.asdict(record, recurse=False)
+    row["metadata"] = columns.to_json(dict(record.metadata))
+    return row
+
+
+def _from_row(row: Mapping[str, Any]) -> DocumentRecord:
+    values = dict(row)
+    values["metadata"] = columns.json_object(values["metadata"])
+    return DocumentRecord(**values)
+
+
+def insert(db: sqlite_utils.Database, record: DocumentRecord) -> None:
+    with db.atomic():
+        row = _to_row(record)
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        db.execute(f"INSERT INTO data_documents ({names}) VALUES ({marks})", list(row.values()))
+
+
+def get(db: sqlite_utils.Database, workspace_id: str, document_id: str) -> DocumentRecord | None:
+    row = db.execute(
+        "SELECT * FROM data_documents WHERE workspace_id = ? AND id = ?",
+        [workspace_id, document_id],
+    ).fetchone()
+    return None if row is None else _from_row(_named(db, row))
+
+
+def get_any(db: sqlite_utils.Database, document_id: str) -> DocumentRecord | None:
+    row = db.execute("SELECT * FROM data_documents WHERE id = ?", [document_id]).fetchone()
+    return None if row is None else _from_row(_named(db, row))
+
+
+def _named(db: sqlite_utils.Database, row: Sequence[Any]) -> dict[str, Any]:
+    names = [str(r[1]) for r in db.execute("PRAGMA table_info(data_documents)").fetchall()]
+    return dict(zip(names, row, strict=True))
+
+
+def _records(db: sqlite_utils.Database, sql: str, params: Sequence[Any]) -> list[DocumentRecord]:
+    cursor = db.execute(sql, list(params))
+    names = [d[0] for d in cursor.description]
+    return [_from_row(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+
+
+@attrs.frozen(kw_only=True)
+class ListQuery:
+    workspace_id: str
+    classifications: tuple[str, ...]  # those the caller may see
+    page: int = 1
+    page_size: int = 20
+    status: str | None = None
+    classification: str | None = None
+
+
+def list_documents(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[DocumentRecord], int]:
+    """One page of the workspace's documents, newest first, and the total matching."""
+    where = ["workspace_id = ?", _in("data_classification", query.classifications)]
+    params: list[Any] = [query.workspace_id, *query.classifications]
+    if query.status is not None:
+        where.append("status = ?")
+        params.append(query.status)
+    if query.classification is not None:
+        where.append("data_classification = ?")
+        params.append(query.classification)
+    clause = " AND ".join(where)
+    total = int(
+        db.execute(f"SELECT count(*) FROM data_documents WHERE {clause}", params).fetchone()[0]
+    )
+    records = _records(
+        db,
+        f"SELECT * FROM data_documents WHERE {clause} ORDER BY created_at DESC, id DESC "
+        "LIMIT ? OFFSET ?",
+        [*params, query.page_size, (query.page - 1) * query.page_size],
+    )
+    return records, total
+
+
+def _in(column: str, values: Sequence[str]) -> str:
+    return f"{column} IN ({', '.join('?' for _ in values)})" if values else "0"
+
+
+_UPDATABLE = frozenset(
+    {
+        "status",
+        "error_message",
+        "chunk_count",
+        "embedding_model",
+        "embedding_provider",
+        "processing_time_seconds",
+        "updated_at",
+    }
+)
+
+
+def update(db: sqlite_utils.Database, document_id: str, **changes: Any) -> None:
+    """Change the processing fields of a document; a document erased meanwhile is left
+    erased (the UPDATE matches nothing)."""
+    with db.atomic():
+        _update(db, document_id, changes)
+
+
+def _update(db: sqlite_utils.Database, document_id: str, changes: dict[str, Any]) -> None:
+    changes.setdefault("updated_at", now_iso())
+    unknown = set(changes) - _UPDATABLE
+    if unknown:
+        raise ValueError(f"not updatable: {sorted(unknown)}")
+    assignments = ", ".join(f"{name} = ?" for name in changes)
+    db.execute(
+        f"UPDATE data_documents SET {assignments} WHERE id = ?", [*changes.values(), document_id]
+    )
+
+
+def unfinished(db: sqlite_utils.Database) -> list[str]:
+    """Documents still waiting for (or cut off during) processing, oldest first."""
+    rows = db.execute(
+        "SELECT id FROM data_documents WHERE status IN ('pending', 'processing') "
+        "ORDER BY created_at"
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def expired(db: sqlite_utils.Database, now: float) -> list[DocumentRecord]:
+    """Documents whose retention has run out at `now` (Unix seconds)."""
+    return _records(
+        db,
+        "SELECT * FROM data_documents WHERE expires_at IS NOT NULL AND expires_at <= ? "
+        "ORDER BY expires_at",
+        [now],
+    )
+
+
+def blob_in_use(db: sqlite_utils.Database, sha256: str) -> bool:
+    row = db.execute("SELECT 1 FROM data_documents WHERE sha256 = ? LIMIT 1", [sha256])
+    return row.fetchone() is not None
+
+
+def store_chunks(
+    db: sqlite_utils.Database, document_id: str, chunks: Iterable[StoredChunk], **changes: Any
+) -> int:
+    """Replace the document's chunks (and their index entries), then apply `changes` to the
+    document, in one transaction; how many chunks were stored. A document erased meanwhile
+    stores nothing (returns 0)."""
+    with db.atomic():
+        record = get_any(db, document_id)
+        if record is None:
+            return 0
+        _unindex(db, document_id)
+        db.execute("DELETE FROM data_chunks WHERE document_id = ?", [document_id])
+        count = 0
+        for chunk in chunks:
+            cursor = db.execute(
+                "INSERT INTO data_chunks (chunk_id, document_id, workspace_id, chunk_index, "
+                "content, token_count, page_number, section_header, start_char, end_char, "
+                "vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    columns.new_id("chunk_"),
+                    document_id,
+                    record.workspace_id,
+                    chunk.chunk_index,
+                    chunk.content,
+                    chunk.token_count,
+                    chunk.page_number,
+                    chunk.section_header,
+                    chunk.start_char,
+                    chunk.end_char,
+                    chunk.vector,
+                ],
+            )
+            db.execute(
+                "INSERT INTO data_chunks_fts (rowid, content) VALUES (?, ?)",
+                [cursor.lastrowid, chunk.content],
+            )
+            count += 1
+        _update(db, document_id, {**changes, "chunk_count": count})
+        return count
+
+
+def _unindex(db: sqlite_utils.Database, document_id: str) -> int:
+    """Remove the document's chunks from the FTS5 index (external content: the index must
+    be told the old text)."""
+    rows = db.execute(
+        "SELECT id, content FROM data_chunks WHERE document_id = ?", [document_id]
+    ).fetchall()
+    for rowid, content in rows:
+        db.execute(
+            "INSERT INTO data_chunks_fts (data_chunks_fts, rowid, content) VALUES ('delete', ?, ?)",
+            [rowid, content],
+        )
+    return len(rows)
+
+
+_CHUNK_COLUMNS = (
+    "chunk_id, chunk_index, content, token_count, page_number, section_header, "
+    "start_char, end_char, document_id"
+)
+
+
+def _chunk(row: Sequence[Any]) -> StoredChunk:
+    return StoredChunk(
+        chunk_id=row[0],
+        chunk_index=row[1],
+        content=row[2],
+        token_count=row[3],
+        page_number=row[4],
+        section_header=row[5],
+        start_char=row[6],
+        end_char=row[7],
+        document_id=row[8],
+    )
+
+
+def chunks(
+    db: sqlite_utils.Database, document_id: str, *, limit: int, offset: int
+) -> tuple[list[StoredChunk], int, int]:
+    """A window of the document's chunks in order, their total count and total tokens."""
+    total, tokens = db.execute(
+        "SELECT count(*), coalesce(sum(token_count), 0) FROM data_chunks WHERE document_id = ?",
+        [document_id],
+    ).fetchone()
+    rows = db.execute(
+        f"SELECT {_CHUNK_COLUMNS} FROM data_chunks WHERE document_id = ? "
+        "ORDER BY chunk_index LIMIT ? OFFSET ?",
+        [document_id, limit, offset],
+    ).fetchall()
+    return [_chunk(row) for row in rows], int(total), int(tokens)
+
+
+def chunks_by_rowid(db: sqlite_utils.Database, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+    if not rowids:
+        return {}
+    marks = ", ".join("?" for _ in rowids)
+    rows = db.execute(
+        f"SELECT id, {_CHUNK_COLUMNS} FROM data_chunks WHERE id IN ({marks})", list(rowids)
+    ).fetchall()
+    return {int(row[0]): _chunk(row[1:]) for row in rows}
+
+
+@attrs.frozen
+class VectorRows:
+    """Every embedded chunk of a workspace: rowids, their document ids, and the vectors
+    (float32 bytes, one after another, all of `width` components)."""
+
+    rowids: list[int]
+    document_ids: list[str]
+    vectors: list[bytes]
+    models: list[str]
+
+
+def workspace_vectors(
+    db: sqlite_utils.Database, workspace_id: str, document_id: str | None = None
+) -> VectorRows:
+    """The vectors of the workspace's completed documents (or of one of them)."""
+    one = "" if document_id is None else " AND c.document_id = ?"
+    rows = db.execute(
+        "SELECT c.id, c.document_id, c.vector, d.embedding_model || '@' || "
+        "d.embedding_provider FROM data_chunks c JOIN data_documents d ON d.id = c.document_id "
+        "WHERE c.workspace_id = ? AND c.vector IS NOT NULL AND d.status = 'completed'"
+        f"{one} ORDER BY c.id",
+        [workspace_id] if document_id is None else [workspace_id, document_id],
+    ).fetchall()
+    return VectorRows(
+        [int(r[0]) for r in rows],
+        [str(r[1]) for r in rows],
+        [bytes(r[2]) for r in rows],
+        [str(r[3]) for r in rows],
+    )
+
+
+def full_text(
+    db: sqlite_utils.Database, workspace_id: str, match: str, *, limit: int
+) -> list[tuple[int, float]]:
+    """(rowid, BM25 score, higher is better) of the workspace's best `limit` chunks for an
+    FTS5 `match` expression."""
+    rows = db.execute(
+        "SELECT f.rowid, -bm25(data_chunks_fts) AS score FROM data_chunks_fts f "
+        "JOIN data_chunks c ON c.id = f.rowid "
+        "JOIN data_documents d ON d.id = c.document_id "
+        "WHERE data_chunks_fts MATCH ? AND c.workspace_id = ? AND d.status = 'completed' "
+        "ORDER BY bm25(data_chunks_fts) LIMIT ?",
+        [match, workspace_id, limit],
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def erase(
+    db: sqlite_utils.Database, workspace_id: str, document_id: str, *, also: Any = None
+) -> Erased | None:
+    """Delete the document, its chunks, vectors and index entries so that no copy stays in
+    the database's pages; `also(db)` runs in the same transaction (the audit event). None
+    when the workspace has no such document. Call `checkpoint` afterwards (outside any
+    transaction) to clear the WAL."""
+    db.execute("PRAGMA secure_delete = ON")
+    try:
+        with db.atomic():
+            record = get(db, workspace_id, document_id)
+            if record is None:
+                return None
+            deleted = _unindex(db, document_id)
+            db.execute("DELETE FROM data_chunks WHERE document_id = ?", [document_id])
+            db.execute("DELETE FROM data_documents WHERE id = ?", [document_id])
+            # Merge every segment into one: the deleted terms leave the index's pages.
+            db.execute("INSERT INTO data_chunks_fts (data_chunks_fts) VALUES ('optimize')")
+            if also is not None:
+                also(db)
+            unused = not blob_in_use(db, record.sha256)
+        return Erased(record.sha256, deleted, unused)
+    finally:
+        db.execute("PRAGMA secure_delete = OFF")
+
+
+def checkpoint(db: sqlite_utils.Database) -> None:
+    """Copy the WAL into the database file and truncate it to zero bytes, so the old page
+    images (the erased text among them) are gone from the WAL too."""
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
