@@ -121,7 +121,7 @@ async def _streamed_chat(
 
 
 async def management_worker(client: httpx.AsyncClient, ledger: Ledger, rng: random.Random) -> None:
-    n = 0
+    n = rng.randrange(3)  # each cycle starts with another kind: short cycles cover them all
     while True:
         n += 1
         kind = n % 3
