@@ -21,7 +21,7 @@ import httpx
 from bench import procs
 
 ADMIN_KEY = "gw_admin_durability_0123456789abcdefghij"
-READY_DEADLINE_S = 60.0
+READY_DEADLINE_S = 120.0  # a start on a busy shared machine can take a minute
 REPO = Path(__file__).resolve().parent.parent
 
 
