@@ -1,5 +1,5 @@
-"""The durability tests share the in-process gateway's settings fixture."""
+"""The durability tests share the in-process gateway's fixtures."""
 
-from tests.gateway.conftest import settings
+from tests.gateway.conftest import gateway, http, settings
 
-__all__ = ["settings"]
+__all__ = ["gateway", "http", "settings"]
