@@ -1,11 +1,14 @@
 """The content-addressed blob store on disk: uploads land here, named by their SHA-256.
 
 An upload is written to a temporary name in `tmp/` while it streams in, hashed as it goes,
-fsynced, then renamed to `<aa>/<sha256>` (same file system, so the rename is atomic): a
-reader never sees half a blob, and two uploads of the same bytes share one file. Whether a
-blob is still used is decided by the rows that name it (store/files.py); the caller removes
-a blob once no row does. Every method here is blocking: the gateway calls them through
-`trio.to_thread.run_sync`.
+fsynced, then renamed to `<aa>/<sha256>` (same file system, so the rename is atomic) and
+the directory fsynced, so the name survives a power loss too: a reader never sees half a
+blob, and two uploads of the same bytes share one file. Whether a blob is still used is
+decided by the rows that name it (store/files.py); the caller removes a blob once no row
+does. A crash can leave two kinds of debris, both removed at start-up (`sweep`): a
+half-written temporary file, and a whole blob no row names (killed between the rename and
+the row's commit, or between a delete's commit and the unlink). Every method here is
+blocking: the gateway calls them through `trio.to_thread.run_sync`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+from collections.abc import Collection
 from pathlib import Path
 from typing import BinaryIO
 
@@ -77,6 +81,7 @@ class BlobStore:
         final = self.path_of(digest)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(writer.path, final)
+        _fsync_directory(final.parent)
         return digest
 
     def discard(self, writer: BlobWriter) -> None:
@@ -114,6 +119,27 @@ class BlobStore:
             return []
         return sorted(p for p in self.root.rglob("*") if p.is_file())
 
+    def blobs(self) -> list[str]:
+        """The digests of every committed blob (temporary files excluded)."""
+        if not self.root.exists():
+            return []
+        return sorted(
+            p.name for p in self.root.glob("??/*") if p.is_file() and p.name[:2] == p.parent.name
+        )
+
+    def sweep(self, in_use: Collection[str]) -> tuple[int, int]:
+        """Remove what a crash left behind: half-written uploads, and blobs whose digest
+        is not `in_use` (named by no row). Returns (temporary files, orphan blobs) removed.
+
+        Call it at start-up, before any upload can run: an upload between its rename
+        and its row's commit would look orphaned.
+        """
+        temporary = self.clear_temporary()
+        orphans = [digest for digest in self.blobs() if digest not in in_use]
+        for digest in orphans:
+            self.remove(digest)
+        return temporary, len(orphans)
+
     def clear_temporary(self) -> int:
         """Remove uploads a crash left half-written; returns how many. Call at start-up."""
         if not self._tmp.exists():
@@ -122,3 +148,12 @@ class BlobStore:
         for path in leftovers:
             path.unlink(missing_ok=True)
         return len(leftovers)
+
+
+def _fsync_directory(path: Path) -> None:
+    """Make a rename inside `path` durable (the entry lives in the directory's data)."""
+    handle = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)

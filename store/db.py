@@ -100,11 +100,16 @@ def open_database(data_dir: Path | None) -> Database:
 def _configure(sqlite: sqlite_utils.Database) -> None:
     """Connection settings; PRAGMAs that must run outside any transaction.
 
-    WAL lets readers (other processes, backups) work while the gateway writes;
-    synchronous=NORMAL is durable across application crashes in WAL mode and only risks
-    the last transactions on power loss, a good trade for a usage log.
+    WAL lets readers (other processes, backups) work while the gateway writes.
+
+    synchronous=FULL: every commit fsyncs the WAL before it returns, so a change whose
+    answer was sent survives a power loss or an OS crash, not only a killed process.
+    (NORMAL in WAL mode survives `kill -9`, since the WAL is written before the commit
+    returns, but a power loss can take the last commits back: a key the client was told
+    exists could vanish.) The price is one fsync per commit; the hot path does not
+    commit per request (the usage log and `last_used` commit in groups), so it is small.
     """
     sqlite.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     sqlite.execute("PRAGMA foreign_keys = ON")
     sqlite.enable_wal()
-    sqlite.execute("PRAGMA synchronous = NORMAL")
+    sqlite.execute("PRAGMA synchronous = FULL")

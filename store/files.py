@@ -231,6 +231,11 @@ def blob_in_use(db: sqlite_utils.Database, sha256: str) -> bool:
     return row is not None
 
 
+def blob_digests(db: sqlite_utils.Database) -> set[str]:
+    """Every blob digest some file row names (the start-up sweep keeps exactly these)."""
+    return {row[0] for row in db.execute("SELECT DISTINCT sha256 FROM files").fetchall()}
+
+
 def replace_derived(
     db: sqlite_utils.Database,
     file_id: str,

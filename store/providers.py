@@ -121,6 +121,43 @@ def upsert_configuration(
     return _write(db, record)
 
 
+def refresh_configuration(
+    db: sqlite_utils.Database,
+    *,
+    workspace_id: str,
+    provider_id: str,
+    encrypted_credentials: str,
+    settings: Mapping[str, Any],
+    at: datetime,
+) -> ProviderRecord:
+    """Configure a provider at start-up from the operator's environment.
+
+    Unlike `upsert_configuration`, what the management API changed survives a restart:
+    the credentials are replaced and `settings` is merged over the stored settings, but
+    the other settings and the status (a disabled provider stays disabled) are kept. A
+    provider not configured yet is configured afresh.
+    """
+    with db.atomic():
+        current = get(db, workspace_id, provider_id)
+        if current is None:
+            return upsert_configuration(
+                db,
+                workspace_id=workspace_id,
+                provider_id=provider_id,
+                encrypted_credentials=encrypted_credentials,
+                settings=settings,
+                at=at,
+            )
+        refreshed = attrs.evolve(
+            current,
+            encrypted_credentials=encrypted_credentials,
+            settings={**current.settings, **settings},
+            credentials_updated_at=at,
+            updated_at=at,
+        )
+        return _write(db, refreshed)
+
+
 def _change(
     db: sqlite_utils.Database, workspace_id: str, provider_id: str, **fields: Any
 ) -> ProviderRecord | None:

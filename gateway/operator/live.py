@@ -7,10 +7,13 @@ latency come from the writer's own counters.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import trio
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -30,6 +33,32 @@ def live_figures(state: AppState, providers: BoundedLabel) -> Iterator[Metric]:
     yield from _usage_log(state)
     yield _breakers(state, providers)
     yield _gauge("gateway_cache_entries", "Entries in the response cache", len(state.cache))
+    yield from _process()
+
+
+def _process() -> Iterator[Metric]:
+    """What leaks would show first: live trio tasks and open file descriptors (a soak
+    compares them before and after; see bench/faults.py)."""
+    yield _gauge("gateway_trio_tasks", "Live trio tasks in the gateway process", _trio_tasks())
+    fds = Path("/proc/self/fd")
+    if fds.is_dir():
+        yield _gauge("gateway_open_fds", "Open file descriptors", len(os.listdir(fds)))
+
+
+def _trio_tasks() -> int:
+    """Every live task, found from the root task through the nurseries it holds open."""
+    try:
+        pending = [trio.lowlevel.current_root_task()]
+    except RuntimeError:  # not inside trio (a scrape cannot happen there, but be safe)
+        return 0
+    count = 0
+    while pending:
+        task = pending.pop()
+        if task is None:
+            continue
+        count += 1
+        pending.extend(child for nursery in task.child_nurseries for child in nursery.child_tasks)
+    return count
 
 
 def _usage_log(state: AppState) -> Iterator[Metric]:

@@ -3,27 +3,25 @@
 Providers come from, in order: `--demo` (every vendor pointed at the in-process
 simulator), else the vendors' usual environment variables (`OPENAI_API_KEY`, ...), with
 an optional `<VENDOR>_BASE_URL`. Both configure the default workspace, idempotently, so
-a restart with the same environment changes nothing.
+a restart with the same environment changes nothing: the credentials and the base URL
+they name are set, while the settings and status the management API changed are kept
+(a restart must not undo an acknowledged change).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from urllib.parse import urlparse
 
-from gateway.api.providers import configure_provider
-from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from providers.adapters import ADAPTER_CLASSES
 from providers.catalog import ProviderInfo
 from store import keys
+from store import providers as provider_store
 from store.keys import ALL_PERMISSIONS
 from store.secrets import new_api_key
 from store.workspaces import DEFAULT_WORKSPACE_ID as DEFAULT_WORKSPACE
-
-logger = logging.getLogger(__name__)
 
 STARTUP_ADMIN_NAME = "startup-admin"
 SIM_CREDENTIAL = "sim-key"
@@ -86,8 +84,8 @@ async def configure_demo_providers(state: AppState, sim_url_of: Mapping[str, str
         if info.id not in ADAPTER_CLASSES or info.id not in sim_url_of:
             continue
         base_url = sim_base_url(sim_url_of[info.id], info)
-        await configure_provider(
-            state, DEFAULT_WORKSPACE, info.id, {"api_key": SIM_CREDENTIAL}, {"base_url": base_url}
+        await _configure_at_start(
+            state, info.id, {"api_key": SIM_CREDENTIAL}, {"base_url": base_url}
         )
         configured.append(info.id)
     return configured
@@ -104,12 +102,25 @@ async def configure_env_providers(state: AppState, env: Mapping[str, str]) -> li
         base_url = env.get(f"{info.id.upper()}_BASE_URL")
         if base_url:
             settings["base_url"] = base_url
-        try:
-            await configure_provider(
-                state, DEFAULT_WORKSPACE, info.id, {"api_key": api_key}, settings
-            )
-        except ApiError as exc:
-            logger.error("could not configure %s from the environment: %s", info.id, exc.message)
-            continue
+        await _configure_at_start(state, info.id, {"api_key": api_key}, settings)
         configured.append(info.id)
     return configured
+
+
+async def _configure_at_start(
+    state: AppState, provider_id: str, credentials: dict[str, str], settings: dict[str, str]
+) -> None:
+    """Set the credentials and `settings`, keeping what the management API changed."""
+    encrypted = state.cipher.encrypt(credentials)
+    now = datetime.now(UTC)
+    record = await state.db.run(
+        lambda d: provider_store.refresh_configuration(
+            d,
+            workspace_id=DEFAULT_WORKSPACE,
+            provider_id=provider_id,
+            encrypted_credentials=encrypted,
+            settings=settings,
+            at=now,
+        )
+    )
+    state.registry.put(record)

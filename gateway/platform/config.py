@@ -115,6 +115,10 @@ class Settings:
     retention_check_interval_s: float = 3600.0
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
+    # How long an idle client connection is kept open for its next request. Hypercorn
+    # also holds a connection the client has closed after a streamed answer (its task and
+    # socket) until this runs out: lower it when clients open many short connections.
+    keep_alive_timeout_s: float = 75.0
     # Organisation access: how long an invitation can be accepted, and how long a user
     # access token (from POST /v1/auth/token) is valid.
     invitation_ttl_s: float = 7 * 24 * 3600.0

@@ -155,7 +155,7 @@ def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfi
     # Past the grace period the drain answers what is left (503 or an error event);
     # Hypercorn's own deadline, which drops connections, comes a little later.
     config.graceful_timeout = settings.shutdown_grace_s + HYPERCORN_MARGIN_S
-    config.keep_alive_timeout = 75.0
+    config.keep_alive_timeout = settings.keep_alive_timeout_s
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     return config

@@ -30,13 +30,25 @@ logger = logging.getLogger(__name__)
 async def run(
     state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Serve the queue until cancelled."""
-    await trio.to_thread.run_sync(state.files.blobs.clear_temporary)
+    """Serve the queue until cancelled; first remove what a crash left in the blob store
+    (before the server accepts uploads, so no upload in progress looks orphaned)."""
+    await _sweep_blobs(state)
     async with trio.open_nursery() as nursery:
         for _ in range(max(1, state.settings.file_workers)):
             nursery.start_soon(_serve, state, state.files.receive.clone())
         nursery.start_soon(_sweep, state)
         task_status.started()
+
+
+async def _sweep_blobs(state: AppState) -> None:
+    in_use = await state.db.run(file_store.blob_digests)
+    temporary, orphans = await trio.to_thread.run_sync(state.files.blobs.sweep, in_use)
+    if temporary or orphans:
+        logger.warning(
+            "blob store: removed %d half-written uploads and %d orphan blobs left by a crash",
+            temporary,
+            orphans,
+        )
 
 
 async def _sweep(state: AppState) -> None:

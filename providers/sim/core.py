@@ -125,14 +125,22 @@ class StreamCut(Exception):
     """Raised inside a stream iterator to make the server drop the connection abruptly."""
 
 
+class ConnectionReset(StreamCut):
+    """Raised to make the server reset the connection (RST) without any answer."""
+
+
 @attrs.frozen(slots=True)
 class Fault:
     """A failure switched on for a model (via `POST /_sim/faults`).
 
     `status`: answer with this HTTP status and the vendor's error body (`code`/`message`
-    fill it); `delay_ms`: wait before answering (a timeout test); `stop_after_chunks`:
-    a stream drops the connection after this many chunks; `stall_ms`: a stream stalls
-    this long after `stop_after_chunks` chunks instead of dropping; `remaining`: how many
+    fill it); `delay_ms`: wait before answering (a timeout test, or a slow first byte);
+    `stop_after_chunks`: a stream drops the connection after this many chunks;
+    `stall_ms`: a stream stalls this long after `stop_after_chunks` chunks instead of
+    dropping; `reset`: after the delay, the connection is reset (TCP RST) with no answer
+    at all; `malformed`: a whole JSON answer is cut in half (invalid JSON) and a text
+    stream (SSE, JSON lines) gets an event that is not JSON after its first chunk
+    (binary audio streams are left as they are); `remaining`: how many
     requests it still applies to (None: until cleared); `probability`: the chance that it
     applies to a matching request (1.0: every one). The draws are seeded, so a simulator
     given the same requests in the same order faults the same ones (see `FaultBook`); a
@@ -149,3 +157,5 @@ class Fault:
     stall_ms: int = 0
     remaining: int | None = None
     probability: float = 1.0
+    reset: bool = False
+    malformed: bool = False

@@ -31,6 +31,7 @@ ANY_MODEL = "*"
 _FIELDS = frozenset(field.name for field in attrs.fields(Fault))
 _INT_FIELDS = ("status", "delay_ms", "stop_after_chunks", "stall_ms", "remaining")
 _STR_FIELDS = ("model", "vendor", "code", "message")
+_BOOL_FIELDS = ("reset", "malformed")
 
 
 class FaultError(ValueError):
@@ -132,6 +133,9 @@ def _check_types(fields: dict[str, Any]) -> None:
         value = fields.get(name)
         if value is not None and not isinstance(value, str):
             raise FaultError(f"'{name}' must be a string")
+    for name in _BOOL_FIELDS:
+        if name in fields and not isinstance(fields[name], bool):
+            raise FaultError(f"'{name}' must be true or false")
 
 
 def _probability(value: Any) -> float:

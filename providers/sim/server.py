@@ -27,6 +27,7 @@ import trio
 from providers.sim import content
 from providers.sim.control import control_routes
 from providers.sim.core import (
+    ConnectionReset,
     Fault,
     Route,
     SimContext,
@@ -247,7 +248,9 @@ class SimServer(SimContext):
                 answer = await self._dispatch_watched(conn, parser, parsed)
             else:
                 answer = await self._dispatch(parsed)
-        except StreamCut:
+        except StreamCut as cut:
+            if isinstance(cut, ConnectionReset):
+                conn.reset_on_close()
             self.stats.connections_cut += 1
             return False
         if answer is None:
@@ -280,10 +283,16 @@ class SimServer(SimContext):
         """`_dispatch` while watching the client: None when it hung up meanwhile, so a
         gateway that abandons a slow request (a lost hedge race) is seen doing so."""
         answer: SimResponse | SimStream | None = None
+        cut: StreamCut | None = None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_peer, conn, parser, nursery.cancel_scope)
-            answer = await self._dispatch(parsed)
+            try:
+                answer = await self._dispatch(parsed)
+            except StreamCut as exc:
+                cut = exc  # raised outside the nursery: not wrapped in an exception group
             nursery.cancel_scope.cancel()
+        if cut is not None:
+            raise cut
         return answer
 
     async def _dispatch(self, parsed: ParsedRequest) -> SimResponse | SimStream:
@@ -304,12 +313,21 @@ class SimServer(SimContext):
         context = self._context_for(parsed.headers)
         if isinstance(context, SimResponse):
             return context
+        if context is self and not self.faults.active():
+            return await self._handle(route, request, context)  # no fault can apply
+        recording = _Recording(context)
+        answer = await self._handle(route, request, recording)
+        return _after_fault(answer, recording.taken)
+
+    async def _handle(
+        self, route: Route, request: SimRequest, context: SimContext
+    ) -> SimResponse | SimStream:
         try:
             return await route.handler(request, context)
         except StreamCut:
             raise
         except Exception:
-            log.exception("simulator handler failed: %s %s", parsed.method, parsed.path)
+            log.exception("simulator handler failed: %s %s", request.method, request.path)
             return _error(500, "simulator handler failed; see the simulator's log")
 
     def _context_for(self, headers: Mapping[str, str]) -> SimContext | SimResponse:
@@ -401,6 +419,68 @@ class _OneRequestFault(SimContext):
 
     def next_transcript(self) -> str | None:
         return self._server.next_transcript()
+
+
+class _Recording(SimContext):
+    """A request's context that remembers the fault the handler took, for the faults
+    the server applies itself once the handler has answered (`reset`, `malformed`)."""
+
+    def __init__(self, inner: SimContext) -> None:
+        self._inner = inner
+        self.taken: Fault | None = None
+
+    def reply_tokens(self, prompt: str, max_tokens: int | None) -> list[str]:
+        return self._inner.reply_tokens(prompt, max_tokens)
+
+    def fault(self, model: str, vendor: str) -> Fault | None:
+        taken = self._inner.fault(model, vendor)
+        if taken is not None:
+            self.taken = taken
+        return taken
+
+    def pace(self, tokens: list[str], fault: Fault | None) -> AsyncGenerator[list[str], None]:
+        return self._inner.pace(tokens, fault)
+
+    async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
+        await self._inner.pace_whole(tokens, fault)
+
+    def next_transcript(self) -> str | None:
+        return self._inner.next_transcript()
+
+
+# Not JSON, in every text stream format the vendors use (an SSE event, a JSON line).
+MALFORMED_EVENT = b'data: {"choices": [{"delta": {"content": "cut\n\n'
+_TEXT_STREAMS = ("text/event-stream", "application/json", "application/x-ndjson")
+
+
+def _after_fault(answer: SimResponse | SimStream, fault: Fault | None) -> SimResponse | SimStream:
+    """Apply what a fault does to a finished answer: reset the connection, or garble it."""
+    if fault is None:
+        return answer
+    if fault.reset:
+        raise ConnectionReset("simulated connection reset")
+    if not fault.malformed:
+        return answer
+    if isinstance(answer, SimStream):
+        if answer.content_type.startswith(_TEXT_STREAMS):
+            return attrs.evolve(answer, chunks=_with_malformed_event(answer.chunks))
+        return answer
+    if answer.status < 400 and answer.content_type.startswith("application/json"):
+        return attrs.evolve(answer, body=answer.body[: len(answer.body) // 2])
+    return answer
+
+
+async def _with_malformed_event(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """The stream's chunks with a malformed event after the first one."""
+    try:
+        first = True
+        async for data in chunks:
+            yield data
+            if first:
+                first = False
+                yield MALFORMED_EVENT
+    finally:
+        await _aclose(chunks)
 
 
 async def _read_request(conn: Connection, parser: RequestParser) -> ParsedRequest | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import logging
 import socket
+import struct
 from collections.abc import Awaitable, Callable
 
 import trio
@@ -66,6 +67,10 @@ class Connection:
             except OSError as exc:
                 raise PeerGone(str(exc)) from None
             view = view[sent:]
+
+    def reset_on_close(self) -> None:
+        """Make `close` reset the connection (RST) instead of a graceful FIN."""
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
     def close(self) -> None:
         trio.lowlevel.notify_closing(self.sock)

@@ -74,6 +74,26 @@ async def test_unfinished_files_are_processed_at_the_next_start(
     assert not any(p.parent.name == "tmp" for p in blobs.stored())
 
 
+async def test_a_blob_no_row_names_is_removed_at_the_next_start(
+    nursery: trio.Nursery, settings: Settings
+) -> None:
+    """As a crash between a blob's rename and its row's commit (or between a delete's
+    commit and the unlink) leaves it: whole bytes that no file names."""
+    ids, blobs = leave_unfinished(settings)
+    writer = blobs.open_writer()
+    writer.write(b"never acknowledged")
+    orphan = blobs.commit(writer)
+    running = await nursery.start(partial(run_gateway, settings, env={}))
+    assert not blobs.exists(orphan)
+    named = await running.state.db.run(file_store.blob_digests)
+    assert blobs.blobs() == sorted(named) and len(named) == 1
+    async with httpx.AsyncClient(
+        base_url=running.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}
+    ) as http:
+        for file_id in ids:
+            assert (await http.get(f"/v1/files/{file_id}/content")).status_code == 200
+
+
 async def test_a_file_in_no_queue_is_found_by_the_sweep(
     nursery: trio.Nursery, settings: Settings
 ) -> None:

@@ -101,3 +101,22 @@ async def test_labels_hold_no_request_ids(
     text = (await http.get("/metrics")).text
     assert request_id not in text
     assert "gw_admin" not in text
+
+
+async def test_live_tasks_and_open_fds_are_reported(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """A stream held open shows as more tasks and descriptors; closed, they are gone."""
+    before = await scrape(http)
+    assert total(before, "gateway_trio_tasks") > 5  # the lifespan's workers at least
+    assert total(before, "gateway_open_fds") > 3
+    body = CHAT | {"stream": True, "service": {"cache": "skip"}}
+    async with (
+        httpx.AsyncClient(base_url=gateway.url, headers=http.headers, timeout=10) as other,
+        other.stream("POST", "/v1/chat/completions", json=body) as answer,
+    ):
+        async for _ in answer.aiter_lines():
+            during = await scrape(http)
+            break
+    assert total(during, "gateway_trio_tasks") > total(before, "gateway_trio_tasks")
+    assert total(during, "gateway_open_fds") > total(before, "gateway_open_fds")

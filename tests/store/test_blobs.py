@@ -55,3 +55,21 @@ def test_clear_temporary_removes_what_a_crash_left(tmp_path: Path) -> None:
 def test_paths_only_for_digests(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         BlobStore(tmp_path).path_of("../../etc/passwd")
+
+
+def test_sweep_removes_half_written_uploads_and_orphan_blobs(tmp_path: Path) -> None:
+    store = BlobStore(tmp_path)
+    kept, orphan = (_committed(store, data) for data in (b"named by a row", b"named by none"))
+    half = store.open_writer()
+    half.write(b"cut by a crash")
+    half.handle.close()  # the process died: nobody discards it
+    assert store.sweep({kept}) == (1, 1)
+    assert store.blobs() == [kept]
+    assert store.stored() == [store.path_of(kept)]
+    assert not store.exists(orphan)
+
+
+def _committed(store: BlobStore, data: bytes) -> str:
+    writer = store.open_writer()
+    writer.write(data)
+    return store.commit(writer)

@@ -53,7 +53,7 @@ def test_connection_pragmas(tmp_path: Path) -> None:
     try:
         assert _pragma(db, "journal_mode") == "wal"
         assert _pragma(db, "foreign_keys") == 1
-        assert _pragma(db, "synchronous") == 1  # NORMAL
+        assert _pragma(db, "synchronous") == 2  # FULL: a commit survives a power loss
         assert _pragma(db, "busy_timeout") == 5000
     finally:
         db.close()
