@@ -73,17 +73,18 @@ class AgentBook:
             done.set()
 
     async def _load(self, agent_id: str) -> Loaded | None:
-        if not self.counters.known(agent_id):
-            await self.flush()
         record = await self.db.run(lambda d: agent_store.get(d, agent_id))
         if record is None:
             return None
-        loaded = await self._with_limits(record)
-        if not self.counters.known(agent_id):
-            daily, monthly = await self._spent(record.key_id)
-            self.counters.baseline(agent_id, daily, monthly)
-        self._loaded[agent_id] = loaded
-        return loaded
+        return await self.refresh(record)
+
+    async def _seed(self, record: AgentRecord) -> None:
+        """Seed the counters of an agent this process has not counted yet."""
+        if self.counters.known(record.id):
+            return
+        await self.flush()
+        daily, monthly = await self._spent(record.key_id)
+        self.counters.baseline(record.id, daily, monthly)
 
     async def _with_limits(self, record: AgentRecord) -> Loaded:
         org = record.organization_id
@@ -104,7 +105,8 @@ class AgentBook:
         return _amounts(daily), _amounts(monthly)
 
     async def refresh(self, record: AgentRecord) -> Loaded:
-        """Replace the cached agent after a change that is stored."""
+        """Cache the agent as stored (after a change, or on first sight)."""
+        await self._seed(record)
         loaded = await self._with_limits(record)
         self._loaded[record.id] = loaded
         return loaded

@@ -34,6 +34,7 @@ from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
+    agent_alerts,
     alert_evaluator,
     file_processing,
     health_probes,
@@ -65,6 +66,7 @@ WORKERS: tuple[Worker, ...] = (
     incident_monitor.run,
     alert_evaluator.run,
     file_processing.run,
+    agent_alerts.run,  # agents (issue 18): limit-warning webhooks
 )
 
 
