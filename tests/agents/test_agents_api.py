@@ -169,7 +169,7 @@ async def test_another_workspace_sees_no_agent(
         ("GET", "/alerts"),
         ("DELETE", ""),
     ):
-        body = {} if method == "PATCH" else None
+        body: dict[str, object] | None = {} if method == "PATCH" else None
         foreign = await http.request(
             method, f"/v1/mcp/agents/{agent['id']}{suffix}", headers=other, json=body
         )
