@@ -64,6 +64,17 @@ ROUTES: tuple[Route, ...] = (
     ("GET", f"{M}/incidents/{{id}}", "view_configuration", None),
     ("PATCH", f"{M}/incidents/{{id}}", "configure_providers", {}),
     ("POST", f"{M}/incidents/{{id}}/resolve", "configure_providers", None),
+    # Agents (issue 18): agents are keys, so the key actions guard them.
+    ("GET", "/v1/mcp/agents", "view_configuration", None),
+    ("POST", "/v1/mcp/agents", "create_api_keys", {}),
+    ("GET", "/v1/mcp/agents/{id}", "view_configuration", None),
+    ("PATCH", "/v1/mcp/agents/{id}", "create_api_keys", {}),
+    ("DELETE", "/v1/mcp/agents/{id}", "create_api_keys", None),
+    ("POST", "/v1/mcp/agents/{id}/suspend", "revoke_api_keys", None),
+    ("POST", "/v1/mcp/agents/{id}/resume", "revoke_api_keys", None),
+    ("GET", "/v1/mcp/agents/{id}/usage", "view_configuration", None),
+    ("GET", "/v1/mcp/agents/{id}/alerts", "view_configuration", None),
+    ("POST", "/v1/mcp/agents/{id}/alerts", "create_api_keys", {}),
 )
 """(method, path, action, body): every management route but the organisations list,
 which takes a user token whatever the role, and `ANY_CALLER`'s."""
