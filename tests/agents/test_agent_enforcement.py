@@ -8,11 +8,13 @@ from typing import Any
 
 import httpx
 import openai
+import pytest
 import trio
 
 from gateway.platform.server import RunningGateway
 from providers.types import Usage
 from tests.agents.conftest import Create, agent_client
+from tests.gateway import documents
 
 MAX_TOKENS = 20
 
@@ -189,3 +191,21 @@ async def test_embedding_tokens_daily_is_a_daily_limit(
     assert error["limit_type"] == "embedding_tokens_daily"
     assert error["limit"] == 3
     assert error["resets_at"].endswith("T00:00:00Z")
+
+
+async def test_ocr_pages_are_counted_and_limited_per_day(
+    gateway: RunningGateway, http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    agent = await create_agent(name="reader", limits={"ocr_pages_daily": 3})
+    pdf = documents.pdf_with_text(["Invoice: 4711", "Total: 12 EUR"])
+    async with agent_client(gateway, agent["key"]) as me:
+        first = await me.post("/v1/ocr", files={"file": ("a.pdf", pdf)}, timeout=60)
+        assert first.status_code == 200, first.text
+        refused = await me.post("/v1/ocr", files={"file": ("b.pdf", pdf)}, timeout=60)
+    assert refused.status_code == 429
+    error = refused.json()["error"]
+    assert error["code"] == "daily_limit_exceeded"
+    assert (error["limit_type"], error["limit"], error["current"]) == ("ocr_pages_daily", 3, 2)
+    usage = (await http.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()
+    assert usage["daily"]["ocr_pages"] == 2
+    assert usage["daily"]["cost"] == pytest.approx(2 * 0.002)  # Mistral's price per page

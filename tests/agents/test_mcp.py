@@ -149,6 +149,10 @@ async def test_the_transport_negotiates_and_refuses_clearly(
         ended = await raw.delete(
             "/v1/mcp", headers={"authorization": f"Bearer {key}", "mcp-session-id": session}
         )
+        listening = await raw.get(
+            "/v1/mcp", headers={"authorization": f"Bearer {key}", "accept": "text/event-stream"}
+        )
     assert ended.status_code == 200
+    assert listening.status_code == 405  # nothing is sent unprompted
     gone = await post(gateway, key, rpc("ping"), **same)
     assert gone.status_code == 404
