@@ -181,3 +181,20 @@ async def test_another_workspace_sees_no_agent(
     listed = (await http.get("/v1/mcp/agents", headers=other)).json()["data"]
     assert listed == []
     assert (await http.get(f"/v1/mcp/agents/{agent['id']}")).json()["status"] == "active"
+
+
+async def test_a_restart_does_not_hand_out_a_fresh_budget(
+    gateway: RunningGateway, http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    agent = await create_agent(name="durable")
+    async with agent_client(gateway, agent["key"]) as me:
+        for n in range(3):
+            body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"job {n}"}]}
+            assert (await me.post("/v1/chat/completions", json=body)).status_code == 200
+    before = (await http.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()["daily"]["cost"]
+    assert before > 0
+    # What a new process knows: nothing in memory; the spending comes from the usage log.
+    gateway.state.agents.forget(agent["id"])
+    after = (await http.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()
+    assert after["daily"]["cost"] == before
+    assert after["monthly"]["cost"] == before
