@@ -172,17 +172,21 @@ def delete(db: sqlite_utils.Database, agent_id: str, workspace_id: str) -> str |
 # -- the organisation's ceilings --------------------------------------------------------------
 
 
-def organization_limits(db: sqlite_utils.Database, organization_id: str) -> dict[str, float] | None:
+def organization_limits(
+    db: sqlite_utils.Database, organization_id: str
+) -> dict[str, float | None] | None:
     """The organisation's own agent limits, or None when it never set them."""
     rows = list(db.query("SELECT agent_limits FROM organizations WHERE id = ?", [organization_id]))
     if not rows or rows[0]["agent_limits"] is None:
         return None
-    return {k: float(v) for k, v in columns.json_object(rows[0]["agent_limits"]).items()}
+    stored = columns.json_object(rows[0]["agent_limits"])
+    return {k: (None if v is None else float(v)) for k, v in stored.items()}
 
 
 def set_organization_limits(
-    db: sqlite_utils.Database, organization_id: str, limits: Mapping[str, float] | None
+    db: sqlite_utils.Database, organization_id: str, limits: Mapping[str, float | None] | None
 ) -> None:
+    """Store every limit name (None: no limit); `limits=None` returns to the defaults."""
     value = None if limits is None else columns.to_json(dict(limits))
     db.execute("UPDATE organizations SET agent_limits = ? WHERE id = ?", [value, organization_id])
 

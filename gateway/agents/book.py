@@ -111,6 +111,11 @@ class AgentBook:
         self._loaded[record.id] = loaded
         return loaded
 
+    def forget_limits(self) -> None:
+        """Drop every cached agent (an organisation's limits changed): each is read
+        again, with its limits, at its next request; the counters stay."""
+        self._loaded.clear()
+
     def forget(self, agent_id: str) -> None:
         self._loaded.pop(agent_id, None)
         self.counters.forget(agent_id)

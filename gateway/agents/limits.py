@@ -69,8 +69,8 @@ Limits = dict[str, float | None]
 """Every limit name with its value; None: no limit."""
 
 
-def organization_ceilings(stored: Mapping[str, float] | None) -> Limits:
-    """The organisation's limits: what it stored, else the defaults."""
+def organization_ceilings(stored: Mapping[str, float | None] | None) -> Limits:
+    """The organisation's limits: what it stored (None: no limit), else the defaults."""
     source = ORGANIZATION_DEFAULTS if stored is None else stored
     return {name: _number(source.get(name)) for name in LIMIT_NAMES}
 

@@ -13,12 +13,21 @@ import secrets
 from datetime import UTC, datetime
 
 import attrs
+import sqlite_utils
 from quart import Blueprint, Response, request
 
 from gateway.agents import render
 from gateway.agents.book import Loaded
 from gateway.agents.input import merged_auto_suspend, parse_alert, parse_create, parse_patch
-from gateway.agents.limits import Limits, check_lowered, effective, organization_ceilings
+from gateway.agents.limits import (
+    LIMIT_NAMES,
+    Limits,
+    check_lowered,
+    effective,
+    organization_ceilings,
+    parse_limits,
+    shown,
+)
 from gateway.agents.suspension import Actor, set_status
 from gateway.api.audit_trail import audit_event, audited, written
 from gateway.organization.roles import Action
@@ -33,6 +42,8 @@ from store import keys
 from store.agents import AgentAlertRecord, AgentRecord
 
 AGENTS = "/v1/mcp/agents"
+# The organisation's agent limits: the ceilings its agents' limits inherit.
+ORG_LIMITS = "/v1/management/agent-limits"
 AGENT_KEY_PREFIX = "gw_agent_"
 AGENT_PERMISSIONS = ("chat", "embeddings", "audio", "files", "models")
 MAX_ALERTS_PER_AGENT = 20
@@ -52,6 +63,8 @@ def agents_blueprint(state: AppState) -> Blueprint:
     bp.add_url_rule(f"{one}/usage", "agent_usage", api.agent_usage, methods=["GET"])
     bp.add_url_rule(f"{one}/alerts", "list_alerts", api.list_alerts, methods=["GET"])
     bp.add_url_rule(f"{one}/alerts", "create_alert", api.create_alert, methods=["POST"])
+    bp.add_url_rule(ORG_LIMITS, "organization_limits", api.organization_limits, methods=["GET"])
+    bp.add_url_rule(ORG_LIMITS, "set_organization_limits", api.set_limits, methods=["PUT"])
     return bp
 
 
@@ -249,12 +262,44 @@ class AgentsApi:
         records = await self.state.db.run(lambda d: agent_store.list_alerts(d, agent_id))
         return json_response({"object": "list", "data": [render.alert(r) for r in records]})
 
+    async def organization_limits(self) -> Response:
+        principal = await self._manager("view_configuration")
+        return json_response(_org_limits(await self._ceilings(principal.organization_id)))
+
+    async def set_limits(self) -> Response:
+        """Replace the organisation's agent limits (null: no limit). Agents keep their
+        overrides; an override above a lowered ceiling counts as the ceiling."""
+        principal = await self._manager("manage_billing")
+        limits = parse_limits(await read_object())
+        ceilings = {name: limits.get(name) for name in LIMIT_NAMES}
+        stored = {name: value for name, value in ceilings.items() if value is not None}
+        org = principal.organization_id
+        event = audit_event(
+            principal,
+            "agent_limits.updated",
+            target_type="organization",
+            target_id=org,
+            details={"limits": stored},
+            organization_wide=True,
+        )
+
+        def change(d: sqlite_utils.Database) -> None:
+            agent_store.set_organization_limits(d, org, ceilings)
+
+        await audited(self.state, event, written(change))
+        self.state.agents.forget_limits()
+        return json_response(_org_limits(await self._ceilings(org)))
+
     async def _loaded(self, principal: Principal, agent_id: str) -> Loaded:
         ws = principal.workspace_id
         record = await self.state.db.run(lambda d: agent_store.get(d, agent_id, ws))
         if record is None:
             raise agent_not_found(agent_id)
         return await self.state.agents.refresh(record)
+
+
+def _org_limits(ceilings: Limits) -> dict[str, object]:
+    return {"object": "agent_limits", "limits": shown(ceilings)}
 
 
 def _loaded(record: AgentRecord, ceilings: Limits) -> Loaded:

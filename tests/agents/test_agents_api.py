@@ -198,3 +198,28 @@ async def test_a_restart_does_not_hand_out_a_fresh_budget(
     after = (await http.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()
     assert after["daily"]["cost"] == before
     assert after["monthly"]["cost"] == before
+
+
+async def test_the_organisation_sets_the_ceilings_its_agents_inherit(
+    gateway: RunningGateway, http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    defaults = (await http.get("/v1/management/agent-limits")).json()
+    assert defaults["limits"]["cost_daily"] == 1000.0
+    agent = await create_agent(name="child", limits={"cost_daily": 50})
+    put = await http.put(
+        "/v1/management/agent-limits",
+        json={"cost_daily": 20, "requests_per_minute": 100, "audio_minutes_daily": 30},
+    )
+    assert put.status_code == 200, put.text
+    assert put.json()["limits"]["cost_daily"] == 20.0
+    assert put.json()["limits"]["cost_monthly"] is None  # absent: no limit
+    read = (await http.get(f"/v1/mcp/agents/{agent['id']}")).json()
+    assert read["limits"]["cost_daily"] == 20.0  # its override of 50 is above the new ceiling
+    assert read["limits"]["audio_minutes_daily"] == 30.0
+    assert read["limit_overrides"] == {"cost_daily": 50.0}
+    refused = await http.post("/v1/mcp/agents", json={"name": "x", "limits": {"cost_daily": 21}})
+    assert refused.json()["error"]["param"] == "limits.cost_daily"
+    bad = await http.put("/v1/management/agent-limits", json={"cost_daily": "high"})
+    assert bad.status_code == 400
+    events = (await http.get("/v1/management/audit-log")).json()["events"]
+    assert "agent_limits.updated" in [e["type"] for e in events]

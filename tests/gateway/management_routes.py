@@ -75,6 +75,8 @@ ROUTES: tuple[Route, ...] = (
     ("GET", "/v1/mcp/agents/{id}/usage", "view_configuration", None),
     ("GET", "/v1/mcp/agents/{id}/alerts", "view_configuration", None),
     ("POST", "/v1/mcp/agents/{id}/alerts", "create_api_keys", {}),
+    ("GET", f"{M}/agent-limits", "view_configuration", None),
+    ("PUT", f"{M}/agent-limits", "manage_billing", {"cost_daily": "high"}),
 )
 """(method, path, action, body): every management route but the organisations list,
 which takes a user token whatever the role, and `ANY_CALLER`'s."""

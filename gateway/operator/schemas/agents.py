@@ -200,6 +200,17 @@ OPERATIONS: dict[str, Operation] = {
         errors=CONFLICTS,
     ),
     "agents.list_alerts": Operation("An agent's alerts", TAG, listing(ALERT), errors=ERRORS),
+    "agents.organization_limits": Operation(
+        "The organisation's agent limits: the ceilings its agents inherit",
+        TAG,
+        obj(("object", "limits"), object={"const": "agent_limits"}, limits=LIMITS),
+    ),
+    "agents.set_organization_limits": Operation(
+        "Replace the organisation's agent limits (a name absent or null: no limit)",
+        TAG,
+        obj(("object", "limits"), object={"const": "agent_limits"}, limits=LIMITS),
+        request=LIMITS_IN,
+    ),
     "mcp.post_message": Operation(
         "The MCP server (Streamable HTTP): one JSON-RPC message; answers agent keys only",
         TAG,
