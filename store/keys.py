@@ -43,6 +43,7 @@ _IMMUTABLE_FIELDS = frozenset(
         "role",
         "scope",
         "service_account_id",
+        "agent_id",
     }
 )
 
@@ -103,6 +104,8 @@ class ApiKeyRecord:
     role: str | None = None
     scope: tuple[str, ...] = attrs.field(default=(), converter=columns.str_tuple)
     service_account_id: str | None = None
+    # An agent's key (gateway.agents): its limits and suspension apply on top of the key's.
+    agent_id: str | None = None
 
 
 def new_key_id() -> str:
@@ -126,6 +129,7 @@ def new_record(
     role: str | None = None,
     scope: tuple[str, ...] = (),
     service_account_id: str | None = None,
+    agent_id: str | None = None,
 ) -> ApiKeyRecord:
     """An active record for a freshly generated key (hash and hint derived here, pure)."""
     hint = key_hint(full_key)
@@ -150,6 +154,7 @@ def new_record(
         role=role,
         scope=scope,
         service_account_id=service_account_id,
+        agent_id=agent_id,
     )
 
 
@@ -176,6 +181,7 @@ def _to_row(record: ApiKeyRecord) -> dict[str, Any]:
         "role": record.role,
         "scope": columns.to_json(record.scope),
         "service_account_id": record.service_account_id,
+        "agent_id": record.agent_id,
     }
 
 
@@ -203,6 +209,7 @@ def _from_row(row: Mapping[str, Any]) -> ApiKeyRecord:
         role=row["role"],
         scope=columns.json_strings(row["scope"]),
         service_account_id=row["service_account_id"],
+        agent_id=row.get("agent_id"),  # absent before migration 9
     )
 
 
@@ -227,13 +234,21 @@ def insert_returning(db: sqlite_utils.Database, record: ApiKeyRecord) -> ApiKeyR
 
 
 def get(
-    db: sqlite_utils.Database, key_id: str, workspace_id: str | None = None
+    db: sqlite_utils.Database,
+    key_id: str,
+    workspace_id: str | None = None,
+    *,
+    agents: bool = True,
 ) -> ApiKeyRecord | None:
-    """The key with this id; with `workspace_id`, only if it belongs to that workspace."""
+    """The key with this id; with `workspace_id`, only if it belongs to that workspace;
+    with `agents=False`, not an agent's key (those are managed through their agent)."""
+    agent_filter = "" if agents else " AND k.agent_id IS NULL"
     if workspace_id is None:
-        found = _select(db, "k.id = ?", [key_id])
+        found = _select(db, "k.id = ?" + agent_filter, [key_id])
     else:
-        found = _select(db, "k.id = ? AND k.workspace_id = ?", [key_id, workspace_id])
+        found = _select(
+            db, "k.id = ? AND k.workspace_id = ?" + agent_filter, [key_id, workspace_id]
+        )
     return found[0] if found else None
 
 
@@ -243,9 +258,13 @@ def find_by_hash(db: sqlite_utils.Database, key_hash: str) -> ApiKeyRecord | Non
     return found[0] if found else None
 
 
-def list_keys(db: sqlite_utils.Database, workspace_id: str) -> list[ApiKeyRecord]:
-    """Every key of a workspace (revoked ones included), oldest first."""
-    return _select(db, "k.workspace_id = ?", [workspace_id])
+def list_keys(
+    db: sqlite_utils.Database, workspace_id: str, *, agents: bool = True
+) -> list[ApiKeyRecord]:
+    """Every key of a workspace (revoked ones included), oldest first; with
+    `agents=False`, without agents' keys."""
+    where = "k.workspace_id = ?" + ("" if agents else " AND k.agent_id IS NULL")
+    return _select(db, where, [workspace_id])
 
 
 def all_active(db: sqlite_utils.Database) -> list[ApiKeyRecord]:

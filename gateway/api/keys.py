@@ -91,7 +91,9 @@ class KeysApi:
 
     async def list_keys(self) -> Response:
         principal = await self._manager("view_configuration")
-        records = await self.state.db.run(lambda d: keys.list_keys(d, principal.workspace_id))
+        records = await self.state.db.run(
+            lambda d: keys.list_keys(d, principal.workspace_id, agents=False)
+        )
         return json_response({"object": "list", "data": [key_to_api(r) for r in records]})
 
     async def create_key(self) -> Response:
@@ -211,7 +213,9 @@ class KeysApi:
         return await authenticate_manager(self.state, action)
 
     async def _find(self, principal: Principal, key_id: str) -> ApiKeyRecord:
-        record = await self.state.db.run(lambda d: keys.get(d, key_id, principal.workspace_id))
+        record = await self.state.db.run(
+            lambda d: keys.get(d, key_id, principal.workspace_id, agents=False)
+        )
         if record is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         return record

@@ -62,7 +62,15 @@ async def serve_speech(
     )
     plan = voiced_targets(plan, choice)
     if params.stream:
-        hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+        hold = await admit(
+            state,
+            principal,
+            params.service,
+            prompt_tokens=0,
+            max_tokens=0,
+            plan=plan,
+            usage=Usage(characters=len(params.input)),
+        )
         facts = new_facts("audio.speech", principal, headers)
         timeout = state.settings.upstream_timeout_s
         with hold, audio_errors():
@@ -90,7 +98,15 @@ async def speak_once(
 ) -> tuple[RequestFacts, Served[bytes], dict[str, str]]:
     """Synthesise the whole clip: admit, race, settle, record. Returns the facts, what
     served and the key's rate-limit headers."""
-    hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+    hold = await admit(
+        state,
+        principal,
+        params.service,
+        prompt_tokens=0,
+        max_tokens=0,
+        plan=plan,
+        usage=Usage(characters=len(params.input)),
+    )
     facts = new_facts(endpoint, principal, headers)
     with hold, audio_errors():
         timeout = state.settings.upstream_timeout_s

@@ -181,7 +181,15 @@ async def transcribe_clip(
     processing (`auto_transcribe`) share. Raises `ApiError`; cancellation closes the
     upstream."""
     plan = transcription_plan(state, principal, params)
-    hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+    hold = await admit(
+        state,
+        principal,
+        params.service,
+        prompt_tokens=0,
+        max_tokens=0,
+        plan=plan,
+        usage=Usage(audio_seconds=round(clip.duration_s, 3)),
+    )
     facts = new_facts("audio.transcriptions", principal, headers)
 
     async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
@@ -227,7 +235,15 @@ async def prepare_stream(
     params = parse_transcription(upload.fields)
     clip = await checked_clip(upload)
     plan = transcription_plan(state, principal, params)
-    hold = await admit(state, principal.key, params.service, prompt_tokens=0, max_tokens=0)
+    hold = await admit(
+        state,
+        principal,
+        params.service,
+        prompt_tokens=0,
+        max_tokens=0,
+        plan=plan,
+        usage=Usage(audio_seconds=round(clip.duration_s, 3)),
+    )
     facts = new_facts("audio.transcriptions", principal, headers)
     return TranscriptStreamBody(state, facts, plan, hold, params, clip)
 

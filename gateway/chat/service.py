@@ -110,10 +110,11 @@ async def _admit(state: AppState, trip: Trip) -> Hold:
     """Take the request's share of the key's limits (or wait, with `queue`); 429 if none."""
     return await admit(
         state,
-        trip.principal.key,
+        trip.principal,
         trip.params.service,
         prompt_tokens=prompt_estimate(trip),
         max_tokens=trip.params.request.max_tokens,
+        plan=lambda: chain_plan(state, trip),
     )
 
 

@@ -33,12 +33,13 @@ from gateway.upstream.engine import call
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
-from gateway.upstream.plan import plan_named
-from gateway.upstream.resolve import Target
+from gateway.upstream.plan import Plan, plan_named
+from gateway.upstream.resolve import Target, target_of
 from gateway.upstream.usage import record_usage
 from providers.base import Provider
 from providers.local import ocr as local_ocr
 from providers.ocr_types import OcrRequest, OcrResult
+from providers.types import Usage
 
 LOCAL_TARGET = Target("local", "local-ocr", "tesseract", None)
 MISTRAL_PROVIDER = "mistral"
@@ -128,7 +129,15 @@ async def _read(
     sources: list[local_ocr.PageSource],
 ) -> tuple[Target, OcrResult, float]:
     """Mistral through the engine when it can serve, else (or after its failure) local."""
-    hold = await admit(state, facts.principal.key, ServiceOptions(), prompt_tokens=0, max_tokens=0)
+    hold = await admit(
+        state,
+        facts.principal,
+        ServiceOptions(),
+        prompt_tokens=0,
+        max_tokens=0,
+        plan=lambda: _pricing(state, request),
+        usage=Usage(pages=len(sources)),
+    )
     with hold:
         active = state.registry.active_ids(facts.principal.workspace_id)
         if request.model != LOCAL_MODEL and MISTRAL_PROVIDER in active:
@@ -168,6 +177,12 @@ async def _upstream(
     )
     cost = _account(state, facts, served.target, result, hold)
     return served.target, result, cost
+
+
+def _pricing(state: AppState, request: OcrRequest) -> Plan:
+    """The model an agent's OCR request is priced at before it is served."""
+    info = state.catalog.model(request.model)
+    return Plan(targets=() if info is None else (target_of(info),), capability="ocr")
 
 
 def _for(request: OcrRequest, target: Target) -> OcrRequest:

@@ -8,6 +8,7 @@ from quart import Response
 from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
+from gateway.api.agents import agents_blueprint
 from gateway.api.alerts import alerts_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint
 from gateway.api.audit_log import audit_log_blueprint
@@ -19,6 +20,7 @@ from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.files import files_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
+from gateway.api.mcp import mcp_blueprint
 from gateway.api.metrics import metrics_blueprint
 from gateway.api.models import models_blueprint
 from gateway.api.ocr import ocr_blueprint
@@ -85,6 +87,9 @@ def create_app(state: AppState) -> QuartTrio:
         files_blueprint(state),
         ocr_blueprint(state),
         sustainability_blueprint(state),
+        # Agents (issue 18): their management routes and their MCP server.
+        agents_blueprint(state),
+        mcp_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

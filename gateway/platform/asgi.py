@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.agents.gate import AGENT_SESSION_HEADER
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.drain import Drain
@@ -96,7 +97,10 @@ class FastPath:
         settings = self.state.settings
         try:
             principal = await authenticate_header(
-                self.state, headers.get("authorization"), _client_address(scope)
+                self.state,
+                headers.get("authorization"),
+                _client_address(scope),
+                agent_session=headers.get(AGENT_SESSION_HEADER),
             )
             body = await _read_body_in_time(
                 receive, headers, settings.max_body_bytes, settings.body_timeout_s

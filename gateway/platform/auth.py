@@ -61,6 +61,8 @@ class Principal:
 
     credential: ApiKeyRecord | UserSession
     workspace: str | None = None
+    # The session an agent's request names (`X-Agent-Session`, `gateway.agents.gate`).
+    agent_session: str = "default"
 
     @property
     def key(self) -> ApiKeyRecord:

@@ -93,6 +93,10 @@ class Settings:
     smtp_port: int = 25
     smtp_from: str = "gateway@localhost"
     smtp_timeout_s: float = 10.0
+    # Agents (gateway.agents): a session without a request for this long no longer counts
+    # towards `concurrent_sessions`; at most this many MCP sessions are kept in memory.
+    agent_session_idle_s: float = 300.0
+    mcp_max_sessions: int = 10_000
     # Files: each workspace's storage quota (507 beyond it), how long an upload's body may
     # take, and the processing worker's queue (a full queue makes uploads wait) and pool.
     files_quota_bytes: int = 10 * 1024**3

@@ -35,6 +35,7 @@ from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
+    agent_alerts,
     alert_evaluator,
     document_processing,
     file_processing,
@@ -70,6 +71,7 @@ WORKERS: tuple[Worker, ...] = (
     file_processing.run,
     document_processing.run,
     retention.run,
+    agent_alerts.run,  # agents (issue 18): limit-warning webhooks
 )
 
 

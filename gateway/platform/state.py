@@ -5,6 +5,8 @@ from __future__ import annotations
 import attrs
 import trio
 
+from gateway.agents.book import AgentBook
+from gateway.agents.counters import MemoryCounters
 from gateway.chat.cache import ResponseCache
 from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
@@ -47,10 +49,16 @@ class AppState:
     limits: RateLimiter = attrs.field()
     files: FilesRuntime = attrs.field()
     documents: DocumentsRuntime = attrs.field()
+    agents: AgentBook = attrs.field()
 
     @limits.default
     def _default_limits(self) -> RateLimiter:
         return RateLimiter(count_loader=store_count_loader(self.db, self.usage.flush))
+
+    @agents.default
+    def _default_agents(self) -> AgentBook:
+        counters = MemoryCounters(idle_s=self.settings.agent_session_idle_s)
+        return AgentBook(self.db, self.usage.flush, counters)
 
     @files.default
     def _default_files(self) -> FilesRuntime:

@@ -8,10 +8,12 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
+import attrs
 import orjson
 from quart import Request, Response, request
 from quart.wrappers.response import ResponseBody
 
+from gateway.agents.gate import AGENT_SESSION_HEADER, session_of
 from gateway.operator.context import note_caller
 from gateway.organization.roles import Action
 from gateway.organization.secrets import USER_TOKEN_PREFIX
@@ -52,7 +54,12 @@ async def authenticate(state: AppState, req: Request | None = None) -> Principal
     `gateway keys create` command); found keys join the ring.
     """
     req = req if req is not None else request
-    return await authenticate_header(state, req.headers.get("authorization"), req.remote_addr)
+    return await authenticate_header(
+        state,
+        req.headers.get("authorization"),
+        req.remote_addr,
+        agent_session=req.headers.get(AGENT_SESSION_HEADER),
+    )
 
 
 async def authenticate_manager(
@@ -81,9 +88,14 @@ async def authenticate_any(state: AppState, req: Request) -> Principal:
 
 
 async def authenticate_header(
-    state: AppState, authorization: str | None, address: str | None
+    state: AppState,
+    authorization: str | None,
+    address: str | None,
+    *,
+    agent_session: str | None = None,
 ) -> Principal:
-    """`authenticate` for callers that hold the raw header (the ASGI fast path)."""
+    """`authenticate` for callers that hold the raw header (the ASGI fast path); an
+    agent's key carries the session its request names."""
     token = bearer_token(authorization)
     if token is None:
         raise invalid_api_key("Missing API key: send 'Authorization: Bearer <key>'.")
@@ -95,6 +107,8 @@ async def authenticate_header(
             state.keyring.put(record)
     principal = state.keyring.admit(record, address)
     note_caller(principal.workspace_id, principal.key_id)
+    if principal.key.agent_id is not None:
+        return attrs.evolve(principal, agent_session=session_of(agent_session))
     return principal
 
 

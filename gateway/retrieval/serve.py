@@ -88,7 +88,7 @@ async def serve_retrieval(
     for target in plan.targets:
         check(params, target.info)
     hold = await admit(
-        state, principal.key, params.service, prompt_tokens=tokens(params), max_tokens=0
+        state, principal, params.service, prompt_tokens=tokens(params), max_tokens=0, plan=plan
     )
     facts = new_facts(endpoint, principal, headers)
 

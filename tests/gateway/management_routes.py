@@ -69,6 +69,19 @@ ROUTES: tuple[Route, ...] = (
     ("GET", "/v1/sustainability/efficiency-score", "view_analytics", None),
     ("GET", "/v1/sustainability/optimization-opportunities", "view_analytics", None),
     ("GET", "/v1/sustainability/optimization-summary", "view_analytics", None),
+    # Agents (issue 18): agents are keys, so the key actions guard them.
+    ("GET", "/v1/mcp/agents", "view_configuration", None),
+    ("POST", "/v1/mcp/agents", "create_api_keys", {}),
+    ("GET", "/v1/mcp/agents/{id}", "view_configuration", None),
+    ("PATCH", "/v1/mcp/agents/{id}", "create_api_keys", {}),
+    ("DELETE", "/v1/mcp/agents/{id}", "create_api_keys", None),
+    ("POST", "/v1/mcp/agents/{id}/suspend", "revoke_api_keys", None),
+    ("POST", "/v1/mcp/agents/{id}/resume", "revoke_api_keys", None),
+    ("GET", "/v1/mcp/agents/{id}/usage", "view_configuration", None),
+    ("GET", "/v1/mcp/agents/{id}/alerts", "view_configuration", None),
+    ("POST", "/v1/mcp/agents/{id}/alerts", "create_api_keys", {}),
+    ("GET", f"{M}/agent-limits", "view_configuration", None),
+    ("PUT", f"{M}/agent-limits", "manage_billing", {"cost_daily": "high"}),
 )
 """(method, path, action, body): every management route but the organisations list,
 which takes a user token whatever the role, and `ANY_CALLER`'s."""

@@ -68,7 +68,7 @@ async def test_the_route_table_covers_every_management_route(gateway: RunningGat
     served = {
         (method, re.sub(r"<\w+>", "{id}", rule.rule))
         for rule in app.url_map.iter_rules()
-        if rule.rule.startswith(("/v1/management", "/v1/sustainability"))
+        if rule.rule.startswith(("/v1/management", "/v1/sustainability", "/v1/mcp/agents"))
         for method in rule.methods or ()
         if method not in ("HEAD", "OPTIONS")
     }

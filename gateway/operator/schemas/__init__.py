@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
+    agents,
     audio,
     chat,
     documents,
@@ -34,6 +35,7 @@ OPERATIONS: dict[str, Operation] = {
     **files.OPERATIONS,
     **sustainability.OPERATIONS,
     **documents.OPERATIONS,
+    **agents.OPERATIONS,  # agents (issue 18)
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

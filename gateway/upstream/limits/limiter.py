@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Literal
+from typing import Literal, Protocol
 
 import attrs
 import trio
@@ -155,7 +155,27 @@ class Unlimited:
         return None
 
 
-Hold = Admission | Unlimited
+class Hold(Protocol):
+    """What an admitted request holds, whichever limits admitted it: an `Admission`,
+    `Unlimited`, or a hold that wraps one (an agent's, `gateway.agents.hold`)."""
+
+    @property
+    def released(self) -> bool: ...
+
+    def headers(self) -> dict[str, str]: ...
+
+    def settle(self, usage: Usage) -> None: ...
+
+    def release(self) -> None: ...
+
+    def __enter__(self) -> Hold: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
 
 
 @attrs.define(eq=False)

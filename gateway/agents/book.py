@@ -1,0 +1,136 @@
+"""The agents the gateway has seen, in memory: each one's record, effective limits and
+counters, loaded from the store once and kept in step by the management API.
+
+Admission reads an agent from here for every request, so the record and the
+organisation's limits are cached; a change (patch, suspension, deletion) replaces or
+drops the entry. The first sight of an agent also seeds its counters with today's and
+this month's spending from the usage log (after flushing the write-behind log), so a
+restart never hands out a fresh budget. Concurrent first sights share one load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+import attrs
+import trio
+
+from gateway.agents.counters import Amounts, MemoryCounters
+from gateway.agents.limits import Limits, effective, organization_ceilings
+from store import agents as agent_store
+from store.agents import AgentRecord, Spent
+from store.db import Database
+
+NOTICE_QUEUE = 1000
+
+
+@attrs.frozen
+class Loaded:
+    record: AgentRecord
+    limits: Limits
+    ceilings: Limits
+
+
+@attrs.frozen
+class Notice:
+    """An agent's spending changed: the alert worker checks its thresholds."""
+
+    agent_id: str
+    session: str
+
+
+@attrs.define(eq=False)
+class AgentBook:
+    db: Database
+    flush: Callable[[], Awaitable[None]]
+    counters: MemoryCounters = attrs.field(factory=MemoryCounters)
+    _loaded: dict[str, Loaded] = attrs.field(factory=dict)
+    _loading: dict[str, trio.Event] = attrs.field(factory=dict)
+    _send: trio.MemorySendChannel[Notice] = attrs.field(init=False)
+    notices: trio.MemoryReceiveChannel[Notice] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._send, self.notices = trio.open_memory_channel[Notice](NOTICE_QUEUE)
+
+    async def get(self, agent_id: str) -> Loaded | None:
+        """The agent with its limits (None once deleted). Cancellation: a cancelled load
+        leaves nothing cached and wakes the waiters, who load again."""
+        while True:
+            found = self._loaded.get(agent_id)
+            if found is not None:
+                return found
+            pending = self._loading.get(agent_id)
+            if pending is None:
+                break
+            await pending.wait()
+        done = self._loading[agent_id] = trio.Event()
+        try:
+            return await self._load(agent_id)
+        finally:
+            del self._loading[agent_id]
+            done.set()
+
+    async def _load(self, agent_id: str) -> Loaded | None:
+        record = await self.db.run(lambda d: agent_store.get(d, agent_id))
+        if record is None:
+            return None
+        return await self.refresh(record)
+
+    async def _seed(self, record: AgentRecord) -> None:
+        """Seed the counters of an agent this process has not counted yet."""
+        if self.counters.known(record.id):
+            return
+        await self.flush()
+        daily, monthly = await self._spent(record.key_id)
+        self.counters.baseline(record.id, daily, monthly)
+
+    async def _with_limits(self, record: AgentRecord) -> Loaded:
+        org = record.organization_id
+        stored = await self.db.run(lambda d: agent_store.organization_limits(d, org))
+        ceilings = organization_ceilings(stored)
+        return Loaded(record, effective(record.limits, ceilings), ceilings)
+
+    async def _spent(self, key_id: str) -> tuple[Amounts, Amounts]:
+        now = datetime.fromtimestamp(self.counters.wall(), UTC)
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        month = day.replace(day=1)
+        daily, monthly = await self.db.run(
+            lambda d: (
+                agent_store.spent_since(d, key_id, day),
+                agent_store.spent_since(d, key_id, month),
+            )
+        )
+        return _amounts(daily), _amounts(monthly)
+
+    async def refresh(self, record: AgentRecord) -> Loaded:
+        """Cache the agent as stored (after a change, or on first sight)."""
+        await self._seed(record)
+        loaded = await self._with_limits(record)
+        self._loaded[record.id] = loaded
+        return loaded
+
+    def forget_limits(self) -> None:
+        """Drop every cached agent (an organisation's limits changed): each is read
+        again, with its limits, at its next request; the counters stay."""
+        self._loaded.clear()
+
+    def forget(self, agent_id: str) -> None:
+        self._loaded.pop(agent_id, None)
+        self.counters.forget(agent_id)
+
+    def notify(self, agent_id: str, session: str) -> None:
+        """Tell the alert worker; a full queue drops the notice (the next one re-checks
+        every threshold, so a crossing is late rather than lost)."""
+        with contextlib.suppress(trio.WouldBlock):
+            self._send.send_nowait(Notice(agent_id, session))
+
+
+def _amounts(spent: Spent) -> Amounts:
+    return Amounts(
+        cost=spent.cost,
+        audio_minutes=spent.audio_seconds / 60,
+        ocr_pages=float(spent.pages),
+        embedding_tokens=float(spent.embedding_tokens),
+    )

@@ -1,0 +1,230 @@
+"""Admitting one request of an agent, before the upstream call: the agent's limits.
+
+Order of the checks: a suspended agent is refused (403 `agent_suspended`); then the
+requests per minute (429 `rpm_exceeded`, counted towards rpm abuse); a new session beyond
+`concurrent_sessions` (429 `concurrent_limit_exceeded`); the cost limits per session, day
+and month (429 `cost_limit_exceeded`); the metered units per day (429
+`daily_limit_exceeded`) and month (429 `monthly_limit_exceeded`). A refused request takes
+nothing.
+
+Cost is known only afterwards, so admission reserves the estimate (the dearest candidate
+of the plan, at the request's `max_tokens` or its default reserve) and a request is
+admitted while the committed cost (settled plus reserved) is below the limit: concurrent
+requests then overshoot a budget by at most one request's estimate. Metered units (audio
+minutes, OCR pages, embedding tokens) are known before the call, so a request is refused
+when it would go beyond the limit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import attrs
+
+from gateway.agents.book import AgentBook, Loaded
+from gateway.agents.counters import Amounts, Figures, Reservation
+from gateway.agents.limits import Limits
+from gateway.agents.suspension import auto_suspend
+from gateway.platform.errors import ApiError, invalid_api_key
+from providers.catalog import ModelInfo
+from providers.types import Usage
+
+DEFAULT_SESSION = "default"
+AGENT_SESSION_HEADER = "x-agent-session"
+MAX_SESSION_CHARS = 200
+
+
+@attrs.frozen
+class Refusal:
+    error: ApiError
+    kind: str  # rpm, cost or units: what auto-suspension looks at
+
+
+def estimate(usage: Usage, models: Sequence[ModelInfo | None], capability: str) -> Amounts:
+    """What a request is expected to spend: its usage at the dearest candidate's price."""
+    cost = max((m.metered_cost(usage).total for m in models if m is not None), default=0.0)
+    return Amounts(
+        cost=float(cost),
+        audio_minutes=usage.audio_seconds / 60,
+        ocr_pages=float(usage.pages),
+        embedding_tokens=float(usage.prompt_tokens) if capability == "embeddings" else 0.0,
+    )
+
+
+def spent(usage: Usage, model: ModelInfo | None, capability: str) -> Amounts:
+    """What a request really spent on the model that served it."""
+    return estimate(usage, (model,), capability)
+
+
+def session_of(header: str | None) -> str:
+    """The session a request names (`X-Agent-Session`), else the agent's default one."""
+    if not header:
+        return DEFAULT_SESSION
+    return header.strip()[:MAX_SESSION_CHARS] or DEFAULT_SESSION
+
+
+async def admit_agent(
+    book: AgentBook, agent_id: str, session: str, amounts: Amounts
+) -> Reservation:
+    """Reserve the request under the agent's limits or raise the refusal (403/429
+    `ApiError`), suspending the agent first when its `auto_suspend` says so.
+    Cancellation: nothing is reserved until the last step, which does not wait."""
+    loaded = await book.get(agent_id)
+    if loaded is None:
+        raise invalid_api_key("This agent no longer exists.")
+    if loaded.record.status == "suspended":
+        raise suspended_error(loaded)
+    figures = book.counters.current(agent_id, session)
+    refusal = check(loaded.limits, figures, amounts, book.counters.wall())
+    if refusal is None:
+        return book.counters.reserve(agent_id, session, amounts)
+    await _maybe_suspend(book, loaded, refusal)
+    raise refusal.error
+
+
+async def _maybe_suspend(book: AgentBook, loaded: Loaded, refusal: Refusal) -> None:
+    rules = loaded.record.auto_suspend
+    if refusal.kind == "cost" and rules.on_cost_limit:
+        await auto_suspend(book, loaded, f"cost limit: {refusal.error.extra['limit_type']}")
+    elif refusal.kind == "rpm":
+        refused = book.counters.refused_for_rpm(loaded.record.id)
+        if rules.on_rpm_abuse and refused >= rules.abuse_threshold:
+            await auto_suspend(
+                book, loaded, f"rpm abuse: {refused} requests over the limit in a minute"
+            )
+
+
+def suspended_error(loaded: Loaded) -> ApiError:
+    record = loaded.record
+    return ApiError(
+        403,
+        "agent_suspended",
+        f"Agent '{record.id}' is suspended ({record.suspended_reason or 'by a manager'}); "
+        "a manager can resume it.",
+        type="permission_error",
+        agent_id=record.id,
+        reason=record.suspended_reason,
+    )
+
+
+def check(limits: Limits, figures: Figures, amounts: Amounts, wall: float) -> Refusal | None:
+    """The first limit this request would break, if any (pure)."""
+    return (
+        _rpm(limits, figures)
+        or _sessions(limits, figures)
+        or _cost(limits, figures, wall)
+        or _units(limits, figures, amounts, wall)
+    )
+
+
+def _rpm(limits: Limits, figures: Figures) -> Refusal | None:
+    limit = limits["requests_per_minute"]
+    if limit is None or figures.requests_last_minute < limit:
+        return None
+    retry = max(1, math.ceil(figures.first_request_expires_in))
+    error = ApiError(
+        429,
+        "rpm_exceeded",
+        f"This agent may make {int(limit)} requests per minute.",
+        type="rate_limit_error",
+        headers={"Retry-After": str(retry)},
+        limit=int(limit),
+        current=figures.requests_last_minute,
+        retry_after_seconds=retry,
+        limit_type="requests_per_minute",
+    )
+    return Refusal(error, "rpm")
+
+
+def _sessions(limits: Limits, figures: Figures) -> Refusal | None:
+    limit = limits["concurrent_sessions"]
+    if limit is None or figures.session_active or figures.active_sessions < limit:
+        return None
+    error = ApiError(
+        429,
+        "concurrent_limit_exceeded",
+        f"This agent may run {int(limit)} sessions at once; finish one or reuse its "
+        "X-Agent-Session.",
+        type="rate_limit_error",
+        limit=int(limit),
+        current=figures.active_sessions,
+        limit_type="concurrent_sessions",
+    )
+    return Refusal(error, "sessions")
+
+
+def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
+    committed = (
+        ("cost_per_session", figures.session_cost, None),
+        ("cost_daily", figures.daily.cost, next_midnight(wall)),
+        ("cost_monthly", figures.monthly.cost, next_month(wall)),
+    )
+    for name, current, resets in committed:
+        limit = limits[name]
+        if limit is None or current < limit:
+            continue
+        error = ApiError(
+            429,
+            "cost_limit_exceeded",
+            f"This agent's {name} of ${limit:g} is spent (${current:.6f} committed).",
+            type="rate_limit_error",
+            limit_type=name,
+            limit=limit,
+            current=round(current, 6),
+        )
+        if resets is not None:
+            error.extra["resets_at"] = resets
+        return Refusal(error, "cost")
+    return None
+
+
+_UNITS = (
+    ("audio_minutes_daily", "audio_minutes", "daily"),
+    ("ocr_pages_daily", "ocr_pages", "daily"),
+    ("embedding_tokens_daily", "embedding_tokens", "daily"),
+    ("audio_minutes_monthly", "audio_minutes", "monthly"),
+    ("ocr_pages_monthly", "ocr_pages", "monthly"),
+)
+
+
+def _units(limits: Limits, figures: Figures, amounts: Amounts, wall: float) -> Refusal | None:
+    for name, unit, period in _UNITS:
+        limit, wanted = limits[name], getattr(amounts, unit)
+        if limit is None or not wanted:
+            continue
+        current = getattr(figures.daily if period == "daily" else figures.monthly, unit)
+        if current + wanted <= limit:
+            continue
+        daily = period == "daily"
+        error = ApiError(
+            429,
+            "daily_limit_exceeded" if daily else "monthly_limit_exceeded",
+            f"This agent's {name} of {limit:g} would be exceeded ({current:g} used, "
+            f"{wanted:g} asked).",
+            type="rate_limit_error",
+            limit_type=name,
+            limit=limit,
+            current=round(current, 6),
+            requested=round(wanted, 6),
+            resets_at=next_midnight(wall) if daily else next_month(wall),
+        )
+        return Refusal(error, "units")
+    return None
+
+
+def next_midnight(wall: float) -> str:
+    day = datetime.fromtimestamp(wall, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return _iso(day + timedelta(days=1))
+
+
+def next_month(wall: float) -> str:
+    first = datetime.fromtimestamp(wall, UTC).replace(
+        day=1, hour=0, minute=0, second=0, microsecond=0
+    )
+    return _iso((first + timedelta(days=32)).replace(day=1))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")

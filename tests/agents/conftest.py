@@ -1,0 +1,70 @@
+"""A whole gateway (as in tests/gateway) for the agent tests, with a local webhook
+receiver let through the SSRF guard for limit-warning alerts."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+
+from gateway.platform.config import Settings
+from gateway.platform.server import RunningGateway
+from tests.gateway.conftest import ADMIN_KEY, gateway, http
+from tests.status.receivers import WebhookReceiver
+
+__all__ = ["ADMIN_KEY", "gateway", "http"]
+
+Create = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@pytest.fixture
+async def receiver(nursery: trio.Nursery) -> WebhookReceiver:
+    hook = WebhookReceiver()
+    await nursery.start(hook.serve)
+    return hook
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        host="127.0.0.1",
+        port=0,
+        data_dir=tmp_path / "data",
+        demo=True,
+        admin_key=ADMIN_KEY,
+        sim_ttft_ms=0,
+        sim_tokens_per_second=0,
+        shutdown_grace_s=2.0,
+        health_probe_interval_s=0,
+        incident_check_interval_s=0,
+        alert_eval_interval_s=0,
+        webhook_allowed_hosts="127.0.0.1",
+        webhook_retry_base_s=0.01,
+    )
+
+
+@pytest.fixture
+def create_agent(http: httpx.AsyncClient) -> Create:
+    """POST /v1/mcp/agents with the admin key; the created agent (201 asserted)."""
+
+    async def create(**body: Any) -> dict[str, Any]:
+        body.setdefault("name", "night-crawler")
+        response = await http.post("/v1/mcp/agents", json=body)
+        assert response.status_code == 201, response.text
+        created: dict[str, Any] = response.json()
+        return created
+
+    return create
+
+
+def agent_client(
+    gateway: RunningGateway, key: str, session: str | None = None
+) -> httpx.AsyncClient:
+    headers = {"authorization": f"Bearer {key}"}
+    if session is not None:
+        headers["x-agent-session"] = session
+    return httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=30)
