@@ -13,8 +13,9 @@ inside, so an operator (and the benchmark's latency timeline) can see them:
   histogram (off by default: a task waking a hundred times a second is a cost, and a
   test's virtual clock would make its readings meaningless).
 
-With `trace_pauses`, each pause or stall over `trace_threshold_ms` is also written to the `gateway.pauses` log (time, kind, duration, generation), which is what
-`bench/timeline.py` lays over the latency of the requests around it.
+With `trace_pauses`, each pause or stall over `trace_threshold_ms` is also written to the
+`gateway.pauses` log (time, kind, duration, generation), which is what `bench/timeline.py`
+lays over the latency of the requests around it.
 
 `settle_heap` is the remedy for the worst of them: everything alive once the gateway
 has started (modules, the catalog, compiled patterns: about 100,000 objects) is moved
