@@ -407,6 +407,16 @@ CREATE TABLE voice_mappings (
 );
 """
 
+_V9_ORGANIZATION_PLAN = """
+-- The organisation's plan (free, pro, enterprise): the SLA its credit requests are
+-- measured against (gateway.status.sla). Organisations created from now on start on Free
+-- until their owner sets the plan; those that existed were assessed on Pro terms (every
+-- non-development key's request was) and keep them.
+ALTER TABLE organizations ADD COLUMN plan TEXT NOT NULL DEFAULT 'free'
+    CHECK (plan IN ('free', 'pro', 'enterprise'));
+UPDATE organizations SET plan = 'pro';
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1_INITIAL),
     (2, _V2_ROUTING_RULES),
@@ -416,6 +426,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (6, _V6_ORGANIZATIONS),
     (7, _V7_FILES),
     (8, _V8_VOICE_MAPPINGS),
+    (9, _V9_ORGANIZATION_PLAN),
 )
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 

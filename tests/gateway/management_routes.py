@@ -64,6 +64,8 @@ ROUTES: tuple[Route, ...] = (
     ("GET", f"{M}/incidents/{{id}}", "view_configuration", None),
     ("PATCH", f"{M}/incidents/{{id}}", "configure_providers", {}),
     ("POST", f"{M}/incidents/{{id}}/resolve", "configure_providers", None),
+    ("GET", f"{M}/organization", "view_configuration", None),
+    ("PATCH", f"{M}/organization", "manage_billing", {}),
 )
 """(method, path, action, body): every management route but the organisations list,
 which takes a user token whatever the role, and `ANY_CALLER`'s."""
