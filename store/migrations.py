@@ -415,6 +415,10 @@ _V9_ORGANIZATION_PLAN = """
 ALTER TABLE organizations ADD COLUMN plan TEXT NOT NULL DEFAULT 'free'
     CHECK (plan IN ('free', 'pro', 'enterprise'));
 UPDATE organizations SET plan = 'pro';
+
+-- The deliveries still to make, which the delivery worker resumes at start.
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (created_at)
+    WHERE status = 'pending';
 """
 
 MIGRATIONS: tuple[tuple[int, str], ...] = (
