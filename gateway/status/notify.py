@@ -112,7 +112,12 @@ async def alert_delivery(
         now=now,
     )
     await state.db.run(lambda d: webhook_store.insert_delivery(d, record))
-    secret = state.cipher.decrypt(encrypted_secret)["secret"]
+    try:
+        secret = state.cipher.decrypt(encrypted_secret)["secret"]
+    except CipherError:
+        why = "signing secret unreadable (the master key changed)"
+        await state.db.run(lambda d: webhook_store.mark(d, record.id, "failed", why, now))
+        return
     if not state.status.submit(DeliveryJob(record.id, url, secret, event, body)):
         await state.db.run(lambda d: webhook_store.mark(d, record.id, "dropped", "queue full", now))
 
