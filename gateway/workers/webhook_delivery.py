@@ -61,7 +61,7 @@ async def run(
         # Read before readiness, so that nothing logged from now on is resumed twice.
         resumed = await resumable(state, datetime.now(UTC))
         task_status.started()
-        nursery.start_soon(router.resume, resumed)
+        router.resume(resumed)
         async for item in state.status.receive:
             now = datetime.now(UTC)
             jobs = await fan_out(state, item, now) if isinstance(item, StatusEvent) else [item]
@@ -78,11 +78,20 @@ class Router:
     nursery: trio.Nursery
     queues: dict[str, trio.MemorySendChannel[DeliveryJob]] = attrs.field(factory=dict)
 
-    async def resume(self, jobs: list[DeliveryJob]) -> None:
-        """Queue the deliveries a stop cut short, waiting for room rather than dropping
-        them (this task alone waits; new notifications go on being dispatched)."""
+    def resume(self, jobs: list[DeliveryJob]) -> None:
+        """Queue the deliveries a stop cut short, oldest first, waiting for room rather
+        than dropping them: one task per destination, so a slow one holds back only its
+        own (and new notifications go on being dispatched meanwhile)."""
+        by_destination: dict[str, list[DeliveryJob]] = {}
         for job in jobs:
-            await self._queue(job).send(job)
+            by_destination.setdefault(destination(job.url), []).append(job)
+        for group in by_destination.values():
+            self.nursery.start_soon(self._requeue, group)
+
+    async def _requeue(self, jobs: list[DeliveryJob]) -> None:
+        queue = self._queue(jobs[0])
+        for job in jobs:
+            await queue.send(job)
 
     def _queue(self, job: DeliveryJob) -> trio.MemorySendChannel[DeliveryJob]:
         queue = self.queues.get(destination(job.url))

@@ -57,3 +57,22 @@ async def test_two_at_a_time_per_destination_and_no_waiting_on_others(
     times = {delivery: at - start for delivery, at in deliverer.started}
     assert times == {"slow0": 0, "slow1": 0, "slow2": 10, "slow3": 10, "slow4": 20, "fast": 0}
     assert deliverer.most == {"slow.example": 2, "fast.example": 1}
+
+
+async def test_resumed_deliveries_wait_for_room_per_destination(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """After a restart, a slow destination's backlog (more than its queue holds) waits for
+    room instead of being dropped, and holds back no other destination's deliveries."""
+    settings = SimpleNamespace(webhook_destination_queue_size=1, webhook_destination_concurrency=1)
+    state = cast(AppState, SimpleNamespace(settings=settings))
+    deliverer = SlowDeliverer()
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        router = Router(state, cast(Any, deliverer), nursery)
+        backlog = [job(f"slow{n}", "slow.example") for n in range(4)]
+        router.resume([*backlog, job("fast", "fast.example")])
+        await trio.sleep(100)
+        nursery.cancel_scope.cancel()
+    times = {delivery: at - start for delivery, at in deliverer.started}
+    assert times == {"slow0": 0, "slow1": 10, "slow2": 20, "slow3": 30, "fast": 0}
