@@ -514,6 +514,20 @@ CREATE TABLE agent_alert_firings (
 );
 """
 
+_V12_ORGANIZATION_PLAN = """
+-- The organisation's plan (free, pro, enterprise): the SLA its credit requests are
+-- measured against (gateway.status.sla). Organisations created from now on start on Free
+-- until their owner sets the plan; those that existed were assessed on Pro terms (every
+-- non-development key's request was) and keep them.
+ALTER TABLE organizations ADD COLUMN plan TEXT NOT NULL DEFAULT 'free'
+    CHECK (plan IN ('free', 'pro', 'enterprise'));
+UPDATE organizations SET plan = 'pro';
+
+-- The deliveries still to make, which the delivery worker resumes at start.
+CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (created_at)
+    WHERE status = 'pending';
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1_INITIAL),
     (2, _V2_ROUTING_RULES),
@@ -526,6 +540,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (9, _V9_PROMPT_HASH),
     (10, _V10_DATA_DOCUMENTS),
     (11, _V11_AGENTS),
+    (12, _V12_ORGANIZATION_PLAN),
 )
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 

@@ -1,4 +1,5 @@
-"""Organisations: the top of the tenancy tree (organisation > workspaces > resources)."""
+"""Organisations: the top of the tenancy tree (organisation > workspaces > resources),
+with the plan (free, pro, enterprise) their SLA is measured against."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ class OrganizationRecord:
     id: str = attrs.field(factory=new_organization_id)
     name: str
     created_at: datetime
+    plan: str = "free"
 
 
 @attrs.frozen
@@ -35,15 +37,33 @@ class Membership:
 
 def _from_row(row: Mapping[str, Any]) -> OrganizationRecord:
     return OrganizationRecord(
-        id=row["id"], name=row["name"], created_at=columns.from_iso(row["created_at"])
+        id=row["id"],
+        name=row["name"],
+        created_at=columns.from_iso(row["created_at"]),
+        plan=row["plan"],
     )
 
 
 def insert(db: sqlite_utils.Database, record: OrganizationRecord) -> OrganizationRecord:
     db.table("organizations").insert(
-        {"id": record.id, "name": record.name, "created_at": columns.to_iso(record.created_at)}
+        {
+            "id": record.id,
+            "name": record.name,
+            "created_at": columns.to_iso(record.created_at),
+            "plan": record.plan,
+        }
     )
     return record
+
+
+def set_plan(
+    db: sqlite_utils.Database, organization_id: str, plan: str
+) -> OrganizationRecord | None:
+    """Change the organisation's plan; None when there is no such organisation. Joins the
+    caller's transaction (a savepoint), so the change and its audit event commit together."""
+    with db.atomic():
+        db.execute("UPDATE organizations SET plan = ? WHERE id = ?", [plan, organization_id])
+    return get(db, organization_id)
 
 
 def get(db: sqlite_utils.Database, organization_id: str) -> OrganizationRecord | None:

@@ -179,3 +179,28 @@ def list_deliveries(
         [source_id, workspace_id, limit],
     )
     return [_delivery(row) for row in rows]
+
+
+@attrs.frozen
+class PendingDelivery:
+    """A delivery left `pending` (a stop cut it short), with its source's signing secret
+    (ciphertext), None when the subscription or alert is gone."""
+
+    record: DeliveryRecord
+    encrypted_secret: str | None = attrs.field(repr=False)
+
+
+def pending_deliveries(db: sqlite_utils.Database) -> list[PendingDelivery]:
+    """Every `pending` delivery, oldest first, for the worker to resume at start."""
+    rows = db.query(
+        "SELECT d.*, COALESCE(w.encrypted_secret, a.encrypted_secret) AS source_secret "
+        "FROM webhook_deliveries d "
+        "LEFT JOIN status_webhooks w ON d.source_kind = 'status_webhook' AND w.id = d.source_id "
+        "LEFT JOIN alerts a ON d.source_kind = 'alert' AND a.id = d.source_id "
+        "WHERE d.status = 'pending' ORDER BY d.created_at, d.rowid"
+    )
+    found = []
+    for row in rows:
+        secret = row.pop("source_secret")
+        found.append(PendingDelivery(_delivery(row), secret))
+    return found

@@ -8,13 +8,12 @@ from typing import cast
 
 from quart import Blueprint, Response, request
 
-from gateway.api.audit_trail import audit_event, audited, written
+from gateway.audio import mappings
 from gateway.audio import voices as voice_views
 from gateway.audio.preview import speak_preview
 from gateway.audio.speech import SPEECH_PATH, serve_speech
 from gateway.audio.transcription import prepare_stream, serve_transcription
 from gateway.audio.upload import read_upload
-from gateway.organization.roles import Action
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
@@ -27,8 +26,6 @@ from gateway.platform.web import (
     stream_response,
 )
 from providers.voices import load_voices
-from store import voice_mappings
-from store.voice_mappings import NameTakenError
 
 TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
 MAPPINGS = "/v1/management/voice-mappings"
@@ -87,83 +84,34 @@ def audio_blueprint(state: AppState) -> Blueprint:
 
 
 def _mapping_routes(bp: Blueprint, state: AppState) -> None:
+    """Voice mappings are workspace configuration: reading them needs the role's
+    `view_configuration`, changing them `configure_providers` (`gateway.audio.mappings`)."""
+
     @bp.post(MAPPINGS)
     async def create_mapping() -> Response:
-        principal = await _manager(state, "configure_providers")
-        fields = voice_views.parse_mapping(await read_object(), load_voices(), state.catalog)
-        record = voice_views.new_record(principal.workspace_id, fields)
-        event = audit_event(
-            principal,
-            "voice_mapping.created",
-            target_type="voice_mapping",
-            target_id=record.id,
-            details={"name": record.name},
-        )
-        try:
-            await audited(state, event, written(lambda d: voice_mappings.insert(d, record)))
-        except NameTakenError:
-            raise voice_views.name_taken(record.name) from None
-        return json_response(voice_views.mapping_body(record), 201)
+        principal = await authenticate_manager(state, "configure_providers")
+        return json_response(await mappings.create(state, principal, await read_object()), 201)
 
     @bp.get(MAPPINGS)
     async def list_mappings() -> Response:
-        principal = await _manager(state, "view_configuration")
-        ws = principal.workspace_id
-        records = await state.db.run(lambda d: voice_mappings.list_for_workspace(d, ws))
-        data = [voice_views.mapping_body(r) for r in records]
-        return json_response({"object": "list", "data": data, "voice_mappings": data})
+        principal = await authenticate_manager(state, "view_configuration")
+        return json_response(await mappings.list_mappings(state, principal))
 
     @bp.get(f"{MAPPINGS}/<mapping_id>")
     async def get_mapping(mapping_id: str) -> Response:
-        principal = await _manager(state, "view_configuration")
-        record = await _mapping(state, principal, mapping_id)
-        return json_response(voice_views.mapping_body(record))
+        principal = await authenticate_manager(state, "view_configuration")
+        return json_response(await mappings.read(state, principal, mapping_id))
 
     @bp.route(f"{MAPPINGS}/<mapping_id>", methods=["PATCH", "PUT"])
     async def update_mapping(mapping_id: str) -> Response:
-        principal = await _manager(state, "configure_providers")
-        record = await _mapping(state, principal, mapping_id)
+        principal = await authenticate_manager(state, "configure_providers")
         body = await read_object()
-        fields = voice_views.parse_mapping(
-            body, load_voices(), state.catalog, partial=request.method == "PATCH"
+        partial = request.method == "PATCH"
+        return json_response(
+            await mappings.update(state, principal, mapping_id, body, partial=partial)
         )
-        changed = voice_views.updated(record, fields)
-        event = audit_event(
-            principal,
-            "voice_mapping.updated",
-            target_type="voice_mapping",
-            target_id=record.id,
-            details={"fields": sorted(fields)},
-        )
-        try:
-            await audited(state, event, written(lambda d: voice_mappings.replace(d, changed)))
-        except NameTakenError:
-            raise voice_views.name_taken(changed.name) from None
-        return json_response(voice_views.mapping_body(changed))
 
     @bp.delete(f"{MAPPINGS}/<mapping_id>")
     async def delete_mapping(mapping_id: str) -> Response:
-        principal = await _manager(state, "configure_providers")
-        ws = principal.workspace_id
-        event = audit_event(
-            principal, "voice_mapping.deleted", target_type="voice_mapping", target_id=mapping_id
-        )
-        if not await audited(state, event, lambda d: voice_mappings.delete(d, ws, mapping_id)):
-            raise voice_views.mapping_not_found(mapping_id)
-        return json_response({"id": mapping_id, "object": "voice_mapping", "deleted": True})
-
-
-async def _manager(state: AppState, action: Action) -> Principal:
-    """Voice mappings are workspace configuration: reading them needs the role's
-    `view_configuration`, changing them `configure_providers`."""
-    return await authenticate_manager(state, action)
-
-
-async def _mapping(
-    state: AppState, principal: Principal, mapping_id: str
-) -> voice_mappings.VoiceMappingRecord:
-    ws = principal.workspace_id
-    record = await state.db.run(lambda d: voice_mappings.get(d, ws, mapping_id))
-    if record is None:
-        raise voice_views.mapping_not_found(mapping_id)
-    return record
+        principal = await authenticate_manager(state, "configure_providers")
+        return json_response(await mappings.delete(state, principal, mapping_id))

@@ -1,7 +1,8 @@
 """SLA-credit requests: `POST /v1/billing/sla-credit` and the read of one request.
 
-Both need the `management` permission and act on the caller's workspace; the uptime and
-credit are computed by `gateway.status.credits` from the workspace's incident history.
+Both act on the caller's workspace; the uptime and credit are computed by
+`gateway.status.credits` from the workspace's incident history, against the SLA of the
+organisation's plan.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from gateway.platform.errors import not_found
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate_manager, json_response, read_object
 from gateway.status import render
-from gateway.status.credits import plan_of_key, request_credit
+from gateway.status.credits import plan_of, request_credit
 from gateway.status.input import parse_sla_request
 from store import sla as sla_store
 
@@ -47,7 +48,7 @@ class BillingApi:
         record = await request_credit(
             self.state,
             workspace_id=principal.workspace_id,
-            plan=plan_of_key(principal.key.kind),
+            plan=await plan_of(self.state, principal.organization_id),
             spec=spec,
             now=datetime.now(UTC),
             audit=audit_event(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import cast
+
 from quart import Blueprint, Response, request, send_file
 
 from gateway.files import render, service
@@ -18,7 +21,13 @@ def files_blueprint(state: AppState) -> Blueprint:
         principal = await authenticate(state)
         principal.require("files")
         boundary = boundary_of(request.headers.get("content-type"))
-        body = await service.upload(state, principal, aiter(request.body), boundary)
+        body = await service.upload(
+            state,
+            principal,
+            aiter(request.body),
+            boundary,
+            cast(Mapping[str, str], request.headers),
+        )
         return json_response(body)
 
     @bp.get("/v1/files")

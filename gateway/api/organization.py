@@ -11,7 +11,7 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
-from gateway.organization import access, accounts, members, workspaces
+from gateway.organization import access, accounts, members, plans, workspaces
 from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.state import AppState
@@ -58,6 +58,9 @@ def organization_blueprint(state: AppState) -> Blueprint:
     route("/service-accounts", "POST", "create_api_keys", accounts.create, body=True, status=201)
     route("/service-accounts/<account_id>", "GET", "view_configuration", accounts.read)
     route("/service-accounts/<account_id>", "DELETE", "revoke_api_keys", accounts.delete)
+
+    route("/organization", "GET", "view_configuration", plans.read)
+    route("/organization", "PATCH", "manage_billing", plans.update, body=True)
 
     @bp.get(f"{MANAGEMENT}/organizations")
     async def list_organizations() -> Response:

@@ -17,11 +17,13 @@ import trio
 
 from gateway.files import input as file_input
 from gateway.files import render
+from gateway.files.metering import record_stored
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.state import AppState
 from gateway.uploads import integrity
 from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
+from gateway.upstream.facts import new_facts
 from store import files as file_store
 from store.columns import new_id
 from store.files import FileRecord
@@ -32,13 +34,19 @@ def file_not_found(file_id: str) -> ApiError:
 
 
 async def upload(
-    state: AppState, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
+    state: AppState,
+    principal: Principal,
+    chunks: AsyncIterator[bytes],
+    boundary: bytes,
+    headers: Mapping[str, str],
 ) -> dict[str, Any]:
-    """Store one upload and queue its processing when asked; the File.
+    """Store one upload, record its stored bytes as usage and queue its processing when
+    asked; the File.
 
     Cancellation (a client gone mid-upload) removes the partial blob and propagates.
     """
     principal.require("files")
+    facts = new_facts("files", principal, headers)
     runtime, quota = state.files, state.settings.files_quota_bytes
     used = await state.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
     with upload_deadline(state.settings.upload_timeout_s):
@@ -58,6 +66,7 @@ async def upload(
         except file_store.QuotaExceededError:
             await _remove_unused_blob(state, digest)
             raise quota_exceeded(quota) from None
+    record_stored(state, facts, record)
     if record.process_id is not None:
         await runtime.enqueue(record.id)
     return render.file_object(record)

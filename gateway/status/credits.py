@@ -13,6 +13,7 @@ from gateway.status.input import SlaSpec
 from gateway.status.sla import Outage, assess, month_bounds
 from store import audit as audit_store
 from store import incidents as incident_store
+from store import organizations
 from store import sla as sla_store
 from store.audit import AuditEvent
 from store.sla import SlaCreditRecord
@@ -21,11 +22,11 @@ if TYPE_CHECKING:
     from gateway.platform.state import AppState
 
 
-def plan_of_key(kind: str) -> str:
-    """The plan whose SLA applies: development keys are on Free (as for rate limits), the
-    others on Pro. Enterprise (99.99 %) is in the credit table for when workspaces carry
-    their own plan."""
-    return "free" if kind == "dev" else "pro"
+async def plan_of(state: AppState, organization_id: str) -> str:
+    """The plan whose SLA applies: the organisation's (set by its owner through
+    `PATCH /v1/management/organization`)."""
+    record = await state.db.run(lambda d: organizations.get(d, organization_id))
+    return "free" if record is None else record.plan
 
 
 async def request_credit(

@@ -5,7 +5,8 @@ call goes to the address just checked), signs the body with the current timestam
 (`gateway.status.signing`) and posts it. A 2xx answer delivers; a 408, 429, 5xx, a
 timeout or a connection failure is retried after `RetryPolicy.delay`; any other answer
 (a redirect included: it is never followed) and a refused URL fail at once. Retrying
-stops when the next attempt would start later than `window_s` after the first.
+stops when the next attempt would start later than `window_s` after the first (for a
+delivery resumed after a restart: after it was logged, its earlier attempts counted).
 """
 
 from __future__ import annotations
@@ -66,8 +67,8 @@ class Deliverer:
         attempt's outcome with the delivery's status after it (`pending` while retries
         remain). Returns the final status. Cancellation stops it between or during
         attempts; the delivery then stays `pending` in the log."""
-        started = trio.current_time()
-        number = 0
+        started = trio.current_time() - job.elapsed_s
+        number = job.attempts
         while True:
             number += 1
             outcome = await self.attempt(job)

@@ -38,13 +38,19 @@ class StatusEvent:
 
 @attrs.frozen
 class DeliveryJob:
-    """One signed call to make, already in the delivery log as `delivery_id`."""
+    """One signed call to make, already in the delivery log as `delivery_id`.
+
+    A delivery resumed after a restart carries the attempts it already made and the time
+    already spent in its retry window, so its backoff and its window go on from there.
+    """
 
     delivery_id: str
     url: str
     secret: str = attrs.field(repr=False)
     event: str
     body: bytes
+    attempts: int = 0
+    elapsed_s: float = 0.0
 
 
 Outgoing = StatusEvent | DeliveryJob

@@ -2,7 +2,8 @@
 
 A status event fans out to the workspace's subscriptions that asked for its name; each
 becomes a `pending` row in the delivery log (so its owner can follow it) and a
-`DeliveryJob` carrying the decrypted secret, which lives only in memory.
+`DeliveryJob` carrying the decrypted secret, which lives only in memory. At start, the
+deliveries a stop left `pending` become jobs again (`resumable`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import json
 import logging
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
+
+import sqlite_utils
 
 from gateway.status.hub import DeliveryJob, StatusEvent
 from store import webhooks as webhook_store
@@ -109,6 +112,56 @@ async def alert_delivery(
         now=now,
     )
     await state.db.run(lambda d: webhook_store.insert_delivery(d, record))
-    secret = state.cipher.decrypt(encrypted_secret)["secret"]
+    try:
+        secret = state.cipher.decrypt(encrypted_secret)["secret"]
+    except CipherError:
+        why = "signing secret unreadable (the master key changed)"
+        await state.db.run(lambda d: webhook_store.mark(d, record.id, "failed", why, now))
+        return
     if not state.status.submit(DeliveryJob(record.id, url, secret, event, body)):
         await state.db.run(lambda d: webhook_store.mark(d, record.id, "dropped", "queue full", now))
+
+
+async def resumable(state: AppState, now: datetime) -> list[DeliveryJob]:
+    """The `pending` deliveries of the log as jobs to make again, with their attempts and
+    the time already spent in the retry window; those that cannot be made any more (their
+    window ended while the gateway was stopped, their subscription or alert is gone, their
+    secret is unreadable) are marked `failed` with the reason."""
+    pending = await state.db.run(webhook_store.pending_deliveries)
+    window = state.settings.webhook_retry_window_s
+    jobs: list[DeliveryJob] = []
+    failed: list[tuple[str, str]] = []
+    for item in pending:
+        record = item.record
+        elapsed = max(0.0, (now - record.created_at).total_seconds())
+        if item.encrypted_secret is None:
+            failed.append((record.id, "its subscription or alert was deleted"))
+            continue
+        if elapsed >= window:
+            failed.append((record.id, "retry window ended while the gateway was stopped"))
+            continue
+        try:
+            secret = state.cipher.decrypt(item.encrypted_secret)["secret"]
+        except CipherError:
+            failed.append((record.id, "signing secret unreadable (the master key changed)"))
+            continue
+        body = record.payload.encode("utf-8")
+        jobs.append(
+            DeliveryJob(
+                record.id,
+                record.url,
+                secret,
+                record.event,
+                body,
+                attempts=record.attempts,
+                elapsed_s=elapsed,
+            )
+        )
+    if failed:
+        await state.db.run(lambda d: _mark_failed(d, failed, now))
+    return jobs
+
+
+def _mark_failed(db: sqlite_utils.Database, failed: list[tuple[str, str]], now: datetime) -> None:
+    for delivery_id, reason in failed:
+        webhook_store.mark(db, delivery_id, "failed", reason, now)

@@ -6,7 +6,7 @@ subscriptions, and hands each delivery to its destination's own bounded queue, s
 own queue (further deliveries to it are marked `dropped`, never waited for) while every
 other receiver, and every request, goes on. All tasks live in this worker's nursery and
 end with it; the httpx client is built here, with explicit timeouts and limits, and
-follows no redirects.
+follows no redirects. At start the deliveries a stop left `pending` are queued again.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import trio
 
 from gateway.status.delivery import Attempt, Deliverer, RetryPolicy
 from gateway.status.hub import DeliveryJob, StatusEvent
-from gateway.status.notify import fan_out
+from gateway.status.notify import fan_out, resumable
 from gateway.status.ssrf import allow_list
 from store import webhooks as webhook_store
 
@@ -45,7 +45,8 @@ def deliverer(state: AppState, client: httpx.AsyncClient) -> Deliverer:
 async def run(
     state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Deliver until cancelled; deliveries cut short stay `pending` in the log."""
+    """Deliver until cancelled; deliveries cut short stay `pending` in the log and are
+    resumed when the worker starts again (within their retry window)."""
     timeout = state.settings.webhook_timeout_s
     async with (
         httpx.AsyncClient(
@@ -57,7 +58,10 @@ async def run(
         trio.open_nursery() as nursery,
     ):
         router = Router(state, deliverer(state, client), nursery)
+        # Read before readiness, so that nothing logged from now on is resumed twice.
+        resumed = await resumable(state, datetime.now(UTC))
         task_status.started()
+        router.resume(resumed)
         async for item in state.status.receive:
             now = datetime.now(UTC)
             jobs = await fan_out(state, item, now) if isinstance(item, StatusEvent) else [item]
@@ -74,10 +78,27 @@ class Router:
     nursery: trio.Nursery
     queues: dict[str, trio.MemorySendChannel[DeliveryJob]] = attrs.field(factory=dict)
 
-    async def dispatch(self, job: DeliveryJob, now: datetime) -> None:
+    def resume(self, jobs: list[DeliveryJob]) -> None:
+        """Queue the deliveries a stop cut short, oldest first, waiting for room rather
+        than dropping them: one task per destination, so a slow one holds back only its
+        own (and new notifications go on being dispatched meanwhile)."""
+        by_destination: dict[str, list[DeliveryJob]] = {}
+        for job in jobs:
+            by_destination.setdefault(destination(job.url), []).append(job)
+        for group in by_destination.values():
+            self.nursery.start_soon(self._requeue, group)
+
+    async def _requeue(self, jobs: list[DeliveryJob]) -> None:
+        queue = self._queue(jobs[0])
+        for job in jobs:
+            await queue.send(job)
+
+    def _queue(self, job: DeliveryJob) -> trio.MemorySendChannel[DeliveryJob]:
         queue = self.queues.get(destination(job.url))
-        if queue is None:
-            queue = self._open(destination(job.url))
+        return self._open(destination(job.url)) if queue is None else queue
+
+    async def dispatch(self, job: DeliveryJob, now: datetime) -> None:
+        queue = self._queue(job)
         try:
             queue.send_nowait(job)
         except trio.WouldBlock:

@@ -1,18 +1,23 @@
 """eSpeak NG through ctypes: text in, 16-bit mono PCM out, no network and no program to run.
 
 The `espeakng-loader` wheel ships `libespeak-ng.so` and its voice data, so nothing is
-installed system-wide. The library keeps one synthesiser per process with global state
-(the voice, the rate, the callback), so an `Espeak` serialises its calls with a lock and
-is meant to be used from worker threads (`trio.to_thread.run_sync`) under the local
-provider's limiter. Synthesis is fast (far faster than real time), so holding the lock for
-one request at a time is the simple, correct choice.
+installed system-wide. The library keeps its synthesiser in global variables (the voice,
+the rate, the callback), and the dynamic loader maps one image per file, so every `Espeak`
+loads a private copy of the library (copied to a temporary file, loaded, unlinked): two
+engines in one process (the local provider and the simulator in demo mode, two gateways in
+a test) never share state, and no module-level engine is needed. An `Espeak` serialises
+its own calls with a lock and is meant to be used from worker threads
+(`trio.to_thread.run_sync`) under its owner's limiter. Synthesis is fast (far faster than
+real time), so holding the lock for one request at a time is the simple, correct choice.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
+import shutil
+import tempfile
 import threading
-from collections.abc import Callable
 
 import espeakng_loader
 
@@ -38,7 +43,7 @@ class Espeak:
     """One loaded eSpeak NG library; `synthesize` is thread-safe and blocking."""
 
     def __init__(self) -> None:
-        self._lib = ctypes.CDLL(espeakng_loader.get_library_path())
+        self._lib = _private_library()
         self._lock = threading.Lock()
         self._chunks: list[bytes] = []
         self._callback = _Callback(self._collect)  # kept alive as long as the library uses it
@@ -82,22 +87,28 @@ class Espeak:
         self._voice = voice
 
 
-# libespeak-ng keeps one synthesiser per process (voice, rate and the callback are
-# global in the C library): two `Espeak` objects would steal each other's audio. So the
-# process has one, built on first use, guarded by this lock: the one piece of module
-# state here, mirroring the library's own.
-_SHARED_LOCK = threading.Lock()
-_SHARED: list[Espeak] = []
+def _private_library() -> ctypes.CDLL:
+    """A copy of libespeak-ng of this engine's own (its globals included): loaded from a
+    temporary file that is removed at once (the mapping outlives the name)."""
+    fd, path = tempfile.mkstemp(prefix="libespeak-ng-", suffix=".so")
+    try:
+        with os.fdopen(fd, "wb") as copy, open(espeakng_loader.get_library_path(), "rb") as lib:
+            shutil.copyfileobj(lib, copy)
+        return ctypes.CDLL(path)
+    finally:
+        os.unlink(path)
 
 
-def shared_espeak() -> Espeak:
-    """The process's one engine (loading costs ~20 ms, so it is built on first use)."""
-    with _SHARED_LOCK:
-        if not _SHARED:
-            _SHARED.append(Espeak())
-        return _SHARED[0]
+class LazyEspeak:
+    """An engine built on first use (loading costs ~20 ms), owned by whoever made this:
+    the local provider and the simulator's audio each hold one. Thread-safe."""
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._engine: Espeak | None = None
 
-def espeak_factory() -> Callable[[], Espeak]:
-    """A loader for the process's engine, for callers that take a factory."""
-    return shared_espeak
+    def __call__(self) -> Espeak:
+        with self._lock:
+            if self._engine is None:
+                self._engine = Espeak()
+            return self._engine

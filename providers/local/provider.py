@@ -26,7 +26,7 @@ from providers.audio_types import (
 )
 from providers.base import Provider, ProviderEndpoint
 from providers.errors import InvalidUpstreamRequest
-from providers.local.espeak import Espeak, EspeakError, espeak_factory
+from providers.local.espeak import Espeak, EspeakError, LazyEspeak
 from providers.local.whisper import Recognised, Whisper, result_of
 
 STREAM_CHUNK = 8192  # bytes of encoded audio per streamed piece
@@ -44,7 +44,7 @@ class LocalProvider(Provider):
         self.provider_id = endpoint.provider_id
         threads = int(endpoint.settings.get("threads") or DEFAULT_THREADS)
         self.limiter = trio.CapacityLimiter(threads)
-        self._espeak = espeak_factory()
+        self._espeak = LazyEspeak()
         self._whisper = Whisper(threads=threads)
 
     # -- speech ------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from providers.sim.core import (
     SimStream,
     StreamCut,
 )
+from providers.sim.faults import MODEL_LIST
 from providers.types import ToolCall
 from streams.sse import encode_event
 
@@ -482,9 +483,16 @@ def _model_json(model_id: str, name: str, created: str) -> dict[str, Any]:
 
 
 async def list_models(request: SimRequest, context: SimContext) -> SimResponse:
-    """`GET /v1/models`: one page holding every simulated model."""
+    """`GET /v1/models`: one page holding every simulated model; obeys the faults naming
+    `MODEL_LIST` (the gateway's probes)."""
     if not _authenticated(request):
         return error_response(401, "invalid x-api-key")
+    fault = context.fault(MODEL_LIST, VENDOR)
+    if fault is not None and fault.delay_ms:
+        await trio.sleep(fault.delay_ms / 1000)
+    failed = immediate_error(fault, stream=False) if fault is not None else None
+    if failed is not None:
+        return failed
     data = [_model_json(*model) for model in MODELS]
     return SimResponse.of_json(
         {"data": data, "has_more": False, "first_id": data[0]["id"], "last_id": data[-1]["id"]}

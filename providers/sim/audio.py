@@ -4,7 +4,7 @@ Speech is synthesised by eSpeak NG (the local engine) and encoded in the asked f
 a client decoding the simulator's answer gets valid audio of the text. A transcription is
 deterministic: it names the audio's measured length, so tests and benchmarks know what
 each stage "heard" without a recogniser in the loop. Blocking work runs in a worker
-thread under the simulator's own limiter.
+thread under the limiter of the simulator's `SimAudio`, which owns its own engine.
 """
 
 from __future__ import annotations
@@ -14,30 +14,38 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 
 from providers.audio_codec import AudioDecodeError, decode, encode
 from providers.audio_types import SpeechFormat
-from providers.local.espeak import espeak_factory
+from providers.local.espeak import LazyEspeak
 
 STREAM_PIECE = 4096
-_engine = espeak_factory()
-_limiter = trio.CapacityLimiter(2)
+AUDIO_THREADS = 2
 
 
-async def synthesise(text: str, fmt: SpeechFormat, *, speed: float = 1.0) -> bytes:
-    def work() -> bytes:
-        return encode(_engine().synthesize(text, speed=speed), fmt)
+class SimAudio:
+    """The simulator's speech engine and the limiter of its blocking work; one per
+    `SimServer`, handed to the vendor handlers through their context."""
 
-    return await trio.to_thread.run_sync(work, limiter=_limiter)
+    def __init__(self, threads: int = AUDIO_THREADS) -> None:
+        self._engine = LazyEspeak()
+        self._limiter = trio.CapacityLimiter(threads)
 
+    async def synthesise(self, text: str, fmt: SpeechFormat, *, speed: float = 1.0) -> bytes:
+        """`text` spoken and encoded as `fmt`; cancellation abandons the thread's result."""
 
-async def measured_seconds(data: bytes) -> float | None:
-    """The audio's length by decoding it; None when it is not audio."""
+        def work() -> bytes:
+            return encode(self._engine().synthesize(text, speed=speed), fmt)
 
-    def work() -> float | None:
-        try:
-            return decode(data).duration_s
-        except AudioDecodeError:
-            return None
+        return await trio.to_thread.run_sync(work, limiter=self._limiter)
 
-    return await trio.to_thread.run_sync(work, limiter=_limiter)
+    async def measured_seconds(self, data: bytes) -> float | None:
+        """The audio's length by decoding it; None when it is not audio."""
+
+        def work() -> float | None:
+            try:
+                return decode(data).duration_s
+            except AudioDecodeError:
+                return None
+
+        return await trio.to_thread.run_sync(work, limiter=self._limiter)
 
 
 def heard(seconds: float) -> str:

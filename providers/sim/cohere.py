@@ -20,7 +20,7 @@ from typing import Any
 from providers.sim import content
 from providers.sim.cohere_chat import ChatRefusal, answer_json, plan_chat, stream_events
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
-from providers.sim.faults import apply_fault
+from providers.sim.faults import MODEL_LIST, apply_fault
 
 VENDOR = "cohere"
 MAX_DOCUMENTS = 1000
@@ -290,9 +290,14 @@ def model_card(name: str, endpoints: Sequence[str], context_length: int) -> dict
 
 
 async def list_models(request: SimRequest, context: SimContext) -> SimResponse:
-    """`GET /v1/models`, optionally filtered by `?endpoint=`."""
+    """`GET /v1/models`, optionally filtered by `?endpoint=`; obeys the faults naming
+    `MODEL_LIST` (the gateway's probes)."""
     if not _authorized(request):
         return error_response(401, "no api key supplied")
+    try:
+        await apply_fault(context.fault(MODEL_LIST, VENDOR), _refusal)
+    except _Refusal as refusal:
+        return error_response(refusal.status, refusal.message)
     wanted = request.query.get("endpoint")
     cards = [
         model_card(name, endpoints, length)

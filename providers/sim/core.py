@@ -15,9 +15,12 @@ import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from providers.sim.audio import SimAudio
 
 
 @attrs.frozen(slots=True)
@@ -106,6 +109,10 @@ class SimContext:
         a fault may stall or stop the stream part-way (raising `StreamCut`).
 
         An async generator: close it (`contextlib.aclosing`) when stopping early."""
+        raise NotImplementedError
+
+    def audio(self) -> SimAudio:
+        """The simulator's speech engine (synthesis, measuring audio) and its limiter."""
         raise NotImplementedError
 
     def next_transcript(self) -> str | None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from providers.sim.core import Route, SimContext, SimRequest, SimResponse
-from providers.sim.faults import ANY_MODEL, apply_fault
+from providers.sim.faults import ANY_MODEL, MODEL_LIST, apply_fault
 
 VENDOR = "elevenlabs"
 DEFAULT_PAGE_SIZE = 10
@@ -136,15 +136,16 @@ def error_response(status: int, message: str | None = None, code: str | None = N
     return SimResponse.of_json({"detail": detail}, status=status)
 
 
-async def _guard(request: SimRequest, context: SimContext) -> None:
-    """Refuse a request without a key, then apply any fault (its delay, then its status)."""
+async def _guard(request: SimRequest, context: SimContext, model: str = ANY_MODEL) -> None:
+    """Refuse a request without a key, then apply any fault for `model` (its delay, then
+    its status); ElevenLabs' calls name no model in the path, so `*` faults cover them."""
     if not request.headers.get("xi-api-key", "").strip():
         raise _Refusal(
             401,
             "Neither authorization header nor xi-api-key received, please provide one.",
             "needs_authorization",
         )
-    fault = context.fault(ANY_MODEL, VENDOR)
+    fault = context.fault(model, VENDOR)
     await apply_fault(fault, lambda f, status: _Refusal(status, f.message, f.code))
 
 
@@ -185,9 +186,10 @@ def model_object(
 
 
 async def list_models(request: SimRequest, context: SimContext) -> SimResponse:
-    """`GET /v1/models`: a bare JSON array."""
+    """`GET /v1/models`: a bare JSON array; obeys the faults naming `MODEL_LIST` (the
+    gateway's probes) as well as `*`."""
     try:
-        await _guard(request, context)
+        await _guard(request, context, MODEL_LIST)
     except _Refusal as refusal:
         return _refused(refusal)
     return SimResponse.of_json([model_object(*model) for model in MODELS])

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import trio
 
 from providers.audio_types import SpeechFormat
-from providers.sim.audio import pieces, synthesise
+from providers.sim.audio import pieces
 from providers.sim.core import (
     Fault,
     Route,
@@ -55,7 +55,7 @@ async def text_to_speech(request: SimRequest, context: SimContext) -> SimRespons
         return error_response(400, "Unsupported output format.", "invalid_output_format")
     fmt, content_type = FORMATS[family]
     fault = context.fault(str(body.get("model_id") or ""), "elevenlabs")
-    data = await synthesise(text, fmt)
+    data = await context.audio().synthesise(text, fmt)
     return SimStream(_relay(data, fault), content_type=content_type)
 
 

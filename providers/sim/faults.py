@@ -28,6 +28,9 @@ import trio
 from providers.sim.core import Fault
 
 ANY_MODEL = "*"
+# The model a fault names to fail a vendor's model list, which is what the gateway's health
+# probes call; a fault for every model (`*`) fails it too. Every simulated vendor obeys it.
+MODEL_LIST = "_model_list"
 _FIELDS = frozenset(field.name for field in attrs.fields(Fault))
 _INT_FIELDS = ("status", "delay_ms", "stop_after_chunks", "stall_ms", "remaining")
 _STR_FIELDS = ("model", "vendor", "code", "message")

@@ -53,7 +53,7 @@ import attrs
 
 from providers.sim import content
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
-from providers.sim.faults import apply_fault
+from providers.sim.faults import MODEL_LIST, apply_fault
 from providers.types import ToolCall
 
 VENDOR = "google"
@@ -521,10 +521,12 @@ def model_json(model: str) -> dict[str, Any]:
     }
 
 
-async def list_models(request: SimRequest, _: SimContext) -> SimResponse:
-    """`GET /v1beta/models`: every simulated model on one page."""
+async def list_models(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`GET /v1beta/models`: every simulated model on one page; obeys the faults naming
+    `MODEL_LIST` (the gateway's probes)."""
     try:
         check_auth(request)
+        await apply_fault(ctx.fault(MODEL_LIST, VENDOR), lambda f, _: fault_error(f, MODEL_LIST))
     except GoogleError as error:
         return error.response()
     models = [model_json(model) for model in CHAT_MODELS + EMBEDDING_MODELS]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from providers.sim.audio import synthesise
 from providers.sim.core import Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import apply_fault
 from providers.sim.google import (
@@ -46,7 +45,7 @@ async def generate(request: SimRequest, ctx: SimContext) -> SimResponse | SimStr
         text, voice = _speech_args(body, config)
     except GoogleError as error:
         return error.response()
-    pcm = await synthesise(text, "pcm")
+    pcm = await ctx.audio().synthesise(text, "pcm")
     return SimResponse.of_json(_answer(pcm, voice))
 
 

@@ -24,7 +24,7 @@ import attrs
 
 from providers.sim import content
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
-from providers.sim.faults import apply_fault
+from providers.sim.faults import MODEL_LIST, apply_fault
 from providers.sim.openai import message_text
 from providers.types import ToolCall
 from streams.sse import DONE, encode_data
@@ -443,9 +443,11 @@ def model_card(model: str) -> dict[str, Any]:
     }
 
 
-async def list_models(request: SimRequest, _: SimContext) -> SimResponse:
+async def list_models(request: SimRequest, ctx: SimContext) -> SimResponse:
+    """`GET /v1/models`; obeys the faults naming `MODEL_LIST` (the gateway's probes)."""
     try:
         check_auth(request)
+        await apply_fault(ctx.fault(MODEL_LIST, VENDOR), lambda f, _: fault_error(f))
     except MistralError as error:
         return error.response()
     return SimResponse.of_json({"object": "list", "data": [model_card(m) for m in MODELS]})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from providers.sim.audio import heard, measured_seconds, parse_form
+from providers.sim.audio import heard, parse_form
 from providers.sim.core import Route, SimContext, SimRequest, SimResponse
 from providers.sim.faults import apply_fault
 from providers.sim.mistral import VENDOR, MistralError, api_error, check_auth, fault_error
@@ -23,7 +23,7 @@ async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse:
         if not model or audio is None:
             raise api_error(400, "model and file are required")
         await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f))
-        seconds = await measured_seconds(audio)
+        seconds = await ctx.audio().measured_seconds(audio)
         if seconds is None:
             raise api_error(400, "Invalid audio file")
     except MistralError as error:

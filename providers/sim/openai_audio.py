@@ -12,7 +12,7 @@ from typing import Any
 
 import trio
 
-from providers.sim.audio import heard, measured_seconds, parse_form, pieces, synthesise
+from providers.sim.audio import heard, parse_form, pieces
 from providers.sim.core import (
     Fault,
     Route,
@@ -47,7 +47,7 @@ async def speech(request: SimRequest, ctx: SimContext) -> SimResponse | SimStrea
         await apply_fault(fault, lambda f, _: fault_error(f, model))
     except OpenAIError as error:
         return error.response()
-    data = await synthesise(text, fmt, speed=float(body.get("speed") or 1.0))  # type: ignore[arg-type]
+    data = await ctx.audio().synthesise(text, fmt, speed=float(body.get("speed") or 1.0))  # type: ignore[arg-type]
     # OpenAI sends speech with chunked transfer encoding as the model produces it.
     return SimStream(_relay(data, fault), content_type=SPEECH_TYPES[fmt])
 
@@ -85,7 +85,7 @@ async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse | 
         if not model or audio is None:
             raise OpenAIError(400, "'model' and 'file' are required.")
         await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f, model))
-        seconds = await measured_seconds(audio)
+        seconds = await ctx.audio().measured_seconds(audio)
         if seconds is None:
             raise OpenAIError(400, "Invalid file format.", param="file")
     except OpenAIError as error:

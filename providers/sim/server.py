@@ -25,6 +25,7 @@ import attrs
 import trio
 
 from providers.sim import content
+from providers.sim.audio import SimAudio
 from providers.sim.control import control_routes
 from providers.sim.core import (
     ConnectionReset,
@@ -177,10 +178,14 @@ class SimServer(SimContext):
         # a script is a test's or a benchmark's, never an unbounded queue).
         self.transcripts: collections.deque[str] = collections.deque(maxlen=MAX_SCRIPTED)
         self._writer = ResponseWriter()
+        self._audio = SimAudio()
         self._router = _Router.build({**VENDOR_ROUTES, CONTROL_PREFIX: control_routes(self)})
 
     def next_transcript(self) -> str | None:
         return self.transcripts.popleft() if self.transcripts else None
+
+    def audio(self) -> SimAudio:
+        return self._audio
 
     def base_url(self, vendor: str) -> str:
         """Where a client of `vendor` points (OpenAI clients append `/v1` themselves)."""
@@ -419,6 +424,9 @@ class _OneRequestFault(SimContext):
 
     def next_transcript(self) -> str | None:
         return self._server.next_transcript()
+
+    def audio(self) -> SimAudio:
+        return self._server.audio()
 
 
 class _Recording(SimContext):

@@ -82,6 +82,8 @@ ROUTES: tuple[Route, ...] = (
     ("POST", "/v1/mcp/agents/{id}/alerts", "create_api_keys", {}),
     ("GET", f"{M}/agent-limits", "view_configuration", None),
     ("PUT", f"{M}/agent-limits", "manage_billing", {"cost_daily": "high"}),
+    ("GET", f"{M}/organization", "view_configuration", None),
+    ("PATCH", f"{M}/organization", "manage_billing", {}),
 )
 """(method, path, action, body): every management route but the organisations list,
 which takes a user token whatever the role, and `ANY_CALLER`'s."""

@@ -25,6 +25,7 @@ from providers.audio_types import (
     TranscriptionRequest,
 )
 from providers.base import ProviderEndpoint
+from providers.local.espeak import Espeak
 from providers.local.provider import LocalProvider
 
 SENTENCES = (
@@ -145,3 +146,28 @@ async def test_leaving_a_stream_early_stops_the_recogniser(local: LocalProvider)
     with trio.fail_after(30):  # the worker thread ended: the limiter is free again
         async with local.limiter:
             assert local.limiter.borrowed_tokens == 1
+
+
+async def test_two_engines_in_one_process_do_not_share_state() -> None:
+    """libespeak-ng keeps its synthesiser in globals; each `Espeak` loads its own copy of
+    the library, so two engines speaking at once each get exactly their own audio (with
+    one shared library image this crashed or mixed the audio)."""
+    first, second = Espeak(), Espeak()
+    long_text = "this is the first engine speaking a fairly long sentence"
+    alone = (
+        len(first.synthesize(long_text).samples),
+        len(second.synthesize("short", voice="en").samples),
+    )
+    lengths: dict[str, list[int]] = {"first": [], "second": []}
+
+    def speak(name: str, engine: Espeak, text: str, voice: str) -> None:
+        for _ in range(10):
+            lengths[name].append(len(engine.synthesize(text, voice=voice).samples))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.to_thread.run_sync, speak, "first", first, long_text, "en-us")
+        nursery.start_soon(trio.to_thread.run_sync, speak, "second", second, "short", "en")
+    # eSpeak NG's output length varies by a few samples from run to run.
+    for name, reference in zip(("first", "second"), alone, strict=True):
+        assert all(abs(n - reference) < 0.05 * reference for n in lengths[name]), name
+    assert alone[0] > 4 * alone[1]

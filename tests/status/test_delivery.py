@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import attrs
 import httpx
 import trio
 
@@ -33,7 +34,9 @@ class Script:
         return httpx.Response(status)
 
 
-async def run(script: Script, policy: RetryPolicy) -> tuple[str, list[tuple[Attempt, str]]]:
+async def run(
+    script: Script, policy: RetryPolicy, job: DeliveryJob = JOB
+) -> tuple[str, list[tuple[Attempt, str]]]:
     log: list[tuple[Attempt, str]] = []
 
     async def record(outcome: Attempt, status: str) -> None:
@@ -48,7 +51,7 @@ async def run(script: Script, policy: RetryPolicy) -> tuple[str, list[tuple[Atte
             resolve=public,
             wall_clock=lambda: 1000.0,
         )
-        status = await deliverer.deliver(JOB, record)
+        status = await deliverer.deliver(job, record)
     return status, log
 
 
@@ -119,3 +122,29 @@ async def test_a_silent_receiver_times_out_and_is_retried(autojump_clock: trio.a
         assert await deliverer.deliver(JOB, record) == "delivered"
     assert log == ["pending:timeout", "delivered:204"]
     assert calls[1] - start == 10.0 + expected_delays(1, policy)[0]
+
+
+async def test_a_resumed_delivery_goes_on_with_its_backoff_and_window(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """A delivery resumed after a restart (3 attempts made, 20 s of its 30 s window
+    spent) waits as after its 4th failure and stops when the window is used up."""
+    policy = RetryPolicy(base_s=1.0, cap_s=8.0, window_s=30.0)
+    resumed = attrs.evolve(JOB, attempts=3, elapsed_s=20.0)
+    script = Script(503)
+    start = trio.current_time()
+    status, log = await run(script, policy, resumed)
+    rng = random.Random(7)
+    delays = [policy.delay(n, rng) for n in (4, 5, 6)]
+    assert 4.0 <= delays[0] < 8.0  # the 4th failure's backoff, not the 1st's
+    # Attempts go on while the next one still starts within the window, counted from
+    # the delivery's first attempt 20 s before the restart.
+    expected, at = [0.0], 0.0
+    for delay in delays:
+        if 20.0 + at + delay > 30.0:
+            break
+        at += delay
+        expected.append(at)
+    assert [t - start for t in script.times] == expected
+    assert status == "failed"
+    assert [s for _, s in log] == ["pending"] * (len(expected) - 1) + ["failed"]

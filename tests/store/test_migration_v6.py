@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 import sqlite_utils
 
 from store import audit, keys, organizations, workspaces
@@ -49,7 +50,9 @@ def test_existing_rows_join_the_default_organisation_and_stay_readable() -> None
 
         assert apply_migrations(db, MIGRATIONS[:6]) == [6]
         assert current_version(db) == 6
+        apply_migrations(db)  # the store's code reads today's schema
         assert organizations.default(db).name == "Default"
+        assert organizations.default(db).plan == "pro"  # the plan migration keeps it on Pro
         old_ws = workspaces.get(db, "ws_old")
         assert old_ws is not None and old_ws.organization_id == "org_default"
         assert {w.id for w in workspaces.list_workspaces(db, "org_default")} == {
@@ -88,3 +91,16 @@ def test_audit_query_pages_filters_and_scopes(sdb: sqlite_utils.Database) -> Non
     assert ids(type="api_key.created") == [mine.id]
     assert ids(limit=1, before_id=last.id) == [shared.id]
     assert ids(before_id="evt_unknown") == []
+
+
+def test_new_organisations_start_on_free_and_the_plan_is_checked(
+    sdb: sqlite_utils.Database,
+) -> None:
+    org = organizations.insert(sdb, organizations.OrganizationRecord(name="New", created_at=T0))
+    assert organizations.get(sdb, org.id) == org
+    assert org.plan == "free"
+    changed = organizations.set_plan(sdb, org.id, "enterprise")
+    assert changed is not None and changed.plan == "enterprise"
+    assert organizations.set_plan(sdb, "org_nope", "pro") is None
+    with pytest.raises(sqlite3.IntegrityError):
+        organizations.set_plan(sdb, org.id, "gold")

@@ -255,10 +255,36 @@ AUTH_OPERATIONS = {
     ),
 }
 
+PLAN: Schema = {"enum": ["free", "pro", "enterprise"]}
+ORGANIZATION = obj(
+    ("id", "object", "name", "plan", "created_at"),
+    id=STR,
+    object={"const": "organization"},
+    name=STR,
+    plan=PLAN,
+    created_at=DATE_TIME,
+)
+PLAN_OPERATIONS = {
+    "organization.get_organization": Operation(
+        "The caller's organisation, with the plan its SLA credits are measured against",
+        "organizations",
+        ORGANIZATION,
+        errors=ERRORS,
+    ),
+    "organization.patch_organization": Operation(
+        "Set the organisation's plan (free, pro, enterprise): the owner's billing action",
+        "organizations",
+        ORGANIZATION,
+        request=obj(("plan",), plan=PLAN),
+        errors=ERRORS,
+    ),
+}
+
 OPERATIONS = {
     **WORKSPACE_OPERATIONS,
     **MEMBER_OPERATIONS,
     **ACCOUNT_OPERATIONS,
     **ORGANIZATION_OPERATIONS,
     **AUTH_OPERATIONS,
+    **PLAN_OPERATIONS,
 }

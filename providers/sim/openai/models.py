@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from providers.sim.core import SimContext, SimRequest, SimResponse
-from providers.sim.faults import apply_fault
+from providers.sim.faults import MODEL_LIST, apply_fault
 from providers.sim.openai.common import (
     MODEL_CREATED,
     MODELS,
@@ -22,9 +22,7 @@ def model_json(model: str) -> dict[str, Any]:
     return {"id": model, "object": "model", "created": MODEL_CREATED, "owned_by": "system"}
 
 
-# The model a fault names to fail the model list (what the gateway's health probes call);
-# a fault for every model (`*`) fails it too.
-MODEL_LIST = "_model_list"
+__all__ = ["MODEL_LIST", "get_model", "list_models", "model_json"]
 
 
 async def list_models(request: SimRequest, ctx: SimContext) -> SimResponse:
