@@ -407,6 +407,21 @@ CREATE TABLE voice_mappings (
 );
 """
 
+_V9_PIPELINE_TEMPLATES = """
+-- A workspace's custom pipeline templates (gateway.pipelines): stage settings kept as one
+-- JSON object (stt, llm, tts) beside the name, unique within a workspace.
+CREATE TABLE pipeline_templates (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    stages TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (workspace_id, name)
+);
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1_INITIAL),
     (2, _V2_ROUTING_RULES),
@@ -416,6 +431,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (6, _V6_ORGANIZATIONS),
     (7, _V7_FILES),
     (8, _V8_VOICE_MAPPINGS),
+    (9, _V9_PIPELINE_TEMPLATES),
 )
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from array import array
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any
@@ -58,6 +59,12 @@ def reply_tokens(prompt: str, count: int) -> list[str]:
         end = min(start + SENTENCE_WORDS, count) - 1
         tokens[end] += "."
     return tokens
+
+
+def scripted_tokens(text: str, count: int) -> list[str]:
+    """A scripted reply as tokens (a word each, leading space kept), at most `count` of
+    them, as a model that stops at `max_tokens` would."""
+    return re.findall(r"\s*\S+", text)[: max(0, count)]
 
 
 def count_tokens(text: str) -> int:
