@@ -14,6 +14,7 @@ from gateway.operator.schemas import (
     management,
     models,
     organization,
+    pipelines,
     platform,
     retrieval,
     status,
@@ -30,6 +31,7 @@ OPERATIONS: dict[str, Operation] = {
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
+    **pipelines.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
