@@ -67,9 +67,8 @@ class ScriptedStages:
 
     @asynccontextmanager
     async def transcribe(self) -> AsyncIterator[Opened[TranscriptEvent]]:
-        async with self.counters["stt"].held():
-            async with aclosing(self._transcript()) as items:
-                yield self._opened("stt", items)
+        async with self.counters["stt"].held(), aclosing(self._transcript()) as items:
+            yield self._opened("stt", items)
 
     async def _transcript(self) -> AsyncGenerator[TranscriptEvent, None]:
         *partials, (wait, final) = self.stt
@@ -82,9 +81,8 @@ class ScriptedStages:
     @asynccontextmanager
     async def complete(self, transcript: str) -> AsyncIterator[Opened[str]]:
         self.prompts.append(transcript)
-        async with self.counters["llm"].held():
-            async with aclosing(self._tokens()) as items:
-                yield self._opened("llm", items)
+        async with self.counters["llm"].held(), aclosing(self._tokens()) as items:
+            yield self._opened("llm", items)
 
     async def _tokens(self) -> AsyncGenerator[str, None]:
         for delay, token in self.llm:
@@ -95,9 +93,8 @@ class ScriptedStages:
     async def speak(self, sentence: str) -> AsyncIterator[Opened[bytes]]:
         index = len(self.sentences)
         self.sentences.append(sentence)
-        async with self.counters["tts"].held():
-            async with aclosing(self._audio(index)) as items:
-                yield self._opened("tts", items)
+        async with self.counters["tts"].held(), aclosing(self._audio(index)) as items:
+            yield self._opened("tts", items)
 
     async def _audio(self, index: int) -> AsyncGenerator[bytes, None]:
         first = self.tts_first_s

@@ -110,7 +110,7 @@ async def test_audio_leaves_in_sentence_order_when_a_later_sentence_is_ready_fir
 async def test_syntheses_in_flight_are_bounded(autojump_clock: trio.abc.Clock) -> None:
     llm = [(0.01, f"Sentence number {i}. ") for i in range(10)]
     stages = ScriptedStages(stt=[(0.1, "go")], llm=llm, tts_first_s=1.0)
-    timed, trace = await run(stages)
+    _, trace = await run(stages)
 
     assert stages.counters["tts"].opened == 10
     assert stages.counters["tts"].most_live == flow.TTS_IN_FLIGHT
