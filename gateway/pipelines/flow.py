@@ -114,20 +114,25 @@ async def run_pipeline(
     speak: bool,
     finisher: Finisher | None = None,
     shape_transcript: Callable[[str], str] | None = None,
+    trace: Trace | None = None,
+    mark_sentences: bool = False,
 ) -> Trace:
     """Run one pipeline, sending its events into `events` (closed when done).
 
     Ends with a `done` event (`usage`, `latency`, and what `finisher` adds), or with a
     non-recoverable `error` event when a stage could not be served. `shape_transcript`
-    rewrites the final transcript before the model sees it. Cancellation cancels
+    rewrites the final transcript before the model sees it. `trace` (a fresh one by
+    default) is filled as the run goes, so a caller that cancels it still knows what was
+    done; `mark_sentences` adds an `audio.sentence` event after each sentence's audio (for
+    a voice session's history, never sent to a client). Cancellation cancels
     every stage and closes every upstream, and propagates.
     """
-    trace = Trace(started=trio.current_time())
+    trace = trace if trace is not None else Trace(started=trio.current_time())
     async with events:
         failure: ApiError | None = None
         try:
             await _recognise(stages, trace, events, shape_transcript or str.strip)
-            await answer(stages, trace, events, speak=speak)
+            await answer(stages, trace, events, speak=speak, mark_sentences=mark_sentences)
             extra = await finisher(trace) if finisher is not None else {}
         except* ApiError as group:
             failure = _first_error(group)
@@ -176,7 +181,12 @@ async def _recognise(
 
 
 async def answer(
-    stages: Stages, trace: Trace, events: trio.MemorySendChannel[Event], *, speak: bool
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    *,
+    speak: bool,
+    mark_sentences: bool = False,
 ) -> None:
     """The language model and, when `speak`, speech in parallel (the part of a pipeline
     a voice session reruns each turn). Cancellation stops both and closes their
@@ -187,7 +197,7 @@ async def answer(
             return
         send, receive = trio.open_memory_channel[str](SENTENCE_BUFFER)
         nursery.start_soon(_think, stages, trace, events, send)
-        nursery.start_soon(_voice, stages, trace, events, receive)
+        nursery.start_soon(_voice, stages, trace, events, receive, mark_sentences)
 
 
 async def _think(
@@ -220,6 +230,7 @@ async def _voice(
     trace: Trace,
     events: trio.MemorySendChannel[Event],
     sentences: trio.MemoryReceiveChannel[str],
+    mark_sentences: bool,
 ) -> None:
     """Start a synthesis per sentence (bounded) and merge their audio in sentence order.
 
@@ -228,7 +239,7 @@ async def _voice(
     """
     order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
     async with sentences, trio.open_nursery() as nursery:
-        nursery.start_soon(_merge, trace, events, order_receive)
+        nursery.start_soon(_merge, trace, events, order_receive, mark_sentences)
         async with order_send:
             async for sentence in sentences:
                 chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
@@ -261,6 +272,7 @@ async def _merge(
     trace: Trace,
     events: trio.MemorySendChannel[Event],
     order: trio.MemoryReceiveChannel[Voiced],
+    mark_sentences: bool,
 ) -> None:
     """Relay each sentence's audio in turn; a sentence counts as spoken once all of its
     audio was handed on (what a voice session keeps in its history after barge-in)."""
@@ -274,6 +286,8 @@ async def _merge(
                     await events.send({"type": "audio.chunk", "data": chunk})
             trace.spoken.append(sentence)
             trace.tts_done = trio.current_time()
+            if mark_sentences:
+                await events.send({"type": "audio.sentence", "text": sentence})
 
 
 async def _note_fallback(

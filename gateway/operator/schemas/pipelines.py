@@ -3,7 +3,18 @@ and the management API of custom pipeline templates."""
 
 from __future__ import annotations
 
-from gateway.operator.apidoc import BOOL, NUM, STR, STRS, Operation, Schema, arr, nullable, obj
+from gateway.operator.apidoc import (
+    BOOL,
+    NUM,
+    STR,
+    STRS,
+    Operation,
+    Schema,
+    arr,
+    nullable,
+    obj,
+    query,
+)
 
 TAG = "pipelines"
 TEMPLATES_TAG = "pipeline-templates"
@@ -225,4 +236,29 @@ TEMPLATE_OPERATIONS = {
     ),
 }
 
-OPERATIONS = {"pipelines.pipelines": PIPELINE, **TEMPLATE_OPERATIONS}
+SESSION = Operation(
+    "A live voice session: upgrade to a WebSocket (JSON events, PCM16 audio both ways)",
+    TAG,
+    None,
+    body_required=False,
+    query=(
+        query("template", STR, "a template id or name (default `voice-agent-fast`)"),
+        query("context", STR, "added to the template's system prompt"),
+    ),
+    errors=(400, 401, 404, 426),
+    description="A WebSocket handshake is answered 101 Switching Protocols (OpenAPI has no "
+    "way to say so; a plain GET is refused). Client events: `session.update`, "
+    "`input_audio_buffer.append` (base64 PCM16 "
+    "16 kHz mono), `input_audio_buffer.commit`, `input_audio_buffer.clear`, "
+    "`response.cancel`. Gateway events: `session.created`, `input_audio_buffer.speech_started`"
+    ", `speech_stopped`, `committed`, `transcription.partial`/`final`, `response.created`, "
+    "`response.text.delta`, `response.audio.delta` (PCM16 24 kHz), `response.done`, `error`. "
+    "A session that cannot start sends one `error` event and closes with 4000 + the HTTP "
+    "status (4401, 4404, 4429).",
+)
+
+OPERATIONS = {
+    "pipelines.pipelines": PIPELINE,
+    "pipelines.sessions": SESSION,
+    **TEMPLATE_OPERATIONS,
+}
