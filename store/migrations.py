@@ -528,6 +528,21 @@ CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (created_at)
     WHERE status = 'pending';
 """
 
+_V13_PIPELINE_TEMPLATES = """
+-- A workspace's custom pipeline templates (gateway.pipelines): stage settings kept as one
+-- JSON object (stt, llm, tts) beside the name, unique within a workspace.
+CREATE TABLE pipeline_templates (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    stages TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (workspace_id, name)
+);
+"""
+
 MIGRATIONS: tuple[tuple[int, str], ...] = (
     (1, _V1_INITIAL),
     (2, _V2_ROUTING_RULES),
@@ -541,6 +556,7 @@ MIGRATIONS: tuple[tuple[int, str], ...] = (
     (10, _V10_DATA_DOCUMENTS),
     (11, _V11_AGENTS),
     (12, _V12_ORGANIZATION_PLAN),
+    (13, _V13_PIPELINE_TEMPLATES),
 )
 """(version, SQL script) pairs, versions strictly increasing from 1."""
 

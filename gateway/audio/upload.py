@@ -83,8 +83,9 @@ def boundary_of(content_type: str | None) -> bytes:
 class _Collector:
     """python-multipart callbacks that fill an `Upload` as bytes arrive."""
 
-    def __init__(self, upload: Upload) -> None:
+    def __init__(self, upload: Upload, field: str = "file") -> None:
         self.upload = upload
+        self._field = field
         self._header_field = b""
         self._header_value = b""
         self._disposition = b""
@@ -123,9 +124,10 @@ class _Collector:
         self._name = options.get(b"name", b"").decode("utf-8", "replace")
         filename = options.get(b"filename")
         self._filename = filename.decode("utf-8", "replace") if filename is not None else None
-        if self._filename is not None and self._name == "file":
+        if self._filename is not None and self._name == self._field:
             if self.upload.file is not None:
-                self._fail(invalid_request("Send one 'file' per request.", param="file"))
+                field = self._field
+                self._fail(invalid_request(f"Send one '{field}' per request.", param=field))
             # Closed by `Upload.close`, which the request handler calls on every path.
             spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115
             self.upload.file = spool
@@ -134,7 +136,7 @@ class _Collector:
     def _part_data(self, data: bytes, start: int, end: int) -> None:
         if self.error is not None:
             return
-        if self._filename is not None and self._name == "file":
+        if self._filename is not None and self._name == self._field:
             self.upload.size += end - start
             if self.upload.size > MAX_AUDIO_BYTES:
                 self._fail(too_large())
@@ -160,14 +162,16 @@ class _Collector:
             self.error = error
 
 
-async def read_upload(chunks: AsyncIterable[bytes], content_type: str | None) -> Upload:
-    """Parse a multipart body as it arrives; raises 413 the moment the file is too large,
-    400 for a malformed body or a missing file, 415 for another content type. The caller
-    closes the returned upload. Cancellation leaves nothing behind but the spool, which
-    is closed here."""
+async def read_upload(
+    chunks: AsyncIterable[bytes], content_type: str | None, *, field: str = "file"
+) -> Upload:
+    """Parse a multipart body as it arrives; raises 413 the moment the file (the part
+    named `field`) is too large, 400 for a malformed body or a missing file, 415 for
+    another content type. The caller closes the returned upload. Cancellation leaves
+    nothing behind but the spool, which is closed here."""
     boundary = boundary_of(content_type)
     upload = Upload()
-    collector = _Collector(upload)
+    collector = _Collector(upload, field)
     parser = MultipartParser(boundary, collector.callbacks())
     try:
         async for chunk in chunks:
@@ -186,5 +190,5 @@ async def read_upload(chunks: AsyncIterable[bytes], content_type: str | None) ->
         raise
     if upload.file is None or upload.size == 0:
         upload.close()
-        raise invalid_request("'file' is required and must not be empty.", param="file")
+        raise invalid_request(f"'{field}' is required and must not be empty.", param=field)
     return upload

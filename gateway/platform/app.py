@@ -26,6 +26,7 @@ from gateway.api.models import models_blueprint
 from gateway.api.ocr import ocr_blueprint
 from gateway.api.openapi import openapi_blueprint
 from gateway.api.organization import organization_blueprint
+from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
@@ -59,7 +60,9 @@ def create_app(state: AppState) -> QuartTrio:
     """An app serving `state`; the caller owns the state's lifetime (`gateway.platform.server`)."""
     app = QuartTrio(__name__)
     app.request_class = upload_request_class(
-        file_upload_limits(LARGEST_UPLOAD) | {TRANSCRIPTIONS_PATH: TRANSCRIPTION_UPLOAD_LIMIT}
+        file_upload_limits(LARGEST_UPLOAD)
+        | {TRANSCRIPTIONS_PATH: TRANSCRIPTION_UPLOAD_LIMIT}
+        | {PIPELINES_PATH: PIPELINE_BODY_LIMIT}  # pipelines: audio in a form or as base64
     )
     app.config["RESPONSE_TIMEOUT"] = None  # streams may run for minutes; deadlines are ours
     app.config["BODY_TIMEOUT"] = state.settings.body_timeout_s
@@ -90,6 +93,7 @@ def create_app(state: AppState) -> QuartTrio:
         # Agents (issue 18): their management routes and their MCP server.
         agents_blueprint(state),
         mcp_blueprint(state),
+        pipelines_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -61,6 +61,12 @@ def reply_tokens(prompt: str, count: int) -> list[str]:
     return tokens
 
 
+def scripted_tokens(text: str, count: int) -> list[str]:
+    """A scripted reply as tokens (a word each, leading space kept), at most `count` of
+    them, as a model that stops at `max_tokens` would."""
+    return re.findall(r"\s*\S+", text)[: max(0, count)]
+
+
 def count_tokens(text: str) -> int:
     """A rough token count (~4 characters a token, at least 1), as used for usage."""
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))

@@ -70,7 +70,22 @@ def control_routes(server: SimServer) -> list[Route]:
         server.transcripts.clear()
         return SimResponse.of_json({"cleared": cleared})
 
+    async def script_replies(request: SimRequest, _: SimContext) -> SimResponse:
+        try:
+            texts = _texts(_json_body(request))
+        except FaultError as exc:
+            return _bad_request(str(exc))
+        server.replies.extend(texts)
+        return SimResponse.of_json({"queued": len(server.replies)}, status=201)
+
+    async def clear_replies(_: SimRequest, __: SimContext) -> SimResponse:
+        cleared = len(server.replies)
+        server.replies.clear()
+        return SimResponse.of_json({"cleared": cleared})
+
     return [
+        Route("POST", "/replies", script_replies),
+        Route("DELETE", "/replies", clear_replies),
         Route("POST", "/transcripts", script_transcripts),
         Route("DELETE", "/transcripts", clear_transcripts),
         Route("POST", "/faults", add_fault),

@@ -96,8 +96,12 @@ class SimContext:
     names the methods vendor modules rely on.
     """
 
-    def reply_tokens(self, prompt: str, max_tokens: int | None) -> list[str]:
-        """The deterministic answer to `prompt`, as a list of token strings."""
+    def reply_tokens(
+        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """The deterministic answer to `prompt`, as a list of token strings: a scripted
+        reply when one is queued, else JSON satisfying `schema` when one is given (a
+        structured output), else prose."""
         raise NotImplementedError
 
     def fault(self, model: str, vendor: str) -> Fault | None:

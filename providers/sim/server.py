@@ -177,6 +177,8 @@ class SimServer(SimContext):
         # Scripted transcription texts, used in order by the next transcriptions (bounded:
         # a script is a test's or a benchmark's, never an unbounded queue).
         self.transcripts: collections.deque[str] = collections.deque(maxlen=MAX_SCRIPTED)
+        # Scripted chat replies, the same way: the next chat answers of any vendor say them.
+        self.replies: collections.deque[str] = collections.deque(maxlen=MAX_SCRIPTED)
         self._writer = ResponseWriter()
         self._audio = SimAudio()
         self._router = _Router.build({**VENDOR_ROUTES, CONTROL_PREFIX: control_routes(self)})
@@ -193,8 +195,14 @@ class SimServer(SimContext):
 
     # --- SimContext ----------------------------------------------------------------
 
-    def reply_tokens(self, prompt: str, max_tokens: int | None) -> list[str]:
+    def reply_tokens(
+        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
+    ) -> list[str]:
         count = max_tokens if max_tokens is not None else self.config.default_max_tokens
+        if self.replies:
+            return content.scripted_tokens(self.replies.popleft(), count)
+        if schema is not None:
+            return content.scripted_tokens(json.dumps(content.arguments_for(schema, prompt)), count)
         return content.reply_tokens(prompt, count)
 
     def fault(self, model: str, vendor: str) -> Fault | None:
@@ -410,8 +418,10 @@ class _OneRequestFault(SimContext):
         self._server = server
         self._fault = fault
 
-    def reply_tokens(self, prompt: str, max_tokens: int | None) -> list[str]:
-        return self._server.reply_tokens(prompt, max_tokens)
+    def reply_tokens(
+        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        return self._server.reply_tokens(prompt, max_tokens, schema)
 
     def fault(self, model: str, vendor: str) -> Fault | None:
         return self._fault if self._server.faults.fires_once(self._fault) else None

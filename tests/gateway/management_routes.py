@@ -59,6 +59,13 @@ ROUTES: tuple[Route, ...] = (
     ("PATCH", f"{M}/voice-mappings/{{id}}", "configure_providers", {}),
     ("PUT", f"{M}/voice-mappings/{{id}}", "configure_providers", {}),
     ("DELETE", f"{M}/voice-mappings/{{id}}", "configure_providers", None),
+    # pipeline templates (workspace configuration, as voice mappings)
+    ("GET", f"{M}/pipeline-templates", "view_configuration", None),
+    ("POST", f"{M}/pipeline-templates", "configure_providers", {}),
+    ("GET", f"{M}/pipeline-templates/{{id}}", "view_configuration", None),
+    ("PATCH", f"{M}/pipeline-templates/{{id}}", "configure_providers", {}),
+    ("PUT", f"{M}/pipeline-templates/{{id}}", "configure_providers", {}),
+    ("DELETE", f"{M}/pipeline-templates/{{id}}", "configure_providers", None),
     ("GET", f"{M}/incidents", "view_configuration", None),
     ("POST", f"{M}/incidents", "configure_providers", {}),
     ("GET", f"{M}/incidents/{{id}}", "view_configuration", None),

@@ -41,7 +41,20 @@ async def foreign_ids(http: httpx.AsyncClient, world: World) -> dict[str, str]:
         ),
         201,
     )
+    template = await ok(
+        await http.post(
+            "/v1/management/pipeline-templates",
+            json={
+                "name": "victim",
+                "stt": {"model": "whisper-1"},
+                "llm": {"model": "gpt-4o-mini"},
+                "tts": {"model": "tts-1", "voice": "calm"},
+            },
+        ),
+        201,
+    )
     return {
+        "pipeline-templates": template["id"],
         "api-keys": key["id"],
         "routing-rules": rule["id"],
         "providers": "openai",

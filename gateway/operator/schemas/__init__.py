@@ -16,6 +16,7 @@ from gateway.operator.schemas import (
     management,
     models,
     organization,
+    pipelines,
     platform,
     retrieval,
     status,
@@ -36,6 +37,7 @@ OPERATIONS: dict[str, Operation] = {
     **sustainability.OPERATIONS,
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
+    **pipelines.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

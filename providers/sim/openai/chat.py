@@ -45,6 +45,7 @@ class ChatArgs:
     include_usage: bool
     tools: Sequence[Mapping[str, Any]]
     tool_choice: str | Mapping[str, Any] | None
+    schema: Mapping[str, Any] | None = None  # `response_format` `json_schema`'s schema
 
 
 @attrs.frozen(slots=True)
@@ -91,7 +92,16 @@ def chat_args(body: Mapping[str, Any]) -> ChatArgs:
         include_usage=bool(options.get("include_usage")) if isinstance(options, dict) else False,
         tools=_tools(body.get("tools")),
         tool_choice=body.get("tool_choice"),
+        schema=_json_schema(body.get("response_format")),
     )
+
+
+def _json_schema(value: Any) -> Mapping[str, Any] | None:
+    """The schema of a `{"type": "json_schema", "json_schema": {"schema": ...}}` format."""
+    if not isinstance(value, dict) or value.get("type") != "json_schema":
+        return None
+    schema = (value.get("json_schema") or {}).get("schema")
+    return schema if isinstance(schema, dict) else None
 
 
 def _max_tokens(body: Mapping[str, Any]) -> int | None:
@@ -166,7 +176,7 @@ def plan_chat(args: ChatArgs, ctx: SimContext) -> ChatPlan:
             code="context_length_exceeded",
         )
     tool_call = _tool_call(args, prompt)
-    tokens = [] if tool_call else ctx.reply_tokens(prompt, args.max_tokens)
+    tokens = [] if tool_call else ctx.reply_tokens(prompt, args.max_tokens, args.schema)
     finish = "tool_calls" if tool_call else "length" if args.max_tokens is not None else "stop"
     return ChatPlan(
         id="chatcmpl-" + os.urandom(12).hex(),

@@ -1,0 +1,267 @@
+"""`python -m bench.voice [--pipelines 50] [--chart PATH]`: the voice pipeline's figures.
+
+1. Time to first audio against the critical path of its stages: 50 pipelines at once,
+   each with scripted stages on the real clock (recognition final after `STT_S`, the
+   model's first sentence `FIRST_SENTENCE_S` after that, synthesis's first bytes
+   `TTS_FIRST_S` after the sentence). The critical path is their sum; what the pipeline
+   adds is the measured time to first audio minus it (target: 20 ms at p50, 50 ms at p99).
+2. The sequential baseline of the same stages: recognise, wait for the whole answer,
+   synthesise it, so the first audio comes after the whole model answer.
+3. Barge-in: a voice session answering, user speech arrives, and the time until the
+   answer's scope has ended with every stage closed.
+
+The stages are scripted in process (the pipeline's own orchestration is what is
+measured, not the vendors' latency or HTTP); `tests/gateway/pipelines/test_flow.py`
+proves the same at exact virtual times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import statistics
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from gateway.pipelines.flow import EVENT_BUFFER, Event, Opened, run_pipeline
+from gateway.pipelines.session import Session
+from gateway.pipelines.vad import FRAME_BYTES
+from providers.audio_types import (
+    AudioClip,
+    TranscriptDone,
+    TranscriptEvent,
+    TranscriptionResult,
+)
+
+STT_S = 0.200
+FIRST_SENTENCE_S = 0.150  # model: the first sentence's last word arrives this long after
+TOKEN_S = 0.010  # between words
+TTS_FIRST_S = 0.120
+SENTENCES = ("Sure, I can help with that.", "Your table is booked for seven.", "Anything else?")
+CRITICAL_S = STT_S + FIRST_SENTENCE_S + TTS_FIRST_S
+
+
+class BenchStages:
+    """Scripted stages on the real clock; they note when they handed each item over, so
+    the pipeline's own hand-offs can be told apart from the stages' (and the loaded
+    machine's sleep overshoot)."""
+
+    def __init__(self) -> None:
+        self.marks: dict[str, float] = {}
+
+    def _mark(self, name: str) -> None:
+        self.marks.setdefault(name, trio.current_time())
+
+    @asynccontextmanager
+    async def transcribe(self) -> AsyncIterator[Opened[TranscriptEvent]]:
+        async with aclosing(self._final()) as items:
+            yield Opened(items, "bench")
+
+    async def _final(self) -> AsyncGenerator[TranscriptEvent, None]:
+        await trio.sleep(STT_S)
+        self._mark("stt_final")
+        yield TranscriptDone(TranscriptionResult("Book a table.", "en", 1.0))
+
+    @asynccontextmanager
+    async def complete(self, transcript: str) -> AsyncIterator[Opened[str]]:
+        self._mark("llm_started")
+        async with aclosing(self._tokens()) as items:
+            yield Opened(items, "bench")
+
+    async def _tokens(self) -> AsyncGenerator[str, None]:
+        words = [w + " " for sentence in SENTENCES for w in sentence.split(" ")]
+        first = len(SENTENCES[0].split(" "))
+        await trio.sleep(FIRST_SENTENCE_S - TOKEN_S * (first - 1))
+        for index, word in enumerate(words):
+            if index:
+                await trio.sleep(TOKEN_S)
+            if index == first - 1:
+                self._mark("first_sentence")
+            yield word
+
+    @asynccontextmanager
+    async def speak(self, sentence: str) -> AsyncIterator[Opened[bytes]]:
+        self._mark("tts_started")
+        async with aclosing(self._audio()) as items:
+            yield Opened(items, "bench")
+
+    async def _audio(self) -> AsyncGenerator[bytes, None]:
+        await trio.sleep(TTS_FIRST_S)
+        self._mark("tts_first")
+        for _ in range(4):
+            yield bytes(4800)
+            await trio.sleep(0.02)
+
+    def usage(self) -> Mapping[str, Any]:
+        return {}
+
+
+async def first_audio(sequential: bool) -> tuple[float, float]:
+    """Seconds from the start until the first audio of one pipeline, and how much of it
+    the pipeline's own hand-offs took (STT final -> model, sentence -> synthesis, first
+    bytes -> event)."""
+    started = trio.current_time()
+    stages = BenchStages()
+    if sequential:
+        return await _sequential(stages, started), 0.0
+    send, receive = trio.open_memory_channel[Event](EVENT_BUFFER)
+    first: float | None = None
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(lambda: run_pipeline(stages, send, speak=True))
+        async with receive:
+            async for event in receive:
+                if event["type"] == "audio.chunk" and first is None:
+                    first = trio.current_time()
+    assert first is not None
+    m = stages.marks
+    handoffs = (
+        (m["llm_started"] - m["stt_final"])
+        + (m["tts_started"] - m["first_sentence"])
+        + (first - m["tts_first"])
+    )
+    return first - started, handoffs
+
+
+async def _sequential(stages: BenchStages, started: float) -> float:
+    async with stages.transcribe() as stt:
+        async for _ in stt.items:
+            break
+    async with stages.complete("") as llm:
+        answer = "".join([token async for token in llm.items])
+    async with stages.speak(answer) as tts:
+        async for _ in tts.items:
+            return trio.current_time() - started
+    raise AssertionError("no audio")
+
+
+async def concurrent(count: int, sequential: bool) -> list[tuple[float, float]]:
+    results: list[tuple[float, float]] = []
+
+    async def one() -> None:
+        results.append(await first_audio(sequential))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(count):
+            nursery.start_soon(one)
+    return results
+
+
+class _Socket:
+    def __init__(self) -> None:
+        self.send_in, self._in = trio.open_memory_channel[str](64)
+        self.audio = trio.Event()
+        self.cancelled = trio.Event()
+
+    async def receive(self) -> str:
+        return await self._in.receive()
+
+    async def send(self, data: str) -> None:
+        if '"response.audio.delta"' in data:
+            self.audio.set()
+        if '"cancelled"' in data:
+            self.cancelled.set()
+
+
+async def barge_in_latency() -> float:
+    """Seconds from user speech arriving during an answer to the answer fully cancelled."""
+
+    @asynccontextmanager
+    async def turn(clip: AudioClip, history: Sequence[Mapping[str, str]]) -> AsyncIterator[Any]:
+        yield BenchStages()
+
+    socket = _Socket()
+    session = Session(socket, turn, classifier=lambda frame: frame != bytes(len(frame)))
+    speech = base64.b64encode(b"\x10\x00" * (FRAME_BYTES // 2) * 5).decode()
+    silence = base64.b64encode(bytes(FRAME_BYTES * 30)).decode()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(session.run)
+        for audio in (speech, silence):
+            await socket.send_in.send(
+                json.dumps({"type": "input_audio_buffer.append", "audio": audio})
+            )
+        await socket.audio.wait()
+        await socket.send_in.send(
+            json.dumps({"type": "input_audio_buffer.append", "audio": speech})
+        )
+        with trio.fail_after(5):
+            await socket.cancelled.wait()
+        nursery.cancel_scope.cancel()
+    return session.cancel_latencies[0]
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+async def main(count: int, chart: Path | None) -> dict[str, Any]:
+    runs = await concurrent(count, sequential=False)
+    overlapped = [t for t, _ in runs]
+    baseline = [t for t, _ in await concurrent(count, sequential=True)]
+    barge = [await barge_in_latency() for _ in range(20)]
+    added = [(t - CRITICAL_S) * 1000 for t in overlapped]
+    handoffs = [h * 1000 for _, h in runs]
+    figures = {
+        "pipelines": count,
+        "critical_path_ms": round(CRITICAL_S * 1000, 1),
+        "first_audio_ms": {
+            "p50": round(percentile(overlapped, 0.5) * 1000, 1),
+            "p99": round(percentile(overlapped, 0.99) * 1000, 1),
+        },
+        "handoffs_ms": {
+            "p50": round(percentile(handoffs, 0.5), 2),
+            "p99": round(percentile(handoffs, 0.99), 2),
+        },
+        "added_ms": {
+            "p50": round(percentile(added, 0.5), 1),
+            "p99": round(percentile(added, 0.99), 1),
+        },
+        "sequential_first_audio_ms": {
+            "p50": round(percentile(baseline, 0.5) * 1000, 1),
+            "p99": round(percentile(baseline, 0.99) * 1000, 1),
+        },
+        "barge_in_cancel_ms": {
+            "p50": round(statistics.median(barge) * 1000, 2),
+            "max": round(max(barge) * 1000, 2),
+        },
+    }
+    if chart is not None:
+        _chart(overlapped, baseline, chart)
+    return figures
+
+
+def _chart(overlapped: list[float], baseline: list[float], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    ax.hist([t * 1000 for t in overlapped], bins=30, label="overlapped pipeline")
+    ax.hist([t * 1000 for t in baseline], bins=30, label="sequential stages")
+    ax.axvline(CRITICAL_S * 1000, color="black", linestyle="--", label="critical path")
+    ax.set_xlabel("time to first audio (ms)")
+    ax.set_ylabel("pipelines")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def cli() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pipelines", type=int, default=50)
+    parser.add_argument("--chart", type=Path, default=None)
+    args = parser.parse_args()
+    figures = trio.run(main, args.pipelines, args.chart)
+    json.dump(figures, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    cli()

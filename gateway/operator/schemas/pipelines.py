@@ -1,0 +1,264 @@
+"""Voice pipelines: `POST /v1/audio/pipelines` (multipart or JSON; whole or NDJSON events)
+and the management API of custom pipeline templates."""
+
+from __future__ import annotations
+
+from gateway.operator.apidoc import (
+    BOOL,
+    NUM,
+    STR,
+    STRS,
+    Operation,
+    Schema,
+    arr,
+    nullable,
+    obj,
+    query,
+)
+
+TAG = "pipelines"
+TEMPLATES_TAG = "pipeline-templates"
+PIPELINE_ERRORS = (400, 401, 403, 404, 408, 413, 415, 429, 502, 503, 504)
+TEMPLATE_ERRORS = (400, 401, 403, 404, 408, 413, 422, 429)
+INT: Schema = {"type": "integer"}
+SPEED: Schema = {"type": "number", "minimum": 0.25, "maximum": 4.0}
+
+OVERRIDES = obj(
+    llm=obj(model=STR, max_tokens={"type": "integer", "minimum": 1, "maximum": 4096}),
+    tts=obj(voice=STR, speed=SPEED),
+)
+PIPELINE_JSON = obj(
+    ("audio", "template"),
+    audio={"type": "string", "description": "the audio as base64 (25 MB decoded at most)"},
+    template={
+        "type": "string",
+        "description": "a built-in template id, or a custom one's id or name",
+    },
+    context={"type": "string", "maxLength": 8000},
+    stream=BOOL,
+    overrides=OVERRIDES,
+)
+PIPELINE_FORM = obj(
+    ("audio", "template"),
+    audio={"type": "string", "format": "binary"},
+    template=STR,
+    context=STR,
+    stream={"enum": ["true", "false"]},
+    overrides={"type": "string", "description": "a JSON object as text"},
+)
+USAGE = obj(
+    ("stt_seconds", "llm_tokens", "tts_characters"),
+    stt_seconds=NUM,
+    llm_tokens=obj(("prompt", "completion"), prompt=INT, completion=INT),
+    tts_characters=INT,
+)
+LATENCY = obj(
+    ("stt_ms", "llm_ms", "tts_ms", "total_ms"),
+    stt_ms=INT,
+    llm_ms=INT,
+    tts_ms=INT,
+    total_ms=INT,
+    first_audio_ms=INT,
+)
+PROVIDERS = obj(("stt", "llm", "tts"), stt=nullable(STR), llm=nullable(STR), tts=nullable(STR))
+NOTE = obj(
+    (
+        "chief_complaint",
+        "duration",
+        "symptoms",
+        "medications_mentioned",
+        "allergies_mentioned",
+        "vital_signs",
+    ),
+    chief_complaint=nullable(STR),
+    duration=nullable(STR),
+    symptoms=STRS,
+    medications_mentioned=STRS,
+    allergies_mentioned=STRS,
+    vital_signs=nullable({"type": "object"}),
+)
+RESULT = {
+    "anyOf": [
+        obj(
+            ("id", "transcription", "response", "audio", "audio_format", "usage", "latency"),
+            id=STR,
+            object={"const": "audio.pipeline"},
+            template=STR,
+            transcription=STR,
+            response=STR,
+            audio=nullable(STR),
+            audio_format=nullable(STR),
+            usage=USAGE,
+            latency=LATENCY,
+            providers=PROVIDERS,
+        ),
+        obj(
+            ("id", "transcription", "structured_note", "pii_detected", "audit_id", "compliance"),
+            id=STR,
+            object={"const": "audio.pipeline"},
+            template=STR,
+            transcription=STR,
+            structured_note=NOTE,
+            pii_detected=arr(
+                obj(("type", "value", "confidence"), type=STR, value=STR, confidence=NUM)
+            ),
+            audit_id=nullable(STR),
+            compliance=obj(("hipaa", "audit_logged"), hipaa=BOOL, audit_logged=BOOL),
+            usage=USAGE,
+            latency=LATENCY,
+            providers=PROVIDERS,
+        ),
+    ]
+}
+EVENT = obj(
+    ("type",),
+    type={
+        "enum": [
+            "transcription.partial",
+            "transcription.final",
+            "llm.token",
+            "llm.done",
+            "audio.chunk",
+            "done",
+            "error",
+        ]
+    },
+    text=STR,
+    token=STR,
+    data={"type": "string", "description": "base64 PCM16, 24 kHz, mono"},
+    usage=USAGE,
+    latency=LATENCY,
+    message=STR,
+    recoverable=BOOL,
+)
+
+PIPELINE = Operation(
+    "Run a voice pipeline: speech in, the language model, speech out",
+    TAG,
+    RESULT,
+    request=PIPELINE_JSON,
+    errors=PIPELINE_ERRORS,
+    alternatives=(
+        (
+            "application/x-ndjson",
+            {
+                "type": "string",
+                "description": "With `stream`: one JSON event per line",
+                "x-event-schema": EVENT,
+            },
+        ),
+    ),
+    description="multipart/form-data with an `audio` file is accepted too (fields as in the "
+    "JSON body, `overrides` as JSON text). Streamed `audio.chunk` data is PCM16 at 24 kHz.",
+)
+
+STAGES: dict[str, Schema] = dict(
+    stt=obj(("model",), model=STR, language=STR),
+    llm=obj(
+        ("model",),
+        model=STR,
+        system_prompt={"type": "string", "maxLength": 8000},
+        max_tokens={"type": "integer", "minimum": 1, "maximum": 4096},
+        temperature={"type": "number", "minimum": 0, "maximum": 2},
+    ),
+    tts=nullable(
+        obj(
+            ("model", "voice"),
+            model=STR,
+            voice=STR,
+            speed=SPEED,
+            format={"enum": ["mp3", "opus", "aac", "flac", "wav", "pcm"]},
+        )
+    ),
+)
+TEMPLATE_NAME: Schema = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 64,
+    "pattern": "^[A-Za-z0-9][A-Za-z0-9 ._-]*$",
+}
+TEMPLATE = obj(
+    ("id", "object", "name", "kind", "builtin", "stt", "llm", "tts"),
+    id=STR,
+    object={"const": "pipeline_template"},
+    name=STR,
+    kind={"enum": ["agent", "scribe", "legal"]},
+    description=STR,
+    builtin=BOOL,
+    created_at=nullable({"type": "string", "format": "date-time"}),
+    updated_at={"type": "string", "format": "date-time"},
+    **STAGES,
+)
+
+TEMPLATE_OPERATIONS = {
+    "pipelines.create_template": Operation(
+        "Create a custom pipeline template",
+        TEMPLATES_TAG,
+        TEMPLATE,
+        status=201,
+        request=obj(("name", "stt", "llm", "tts"), name=TEMPLATE_NAME, description=STR, **STAGES),
+        errors=(*TEMPLATE_ERRORS, 409),
+    ),
+    "pipelines.list_templates": Operation(
+        "The built-in templates and the workspace's own",
+        TEMPLATES_TAG,
+        obj(
+            ("object", "data", "templates"),
+            object={"const": "list"},
+            data=arr(TEMPLATE),
+            templates=arr(TEMPLATE),
+        ),
+        errors=TEMPLATE_ERRORS,
+    ),
+    "pipelines.get_template": Operation(
+        "One pipeline template (built-in or custom)",
+        TEMPLATES_TAG,
+        TEMPLATE,
+        errors=TEMPLATE_ERRORS,
+    ),
+    "pipelines.update_template": Operation(
+        "Change a custom template (PATCH: the fields given; PUT: every field)",
+        TEMPLATES_TAG,
+        TEMPLATE,
+        request=obj((), name=TEMPLATE_NAME, description=STR, **STAGES),
+        errors=(*TEMPLATE_ERRORS, 409),
+    ),
+    "pipelines.delete_template": Operation(
+        "Delete a custom template",
+        TEMPLATES_TAG,
+        obj(
+            ("id", "object", "deleted"),
+            id=STR,
+            object={"const": "pipeline_template"},
+            deleted={"const": True},
+        ),
+        errors=TEMPLATE_ERRORS,
+    ),
+}
+
+SESSION = Operation(
+    "A live voice session: upgrade to a WebSocket (JSON events, PCM16 audio both ways)",
+    TAG,
+    None,
+    body_required=False,
+    query=(
+        query("template", STR, "a template id or name (default `voice-agent-fast`)"),
+        query("context", STR, "added to the template's system prompt"),
+    ),
+    errors=(400, 401, 404, 426),
+    description="A WebSocket handshake is answered 101 Switching Protocols (OpenAPI has no "
+    "way to say so; a plain GET is refused). Client events: `session.update`, "
+    "`input_audio_buffer.append` (base64 PCM16 "
+    "16 kHz mono), `input_audio_buffer.commit`, `input_audio_buffer.clear`, "
+    "`response.cancel`. Gateway events: `session.created`, `input_audio_buffer.speech_started`"
+    ", `speech_stopped`, `committed`, `transcription.partial`/`final`, `response.created`, "
+    "`response.text.delta`, `response.audio.delta` (PCM16 24 kHz), `response.done`, `error`. "
+    "A session that cannot start sends one `error` event and closes with 4000 + the HTTP "
+    "status (4401, 4404, 4429).",
+)
+
+OPERATIONS = {
+    "pipelines.pipelines": PIPELINE,
+    "pipelines.sessions": SESSION,
+    **TEMPLATE_OPERATIONS,
+}

@@ -1,0 +1,301 @@
+"""The overlapped pipeline: recognition, then the language model and speech side by side.
+
+One nursery per answer; stages connected by bounded memory channels:
+
+    STT partials and final -> LLM tokens -> sentence splitter -> TTS per sentence
+    (started as soon as a sentence is complete, at most `TTS_IN_FLIGHT` at once) ->
+    ordered merge -> events
+
+so the first `audio.chunk` leaves when the first sentence's first bytes arrive, whatever
+the rest of the answer is doing, and audio always leaves in sentence order even when a
+later sentence's synthesis finishes first. Every event goes into one bounded channel
+that the caller drains (the NDJSON writer, the whole-answer collector, the voice
+session); a slow reader applies backpressure up the chain.
+
+The stages are a `Stages` object (the engine-backed one is `gateway.pipelines.stages`;
+tests script their own), each an async context manager that opens one upstream and
+closes it when left: cancelling the nursery (the client left, barge-in) closes every
+upstream at once. A stage whose chain cannot serve raises `ApiError`: the flow sends an
+`error` event (`recoverable: false`) and ends; a stage served by a fallback after its
+first choice failed is reported as a recoverable `error` event, and goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Generic, Protocol, TypeVar
+
+import attrs
+import trio
+
+from gateway.platform.errors import ApiError
+from providers.audio_types import TranscriptDelta, TranscriptDone, TranscriptEvent
+from streams.sentences import SentenceSplitter
+
+T = TypeVar("T")
+Voiced = tuple[str, trio.MemoryReceiveChannel[bytes]]  # a sentence and its audio, in order
+Event = dict[str, Any]  # `type` and its data; `audio.chunk` data is raw bytes until rendered
+
+TTS_IN_FLIGHT = 3  # sentences being synthesised at once, the one being played included
+SENTENCE_BUFFER = 8  # complete sentences waiting for a synthesis slot
+CHUNK_BUFFER = 16  # audio pieces of one sentence waiting for their turn
+EVENT_BUFFER = 32  # events waiting for the reader
+
+
+@attrs.frozen
+class Opened(Generic[T]):
+    """An open stage: its items, who serves it, and the provider that failed before it
+    (None when the first choice served)."""
+
+    items: AsyncIterator[T]
+    provider: str
+    fell_back_from: str | None = None
+
+
+class Stages(Protocol):
+    """What a pipeline calls; each method opens one upstream for the block."""
+
+    def transcribe(self) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]: ...
+
+    def complete(self, transcript: str) -> AbstractAsyncContextManager[Opened[str]]: ...
+
+    def speak(self, sentence: str) -> AbstractAsyncContextManager[Opened[bytes]]: ...
+
+    def usage(self) -> Mapping[str, Any]: ...
+
+
+Finisher = Callable[["Trace"], Awaitable[Mapping[str, Any]]]
+
+
+@attrs.define
+class Trace:
+    """What one run produced and when (trio time), for the result and the `done` event."""
+
+    started: float
+    transcript: str = ""
+    response: str = ""
+    spoken: list[str] = attrs.field(factory=list)  # sentences whose audio was all sent
+    audio: list[bytes] = attrs.field(factory=list)
+    providers: dict[str, str | None] = attrs.field(factory=dict)
+    stt_done: float | None = None
+    llm_done: float | None = None
+    tts_started: float | None = None
+    first_audio: float | None = None
+    tts_done: float | None = None
+    finished: float | None = None
+    error: ApiError | None = None
+
+    def latency(self) -> dict[str, int]:
+        """The spec's `stt_ms`, `llm_ms`, `tts_ms`, `total_ms`, and the time to first audio
+        (what a voice agent is judged by)."""
+        end = self.finished if self.finished is not None else trio.current_time()
+        stt_done = self.stt_done if self.stt_done is not None else end
+        tts_from = self.tts_started if self.tts_started is not None else end
+        figures = {
+            "stt_ms": _ms(stt_done - self.started),
+            "llm_ms": _ms((self.llm_done or end) - stt_done) if self.stt_done else 0,
+            "tts_ms": _ms((self.tts_done or end) - tts_from) if self.tts_started else 0,
+            "total_ms": _ms(end - self.started),
+        }
+        if self.first_audio is not None:
+            figures["first_audio_ms"] = _ms(self.first_audio - self.started)
+        return figures
+
+
+def _ms(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+async def run_pipeline(
+    stages: Stages,
+    events: trio.MemorySendChannel[Event],
+    *,
+    speak: bool,
+    finisher: Finisher | None = None,
+    shape_transcript: Callable[[str], str] | None = None,
+    trace: Trace | None = None,
+    mark_sentences: bool = False,
+) -> Trace:
+    """Run one pipeline, sending its events into `events` (closed when done).
+
+    Ends with a `done` event (`usage`, `latency`, and what `finisher` adds), or with a
+    non-recoverable `error` event when a stage could not be served. `shape_transcript`
+    rewrites the final transcript before the model sees it. `trace` (a fresh one by
+    default) is filled as the run goes, so a caller that cancels it still knows what was
+    done; `mark_sentences` adds an `audio.sentence` event after each sentence's audio (for
+    a voice session's history, never sent to a client). Cancellation cancels
+    every stage and closes every upstream, and propagates.
+    """
+    trace = trace if trace is not None else Trace(started=trio.current_time())
+    async with events:
+        failure: ApiError | None = None
+        try:
+            await _recognise(stages, trace, events, shape_transcript or str.strip)
+            await answer(stages, trace, events, speak=speak, mark_sentences=mark_sentences)
+            extra = await finisher(trace) if finisher is not None else {}
+        except* ApiError as group:
+            failure = _first_error(group)
+        trace.finished = trio.current_time()
+        if failure is not None:
+            trace.error = failure
+            await events.send({"type": "error", "message": failure.message, "recoverable": False})
+            return trace
+        done = {"type": "done", "usage": dict(stages.usage()), "latency": trace.latency()}
+        await events.send(done | dict(extra))
+    return trace
+
+
+def _first_error(group: BaseExceptionGroup[ApiError]) -> ApiError:
+    leaves: list[ApiError] = []
+
+    def walk(error: BaseException) -> None:
+        if isinstance(error, BaseExceptionGroup):
+            for inner in error.exceptions:
+                walk(inner)
+        elif isinstance(error, ApiError):
+            leaves.append(error)
+
+    walk(group)
+    return leaves[0]
+
+
+async def _recognise(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    shape: Callable[[str], str],
+) -> None:
+    async with stages.transcribe() as opened:
+        trace.providers["stt"] = opened.provider
+        await _note_fallback(opened, "stt", events)
+        async for event in opened.items:
+            if isinstance(event, TranscriptDelta):
+                await events.send({"type": "transcription.partial", "text": event.text})
+            elif isinstance(event, TranscriptDone):
+                trace.transcript = shape(event.result.text.strip())
+                trace.stt_done = trio.current_time()
+                await events.send({"type": "transcription.final", "text": trace.transcript})
+                return
+    raise ApiError(502, "provider_error", "The recognition ended without a transcript.")
+
+
+async def answer(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    *,
+    speak: bool,
+    mark_sentences: bool = False,
+) -> None:
+    """The language model and, when `speak`, speech in parallel (the part of a pipeline
+    a voice session reruns each turn). Cancellation stops both and closes their
+    upstreams."""
+    async with trio.open_nursery() as nursery:
+        if not speak:
+            await _think(stages, trace, events, None)
+            return
+        send, receive = trio.open_memory_channel[str](SENTENCE_BUFFER)
+        nursery.start_soon(_think, stages, trace, events, send)
+        nursery.start_soon(_voice, stages, trace, events, receive, mark_sentences)
+
+
+async def _think(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentences: trio.MemorySendChannel[str] | None,
+) -> None:
+    """Relay the model's tokens and hand each complete sentence to speech at once."""
+    splitter = SentenceSplitter()
+    async with stages.complete(trace.transcript) as opened:
+        trace.providers["llm"] = opened.provider
+        await _note_fallback(opened, "llm", events)
+        async for token in opened.items:
+            trace.response += token
+            await events.send({"type": "llm.token", "token": token})
+            if sentences is not None:
+                for sentence in splitter.feed(token):
+                    await sentences.send(sentence)
+    trace.llm_done = trio.current_time()
+    if sentences is not None:
+        async with sentences:  # closing it tells speech there is no more to say
+            for sentence in splitter.flush():
+                await sentences.send(sentence)
+    await events.send({"type": "llm.done", "text": trace.response})
+
+
+async def _voice(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentences: trio.MemoryReceiveChannel[str],
+    mark_sentences: bool,
+) -> None:
+    """Start a synthesis per sentence (bounded) and merge their audio in sentence order.
+
+    The order channel holds each sentence's audio channel in sentence order; its buffer
+    is the bound on syntheses in flight besides the one being merged.
+    """
+    order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
+    async with sentences, trio.open_nursery() as nursery:
+        nursery.start_soon(_merge, trace, events, order_receive, mark_sentences)
+        async with order_send:
+            async for sentence in sentences:
+                chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
+                await order_send.send(
+                    (sentence, chunks_receive)
+                )  # waits while too many are in flight
+                if trace.tts_started is None:
+                    trace.tts_started = trio.current_time()
+                nursery.start_soon(_speak, stages, trace, events, sentence, chunks_send)
+
+
+async def _speak(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentence: str,
+    chunks: trio.MemorySendChannel[bytes],
+) -> None:
+    async with chunks, stages.speak(sentence) as opened:
+        trace.providers.setdefault("tts", opened.provider)
+        await _note_fallback(opened, "tts", events)
+        async for chunk in opened.items:
+            if chunk:
+                await chunks.send(chunk)
+    # The sentence is recorded as spoken by the merge, once its audio has all been sent.
+    _ = sentence
+
+
+async def _merge(
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    order: trio.MemoryReceiveChannel[Voiced],
+    mark_sentences: bool,
+) -> None:
+    """Relay each sentence's audio in turn; a sentence counts as spoken once all of its
+    audio was handed on (what a voice session keeps in its history after barge-in)."""
+    async with order:
+        async for sentence, chunks in order:
+            async with chunks:
+                async for chunk in chunks:
+                    if trace.first_audio is None:
+                        trace.first_audio = trio.current_time()
+                    trace.audio.append(chunk)
+                    await events.send({"type": "audio.chunk", "data": chunk})
+            trace.spoken.append(sentence)
+            trace.tts_done = trio.current_time()
+            if mark_sentences:
+                await events.send({"type": "audio.sentence", "text": sentence})
+
+
+async def _note_fallback(
+    opened: Opened[Any], stage: str, events: trio.MemorySendChannel[Event]
+) -> None:
+    if opened.fell_back_from is not None:
+        message = (
+            f"The {stage} stage failed on {opened.fell_back_from}; "
+            f"it goes on with {opened.provider}."
+        )
+        await events.send({"type": "error", "message": message, "recoverable": True})

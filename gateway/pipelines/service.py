@@ -1,0 +1,293 @@
+"""Serving `POST /v1/audio/pipelines`: resolve the template, check the audio, plan every
+stage, take the key's share of its limits, then run the overlapped pipeline
+(`gateway.pipelines.flow`) whole or streamed.
+
+Everything that can be refused is refused before the answer starts (an unknown template
+is a 404, bad audio or parameters a 400, a spent limit a 429), so a stream's 200 head is
+only sent for a pipeline that runs. A pipeline is admitted once against the key's limits
+(one request, the model's prompt and `max_tokens`) and settled with the model's real
+tokens when it ends; each stage leaves its own usage record (`gateway.pipelines.stages`).
+
+The template's kind adds its post-processing: `legal` carries out the spoken formatting
+commands before the model sees the transcript and formats the document after it;
+`scribe` validates the model's note, finds PII/PHI in the transcript and writes the audit
+event (built by the caller, in the request, and stored here when the note is done).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+import trio
+
+from gateway.audio.transcription import measured_clip
+from gateway.audio.voices import mapping_named
+from gateway.pipelines import legal, scribe
+from gateway.pipelines.body import PipelineBody
+from gateway.pipelines.custom import find_template
+from gateway.pipelines.flow import EVENT_BUFFER, Event, Finisher, Stages, Trace, run_pipeline
+from gateway.pipelines.input import PipelineParams
+from gateway.pipelines.render import result_body
+from gateway.pipelines.session import Turn
+from gateway.pipelines.stages import ENDPOINT, EngineStages, prepare_stages
+from gateway.pipelines.template_input import voice_known
+from gateway.pipelines.templates import Overrides, Template, with_overrides
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.state import AppState
+from gateway.upstream.admission import admit, settle
+from gateway.upstream.facts import RequestFacts, new_facts
+from gateway.upstream.limits import Hold
+from gateway.upstream.options import ServiceOptions
+from providers.audio_codec import Pcm, encode
+from providers.audio_types import PCM_RATE, AudioClip
+from providers.types import Usage
+from providers.voices import load_voices
+from store import audit
+from store.audit import AuditEvent
+
+
+@attrs.frozen
+class Prepared:
+    """A pipeline ready to run: everything checked, planned and admitted."""
+
+    id: str
+    state: AppState
+    facts: RequestFacts
+    template: Template
+    stages: EngineStages
+    hold: Hold
+    audit_event: AuditEvent | None
+
+    def finisher(self) -> Finisher | None:
+        if self.template.kind == "scribe":
+            return self._scribe
+        if self.template.kind == "legal":
+            return _legal
+        if self.template.tts is not None:
+            return _stream_audio
+        return None
+
+    def shape_transcript(self) -> Any:
+        return legal.apply_commands if self.template.kind == "legal" else None
+
+    async def _scribe(self, trace: Trace) -> Mapping[str, Any]:
+        note = scribe.structured_note(trace.response)
+        findings = await trio.to_thread.run_sync(scribe.pii_findings, trace.transcript)
+        logged = False
+        audit_id = None
+        if self.audit_event is not None:
+            details = _scribe_details(self, trace, findings)
+            event = attrs.evolve(self.audit_event, target_id=self.id, details=details)
+            await self.state.db.run(lambda d: audit.append(d, event))
+            logged, audit_id = True, event.id
+        workspace = self.facts.principal.workspace_id
+        covered = scribe.hipaa_covered(trace.providers, lambda p: _baa(self.state, workspace, p))
+        return {
+            "structured_note": note,
+            "pii_detected": findings,
+            "audit_id": audit_id,
+            "compliance": {"hipaa": covered and logged, "audit_logged": logged},
+        }
+
+    def settle(self) -> None:
+        """Charge the key the model's real tokens and give its concurrency slot back."""
+        metered = self.stages.metered
+        target = metered.llm_target or self.stages.planned_llm_target
+        usage = Usage(metered.prompt_tokens, metered.completion_tokens)
+        settle(self.state, self.facts, target, self.hold, usage)
+        self.hold.release()
+
+
+async def _stream_audio(trace: Trace) -> Mapping[str, Any]:
+    """What the `audio.chunk` data of a stream is (documented in README)."""
+    return {"audio_format": "pcm", "sample_rate": PCM_RATE}
+
+
+async def _legal(trace: Trace) -> Mapping[str, Any]:
+    return {"document": legal.format_legal(trace.response)}
+
+
+def _scribe_details(
+    prepared: Prepared, trace: Trace, findings: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """What the audit log keeps of a scribe run: who served it and what kinds of PII were
+    found, never the transcript or the values."""
+    return {
+        "pipeline_id": prepared.id,
+        "template": prepared.template.id,
+        "providers": dict(trace.providers),
+        "pii_types": sorted({f["type"] for f in findings}),
+        "pii_count": len(findings),
+    }
+
+
+def _baa(state: AppState, workspace: str, provider_id: str) -> bool:
+    entry = state.registry.get(workspace, provider_id)
+    return bool(entry is not None and entry.record.settings.get("hipaa_baa") is True)
+
+
+async def prepare(
+    state: AppState,
+    principal: Principal,
+    headers: Mapping[str, str],
+    params: PipelineParams,
+    audio_bytes: bytes,
+    *,
+    audit_event: AuditEvent | None,
+) -> Prepared:
+    """Check, plan and admit one pipeline (see the module docstring); raises `ApiError`."""
+    principal.require("audio")
+    template = await find_template(state, principal.workspace_id, params.template)
+    template = with_overrides(template, params.overrides, params.context)
+    await _check_overrides(state, principal, template, params)
+    clip = await _clip(audio_bytes)
+    response_format = scribe.RESPONSE_FORMAT if template.kind == "scribe" else None
+    stages = await prepare_stages(
+        state, principal, headers, template, clip, response_format=response_format
+    )
+    hold = await admit(
+        state,
+        principal.key,
+        ServiceOptions(),
+        prompt_tokens=stages.prompt_estimate,
+        max_tokens=template.llm.max_tokens,
+    )
+    facts = new_facts(ENDPOINT, principal, headers)
+    event = audit_event if template.kind == "scribe" else None
+    return Prepared(str(uuid.uuid4()), state, facts, template, stages, hold, event)
+
+
+async def _check_overrides(
+    state: AppState, principal: Principal, template: Template, params: PipelineParams
+) -> None:
+    """An override naming a model without the stage's capability, or a voice nobody
+    knows, is a 400 (the spec's code for a pipeline's bad parameters)."""
+    model = params.overrides.llm_model
+    if model is not None:
+        info = state.catalog.model(model)
+        if info is None or "chat" not in info.capabilities:
+            raise invalid_request(
+                f"'{model}' is not a chat model of the catalog.",
+                param="overrides.llm.model",
+                value=model,
+            )
+    voice = params.overrides.tts_voice
+    if voice is None or voice_known(load_voices(), voice):
+        return
+    if await mapping_named(state, principal.workspace_id, voice) is None:
+        raise invalid_request(f"Unknown voice '{voice}'.", param="overrides.tts.voice", value=voice)
+
+
+async def _clip(data: bytes) -> AudioClip:
+    if not data:
+        raise ApiError(400, "invalid_audio", "'audio' is empty.", param="audio")
+    return await trio.to_thread.run_sync(measured_clip, data, "audio")
+
+
+def _runner(prepared: Prepared) -> Any:
+    async def run(events: trio.MemorySendChannel[Event]) -> Trace:
+        return await run_pipeline(
+            prepared.stages,
+            events,
+            speak=prepared.template.tts is not None,
+            finisher=prepared.finisher(),
+            shape_transcript=prepared.shape_transcript(),
+        )
+
+    return run
+
+
+async def serve_whole(prepared: Prepared) -> dict[str, Any]:
+    """Run the pipeline to its end and render the result; a stage that could not be
+    served raises its `ApiError`. Cancellation stops every stage."""
+    extra: dict[str, Any] = {}
+    trace: Trace | None = None
+    send, receive = trio.open_memory_channel[Event](EVENT_BUFFER)
+    try:
+        async with trio.open_nursery() as nursery:
+
+            async def produce() -> None:
+                nonlocal trace
+                trace = await _runner(prepared)(send)
+
+            nursery.start_soon(produce)
+            async with receive:
+                async for event in receive:
+                    if event["type"] == "done":
+                        extra = {
+                            k: v for k, v in event.items() if k not in ("type", "usage", "latency")
+                        }
+    finally:
+        prepared.settle()
+    assert trace is not None
+    if trace.error is not None:
+        raise trace.error
+    audio = await _encoded(prepared.template, b"".join(trace.audio))
+    usage = prepared.stages.usage()
+    return result_body(prepared.id, prepared.template, trace, usage, extra, audio)
+
+
+async def _encoded(template: Template, pcm: bytes) -> bytes | None:
+    """The answer's speech (PCM16 at 24 kHz) as one file in the template's format."""
+    if template.tts is None:
+        return None
+    audio_format = template.tts.format
+    if audio_format == "pcm" or not pcm:
+        return pcm
+    return await trio.to_thread.run_sync(encode, Pcm(pcm, PCM_RATE), audio_format)
+
+
+async def session_turns(
+    state: AppState,
+    principal: Principal,
+    headers: Mapping[str, str],
+    template_id: str,
+    context: str | None,
+) -> tuple[Template, Turn]:
+    """A voice session's template and its turns: every stage planned once (4xx before the
+    socket is accepted), then each turn admitted against the key's limits, run with the
+    conversation so far, and settled with the model's tokens."""
+    principal.require("audio")
+    template = await find_template(state, principal.workspace_id, template_id)
+    template = with_overrides(template, Overrides(), context)
+    silence = AudioClip(b"", "wav", 0.0, "turn.wav")
+    base = await prepare_stages(state, principal, headers, template, silence)
+    facts = new_facts(ENDPOINT, principal, headers)
+
+    @asynccontextmanager
+    async def turn(
+        clip: AudioClip, history: Sequence[Mapping[str, str]]
+    ) -> AsyncGenerator[Stages, None]:
+        stages = base.with_clip(clip, history)
+        hold = await admit(
+            state,
+            principal.key,
+            ServiceOptions(),
+            prompt_tokens=stages.prompt_estimate,
+            max_tokens=template.llm.max_tokens,
+        )
+        try:
+            yield stages
+        finally:
+            metered = stages.metered
+            target = metered.llm_target or stages.planned_llm_target
+            usage = Usage(metered.prompt_tokens, metered.completion_tokens)
+            settle(state, facts, target, hold, usage)
+            hold.release()
+
+    return template, turn
+
+
+def _extra(done: Event) -> dict[str, Any]:
+    """What a template's post-processing added to the `done` event."""
+    return {k: v for k, v in done.items() if k not in ("type", "usage", "latency")}
+
+
+def streamed(prepared: Prepared) -> PipelineBody:
+    """The NDJSON body; the key's hold is settled when the body is left, on every path."""
+    return PipelineBody(_runner(prepared), prepared.settle)

@@ -1,0 +1,400 @@
+"""The pipeline's stages through the one upstream engine: recognition, the language model
+and speech, each with its family's plan, fallbacks, deadlines and usage record.
+
+`prepare_stages` plans all three before anything is answered, so an unknown model, a
+voice no candidate has or a model the key may not use is an ordinary HTTP error. Each
+stage then opens its upstream through `gateway.upstream.engine.open_stream` (failures
+before the first result fall back to the next candidate), reads the rest under an idle
+deadline and leaves one usage record when it ends: 200 when it finished, 499 when it
+was cancelled (the client left, barge-in) with what it had used so far. A speech stage
+runs per sentence, so every sentence leaves its own record.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
+from typing import Any, TypeVar
+
+import attrs
+import trio
+
+from gateway.audio.input import SpeechParams, TranscriptionParams
+from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_targets
+from gateway.audio.speech import speech_request
+from gateway.audio.transcription import transcription_plan, transcription_request
+from gateway.audio.voices import mapping_named
+from gateway.chat.calls import OpenChatStream
+from gateway.chat.calls import Opened as ChatOpened
+from gateway.chat.input import parse_chat_body
+from gateway.chat.plan import chain_plan, plan_trip, prompt_estimate
+from gateway.chat.trip import Trip
+from gateway.pipelines.flow import Opened
+from gateway.pipelines.templates import Template, TtsSettings
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError
+from gateway.platform.state import AppState
+from gateway.upstream.accounting import account, estimate_tokens
+from gateway.upstream.chain import deadline_exceeded
+from gateway.upstream.engine import Served, open_stream
+from gateway.upstream.facts import new_facts
+from gateway.upstream.options import ServiceOptions
+from gateway.upstream.plan import Plan
+from gateway.upstream.resolve import Target
+from gateway.upstream.usage import record_usage
+from providers.audio_types import AudioClip, TranscriptDone, TranscriptEvent
+from providers.base import Provider
+from providers.types import ChatChunk, Usage
+from providers.voices import load_voices
+
+ENDPOINT = "audio.pipelines"  # every stage's usage record, whatever its family
+T = TypeVar("T")
+
+
+@attrs.define
+class Metered:
+    """What the stages used so far (the result's `usage`)."""
+
+    stt_seconds: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    tts_characters: int = 0
+    llm_target: Target | None = None
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "stt_seconds": round(self.stt_seconds, 3),
+            "llm_tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
+            "tts_characters": self.tts_characters,
+        }
+
+
+@attrs.frozen
+class Planned:
+    """The three stages' plans, fixed before the answer starts."""
+
+    stt: TranscriptionParams
+    stt_plan: Plan
+    llm_trip: Trip
+    tts: TtsSettings | None
+    tts_plan: Plan | None
+    voice: VoiceChoice | None
+
+
+async def prepare_stages(
+    state: AppState,
+    principal: Principal,
+    headers: Mapping[str, str],
+    template: Template,
+    clip: AudioClip,
+    *,
+    history: Sequence[Mapping[str, str]] = (),
+    response_format: Mapping[str, Any] | None = None,
+) -> EngineStages:
+    """Plan every stage of `template` (4xx for what cannot be used; nothing is called)."""
+    stt = TranscriptionParams(
+        model=template.stt.model, response_format="json", language=template.stt.language
+    )
+    stt_plan = transcription_plan(state, principal, stt)
+    body = _chat_body(template, "", history, response_format)
+    facts = new_facts(ENDPOINT, principal, headers)
+    trip = plan_trip(state, facts, parse_chat_body(body), headers, body)
+    tts_plan, voice = None, None
+    if template.tts is not None:
+        mapping = await mapping_named(state, principal.workspace_id, template.tts.voice)
+        voice = resolve_voice(load_voices(), template.tts.voice, mapping)
+        plan = audio_plan(
+            state,
+            principal,
+            model=template.tts.model,
+            capability="speech",
+            service=ServiceOptions(),
+            prefer=None,
+        )
+        tts_plan = voiced_targets(plan, voice)
+    planned = Planned(stt, stt_plan, trip, template.tts, tts_plan, voice)
+    return EngineStages(
+        state, principal, headers, template, clip, planned, history, response_format
+    )
+
+
+def _chat_body(
+    template: Template,
+    transcript: str,
+    history: Sequence[Mapping[str, str]],
+    response_format: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    messages: list[Mapping[str, str]] = []
+    if template.llm.system_prompt:
+        messages.append({"role": "system", "content": template.llm.system_prompt})
+    messages.extend(history)
+    messages.append({"role": "user", "content": transcript or "..."})
+    body: dict[str, Any] = {
+        "model": template.llm.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "max_tokens": template.llm.max_tokens,
+    }
+    if template.llm.temperature is not None:
+        body["temperature"] = template.llm.temperature
+    if response_format is not None:
+        body["response_format"] = response_format
+    return body
+
+
+class EngineStages:
+    """The `gateway.pipelines.flow.Stages` of one pipeline run (see the module docstring)."""
+
+    def __init__(
+        self,
+        state: AppState,
+        principal: Principal,
+        headers: Mapping[str, str],
+        template: Template,
+        clip: AudioClip,
+        planned: Planned,
+        history: Sequence[Mapping[str, str]],
+        response_format: Mapping[str, Any] | None,
+    ) -> None:
+        self._state, self._principal, self._headers = state, principal, headers
+        self._template, self._clip, self._planned = template, clip, planned
+        self._history, self._response_format = history, response_format
+        self.metered = Metered()
+
+    @property
+    def prompt_estimate(self) -> int:
+        return prompt_estimate(self._planned.llm_trip)
+
+    @property
+    def planned_llm_target(self) -> Target:
+        """The model the plan put first (what the limits are settled on when the model
+        never ran)."""
+        return self._planned.llm_trip.target
+
+    def usage(self) -> Mapping[str, Any]:
+        return self.metered.body()
+
+    def with_clip(self, clip: AudioClip, history: Sequence[Mapping[str, str]]) -> EngineStages:
+        """The same plans for another turn of a conversation (a voice session)."""
+        return EngineStages(
+            self._state,
+            self._principal,
+            self._headers,
+            self._template,
+            clip,
+            self._planned,
+            history,
+            self._response_format,
+        )
+
+    # -- recognition -----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def transcribe(self) -> AsyncGenerator[Opened[TranscriptEvent], None]:
+        planned, clip = self._planned, self._clip
+        facts = new_facts(ENDPOINT, self._principal, self._headers)
+
+        @asynccontextmanager
+        async def opener(
+            adapter: Provider, target: Target
+        ) -> AsyncGenerator[tuple[TranscriptEvent, AsyncIterator[TranscriptEvent]], None]:
+            request = transcription_request(planned.stt, clip, target)
+            async with adapter.transcribe_stream(request) as events:
+                async for event in events:
+                    yield event, events
+                    return
+                raise ApiError(502, "provider_error", "The upstream ended without a transcript.")
+
+        settings = self._state.settings
+        opening = open_stream(
+            self._state, facts, planned.stt_plan, opener, timeout_s=settings.upstream_timeout_s
+        )
+        async with opening as served:
+            first, rest = served.value
+            finished = False
+            try:
+                events = _idle_deadlined(first, rest, served.target, settings.stream_idle_timeout_s)
+                async with aclosing(events) as items:
+                    yield _opened(served, items)
+                finished = True
+            finally:
+                self.metered.stt_seconds += clip.duration_s
+                usage = Usage(audio_seconds=round(clip.duration_s, 3))
+                self._record(facts, served.target, usage, finished)
+
+    # -- the language model ----------------------------------------------------------------
+
+    @asynccontextmanager
+    async def complete(self, transcript: str) -> AsyncGenerator[Opened[str], None]:
+        body = _chat_body(self._template, transcript, self._history, self._response_format)
+        facts = new_facts(ENDPOINT, self._principal, self._headers)
+        trip = plan_trip(self._state, facts, parse_chat_body(body), self._headers, body)
+        plan = chain_plan(self._state, trip)
+
+        def opener(adapter: Provider, target: Target) -> OpenChatStream:
+            return OpenChatStream(trip, adapter, target)
+
+        settings = self._state.settings
+        opening = open_stream(
+            self._state, facts, plan, opener, timeout_s=settings.first_chunk_timeout_s
+        )
+        async with opening as served:
+            tally = _ChatTally()
+            finished = False
+            try:
+                tokens = _tokens(served.value, tally, served.target, settings.stream_idle_timeout_s)
+                async with aclosing(tokens) as items:
+                    yield _opened(served, items)
+                finished = True
+            finally:
+                usage = tally.usage(prompt_estimate(trip))
+                self.metered.prompt_tokens += usage.prompt_tokens
+                self.metered.completion_tokens += usage.completion_tokens
+                self.metered.llm_target = served.target
+                self._record(facts, served.target, usage, finished, task_type=trip.task_type)
+
+    # -- speech ----------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def speak(self, sentence: str) -> AsyncGenerator[Opened[bytes], None]:
+        planned = self._planned
+        assert planned.tts is not None and planned.tts_plan is not None and planned.voice
+        tts, voice = planned.tts, planned.voice
+        params = SpeechParams(
+            model=tts.model,
+            input=sentence,
+            voice=tts.voice,
+            response_format="pcm",  # sentences concatenate; see `gateway.pipelines.templates`
+            speed=tts.speed,
+            stream=True,
+            service=ServiceOptions(),
+        )
+        facts = new_facts(ENDPOINT, self._principal, self._headers)
+
+        @asynccontextmanager
+        async def opener(
+            adapter: Provider, target: Target
+        ) -> AsyncGenerator[tuple[bytes, AsyncIterator[bytes]], None]:
+            async with adapter.speech_stream(speech_request(params, target, voice)) as chunks:
+                async for chunk in chunks:
+                    if chunk:
+                        yield chunk, chunks
+                        return
+                raise ApiError(502, "provider_error", "The upstream sent no audio.")
+
+        settings = self._state.settings
+        opening = open_stream(
+            self._state, facts, planned.tts_plan, opener, timeout_s=settings.upstream_timeout_s
+        )
+        async with opening as served:
+            first, rest = served.value
+            finished = False
+            try:
+                chunks = _idle_deadlined(first, rest, served.target, settings.stream_idle_timeout_s)
+                async with aclosing(_whole_samples(chunks)) as items:
+                    yield _opened(served, items)
+                finished = True
+            finally:
+                self.metered.tts_characters += len(sentence)
+                self._record(facts, served.target, Usage(characters=len(sentence)), finished)
+
+    # -- records ---------------------------------------------------------------------------
+
+    def _record(
+        self,
+        facts: Any,
+        target: Target,
+        usage: Usage,
+        finished: bool,
+        *,
+        task_type: str | None = None,
+    ) -> None:
+        accounting = account(
+            self._state.catalog,
+            target.info,
+            usage,
+            latency_ms=facts.elapsed_ms(),
+            task_type=task_type,
+        )
+        status, code = (200, None) if finished else (499, "client_disconnected")
+        record_usage(self._state, facts, target, accounting, status=status, error_code=code)
+
+
+def _opened(served: Served[Any], items: AsyncIterator[T]) -> Opened[T]:
+    before = served.primary.provider_id if served.fell_back else None
+    return Opened(items, provider=served.target.provider_id, fell_back_from=before)
+
+
+async def _idle_deadlined(
+    first: T, rest: AsyncIterator[T], target: Target, idle_s: float
+) -> AsyncGenerator[T, None]:
+    """`first`, then `rest` (see `_within`); ends after a transcript's final event."""
+    yield first
+    if isinstance(first, TranscriptDone):
+        return
+    async with aclosing(_within(rest, target, idle_s)) as items:
+        async for item in items:
+            yield item
+            if isinstance(item, TranscriptDone):
+                return
+
+
+async def _within(
+    items: AsyncIterator[T], target: Target, idle_s: float
+) -> AsyncGenerator[T, None]:
+    """`items`, each next one within `idle_s` (a silent upstream is a 504)."""
+    while True:
+        try:
+            with trio.fail_after(idle_s):
+                item = await anext(items)
+        except StopAsyncIteration:
+            return
+        except trio.TooSlowError:
+            raise deadline_exceeded(target.provider_id, idle_s) from None
+        yield item
+
+
+async def _whole_samples(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """PCM16 pieces cut at whole samples (a vendor may split one across two pieces), so
+    every `audio.chunk` a client gets decodes on its own."""
+    odd = b""
+    async for chunk in chunks:
+        data = odd + chunk
+        cut = len(data) // 2 * 2
+        odd = data[cut:]
+        if cut:
+            yield data[:cut]
+
+
+@attrs.define
+class _ChatTally:
+    reported: Usage | None = None
+    text: str = ""
+
+    def usage(self, prompt: int) -> Usage:
+        if self.reported is not None and self.reported.total_tokens:
+            return self.reported
+        return Usage(prompt, estimate_tokens(self.text) if self.text else 0)
+
+    def text_of(self, chunk: ChatChunk) -> str:
+        if chunk.usage is not None:
+            self.reported = chunk.usage
+        text = chunk.content or ""
+        self.text += text
+        return text
+
+
+async def _tokens(
+    opened: ChatOpened, tally: _ChatTally, target: Target, idle_s: float
+) -> AsyncGenerator[str, None]:
+    """The text of the model's chunks as they arrive (head first), counting usage."""
+    for chunk in opened.head:
+        text = tally.text_of(chunk)
+        if text:
+            yield text
+    async with aclosing(_within(opened.rest, target, idle_s)) as chunks:
+        async for chunk in chunks:
+            text = tally.text_of(chunk)
+            if text:
+                yield text

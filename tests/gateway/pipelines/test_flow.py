@@ -1,0 +1,174 @@
+"""The overlapped pipeline at exact virtual times (autojump clock, scripted stages).
+
+With recognition final at T, the model's first sentence complete a after it and the
+synthesiser's first bytes b after that, the first `audio.chunk` leaves at T+a+b, long
+before the model has finished; audio leaves in sentence order; syntheses in flight stay
+bounded; cancellation and failures close every upstream.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+import pytest
+import trio
+
+from gateway.pipelines import flow
+from gateway.pipelines.flow import Event, Trace, run_pipeline
+from tests.gateway.pipelines.scripted import ScriptedStages
+
+T, A, B = 0.3, 0.2, 0.15
+STT = [(0.1, "What is"), (0.1, "What is the time"), (0.1, "What is the time?")]
+LLM = [
+    (0.1, "It is"),
+    (0.1, " noon. "),  # the first sentence is complete at T + 0.2 = T + A
+    (0.3, "The sun"),
+    (0.3, " is high"),
+    (0.3, " today."),  # the answer ends at T + 1.1; the rest is flushed then
+]
+
+
+async def run(
+    stages: ScriptedStages, *, speak: bool = True
+) -> tuple[list[tuple[float, Event]], Trace]:
+    timed: list[tuple[float, Event]] = []
+    send, receive = trio.open_memory_channel[Event](flow.EVENT_BUFFER)
+    trace: Trace | None = None
+
+    async def produce() -> None:
+        nonlocal trace
+        trace = await run_pipeline(stages, send, speak=speak)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(produce)
+        async with receive:
+            async for event in receive:
+                timed.append((trio.current_time(), event))
+    assert trace is not None
+    return timed, trace
+
+
+def first(timed: list[tuple[float, Event]], kind: str) -> float:
+    return next(at for at, event in timed if event["type"] == kind)
+
+
+def kinds(timed: list[tuple[float, Event]]) -> list[str]:
+    return [event["type"] for _, event in timed]
+
+
+async def test_the_first_audio_leaves_at_stt_plus_first_sentence_plus_first_bytes(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, tts_first_s=B)
+    timed, trace = await run(stages)
+
+    assert first(timed, "transcription.partial") == pytest.approx(0.1)
+    assert first(timed, "transcription.final") == pytest.approx(T)
+    assert first(timed, "llm.token") == pytest.approx(T + 0.1)
+    assert first(timed, "audio.chunk") == pytest.approx(T + A + B)
+    assert first(timed, "llm.done") == pytest.approx(T + 1.1)  # long after the first audio
+    assert stages.sentences == ["It is noon.", "The sun is high today."]
+    assert stages.prompts == ["What is the time?"]
+    order = kinds(timed)
+    assert order[:3] == ["transcription.partial"] * 2 + ["transcription.final"]
+    assert order.index("audio.chunk") < order.index("llm.done") < order.index("done")
+    done = timed[-1][1]
+    assert done["type"] == "done"
+    assert done["latency"]["stt_ms"] == round(T * 1000)
+    assert done["latency"]["first_audio_ms"] == round((T + A + B) * 1000)
+    assert done["usage"]["stt_seconds"] == 1.0
+    assert trace.response == "It is noon. The sun is high today."
+    assert trace.spoken == stages.sentences
+    assert stages.all_closed()
+
+
+async def test_audio_leaves_in_sentence_order_when_a_later_sentence_is_ready_first(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    llm = [(0.1, "One two three. "), (0.1, "Four five six. "), (0.1, "Seven.")]
+    # The first sentence's synthesis is slow (1 s), the second's quick (0.05 s).
+    stages = ScriptedStages(stt=[(0.1, "go")], llm=llm, tts_first_s={0: 1.0, 1: 0.05, 2: 0.05})
+    timed, _ = await run(stages)
+
+    audio = [(at, event["data"]) for at, event in timed if event["type"] == "audio.chunk"]
+    assert [data for _, data in audio] == [
+        b"s0p0;",
+        b"s0p1;",
+        b"s1p0;",
+        b"s1p1;",
+        b"s2p0;",
+        b"s2p1;",
+    ]
+    # Sentence 1 started at 0.2 and gives bytes at 1.2, its second piece at 1.21; the
+    # second sentence's audio, ready since 0.35, follows at once.
+    assert audio[0][0] == pytest.approx(1.2)
+    assert audio[2][0] == pytest.approx(1.21)
+    assert stages.all_closed()
+
+
+async def test_syntheses_in_flight_are_bounded(autojump_clock: trio.abc.Clock) -> None:
+    llm = [(0.01, f"Sentence number {i}. ") for i in range(10)]
+    stages = ScriptedStages(stt=[(0.1, "go")], llm=llm, tts_first_s=1.0)
+    _, trace = await run(stages)
+
+    assert stages.counters["tts"].opened == 10
+    assert stages.counters["tts"].most_live == flow.TTS_IN_FLIGHT
+    assert len(trace.spoken) == 10
+    assert stages.all_closed()
+
+
+async def test_cancelling_the_run_closes_every_upstream_at_once(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, tts_first_s=B)
+    seen: list[str] = []
+    send, receive = trio.open_memory_channel[Event](flow.EVENT_BUFFER)
+    with trio.move_on_after(T + A + B + 0.001):  # the client leaves after the first audio
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(partial(run_pipeline, stages, send, speak=True))
+            async for event in receive:
+                seen.append(event["type"])
+    assert trio.current_time() == pytest.approx(T + A + B + 0.001)
+    assert "audio.chunk" in seen and "llm.done" not in seen
+    assert stages.counters["llm"].opened == 1 and stages.counters["tts"].opened >= 1
+    assert stages.all_closed()
+
+
+@pytest.mark.parametrize("stage", ["stt", "llm", "tts"])
+async def test_a_stage_that_cannot_be_served_ends_the_stream_with_an_error(
+    autojump_clock: trio.abc.Clock, stage: str
+) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, fail=stage)
+    timed, trace = await run(stages)
+
+    last: dict[str, Any] = timed[-1][1]
+    assert last == {
+        "type": "error",
+        "message": f"every {stage} provider failed",
+        "recoverable": False,
+    }
+    assert "done" not in kinds(timed)
+    assert trace.error is not None
+    assert stages.all_closed()
+
+
+async def test_a_stage_served_by_its_fallback_reports_a_recoverable_error(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, fell_back="llm")
+    timed, _ = await run(stages)
+
+    notes = [event for _, event in timed if event["type"] == "error"]
+    assert len(notes) == 1 and notes[0]["recoverable"] is True
+    assert "vendor-a" in notes[0]["message"]
+    assert kinds(timed)[-1] == "done"
+
+
+async def test_without_speech_no_synthesis_runs(autojump_clock: trio.abc.Clock) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM)
+    timed, trace = await run(stages, speak=False)
+
+    assert "audio.chunk" not in kinds(timed)
+    assert stages.counters["tts"].opened == 0
+    assert trace.response.endswith("today.")

@@ -1,0 +1,82 @@
+"""The voice session over a real WebSocket: spoken PCM in (WebRTC VAD ends the turn), a
+transcript, the answer's text and decodable PCM audio out, on the local engines."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from trio_websocket import ConnectionClosed, open_websocket_url
+
+from gateway.platform.server import RunningGateway
+from providers.audio_codec import decode
+from tests.gateway.audio.test_local_audio_api import overlap
+from tests.gateway.conftest import ADMIN_KEY
+from tests.gateway.pipelines.test_pipelines_api import (
+    ANSWER,
+    SPOKEN,
+    local_template,
+    sim_of,
+    spoken_wav,
+)
+
+AUTH = [(b"authorization", f"Bearer {ADMIN_KEY}".encode())]
+
+
+def ws_url(gateway: RunningGateway, query: str) -> str:
+    return gateway.url.replace("http://", "ws://") + "/v1/audio/sessions" + query
+
+
+async def test_a_spoken_turn_is_answered_with_text_and_audio(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    template = await local_template(http)
+    sim_of(gateway).replies.append(ANSWER)
+    pcm = decode(await spoken_wav(http, SPOKEN), rate=16_000).samples + bytes(16_000 * 2)
+    received: list[dict[str, Any]] = []
+    with trio.fail_after(120):
+        async with open_websocket_url(
+            ws_url(gateway, "?template=local-agent"), extra_headers=AUTH
+        ) as ws:
+            for start in range(0, len(pcm), 6400):  # 200 ms a message, as a microphone would
+                chunk = base64.b64encode(pcm[start : start + 6400]).decode()
+                await ws.send_message(
+                    json.dumps({"type": "input_audio_buffer.append", "audio": chunk})
+                )
+            while not received or received[-1]["type"] != "response.done":
+                received.append(json.loads(await ws.get_message()))
+    kinds = [m["type"] for m in received]
+    assert kinds[0] == "session.created"
+    assert received[0]["session"] == {"template": template["id"], "vad": True}
+    assert "input_audio_buffer.speech_started" in kinds
+    assert kinds.index("input_audio_buffer.speech_stopped") < kinds.index("response.created")
+    final = next(m for m in received if m["type"] == "transcription.final")
+    assert overlap(SPOKEN, final["text"]) >= 0.6
+    text = "".join(m["delta"] for m in received if m["type"] == "response.text.delta")
+    assert text == ANSWER
+    audio = b"".join(
+        base64.b64decode(m["delta"]) for m in received if m["type"] == "response.audio.delta"
+    )
+    assert len(audio) % 2 == 0 and len(audio) / 2 / 24_000 > 1.0
+    assert received[-1]["status"] == "completed"
+
+
+# trio-websocket's client leaves its own TCP socket to the garbage collector when the
+# server closes first (the socket is the test client's: laddr is its ephemeral port).
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_a_session_that_cannot_start_says_why_and_closes(gateway: RunningGateway) -> None:
+    cases = (
+        ("", [], 4401, "invalid_api_key"),
+        ("?template=nope", AUTH, 4404, "template_not_found"),
+    )
+    for query, headers, code, error in cases:
+        async with open_websocket_url(ws_url(gateway, query), extra_headers=headers) as ws:
+            message = json.loads(await ws.get_message())
+            assert message["type"] == "error" and message["error"]["code"] == error
+            with pytest.raises(ConnectionClosed):  # the gateway closes the session
+                await ws.get_message()
+            assert ws.closed is not None and ws.closed.code == code

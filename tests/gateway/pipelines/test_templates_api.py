@@ -1,0 +1,127 @@
+"""Custom pipeline templates through the management API: validated, per workspace,
+audited, and usable by name or id in `POST /v1/audio/pipelines`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from gateway.pipelines.templates import builtin_templates
+
+T = "/v1/management/pipeline-templates"
+BODY: dict[str, Any] = {
+    "name": "concierge",
+    "description": "hotel front desk",
+    "stt": {"model": "gpt-4o-mini-transcribe", "language": "en"},
+    "llm": {
+        "model": "gpt-4o-mini",
+        "system_prompt": "You are a concierge.",
+        "max_tokens": 120,
+        "temperature": 0.5,
+    },
+    "tts": {"model": "tts-1", "voice": "calm"},
+}
+
+
+async def audit_types(http: httpx.AsyncClient) -> list[str]:
+    log = (await http.get("/v1/management/audit-log")).json()
+    events = log.get("data") or log.get("events") or []
+    return [e["type"] for e in events]
+
+
+async def test_create_read_list_update_delete(http: httpx.AsyncClient) -> None:
+    created = await http.post(T, json=BODY)
+    assert created.status_code == 201, created.text
+    record = created.json()
+    assert record["id"].startswith("pt_")
+    assert record["name"] == "concierge" and record["builtin"] is False
+    assert record["kind"] == "agent"
+    assert record["stt"] == {"model": "gpt-4o-mini-transcribe", "language": "en"}
+    assert record["llm"]["max_tokens"] == 120 and record["llm"]["temperature"] == 0.5
+    assert record["tts"] == {"model": "tts-1", "voice": "calm", "speed": 1.0, "format": "mp3"}
+    assert record["created_at"]
+
+    listed = (await http.get(T)).json()
+    ids = [t["id"] for t in listed["data"]]
+    assert ids[: len(builtin_templates())] == list(builtin_templates())
+    assert record["id"] in ids
+
+    assert (await http.get(f"{T}/{record['id']}")).json() == record
+    builtin = (await http.get(f"{T}/ambient-scribe")).json()
+    assert builtin["builtin"] is True and builtin["kind"] == "scribe" and builtin["tts"] is None
+
+    changed = await http.patch(
+        f"{T}/{record['id']}", json={"llm": {"model": "gpt-4o", "max_tokens": 50}}
+    )
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["llm"]["model"] == "gpt-4o"
+    assert changed.json()["tts"] == record["tts"]  # untouched
+
+    deleted = await http.delete(f"{T}/{record['id']}")
+    assert deleted.json() == {"id": record["id"], "object": "pipeline_template", "deleted": True}
+    assert (await http.get(f"{T}/{record['id']}")).status_code == 404
+    assert (await http.delete(f"{T}/{record['id']}")).status_code == 404
+
+    types = await audit_types(http)
+    for kind in (
+        "pipeline_template.created",
+        "pipeline_template.updated",
+        "pipeline_template.deleted",
+    ):
+        assert kind in types
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "code", "param"),
+    [
+        ({"stt": {"model": "no-such-model"}}, 422, "invalid_model", "stt.model"),
+        ({"stt": {"model": "gpt-4o-mini"}}, 422, "invalid_model", "stt.model"),
+        ({"llm": {"model": "tts-1"}}, 422, "invalid_model", "llm.model"),
+        ({"tts": {"model": "whisper-1", "voice": "calm"}}, 422, "invalid_model", "tts.model"),
+        ({"tts": {"model": "tts-1", "voice": "no-such-voice"}}, 422, "invalid_voice", "tts.voice"),
+        ({"tts": {"model": "tts-1"}}, 400, "invalid_request", "tts.voice"),
+        (
+            {"tts": {"model": "tts-1", "voice": "calm", "speed": 9}},
+            400,
+            "invalid_request",
+            "tts.speed",
+        ),
+        ({"llm": {"model": "gpt-4o", "max_tokens": 0}}, 400, "invalid_request", "llm.max_tokens"),
+        ({"llm": {"model": "gpt-4o", "temperature": 3}}, 400, "invalid_request", "llm.temperature"),
+        ({"name": ""}, 400, "invalid_request", "name"),
+        ({"name": "voice-agent-fast"}, 400, "invalid_request", "name"),
+        ({"colour": "blue"}, 400, "invalid_request", "colour"),
+    ],
+)
+async def test_invalid_templates_are_refused_and_nothing_is_stored(
+    http: httpx.AsyncClient, change: dict[str, Any], status: int, code: str, param: str
+) -> None:
+    response = await http.post(T, json=BODY | change)
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert (error["code"], error["param"]) == (code, param)
+    assert [t for t in (await http.get(T)).json()["data"] if not t["builtin"]] == []
+
+
+async def test_names_are_unique_and_built_ins_are_read_only(http: httpx.AsyncClient) -> None:
+    assert (await http.post(T, json=BODY)).status_code == 201
+    again = await http.post(T, json=BODY)
+    assert again.status_code == 409
+    assert again.json()["error"]["code"] == "template_name_taken"
+    assert (await http.delete(f"{T}/voice-agent-fast")).status_code == 400
+    assert (await http.patch(f"{T}/voice-agent-fast", json={"name": "x"})).status_code == 400
+
+
+async def test_a_voice_mapping_is_a_voice_for_templates(http: httpx.AsyncClient) -> None:
+    mapping = await http.post(
+        "/v1/management/voice-mappings",
+        json={
+            "name": "house-voice",
+            "mappings": {"openai": "alloy", "elevenlabs": "21m00Tcm4TlvDq8ikWAM"},
+        },
+    )
+    assert mapping.status_code == 201, mapping.text
+    body = BODY | {"tts": {"model": "tts-1", "voice": "house-voice"}}
+    assert (await http.post(T, json=body)).status_code == 201
