@@ -1,6 +1,6 @@
 """Agents: automated callers with their own key, limits, suspension state and alerts.
 
-An agent's key is an ordinary `api_keys` row carrying `agent_id` (migration 9), so the
+An agent's key is an ordinary `api_keys` row carrying `agent_id` (migration 11), so the
 key ring authenticates it like any key and admission sees the agent with one attribute
 read. Limits are stored as the agent's own overrides only (a name absent inherits the
 organisation's); `organizations.agent_limits` holds the organisation's ceilings (NULL:

@@ -209,7 +209,7 @@ def _from_row(row: Mapping[str, Any]) -> ApiKeyRecord:
         role=row["role"],
         scope=columns.json_strings(row["scope"]),
         service_account_id=row["service_account_id"],
-        agent_id=row.get("agent_id"),  # absent before migration 9
+        agent_id=row.get("agent_id"),  # absent before migration 11
     )
 
 

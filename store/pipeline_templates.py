@@ -3,7 +3,7 @@ model, speech) for `POST /v1/audio/pipelines`.
 
 The stage settings are one JSON column (`stages`: `stt`, `llm`, `tts`), validated by the
 gateway before they are written. Names are unique within a workspace (a UNIQUE index,
-migration 9); `NameTakenError` is raised inside the writing transaction so the gateway
+migration 13); `NameTakenError` is raised inside the writing transaction so the gateway
 can answer 409.
 """
 
