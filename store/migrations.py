@@ -468,6 +468,7 @@ CREATE TABLE data_chunks (
 CREATE INDEX data_chunks_by_workspace ON data_chunks (workspace_id);
 CREATE VIRTUAL TABLE data_chunks_fts USING fts5(
     content, content = 'data_chunks', content_rowid = 'id'
+);
 """
 
 _V11_AGENTS = """
