@@ -152,7 +152,7 @@ async def prepare(
     )
     hold = await admit(
         state,
-        principal.key,
+        principal,
         ServiceOptions(),
         prompt_tokens=stages.prompt_estimate,
         max_tokens=template.llm.max_tokens,
@@ -266,7 +266,7 @@ async def session_turns(
         stages = base.with_clip(clip, history)
         hold = await admit(
             state,
-            principal.key,
+            principal,
             ServiceOptions(),
             prompt_tokens=stages.prompt_estimate,
             max_tokens=template.llm.max_tokens,

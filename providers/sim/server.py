@@ -447,8 +447,10 @@ class _Recording(SimContext):
         self._inner = inner
         self.taken: Fault | None = None
 
-    def reply_tokens(self, prompt: str, max_tokens: int | None) -> list[str]:
-        return self._inner.reply_tokens(prompt, max_tokens)
+    def reply_tokens(
+        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        return self._inner.reply_tokens(prompt, max_tokens, schema)
 
     def fault(self, model: str, vendor: str) -> Fault | None:
         taken = self._inner.fault(model, vendor)
@@ -464,6 +466,9 @@ class _Recording(SimContext):
 
     def next_transcript(self) -> str | None:
         return self._inner.next_transcript()
+
+    def audio(self) -> SimAudio:
+        return self._inner.audio()
 
 
 # Not JSON, in every text stream format the vendors use (an SSE event, a JSON line).
