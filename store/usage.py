@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import sqlite_utils
 
-from store import columns
+from store import columns, usage_rollups
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +46,8 @@ class UsageRecord:
     carbon_gco2e: float = 0.0
     error_code: str | None = None
     cache_hit: bool = False
+    # What a cache hit saved at list prices (its `cost_usd` is the zero it was billed).
+    cache_savings_usd: float = 0.0
     project: str | None = None
     team: str | None = None
     tags: tuple[str, ...] = attrs.field(default=(), converter=columns.str_tuple)
@@ -67,8 +69,8 @@ class UsageTotals:
 _COLUMNS = (
     "request_id, key_id, workspace_id, model, provider, endpoint, prompt_tokens, "
     "completion_tokens, audio_seconds, characters, pages, searches, bytes_stored, cost_usd, "
-    "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, project, team, tags, "
-    "created_at, created_epoch"
+    "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, cache_savings_usd, "
+    "project, team, tags, created_at, created_epoch"
 )
 _INSERT = (
     f"INSERT INTO usage_records ({_COLUMNS}) VALUES ("
@@ -87,7 +89,8 @@ def _to_row(record: UsageRecord) -> dict[str, Any]:
 
 
 def _from_row(row: Mapping[str, Any]) -> UsageRecord:
-    fields = {name: row[name] for name in attrs.fields_dict(UsageRecord)}
+    # A column added by a later migration than the database's reads as its default.
+    fields = {name: row[name] for name in attrs.fields_dict(UsageRecord) if name in row}
     fields["cache_hit"] = bool(row["cache_hit"])
     fields["tags"] = columns.json_strings(row["tags"])
     fields["created_at"] = columns.from_iso(row["created_at"])
@@ -95,11 +98,13 @@ def _from_row(row: Mapping[str, Any]) -> UsageRecord:
 
 
 def insert_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> int:
-    """Insert records in one transaction (group commit); return how many."""
-    rows = [_to_row(record) for record in records]
+    """Insert records in one transaction (group commit), with their rollups; return how
+    many."""
+    batch = list(records)
     with db.atomic():
-        db.conn.executemany(_INSERT, rows)
-    return len(rows)
+        db.conn.executemany(_INSERT, [_to_row(record) for record in batch])
+        usage_rollups.add_records(db, batch)
+    return len(batch)
 
 
 def totals_since(

@@ -9,6 +9,7 @@ from quart_trio import QuartTrio
 from werkzeug.exceptions import HTTPException
 
 from gateway.api.alerts import alerts_blueprint
+from gateway.api.analytics import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint
 from gateway.api.audit_log import audit_log_blueprint
 from gateway.api.auth_tokens import auth_tokens_blueprint
@@ -81,6 +82,7 @@ def create_app(state: AppState) -> QuartTrio:
         console_blueprint(state),
         files_blueprint(state),
         ocr_blueprint(state),
+        analytics_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -35,6 +35,7 @@ from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
     alert_evaluator,
+    analytics_export,
     file_processing,
     health_probes,
     incident_monitor,
@@ -65,6 +66,7 @@ WORKERS: tuple[Worker, ...] = (
     incident_monitor.run,
     alert_evaluator.run,
     file_processing.run,
+    analytics_export.run,
 )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import attrs
 import trio
 
+from gateway.analytics.runtime import ExportRuntime
 from gateway.chat.cache import ResponseCache
 from gateway.files.runtime import FilesRuntime
 from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
+from gateway.platform.drain import Drain
 from gateway.status.hub import StatusHub
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.health import HealthBook
@@ -45,10 +47,17 @@ class AppState:
     metrics: GatewayMetrics = attrs.field(factory=GatewayMetrics)
     limits: RateLimiter = attrs.field()
     files: FilesRuntime = attrs.field()
+    # Requests in flight (the server's drain), read by the analytics realtime page.
+    drain: Drain = attrs.field(factory=Drain)
+    exports: ExportRuntime = attrs.field()
 
     @limits.default
     def _default_limits(self) -> RateLimiter:
         return RateLimiter(count_loader=store_count_loader(self.db, self.usage.flush))
+
+    @exports.default
+    def _default_exports(self) -> ExportRuntime:
+        return ExportRuntime.under(self.settings.data_dir)
 
     @files.default
     def _default_files(self) -> FilesRuntime:
