@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
+    analytics,
     audio,
     chat,
     files,
@@ -30,6 +31,7 @@ OPERATIONS: dict[str, Operation] = {
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
+    **analytics.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

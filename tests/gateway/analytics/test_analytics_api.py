@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 
@@ -12,6 +13,8 @@ from gateway.platform.server import RunningGateway
 from store.usage import UsageRecord, insert_records
 from store.usage_rollups import RELATIVE_ACCURACY
 from tests.gateway.analytics import usage_set as u
+from tests.gateway.conftest import ADMIN_KEY
+from tests.gateway.org_world import build_world
 
 A = "/v1/management/analytics"
 USD = pytest.approx  # the pages round USD to 6 decimals
@@ -327,3 +330,33 @@ async def test_bad_parameters_are_a_400_naming_them(
     error = response.json()["error"]
     assert error["code"] == "invalid_request" and error["param"] == param
     assert error["type"] == "invalid_request_error" and error["message"]
+
+
+async def test_an_owner_reads_another_workspace_of_the_organisation_by_id(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    world = await build_world(http, ADMIN_KEY)
+    rows = [
+        attrs.evolve(r, workspace_id=world.second_workspace)
+        for r in u.build_rows(("key_x",), count=50)
+    ]
+    await gateway.state.db.run(lambda d: insert_records(d, rows))
+    expected = len(u.in_period(rows, world.second_workspace))
+    owner = world.as_role("owner")
+    mine = await http.get(f"{A}/usage", params=u.PERIOD, headers=owner)
+    assert mine.json()["totals"]["requests"] == 0
+    for how in (
+        {"params": {**u.PERIOD, "workspace_id": world.second_workspace}, "headers": owner},
+        {
+            "params": u.PERIOD,
+            "headers": world.as_role("owner", **{"x-workspace-id": world.second_workspace}),
+        },
+    ):
+        response = await http.get(f"{A}/usage", **how)  # type: ignore[arg-type]
+        assert response.status_code == 200, response.text
+        assert response.json()["totals"]["requests"] == expected
+    viewer = world.as_role("viewer")  # a member of the default workspace only
+    refused = await http.get(
+        f"{A}/usage", params={"workspace_id": world.second_workspace}, headers=viewer
+    )
+    assert refused.status_code == 404
