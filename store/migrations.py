@@ -455,7 +455,7 @@ CREATE TABLE usage_latency_sketch (
 INSERT INTO usage_rollups
 SELECT workspace_id, CAST(created_epoch / 3600 AS INTEGER) * 3600, key_id, model, provider,
        endpoint, count(*), sum(status < 400), sum(status = 429),
-       sum(status <> 429 AND (status = 504 OR error_code = 'provider_timeout')),
+       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
        sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
        sum(status >= 400 AND status < 500 AND status <> 429
            AND coalesce(error_code, '') <> 'provider_timeout'),
