@@ -1,9 +1,10 @@
 """Reads behind the analytics pages: sums of the usage rollups, merged latency sketches, and
 the raw log for the last minute.
 
-Every period read goes through the rollups' primary key (workspace, hour), so its cost
-depends on the number of (hour, key, model, provider, endpoint) combinations in the period,
-not on how many requests they summarise (`store.usage_rollups`).
+Every period read goes through the rollups' primary key (workspace, time), so its cost
+depends on the number of (day, key, model, provider, endpoint) combinations in the period
+(hours for an hourly series), not on how many requests they summarise
+(`store.usage_rollups`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ Bucket = Literal["hour", "day", "week", "month"]
 # The first instant of each bucket as text: hours as ISO times, weeks by their Monday,
 # months by their first day.
 _BUCKET_SQL: Mapping[Bucket, str] = {
-    "hour": "strftime('%Y-%m-%dT%H:00:00Z', hour_epoch, 'unixepoch')",
-    "day": "date(hour_epoch, 'unixepoch')",
-    "week": "date(hour_epoch, 'unixepoch', '-6 days', 'weekday 1')",
-    "month": "strftime('%Y-%m-01', hour_epoch, 'unixepoch')",
+    "hour": "strftime('%Y-%m-%dT%H:00:00Z', start_epoch, 'unixepoch')",
+    "day": "date(start_epoch, 'unixepoch')",
+    "week": "date(start_epoch, 'unixepoch', '-6 days', 'weekday 1')",
+    "month": "strftime('%Y-%m-01', start_epoch, 'unixepoch')",
 }
 _DIMENSIONS: tuple[Dimension, ...] = ("model", "provider", "key_id", "endpoint")
 
@@ -89,14 +90,16 @@ def rollup_groups(
     if any(name not in _DIMENSIONS for name in by):
         raise ValueError(f"unknown dimensions {by}")
     labels = ([_BUCKET_SQL[bucket]] if bucket else []) + list(by)
+    # Periods are whole UTC days: only an hourly series needs the hourly rollups.
+    table = "usage_rollups" if bucket == "hour" else "usage_rollups_daily"
     select = ", ".join([*labels, *(f"coalesce(sum({name}), 0)" for name in _SUM_FIELDS)])
     grouped = ""
     if labels:
         positions = ", ".join(str(i + 1) for i in range(len(labels)))
         grouped = f" GROUP BY {positions} ORDER BY {positions}"
     rows = db.execute(
-        f"SELECT {select} FROM usage_rollups "
-        f"WHERE workspace_id = ? AND hour_epoch >= ? AND hour_epoch < ?{grouped}",
+        f"SELECT {select} FROM {table} "
+        f"WHERE workspace_id = ? AND start_epoch >= ? AND start_epoch < ?{grouped}",
         [workspace_id, since_epoch, until_epoch],
     ).fetchall()
     width = len(labels)

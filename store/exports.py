@@ -203,9 +203,9 @@ def cost_rows(
     """Per day, provider and model (`COST_COLUMNS`), from the rollups: at most days x
     models x providers rows."""
     return db.execute(
-        "SELECT date(hour_epoch, 'unixepoch'), provider, model, sum(requests), sum(cost_usd), "
-        "sum(cache_savings_usd) FROM usage_rollups "
-        "WHERE workspace_id = ? AND hour_epoch >= ? AND hour_epoch < ? "
+        "SELECT date(start_epoch, 'unixepoch'), provider, model, sum(requests), sum(cost_usd), "
+        "sum(cache_savings_usd) FROM usage_rollups_daily "
+        "WHERE workspace_id = ? AND start_epoch >= ? AND start_epoch < ? "
         "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
         [workspace_id, since_epoch, until_epoch],
     ).fetchall()

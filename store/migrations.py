@@ -413,13 +413,14 @@ _V9_ANALYTICS = """
 ALTER TABLE usage_records ADD COLUMN cache_savings_usd REAL NOT NULL DEFAULT 0;
 
 -- Rollups kept by the usage writer in the same transaction as the raw rows
--- (store.usage_rollups): one row per hour, workspace, key, model, provider and endpoint,
+-- (store.usage_rollups): one row per hour (start_epoch), workspace, key, model, provider
+-- and endpoint,
 -- so the analytics pages read a few thousand rows whatever the history's length.
 -- Outcomes: success (< 400), rate_limit (429), timeout (504 or provider_timeout),
 -- provider_error (other >= 500), invalid_request (other 4xx). Latency sums cover successes.
 CREATE TABLE usage_rollups (
     workspace_id TEXT NOT NULL,
-    hour_epoch INTEGER NOT NULL,
+    start_epoch INTEGER NOT NULL,
     key_id TEXT NOT NULL,
     model TEXT NOT NULL,
     provider TEXT NOT NULL,
@@ -437,7 +438,31 @@ CREATE TABLE usage_rollups (
     cache_tokens_saved INTEGER NOT NULL DEFAULT 0,
     cache_savings_usd REAL NOT NULL DEFAULT 0,
     latency_sum_ms REAL NOT NULL DEFAULT 0,
-    PRIMARY KEY (workspace_id, hour_epoch, key_id, model, provider, endpoint)
+    PRIMARY KEY (workspace_id, start_epoch, key_id, model, provider, endpoint)
+) WITHOUT ROWID;
+-- The same sums per UTC day: periods are whole days, so every page but an hourly series
+-- reads 24 times fewer rows here.
+CREATE TABLE usage_rollups_daily (
+    workspace_id TEXT NOT NULL,
+    start_epoch INTEGER NOT NULL,
+    key_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    endpoint TEXT NOT NULL,
+    requests INTEGER NOT NULL DEFAULT 0,
+    successes INTEGER NOT NULL DEFAULT 0,
+    rate_limit_hits INTEGER NOT NULL DEFAULT 0,
+    timeouts INTEGER NOT NULL DEFAULT 0,
+    provider_errors INTEGER NOT NULL DEFAULT 0,
+    invalid_requests INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    cache_hits INTEGER NOT NULL DEFAULT 0,
+    cache_tokens_saved INTEGER NOT NULL DEFAULT 0,
+    cache_savings_usd REAL NOT NULL DEFAULT 0,
+    latency_sum_ms REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (workspace_id, start_epoch, key_id, model, provider, endpoint)
 ) WITHOUT ROWID;
 
 -- Latency of successful requests as a mergeable log-bucketed sketch (DDSketch, relative
@@ -454,6 +479,18 @@ CREATE TABLE usage_latency_sketch (
 
 INSERT INTO usage_rollups
 SELECT workspace_id, CAST(created_epoch / 3600 AS INTEGER) * 3600, key_id, model, provider,
+       endpoint, count(*), sum(status < 400), sum(status = 429),
+       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
+       sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(status >= 400 AND status < 500 AND status <> 429
+           AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(prompt_tokens), sum(completion_tokens), sum(cost_usd), sum(cache_hit),
+       sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
+       sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
+FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6;
+
+INSERT INTO usage_rollups_daily
+SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, key_id, model, provider,
        endpoint, count(*), sum(status < 400), sum(status = 429),
        sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
        sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),

@@ -3,9 +3,9 @@
 Analytics pages sum a period's traffic per hour, model, provider and key. Summing raw rows
 would cost time in proportion to the history read (millions of rows a month), so the usage
 writer adds every batch to `usage_rollups` (one row per hour, workspace, key, model,
-provider and endpoint) and to `usage_latency_sketch` (successful requests' latencies per
-day, workspace and provider) as it inserts the raw rows: the rollups never disagree with
-the log they summarise.
+provider and endpoint), to `usage_rollups_daily` (the same per UTC day) and to
+`usage_latency_sketch` (successful requests' latencies per day, workspace and provider) as
+it inserts the raw rows: the rollups never disagree with the log they summarise.
 
 Percentiles come from the sketch, a DDSketch with relative accuracy `RELATIVE_ACCURACY`:
 bucket `i` holds latencies in (gamma^(i-1), gamma^i] with gamma = (1+a)/(1-a), and a
@@ -97,7 +97,7 @@ _FIELDS = (
     "cache_savings_usd",
     "latency_sum_ms",
 )
-_KEY = ("workspace_id", "hour_epoch", "key_id", "model", "provider", "endpoint")
+_KEY = ("workspace_id", "start_epoch", "key_id", "model", "provider", "endpoint")
 _OUTCOME_FIELD = {
     None: "successes",
     "rate_limit": "rate_limit_hits",
@@ -106,7 +106,7 @@ _OUTCOME_FIELD = {
     "invalid_request": "invalid_requests",
 }
 _UPSERT_ROLLUP = (
-    f"INSERT INTO usage_rollups ({', '.join(_KEY + _FIELDS)}) "
+    f"INSERT INTO {{table}} ({', '.join(_KEY + _FIELDS)}) "
     f"VALUES ({', '.join('?' for _ in _KEY + _FIELDS)}) "
     f"ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET "
     + ", ".join(f"{name} = {name} + excluded.{name}" for name in _FIELDS)
@@ -121,18 +121,15 @@ _UPSERT_SKETCH = (
 def add_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> None:
     """Add records to the rollups (the caller holds the transaction of their insert)."""
     rollups: dict[tuple[str, int, str, str, str, str], list[float]] = {}
+    daily: dict[tuple[str, int, str, str, str, str], list[float]] = {}
     sketch: dict[tuple[str, int, str, int], int] = {}
     for record in records:
         epoch = int(record.created_at.timestamp())
-        key = (
-            record.workspace_id,
-            epoch - epoch % 3600,
-            record.key_id,
-            record.model,
-            record.provider,
-            record.endpoint,
-        )
-        _add(rollups.setdefault(key, [0.0] * len(_FIELDS)), record)
+        names = (record.key_id, record.model, record.provider, record.endpoint)
+        hour = (record.workspace_id, epoch - epoch % 3600, *names)
+        _add(rollups.setdefault(hour, [0.0] * len(_FIELDS)), record)
+        day = (record.workspace_id, epoch - epoch % 86400, *names)
+        _add(daily.setdefault(day, [0.0] * len(_FIELDS)), record)
         if record.status < 400:
             point = (
                 record.workspace_id,
@@ -141,23 +138,72 @@ def add_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> No
                 sketch_bucket(record.latency_ms),
             )
             sketch[point] = sketch.get(point, 0) + 1
-    db.conn.executemany(_UPSERT_ROLLUP, [(*key, *sums) for key, sums in rollups.items()])
+    for table, sums_by_key in (("usage_rollups", rollups), ("usage_rollups_daily", daily)):
+        db.conn.executemany(
+            _UPSERT_ROLLUP.format(table=table), [(*key, *sums) for key, sums in sums_by_key.items()]
+        )
     db.conn.executemany(_UPSERT_SKETCH, [(*point, count) for point, count in sketch.items()])
 
 
+_INDEX = {name: i for i, name in enumerate(_FIELDS)}
+_OUTCOME_INDEX = {outcome: _INDEX[name] for outcome, name in _OUTCOME_FIELD.items()}
+
+
 def _add(sums: list[float], record: UsageRecord) -> None:
+    """Add one record to its rollup's sums (indexes, not names: this runs per record)."""
     outcome = error_type(record.status, record.error_code)
-    ok = outcome is None
-    figures = {
-        "requests": 1,
-        _OUTCOME_FIELD[outcome]: 1,
-        "prompt_tokens": record.prompt_tokens,
-        "completion_tokens": record.completion_tokens,
-        "cost_usd": record.cost_usd,
-        "cache_hits": int(record.cache_hit),
-        "cache_tokens_saved": record.total_tokens if record.cache_hit else 0,
-        "cache_savings_usd": record.cache_savings_usd,
-        "latency_sum_ms": record.latency_ms if ok else 0.0,
-    }
-    for index, name in enumerate(_FIELDS):
-        sums[index] += figures.get(name, 0)
+    sums[0] += 1
+    sums[_OUTCOME_INDEX[outcome]] += 1
+    sums[6] += record.prompt_tokens
+    sums[7] += record.completion_tokens
+    sums[8] += record.cost_usd
+    if record.cache_hit:
+        sums[9] += 1
+        sums[10] += record.prompt_tokens + record.completion_tokens
+    sums[11] += record.cache_savings_usd
+    if outcome is None:
+        sums[12] += record.latency_ms
+
+
+REBUILD = (
+    "DELETE FROM usage_rollups",
+    "DELETE FROM usage_rollups_daily",
+    "DELETE FROM usage_latency_sketch",
+    """INSERT INTO usage_rollups
+SELECT workspace_id, CAST(created_epoch / 3600 AS INTEGER) * 3600, key_id, model, provider,
+       endpoint, count(*), sum(status < 400), sum(status = 429),
+       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
+       sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(status >= 400 AND status < 500 AND status <> 429
+           AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(prompt_tokens), sum(completion_tokens), sum(cost_usd), sum(cache_hit),
+       sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
+       sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
+FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6""",
+    """INSERT INTO usage_rollups_daily
+SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, key_id, model, provider,
+       endpoint, count(*), sum(status < 400), sum(status = 429),
+       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
+       sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(status >= 400 AND status < 500 AND status <> 429
+           AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(prompt_tokens), sum(completion_tokens), sum(cost_usd), sum(cache_hit),
+       sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
+       sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
+FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6""",
+    f"""INSERT INTO usage_latency_sketch
+SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, provider,
+       CASE WHEN latency_ms > 0 THEN CAST(ceil(ln(latency_ms) / {LOG_GAMMA!r}) AS INTEGER)
+            ELSE {ZERO_BUCKET} END,
+       count(*)
+FROM usage_records WHERE status < 400 GROUP BY 1, 2, 3, 4""",
+)
+"""Migration 9's backfill, as statements: rebuild every rollup from the raw log."""
+
+
+def rebuild(db: sqlite_utils.Database) -> None:
+    """Recompute the rollups and sketches from the raw rows, in one transaction: for rows
+    written around the writer (a bulk load, a restored backup)."""
+    with db.atomic():
+        for statement in REBUILD:
+            db.execute(statement)

@@ -59,15 +59,16 @@ class Sink(Protocol):
 class CsvSink:
     def __init__(self, path: Path) -> None:
         self._file: IO[str] = path.open("w", newline="", encoding="utf-8")
-        self._writer = csv.DictWriter(self._file, NAMES, restval="", extrasaction="ignore")
-        self._writer.writeheader()
+        self._writer = csv.writer(self._file)
+        self._writer.writerow(NAMES)
         self._section = ""
 
     def section(self, name: str) -> None:
         self._section = name
 
     def write(self, rows: Sequence[Row]) -> None:
-        self._writer.writerows({**row, "section": self._section} for row in rows)
+        rest = NAMES[1:]
+        self._writer.writerows([self._section, *(row.get(n) for n in rest)] for row in rows)
 
     def close(self) -> None:
         self._file.close()

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 import sqlite_utils
 
-from store import usage
+from store import usage, usage_rollups
 from store.migrations import MIGRATIONS, apply_migrations
 from tests.gateway.analytics.usage_set import build_rows
 
@@ -19,7 +19,10 @@ def _fresh() -> sqlite_utils.Database:
 
 
 def _tables(db: sqlite_utils.Database) -> tuple[list[Any], list[Any]]:
-    rollups = db.execute("SELECT * FROM usage_rollups ORDER BY 1, 2, 3, 4, 5, 6").fetchall()
+    rollups = db.execute(
+        "SELECT 'hour', * FROM usage_rollups UNION ALL SELECT 'day', * FROM usage_rollups_daily "
+        "ORDER BY 1, 2, 3, 4, 5, 6, 7"
+    ).fetchall()
     sketch = db.execute("SELECT * FROM usage_latency_sketch ORDER BY 1, 2, 3, 4").fetchall()
     return rollups, sketch
 
@@ -65,5 +68,17 @@ def test_rollups_add_up_across_batches() -> None:
         usage.insert_records(split, rows[start : start + 37])
     assert _rounded(_tables(whole)[0]) == _rounded(_tables(split)[0])
     assert _tables(whole)[1] == _tables(split)[1]
-    total = whole.execute("SELECT sum(requests) FROM usage_rollups").fetchone()[0]
-    assert total == len(rows)
+    for table in ("usage_rollups", "usage_rollups_daily"):
+        total = whole.execute(f"SELECT sum(requests) FROM {table}").fetchone()[0]
+        assert total == len(rows)
+
+
+def test_a_rebuild_from_the_raw_rows_equals_what_the_writer_kept() -> None:
+    db = _fresh()
+    apply_migrations(db)
+    usage.insert_records(db, build_rows(("k1", "k2"), 300))
+    kept = _tables(db)
+    usage_rollups.rebuild(db)
+    rebuilt = _tables(db)
+    assert _rounded(rebuilt[0]) == _rounded(kept[0])
+    assert rebuilt[1] == kept[1]
