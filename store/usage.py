@@ -120,9 +120,10 @@ def totals_since(
     provider: str | None = None,
 ) -> UsageTotals:
     """Requests, tokens and cost of the records at or after `since`, filtered by the
-    criteria given (all of them must match). Failed requests count as requests.
+    criteria given (all of them must match). Failed requests count as requests; requests
+    the limits refused (429, recorded for analytics) were never admitted and do not.
     """
-    where = ["created_epoch >= ?"]
+    where = ["created_epoch >= ?", "status <> 429"]
     params: list[Any] = [columns.to_epoch(since)]
     for column, value in (
         ("key_id", key_id),
@@ -156,18 +157,20 @@ def request_counts(
     month_start: datetime,
     endpoints: Sequence[str],
 ) -> RequestCounts:
-    """Requests made with a key to `endpoints` since `day_start` and since `month_start`
-    (the starts of a daily and a monthly limit's periods; `month_start <= day_start`).
+    """Requests admitted for a key to `endpoints` since `day_start` and since
+    `month_start` (the starts of a daily and a monthly limit's periods; `month_start <=
+    day_start`). Requests its limits refused (recorded with status 429, for analytics) are
+    not admitted ones and do not count.
 
     One statement reads both, so the two counts agree with each other; it is answered
-    from the (key, endpoint, time) index alone.
+    from the (key, endpoint, time) index and the matching rows' status.
     """
     if not endpoints:
         return RequestCounts(0, 0)
     marks = ", ".join("?" for _ in endpoints)
     row = db.execute(
         "SELECT count(*), coalesce(sum(created_epoch >= ?), 0) FROM usage_records "
-        f"WHERE key_id = ? AND endpoint IN ({marks}) AND created_epoch >= ?",
+        f"WHERE key_id = ? AND endpoint IN ({marks}) AND created_epoch >= ? AND status <> 429",
         [columns.to_epoch(day_start), key_id, *endpoints, columns.to_epoch(month_start)],
     ).fetchone()
     return RequestCounts(daily=int(row[1]), monthly=int(row[0]))
