@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import sqlite_utils
 
-from store import columns
+from store import columns, usage_rollups
 
 
 @attrs.frozen(kw_only=True)
@@ -46,6 +46,8 @@ class UsageRecord:
     carbon_gco2e: float = 0.0
     error_code: str | None = None
     cache_hit: bool = False
+    # What a cache hit saved at list prices (its `cost_usd` is the zero it was billed).
+    cache_savings_usd: float = 0.0
     project: str | None = None
     team: str | None = None
     tags: tuple[str, ...] = attrs.field(default=(), converter=columns.str_tuple)
@@ -70,8 +72,8 @@ class UsageTotals:
 _COLUMNS = (
     "request_id, key_id, workspace_id, model, provider, endpoint, prompt_tokens, "
     "completion_tokens, audio_seconds, characters, pages, searches, bytes_stored, cost_usd, "
-    "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, project, team, tags, "
-    "created_at, created_epoch, prompt_hash"
+    "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, cache_savings_usd, "
+    "project, team, tags, created_at, created_epoch, prompt_hash"
 )
 _INSERT = (
     f"INSERT INTO usage_records ({_COLUMNS}) VALUES ("
@@ -80,8 +82,12 @@ _INSERT = (
 )
 
 
+_FIELDS = tuple(attrs.fields_dict(UsageRecord))
+
+
 def _to_row(record: UsageRecord) -> dict[str, Any]:
-    row = attrs.asdict(record)
+    # Not `attrs.asdict`: that recurses into every value and is the writer's largest cost.
+    row = {name: getattr(record, name) for name in _FIELDS}
     row["cache_hit"] = int(record.cache_hit)
     row["tags"] = columns.to_json(record.tags)
     row["created_at"] = columns.to_iso(record.created_at)
@@ -90,7 +96,7 @@ def _to_row(record: UsageRecord) -> dict[str, Any]:
 
 
 def _from_row(row: Mapping[str, Any]) -> UsageRecord:
-    # A column added by a later migration may be absent from an older schema's rows.
+    # A column added by a later migration than the database's reads as its default.
     fields = {name: row[name] for name in attrs.fields_dict(UsageRecord) if name in row}
     fields["cache_hit"] = bool(row["cache_hit"])
     fields["tags"] = columns.json_strings(row["tags"])
@@ -99,11 +105,13 @@ def _from_row(row: Mapping[str, Any]) -> UsageRecord:
 
 
 def insert_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> int:
-    """Insert records in one transaction (group commit); return how many."""
-    rows = [_to_row(record) for record in records]
+    """Insert records in one transaction (group commit), with their rollups; return how
+    many."""
+    batch = list(records)
     with db.atomic():
-        db.conn.executemany(_INSERT, rows)
-    return len(rows)
+        db.conn.executemany(_INSERT, [_to_row(record) for record in batch])
+        usage_rollups.add_records(db, batch)
+    return len(batch)
 
 
 def totals_since(
@@ -115,9 +123,10 @@ def totals_since(
     provider: str | None = None,
 ) -> UsageTotals:
     """Requests, tokens and cost of the records at or after `since`, filtered by the
-    criteria given (all of them must match). Failed requests count as requests.
+    criteria given (all of them must match). Failed requests count as requests; requests
+    the limits refused (429, recorded for analytics) were never admitted and do not.
     """
-    where = ["created_epoch >= ?"]
+    where = ["created_epoch >= ?", "status <> 429"]
     params: list[Any] = [columns.to_epoch(since)]
     for column, value in (
         ("key_id", key_id),
@@ -151,18 +160,20 @@ def request_counts(
     month_start: datetime,
     endpoints: Sequence[str],
 ) -> RequestCounts:
-    """Requests made with a key to `endpoints` since `day_start` and since `month_start`
-    (the starts of a daily and a monthly limit's periods; `month_start <= day_start`).
+    """Requests admitted for a key to `endpoints` since `day_start` and since
+    `month_start` (the starts of a daily and a monthly limit's periods; `month_start <=
+    day_start`). Requests its limits refused (recorded with status 429, for analytics) are
+    not admitted ones and do not count.
 
     One statement reads both, so the two counts agree with each other; it is answered
-    from the (key, endpoint, time) index alone.
+    from the (key, endpoint, time) index and the matching rows' status.
     """
     if not endpoints:
         return RequestCounts(0, 0)
     marks = ", ".join("?" for _ in endpoints)
     row = db.execute(
         "SELECT count(*), coalesce(sum(created_epoch >= ?), 0) FROM usage_records "
-        f"WHERE key_id = ? AND endpoint IN ({marks}) AND created_epoch >= ?",
+        f"WHERE key_id = ? AND endpoint IN ({marks}) AND created_epoch >= ? AND status <> 429",
         [columns.to_epoch(day_start), key_id, *endpoints, columns.to_epoch(month_start)],
     ).fetchone()
     return RequestCounts(daily=int(row[1]), monthly=int(row[0]))

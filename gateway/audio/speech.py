@@ -32,7 +32,7 @@ from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage
+from gateway.upstream.usage import record_usage, recording_refusal
 from providers.audio_codec import decode, encode
 from providers.audio_types import CONTENT_TYPES, SpeechAudio, SpeechRequest
 from providers.base import Provider
@@ -62,16 +62,17 @@ async def serve_speech(
     )
     plan = voiced_targets(plan, choice)
     if params.stream:
-        hold = await admit(
-            state,
-            principal,
-            params.service,
-            prompt_tokens=0,
-            max_tokens=0,
-            plan=plan,
-            usage=Usage(characters=len(params.input)),
-        )
         facts = new_facts("audio.speech", principal, headers)
+        with recording_refusal(state, facts, plan.primary):
+            hold = await admit(
+                state,
+                principal,
+                params.service,
+                prompt_tokens=0,
+                max_tokens=0,
+                plan=plan,
+                usage=Usage(characters=len(params.input)),
+            )
         timeout = state.settings.upstream_timeout_s
         with hold, audio_errors():
             opener = _opener(params, choice)
@@ -98,16 +99,17 @@ async def speak_once(
 ) -> tuple[RequestFacts, Served[bytes], dict[str, str]]:
     """Synthesise the whole clip: admit, race, settle, record. Returns the facts, what
     served and the key's rate-limit headers."""
-    hold = await admit(
-        state,
-        principal,
-        params.service,
-        prompt_tokens=0,
-        max_tokens=0,
-        plan=plan,
-        usage=Usage(characters=len(params.input)),
-    )
     facts = new_facts(endpoint, principal, headers)
+    with recording_refusal(state, facts, plan.primary):
+        hold = await admit(
+            state,
+            principal,
+            params.service,
+            prompt_tokens=0,
+            max_tokens=0,
+            plan=plan,
+            usage=Usage(characters=len(params.input)),
+        )
     with hold, audio_errors():
         timeout = state.settings.upstream_timeout_s
         served = await call(state, facts, plan, _operation(params, choice), timeout_s=timeout)

@@ -44,7 +44,7 @@ from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage
+from gateway.upstream.usage import record_usage, recording_refusal
 from providers.audio_codec import AudioDecodeError, decode, sniff_container
 from providers.audio_types import (
     AudioClip,
@@ -181,16 +181,17 @@ async def transcribe_clip(
     processing (`auto_transcribe`) share. Raises `ApiError`; cancellation closes the
     upstream."""
     plan = transcription_plan(state, principal, params)
-    hold = await admit(
-        state,
-        principal,
-        params.service,
-        prompt_tokens=0,
-        max_tokens=0,
-        plan=plan,
-        usage=Usage(audio_seconds=round(clip.duration_s, 3)),
-    )
     facts = new_facts("audio.transcriptions", principal, headers)
+    with recording_refusal(state, facts, plan.primary):
+        hold = await admit(
+            state,
+            principal,
+            params.service,
+            prompt_tokens=0,
+            max_tokens=0,
+            plan=plan,
+            usage=Usage(audio_seconds=round(clip.duration_s, 3)),
+        )
 
     async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
         return await adapter.transcribe(transcription_request(params, clip, target))
@@ -235,16 +236,17 @@ async def prepare_stream(
     params = parse_transcription(upload.fields)
     clip = await checked_clip(upload)
     plan = transcription_plan(state, principal, params)
-    hold = await admit(
-        state,
-        principal,
-        params.service,
-        prompt_tokens=0,
-        max_tokens=0,
-        plan=plan,
-        usage=Usage(audio_seconds=round(clip.duration_s, 3)),
-    )
     facts = new_facts("audio.transcriptions", principal, headers)
+    with recording_refusal(state, facts, plan.primary):
+        hold = await admit(
+            state,
+            principal,
+            params.service,
+            prompt_tokens=0,
+            max_tokens=0,
+            plan=plan,
+            usage=Usage(audio_seconds=round(clip.duration_s, 3)),
+        )
     return TranscriptStreamBody(state, facts, plan, hold, params, clip)
 
 

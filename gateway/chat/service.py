@@ -44,7 +44,7 @@ from gateway.upstream.engine import Served, call, open_stream
 from gateway.upstream.facts import new_facts
 from gateway.upstream.footprint_render import footprint_headers
 from gateway.upstream.limits import Hold
-from gateway.upstream.usage import record_usage
+from gateway.upstream.usage import record_usage, recording_refusal
 from providers.catalog import CostBreakdown
 from providers.types import ChatResult, Usage
 
@@ -107,15 +107,17 @@ class ChatAnswering:
 
 
 async def _admit(state: AppState, trip: Trip) -> Hold:
-    """Take the request's share of the key's limits (or wait, with `queue`); 429 if none."""
-    return await admit(
-        state,
-        trip.principal,
-        trip.params.service,
-        prompt_tokens=prompt_estimate(trip),
-        max_tokens=trip.params.request.max_tokens,
-        plan=lambda: chain_plan(state, trip),
-    )
+    """Take the request's share of the key's limits (or wait, with `queue`); 429 if none
+    (and the refusal is recorded, so analytics count rate-limit hits)."""
+    with recording_refusal(state, trip.facts, trip.target):
+        return await admit(
+            state,
+            trip.principal,
+            trip.params.service,
+            prompt_tokens=prompt_estimate(trip),
+            max_tokens=trip.params.request.max_tokens,
+            plan=lambda: chain_plan(state, trip),
+        )
 
 
 def _decided(trip: Trip, served: Served[Any]) -> Trip:
@@ -262,7 +264,7 @@ async def _answer_from_cache(
     )
     accounting = attrs.evolve(full, cost=CostBreakdown(0.0, 0.0, 0.0), footprint=None)
     if not trip.params.stream:
-        _finish_hit(state, trip, hold, accounting)
+        _finish_hit(state, trip, hold, accounting, saved_usd=full.cost.total)
         answer = render.completion_body(trip, hit, accounting)
         return JsonAnswer(200, answer, base_headers(trip) | hold.headers())
     chunks = await stack.enter_async_context(ReplayStream(hit))
@@ -272,16 +274,20 @@ async def _answer_from_cache(
         (),
         idle_timeout_s=state.settings.stream_idle_timeout_s,
         accountant=lambda usage, chars: accounting,
-        on_finish=lambda outcome: _finish_hit(state, trip, hold, accounting),
+        on_finish=lambda outcome: _finish_hit(
+            state, trip, hold, accounting, saved_usd=full.cost.total
+        ),
     )
     stack.callback(body.report)
     return StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)
 
 
-def _finish_hit(state: AppState, trip: Trip, hold: Hold, accounting: Accounting) -> None:
+def _finish_hit(
+    state: AppState, trip: Trip, hold: Hold, accounting: Accounting, *, saved_usd: float
+) -> None:
     hold.settle(Usage())
     hold.release()
-    _record(state, trip, accounting, status=200)
+    _record(state, trip, accounting, status=200, saved_usd=saved_usd)
 
 
 # -- accounting ----------------------------------------------------------------------------
@@ -305,7 +311,13 @@ def _account(state: AppState, trip: Trip, usage: Usage) -> Accounting:
 
 
 def _record(
-    state: AppState, trip: Trip, accounting: Accounting, *, status: int, code: str | None = None
+    state: AppState,
+    trip: Trip,
+    accounting: Accounting,
+    *,
+    status: int,
+    code: str | None = None,
+    saved_usd: float = 0.0,
 ) -> None:
     record_usage(
         state,
@@ -316,4 +328,5 @@ def _record(
         error_code=code,
         cache_hit=trip.cache_hit,
         prompt_hash=trip.prompt_hash,
+        cache_savings_usd=saved_usd,
     )

@@ -10,6 +10,7 @@ from werkzeug.exceptions import HTTPException
 
 from gateway.api.agents import agents_blueprint
 from gateway.api.alerts import alerts_blueprint
+from gateway.api.analytics import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint
 from gateway.api.audit_log import audit_log_blueprint
 from gateway.api.auth_tokens import auth_tokens_blueprint
@@ -94,6 +95,7 @@ def create_app(state: AppState) -> QuartTrio:
         agents_blueprint(state),
         mcp_blueprint(state),
         pipelines_blueprint(state),
+        analytics_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -30,7 +30,6 @@ import trio
 from gateway.agents.gate import AGENT_SESSION_HEADER
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
-from gateway.platform.drain import Drain
 from gateway.platform.errors import ApiError
 from gateway.platform.exchange import Exchange, Receive, Scope, Send, header_list, send_json
 from gateway.platform.jsonio import JsonAnswer
@@ -63,7 +62,7 @@ class FastPath:
         # `Any`: Quart's ASGI signature uses its own typed-dict scopes.
         self.app = app
         self.state = state
-        self.drain = Drain()
+        self.drain = state.drain
         self.routes: dict[str, dict[str, Route]] = {}
         for route in routes:
             self.routes.setdefault(route.path, {})[route.method] = route

@@ -130,6 +130,10 @@ class Settings:
     # `GET /metrics` answers a request bearing this token (`Authorization: Bearer ...`),
     # or an admin API key; unset, only admin keys. Never logged.
     metrics_token: str | None = attrs.field(default=None, repr=False)
+    # Analytics exports: how long a finished export can be downloaded (then its file is
+    # deleted), and how often the export worker looks for expired ones.
+    export_ttl_s: float = 24 * 3600.0
+    export_sweep_interval_s: float = 60.0
     # Log lines: "json" (one object per line) or "text" (for a terminal).
     log_format: Literal["json", "text"] = "json"
     # Debug only: add the start of each request body (prompts!) to the access log.

@@ -37,6 +37,7 @@ from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
     agent_alerts,
     alert_evaluator,
+    analytics_export,
     document_processing,
     file_processing,
     health_probes,
@@ -72,6 +73,7 @@ WORKERS: tuple[Worker, ...] = (
     document_processing.run,
     retention.run,
     agent_alerts.run,  # agents (issue 18): limit-warning webhooks
+    analytics_export.run,
 )
 
 

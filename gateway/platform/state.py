@@ -7,6 +7,7 @@ import trio
 
 from gateway.agents.book import AgentBook
 from gateway.agents.counters import MemoryCounters
+from gateway.analytics.runtime import ExportRuntime
 from gateway.chat.cache import ResponseCache
 from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
@@ -14,6 +15,7 @@ from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
+from gateway.platform.drain import Drain
 from gateway.status.hub import StatusHub
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.health import HealthBook
@@ -50,6 +52,9 @@ class AppState:
     files: FilesRuntime = attrs.field()
     documents: DocumentsRuntime = attrs.field()
     agents: AgentBook = attrs.field()
+    # Requests in flight (the server's drain), read by the analytics realtime page.
+    drain: Drain = attrs.field(factory=Drain)
+    exports: ExportRuntime = attrs.field()
 
     @limits.default
     def _default_limits(self) -> RateLimiter:
@@ -59,6 +64,10 @@ class AppState:
     def _default_agents(self) -> AgentBook:
         counters = MemoryCounters(idle_s=self.settings.agent_session_idle_s)
         return AgentBook(self.db, self.usage.flush, counters)
+
+    @exports.default
+    def _default_exports(self) -> ExportRuntime:
+        return ExportRuntime.under(self.settings.data_dir)
 
     @files.default
     def _default_files(self) -> FilesRuntime:

@@ -22,7 +22,7 @@ from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import plan_named
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage
+from gateway.upstream.usage import record_usage, recording_refusal
 from providers.base import Provider
 from providers.catalog import ModelInfo
 from providers.types import Usage
@@ -87,10 +87,11 @@ async def serve_retrieval(
     )
     for target in plan.targets:
         check(params, target.info)
-    hold = await admit(
-        state, principal, params.service, prompt_tokens=tokens(params), max_tokens=0, plan=plan
-    )
     facts = new_facts(endpoint, principal, headers)
+    with recording_refusal(state, facts, plan.primary):
+        hold = await admit(
+            state, principal, params.service, prompt_tokens=tokens(params), max_tokens=0, plan=plan
+        )
 
     async def one_call(adapter: Provider, target: Target) -> T:
         return await operation(adapter, target, params)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
+from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
-from gateway.upstream.accounting import Accounting
+from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.resolve import Target
+from providers.types import Usage
 from store.usage import UsageRecord
 
 
@@ -21,6 +25,7 @@ def record_usage(
     error_code: str | None = None,
     cache_hit: bool = False,
     prompt_hash: str | None = None,
+    cache_savings_usd: float = 0.0,
 ) -> None:
     """Queue the request's record for the background writer (never blocks the request):
     every metered unit, its cost, footprint and latency, and what served it; `prompt_hash`
@@ -51,6 +56,7 @@ def record_usage(
         carbon_gco2e=footprint.carbon_gco2e if footprint else 0.0,
         error_code=error_code,
         cache_hit=cache_hit,
+        cache_savings_usd=cache_savings_usd,
         project=facts.labels.project,
         team=facts.labels.team,
         tags=facts.labels.tags,
@@ -58,3 +64,19 @@ def record_usage(
     )
     state.metrics.observe_usage(record)
     state.usage.submit(record)
+
+
+@contextmanager
+def recording_refusal(state: AppState, facts: RequestFacts, target: Target) -> Iterator[None]:
+    """Around admission: a request the limits refuse (429) leaves a record with that
+    status and the limit's code, metering nothing, so rate-limit hits and error rates
+    count it. The error goes on unchanged."""
+    try:
+        yield
+    except ApiError as error:
+        if error.status == 429:
+            nothing = account(
+                state.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
+            )
+            record_usage(state, facts, target, nothing, status=429, error_code=error.code)
+        raise

@@ -137,7 +137,8 @@ async def test_the_request_over_the_monthly_limit_is_refused(
     headers = error.response.headers
     assert headers["retry-after"] == str(body["retry_after"])
     assert set(headers) >= SPEC_429_HEADERS
-    # the refusals left no usage record: the key's day shows the three served requests
+    # refusals are recorded (analytics) but were never admitted: the key's day shows the
+    # three served requests
     read = (await http.get(f"{KEYS}/{key['id']}")).json()
     assert read["usage"]["requests_today"] == 3
 

@@ -83,6 +83,8 @@ def test_request_counts_of_a_day_and_its_month(sdb: sqlite_utils.Database) -> No
             make_usage(5, created_at=now, status=502),  # a failed request still counts
             make_usage(6, created_at=now, endpoint="embeddings"),  # not an endpoint asked for
             make_usage(7, created_at=now, key_id="key_b"),
+            # refused by the limits: recorded for analytics, never admitted
+            make_usage(8, created_at=now, status=429, error_code="rate_limit_exceeded"),
         ],
     )
 

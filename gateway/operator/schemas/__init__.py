@@ -9,6 +9,7 @@ from __future__ import annotations
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
+    analytics,
     audio,
     chat,
     documents,
@@ -38,6 +39,7 @@ OPERATIONS: dict[str, Operation] = {
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
+    **analytics.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

@@ -201,6 +201,12 @@ class RateLimiter:
         self.upstream = UpstreamMeter(self.clock)
         self._periods = PeriodBook(self.count_loader, self.wall)
 
+    @property
+    def waiting(self) -> int:
+        """Requests waiting for capacity (strategy `queue`), across every key: the queue
+        depth the analytics realtime page shows."""
+        return sum(state.waiters for state in self._keys.values())
+
     # -- admitting ---------------------------------------------------------------------------
 
     def estimate(self, key: ApiKeyRecord, prompt_tokens: int, max_tokens: int | None) -> int:

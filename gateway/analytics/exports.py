@@ -1,0 +1,140 @@
+"""Analytics exports: the request's body, the export record's JSON, and the download.
+
+`POST .../export` stores a `processing` record and queues its id for the worker
+(`gateway.workers.analytics_export`, which builds the file with
+`gateway.analytics.export_build`); the record turns `complete` with `download_url` and
+`expires_at` once the file is on disk. The file can be downloaded by callers of the same
+workspace until `expires_at`; after it the download answers 410 and the worker deletes
+the file (the record says `expired`). An export of another workspace answers 404 like an
+unknown one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+from quart import Response, send_file
+
+from gateway.analytics.export_file import CONTENT_TYPES
+from gateway.analytics.period import parse_period
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.state import AppState
+from gateway.platform.web import iso
+from store import columns
+from store import exports as store
+from store.exports import ExportRecord
+
+FORMATS = tuple(CONTENT_TYPES)
+SECTIONS = ("usage", "costs", "errors")
+_FIELDS = frozenset({"start_date", "end_date", "format", "include"})
+PATH = "/v1/management/analytics/export"
+
+
+def parse_body(body: Mapping[str, Any], *, today: date) -> tuple[str, str, str, tuple[str, ...]]:
+    """(start, end, format, include) of an export request; `format` defaults to csv and
+    `include` to every section."""
+    unknown = sorted(set(body) - _FIELDS)
+    if unknown:
+        raise invalid_request(f"Unknown field '{unknown[0]}'.", param=unknown[0])
+    period = parse_period(body, today=today)
+    fmt = body.get("format", "csv")
+    if fmt not in FORMATS:
+        raise invalid_request(
+            f"'format' must be one of {', '.join(FORMATS)}.", param="format", value=fmt
+        )
+    include = body.get("include", list(SECTIONS))
+    if (
+        not isinstance(include, list)
+        or not include
+        or any(item not in SECTIONS for item in include)
+    ):
+        raise invalid_request(
+            f"'include' must be a non-empty array of {', '.join(SECTIONS)}.",
+            param="include",
+            value=include,
+        )
+    ordered = tuple(section for section in SECTIONS if section in include)
+    return period.start.isoformat(), period.end.isoformat(), str(fmt), ordered
+
+
+async def create(
+    state: AppState, workspace_id: str, body: Mapping[str, Any], *, today: date
+) -> ExportRecord:
+    """Store a `processing` export and queue it (waiting while the worker's queue is
+    full). Cancelled while waiting, the record stays `processing` and the worker builds
+    it at its next start."""
+    start, end, fmt, include = parse_body(body, today=today)
+    record = ExportRecord(
+        id=columns.new_id("exp"),
+        workspace_id=workspace_id,
+        status="processing",
+        format=fmt,
+        include=include,
+        start_date=start,
+        end_date=end,
+        created_at=datetime.now(UTC),
+    )
+    await state.db.run(lambda d: store.insert(d, record))
+    await state.exports.send.send(record.id)
+    return record
+
+
+async def find(state: AppState, principal: Principal, export_id: str) -> ExportRecord:
+    """The caller's workspace's export; 404 for an unknown id or another workspace's."""
+    record = await state.db.run(lambda d: store.get(d, export_id))
+    if record is None or record.workspace_id != principal.workspace_id:
+        raise not_found("export_not_found", f"No export '{export_id}'.", export_id=export_id)
+    return record
+
+
+def render(record: ExportRecord, base_url: str) -> dict[str, Any]:
+    complete = record.status == "complete"
+    return {
+        "object": "analytics_export",
+        "export_id": record.id,
+        "status": record.status,
+        "format": record.format,
+        "include": list(record.include),
+        "period": {"start": record.start_date, "end": record.end_date},
+        "created_at": iso(record.created_at),
+        "download_url": f"{base_url}{PATH}/{record.id}/download" if complete else None,
+        "expires_at": iso(record.expires_at) if complete else None,
+        "rows": record.rows if complete else None,
+        "size_bytes": record.bytes if complete else None,
+        "error": record.error,
+    }
+
+
+def _expired(record: ExportRecord, now: datetime) -> bool:
+    return record.status == "expired" or (
+        record.expires_at is not None and record.expires_at <= now
+    )
+
+
+async def download(state: AppState, principal: Principal, export_id: str) -> Response:
+    """The file, streamed from disk with its format's Content-Type; 409 while it is not
+    built (or failed), 410 once it expired."""
+    record = await find(state, principal, export_id)
+    if _expired(record, datetime.now(UTC)):
+        raise ApiError(
+            410, "export_expired", f"Export '{export_id}' expired.", type="not_found_error"
+        )
+    if record.status != "complete" or record.file_name is None:
+        raise ApiError(
+            409,
+            "export_not_ready",
+            f"Export '{export_id}' is {record.status}; download it once it is complete.",
+            export_id=export_id,
+            export_status=record.status,
+        )
+    response = await send_file(
+        state.exports.path_of(record.file_name),
+        mimetype=CONTENT_TYPES[record.format],
+        as_attachment=True,
+        attachment_filename=f"analytics-{record.id}.{record.format}",
+    )
+    response.headers["Cache-Control"] = "no-store"
+    return response

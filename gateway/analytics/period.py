@@ -1,0 +1,94 @@
+"""The period an analytics request covers: `start_date` and `end_date` (YYYY-MM-DD, UTC,
+end inclusive), validated once for every family that reads usage over days.
+
+Pure: the caller passes today's date. Absent both, the period is the last
+`DEFAULT_DAYS` days up to today; one alone extends `DEFAULT_DAYS` days from (or to) it.
+A range longer than `MAX_DAYS` is refused rather than computed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+import attrs
+
+from gateway.platform.errors import invalid_request
+
+DEFAULT_DAYS = 30
+_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+MAX_DAYS = 366
+
+
+@attrs.frozen
+class Period:
+    """Whole UTC days from `start` to `end`, both included."""
+
+    start: date
+    end: date
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days + 1
+
+    @property
+    def since(self) -> datetime:
+        """The first instant of the period (UTC)."""
+        return datetime.combine(self.start, time(), UTC)
+
+    @property
+    def until(self) -> datetime:
+        """The first instant after the period (UTC): ranges are [since, until)."""
+        return datetime.combine(self.end + timedelta(days=1), time(), UTC)
+
+    def render(self) -> dict[str, str]:
+        return {"start": self.start.isoformat(), "end": self.end.isoformat()}
+
+
+def parse_period(values: Mapping[str, Any], *, today: date, max_days: int = MAX_DAYS) -> Period:
+    """`start_date` / `end_date` from a query or a body into a `Period`; a bad date, an end
+    before the start or a range over `max_days` days is a 400 naming the parameter."""
+    start = _date(values, "start_date")
+    end = _date(values, "end_date")
+    span = timedelta(days=DEFAULT_DAYS - 1)
+    if start is None and end is None:
+        end = today
+    if start is None:
+        assert end is not None
+        start = end - span
+    if end is None:
+        end = start + span
+    if end < start:
+        raise invalid_request(
+            f"'end_date' ({end.isoformat()}) is before 'start_date' ({start.isoformat()}).",
+            param="end_date",
+            value=end.isoformat(),
+        )
+    period = Period(start, end)
+    if period.days > max_days:
+        raise invalid_request(
+            f"The range covers {period.days} days; at most {max_days} are allowed.",
+            param="end_date",
+            value=end.isoformat(),
+        )
+    return period
+
+
+def _date(values: Mapping[str, Any], name: str) -> date | None:
+    raw = values.get(name)
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not _ISO_DATE.fullmatch(raw):
+        raise _bad_date(name, raw)
+    try:
+        return date.fromisoformat(raw)
+    except ValueError:
+        raise _bad_date(name, raw) from None
+
+
+def _bad_date(name: str, raw: object) -> Exception:
+    return invalid_request(
+        f"'{name}' must be a date written YYYY-MM-DD (UTC).", param=name, value=raw
+    )

@@ -1,0 +1,285 @@
+"""The analytics pages' JSON, from rollup sums and latency sketches (pure).
+
+Conventions (README, "Analytics"): costs in USD rounded to 6 decimals; rates are shares
+from 0 to 1 and null when there were no requests to share; latencies in milliseconds, of
+successful requests, null without any. `cost_usd` is what was billed, except on the costs
+page, where it is the list price before the response cache (`effective_cost_usd` is what
+was billed, `cache_savings_usd` the difference).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from gateway.analytics.input import AnalyticsQuery
+from store.analytics import Group, Sums
+from store.usage_rollups import ERROR_TYPES, quantile
+
+JSON = dict[str, Any]
+Sketch = Sequence[tuple[int, int]]
+CATEGORIES = ("chat", "embeddings", "audio", "other")
+
+
+def category(endpoint: str) -> str:
+    """The cost category of an endpoint: chat, embeddings (and rerank), audio, other."""
+    if endpoint == "chat":
+        return "chat"
+    if endpoint in ("embeddings", "rerank"):
+        return "embeddings"
+    if endpoint.startswith("audio"):
+        return "audio"
+    return "other"
+
+
+def usd(value: float) -> float:
+    return round(value, 6)
+
+
+def ratio(part: float, whole: float) -> float | None:
+    return round(part / whole, 6) if whole else None
+
+
+def ms(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def avg_latency(sums: Sums) -> float | None:
+    return ms(sums.latency_sum_ms / sums.successes) if sums.successes else None
+
+
+def total(groups: Iterable[Group]) -> Sums:
+    result = Sums()
+    for group in groups:
+        result = result + group.sums
+    return result
+
+
+def by_label(groups: Iterable[Group], index: int = 0) -> dict[str, Sums]:
+    """Sums per the label at `index` (other labels added together)."""
+    result: dict[str, Sums] = {}
+    for group in groups:
+        label = group.labels[index]
+        result[label] = result.get(label, Sums()) + group.sums
+    return result
+
+
+def percentiles(sketch: Sketch) -> dict[str, float | None]:
+    levels = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
+    return {name: ms(quantile(sketch, q)) for name, q in levels}
+
+
+def usage_page(
+    query: AnalyticsQuery, totals: Sums, series: Sequence[Group], sketch: Sketch
+) -> JSON:
+    """/usage: totals with tokens and latency percentiles, and the series per bucket (and
+    group, when `group_by`)."""
+    return {
+        "period": query.period.render(),
+        "granularity": query.granularity,
+        "group_by": query.group_by,
+        "totals": {
+            "requests": totals.requests,
+            "tokens": {
+                "prompt": totals.prompt_tokens,
+                "completion": totals.completion_tokens,
+                "total": totals.tokens,
+            },
+            "cost_usd": usd(totals.cost_usd),
+            "latency_ms": percentiles(sketch),
+        },
+        "data": [_usage_point(query, group) for group in series],
+    }
+
+
+def _usage_point(query: AnalyticsQuery, group: Group) -> JSON:
+    point: JSON = {
+        "date": group.labels[0],
+        "requests": group.sums.requests,
+        "tokens": group.sums.tokens,
+        "cost_usd": usd(group.sums.cost_usd),
+    }
+    if query.group_by is not None:
+        point[query.dimension or ""] = group.labels[1]
+    return point
+
+
+def models_page(query: AnalyticsQuery, groups: Sequence[Group]) -> JSON:
+    """/usage/models: one entry per (model, provider), most requested first."""
+    ordered = sorted(groups, key=lambda g: (-g.sums.requests, g.labels))
+    return {
+        "period": query.period.render(),
+        "models": [
+            {
+                "model": group.labels[0],
+                "provider": group.labels[1],
+                "requests": group.sums.requests,
+                "tokens": {
+                    "prompt": group.sums.prompt_tokens,
+                    "completion": group.sums.completion_tokens,
+                },
+                "cost_usd": usd(group.sums.cost_usd),
+                "avg_latency_ms": avg_latency(group.sums),
+            }
+            for group in ordered
+        ],
+    }
+
+
+def api_keys_page(query: AnalyticsQuery, groups: Sequence[Group], names: Mapping[str, str]) -> JSON:
+    """/usage/api-keys: one entry per key, most requested first; a deleted key's name is
+    null."""
+    ordered = sorted(groups, key=lambda g: (-g.sums.requests, g.labels))
+    return {
+        "period": query.period.render(),
+        "api_keys": [
+            {
+                "key_id": group.labels[0],
+                "name": names.get(group.labels[0]),
+                "requests": group.sums.requests,
+                "tokens": group.sums.tokens,
+                "cost_usd": usd(group.sums.cost_usd),
+                "rate_limit_hits": group.sums.rate_limit_hits,
+            }
+            for group in ordered
+        ],
+    }
+
+
+def _cost(sums: Sums) -> JSON:
+    return {
+        "cost_usd": usd(sums.cost_usd + sums.cache_savings_usd),
+        "cache_savings_usd": usd(sums.cache_savings_usd),
+        "effective_cost_usd": usd(sums.cost_usd),
+    }
+
+
+def costs_page(
+    query: AnalyticsQuery, per_endpoint: Sequence[Group], series: Sequence[Group]
+) -> JSON:
+    """/costs: `per_endpoint` grouped by (provider, endpoint), `series` by bucket."""
+    by_category = {name: Sums() for name in CATEGORIES}
+    for group in per_endpoint:
+        name = category(group.labels[1])
+        by_category[name] = by_category[name] + group.sums
+    return {
+        "period": query.period.render(),
+        "granularity": query.granularity,
+        "totals": _cost(total(per_endpoint)),
+        "by_provider": {p: _cost(s) for p, s in by_label(per_endpoint).items()},
+        "by_category": {name: _cost(s) for name, s in by_category.items()},
+        "data": [
+            {
+                "date": group.labels[0],
+                "cost_usd": usd(group.sums.cost_usd + group.sums.cache_savings_usd),
+                "cache_savings_usd": usd(group.sums.cache_savings_usd),
+                "effective_cost_usd": usd(group.sums.cost_usd),
+            }
+            for group in series
+        ],
+    }
+
+
+def performance_page(
+    query: AnalyticsQuery,
+    per_provider: Mapping[str, Sums],
+    sketches: Mapping[str, Sketch],
+    merged: Sketch,
+    minutes: float,
+) -> JSON:
+    """/performance over `minutes` of the period (its elapsed part)."""
+    totals = total_of(per_provider.values())
+    latency = percentiles(merged)
+    return {
+        "period": query.period.render(),
+        "latency": {
+            "p50_ms": latency["p50"],
+            "p95_ms": latency["p95"],
+            "p99_ms": latency["p99"],
+            "avg_ms": avg_latency(totals),
+        },
+        "throughput": {
+            "requests_per_minute": round(totals.requests / minutes, 6),
+            "tokens_per_minute": round(totals.tokens / minutes, 6),
+        },
+        "reliability": _reliability(totals),
+        "by_provider": {
+            provider: {
+                "requests": sums.requests,
+                "latency_p50_ms": ms(quantile(sketches.get(provider, ()), 0.5)),
+                "success_rate": ratio(sums.successes, sums.requests),
+            }
+            for provider, sums in sorted(per_provider.items())
+        },
+    }
+
+
+def total_of(sums: Iterable[Sums]) -> Sums:
+    result = Sums()
+    for item in sums:
+        result = result + item
+    return result
+
+
+def _reliability(sums: Sums) -> JSON:
+    return {
+        "success_rate": ratio(sums.successes, sums.requests),
+        "error_rate": ratio(sums.errors, sums.requests),
+        "timeout_rate": ratio(sums.timeouts, sums.requests),
+    }
+
+
+def _by_type(sums: Sums) -> dict[str, int]:
+    counts = (sums.rate_limit_hits, sums.timeouts, sums.provider_errors, sums.invalid_requests)
+    return dict(zip(ERROR_TYPES, counts, strict=True))
+
+
+def _errors_of(sums: Sums) -> JSON:
+    return {
+        "requests": sums.requests,
+        "total_errors": sums.errors,
+        "error_rate": ratio(sums.errors, sums.requests),
+        "by_type": _by_type(sums),
+    }
+
+
+def errors_page(query: AnalyticsQuery, groups: Sequence[Group]) -> JSON:
+    """/errors: `groups` by (provider, model)."""
+    totals = total(groups)
+    return {
+        "period": query.period.render(),
+        "requests": totals.requests,
+        "total_errors": totals.errors,
+        "error_rate": ratio(totals.errors, totals.requests),
+        "by_type": _by_type(totals),
+        "by_provider": {p: _errors_of(s) for p, s in by_label(groups, 0).items()},
+        "by_model": {m: _errors_of(s) for m, s in sorted(by_label(groups, 1).items())},
+    }
+
+
+def _cache_of(sums: Sums) -> JSON:
+    misses = sums.successes - sums.cache_hits
+    return {
+        "hits": sums.cache_hits,
+        "misses": misses,
+        "hit_rate": ratio(sums.cache_hits, sums.successes),
+        "tokens_saved": sums.cache_tokens_saved,
+        "cost_saved_usd": usd(sums.cache_savings_usd),
+    }
+
+
+def cache_page(query: AnalyticsQuery, chat_by_model: Mapping[str, Sums]) -> JSON:
+    """/cache over the successful chat answers (the ones the response cache can serve):
+    a hit came from the cache, a miss from a provider."""
+    totals = _cache_of(total_of(chat_by_model.values()))
+    return {
+        "period": query.period.render(),
+        "totals": {
+            "cache_hits": totals["hits"],
+            "cache_misses": totals["misses"],
+            "hit_rate": totals["hit_rate"],
+            "tokens_saved": totals["tokens_saved"],
+            "cost_saved_usd": totals["cost_saved_usd"],
+        },
+        "by_model": {model: _cache_of(s) for model, s in sorted(chat_by_model.items())},
+    }

@@ -1,0 +1,159 @@
+"""The analytics pages: read the rollups of one workspace over a period, render (orchestration
+only). Every page first flushes the usage writer, so a request answered before the page
+was asked for is counted in it.
+
+Cancellation: a page stops between its database reads; nothing is written.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import attrs
+
+from gateway.analytics import render
+from gateway.analytics.input import AnalyticsQuery
+from gateway.platform.state import AppState
+from gateway.platform.web import iso
+from store import analytics
+from store.analytics import Dimension, Group
+
+JSON = dict[str, Any]
+
+
+@attrs.frozen
+class Scope:
+    """Whose figures over which period: `[since, until)` in epoch seconds."""
+
+    workspace_id: str
+    query: AnalyticsQuery
+
+    @property
+    def since(self) -> int:
+        return int(self.query.period.since.timestamp())
+
+    @property
+    def until(self) -> int:
+        return int(self.query.period.until.timestamp())
+
+
+def today() -> date:
+    return datetime.now(UTC).date()
+
+
+async def _groups(
+    state: AppState,
+    scope: Scope,
+    by: tuple[Dimension, ...] = (),
+    bucket: analytics.Bucket | None = None,
+) -> list[Group]:
+    return await state.db.run(
+        lambda d: analytics.rollup_groups(
+            d,
+            workspace_id=scope.workspace_id,
+            since_epoch=scope.since,
+            until_epoch=scope.until,
+            by=by,
+            bucket=bucket,
+        )
+    )
+
+
+async def _sketches(state: AppState, scope: Scope) -> dict[str, list[tuple[int, int]]]:
+    return await state.db.run(
+        lambda d: analytics.latency_sketches(
+            d, workspace_id=scope.workspace_id, since_epoch=scope.since, until_epoch=scope.until
+        )
+    )
+
+
+async def usage(state: AppState, scope: Scope) -> JSON:
+    await state.usage.flush()
+    query = scope.query
+    dimension = query.dimension
+    series = await _groups(state, scope, (dimension,) if dimension else (), query.granularity)
+    sketch = analytics.merge_sketches(await _sketches(state, scope))
+    return render.usage_page(query, render.total(series), series, sketch)
+
+
+async def models(state: AppState, scope: Scope) -> JSON:
+    await state.usage.flush()
+    return render.models_page(scope.query, await _groups(state, scope, ("model", "provider")))
+
+
+async def api_keys(state: AppState, scope: Scope) -> JSON:
+    await state.usage.flush()
+    groups = await _groups(state, scope, ("key_id",))
+    names = await state.db.run(lambda d: analytics.key_names(d, scope.workspace_id))
+    return render.api_keys_page(scope.query, groups, names)
+
+
+async def costs(state: AppState, scope: Scope) -> JSON:
+    await state.usage.flush()
+    per_endpoint = await _groups(state, scope, ("provider", "endpoint"))
+    series = await _groups(state, scope, (), scope.query.granularity)
+    return render.costs_page(scope.query, per_endpoint, series)
+
+
+async def performance(state: AppState, scope: Scope) -> JSON:
+    await state.usage.flush()
+    per_provider = render.by_label(await _groups(state, scope, ("provider",)))
+    sketches = await _sketches(state, scope)
+    merged = analytics.merge_sketches(sketches)
+    return render.performance_page(
+        scope.query, per_provider, sketches, merged, _elapsed_minutes(scope)
+    )
+
+
+def _elapsed_minutes(scope: Scope) -> float:
+    """Minutes of the period that have begun (a period reaching into the future counts up
+    to now), at least one: the denominator of throughput."""
+    now = datetime.now(UTC).timestamp()
+    end = min(float(scope.until), now)
+    return max(1.0, (end - scope.since) / 60)
+
+
+async def errors(state: AppState, scope: Scope) -> JSON:
+    await state.usage.flush()
+    return render.errors_page(scope.query, await _groups(state, scope, ("provider", "model")))
+
+
+async def cache(state: AppState, scope: Scope) -> JSON:
+    await state.usage.flush()
+    groups = await _groups(state, scope, ("endpoint", "model"))
+    chat = render.by_label([g for g in groups if g.labels[0] == "chat"], 1)
+    return render.cache_page(scope.query, chat)
+
+
+async def realtime(state: AppState, workspace_id: str, *, active_requests: int) -> JSON:
+    """The last minute from the raw log, and the live process: requests in flight, requests
+    waiting for rate-limit capacity, and each configured provider's health."""
+    await state.usage.flush()
+    now = datetime.now(UTC)
+    since = (now - timedelta(minutes=1)).timestamp()
+    recent = await state.db.run(
+        lambda d: analytics.recent_figures(d, workspace_id=workspace_id, since_epoch=since)
+    )
+    return {
+        "timestamp": iso(now),
+        "last_minute": {
+            "requests": recent.requests,
+            "tokens": recent.tokens,
+            "cost_usd": render.usd(recent.cost_usd),
+            "avg_latency_ms": render.ms(recent.avg_latency_ms),
+        },
+        "active_requests": active_requests,
+        "queue_depth": state.limits.waiting,
+        "provider_status": _provider_status(state, workspace_id),
+    }
+
+
+def _provider_status(state: AppState, workspace_id: str) -> dict[str, str]:
+    """As `/v1/health/detailed` judges them: disabled, healthy or degraded (a provider
+    without traffic or probes yet counts as healthy)."""
+    statuses = {}
+    for pid, entry in state.registry.configured(workspace_id).items():
+        status = state.health.figures(workspace_id, pid).status if entry.active else "disabled"
+        statuses[pid] = "healthy" if status == "unknown" else status
+    return statuses

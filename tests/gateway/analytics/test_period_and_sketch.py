@@ -1,0 +1,71 @@
+"""The period parser and the latency sketch, pure: tables and a bound checked on data."""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import date
+
+import pytest
+
+from gateway.analytics.period import Period, parse_period
+from gateway.platform.errors import ApiError
+from store.usage_rollups import RELATIVE_ACCURACY, ZERO_BUCKET, quantile, sketch_bucket
+
+TODAY = date(2026, 3, 15)
+
+
+@pytest.mark.parametrize(
+    ("values", "period"),
+    [
+        ({}, Period(date(2026, 2, 14), TODAY)),
+        ({"end_date": "2026-01-30"}, Period(date(2026, 1, 1), date(2026, 1, 30))),
+        ({"start_date": "2026-03-01"}, Period(date(2026, 3, 1), date(2026, 3, 30))),
+        (
+            {"start_date": "2026-03-01", "end_date": "2026-03-01"},
+            Period(TODAY.replace(day=1), date(2026, 3, 1)),
+        ),
+        ({"start_date": "2025-03-15", "end_date": "2026-03-15"}, Period(date(2025, 3, 15), TODAY)),
+    ],
+)
+def test_periods(values: dict[str, str], period: Period) -> None:
+    assert parse_period(values, today=TODAY) == period
+
+
+def test_a_period_is_whole_utc_days_end_included() -> None:
+    period = Period(date(2026, 3, 1), date(2026, 3, 2))
+    assert period.days == 2
+    assert period.since.isoformat() == "2026-03-01T00:00:00+00:00"
+    assert period.until.isoformat() == "2026-03-03T00:00:00+00:00"
+
+
+@pytest.mark.parametrize(
+    ("values", "param"),
+    [
+        ({"start_date": "2026-3-1"}, "start_date"),
+        ({"start_date": 20260301}, "start_date"),
+        ({"end_date": "2026-02-29"}, "end_date"),
+        ({"start_date": "2025-03-14", "end_date": "2026-03-15"}, "end_date"),
+    ],
+)
+def test_bad_periods(values: dict[str, object], param: str) -> None:
+    with pytest.raises(ApiError) as caught:
+        parse_period(values, today=TODAY)
+    assert caught.value.status == 400 and caught.value.extra["param"] == param
+
+
+def test_sketch_quantiles_stay_within_the_stated_relative_error() -> None:
+    rand = random.Random(7)
+    values = [rand.lognormvariate(5, 1.5) for _ in range(20_000)] + [0.0] * 50
+    counts: dict[int, int] = {}
+    for value in values:
+        counts[sketch_bucket(value)] = counts.get(sketch_bucket(value), 0) + 1
+    sketch = sorted(counts.items())
+    ordered = sorted(values)
+    for fraction in (0.001, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0):
+        exact = ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
+        got = quantile(sketch, fraction)
+        assert got is not None
+        assert abs(got - exact) <= RELATIVE_ACCURACY * exact, (fraction, got, exact)
+    assert quantile([], 0.5) is None
+    assert sketch[0][0] == ZERO_BUCKET and quantile(sketch, 0.001) == 0.0
