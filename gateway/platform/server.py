@@ -30,6 +30,7 @@ from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
+from gateway.platform.scaleout import open_shared
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -39,6 +40,7 @@ from gateway.workers import (
     health_probes,
     incident_monitor,
     last_used,
+    shared_limits,
     usage_writer,
     webhook_delivery,
 )
@@ -65,6 +67,8 @@ WORKERS: tuple[Worker, ...] = (
     incident_monitor.run,
     alert_evaluator.run,
     file_processing.run,
+    # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
+    shared_limits.run,
 )
 
 
@@ -128,18 +132,21 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             )
             rules = RuleBook()
             rules.load(await db.run(rule_store.all_enabled))
-            yield AppState(
-                settings,
-                db,
-                cipher,
-                catalog,
-                client,
-                keyring,
-                registry,
-                usage,
-                cache=cache,
-                rules=rules,
-            )
+            async with open_shared(settings, db, usage) as (redis, shared_limits):
+                yield AppState(
+                    settings,
+                    db,
+                    cipher,
+                    catalog,
+                    client,
+                    keyring,
+                    registry,
+                    usage,
+                    cache=cache,
+                    rules=rules,
+                    redis=redis,
+                    shared_limits=shared_limits,
+                )
     finally:
         db.close()
 

@@ -34,11 +34,12 @@ async def admit(
     """
     if not state.settings.rate_limits_enabled:
         return Unlimited()
-    estimate = state.limits.estimate(key, prompt_tokens, max_tokens)
+    limiter = state.limiter
+    estimate = limiter.estimate(key, prompt_tokens, max_tokens)
     if service.rate_limit_strategy == "queue":
         max_wait_s = (service.max_wait_ms or 0) / 1000
-        return await state.limits.wait_for_capacity(key, estimate, max_wait_s)
-    return await state.limits.acquire(key, estimate)
+        return await limiter.wait_for_capacity(key, estimate, max_wait_s)
+    return await limiter.acquire(key, estimate)
 
 
 def settle(state: AppState, facts: RequestFacts, target: Target, hold: Hold, usage: Usage) -> None:

@@ -155,9 +155,6 @@ class Unlimited:
         return None
 
 
-Hold = Admission | Unlimited
-
-
 @attrs.define(eq=False)
 class RateLimiter:
     """The limits of every key, in memory (see the module docstring for why that is exact).
@@ -346,6 +343,12 @@ class RateLimiter:
             await self._periods.load(key.id)
 
     # -- figures -----------------------------------------------------------------------------
+
+    async def current(self, key: ApiKeyRecord) -> Snapshot:
+        """The key's figures now, its day and month counts loaded first (nothing is
+        taken)."""
+        await self.load_counts(key)
+        return self.snapshot(key)
 
     def snapshot(self, key: ApiKeyRecord) -> Snapshot:
         """The key's figures now (nothing is taken)."""
