@@ -39,6 +39,7 @@ from gateway.workers import (
     file_processing,
     health_probes,
     incident_monitor,
+    key_events,
     last_used,
     shared_limits,
     usage_writer,
@@ -69,6 +70,7 @@ WORKERS: tuple[Worker, ...] = (
     file_processing.run,
     # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
     shared_limits.run,
+    key_events.run,
 )
 
 

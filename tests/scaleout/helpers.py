@@ -40,12 +40,43 @@ async def fire(urls: list[str], secret: str, count: int) -> Counter[tuple[int, s
         headers={"authorization": f"Bearer {secret}"}, timeout=60, limits=limits
     ) as http:
 
-        async def one(url: str) -> None:
-            response = await http.post(url + "/v1/chat/completions", json=CHAT_BODY)
+        async def one(index: int) -> None:
+            # A prompt of its own: a cached answer would come back at once.
+            body = CHAT_BODY | {"messages": [{"role": "user", "content": f"Hi {index}"}]}
+            url = urls[index % len(urls)]
+            response = await http.post(url + "/v1/chat/completions", json=body)
             code = "" if response.status_code == 200 else response.json()["error"]["code"]
             outcomes[(response.status_code, code)] += 1
 
         async with trio.open_nursery() as nursery:
             for index in range(count):
-                nursery.start_soon(one, urls[index % len(urls)])
+                nursery.start_soon(one, index)
+    return outcomes
+
+
+async def fire_until_refused(
+    urls: list[str], secret: str, count: int, refused: int
+) -> Counter[tuple[int, str]]:
+    """Like `fire` for answers that take long: stops (cancelling the requests still
+    waiting) as soon as `refused` requests have been refused, else when all are done."""
+    outcomes: Counter[tuple[int, str]] = Counter()
+    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
+    async with (
+        httpx.AsyncClient(
+            headers={"authorization": f"Bearer {secret}"}, timeout=120, limits=limits
+        ) as http,
+        trio.open_nursery() as nursery,
+    ):
+
+        async def one(index: int) -> None:
+            body = CHAT_BODY | {"messages": [{"role": "user", "content": f"Hi {index}"}]}
+            url = urls[index % len(urls)]
+            response = await http.post(url + "/v1/chat/completions", json=body)
+            code = "" if response.status_code == 200 else response.json()["error"]["code"]
+            outcomes[(response.status_code, code)] += 1
+            if sum(n for (status, _), n in outcomes.items() if status == 429) >= refused:
+                nursery.cancel_scope.cancel()
+
+        for index in range(count):
+            nursery.start_soon(one, index)
     return outcomes
