@@ -170,21 +170,31 @@ async def run_gateway(
     *,
     env: Mapping[str, str] | None = None,
     shutdown_trigger: ShutdownTrigger | None = None,
+    listen_fd: int | None = None,
     task_status: trio.TaskStatus[RunningGateway] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until `shutdown_trigger` returns (graceful) or the caller cancels.
 
-    Reports a `RunningGateway` through `task_status` once the port is bound.
+    Reports a `RunningGateway` through `task_status` once the port is bound. With
+    `listen_fd` (a worker of `gateway serve --workers N`, see
+    `gateway.platform.supervisor`) it serves the supervisor's listening socket, and the
+    admin key and providers, made once by the supervisor, are only read from the store.
     """
     env = os.environ if env is None else env
     async with open_state(settings, env) as state, trio.open_nursery() as nursery:
         for worker in WORKERS:
             await nursery.start(worker, state)
-        printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
-        sim, configured = await _providers(state, settings, env, nursery)
+        printed_key: str | None = None
+        sim: SimServer | None = None
+        configured: list[str] = []
+        if listen_fd is None:
+            printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+            sim, configured = await _providers(state, settings, env, nursery)
         fast = FastPath(create_app(state), state, routes=fast_routes())
         app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
         config = hypercorn_config(settings, settings.host, settings.port)
+        if listen_fd is not None:
+            config.bind = [f"fd://{listen_fd}"]
         trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
         binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
         task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
@@ -213,6 +223,16 @@ async def _serve_then_stop(
     (their cancellation flushes the usage log)."""
     await serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
     nursery.cancel_scope.cancel()
+
+
+async def prepare_store(
+    state: AppState, settings: Settings, env: Mapping[str, str], nursery: trio.Nursery
+) -> tuple[str | None, SimServer | None, list[str]]:
+    """What runs once before the workers of `--workers N` start (the supervisor's part of
+    `run_gateway`): the admin key, and the providers (the simulators in `nursery`)."""
+    printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+    sim, configured = await _providers(state, settings, env, nursery)
+    return printed_key, sim, configured
 
 
 async def _providers(
