@@ -168,3 +168,17 @@ async def test_a_renewed_lease_keeps_its_slot(redis_server: RedisServer) -> None
             await trio.sleep(0.1)
     finally:
         client.close()
+
+
+async def test_the_rate_limit_view_shows_what_every_gateway_took(
+    pair: list[RunningGateway],
+) -> None:
+    _, secret = await create_key(pair[0].url, {"rpm": 100, "daily_requests": 50})
+    outcomes = await fire([pair[0].url], secret, 3)
+    assert outcomes == {(200, ""): 3}
+    auth = {"authorization": f"Bearer {secret}"}
+    async with httpx.AsyncClient(base_url=pair[1].url, headers=auth, timeout=30) as http:
+        view = await http.get("/v1/management/rate-limits")
+    assert view.status_code == 200, view.text
+    assert view.json()["api_key"]["rpm"]["remaining"] == 97
+    assert view.json()["api_key"]["daily"]["remaining"] == 47
