@@ -297,13 +297,16 @@ class Subscription:
 
     _conn: Connection
 
-    def __aiter__(self) -> AsyncIterator[bytes]:
-        return self._messages()
+    def __aiter__(self) -> Subscription:
+        return self
 
-    async def _messages(self) -> AsyncIterator[bytes]:
+    async def __anext__(self) -> bytes:
+        """The next message (an iterator, not an async generator: nothing to finalize
+        when the caller stops early). Raises `RedisUnavailable` when the connection
+        breaks."""
         while True:
             reply = await self._conn.read()
             if isinstance(reply, list) and len(reply) == 3 and reply[0] == b"message":
                 payload = reply[2]
                 if isinstance(payload, bytes):
-                    yield payload
+                    return payload
