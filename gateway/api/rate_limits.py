@@ -34,8 +34,9 @@ def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
         principal = principal.in_workspace(request.headers.get("x-workspace-id") or None)
         body: dict[str, Any] = {}
         if principal.kind != "user":  # a person's token has no key limits of its own
-            await limiter.load_counts(principal.key)
-            body["api_key"] = key_figures(principal.key_id, limiter.snapshot(principal.key))
+            keeper = limiter if state.shared_limits is None else state.shared_limits
+            snap = await keeper.current(principal.key)
+            body["api_key"] = key_figures(principal.key_id, snap)
         if allowed(principal.role, "view_analytics"):
             body["providers"] = provider_figures(state, limiter, principal.workspace_id)
         return json_response(body)

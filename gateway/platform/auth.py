@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -204,6 +204,9 @@ class KeyRing:
 
     _by_hash: dict[str, ApiKeyRecord] = attrs.field(factory=dict)
     _last_used: dict[str, datetime] = attrs.field(factory=dict)
+    # Scale-out: told of every change made here (the key's hash, and whether it is still
+    # usable), so that other workers and nodes hear of it (`gateway.workers.key_events`).
+    on_change: Callable[[str, bool], None] | None = None
 
     def load(self, records: Iterable[ApiKeyRecord]) -> None:
         self._by_hash = {record.key_hash: record for record in records}
@@ -211,14 +214,29 @@ class KeyRing:
     def put(self, record: ApiKeyRecord) -> None:
         """Add or replace a key (after create, patch or rotate)."""
         self._by_hash[record.key_hash] = record
+        self._announce(record.key_hash, True)
 
     def forget(self, key_hash: str) -> None:
         self._by_hash.pop(key_hash, None)
+        self._announce(key_hash, False)
 
     def forget_id(self, key_id: str) -> None:
         for key_hash, record in list(self._by_hash.items()):
             if record.id == key_id:
                 del self._by_hash[key_hash]
+                self._announce(key_hash, False)
+
+    def apply(self, key_hash: str, record: ApiKeyRecord | None) -> None:
+        """A change heard from another worker: hold `record`, or drop the key when None
+        (not announced again)."""
+        if record is None:
+            self._by_hash.pop(key_hash, None)
+        else:
+            self._by_hash[key_hash] = record
+
+    def _announce(self, key_hash: str, usable: bool) -> None:
+        if self.on_change is not None:
+            self.on_change(key_hash, usable)
 
     def lookup(self, token: str) -> ApiKeyRecord | None:
         """The key record for a presented secret, if the ring holds it."""

@@ -10,13 +10,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+import attrs
 import trio
 
 from gateway.operator.logs import configure_logging
 from gateway.platform.auth import DEFAULT_PERMISSIONS
 from gateway.platform.config import Settings, load_settings
 from gateway.platform.pauses import settle_heap
+from gateway.platform.scaleout import check_workers
 from gateway.platform.server import RunningGateway, run_gateway
+from gateway.platform.supervisor import supervise
 from store import keys
 from store.db import open_database
 from store.secrets import KeyKind, new_api_key
@@ -26,6 +29,7 @@ from store.workspaces import DEFAULT_WORKSPACE_ID
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    args.argv = argv  # what a supervisor passes on to its workers
     if not hasattr(args, "func"):
         parser.print_help()
         return 2
@@ -47,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="start the simulated upstreams in-process and use them",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes serving the port (above 1 needs GATEWAY_REDIS_URL)",
+    )
+    serve.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)  # set by the supervisor
     serve.set_defaults(func=_serve)
 
     sim = commands.add_parser("sim", help="run the simulated upstreams alone")
@@ -68,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _settings(args: argparse.Namespace) -> Settings:
     overrides: dict[str, Any] = {
-        name: getattr(args, name, None) for name in ("host", "port", "data_dir", "demo")
+        name: getattr(args, name, None) for name in ("host", "port", "data_dir", "demo", "workers")
     }
     overrides["admin_key"] = os.environ.get("GATEWAY_ADMIN_KEY")
     return load_settings(config_file=getattr(args, "config", None), overrides=overrides)
@@ -77,6 +87,14 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     configure_logging(settings.log_format)
+    refused = check_workers(settings)
+    if refused is not None:
+        print(f"gateway: {refused}", file=sys.stderr)
+        return 2
+    if args.worker_fd is not None:
+        return _serve_worker(settings, args.worker_fd)
+    if settings.workers > 1:
+        return _serve_workers(settings, sys.argv[1:] if args.argv is None else args.argv)
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
@@ -85,9 +103,43 @@ def _serve(args: argparse.Namespace) -> int:
                     settings, shutdown_trigger=_signalled, task_status=task_status
                 )
             )
-            if settings.gc_freeze:
-                settle_heap(settings.gc_gen0_threshold)
+            _settle(settings)
             print(banner(running), flush=True)
+
+    trio.run(run)
+    return 0
+
+
+def _serve_worker(settings: Settings, fd: int) -> int:
+    """One worker of `--workers N` (started by the supervisor): no banner, no bootstrap."""
+    worker = attrs.evolve(settings, workers=1, demo=False)
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                lambda task_status: run_gateway(
+                    worker, shutdown_trigger=_signalled, listen_fd=fd, task_status=task_status
+                )
+            )
+            _settle(settings)
+
+    trio.run(run)
+    return 0
+
+
+def _settle(settings: Settings) -> None:
+    """Once serving: freeze the start-up heap (`gateway.platform.pauses.settle_heap`)."""
+    if settings.gc_freeze:
+        settle_heap(settings.gc_gen0_threshold)
+
+
+def _serve_workers(settings: Settings, argv: list[str]) -> int:
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            running: RunningGateway = await nursery.start(
+                supervise, settings, argv, os.environ, _signalled
+            )
+            print(banner(running) + f"\nworkers: {settings.workers}", flush=True)
 
     trio.run(run)
     return 0

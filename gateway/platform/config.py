@@ -146,6 +146,20 @@ class Settings:
     trace_threshold_ms: float = 1.0
     gc_freeze: bool = True
     gc_gen0_threshold: int = 10_000
+    # Scale-out (docs/scale-out.md). `workers`: processes serving one port; above 1 it
+    # needs `redis_url`, a Redis-protocol server (Redis, Valkey) holding the state that
+    # must be exact across processes and nodes: per-key limits and key revocations.
+    # Every command to it has `redis_timeout_s`; when it is unavailable, requests are
+    # refused with 503 `limits_unavailable` unless `redis_fail_open` admits them
+    # unlimited. A request's concurrency slot is leased for `redis_lease_s` (renewed
+    # while it runs), so a crashed worker's slots come back within that time.
+    workers: int = 1
+    redis_url: str | None = attrs.field(default=None, repr=False)
+    redis_prefix: str = "gw:"
+    redis_timeout_s: float = 2.0
+    redis_fail_open: bool = False
+    redis_lease_s: float = 30.0
+    redis_max_connections: int = 32
 
     @property
     def database_path(self) -> Path:

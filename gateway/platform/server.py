@@ -31,6 +31,7 @@ from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.pauses import PauseTracer
+from gateway.platform.scaleout import open_shared
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -42,8 +43,10 @@ from gateway.workers import (
     file_processing,
     health_probes,
     incident_monitor,
+    key_events,
     last_used,
     retention,
+    shared_limits,
     usage_writer,
     webhook_delivery,
 )
@@ -74,6 +77,9 @@ WORKERS: tuple[Worker, ...] = (
     retention.run,
     agent_alerts.run,  # agents (issue 18): limit-warning webhooks
     analytics_export.run,
+    # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
+    shared_limits.run,
+    key_events.run,
 )
 
 
@@ -137,18 +143,21 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             )
             rules = RuleBook()
             rules.load(await db.run(rule_store.all_enabled))
-            yield AppState(
-                settings,
-                db,
-                cipher,
-                catalog,
-                client,
-                keyring,
-                registry,
-                usage,
-                cache=cache,
-                rules=rules,
-            )
+            async with open_shared(settings, db, usage) as (redis, shared_limits):
+                yield AppState(
+                    settings,
+                    db,
+                    cipher,
+                    catalog,
+                    client,
+                    keyring,
+                    registry,
+                    usage,
+                    cache=cache,
+                    rules=rules,
+                    redis=redis,
+                    shared_limits=shared_limits,
+                )
     finally:
         db.close()
 
@@ -170,11 +179,15 @@ async def run_gateway(
     *,
     env: Mapping[str, str] | None = None,
     shutdown_trigger: ShutdownTrigger | None = None,
+    listen_fd: int | None = None,
     task_status: trio.TaskStatus[RunningGateway] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until `shutdown_trigger` returns (graceful) or the caller cancels.
 
-    Reports a `RunningGateway` through `task_status` once the port is bound.
+    Reports a `RunningGateway` through `task_status` once the port is bound. With
+    `listen_fd` (a worker of `gateway serve --workers N`, see
+    `gateway.platform.supervisor`) it serves the supervisor's listening socket, and the
+    admin key and providers, made once by the supervisor, are only read from the store.
     """
     env = os.environ if env is None else env
     async with (
@@ -184,7 +197,7 @@ async def run_gateway(
     ):
         if settings.trace_pauses:
             nursery.start_soon(tracer.watch_loop)
-        await _serve_in(nursery, state, settings, env, shutdown_trigger, task_status)
+        await _serve_in(nursery, state, settings, env, shutdown_trigger, listen_fd, task_status)
 
 
 @asynccontextmanager
@@ -207,16 +220,25 @@ async def _serve_in(
     settings: Settings,
     env: Mapping[str, str],
     shutdown_trigger: ShutdownTrigger | None,
+    listen_fd: int | None,
     task_status: trio.TaskStatus[RunningGateway],
 ) -> None:
-    """Start the workers, the providers and the HTTP server in `nursery`."""
+    """Start the workers, the providers and the HTTP server in `nursery`. A worker of
+    `--workers N` (`listen_fd` set) only reads the admin key and providers the supervisor
+    made."""
     for worker in WORKERS:
         await nursery.start(worker, state)
-    printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
-    sim, configured = await _providers(state, settings, env, nursery)
+    printed_key: str | None = None
+    sim: SimServer | None = None
+    configured: list[str] = []
+    if listen_fd is None:
+        printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+        sim, configured = await _providers(state, settings, env, nursery)
     fast = FastPath(create_app(state), state, routes=fast_routes())
     app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
     config = hypercorn_config(settings, settings.host, settings.port)
+    if listen_fd is not None:
+        config.bind = [f"fd://{listen_fd}"]
     trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
     binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
     task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
@@ -245,6 +267,16 @@ async def _serve_then_stop(
     (their cancellation flushes the usage log)."""
     await serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
     nursery.cancel_scope.cancel()
+
+
+async def prepare_store(
+    state: AppState, settings: Settings, env: Mapping[str, str], nursery: trio.Nursery
+) -> tuple[str | None, SimServer | None, list[str]]:
+    """What runs once before the workers of `--workers N` start (the supervisor's part of
+    `run_gateway`): the admin key, and the providers (the simulators in `nursery`)."""
+    printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+    sim, configured = await _providers(state, settings, env, nursery)
+    return printed_key, sim, configured
 
 
 async def _providers(

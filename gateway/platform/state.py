@@ -16,10 +16,12 @@ from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.drain import Drain
+from gateway.platform.resp import RedisClient
 from gateway.status.hub import StatusHub
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.health import HealthBook
-from gateway.upstream.limits import RateLimiter, store_count_loader
+from gateway.upstream.limits import LimitBackend, RateLimiter, store_count_loader
+from gateway.upstream.limits.shared import SharedLimiter
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers.usage_writer import UsageWriter
@@ -55,6 +57,15 @@ class AppState:
     # Requests in flight (the server's drain), read by the analytics realtime page.
     drain: Drain = attrs.field(factory=Drain)
     exports: ExportRuntime = attrs.field()
+    # Scale-out: the Redis-protocol server and the limits kept on it (None: one process,
+    # limits in memory).
+    redis: RedisClient | None = None
+    shared_limits: SharedLimiter | None = None
+
+    @property
+    def limiter(self) -> LimitBackend:
+        """The limits backend admission uses: shared when configured, else in memory."""
+        return self.limits if self.shared_limits is None else self.shared_limits
 
     @limits.default
     def _default_limits(self) -> RateLimiter:

@@ -82,11 +82,12 @@ async def _key_hold(
 ) -> Hold:
     if not state.settings.rate_limits_enabled:
         return Unlimited()
-    reserve = state.limits.estimate(key, prompt_tokens, max_tokens)
+    limiter = state.limiter
+    reserve = limiter.estimate(key, prompt_tokens, max_tokens)
     if service.rate_limit_strategy == "queue":
         max_wait_s = (service.max_wait_ms or 0) / 1000
-        return await state.limits.wait_for_capacity(key, reserve, max_wait_s)
-    return await state.limits.acquire(key, reserve)
+        return await limiter.wait_for_capacity(key, reserve, max_wait_s)
+    return await limiter.acquire(key, reserve)
 
 
 def settle(state: AppState, facts: RequestFacts, target: Target, hold: Hold, usage: Usage) -> None:

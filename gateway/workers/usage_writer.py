@@ -35,6 +35,11 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# Several workers share one SQLite file: a batch that finds it locked past the busy
+# timeout is tried again this many times (after 0.1 s, 0.2 s, 0.3 s).
+LOCKED_RETRIES = 3
+LOCKED_BACKOFF_S = 0.1
+
 
 @attrs.frozen(eq=False)
 class _FlushRequest:
@@ -177,7 +182,7 @@ class UsageWriter:
             batch = self._pending[: self._batch_size]
             began = time.perf_counter()
             try:
-                await self._database.run(partial(insert_records, records=batch))
+                await self._insert(batch)
             except sqlite3.Error:
                 logger.exception("could not write %d usage records; skipped", len(batch))
                 self.failed += len(batch)
@@ -189,6 +194,21 @@ class UsageWriter:
         for waiter in self._waiters:
             waiter.set()
         self._waiters.clear()
+
+    async def _insert(self, batch: list[UsageRecord]) -> None:
+        """One batch; a database still locked after SQLite's busy timeout (another
+        worker of `--workers N` holding a long write) is tried again `LOCKED_RETRIES`
+        times, backing off, before the batch counts as failed."""
+        for attempt in range(LOCKED_RETRIES + 1):
+            try:
+                await self._database.run(partial(insert_records, records=batch))
+                return
+            except sqlite3.OperationalError as exc:
+                locked = "locked" in str(exc) or "busy" in str(exc)
+                if not locked or attempt == LOCKED_RETRIES:
+                    raise
+                logger.warning("usage log locked by another writer; retrying the batch")
+            await trio.sleep(LOCKED_BACKOFF_S * (attempt + 1))
 
     def _take_queued(self) -> None:
         """Move everything already in the channel to `_pending` (no checkpoint)."""

@@ -373,6 +373,12 @@ class RateLimiter:
 
     # -- figures -----------------------------------------------------------------------------
 
+    async def current(self, key: ApiKeyRecord) -> Snapshot:
+        """The key's figures now, its day and month counts loaded first (nothing is
+        taken)."""
+        await self.load_counts(key)
+        return self.snapshot(key)
+
     def snapshot(self, key: ApiKeyRecord) -> Snapshot:
         """The key's figures now (nothing is taken)."""
         now, wall = self.clock(), self.wall()

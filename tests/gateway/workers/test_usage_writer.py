@@ -26,6 +26,7 @@ class InlineDatabase:
         self.writes: list[tuple[float, int]] = []
         self.stall = False
         self.fail_next = False
+        self.locked_next = 0  # this many calls answer "database is locked"
 
     async def run(self, fn: Callable[[sqlite_utils.Database], T]) -> T:
         await trio.lowlevel.checkpoint()
@@ -34,6 +35,9 @@ class InlineDatabase:
         if self.fail_next:
             self.fail_next = False
             raise sqlite3.OperationalError("disk I/O error")
+        if self.locked_next:
+            self.locked_next -= 1
+            raise sqlite3.OperationalError("database is locked")
         result = fn(self.sdb)
         self.writes.append((trio.current_time(), int(result)))  # type: ignore[call-overload]
         return result
@@ -149,3 +153,35 @@ async def test_failed_batch_is_counted_and_writing_goes_on(
         await writer.flush()
         await writer.aclose()
     assert (writer.failed, writer.written) == (1, 1)
+
+
+async def test_a_locked_database_is_retried_then_written(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Scale-out: another worker's write outlasting the busy timeout costs a retry, not
+    the batch."""
+    fake = InlineDatabase(sdb)
+    fake.locked_next = 2
+    writer = _writer(fake)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        writer.submit(make_usage(1))
+        began = trio.current_time()
+        await writer.flush()
+        await writer.aclose()
+    assert (writer.failed, writer.written) == (0, 1)
+    assert fake.writes[0][0] - began == pytest.approx(0.1 + 0.2)  # the two backoffs
+
+
+async def test_a_database_locked_for_good_fails_the_batch(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    fake = InlineDatabase(sdb)
+    fake.locked_next = 10
+    writer = _writer(fake)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        writer.submit(make_usage(1))
+        await writer.flush()
+        await writer.aclose()
+    assert (writer.failed, writer.written) == (1, 0)

@@ -1,0 +1,75 @@
+"""What several workers and nodes share: the Redis-protocol server and the limits on it.
+
+Without `redis_url` the gateway is one process with everything in memory, and running
+more than one worker is refused (`check_workers`): each would count limits alone and a
+key would get N times its limit. With it, per-key limits and key revocations live on the
+server (docs/scale-out.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import trio
+
+from gateway.platform.config import Settings
+from gateway.platform.resp import RedisClient, RedisUnavailable
+from gateway.upstream.limits import store_count_loader
+from gateway.upstream.limits.shared import SharedLimiter
+from gateway.workers.usage_writer import UsageWriter
+from store.db import Database
+
+logger = logging.getLogger(__name__)
+
+WORKERS_NEED_REDIS = (
+    "--workers {n} needs GATEWAY_REDIS_URL (a Redis or Valkey server): without it each "
+    "worker would keep its own limits and a key could use {n} times its limit. Set "
+    "GATEWAY_REDIS_URL=redis://host:6379/0, or run one worker."
+)
+
+
+def check_workers(settings: Settings) -> str | None:
+    """Why these settings cannot start, or None."""
+    if settings.workers < 1:
+        return "--workers must be at least 1"
+    if settings.workers > 1 and not settings.redis_url:
+        return WORKERS_NEED_REDIS.format(n=settings.workers)
+    return None
+
+
+@asynccontextmanager
+async def open_shared(
+    settings: Settings, db: Database, usage: UsageWriter
+) -> AsyncIterator[tuple[RedisClient | None, SharedLimiter | None]]:
+    """The client and the shared limiter when `redis_url` is set, else (None, None).
+
+    The server is pinged once at start: an address that cannot work is an error now,
+    while a server that is down at start is only logged and handled like one that goes
+    away later (the limits policy answers until it is back)."""
+    if not settings.redis_url:
+        yield None, None
+        return
+    client = RedisClient.from_url(settings.redis_url, settings.redis_max_connections)
+    try:
+        await _ping(client, settings.redis_timeout_s)
+        limiter = SharedLimiter(
+            client,
+            count_loader=store_count_loader(db, usage.flush),
+            prefix=settings.redis_prefix,
+            timeout_s=settings.redis_timeout_s,
+            lease_s=settings.redis_lease_s,
+            fail_open=settings.redis_fail_open,
+        )
+        yield client, limiter
+    finally:
+        client.close()
+
+
+async def _ping(client: RedisClient, timeout_s: float) -> None:
+    try:
+        with trio.fail_after(max(timeout_s, 2.0)):
+            await client.execute("PING")
+    except (RedisUnavailable, trio.TooSlowError) as exc:
+        logger.warning("redis not reachable at start: %s", exc)
