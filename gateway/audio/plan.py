@@ -24,10 +24,15 @@ import attrs
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
+from gateway.upstream.admission import admit
+from gateway.upstream.facts import RequestFacts
+from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import Plan, plan_named, plan_of
 from gateway.upstream.resolve import Target, target_of
+from gateway.upstream.usage import recording_refusal
 from providers.catalog import Catalog, ModelInfo
+from providers.types import Usage
 from providers.voices import VoiceCatalog
 
 LOCAL_PROVIDER = "local"
@@ -208,3 +213,21 @@ def voiced_targets(plan: Plan, choice: VoiceChoice) -> Plan:
             param="voice",
         )
     return attrs.evolve(plan, targets=kept)
+
+
+async def admit_audio(
+    state: AppState, facts: RequestFacts, plan: Plan, service: ServiceOptions, usage: Usage
+) -> Hold:
+    """Admit an audio request against the key's (and an agent's) limits, priced by what
+    it meters (`usage`: characters spoken or seconds heard, no tokens); a refusal leaves
+    its usage record (`recording_refusal`)."""
+    with recording_refusal(state, facts, plan.primary):
+        return await admit(
+            state,
+            facts.principal,
+            service,
+            prompt_tokens=0,
+            max_tokens=0,
+            plan=plan,
+            usage=usage,
+        )

@@ -19,20 +19,26 @@ import trio
 
 from gateway.audio.errors import audio_errors
 from gateway.audio.input import SpeechParams, parse_speech
-from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_targets
+from gateway.audio.plan import (
+    VoiceChoice,
+    admit_audio,
+    audio_plan,
+    resolve_voice,
+    voiced_targets,
+)
 from gateway.audio.voices import mapping_named
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, RelayBody, StreamAnswer
 from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
 from gateway.upstream.accounting import account
-from gateway.upstream.admission import admit, settle
+from gateway.upstream.admission import settle
 from gateway.upstream.engine import Served, call, open_stream
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage, recording_refusal
+from gateway.upstream.usage import record_usage
 from providers.audio_codec import decode, encode
 from providers.audio_types import CONTENT_TYPES, SpeechAudio, SpeechRequest
 from providers.base import Provider
@@ -63,16 +69,9 @@ async def serve_speech(
     plan = voiced_targets(plan, choice)
     if params.stream:
         facts = new_facts("audio.speech", principal, headers)
-        with recording_refusal(state, facts, plan.primary):
-            hold = await admit(
-                state,
-                principal,
-                params.service,
-                prompt_tokens=0,
-                max_tokens=0,
-                plan=plan,
-                usage=Usage(characters=len(params.input)),
-            )
+        hold = await admit_audio(
+            state, facts, plan, params.service, Usage(characters=len(params.input))
+        )
         timeout = state.settings.upstream_timeout_s
         with hold, audio_errors():
             opener = _opener(params, choice)
@@ -100,16 +99,9 @@ async def speak_once(
     """Synthesise the whole clip: admit, race, settle, record. Returns the facts, what
     served and the key's rate-limit headers."""
     facts = new_facts(endpoint, principal, headers)
-    with recording_refusal(state, facts, plan.primary):
-        hold = await admit(
-            state,
-            principal,
-            params.service,
-            prompt_tokens=0,
-            max_tokens=0,
-            plan=plan,
-            usage=Usage(characters=len(params.input)),
-        )
+    hold = await admit_audio(
+        state, facts, plan, params.service, Usage(characters=len(params.input))
+    )
     with hold, audio_errors():
         timeout = state.settings.upstream_timeout_s
         served = await call(state, facts, plan, _operation(params, choice), timeout_s=timeout)

@@ -25,7 +25,7 @@ import trio
 
 from gateway.audio.errors import audio_errors
 from gateway.audio.input import TranscriptionParams, parse_transcription
-from gateway.audio.plan import audio_plan
+from gateway.audio.plan import admit_audio, audio_plan
 from gateway.audio.render import (
     MEDIA_TYPES,
     delta_event,
@@ -38,13 +38,13 @@ from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import account
-from gateway.upstream.admission import admit, settle
+from gateway.upstream.admission import settle
 from gateway.upstream.engine import Served, call, open_stream
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage, recording_refusal
+from gateway.upstream.usage import record_usage
 from providers.audio_codec import AudioDecodeError, decode, sniff_container
 from providers.audio_types import (
     AudioClip,
@@ -182,16 +182,9 @@ async def transcribe_clip(
     upstream."""
     plan = transcription_plan(state, principal, params)
     facts = new_facts("audio.transcriptions", principal, headers)
-    with recording_refusal(state, facts, plan.primary):
-        hold = await admit(
-            state,
-            principal,
-            params.service,
-            prompt_tokens=0,
-            max_tokens=0,
-            plan=plan,
-            usage=Usage(audio_seconds=round(clip.duration_s, 3)),
-        )
+    hold = await admit_audio(
+        state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
+    )
 
     async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
         return await adapter.transcribe(transcription_request(params, clip, target))
@@ -237,16 +230,9 @@ async def prepare_stream(
     clip = await checked_clip(upload)
     plan = transcription_plan(state, principal, params)
     facts = new_facts("audio.transcriptions", principal, headers)
-    with recording_refusal(state, facts, plan.primary):
-        hold = await admit(
-            state,
-            principal,
-            params.service,
-            prompt_tokens=0,
-            max_tokens=0,
-            plan=plan,
-            usage=Usage(audio_seconds=round(clip.duration_s, 3)),
-        )
+    hold = await admit_audio(
+        state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
+    )
     return TranscriptStreamBody(state, facts, plan, hold, params, clip)
 
 
