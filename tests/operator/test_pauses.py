@@ -72,7 +72,8 @@ def test_settle_heap_freezes_what_start_up_made() -> None:
     before = gc.get_threshold()
     try:
         frozen = settle_heap(12_345)
-        assert frozen == gc.get_freeze_count() > 1000
+        # Frozen objects may be freed (by reference count) before the next line reads.
+        assert frozen > 1000 and gc.get_freeze_count() > 1000
         assert gc.get_threshold()[0] == 12_345
     finally:
         gc.unfreeze()
