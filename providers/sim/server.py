@@ -18,7 +18,7 @@ import importlib
 import json
 import logging
 import os
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
 
 import attrs
@@ -26,12 +26,6 @@ import trio
 
 from providers.sim import content
 from providers.sim.audio import SimAudio
-from providers.sim.contexts import (
-    OneRequestFault,
-    RecordingContext,
-    aclose_chunks,
-    after_fault,
-)
 from providers.sim.control import control_routes
 from providers.sim.core import (
     ConnectionReset,
@@ -334,9 +328,9 @@ class SimServer(SimContext):
             return context
         if context is self and not self.faults.active():
             return await self._handle(route, request, context)  # no fault can apply
-        recording = RecordingContext(context)
+        recording = _Recording(context)
         answer = await self._handle(route, request, recording)
-        return after_fault(answer, recording.taken)
+        return _after_fault(answer, recording.taken)
 
     async def _handle(
         self, route: Route, request: SimRequest, context: SimContext
@@ -355,7 +349,7 @@ class SimServer(SimContext):
         if header is None:
             return self
         try:
-            return OneRequestFault(self, self.faults, fault_from_header(header))
+            return _OneRequestFault(self, fault_from_header(header))
         except FaultError as exc:
             return _error(400, str(exc))
 
@@ -404,7 +398,7 @@ class SimServer(SimContext):
             self.stats.connections_cut += 1
             return False
         finally:
-            await aclose_chunks(chunks)
+            await _aclose(chunks)
         self.stats.streams_completed += 1
         return True
 
@@ -415,6 +409,101 @@ class SimServer(SimContext):
             exc.status, "application/json", {}, content_length=len(encoded), keep_alive=False
         )
         return head + encoded
+
+
+class _OneRequestFault(SimContext):
+    """The server's context with the fault of an `x-sim-fault` header for one request."""
+
+    def __init__(self, server: SimServer, fault: Fault) -> None:
+        self._server = server
+        self._fault = fault
+
+    def reply_tokens(
+        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        return self._server.reply_tokens(prompt, max_tokens, schema)
+
+    def fault(self, model: str, vendor: str) -> Fault | None:
+        return self._fault if self._server.faults.fires_once(self._fault) else None
+
+    def pace(self, tokens: list[str], fault: Fault | None) -> AsyncGenerator[list[str], None]:
+        return self._server.pace(tokens, fault)
+
+    async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
+        await self._server.pace_whole(tokens, fault)
+
+    def next_transcript(self) -> str | None:
+        return self._server.next_transcript()
+
+    def audio(self) -> SimAudio:
+        return self._server.audio()
+
+
+class _Recording(SimContext):
+    """A request's context that remembers the fault the handler took, for the faults
+    the server applies itself once the handler has answered (`reset`, `malformed`)."""
+
+    def __init__(self, inner: SimContext) -> None:
+        self._inner = inner
+        self.taken: Fault | None = None
+
+    def reply_tokens(
+        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        return self._inner.reply_tokens(prompt, max_tokens, schema)
+
+    def fault(self, model: str, vendor: str) -> Fault | None:
+        taken = self._inner.fault(model, vendor)
+        if taken is not None:
+            self.taken = taken
+        return taken
+
+    def pace(self, tokens: list[str], fault: Fault | None) -> AsyncGenerator[list[str], None]:
+        return self._inner.pace(tokens, fault)
+
+    async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
+        await self._inner.pace_whole(tokens, fault)
+
+    def next_transcript(self) -> str | None:
+        return self._inner.next_transcript()
+
+    def audio(self) -> SimAudio:
+        return self._inner.audio()
+
+
+# Not JSON, in every text stream format the vendors use (an SSE event, a JSON line).
+MALFORMED_EVENT = b'data: {"choices": [{"delta": {"content": "cut\n\n'
+_TEXT_STREAMS = ("text/event-stream", "application/json", "application/x-ndjson")
+
+
+def _after_fault(answer: SimResponse | SimStream, fault: Fault | None) -> SimResponse | SimStream:
+    """Apply what a fault does to a finished answer: reset the connection, or garble it."""
+    if fault is None:
+        return answer
+    if fault.reset:
+        raise ConnectionReset("simulated connection reset")
+    if not fault.malformed:
+        return answer
+    if isinstance(answer, SimStream):
+        if answer.content_type.startswith(_TEXT_STREAMS):
+            return attrs.evolve(answer, chunks=_with_malformed_event(answer.chunks))
+        return answer
+    if answer.status < 400 and answer.content_type.startswith("application/json"):
+        return attrs.evolve(answer, body=answer.body[: len(answer.body) // 2])
+    return answer
+
+
+async def _with_malformed_event(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    """The stream's chunks with a malformed event after the first one."""
+    try:
+        first = True
+        async for data in chunks:
+            yield data
+            if first:
+                first = False
+                yield MALFORMED_EVENT
+    finally:
+        await _aclose(chunks)
 
 
 async def _read_request(conn: Connection, parser: RequestParser) -> ParsedRequest | None:
@@ -451,6 +540,13 @@ async def _watch_peer(conn: Connection, parser: RequestParser, on_gone: trio.Can
             on_gone.cancel()
             return
         parser.feed(data)
+
+
+async def _aclose(chunks: AsyncIterator[bytes]) -> None:
+    """Close a stream's iterator (an async generator) so its cleanup runs now."""
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 def _error(status: int, message: str) -> SimResponse:

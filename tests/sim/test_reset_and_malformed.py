@@ -11,8 +11,7 @@ import httpx
 import pytest
 import trio
 
-from providers.sim.contexts import MALFORMED_EVENT
-from providers.sim.server import SimServer
+from providers.sim.server import MALFORMED_EVENT, SimServer
 
 DEADLINE = 10
 AUTH = {"authorization": "Bearer k"}
