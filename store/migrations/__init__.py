@@ -1,0 +1,93 @@
+"""Numbered schema migrations, applied in order when the database opens.
+
+Each migration is a SQL script with a version number. The versions already applied are
+recorded in `schema_migrations`; opening a database applies only the missing ones, each
+in its own transaction together with its bookkeeping row, so a crash mid-migration leaves
+the previous version intact. Migrations are append-only: never edit a released one, add a
+new version instead.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from datetime import UTC, datetime
+
+import sqlite_utils
+
+from store.columns import to_iso
+
+_MODULE_NAME = re.compile(r"v(\d+)_\w+")
+
+
+def _discover() -> tuple[tuple[int, str], ...]:
+    """Every `vNN_<name>` module of this package, as (NN, its SCRIPT), in version order.
+
+    A new migration is a new module and nothing else, so two changes that each add one
+    touch no shared file; `_check_ordering` catches two modules claiming one version.
+    """
+    found: list[tuple[int, str]] = []
+    for module in pkgutil.iter_modules(__path__):
+        match = _MODULE_NAME.fullmatch(module.name)
+        if match is not None:
+            loaded = importlib.import_module(f"{__name__}.{module.name}")
+            found.append((int(match.group(1)), loaded.SCRIPT))
+    return tuple(sorted(found))
+
+
+MIGRATIONS: tuple[tuple[int, str], ...] = _discover()
+"""(version, SQL script) pairs, versions strictly increasing from 1."""
+
+_BOOKKEEPING = """
+CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+class SchemaTooNewError(RuntimeError):
+    """The database was migrated by a newer version of the gateway than this one."""
+
+
+def current_version(db: sqlite_utils.Database) -> int:
+    """The highest applied migration version, 0 for a fresh database."""
+    db.execute(_BOOKKEEPING)
+    row = db.execute("SELECT max(version) FROM schema_migrations").fetchone()
+    return int(row[0] or 0)
+
+
+def apply_migrations(
+    db: sqlite_utils.Database,
+    migrations: tuple[tuple[int, str], ...] = MIGRATIONS,
+) -> list[int]:
+    """Apply the migrations not yet recorded; return the versions applied now.
+
+    Idempotent: a second call on the same database applies nothing.
+    """
+    _check_ordering(migrations)
+    applied_up_to = current_version(db)
+    known = migrations[-1][0] if migrations else 0
+    if applied_up_to > known:
+        raise SchemaTooNewError(
+            f"database schema is at version {applied_up_to}, this code knows up to {known}"
+        )
+    applied: list[int] = []
+    for version, script in migrations:
+        if version <= applied_up_to:
+            continue
+        with db.atomic():
+            db.executescript(script)
+            db.execute(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                [version, to_iso(datetime.now(UTC))],
+            )
+        applied.append(version)
+    return applied
+
+
+def _check_ordering(migrations: tuple[tuple[int, str], ...]) -> None:
+    versions = [version for version, _ in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migration versions must be 1, 2, 3, ... in order, got {versions}")
