@@ -204,6 +204,7 @@ def _tail_table(points: dict[str, Any]) -> str:
             "slow requests (>= p99)",
             "clustered",
             "during a pause",
+            "beside a usage batch: slow / all",
             "gc pauses: count / total / max ms",
             "loop stalls: count / total / max ms",
         ),
@@ -226,6 +227,8 @@ def _tail_table(points: dict[str, Any]) -> str:
                 found["slow_requests"],
                 f"{found['slow_clustered_share']:.0%}",
                 f"{found['slow_during_pause_share']:.0%}",
+                f"{found.get('slow_during_batch_share', 0):.0%} / "
+                f"{found.get('all_during_batch_share', 0):.0%}",
                 _pauses(pauses.get("gc")),
                 _pauses(pauses.get("loop_lag")),
             )

@@ -21,6 +21,8 @@ reads it; `wrk`'s figures include that.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 from datetime import datetime
@@ -47,7 +49,7 @@ class Request:
 @attrs.frozen
 class Pause:
     ended_s: float
-    kind: str  # "gc" | "loop_lag"
+    kind: str  # "gc" | "loop_lag" | "usage_batch" (a writer batch beside the loop)
     pause_ms: float
 
 
@@ -102,6 +104,8 @@ def figures(timeline: Timeline) -> dict[str, Any]:
     p99 = _percentile(latencies, 99)
     slow = [r for r in requests if r.latency_ms >= p99]
     start = min(r.ended_s - r.latency_ms / 1000 for r in requests)
+    batches = [p for p in timeline.pauses if p.kind == "usage_batch"]
+    stops = [p for p in timeline.pauses if p.kind != "usage_batch"]
     return {
         "requests": len(requests),
         "gateway_p50_ms": _percentile(latencies, 50),
@@ -113,7 +117,11 @@ def figures(timeline: Timeline) -> dict[str, Any]:
         "own_max_ms": own[-1],
         "slow_requests": len(slow),
         "slow_clustered_share": _clustered_share(slow),
-        "slow_during_pause_share": _during_pause_share(slow, timeline.pauses),
+        "slow_during_pause_share": _during_pause_share(slow, stops),
+        # Slow requests that overlapped a usage-writer batch, and all requests that did:
+        # a share much higher among the slow than among all is the batch's doing.
+        "slow_during_batch_share": _during_pause_share(slow, batches),
+        "all_during_batch_share": _during_pause_share(requests, batches),
         "pauses": _pause_summary(timeline.pauses),
         "points": [
             [round((r.ended_s - start) * 1000, 1), round(r.latency_ms, 2)] for r in requests
@@ -146,14 +154,21 @@ def _clustered_share(slow: list[Request]) -> float:
 
 
 def _during_pause_share(slow: list[Request], pauses: list[Pause]) -> float:
-    """Share of slow requests in flight while some pause happened."""
+    """Share of the requests given in flight while one of the pauses given happened.
+
+    Spans sorted by start with a running maximum of their ends: a request overlaps one
+    when some span starting before it ended ends after it began (n log m, since it runs
+    over every request of a point, not only the slow ones)."""
     if not slow:
         return 0.0
-    spans = [(p.ended_s - p.pause_ms / 1000, p.ended_s) for p in pauses]
+    spans = sorted((p.ended_s - p.pause_ms / 1000, p.ended_s) for p in pauses)
+    starts = [start for start, _ in spans]
+    latest_end = list(itertools.accumulate((end for _, end in spans), max))
     hit = 0
     for request in slow:
         begun = request.ended_s - request.latency_ms / 1000
-        if any(s < request.ended_s and e > begun for s, e in spans):
+        before = bisect.bisect_left(starts, request.ended_s)
+        if before and latest_end[before - 1] > begun:
             hit += 1
     return round(hit / len(slow), 3)
 

@@ -95,6 +95,14 @@ class PauseTracer:
             if self._trace and late >= self._threshold_s:
                 self._log("loop_lag", late)
 
+    def note_usage_batch(self, seconds: float, records: int) -> None:
+        """A usage-writer batch just committed (`UsageWriter.on_batch`): logged as an
+        interval, not a pause. The batch runs in a thread, but its Python work holds the
+        GIL the loop needs, so requests in flight beside it can stall; the timeline counts
+        the slow requests that overlapped one."""
+        if self._trace:
+            self._log("usage_batch", seconds, records=records)
+
     def _log(self, kind: str, seconds: float, **fields: Any) -> None:
         record = {"kind": kind, "pause_ms": round(seconds * 1000, 3), **fields}
         logger.info("pause", extra={"fields": record})

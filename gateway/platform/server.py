@@ -196,6 +196,7 @@ async def run_gateway(
         trio.open_nursery() as nursery,
     ):
         if settings.trace_pauses:
+            state.usage.on_batch = tracer.note_usage_batch
             nursery.start_soon(tracer.watch_loop)
         await _serve_in(nursery, state, settings, env, shutdown_trigger, listen_fd, task_status)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -81,6 +82,8 @@ class UsageWriter:
         self.dropped = 0
         self.failed = 0
         self.write_seconds = 0.0  # time spent in committed batch writes, for /metrics
+        # Told (seconds, records) after each committed batch: the pause tracer's hook.
+        self.on_batch: Callable[[float, int], None] | None = None
 
     @property
     def queued(self) -> int:
@@ -187,13 +190,18 @@ class UsageWriter:
                 logger.exception("could not write %d usage records; skipped", len(batch))
                 self.failed += len(batch)
             else:
-                self.written += len(batch)
-                self.batches_written += 1
-                self.write_seconds += time.perf_counter() - began
+                self._count_batch(time.perf_counter() - began, len(batch))
             del self._pending[: len(batch)]
         for waiter in self._waiters:
             waiter.set()
         self._waiters.clear()
+
+    def _count_batch(self, seconds: float, records: int) -> None:
+        self.written += records
+        self.batches_written += 1
+        self.write_seconds += seconds
+        if self.on_batch is not None:
+            self.on_batch(seconds, records)
 
     async def _insert(self, batch: list[UsageRecord]) -> None:
         """One batch; a database still locked after SQLite's busy timeout (another

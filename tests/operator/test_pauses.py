@@ -12,6 +12,7 @@ import httpx
 import pytest
 import trio
 
+from bench import timeline
 from gateway.operator.metrics import GatewayMetrics
 from gateway.platform.pauses import PauseTracer, settle_heap
 from gateway.platform.server import RunningGateway
@@ -84,3 +85,35 @@ async def test_collections_are_exported(gateway: RunningGateway, http: httpx.Asy
     gc.collect()
     found = await scrape(http)
     assert total(found, "gateway_gc_pause_seconds_count", generation="2") >= 1
+
+
+def test_a_committed_usage_batch_is_logged_as_an_interval(
+    tracer: tuple[PauseTracer, GatewayMetrics], caplog: pytest.LogCaptureFixture
+) -> None:
+    traced, _ = tracer
+    with caplog.at_level(logging.INFO, logger="gateway.pauses"):
+        traced.note_usage_batch(0.004, 37)
+    [logged] = [r.fields for r in caplog.records if r.name == "gateway.pauses"]  # type: ignore[attr-defined]
+    assert logged == {"kind": "usage_batch", "pause_ms": 4.0, "records": 37}
+
+
+def test_an_untraced_usage_batch_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
+    quiet = PauseTracer(GatewayMetrics(), trace=False)
+    with caplog.at_level(logging.INFO, logger="gateway.pauses"):
+        quiet.note_usage_batch(0.004, 37)
+    assert not [r for r in caplog.records if r.name == "gateway.pauses"]
+
+
+def test_the_timeline_counts_requests_that_overlapped_a_batch() -> None:
+    # Requests of 1 ms ending every 10 ms from t=1.0 s; one batch spans 1.0195-1.0225 s,
+    # overlapping only the request in flight 1.019-1.020 s, and a gc pause at 1.05 s.
+    requests = [timeline.Request(1.0 + i / 100, 1.0, 0.0) for i in range(10)]
+    slow = [timeline.Request(1.0225, 3.0, 0.0)]  # 1.0195-1.0225: overlaps the batch
+    pauses = [
+        timeline.Pause(1.0225, "usage_batch", 3.0),
+        timeline.Pause(1.05, "gc", 0.5),
+    ]
+    found = timeline.figures(timeline.Timeline(requests + slow, pauses))
+    assert found["slow_during_batch_share"] == 1.0
+    assert found["slow_during_pause_share"] == 0.0  # the gc pause touched no slow request
+    assert found["all_during_batch_share"] == round(2 / 11, 3)  # 1.02's request and the slow one
