@@ -163,6 +163,22 @@ def test_a_long_text_is_read_in_pieces_with_its_offsets(monkeypatch: pytest.Monk
     ]
 
 
+@pytest.mark.parametrize(
+    ("entity", "kept"),
+    [
+        ("Robert Chen's", "Robert Chen"),
+        ("\u201cLaura Fischer\u201d", "Laura Fischer"),
+        ("Agent 007", None),
+        ("the manager", None),
+    ],
+)
+def test_an_entity_is_trimmed_to_the_name_or_dropped(entity: str, kept: str | None) -> None:
+    text = f"Sent by {entity} today."
+    start = text.index(entity)
+    span = names._trimmed(text, start, start + len(entity))
+    assert (text[span[0] : span[1]] if span else None) == kept
+
+
 def test_the_model_is_loaded_once() -> None:
     assert names.model() is names.model()
     assert names.person_spans("") == []
