@@ -3,12 +3,15 @@
 1. Uploads: a gateway process (demo mode, its own data dir) takes `--uploads` concurrent
    multipart uploads of `--mb` MB each, streamed by the client from a generator (the client
    holds one 1 MiB piece at a time). Reports MB/s over the whole batch and the gateway
-   process's resident memory: sampled while the uploads run and its peak (VmHWM).
+   process's resident memory: before them, sampled while they run, and its peak (VmHWM).
    Target: 20 x 100 MB under 250 MiB RSS.
 2. OCR: pages per second of the local Tesseract engine through POST /v1/ocr (model=local),
    single-page PNG scans sent `--ocr-parallel` at a time.
 3. Extraction: pages per second of the PDF text extraction (pypdf) on a generated 50-page
    PDF, in this process.
+4. PII scan: pages per second of the scan every processed file goes through (Presidio's
+   recognizers and the person-name model) on `--pdf-pages` pages of about 2,000 characters,
+   in this process, and the seconds the name model takes to load.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ async def one_upload(http: httpx.AsyncClient, size: int) -> None:
 
 async def uploads(url: str, pid: int, count: int, mb: int) -> dict[str, float]:
     size = mb * 1024 * 1024
+    before = rss_kib(pid)
     samples: list[int] = []
     async with httpx.AsyncClient(
         base_url=url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=600
@@ -94,6 +98,7 @@ async def uploads(url: str, pid: int, count: int, mb: int) -> dict[str, float]:
         "uploads": count,
         "mb_each": mb,
         "seconds": round(elapsed, 2),
+        "rss_before_mib": round(before / 1024, 1),
         "mb_per_s": round(count * mb / elapsed, 1),
         "rss_max_sampled_mib": round(max(samples) / 1024, 1),
         "rss_peak_mib": round(rss_kib(pid, "VmHWM") / 1024, 1),
@@ -138,6 +143,27 @@ def extraction_pages(pages: int) -> dict[str, float]:
     return {"pages": pages, "pages_per_s": round(pages / elapsed, 1)}
 
 
+def pii_pages(pages: int) -> dict[str, float]:
+    from gateway.files import names, pii, render
+    from store.files import Page
+
+    started = time.perf_counter()
+    names.model()
+    loaded = time.perf_counter() - started
+    text = "Clause 4 binds Robert Chen and Laura Fischer; notices to jane.doe@example.com. " * 25
+    document = [Page(number=n, text=text) for n in range(1, pages + 1)]
+    started = time.perf_counter()
+    findings = pii.scan(document, render.PAGE_SEPARATOR)
+    elapsed = time.perf_counter() - started
+    return {
+        "pages": pages,
+        "chars_per_page": len(text),
+        "pages_per_s": round(pages / elapsed, 2),
+        "findings": len(findings),
+        "model_load_s": round(loaded, 2),
+    }
+
+
 async def wait_ready(url: str) -> None:
     with trio.fail_after(60):
         while True:
@@ -158,16 +184,25 @@ async def run(args: argparse.Namespace) -> None:
         code = "from gateway.platform.cli import main; main()"
         argv = [sys.executable, "-c", code, "serve", "--demo", "--host", "127.0.0.1",
                 "--port", str(port), "--data-dir", data_dir]  # fmt: skip
-        process = await trio.lowlevel.open_process(argv, env=env, stdout=subprocess.DEVNULL)
+        log = Path(data_dir) / "gateway.log"  # its access log would bury the figures
+        with log.open("wb") as sink:
+            process = await trio.lowlevel.open_process(
+                argv, env=env, stdout=subprocess.DEVNULL, stderr=sink
+            )
         try:
             await wait_ready(url)
             print("uploads:", await uploads(url, process.pid, args.uploads, args.mb))
             print("ocr (local):", await ocr_pages(url, args.ocr_pages, args.ocr_parallel))
+        except BaseException:
+            sys.stderr.write(log.read_text(errors="replace")[-4000:])
+            raise
         finally:
             process.terminate()
             with trio.move_on_after(30, shield=True):
                 await process.wait()
     print("extraction (pdf):", extraction_pages(args.pdf_pages))
+    print("pii scan:", pii_pages(args.pdf_pages))
+    print("load average:", " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

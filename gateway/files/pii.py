@@ -9,9 +9,9 @@ wheel. What Presidio has no offline recognizer for is matched here, anchored on 
 that announce it: dates of birth (a date after "DOB"/"date of birth"/"born"), medical
 record numbers (after "MRN"/"medical record"), NPI numbers (10 digits after "NPI",
 Luhn-checked with the 80840 prefix), US street addresses, and person names after a title
-or a label ("Dr.", "Mrs.", "Patient:", "Name:"). No named-entity model is used for names:
-none that runs offline could be installed from the package index here (see README), so
-unlabelled names are missed; the table test measures it.
+or a label ("Dr.", "Mrs.", "Patient:", "Name:"). Names with no title or label come from
+spaCy's English named-entity model, run offline as one more Presidio recognizer
+(`gateway.files.names`); the table test measures both.
 
 Overlapping findings keep the most specific. Blocking and CPU-bound: run in a thread.
 """
@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from gateway.files import names
 from store.files import Finding, Page
 
 _PRESIDIO_TYPES = {
@@ -34,6 +35,7 @@ _PRESIDIO_TYPES = {
     "IBAN_CODE": "iban",
     "IP_ADDRESS": "ip_address",
     "US_SSN": "us_ssn",
+    "PERSON": "person_name",
 }
 # Which wins when two findings overlap (higher first): checksummed and anchored kinds.
 _PRECEDENCE = {
@@ -91,6 +93,7 @@ def _analyzer() -> Any:
         IbanRecognizer(),
         IpRecognizer(),
         UsSsnRecognizer(),
+        names.recognizer(),
     ):
         registry.add_recognizer(recognizer)
     engine = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}])
@@ -190,6 +193,7 @@ def scan(pages: Sequence[Page], separator: str) -> list[Finding]:
     findings: list[Finding] = []
     base = 0
     for page in pages:
+        names.checkpoint()
         for kind, start, end, score in scan_text(page.text):
             findings.append(
                 Finding(

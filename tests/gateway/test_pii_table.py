@@ -2,15 +2,23 @@
 
 Each row is a text and the findings it should give, as (type, exact text). Rows with no
 expected findings are traps: numbers and names that look like PII but are not (a failed
-checksum, an order number, a date that is no birth date, a capitalised non-name). The test
-asserts every checksum-verified kind exactly and the overall figures, and prints them
-(`pytest -s`); README records the last measurement.
+checksum, an order number, a date that is no birth date, a capitalised non-name). Person
+names have their own table (`NAMES`, 46 rows): international names, names that are also
+common words, names at a sentence's start, names after a title or label, and capitalised
+phrases that are no name. The tests assert every checksum-verified kind exactly and the
+overall and names' figures with a margin below the last measurement, and print them
+(`pytest -s`); README records the measurements.
 """
 
 from __future__ import annotations
 
-import pytest
+import threading
+from typing import Any
 
+import pytest
+import trio
+
+from gateway.files import names
 from gateway.files.pii import mask, scan_text
 
 TABLE: list[tuple[str, set[tuple[str, str]]]] = [
@@ -22,8 +30,6 @@ TABLE: list[tuple[str, set[tuple[str, str]]]] = [
     ("IBAN DE89 3704 0044 0532 0130 01 is wrong.", set()),  # mod-97 fails
     ("Server at 192.168.1.20 is down.", {("ip_address", "192.168.1.20")}),
     ("SSN 536-22-8765 on the form.", {("us_ssn", "536-22-8765")}),
-    ("Patient: Maria Lopez was admitted.", {("person_name", "Maria Lopez")}),
-    ("Dr. John Smith signed it.", {("person_name", "John Smith")}),
     ("DOB: 03/12/1984, admitted 2024-01-05.", {("date_of_birth", "03/12/1984")}),
     ("Born on March 3, 1990 in Lyon.", {("date_of_birth", "March 3, 1990")}),
     ("MRN 00482913 in ward B.", {("medical_record_number", "00482913")}),
@@ -34,32 +40,148 @@ TABLE: list[tuple[str, set[tuple[str, str]]]] = [
         {("postal_address", "742 Evergreen Terrace Ave, Springfield, IL 62704")},
     ),
     ("Order 12345 shipped on 2024-01-05.", set()),
-    ("The Quarterly Report is attached.", set()),
     ("Version 1.2.3.4 of the tool.", set()),
-    ("Meeting with Alice Johnson on Monday.", {("person_name", "Alice Johnson")}),  # no label
 ]
 
 
-def measure() -> tuple[int, int, int]:
+# Person names: (text, the names in it).
+NAMES: list[tuple[str, set[str]]] = [
+    # plain names in running text
+    ("Meeting with Alice Johnson on Monday.", {"Alice Johnson"}),
+    (
+        "The contract was signed by Robert Chen and witnessed by Laura Fischer.",
+        {"Robert Chen", "Laura Fischer"},
+    ),
+    ("Please forward the invoice to Michael O'Brien in accounting.", {"Michael O'Brien"}),
+    ("Our new hire, Priya Raghunathan, starts next week.", {"Priya Raghunathan"}),
+    ("I spoke to Hiroshi Tanaka about the shipment yesterday.", {"Hiroshi Tanaka"}),
+    ("The report from Fatima Al-Sayed arrived late.", {"Fatima Al-Sayed"}),
+    ("Send the draft to José García before noon.", {"José García"}),
+    ("Björn Andersson approved the budget.", {"Björn Andersson"}),
+    ("Olumide Adeyemi will present the results.", {"Olumide Adeyemi"}),
+    ("Zhang Wei joined the call from Shanghai.", {"Zhang Wei"}),
+    ("Siobhán Murphy is the account manager.", {"Siobhán Murphy"}),
+    ("Thanks to Anna Kowalski for the review.", {"Anna Kowalski"}),
+    ("Elena Petrova and Dmitri Volkov met in Vienna.", {"Elena Petrova", "Dmitri Volkov"}),
+    ("The tenant, Kevin Brown, paid the deposit.", {"Kevin Brown"}),
+    ("Emily Watson called twice about her claim.", {"Emily Watson"}),
+    ("A letter from Ahmed Hassan was attached.", {"Ahmed Hassan"}),
+    ("Sarah Miller reviewed the pull request.", {"Sarah Miller"}),
+    ("Contact David Kim for access to the building.", {"David Kim"}),
+    ("Lucas Moreau drafted the French version.", {"Lucas Moreau"}),
+    ("We thank Ingrid Larsen for her help.", {"Ingrid Larsen"}),
+    # names that are also common words, names at sentence start
+    ("Will Turner will sign the lease tomorrow.", {"Will Turner"}),
+    ("Rose Baker grew roses in her garden.", {"Rose Baker"}),
+    ("Grace Hopper wrote the first compiler.", {"Grace Hopper"}),
+    ("Mark Stone marked the boxes for shipping.", {"Mark Stone"}),
+    ("Jack Black repaired the jack of the car.", {"Jack Black"}),
+    ("April Summers starts in May.", {"April Summers"}),
+    ("Hope Carter hopes to finish by Friday.", {"Hope Carter"}),
+    ("Bill Cooper paid the bill on time.", {"Bill Cooper"}),
+    # titles and labels
+    ("Patient: Maria Lopez was admitted.", {"Maria Lopez"}),
+    ("Dr. John Smith signed it.", {"John Smith"}),
+    ("Mrs. Helen Walsh asked for a copy.", {"Helen Walsh"}),
+    ("Name: Thomas Wright", {"Thomas Wright"}),
+    # traps: capitalised words that are not names
+    ("The Quarterly Report is attached.", set()),
+    ("Apple and Microsoft released updates on Tuesday.", set()),
+    ("The New York office closes early on Friday.", set()),
+    ("Please review the Terms of Service before signing.", set()),
+    ("Annual Revenue Grew by Twelve Percent.", set()),
+    ("The Golden Gate Bridge was closed for maintenance.", set()),
+    ("Submit the form to Human Resources by March.", set()),
+    ("The Data Protection Officer must approve the transfer.", set()),
+    ("Christmas Eve falls on a Wednesday this year.", set()),
+    ("The meeting room Everest is booked until noon.", set()),
+    ("Amazon Web Services hosts the staging cluster.", set()),
+    ("Read the Privacy Policy and the Cookie Notice.", set()),
+    ("Mount Rainier National Park reopened in June.", set()),
+    ("Our Customer Success Team will call you.", set()),
+]
+
+
+Row = tuple[str, set[tuple[str, str]]]
+NAME_ROWS: list[Row] = [(text, {("person_name", n) for n in found}) for text, found in NAMES]
+
+
+def measure(rows: list[Row], kinds: set[str] | None = None) -> tuple[int, int, int]:
+    """True positives, false positives and misses over `rows` (only `kinds` if given)."""
     true_positives = false_positives = false_negatives = 0
-    for text, expected in TABLE:
+    for text, expected in rows:
         found = {(kind, text[start:end]) for kind, start, end, _ in scan_text(text)}
+        if kinds is not None:
+            found = {f for f in found if f[0] in kinds}
         true_positives += len(found & expected)
         false_positives += len(found - expected)
         false_negatives += len(expected - found)
     return true_positives, false_positives, false_negatives
 
 
-def test_precision_and_recall_on_the_table() -> None:
-    tp, fp, fn = measure()
+def figures(label: str, tp: int, fp: int, fn: int) -> tuple[float, float]:
     precision, recall = tp / (tp + fp), tp / (tp + fn)
-    print(f"\nPII table: {tp} true, {fp} false positives, {fn} missed; "
+    print(f"\n{label}: {tp} true, {fp} false positives, {fn} missed; "
           f"precision {precision:.2f}, recall {recall:.2f}")  # fmt: skip
-    # Measured: 13 true, 2 false positives (an NPI-shaped number that phonenumbers accepts
-    # as a phone number; "1.2.3.4", a valid IP address literal), 1 missed (a name with no
-    # title or label: no offline NER model); precision 0.87, recall 0.93.
+    return precision, recall
+
+
+def test_precision_and_recall_on_the_table() -> None:
+    precision, recall = figures("PII table", *measure(TABLE + NAME_ROWS))
+    # Measured: 41 true, 4 false positives (an NPI-shaped number that phonenumbers accepts
+    # as a phone number; "1.2.3.4", a valid IP address literal; the two of the names'
+    # table), 4 missed (the names' table); precision 0.91, recall 0.91.
     assert precision >= 0.85
-    assert recall >= 0.9
+    assert recall >= 0.85
+
+
+def test_person_names_precision_and_recall() -> None:
+    precision, recall = figures("Person names", *measure(NAME_ROWS, {"person_name"}))
+    # Measured with en_core_web_sm 3.8.0 and the anchored patterns: 30 true, 2 false
+    # positives ("Twelve Percent"; "Carter" alone out of "Hope Carter"), 4 missed (Olumide
+    # Adeyemi, Siobhán Murphy, Lucas Moreau at a sentence's start; Hope Carter whole):
+    # precision 0.94, recall 0.88. The anchored patterns alone: precision 1.00, recall 0.12.
+    assert precision >= 0.85
+    assert recall >= 0.8
+
+
+def test_a_long_text_is_read_in_pieces_with_its_offsets(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "\n".join(row for row, _ in NAMES[:12])
+    whole = names.person_spans(text)
+    monkeypatch.setattr(names, "SEGMENT", 150)
+    pieces = list(names.segments(text, 150))
+    assert len(pieces) > 3
+    assert "".join(piece for _, piece in pieces) == text
+    assert all(text[offset:].startswith(piece) and len(piece) <= 150 for offset, piece in pieces)
+    assert all(piece.endswith("\n") for _, piece in pieces[:-1])  # cut between lines
+    assert names.person_spans(text) == whole
+    assert {text[start:end] for start, end in whole} >= {"Alice Johnson", "Laura Fischer"}
+    assert list(names.segments("x" * 400, 150)) == [
+        (0, "x" * 150),
+        (150, "x" * 150),
+        (300, "x" * 100),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entity", "kept"),
+    [
+        ("Robert Chen's", "Robert Chen"),
+        ("\u201cLaura Fischer\u201d", "Laura Fischer"),
+        ("Agent 007", None),
+        ("the manager", None),
+    ],
+)
+def test_an_entity_is_trimmed_to_the_name_or_dropped(entity: str, kept: str | None) -> None:
+    text = f"Sent by {entity} today."
+    start = text.index(entity)
+    span = names._trimmed(text, start, start + len(entity))
+    assert (text[span[0] : span[1]] if span else None) == kept
+
+
+def test_the_model_is_loaded_once() -> None:
+    assert names.model() is names.model()
+    assert names.person_spans("") == []
 
 
 @pytest.mark.parametrize(
@@ -80,3 +202,35 @@ def test_offsets_point_at_the_source_and_the_report_masks_it() -> None:
     assert (kind, text[start:end]) == ("email", "jane.doe@example.com")
     assert 0 < confidence <= 1
     assert mask("4111 1111 1111 1111") == "4*** **** **** ***1"
+
+
+async def test_a_cancelled_scan_stops_at_the_next_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The processing worker cancelled mid-scan (a shutdown): the thread ends after the
+    piece it is reading instead of reading the whole text."""
+    real = names.model()
+    read: list[str] = []
+    started, proceed = trio.Event(), threading.Event()
+
+    def counting(piece: str) -> Any:
+        read.append(piece)
+        if len(read) == 1:
+            trio.from_thread.run_sync(started.set)
+            proceed.wait()
+        return real(piece)
+
+    monkeypatch.setattr(names, "model", lambda: counting)
+    monkeypatch.setattr(names, "SEGMENT", 100)
+    text = "\n".join(row for row, _ in NAMES[:10])
+    async with trio.open_nursery() as nursery:
+        scope = trio.CancelScope()
+
+        async def scan() -> None:
+            with scope:
+                await trio.to_thread.run_sync(names.person_spans, text)
+
+        nursery.start_soon(scan)
+        await started.wait()
+        scope.cancel()
+        proceed.set()
+    assert scope.cancelled_caught
+    assert len(read) == 1 < len(list(names.segments(text, 100)))
