@@ -16,6 +16,7 @@ import trio
 
 from gateway.pipelines.flow import EVENT_BUFFER, Event
 from gateway.pipelines.render import event_line
+from streams.handoff import take
 
 Runner = Callable[[trio.MemorySendChannel[Event]], Awaitable[object]]
 
@@ -63,7 +64,7 @@ class _Lines:
 
     async def __anext__(self) -> bytes:
         try:
-            event = await self._receive.receive()
+            event = await take(self._receive)
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise StopAsyncIteration from None
         return event_line(event)

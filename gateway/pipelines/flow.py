@@ -31,6 +31,7 @@ import trio
 
 from gateway.platform.errors import ApiError
 from providers.audio_types import TranscriptDelta, TranscriptDone, TranscriptEvent
+from streams.handoff import items, put
 from streams.sentences import SentenceSplitter
 
 T = TypeVar("T")
@@ -139,10 +140,10 @@ async def run_pipeline(
         trace.finished = trio.current_time()
         if failure is not None:
             trace.error = failure
-            await events.send({"type": "error", "message": failure.message, "recoverable": False})
+            await put(events, {"type": "error", "message": failure.message, "recoverable": False})
             return trace
         done = {"type": "done", "usage": dict(stages.usage()), "latency": trace.latency()}
-        await events.send(done | dict(extra))
+        await put(events, done | dict(extra))
     return trace
 
 
@@ -171,11 +172,11 @@ async def _recognise(
         await _note_fallback(opened, "stt", events)
         async for event in opened.items:
             if isinstance(event, TranscriptDelta):
-                await events.send({"type": "transcription.partial", "text": event.text})
+                await put(events, {"type": "transcription.partial", "text": event.text})
             elif isinstance(event, TranscriptDone):
                 trace.transcript = shape(event.result.text.strip())
                 trace.stt_done = trio.current_time()
-                await events.send({"type": "transcription.final", "text": trace.transcript})
+                await put(events, {"type": "transcription.final", "text": trace.transcript})
                 return
     raise ApiError(502, "provider_error", "The recognition ended without a transcript.")
 
@@ -213,16 +214,16 @@ async def _think(
         await _note_fallback(opened, "llm", events)
         async for token in opened.items:
             trace.response += token
-            await events.send({"type": "llm.token", "token": token})
+            await put(events, {"type": "llm.token", "token": token})
             if sentences is not None:
                 for sentence in splitter.feed(token):
-                    await sentences.send(sentence)
+                    await put(sentences, sentence)
     trace.llm_done = trio.current_time()
     if sentences is not None:
         async with sentences:  # closing it tells speech there is no more to say
             for sentence in splitter.flush():
-                await sentences.send(sentence)
-    await events.send({"type": "llm.done", "text": trace.response})
+                await put(sentences, sentence)
+    await put(events, {"type": "llm.done", "text": trace.response})
 
 
 async def _voice(
@@ -241,7 +242,7 @@ async def _voice(
     async with sentences, trio.open_nursery() as nursery:
         nursery.start_soon(_merge, trace, events, order_receive, mark_sentences)
         async with order_send:
-            async for sentence in sentences:
+            async for sentence in items(sentences):
                 chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
                 await order_send.send(
                     (sentence, chunks_receive)
@@ -263,7 +264,7 @@ async def _speak(
         await _note_fallback(opened, "tts", events)
         async for chunk in opened.items:
             if chunk:
-                await chunks.send(chunk)
+                await put(chunks, chunk)
     # The sentence is recorded as spoken by the merge, once its audio has all been sent.
     _ = sentence
 
@@ -277,17 +278,17 @@ async def _merge(
     """Relay each sentence's audio in turn; a sentence counts as spoken once all of its
     audio was handed on (what a voice session keeps in its history after barge-in)."""
     async with order:
-        async for sentence, chunks in order:
+        async for sentence, chunks in items(order):
             async with chunks:
-                async for chunk in chunks:
+                async for chunk in items(chunks):
                     if trace.first_audio is None:
                         trace.first_audio = trio.current_time()
                     trace.audio.append(chunk)
-                    await events.send({"type": "audio.chunk", "data": chunk})
+                    await put(events, {"type": "audio.chunk", "data": chunk})
             trace.spoken.append(sentence)
             trace.tts_done = trio.current_time()
             if mark_sentences:
-                await events.send({"type": "audio.sentence", "text": sentence})
+                await put(events, {"type": "audio.sentence", "text": sentence})
 
 
 async def _note_fallback(
@@ -298,4 +299,4 @@ async def _note_fallback(
             f"The {stage} stage failed on {opened.fell_back_from}; "
             f"it goes on with {opened.provider}."
         )
-        await events.send({"type": "error", "message": message, "recoverable": True})
+        await put(events, {"type": "error", "message": message, "recoverable": True})
