@@ -54,6 +54,17 @@ class Opened(Generic[T]):
     fell_back_from: str | None = None
 
 
+class Encoder(Protocol):
+    """Turns the answer's PCM into one file in another format, piece by piece
+    (`gateway.pipelines.encoding`); `close` frees it on every path."""
+
+    async def feed(self, pcm: bytes) -> bytes: ...
+
+    async def finish(self) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
 class Stages(Protocol):
     """What a pipeline calls; each method opens one upstream for the block."""
 
@@ -117,6 +128,7 @@ async def run_pipeline(
     shape_transcript: Callable[[str], str] | None = None,
     trace: Trace | None = None,
     mark_sentences: bool = False,
+    encoder: Encoder | None = None,
 ) -> Trace:
     """Run one pipeline, sending its events into `events` (closed when done).
 
@@ -125,7 +137,9 @@ async def run_pipeline(
     rewrites the final transcript before the model sees it. `trace` (a fresh one by
     default) is filled as the run goes, so a caller that cancels it still knows what was
     done; `mark_sentences` adds an `audio.sentence` event after each sentence's audio (for
-    a voice session's history, never sent to a client). Cancellation cancels
+    a voice session's history, never sent to a client). With `encoder`, the
+    `audio.chunk` data is its output (one file across the chunks) instead of the raw
+    PCM16 24 kHz (`trace.audio` keeps the PCM either way). Cancellation cancels
     every stage and closes every upstream, and propagates.
     """
     trace = trace if trace is not None else Trace(started=trio.current_time())
@@ -133,7 +147,14 @@ async def run_pipeline(
         failure: ApiError | None = None
         try:
             await _recognise(stages, trace, events, shape_transcript or str.strip)
-            await answer(stages, trace, events, speak=speak, mark_sentences=mark_sentences)
+            await answer(
+                stages,
+                trace,
+                events,
+                speak=speak,
+                mark_sentences=mark_sentences,
+                encoder=encoder,
+            )
             extra = await finisher(trace) if finisher is not None else {}
         except* ApiError as group:
             failure = _first_error(group)
@@ -188,6 +209,7 @@ async def answer(
     *,
     speak: bool,
     mark_sentences: bool = False,
+    encoder: Encoder | None = None,
 ) -> None:
     """The language model and, when `speak`, speech in parallel (the part of a pipeline
     a voice session reruns each turn). Cancellation stops both and closes their
@@ -198,7 +220,8 @@ async def answer(
             return
         send, receive = trio.open_memory_channel[str](SENTENCE_BUFFER)
         nursery.start_soon(_think, stages, trace, events, send)
-        nursery.start_soon(_voice, stages, trace, events, receive, mark_sentences)
+        merge = _Merge(trace, events, mark_sentences, encoder)
+        nursery.start_soon(_voice, stages, trace, events, receive, merge)
 
 
 async def _think(
@@ -231,7 +254,7 @@ async def _voice(
     trace: Trace,
     events: trio.MemorySendChannel[Event],
     sentences: trio.MemoryReceiveChannel[str],
-    mark_sentences: bool,
+    merge: _Merge,
 ) -> None:
     """Start a synthesis per sentence (bounded) and merge their audio in sentence order.
 
@@ -240,7 +263,7 @@ async def _voice(
     """
     order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
     async with sentences, trio.open_nursery() as nursery:
-        nursery.start_soon(_merge, trace, events, order_receive, mark_sentences)
+        nursery.start_soon(merge.run, order_receive)
         async with order_send:
             async for sentence in items(sentences):
                 chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
@@ -269,26 +292,44 @@ async def _speak(
     _ = sentence
 
 
-async def _merge(
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
-    order: trio.MemoryReceiveChannel[Voiced],
-    mark_sentences: bool,
-) -> None:
-    """Relay each sentence's audio in turn; a sentence counts as spoken once all of its
-    audio was handed on (what a voice session keeps in its history after barge-in)."""
-    async with order:
-        async for sentence, chunks in items(order):
-            async with chunks:
-                async for chunk in items(chunks):
-                    if trace.first_audio is None:
-                        trace.first_audio = trio.current_time()
-                    trace.audio.append(chunk)
-                    await put(events, {"type": "audio.chunk", "data": chunk})
-            trace.spoken.append(sentence)
-            trace.tts_done = trio.current_time()
-            if mark_sentences:
-                await put(events, {"type": "audio.sentence", "text": sentence})
+@attrs.define
+class _Merge:
+    """Relays each sentence's audio in turn (through the encoder, when there is one); a
+    sentence counts as spoken once all of its audio was handed on (what a voice session
+    keeps in its history after barge-in)."""
+
+    trace: Trace
+    events: trio.MemorySendChannel[Event]
+    mark_sentences: bool
+    encoder: Encoder | None
+
+    async def run(self, order: trio.MemoryReceiveChannel[Voiced]) -> None:
+        trace, encoder = self.trace, self.encoder
+        try:
+            async with order:
+                async for sentence, chunks in items(order):
+                    async with chunks:
+                        async for chunk in items(chunks):
+                            trace.audio.append(chunk)
+                            await self._send(
+                                chunk if encoder is None else await encoder.feed(chunk)
+                            )
+                    trace.spoken.append(sentence)
+                    trace.tts_done = trio.current_time()
+                    if self.mark_sentences:
+                        await put(self.events, {"type": "audio.sentence", "text": sentence})
+            if encoder is not None:
+                await self._send(await encoder.finish())
+        finally:
+            if encoder is not None:
+                encoder.close()
+
+    async def _send(self, data: bytes) -> None:
+        if not data:
+            return  # the encoder holds a frame's worth so far
+        if self.trace.first_audio is None:
+            self.trace.first_audio = trio.current_time()
+        await put(self.events, {"type": "audio.chunk", "data": data})
 
 
 async def _note_fallback(
