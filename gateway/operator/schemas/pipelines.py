@@ -240,14 +240,15 @@ SESSION = Operation(
     "A live voice session: upgrade to a WebSocket (JSON events, PCM16 audio both ways)",
     TAG,
     None,
+    status=101,
     body_required=False,
     query=(
         query("template", STR, "a template id or name (default `voice-agent-fast`)"),
         query("context", STR, "added to the template's system prompt"),
     ),
     errors=(400, 401, 404, 426),
-    description="A WebSocket handshake is answered 101 Switching Protocols (OpenAPI has no "
-    "way to say so; a plain GET is refused). Client events: `session.update`, "
+    description="A WebSocket handshake is answered 101 Switching Protocols; a plain GET "
+    "(no upgrade) is refused with 426. Client events: `session.update`, "
     "`input_audio_buffer.append` (base64 PCM16 "
     "16 kHz mono), `input_audio_buffer.commit`, `input_audio_buffer.clear`, "
     "`response.cancel`. Gateway events: `session.created`, `input_audio_buffer.speech_started`"

@@ -80,3 +80,19 @@ async def test_a_session_that_cannot_start_says_why_and_closes(gateway: RunningG
             with pytest.raises(ConnectionClosed):  # the gateway closes the session
                 await ws.get_message()
             assert ws.closed is not None and ws.closed.code == code
+
+
+async def test_session_update_changes_the_template(gateway: RunningGateway) -> None:
+    async with open_websocket_url(ws_url(gateway, ""), extra_headers=AUTH) as ws:
+        created = json.loads(await ws.get_message())
+        assert created["session"]["template"] == "voice-agent-fast"
+        for template in ("nope", "voice-agent-premium"):
+            update = {"type": "session.update", "session": {"template": template}}
+            await ws.send_message(json.dumps(update))
+        refused = json.loads(await ws.get_message())
+        assert refused["type"] == "error" and refused["error"]["code"] == "template_not_found"
+        updated = json.loads(await ws.get_message())
+        assert updated == {
+            "type": "session.updated",
+            "session": {"template": "voice-agent-premium", "vad": True},
+        }
