@@ -27,17 +27,17 @@ import trio
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
 from gateway.pipelines import legal, scribe
-from gateway.pipelines.body import PipelineBody
 from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
 from gateway.pipelines.flow import EVENT_BUFFER, Event, Finisher, Stages, Trace, run_pipeline
 from gateway.pipelines.input import PipelineParams
-from gateway.pipelines.render import result_body
+from gateway.pipelines.render import event_line, result_body
 from gateway.pipelines.session import Turn
 from gateway.pipelines.stages import ENDPOINT, EngineStages, prepare_stages
 from gateway.pipelines.template_input import voice_known
 from gateway.pipelines.templates import Overrides, Template, with_overrides
 from gateway.platform.auth import Principal
+from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
 from gateway.upstream.admission import admit, settle
@@ -300,6 +300,18 @@ def _extra(done: Event) -> dict[str, Any]:
     return {k: v for k, v in done.items() if k not in ("type", "usage", "latency")}
 
 
-def streamed(prepared: Prepared) -> PipelineBody:
-    """The NDJSON body; the key's hold is settled when the body is left, on every path."""
-    return PipelineBody(_runner(prepared, streamed=True), prepared.settle)
+def streamed(prepared: Prepared) -> TaskBody[Event]:
+    """The NDJSON body: the pipeline runs in the body's nursery, each event one line;
+    leaving the body (the end, or the client left) cancels every stage and closes every
+    upstream, then settles the key's hold, on every path."""
+
+    async def settle() -> None:
+        prepared.settle()
+
+    return TaskBody(
+        _runner(prepared, streamed=True),
+        event_line,
+        content_type="application/x-ndjson",
+        buffer=EVENT_BUFFER,
+        on_close=settle,
+    )
