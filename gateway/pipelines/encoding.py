@@ -105,9 +105,15 @@ class ThreadedEncoder:
         self.sample_rate = codec_for(fmt)[2]
         self._encoder: StreamEncoder | None = None
 
-    async def feed(self, pcm: bytes) -> bytes:
+    async def open(self) -> None:
+        """Open the container and the codec (milliseconds of CPU: FLAC's and Opus's
+        most), before the first audio arrives."""
         if self._encoder is None:
             self._encoder = await trio.to_thread.run_sync(StreamEncoder, self.format)
+
+    async def feed(self, pcm: bytes) -> bytes:
+        await self.open()
+        assert self._encoder is not None
         return await trio.to_thread.run_sync(self._encoder.feed, pcm)
 
     async def finish(self) -> bytes:

@@ -56,7 +56,10 @@ class Opened(Generic[T]):
 
 class Encoder(Protocol):
     """Turns the answer's PCM into one file in another format, piece by piece
-    (`gateway.pipelines.encoding`); `close` frees it on every path."""
+    (`gateway.pipelines.encoding`); `open` readies it before any audio (off the
+    critical path), `close` frees it on every path."""
+
+    async def open(self) -> None: ...
 
     async def feed(self, pcm: bytes) -> bytes: ...
 
@@ -306,6 +309,8 @@ class _Merge:
     async def run(self, order: trio.MemoryReceiveChannel[Voiced]) -> None:
         trace, encoder = self.trace, self.encoder
         try:
+            if encoder is not None:
+                await encoder.open()  # while the model writes its first sentence
             async with order:
                 async for sentence, chunks in items(order):
                     async with chunks:
