@@ -37,6 +37,19 @@ async def take(channel: trio.MemoryReceiveChannel[T]) -> T:
         return await channel.receive()
 
 
+def waiting(channel: trio.MemoryReceiveChannel[T], limit: int) -> list[T]:
+    """The items already in `channel` (at most `limit`), taken without waiting: a
+    consumer whose every step costs the same whatever its size (a trip to a worker
+    thread) takes what piled up while it was busy in one step."""
+    taken: list[T] = []
+    while len(taken) < limit:
+        try:
+            taken.append(channel.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            break
+    return taken
+
+
 def items(channel: trio.MemoryReceiveChannel[T]) -> Items[T]:
     """`async for item in items(channel)`: the channel's items, through `take`."""
     return Items(channel)

@@ -7,7 +7,7 @@ import pytest
 import trio
 import trio.testing
 
-from streams.handoff import items, put, take
+from streams.handoff import items, put, take, waiting
 
 
 class Steps(trio.abc.Instrument):
@@ -69,3 +69,13 @@ async def test_take_raises_end_of_channel_once_closed_and_empty() -> None:
     assert [n async for n in items(receive)] == [7]
     with pytest.raises(trio.EndOfChannel):
         await take(receive)
+
+
+async def test_waiting_takes_what_is_there_up_to_a_limit() -> None:
+    send, receive = trio.open_memory_channel[int](8)
+    for number in range(5):
+        await put(send, number)
+    assert waiting(receive, 3) == [0, 1, 2]
+    await send.aclose()
+    assert waiting(receive, 10) == [3, 4]
+    assert waiting(receive, 10) == []  # closed and empty: nothing, no error

@@ -221,3 +221,31 @@ async def test_a_cancelled_answer_closes_its_encoder(autojump_clock: trio.abc.Cl
     with trio.move_on_after(T + A + B + 0.01):
         await run(stages, encoder=encoder)
     assert encoder.closed and stages.all_closed()
+
+
+class BusyEncoder(SlowOpeningEncoder):
+    """Each step takes `step_s` (virtual), as an encoder on a loaded machine."""
+
+    def __init__(self, step_s: float) -> None:
+        super().__init__(open_s=0)
+        self.step_s = step_s
+        self.fed: list[bytes] = []
+
+    async def feed(self, pcm: bytes) -> bytes:
+        await trio.sleep(self.step_s)
+        self.fed.append(pcm)
+        return await super().feed(pcm)
+
+
+async def test_a_busy_encoder_takes_what_piled_up_in_one_step(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, tts_first_s=B, tts_pieces=6)
+    encoder = BusyEncoder(step_s=0.025)  # slower than the pieces arrive
+    timed, trace = await run(stages, encoder=encoder)
+
+    assert first(timed, "audio.chunk") == pytest.approx(T + A + B + 0.025)
+    assert len(encoder.fed) < len(trace.audio)  # fewer steps than pieces
+    assert b"".join(encoder.fed) == b"".join(trace.audio)  # every piece, in order
+    data = b"".join(event["data"] for _, event in timed if event["type"] == "audio.chunk")
+    assert data == b"HEAD" + b"".join(trace.audio) + b"TAIL"
