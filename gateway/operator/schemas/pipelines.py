@@ -125,7 +125,13 @@ EVENT = obj(
     },
     text=STR,
     token=STR,
-    data={"type": "string", "description": "base64 PCM16, 24 kHz, mono"},
+    data={
+        "type": "string",
+        "description": "base64 audio: the chunks of one answer join into one file in the "
+        "template's format (`pcm`: PCM16, 24 kHz, mono)",
+    },
+    audio_format={"enum": ["mp3", "opus", "aac", "flac", "wav", "pcm"]},
+    sample_rate=INT,
     usage=USAGE,
     latency=LATENCY,
     message=STR,
@@ -149,7 +155,9 @@ PIPELINE = Operation(
         ),
     ),
     description="multipart/form-data with an `audio` file is accepted too (fields as in the "
-    "JSON body, `overrides` as JSON text). Streamed `audio.chunk` data is PCM16 at 24 kHz.",
+    "JSON body, `overrides` as JSON text). Streamed `audio.chunk` data of one answer "
+    "concatenates into one file in the template's `tts.format` (`done` says `audio_format` "
+    "and `sample_rate`).",
 )
 
 STAGES: dict[str, Schema] = dict(
