@@ -80,6 +80,8 @@ async def test_the_chunks_of_every_format_join_into_one_file_of_the_answer(
         chunks, done = await streamed_audio(gateway, http, await template_for(http, fmt))
         rate = 48_000 if fmt == "opus" else 24_000
         assert (done["audio_format"], done["sample_rate"]) == (fmt, rate)
-        assert len(chunks) > 3, fmt  # sent as encoded, not as one file at the end
+        # Sent as encoded, not as one file at the end: at least a piece per sentence (a
+        # loaded gateway encodes the pieces that piled up together, within a sentence).
+        assert len(chunks) >= 3, fmt
         heard = seconds_of(fmt, b"".join(chunks))
         assert abs(heard - expected) <= PADDING_S, (fmt, heard, expected)
