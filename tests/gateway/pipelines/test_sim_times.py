@@ -2,9 +2,10 @@
 
 One virtual clock (trio's `MockClock`) runs the gateway, the simulators and the client.
 It jumps to the next deadline once the loop has been idle for `IDLE_S` of real time, not
-at once: the gateway's worker threads (SQLite, audio decoding) leave the loop idle while
-they work, and a clock jumping then would race through every timer (the client's
-timeout included) before they are done.
+at once: worker threads (SQLite, audio decoding, the answer's MP3 encoder, the
+simulator's eSpeak) leave the loop idle while they work, and a clock jumping then would
+race through every timer (the client's timeout included) before they are done, or
+make a thread step on the critical path look like virtual time.
 
 The simulators script each stage's latency (a fault's `delay_ms` before the answer of
 one model, and the model's pace): recognition answers `T_S` after it is asked; the
@@ -58,7 +59,7 @@ def tone_wav(seconds: float = 1.0) -> bytes:
     return out.getvalue()
 
 
-IDLE_S = 0.1
+IDLE_S = 0.5  # real seconds: ten times what a thread step takes on a loaded machine
 
 
 @pytest.fixture
