@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import math
 import statistics
 import sys
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
@@ -29,15 +31,19 @@ from typing import Any
 
 import trio
 
+from gateway.pipelines.encoding import ThreadedEncoder
 from gateway.pipelines.flow import EVENT_BUFFER, Event, Opened, run_pipeline
 from gateway.pipelines.session import Session
 from gateway.pipelines.vad import FRAME_BYTES
 from providers.audio_types import (
+    SPEECH_FORMATS,
     AudioClip,
+    SpeechFormat,
     TranscriptDone,
     TranscriptEvent,
     TranscriptionResult,
 )
+from streams.handoff import items
 
 STT_S = 0.200
 FIRST_SENTENCE_S = 0.150  # model: the first sentence's last word arrives this long after
@@ -45,6 +51,12 @@ TOKEN_S = 0.010  # between words
 TTS_FIRST_S = 0.120
 SENTENCES = ("Sure, I can help with that.", "Your table is booked for seven.", "Anything else?")
 CRITICAL_S = STT_S + FIRST_SENTENCE_S + TTS_FIRST_S
+# 100 ms of a 440 Hz tone, PCM16 24 kHz: one piece of synthesis (not silence, which
+# encoders make cheaply).
+PIECE = b"".join(
+    int(8000 * math.sin(2 * math.pi * 440 * n / 24_000)).to_bytes(2, "little", signed=True)
+    for n in range(2400)
+)
 
 
 class BenchStages:
@@ -95,14 +107,32 @@ class BenchStages:
         await trio.sleep(TTS_FIRST_S)
         self._mark("tts_first")
         for _ in range(4):
-            yield bytes(4800)
+            yield PIECE
             await trio.sleep(0.02)
 
     def usage(self) -> Mapping[str, Any]:
         return {}
 
 
-async def first_audio(sequential: bool) -> tuple[float, float]:
+class CountedEncoder(ThreadedEncoder):
+    """The streaming encoder, counting its trips to a worker thread."""
+
+    hops = 0
+
+    async def open(self) -> None:
+        CountedEncoder.hops += self._encoder is None
+        await super().open()
+
+    async def feed(self, pcm: bytes) -> bytes:
+        CountedEncoder.hops += 1
+        return await super().feed(pcm)
+
+    async def finish(self) -> bytes:
+        CountedEncoder.hops += 1
+        return await super().finish()
+
+
+async def first_audio(sequential: bool, fmt: SpeechFormat = "pcm") -> tuple[float, float]:
     """Seconds from the start until the first audio of one pipeline, and how much of it
     the pipeline's own hand-offs took (STT final -> model, sentence -> synthesis, first
     bytes -> event)."""
@@ -113,9 +143,10 @@ async def first_audio(sequential: bool) -> tuple[float, float]:
     send, receive = trio.open_memory_channel[Event](EVENT_BUFFER)
     first: float | None = None
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(lambda: run_pipeline(stages, send, speak=True))
+        encoder = CountedEncoder(fmt) if fmt != "pcm" else None
+        nursery.start_soon(lambda: run_pipeline(stages, send, speak=True, encoder=encoder))
         async with receive:
-            async for event in receive:
+            async for event in items(receive):  # as the NDJSON body reads them
                 if event["type"] == "audio.chunk" and first is None:
                     first = trio.current_time()
     assert first is not None
@@ -140,16 +171,62 @@ async def _sequential(stages: BenchStages, started: float) -> float:
     raise AssertionError("no audio")
 
 
-async def concurrent(count: int, sequential: bool) -> list[tuple[float, float]]:
+async def concurrent(
+    count: int, sequential: bool, stagger_s: float = 0.0, fmt: SpeechFormat = "pcm"
+) -> list[tuple[float, float]]:
+    """`count` pipelines at once; with `stagger_s`, their starts spread evenly over that
+    long (every one still overlaps all the others when it is shorter than a pipeline),
+    as callers arrive, instead of in lockstep (every stage of every pipeline waking in
+    the same loop iteration: the worst case for a single event loop). With `fmt`, each
+    pipeline streams its audio in that format (one encoder each, in worker threads)."""
     results: list[tuple[float, float]] = []
 
-    async def one() -> None:
-        results.append(await first_audio(sequential))
+    async def one(delay: float) -> None:
+        await trio.sleep(delay)
+        results.append(await first_audio(sequential, fmt))
 
     async with trio.open_nursery() as nursery:
-        for _ in range(count):
-            nursery.start_soon(one)
+        for index in range(count):
+            nursery.start_soon(one, stagger_s * index / count)
     return results
+
+
+class Work(trio.abc.Instrument):
+    """Counts the event loop's work while installed: task steps (each a scheduler
+    round trip) and tasks started, so a change can be shown by counting, not only
+    by timing on a shared machine."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+        self.tasks = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.steps += 1
+
+    def task_spawned(self, task: trio.lowlevel.Task) -> None:
+        self.tasks += 1
+
+
+async def counted(
+    count: int, stagger_s: float, fmt: SpeechFormat = "pcm"
+) -> tuple[list[tuple[float, float]], dict[str, float]]:
+    """`concurrent` overlapped pipelines, with the loop's work, the encoders' thread
+    hops and the process's CPU (threads included) per pipeline."""
+    work = Work()
+    CountedEncoder.hops = 0
+    trio.lowlevel.add_instrument(work)
+    cpu = time.process_time()
+    try:
+        runs = await concurrent(count, sequential=False, stagger_s=stagger_s, fmt=fmt)
+    finally:
+        trio.lowlevel.remove_instrument(work)
+    per = {
+        "task_steps": round(work.steps / count, 1),
+        "tasks": round(work.tasks / count, 1),
+        "thread_hops": round(CountedEncoder.hops / count, 1),
+        "cpu_ms": round((time.process_time() - cpu) * 1000 / count, 2),
+    }
+    return runs, per
 
 
 class _Socket:
@@ -200,15 +277,20 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
-async def main(count: int, chart: Path | None) -> dict[str, Any]:
-    runs = await concurrent(count, sequential=False)
+async def main(
+    count: int, chart: Path | None, stagger_s: float = 0.0, fmt: SpeechFormat = "pcm"
+) -> dict[str, Any]:
+    runs, per_pipeline = await counted(count, stagger_s, fmt)
     overlapped = [t for t, _ in runs]
-    baseline = [t for t, _ in await concurrent(count, sequential=True)]
+    baseline = [t for t, _ in await concurrent(count, sequential=True, stagger_s=stagger_s)]
     barge = [await barge_in_latency() for _ in range(20)]
     added = [(t - CRITICAL_S) * 1000 for t in overlapped]
     handoffs = [h * 1000 for _, h in runs]
     figures = {
         "pipelines": count,
+        "stagger_ms": round(stagger_s * 1000),
+        "format": fmt,
+        "per_pipeline": per_pipeline,
         "critical_path_ms": round(CRITICAL_S * 1000, 1),
         "first_audio_ms": {
             "p50": round(percentile(overlapped, 0.5) * 1000, 1),
@@ -257,8 +339,14 @@ def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pipelines", type=int, default=50)
     parser.add_argument("--chart", type=Path, default=None)
+    parser.add_argument(
+        "--stagger-ms", type=float, default=0.0, help="spread the starts over this long"
+    )
+    parser.add_argument(
+        "--format", default="pcm", choices=SPEECH_FORMATS, help="the streamed audio's format"
+    )
     args = parser.parse_args()
-    figures = trio.run(main, args.pipelines, args.chart)
+    figures = trio.run(main, args.pipelines, args.chart, args.stagger_ms / 1000, args.format)
     json.dump(figures, sys.stdout, indent=2)
     print()
 

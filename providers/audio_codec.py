@@ -153,3 +153,9 @@ def resample(pcm: Pcm, rate: int) -> Pcm:
     parts = [bytes(f.planes[0])[: f.samples * 2] for f in resampler.resample(frame)]
     parts += [bytes(f.planes[0])[: f.samples * 2] for f in resampler.resample(None)]
     return Pcm(b"".join(parts), rate)
+
+
+def codec_for(fmt: SpeechFormat) -> tuple[str, str, int]:
+    """(muxer, codec, sample rate) that `encode` uses for `fmt` (not `pcm`), for an
+    encoder that writes the same file piece by piece (`gateway.pipelines.encoding`)."""
+    return _ENCODERS[fmt]

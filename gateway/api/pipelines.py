@@ -24,7 +24,7 @@ from gateway.pipelines.input import (
 )
 from gateway.pipelines.render import template_body
 from gateway.pipelines.service import prepare, serve_whole, session_turns, streamed
-from gateway.pipelines.session import Session
+from gateway.pipelines.session import Configured, Session
 from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
 from gateway.pipelines.templates import builtin_templates
 from gateway.pipelines.vad import webrtc_classifier
@@ -74,10 +74,10 @@ def pipelines_blueprint(state: AppState) -> Blueprint:
     @bp.websocket(SESSIONS_PATH)
     async def sessions() -> None:
         """A live voice session (`gateway.pipelines.session`); `?template=` and
-        `?context=` choose the pipeline, fixed for the session. A session that cannot
-        start is accepted, told why in an `error` event and closed with code 4000 + the
-        HTTP status it would have had (4401, 4403, 4404, 4429): browsers cannot read an
-        HTTP answer to a WebSocket handshake."""
+        `?context=` choose its first pipeline (`session.update` may change it). A
+        session that cannot start is accepted, told why in an `error` event and closed
+        with code 4000 + the HTTP status it would have had (4401, 4403, 4404, 4429):
+        browsers cannot read an HTTP answer to a WebSocket handshake."""
         try:
             session = await _open_session(state)
         except ApiError as error:
@@ -98,13 +98,21 @@ async def _open_session(state: AppState) -> Session:
         state, websocket.headers.get("authorization"), websocket.remote_addr
     )
     headers = cast(Mapping[str, str], websocket.headers)
-    template_id = websocket.args.get("template") or DEFAULT_SESSION_TEMPLATE
+
+    async def configure(template_id: str, context: str | None) -> Configured:
+        template, turn = await session_turns(state, principal, headers, template_id, context)
+        return Configured(template.id, turn, template.tts is not None)
+
     context = websocket.args.get("context") or None
-    template, turn = await session_turns(state, principal, headers, template_id, context)
-    speak = template.tts is not None
-    settings = {"template": template.id}
+    first = await configure(websocket.args.get("template") or DEFAULT_SESSION_TEMPLATE, context)
     return Session(
-        _QuartSocket(), turn, classifier=webrtc_classifier(), speak=speak, settings=settings
+        _QuartSocket(),
+        first.turn,
+        classifier=webrtc_classifier(),
+        speak=first.speak,
+        settings={"template": first.template_id},
+        retemplate=configure,
+        context=context,
     )
 
 

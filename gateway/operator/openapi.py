@@ -41,6 +41,8 @@ STATUS_TEXT = {
     504: "The provider did not answer in time",
 }
 
+SUCCESS_TEXT = {101: "Switching Protocols: the connection is a WebSocket from here on"}
+
 
 @attrs.frozen
 class Route:
@@ -159,7 +161,7 @@ def _path_param(name: str) -> Schema:
 
 
 def _responses(op: Operation) -> dict[str, Any]:
-    success: dict[str, Any] = {"description": "Success"}
+    success: dict[str, Any] = {"description": SUCCESS_TEXT.get(op.status, "Success")}
     if op.response is not None:
         success["content"] = {op.media_type: {"schema": op.response}}
         if op.stream is not None:

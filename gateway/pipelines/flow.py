@@ -31,6 +31,7 @@ import trio
 
 from gateway.platform.errors import ApiError
 from providers.audio_types import TranscriptDelta, TranscriptDone, TranscriptEvent
+from streams.handoff import items, put, waiting
 from streams.sentences import SentenceSplitter
 
 T = TypeVar("T")
@@ -51,6 +52,20 @@ class Opened(Generic[T]):
     items: AsyncIterator[T]
     provider: str
     fell_back_from: str | None = None
+
+
+class Encoder(Protocol):
+    """Turns the answer's PCM into one file in another format, piece by piece
+    (`gateway.pipelines.encoding`); `open` readies it before any audio (off the
+    critical path), `close` frees it on every path."""
+
+    async def open(self) -> None: ...
+
+    async def feed(self, pcm: bytes) -> bytes: ...
+
+    async def finish(self) -> bytes: ...
+
+    def close(self) -> None: ...
 
 
 class Stages(Protocol):
@@ -116,6 +131,7 @@ async def run_pipeline(
     shape_transcript: Callable[[str], str] | None = None,
     trace: Trace | None = None,
     mark_sentences: bool = False,
+    encoder: Encoder | None = None,
 ) -> Trace:
     """Run one pipeline, sending its events into `events` (closed when done).
 
@@ -124,7 +140,9 @@ async def run_pipeline(
     rewrites the final transcript before the model sees it. `trace` (a fresh one by
     default) is filled as the run goes, so a caller that cancels it still knows what was
     done; `mark_sentences` adds an `audio.sentence` event after each sentence's audio (for
-    a voice session's history, never sent to a client). Cancellation cancels
+    a voice session's history, never sent to a client). With `encoder`, the
+    `audio.chunk` data is its output (one file across the chunks) instead of the raw
+    PCM16 24 kHz (`trace.audio` keeps the PCM either way). Cancellation cancels
     every stage and closes every upstream, and propagates.
     """
     trace = trace if trace is not None else Trace(started=trio.current_time())
@@ -132,17 +150,24 @@ async def run_pipeline(
         failure: ApiError | None = None
         try:
             await _recognise(stages, trace, events, shape_transcript or str.strip)
-            await answer(stages, trace, events, speak=speak, mark_sentences=mark_sentences)
+            await answer(
+                stages,
+                trace,
+                events,
+                speak=speak,
+                mark_sentences=mark_sentences,
+                encoder=encoder,
+            )
             extra = await finisher(trace) if finisher is not None else {}
         except* ApiError as group:
             failure = _first_error(group)
         trace.finished = trio.current_time()
         if failure is not None:
             trace.error = failure
-            await events.send({"type": "error", "message": failure.message, "recoverable": False})
+            await put(events, {"type": "error", "message": failure.message, "recoverable": False})
             return trace
         done = {"type": "done", "usage": dict(stages.usage()), "latency": trace.latency()}
-        await events.send(done | dict(extra))
+        await put(events, done | dict(extra))
     return trace
 
 
@@ -171,11 +196,11 @@ async def _recognise(
         await _note_fallback(opened, "stt", events)
         async for event in opened.items:
             if isinstance(event, TranscriptDelta):
-                await events.send({"type": "transcription.partial", "text": event.text})
+                await put(events, {"type": "transcription.partial", "text": event.text})
             elif isinstance(event, TranscriptDone):
                 trace.transcript = shape(event.result.text.strip())
                 trace.stt_done = trio.current_time()
-                await events.send({"type": "transcription.final", "text": trace.transcript})
+                await put(events, {"type": "transcription.final", "text": trace.transcript})
                 return
     raise ApiError(502, "provider_error", "The recognition ended without a transcript.")
 
@@ -187,6 +212,7 @@ async def answer(
     *,
     speak: bool,
     mark_sentences: bool = False,
+    encoder: Encoder | None = None,
 ) -> None:
     """The language model and, when `speak`, speech in parallel (the part of a pipeline
     a voice session reruns each turn). Cancellation stops both and closes their
@@ -197,7 +223,8 @@ async def answer(
             return
         send, receive = trio.open_memory_channel[str](SENTENCE_BUFFER)
         nursery.start_soon(_think, stages, trace, events, send)
-        nursery.start_soon(_voice, stages, trace, events, receive, mark_sentences)
+        merge = _Merge(trace, events, mark_sentences, encoder)
+        nursery.start_soon(_voice, stages, trace, events, receive, merge)
 
 
 async def _think(
@@ -213,16 +240,16 @@ async def _think(
         await _note_fallback(opened, "llm", events)
         async for token in opened.items:
             trace.response += token
-            await events.send({"type": "llm.token", "token": token})
+            await put(events, {"type": "llm.token", "token": token})
             if sentences is not None:
                 for sentence in splitter.feed(token):
-                    await sentences.send(sentence)
+                    await put(sentences, sentence)
     trace.llm_done = trio.current_time()
     if sentences is not None:
         async with sentences:  # closing it tells speech there is no more to say
             for sentence in splitter.flush():
-                await sentences.send(sentence)
-    await events.send({"type": "llm.done", "text": trace.response})
+                await put(sentences, sentence)
+    await put(events, {"type": "llm.done", "text": trace.response})
 
 
 async def _voice(
@@ -230,7 +257,7 @@ async def _voice(
     trace: Trace,
     events: trio.MemorySendChannel[Event],
     sentences: trio.MemoryReceiveChannel[str],
-    mark_sentences: bool,
+    merge: _Merge,
 ) -> None:
     """Start a synthesis per sentence (bounded) and merge their audio in sentence order.
 
@@ -239,9 +266,9 @@ async def _voice(
     """
     order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
     async with sentences, trio.open_nursery() as nursery:
-        nursery.start_soon(_merge, trace, events, order_receive, mark_sentences)
+        nursery.start_soon(merge.run, order_receive)
         async with order_send:
-            async for sentence in sentences:
+            async for sentence in items(sentences):
                 chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
                 await order_send.send(
                     (sentence, chunks_receive)
@@ -263,31 +290,60 @@ async def _speak(
         await _note_fallback(opened, "tts", events)
         async for chunk in opened.items:
             if chunk:
-                await chunks.send(chunk)
+                await put(chunks, chunk)
     # The sentence is recorded as spoken by the merge, once its audio has all been sent.
     _ = sentence
 
 
-async def _merge(
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
-    order: trio.MemoryReceiveChannel[Voiced],
-    mark_sentences: bool,
-) -> None:
-    """Relay each sentence's audio in turn; a sentence counts as spoken once all of its
-    audio was handed on (what a voice session keeps in its history after barge-in)."""
-    async with order:
-        async for sentence, chunks in order:
-            async with chunks:
-                async for chunk in chunks:
-                    if trace.first_audio is None:
-                        trace.first_audio = trio.current_time()
-                    trace.audio.append(chunk)
-                    await events.send({"type": "audio.chunk", "data": chunk})
-            trace.spoken.append(sentence)
-            trace.tts_done = trio.current_time()
-            if mark_sentences:
-                await events.send({"type": "audio.sentence", "text": sentence})
+@attrs.define
+class _Merge:
+    """Relays each sentence's audio in turn (through the encoder, when there is one); a
+    sentence counts as spoken once all of its audio was handed on (what a voice session
+    keeps in its history after barge-in)."""
+
+    trace: Trace
+    events: trio.MemorySendChannel[Event]
+    mark_sentences: bool
+    encoder: Encoder | None
+
+    async def run(self, order: trio.MemoryReceiveChannel[Voiced]) -> None:
+        trace, encoder = self.trace, self.encoder
+        try:
+            if encoder is not None:
+                await encoder.open()  # while the model writes its first sentence
+            async with order:
+                async for sentence, chunks in items(order):
+                    async with chunks:
+                        async for chunk in items(chunks):
+                            await self._relay(chunk, chunks)
+                    trace.spoken.append(sentence)
+                    trace.tts_done = trio.current_time()
+                    if self.mark_sentences:
+                        await put(self.events, {"type": "audio.sentence", "text": sentence})
+            if encoder is not None:
+                await self._send(await encoder.finish())
+        finally:
+            if encoder is not None:
+                encoder.close()
+
+    async def _relay(self, chunk: bytes, chunks: trio.MemoryReceiveChannel[bytes]) -> None:
+        """One piece of audio out; with an encoder, the pieces that arrived while it
+        was busy too, in one trip (an encoder step costs a thread hop whatever its size,
+        so a loaded gateway encodes in fewer, larger steps instead of falling behind)."""
+        if self.encoder is None:
+            self.trace.audio.append(chunk)
+            await self._send(chunk)
+            return
+        pieces = [chunk, *waiting(chunks, CHUNK_BUFFER)]
+        self.trace.audio.extend(pieces)
+        await self._send(await self.encoder.feed(b"".join(pieces)))
+
+    async def _send(self, data: bytes) -> None:
+        if not data:
+            return  # the encoder holds a frame's worth so far
+        if self.trace.first_audio is None:
+            self.trace.first_audio = trio.current_time()
+        await put(self.events, {"type": "audio.chunk", "data": data})
 
 
 async def _note_fallback(
@@ -298,4 +354,4 @@ async def _note_fallback(
             f"The {stage} stage failed on {opened.fell_back_from}; "
             f"it goes on with {opened.provider}."
         )
-        await events.send({"type": "error", "message": message, "recoverable": True})
+        await put(events, {"type": "error", "message": message, "recoverable": True})

@@ -27,23 +27,24 @@ import trio
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
 from gateway.pipelines import legal, scribe
-from gateway.pipelines.body import PipelineBody
 from gateway.pipelines.custom import find_template
+from gateway.pipelines.encoding import ThreadedEncoder
 from gateway.pipelines.flow import EVENT_BUFFER, Event, Finisher, Stages, Trace, run_pipeline
 from gateway.pipelines.input import PipelineParams
-from gateway.pipelines.render import result_body
+from gateway.pipelines.render import event_line, result_body
 from gateway.pipelines.session import Turn
 from gateway.pipelines.stages import ENDPOINT, EngineStages, prepare_stages
 from gateway.pipelines.template_input import voice_known
 from gateway.pipelines.templates import Overrides, Template, with_overrides
 from gateway.platform.auth import Principal
+from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
 from gateway.upstream.admission import admit, settle
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
-from providers.audio_codec import Pcm, encode
+from providers.audio_codec import Pcm, codec_for, encode
 from providers.audio_types import PCM_RATE, AudioClip
 from providers.types import Usage
 from providers.voices import load_voices
@@ -69,8 +70,23 @@ class Prepared:
         if self.template.kind == "legal":
             return _legal
         if self.template.tts is not None:
-            return _stream_audio
+            return self._stream_audio
         return None
+
+    def encoder(self) -> ThreadedEncoder | None:
+        """A streamed answer's encoder: none for raw PCM or a template without speech."""
+        tts = self.template.tts
+        if tts is None or tts.format == "pcm":
+            return None
+        return ThreadedEncoder(tts.format)
+
+    async def _stream_audio(self, trace: Trace) -> Mapping[str, Any]:
+        """What the `audio.chunk` data of a stream is (documented in README): one file
+        in the template's format across the chunks, or raw PCM16."""
+        tts = self.template.tts
+        assert tts is not None
+        rate = PCM_RATE if tts.format == "pcm" else codec_for(tts.format)[2]
+        return {"audio_format": tts.format, "sample_rate": rate}
 
     def shape_transcript(self) -> Any:
         return legal.apply_commands if self.template.kind == "legal" else None
@@ -101,11 +117,6 @@ class Prepared:
         usage = Usage(metered.prompt_tokens, metered.completion_tokens)
         settle(self.state, self.facts, target, self.hold, usage)
         self.hold.release()
-
-
-async def _stream_audio(trace: Trace) -> Mapping[str, Any]:
-    """What the `audio.chunk` data of a stream is (documented in README)."""
-    return {"audio_format": "pcm", "sample_rate": PCM_RATE}
 
 
 async def _legal(trace: Trace) -> Mapping[str, Any]:
@@ -189,7 +200,7 @@ async def _clip(data: bytes) -> AudioClip:
     return await trio.to_thread.run_sync(measured_clip, data, "audio")
 
 
-def _runner(prepared: Prepared) -> Any:
+def _runner(prepared: Prepared, *, streamed: bool) -> Any:
     async def run(events: trio.MemorySendChannel[Event]) -> Trace:
         return await run_pipeline(
             prepared.stages,
@@ -197,6 +208,7 @@ def _runner(prepared: Prepared) -> Any:
             speak=prepared.template.tts is not None,
             finisher=prepared.finisher(),
             shape_transcript=prepared.shape_transcript(),
+            encoder=prepared.encoder() if streamed else None,
         )
 
     return run
@@ -213,7 +225,7 @@ async def serve_whole(prepared: Prepared) -> dict[str, Any]:
 
             async def produce() -> None:
                 nonlocal trace
-                trace = await _runner(prepared)(send)
+                trace = await _runner(prepared, streamed=False)(send)
 
             nursery.start_soon(produce)
             async with receive:
@@ -288,6 +300,18 @@ def _extra(done: Event) -> dict[str, Any]:
     return {k: v for k, v in done.items() if k not in ("type", "usage", "latency")}
 
 
-def streamed(prepared: Prepared) -> PipelineBody:
-    """The NDJSON body; the key's hold is settled when the body is left, on every path."""
-    return PipelineBody(_runner(prepared), prepared.settle)
+def streamed(prepared: Prepared) -> TaskBody[Event]:
+    """The NDJSON body: the pipeline runs in the body's nursery, each event one line;
+    leaving the body (the end, or the client left) cancels every stage and closes every
+    upstream, then settles the key's hold, on every path."""
+
+    async def settle() -> None:
+        prepared.settle()
+
+    return TaskBody(
+        _runner(prepared, streamed=True),
+        event_line,
+        content_type="application/x-ndjson",
+        buffer=EVENT_BUFFER,
+        on_close=settle,
+    )

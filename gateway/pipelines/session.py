@@ -5,7 +5,7 @@ The protocol (JSON text messages, modelled on the common realtime voice protocol
 README "Voice sessions"):
 
 client -> gateway
-    session.update            {session: {template?, context?, vad?}}
+    session.update            {session: {template?, context?, vad?}}  (from the next turn)
     input_audio_buffer.append {audio: base64 PCM16 mono 16 kHz}
     input_audio_buffer.commit   end the turn now (without VAD, the only way)
     input_audio_buffer.clear    drop the buffered audio
@@ -37,7 +37,7 @@ import binascii
 import io
 import uuid
 import wave
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -54,6 +54,20 @@ MAX_TURN_BYTES = RATE * 2 * 120  # two minutes of speech in one turn at most
 MAX_MESSAGE_CHARS = 1024 * 1024  # one append message (base64)
 MAX_HISTORY = 40  # messages kept for the model (20 turns)
 Turn = Callable[[AudioClip, Sequence[Mapping[str, str]]], AbstractAsyncContextManager[Stages]]
+
+
+@attrs.frozen
+class Configured:
+    """What a session's template gives it: how a turn runs and whether it speaks."""
+
+    template_id: str
+    turn: Turn
+    speak: bool
+
+
+# Resolves (template id or name, context) for `session.update`; raises `ApiError` (an
+# unknown template is a 404) and then the session keeps the template it had.
+Retemplate = Callable[[str, str | None], Awaitable[Configured]]
 
 
 class Socket(Protocol):
@@ -87,8 +101,11 @@ class Session:
         classifier: Classifier | None,
         speak: bool = True,
         settings: Mapping[str, Any] | None = None,
+        retemplate: Retemplate | None = None,
+        context: str | None = None,
     ) -> None:
         self._socket, self._turn, self._speak = socket, turn, speak
+        self._retemplate, self._context = retemplate, context
         self._classifier = classifier
         self._detector = TurnDetector(classifier) if classifier is not None else None
         self._settings: dict[str, Any] = dict(settings or {}) | {"vad": classifier is not None}
@@ -139,20 +156,43 @@ class Session:
         elif kind == "response.cancel":
             self._cancel_answer()
         elif kind == "session.update":
-            self._update(message.get("session"))
+            await self._update(message.get("session"))
             await self.send({"type": "session.updated", "session": self._settings})
         else:
             raise ApiError(400, "invalid_event", f"Unknown event type {kind!r}.")
 
-    def _update(self, session: Any) -> None:
+    async def _update(self, session: Any) -> None:
+        """Apply a `session.update`: every field is checked (and a new template resolved)
+        before any changes, so a refused update changes nothing. A new template or
+        context applies from the next turn; an answer being given finishes as it began."""
         if not isinstance(session, dict):
             raise ApiError(400, "invalid_event", "'session' must be an object.")
+        vad = session.get("vad", self._detector is not None)
+        if not isinstance(vad, bool):
+            raise ApiError(400, "invalid_event", "'session.vad' must be a boolean.")
+        configured = await self._configured(session)
+        if configured is not None:
+            self._turn, self._speak = configured.turn, configured.speak
+            self._settings["template"] = configured.template_id
+            self._context = session.get("context", self._context)
         if "vad" in session:
-            if not isinstance(session["vad"], bool):
-                raise ApiError(400, "invalid_event", "'session.vad' must be a boolean.")
-            wants = session["vad"] and self._classifier is not None
+            wants = vad and self._classifier is not None
             self._detector = TurnDetector(self._classifier) if wants and self._classifier else None
             self._settings["vad"] = self._detector is not None
+
+    async def _configured(self, session: Mapping[str, Any]) -> Configured | None:
+        """The session's new template, when the update names one or a new context."""
+        if "template" not in session and "context" not in session:
+            return None
+        template = session.get("template", self._settings.get("template"))
+        context = session.get("context", self._context)
+        if not isinstance(template, str) or not template:
+            raise ApiError(400, "invalid_event", "'session.template' must be a template id.")
+        if context is not None and not isinstance(context, str):
+            raise ApiError(400, "invalid_event", "'session.context' must be a string.")
+        if self._retemplate is None:
+            raise ApiError(400, "invalid_event", "This session's template is fixed.")
+        return await self._retemplate(template, context)
 
     async def _append(self, nursery: trio.Nursery, pcm: bytes) -> None:
         if len(self._buffer) + len(pcm) > MAX_TURN_BYTES:

@@ -265,7 +265,7 @@ class EngineStages:
             model=tts.model,
             input=sentence,
             voice=tts.voice,
-            response_format="pcm",  # sentences concatenate; see `gateway.pipelines.templates`
+            response_format="pcm",  # sentences concatenate; encoded once (`encoding`)
             speed=tts.speed,
             stream=True,
             service=ServiceOptions(),

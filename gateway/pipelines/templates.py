@@ -21,9 +21,9 @@ from providers.audio_types import SPEECH_FORMATS, SpeechFormat
 
 Kind = Literal["agent", "scribe", "legal"]
 KINDS: tuple[Kind, ...] = ("agent", "scribe", "legal")
-# The format of a whole (non-streamed) answer's audio. Speech is asked of the vendors as
-# raw PCM (16-bit, 24 kHz, mono) sentence by sentence, which is what a stream sends and
-# what concatenates; the whole answer is encoded once, in this format, at the end.
+# The format of an answer's audio. Speech is asked of the vendors as raw PCM (16-bit,
+# 24 kHz, mono) sentence by sentence, which concatenates; a whole answer is encoded once
+# at the end, a stream by one encoder fed as the sentences arrive (`encoding`).
 AudioFormat = SpeechFormat
 AUDIO_FORMATS: tuple[AudioFormat, ...] = SPEECH_FORMATS
 

@@ -7,8 +7,9 @@ every path, cancellation included. The server enters the body *before* it sends 
 response head, so a body that cannot start is still an ordinary HTTP error, and nothing
 the body owns outlives the `async with` that entered it.
 
-Chat's SSE body (`gateway.chat.body`) implements it; `RelayBody` relays any async
-iterator of bytes (chunked audio, file downloads, NDJSON) through the same shape. The
+Chat's SSE body (`gateway.chat.body`) implements it; `TaskBody` sends what a producer
+task of its own makes (a streamed voice pipeline's NDJSON events), and `RelayBody`, one
+of those, relays any async iterator of bytes (chunked audio, file downloads). The
 plain-ASGI fast path (`gateway.platform.asgi`) and Quart (`gateway.platform.web.
 stream_response`) both send it.
 """
@@ -16,18 +17,20 @@ stream_response`) both send it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 import attrs
 import trio
 
 from gateway.platform.jsonio import JsonAnswer
+from streams.handoff import take
 
 RELAY_BUFFER = 16  # frames between a relay's reader and the client, at most
 CLOSE_DEADLINE_S = 2.0
+T = TypeVar("T")
 
 
 class StreamBody(Protocol):
@@ -61,29 +64,37 @@ Answer = JsonAnswer | StreamAnswer
 Answering = AbstractAsyncContextManager[Answer]
 
 
-class RelayBody:
-    """Relays `source` (an async iterator of bytes) through a bounded channel.
+class TaskBody(Generic[T]):
+    """A body whose frames a producer task makes, in a nursery the body owns.
 
-    The reader task lives in the body's own nursery (entered in `__aenter__`, exited in
-    `__aexit__`), so a slow client applies backpressure up to `buffer` frames and a client
-    that leaves cancels the reader and closes `source` (its `aclose`, shielded for at most
-    `CLOSE_DEADLINE_S`). A failure of `source` ends the iteration with that exception.
+    `produce(send)` is started when the body is entered and puts items into a bounded
+    channel (`buffer` items: a slow client holds the producer back), closing `send` when
+    it is done; the server reads each item as the frame `render(item)`. Leaving the body
+    cancels the producer (the client left, or everything was sent), waits for it, then
+    runs `on_close` on every path. A streamed voice pipeline is one (its events rendered
+    as NDJSON lines, its limits settled on close); `RelayBody` is another.
     """
 
     def __init__(
-        self, source: AsyncIterator[bytes], *, content_type: str, buffer: int = RELAY_BUFFER
+        self,
+        produce: Callable[[trio.MemorySendChannel[T]], Awaitable[object]],
+        render: Callable[[T], bytes],
+        *,
+        content_type: str,
+        buffer: int = RELAY_BUFFER,
+        on_close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.content_type = content_type
-        self._source = source
-        self._send, self._receive = trio.open_memory_channel[bytes | BaseException](buffer)
+        self._produce, self._render, self._on_close = produce, render, on_close
+        self._send, self._receive = trio.open_memory_channel[T](buffer)
         self._nursery_manager: AbstractAsyncContextManager[trio.Nursery] | None = None
         self._nursery: trio.Nursery | None = None
 
     async def __aenter__(self) -> AsyncIterator[bytes]:
         self._nursery_manager = trio.open_nursery()
         self._nursery = await self._nursery_manager.__aenter__()
-        self._nursery.start_soon(self._pump)
-        return self._frames()
+        self._nursery.start_soon(self._produce, self._send)
+        return _Frames(self._receive, self._render)
 
     async def __aexit__(
         self,
@@ -97,42 +108,70 @@ class RelayBody:
         try:
             await self._nursery_manager.__aexit__(None, None, None)
         finally:
-            with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
-                aclose = getattr(self._source, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+            if self._on_close is not None:
+                await self._on_close()
         return None
 
-    async def _pump(self) -> None:
-        async with self._send:
+
+class RelayBody(TaskBody[bytes | BaseException]):
+    """Relays `source` (an async iterator of bytes) through a bounded channel.
+
+    The reader task lives in the body's own nursery, so a slow client applies
+    backpressure up to `buffer` frames and a client that leaves cancels the reader and
+    closes `source` (its `aclose`, shielded for at most `CLOSE_DEADLINE_S`). A failure
+    of `source` ends the iteration with that exception.
+    """
+
+    def __init__(
+        self, source: AsyncIterator[bytes], *, content_type: str, buffer: int = RELAY_BUFFER
+    ) -> None:
+        self._source = source
+        super().__init__(
+            self._pump,
+            _frame_or_raise,
+            content_type=content_type,
+            buffer=buffer,
+            on_close=self._close_source,
+        )
+
+    async def _pump(self, send: trio.MemorySendChannel[bytes | BaseException]) -> None:
+        async with send:
             try:
                 async for frame in self._source:
-                    await self._send.send(frame)
+                    await send.send(frame)
             except trio.BrokenResourceError:
                 return  # the body is closed: nobody reads any more
             except Exception as exc:  # handed to the reader, who raises it
                 with contextlib.suppress(trio.BrokenResourceError):
-                    await self._send.send(exc)
+                    await send.send(exc)
 
-    def _frames(self) -> AsyncIterator[bytes]:
-        return _Frames(self._receive)
+    async def _close_source(self) -> None:
+        with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
+            aclose = getattr(self._source, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
 
-class _Frames:
-    """The receiving side as an iterator of frames; a relayed failure is raised here.
-    (A class, not an async generator: nothing is left for the garbage collector.)"""
+def _frame_or_raise(item: bytes | BaseException) -> bytes:
+    if isinstance(item, BaseException):
+        raise item
+    return item
 
-    def __init__(self, receive: trio.MemoryReceiveChannel[bytes | BaseException]) -> None:
-        self._receive = receive
 
-    def __aiter__(self) -> _Frames:
+class _Frames(Generic[T]):
+    """The receiving side as an iterator of rendered frames; taking an item that is
+    waiting costs no scheduler round trip (`streams.handoff`). (A class, not an async
+    generator: nothing is left for the garbage collector.)"""
+
+    def __init__(self, receive: trio.MemoryReceiveChannel[T], render: Callable[[T], bytes]) -> None:
+        self._receive, self._render = receive, render
+
+    def __aiter__(self) -> _Frames[T]:
         return self
 
     async def __anext__(self) -> bytes:
         try:
-            item = await self._receive.receive()
+            item = await take(self._receive)
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise StopAsyncIteration from None
-        if isinstance(item, BaseException):
-            raise item
-        return item
+        return self._render(item)

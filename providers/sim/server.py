@@ -118,14 +118,15 @@ class SimStats:
     client_disconnects: int = 0
     connections_cut: int = 0
     open_connections: int = 0
+    open_requests: int = 0  # being answered now (waiting out a delay, or streaming)
 
     def count(self, path: str) -> None:
         self.requests_total += 1
         self.by_path[path] = self.by_path.get(path, 0) + 1
 
     def reset(self) -> None:
-        """Zero every counter but `open_connections`, which describes the present."""
-        fresh = SimStats(open_connections=self.open_connections)
+        """Zero every counter but the open ones, which describe the present."""
+        fresh = SimStats(open_connections=self.open_connections, open_requests=self.open_requests)
         for field in attrs.fields(SimStats):
             setattr(self, field.name, getattr(fresh, field.name))
 
@@ -256,6 +257,13 @@ class SimServer(SimContext):
         self, conn: Connection, parser: RequestParser, parsed: ParsedRequest
     ) -> bool:
         """Answer one request; True when the connection may serve another."""
+        self.stats.open_requests += 1
+        try:
+            return await self._answer(conn, parser, parsed)
+        finally:
+            self.stats.open_requests -= 1
+
+    async def _answer(self, conn: Connection, parser: RequestParser, parsed: ParsedRequest) -> bool:
         try:
             if self._may_wait():
                 answer = await self._dispatch_watched(conn, parser, parsed)

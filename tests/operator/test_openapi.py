@@ -70,13 +70,22 @@ async def test_every_operation_documents_errors_with_the_envelope(
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             responses = operation["responses"]
-            assert any(code.startswith("2") for code in responses), (method, path)
+            success = [code for code in responses if code.startswith("2") or code == "101"]
+            assert success, (method, path)
             for code, answer in responses.items():
                 if code[0] in "45":
                     schema = answer["content"]["application/json"]["schema"]
                     assert schema == {"$ref": "#/components/schemas/Error"}, (method, path)
             public = operation.get("security") == []
             assert public or "401" in responses, (method, path)
+
+
+async def test_the_voice_session_answers_switching_protocols(gateway: RunningGateway) -> None:
+    document = await fetch_document(gateway)
+    responses = document["paths"]["/v1/audio/sessions"]["get"]["responses"]
+    assert responses["101"]["description"].startswith("Switching Protocols")
+    assert not [code for code in responses if code.startswith("2")]
+    assert "426" in responses
 
 
 def test_fast_path_routes_are_named_after_their_paths() -> None:

@@ -125,7 +125,13 @@ EVENT = obj(
     },
     text=STR,
     token=STR,
-    data={"type": "string", "description": "base64 PCM16, 24 kHz, mono"},
+    data={
+        "type": "string",
+        "description": "base64 audio: the chunks of one answer join into one file in the "
+        "template's format (`pcm`: PCM16, 24 kHz, mono)",
+    },
+    audio_format={"enum": ["mp3", "opus", "aac", "flac", "wav", "pcm"]},
+    sample_rate=INT,
     usage=USAGE,
     latency=LATENCY,
     message=STR,
@@ -149,7 +155,9 @@ PIPELINE = Operation(
         ),
     ),
     description="multipart/form-data with an `audio` file is accepted too (fields as in the "
-    "JSON body, `overrides` as JSON text). Streamed `audio.chunk` data is PCM16 at 24 kHz.",
+    "JSON body, `overrides` as JSON text). Streamed `audio.chunk` data of one answer "
+    "concatenates into one file in the template's `tts.format` (`done` says `audio_format` "
+    "and `sample_rate`).",
 )
 
 STAGES: dict[str, Schema] = dict(
@@ -240,14 +248,15 @@ SESSION = Operation(
     "A live voice session: upgrade to a WebSocket (JSON events, PCM16 audio both ways)",
     TAG,
     None,
+    status=101,
     body_required=False,
     query=(
         query("template", STR, "a template id or name (default `voice-agent-fast`)"),
         query("context", STR, "added to the template's system prompt"),
     ),
     errors=(400, 401, 404, 426),
-    description="A WebSocket handshake is answered 101 Switching Protocols (OpenAPI has no "
-    "way to say so; a plain GET is refused). Client events: `session.update`, "
+    description="A WebSocket handshake is answered 101 Switching Protocols; a plain GET "
+    "(no upgrade) is refused with 426. Client events: `session.update`, "
     "`input_audio_buffer.append` (base64 PCM16 "
     "16 kHz mono), `input_audio_buffer.commit`, `input_audio_buffer.clear`, "
     "`response.cancel`. Gateway events: `session.created`, `input_audio_buffer.speech_started`"

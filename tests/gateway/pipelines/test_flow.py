@@ -30,7 +30,7 @@ LLM = [
 
 
 async def run(
-    stages: ScriptedStages, *, speak: bool = True
+    stages: ScriptedStages, *, speak: bool = True, encoder: flow.Encoder | None = None
 ) -> tuple[list[tuple[float, Event]], Trace]:
     timed: list[tuple[float, Event]] = []
     send, receive = trio.open_memory_channel[Event](flow.EVENT_BUFFER)
@@ -38,7 +38,7 @@ async def run(
 
     async def produce() -> None:
         nonlocal trace
-        trace = await run_pipeline(stages, send, speak=speak)
+        trace = await run_pipeline(stages, send, speak=speak, encoder=encoder)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(produce)
@@ -172,3 +172,80 @@ async def test_without_speech_no_synthesis_runs(autojump_clock: trio.abc.Clock) 
     assert "audio.chunk" not in kinds(timed)
     assert stages.counters["tts"].opened == 0
     assert trace.response.endswith("today.")
+
+
+class SlowOpeningEncoder:
+    """An encoder whose opening takes `open_s` (virtual): its output is the PCM with a
+    header before the first piece and a trailer after the last."""
+
+    def __init__(self, open_s: float) -> None:
+        self.open_s = open_s
+        self.opened_at: float | None = None
+        self.header_sent = False
+        self.closed = False
+
+    async def open(self) -> None:
+        if self.opened_at is None:
+            await trio.sleep(self.open_s)
+            self.opened_at = trio.current_time()
+
+    async def feed(self, pcm: bytes) -> bytes:
+        await self.open()
+        header, self.header_sent = (b"" if self.header_sent else b"HEAD"), True
+        return header + pcm
+
+    async def finish(self) -> bytes:
+        return b"TAIL"
+
+    def close(self) -> None:
+        self.closed = True
+
+
+async def test_an_encoder_is_opened_while_the_model_writes_and_fed_in_order(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, tts_first_s=B)
+    encoder = SlowOpeningEncoder(open_s=A)  # as long as the first sentence takes
+    timed, trace = await run(stages, encoder=encoder)
+
+    assert encoder.opened_at == pytest.approx(T + A)  # opened from the transcript on
+    assert first(timed, "audio.chunk") == pytest.approx(T + A + B)  # not delayed by it
+    data = b"".join(event["data"] for _, event in timed if event["type"] == "audio.chunk")
+    assert data == b"HEAD" + b"".join(trace.audio) + b"TAIL"
+    assert encoder.closed and stages.all_closed()
+
+
+async def test_a_cancelled_answer_closes_its_encoder(autojump_clock: trio.abc.Clock) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, tts_first_s=B)
+    encoder = SlowOpeningEncoder(open_s=0)
+    with trio.move_on_after(T + A + B + 0.01):
+        await run(stages, encoder=encoder)
+    assert encoder.closed and stages.all_closed()
+
+
+class BusyEncoder(SlowOpeningEncoder):
+    """Each step takes `step_s` (virtual), as an encoder on a loaded machine."""
+
+    def __init__(self, step_s: float) -> None:
+        super().__init__(open_s=0)
+        self.step_s = step_s
+        self.fed: list[bytes] = []
+
+    async def feed(self, pcm: bytes) -> bytes:
+        await trio.sleep(self.step_s)
+        self.fed.append(pcm)
+        return await super().feed(pcm)
+
+
+async def test_a_busy_encoder_takes_what_piled_up_in_one_step(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    stages = ScriptedStages(stt=STT, llm=LLM, tts_first_s=B, tts_pieces=6)
+    encoder = BusyEncoder(step_s=0.025)  # slower than the pieces arrive
+    timed, trace = await run(stages, encoder=encoder)
+
+    assert first(timed, "audio.chunk") == pytest.approx(T + A + B + 0.025)
+    assert len(encoder.fed) < len(trace.audio)  # fewer steps than pieces
+    assert b"".join(encoder.fed) == b"".join(trace.audio)  # every piece, in order
+    data = b"".join(event["data"] for _, event in timed if event["type"] == "audio.chunk")
+    assert data == b"HEAD" + b"".join(trace.audio) + b"TAIL"

@@ -4,6 +4,7 @@ and the HIPAA flag's rule."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ def test_legal_layout_numbers_paragraphs_and_writes_sections() -> None:
     assert format_legal(text) == "1. The buyer pays under \u00a7 2.\n\n2. Delivery is due in May."
 
 
-NOTE = {
+NOTE: dict[str, Any] = {
     "chief_complaint": None,
     "duration": None,
     "symptoms": [],

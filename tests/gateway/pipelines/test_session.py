@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 import trio
 
-from gateway.pipelines.session import Session, SessionClosed
+from gateway.pipelines.session import Configured, Session, SessionClosed
 from gateway.pipelines.vad import FRAME_BYTES
+from gateway.platform.errors import ApiError
 from providers.audio_types import AudioClip
 from tests.gateway.pipelines.scripted import ScriptedStages
 
@@ -171,3 +172,52 @@ async def test_bad_events_get_error_events_and_the_session_goes_on(
     codes = [m["error"]["code"] for _, m in socket.of_type("error")]
     assert codes == ["invalid_event", "invalid_event", "invalid_event", "invalid_audio"]
     assert socket.of_type("session.updated")[0][1]["session"] == {"vad": False}
+
+
+async def test_session_update_changes_the_template_from_the_next_turn(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    first = Turns()
+    second = Turns(ScriptedStages(stt=[(0.1, "hello")], llm=LLM, tts_first_s=0.1))
+    asked: list[tuple[str, str | None]] = []
+
+    async def retemplate(template: str, context: str | None) -> Configured:
+        asked.append((template, context))
+        if template != "second":
+            raise ApiError(404, "template_not_found", f"No template '{template}'.")
+        return Configured("second-id", second, speak=False)
+
+    socket = FakeSocket()
+    session = Session(
+        socket,
+        first,
+        classifier=is_speech,
+        settings={"template": "first-id"},
+        retemplate=retemplate,
+        context="be brief",
+    )
+    updates = (
+        {"template": "nope", "vad": False},  # refused: nothing changes, vad included
+        {"template": 7},
+        {"template": "second", "vad": False},
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(session.run)
+        for update in updates:
+            await socket.incoming_send.send(
+                json.dumps({"type": "session.update", "session": update})
+            )
+        await socket.append(SPEECH, SPEECH)
+        await socket.incoming_send.send(json.dumps({"type": "input_audio_buffer.commit"}))
+        await trio.sleep(2)
+        await socket.incoming_send.aclose()
+
+    codes = [m["error"]["code"] for _, m in socket.of_type("error")]
+    assert codes == ["template_not_found", "invalid_event"]
+    assert asked == [("nope", "be brief"), ("second", "be brief")]
+    ((_, updated),) = socket.of_type("session.updated")
+    assert updated["session"] == {"template": "second-id", "vad": False}
+    assert (len(first.histories), len(second.histories)) == (0, 1)
+    ((_, done),) = socket.of_type("response.done")
+    assert done["status"] == "completed"
+    assert socket.of_type("response.audio.delta") == []  # the new template does not speak

@@ -7,6 +7,7 @@ import base64
 import json
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import trio
@@ -14,6 +15,7 @@ from trio_websocket import ConnectionClosed, open_websocket_url
 
 from gateway.platform.server import RunningGateway
 from providers.audio_codec import decode
+from providers.sim.core import Fault
 from tests.gateway.audio.test_local_audio_api import overlap
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.pipelines.test_pipelines_api import (
@@ -69,7 +71,7 @@ async def test_a_spoken_turn_is_answered_with_text_and_audio(
 # server closes first (the socket is the test client's: laddr is its ephemeral port).
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 async def test_a_session_that_cannot_start_says_why_and_closes(gateway: RunningGateway) -> None:
-    cases = (
+    cases: tuple[tuple[str, list[tuple[bytes, bytes]], int, str], ...] = (
         ("", [], 4401, "invalid_api_key"),
         ("?template=nope", AUTH, 4404, "template_not_found"),
     )
@@ -80,3 +82,65 @@ async def test_a_session_that_cannot_start_says_why_and_closes(gateway: RunningG
             with pytest.raises(ConnectionClosed):  # the gateway closes the session
                 await ws.get_message()
             assert ws.closed is not None and ws.closed.code == code
+
+
+async def test_session_update_changes_the_template(gateway: RunningGateway) -> None:
+    async with open_websocket_url(ws_url(gateway, ""), extra_headers=AUTH) as ws:
+        created = json.loads(await ws.get_message())
+        assert created["session"]["template"] == "voice-agent-fast"
+        for template in ("nope", "voice-agent-premium"):
+            update = {"type": "session.update", "session": {"template": template}}
+            await ws.send_message(json.dumps(update))
+        refused = json.loads(await ws.get_message())
+        assert refused["type"] == "error" and refused["error"]["code"] == "template_not_found"
+        updated = json.loads(await ws.get_message())
+        assert updated == {
+            "type": "session.updated",
+            "session": {"template": "voice-agent-premium", "vad": True},
+        }
+
+
+async def test_barge_in_closes_every_upstream_request(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """User speech while the answer plays: the answer is cancelled and the simulators,
+    which count the requests they are answering, see the model's stream and the
+    synthesis being given both closed."""
+    sim = sim_of(gateway)
+    sim.transcripts.append(SPOKEN)
+    sim.replies.append(ANSWER)
+    sim.config = attrs.evolve(sim.config, tokens_per_second=5)  # the model still writes
+    sim.faults.add(Fault(model="tts-1-hd", stop_after_chunks=1, stall_ms=60_000))
+    speech = decode(await spoken_wav(http, SPOKEN), rate=16_000).samples
+    received: list[dict[str, Any]] = []
+
+    async def until(kind: str) -> dict[str, Any]:
+        while True:
+            message: dict[str, Any] = json.loads(await ws.get_message())
+            received.append(message)
+            if message["type"] == kind:
+                return message
+
+    with trio.fail_after(60):
+        url = ws_url(gateway, "?template=voice-agent-premium")
+        async with open_websocket_url(url, extra_headers=AUTH) as ws:
+            await append(ws, speech + bytes(16_000 * 2))  # a turn, then a second of silence
+            await until("response.audio.delta")
+            assert sim.stats.open_requests >= 2  # the model's stream, the stalled speech
+            await append(ws, speech)  # the user speaks over the answer
+            done = await until("response.done")
+            assert done["status"] == "cancelled"
+            for _ in range(100):  # the simulator sees each connection close (at once
+                if not sim.stats.open_requests:  # here; a loaded machine gets 5 s)
+                    break
+                await trio.sleep(0.05)
+            assert sim.stats.open_requests == 0
+    kinds = [m["type"] for m in received]
+    assert kinds.count("input_audio_buffer.speech_started") == 2
+    assert kinds.index("response.audio.delta") < kinds.index("response.done")
+
+
+async def append(ws: Any, pcm: bytes) -> None:
+    for start in range(0, len(pcm), 6400):  # 200 ms a message, as a microphone would
+        chunk = base64.b64encode(pcm[start : start + 6400]).decode()
+        await ws.send_message(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
