@@ -206,6 +206,17 @@ def spent_since(db: sqlite_utils.Database, key_id: str, since: datetime) -> Spen
     return Spent(float(row[0]), float(row[1]), int(row[2]), int(row[3]))
 
 
+def session_spent(db: sqlite_utils.Database, key_id: str, session: str) -> float:
+    """The cost of one agent session's requests (from the usage log; the partial index
+    on (key_id, agent_session) answers it)."""
+    row = db.execute(
+        "SELECT coalesce(sum(cost_usd), 0) FROM usage_records "
+        "WHERE key_id = ? AND agent_session = ?",
+        [key_id, session],
+    ).fetchone()
+    return float(row[0])
+
+
 # -- alerts ---------------------------------------------------------------------------------
 
 

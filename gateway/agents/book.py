@@ -5,7 +5,8 @@ Admission reads an agent from here for every request, so the record and the
 organisation's limits are cached; a change (patch, suspension, deletion) replaces or
 drops the entry. The first sight of an agent also seeds its counters with today's and
 this month's spending from the usage log (after flushing the write-behind log), so a
-restart never hands out a fresh budget. Concurrent first sights share one load.
+restart never hands out a fresh budget; a session's cost is read back from the usage log
+when the session is first seen (`seed_session`). Concurrent first sights share one load.
 """
 
 from __future__ import annotations
@@ -85,6 +86,17 @@ class AgentBook:
         await self.flush()
         daily, monthly = await self._spent(record.key_id)
         self.counters.baseline(record.id, daily, monthly)
+
+    async def seed_session(self, loaded: Loaded, session: str) -> None:
+        """Read back a session's cost the first time this process sees it (after
+        flushing the write-behind log), so a restart never hands a session a fresh
+        `cost_per_session`. Concurrent first sights may both read; the first seeds."""
+        agent_id, key_id = loaded.record.id, loaded.record.key_id
+        if self.counters.knows_session(agent_id, session):
+            return
+        await self.flush()
+        cost = await self.db.run(lambda d: agent_store.session_spent(d, key_id, session))
+        self.counters.seed_session(agent_id, session, cost)
 
     async def _with_limits(self, record: AgentRecord) -> Loaded:
         org = record.organization_id

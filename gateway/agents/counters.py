@@ -11,11 +11,13 @@ Cost and the metered units are counted per UTC day and month (settled plus reser
 concurrent requests see each other's estimates), cost also per session. A session is
 active while it has a request in flight or made one within `idle_s`. Requests and rpm
 refusals are kept for the last minute (monotonic clock). Spending loaded from the usage
-log (`baseline`) seeds the day and month when an agent is first seen by this process.
+log (`baseline`) seeds the day and month when an agent is first seen by this process,
+and a session's cost when the session is first seen (`seed_session`).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -132,6 +134,17 @@ class MemoryCounters:
             return
         day, month = period_keys(self.wall())
         self._tallies[agent_id] = _Tally(day, month, daily=daily, monthly=monthly)
+
+    def knows_session(self, agent_id: str, session: str) -> bool:
+        tally = self._tallies.get(agent_id)
+        return tally is not None and session in tally.sessions
+
+    def seed_session(self, agent_id: str, session: str, settled: float) -> None:
+        """Seed a session first seen by this process with its cost in the usage log; the
+        seeded session is not active until it makes a request."""
+        tally = self._tally(agent_id)
+        if session not in tally.sessions:
+            tally.sessions[session] = _Session(settled=settled, last_seen=-math.inf)
 
     def current(self, agent_id: str, session: str) -> Figures:
         tally = self._tally(agent_id)

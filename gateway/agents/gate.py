@@ -76,6 +76,7 @@ async def admit_agent(
         raise invalid_api_key("This agent no longer exists.")
     if loaded.record.status == "suspended":
         raise suspended_error(loaded)
+    await book.seed_session(loaded, session)
     figures = book.counters.current(agent_id, session)
     refusal = check(loaded.limits, figures, amounts, book.counters.wall())
     if refusal is None:

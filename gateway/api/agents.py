@@ -218,6 +218,7 @@ class AgentsApi:
         loaded = await self._loaded(principal, agent_id)
         counters = self.state.agents.counters
         session = request.args.get("session") or "default"
+        await self.state.agents.seed_session(loaded, session)
         body = render.usage(loaded, counters.current(agent_id, session), session, counters.wall())
         body["sessions"] = render.sessions(counters.sessions(agent_id))
         return json_response(body)

@@ -88,7 +88,7 @@ def available(loaded: Loaded) -> list[Tool]:
     return [tool for tool in TOOLS if permitted(loaded.record.tools, tool.name)]
 
 
-def call(
+async def call(
     book: AgentBook, loaded: Loaded, params: Mapping[str, Any], default_session: str
 ) -> dict[str, Any]:
     """The `tools/call` result; an unknown or unpermitted tool and bad arguments are
@@ -107,6 +107,7 @@ def call(
     session = arguments.get("session", default_session)
     if not isinstance(session, str) or not session or len(session) > 200:
         raise RpcError(INVALID_PARAMS, "'session' must be a non-empty string.")
+    await book.seed_session(loaded, session)
     value = tool.handler(book, loaded, session)
     return {
         "content": [{"type": "text", "text": json.dumps(value, separators=(",", ":"))}],
