@@ -49,5 +49,3 @@ async def test_a_sessions_cost_and_its_limit_survive_a_restart(settings: Setting
     assert (error["code"], error["limit_type"]) == ("cost_limit_exceeded", "cost_per_session")
     assert error["current"] > before
     assert fresh.status_code == 200, fresh.text  # another session has its own budget
-
-
