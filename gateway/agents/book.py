@@ -7,6 +7,8 @@ drops the entry. The first sight of an agent also seeds its counters with today'
 this month's spending from the usage log (after flushing the write-behind log), so a
 restart never hands out a fresh budget; a session's cost is read back from the usage log
 when the session is first seen (`seed_session`). Concurrent first sights share one load.
+With several processes, a change made in one drops the others' copies (`on_change`,
+`gateway.workers.agent_events`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from store.agents import AgentRecord, Spent
 from store.db import Database
 
 NOTICE_QUEUE = 1000
+EVERY_AGENT = "*"
 
 
 @attrs.frozen
@@ -49,6 +52,8 @@ class AgentBook:
     counters: MemoryCounters = attrs.field(factory=MemoryCounters)
     _loaded: dict[str, Loaded] = attrs.field(factory=dict)
     _loading: dict[str, trio.Event] = attrs.field(factory=dict)
+    # Told of every change made here (`gateway.workers.agent_events` broadcasts it).
+    on_change: Callable[[str], None] | None = None
     _send: trio.MemorySendChannel[Notice] = attrs.field(init=False)
     notices: trio.MemoryReceiveChannel[Notice] = attrs.field(init=False)
 
@@ -123,14 +128,35 @@ class AgentBook:
         self._loaded[record.id] = loaded
         return loaded
 
+    async def changed(self, record: AgentRecord) -> Loaded:
+        """Cache the agent as just changed here (limits, suspension) and tell the other
+        processes, which drop their copy."""
+        loaded = await self.refresh(record)
+        self._announce(record.id)
+        return loaded
+
     def forget_limits(self) -> None:
         """Drop every cached agent (an organisation's limits changed): each is read
-        again, with its limits, at its next request; the counters stay."""
-        self._loaded.clear()
+        again, with its limits, at its next request; the counters stay. The other
+        processes are told to do the same."""
+        self.drop_all()
+        self._announce(EVERY_AGENT)
 
     def forget(self, agent_id: str) -> None:
         self._loaded.pop(agent_id, None)
         self.counters.forget(agent_id)
+        self._announce(agent_id)
+
+    def drop(self, agent_id: str) -> None:
+        """Another process changed the agent: read it again at its next request."""
+        self._loaded.pop(agent_id, None)
+
+    def drop_all(self) -> None:
+        self._loaded.clear()
+
+    def _announce(self, agent_id: str) -> None:
+        if self.on_change is not None:
+            self.on_change(agent_id)
 
     def notify(self, agent_id: str, session: str) -> None:
         """Tell the alert worker; a full queue drops the notice (the next one re-checks

@@ -58,7 +58,7 @@ async def set_status(
 
     record = await book.db.run(change)
     if record is not None:
-        await book.refresh(record)
+        await book.changed(record)
     return record
 
 

@@ -170,7 +170,7 @@ class AgentsApi:
             details={"limits": own, "auto_suspend": attrs.asdict(changed.auto_suspend)},
         )
         await audited(self.state, event, written(lambda d: agent_store.replace(d, changed)))
-        return json_response(render.agent(await self.state.agents.refresh(changed)))
+        return json_response(render.agent(await self.state.agents.changed(changed)))
 
     async def delete_agent(self, agent_id: str) -> Response:
         principal = await self._manager("create_api_keys")
