@@ -1,8 +1,9 @@
 """`python -m bench.agents [--requests N] [--rounds R]`: what agent admission adds to chat.
 
 Two measures, each an A/B taken back to back (A: a plain API key, B: an agent key whose
-organisation sets every agent limit high, so every check runs and none refuses), alternating A and B blocks `--rounds` times
-so that a change of the machine's load hits both alike:
+organisation sets every agent limit high, so every check runs and none refuses),
+alternating A and B blocks `--rounds` times so that a change of the machine's load hits
+both alike:
 
 1. `admit`: the admission call alone (`gateway.upstream.admission.admit` then the hold's
    settlement), in process, `--calls` times per block: microseconds per call.

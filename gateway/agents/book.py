@@ -16,15 +16,19 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
-from gateway.agents.counters import Amounts, MemoryCounters
+from gateway.agents.counters import Amounts, Figures, MemoryCounters, Reservation
 from gateway.agents.limits import Limits, effective, organization_ceilings
 from store import agents as agent_store
 from store.agents import AgentRecord, Spent
 from store.db import Database
+
+if TYPE_CHECKING:
+    from gateway.agents.shared import SharedAgentCounters
 
 NOTICE_QUEUE = 1000
 EVERY_AGENT = "*"
@@ -50,6 +54,9 @@ class AgentBook:
     db: Database
     flush: Callable[[], Awaitable[None]]
     counters: MemoryCounters = attrs.field(factory=MemoryCounters)
+    # The counters on a Redis-protocol server when several processes count (None: one
+    # process, `counters` in memory).
+    shared: SharedAgentCounters | None = None
     _loaded: dict[str, Loaded] = attrs.field(factory=dict)
     _loading: dict[str, trio.Event] = attrs.field(factory=dict)
     # Told of every change made here (`gateway.workers.agent_events` broadcasts it).
@@ -103,6 +110,14 @@ class AgentBook:
         cost = await self.db.run(lambda d: agent_store.session_spent(d, key_id, session))
         self.counters.seed_session(agent_id, session, cost)
 
+    async def spent_for(self, key_id: str, session: str) -> tuple[Amounts, Amounts, float]:
+        """What the usage log holds for an agent's key: today, this month, the session
+        (seeding the shared counters)."""
+        await self.flush()
+        daily, monthly = await self._spent(key_id)
+        cost = await self.db.run(lambda d: agent_store.session_spent(d, key_id, session))
+        return daily, monthly, cost
+
     async def _with_limits(self, record: AgentRecord) -> Loaded:
         org = record.organization_id
         stored = await self.db.run(lambda d: agent_store.organization_limits(d, org))
@@ -153,6 +168,26 @@ class AgentBook:
 
     def drop_all(self) -> None:
         self._loaded.clear()
+
+    async def figures(self, loaded: Loaded, session: str) -> Figures:
+        """The agent's figures now (shared ones when several processes count)."""
+        if self.shared is not None:
+            return await self.shared.current(loaded.record.id, loaded.record.key_id, session)
+        await self.seed_session(loaded, session)
+        return self.counters.current(loaded.record.id, session)
+
+    async def session_rows(self, agent_id: str) -> dict[str, tuple[float, int, bool]]:
+        """Each known session: (cost settled, requests in flight, active)."""
+        if self.shared is not None:
+            return await self.shared.sessions(agent_id)
+        return self.counters.sessions(agent_id)
+
+    def settle(self, reservation: Reservation, actual: Amounts) -> None:
+        """Replace a reservation by what the request spent (never waits)."""
+        if self.shared is not None and reservation.hold_id:
+            self.shared.settle(reservation, actual)
+        else:
+            self.counters.settle(reservation, actual)
 
     def _announce(self, agent_id: str) -> None:
         if self.on_change is not None:

@@ -109,6 +109,7 @@ class Reservation:
     day: str
     month: str
     done: bool = False
+    hold_id: str = ""  # its name on the shared counters (`gateway.agents.shared`)
 
 
 def period_keys(wall: float) -> tuple[str, str]:

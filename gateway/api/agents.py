@@ -216,11 +216,11 @@ class AgentsApi:
     async def agent_usage(self, agent_id: str) -> Response:
         principal = await self._manager("view_configuration")
         loaded = await self._loaded(principal, agent_id)
-        counters = self.state.agents.counters
+        book = self.state.agents
         session = request.args.get("session") or "default"
-        await self.state.agents.seed_session(loaded, session)
-        body = render.usage(loaded, counters.current(agent_id, session), session, counters.wall())
-        body["sessions"] = render.sessions(counters.sessions(agent_id))
+        figures = await book.figures(loaded, session)
+        body = render.usage(loaded, figures, session, book.counters.wall())
+        body["sessions"] = render.sessions(await book.session_rows(agent_id))
         return json_response(body)
 
     async def create_alert(self, agent_id: str) -> Response:

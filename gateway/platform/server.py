@@ -37,6 +37,7 @@ from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
     agent_alerts,
+    agent_counters,
     agent_events,
     alert_evaluator,
     analytics_export,
@@ -82,6 +83,7 @@ WORKERS: tuple[Worker, ...] = (
     shared_limits.run,
     key_events.run,
     agent_events.run,  # agents (issue 18): agent and organisation-limit changes
+    agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
 )
 
 
