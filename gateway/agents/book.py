@@ -92,8 +92,9 @@ class AgentBook:
         return await self.refresh(record)
 
     async def _seed(self, record: AgentRecord) -> None:
-        """Seed the counters of an agent this process has not counted yet."""
-        if self.counters.known(record.id):
+        """Seed the counters of an agent this process has not counted yet (the shared
+        counters seed themselves)."""
+        if self.shared is not None or self.counters.known(record.id):
             return
         await self.flush()
         daily, monthly = await self._spent(record.key_id)

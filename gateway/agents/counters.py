@@ -125,6 +125,7 @@ class MemoryCounters:
     clock: Clock = trio.current_time
     wall: Clock = time.time
     _tallies: dict[str, _Tally] = attrs.field(factory=dict)
+    _period_cache: tuple[int, str, str] = (-1, "", "")
 
     def known(self, agent_id: str) -> bool:
         return agent_id in self._tallies
@@ -133,7 +134,7 @@ class MemoryCounters:
         """Seed an agent first seen by this process with what the usage log holds."""
         if agent_id in self._tallies:
             return
-        day, month = period_keys(self.wall())
+        day, month = self._periods()
         self._tallies[agent_id] = _Tally(day, month, daily=daily, monthly=monthly)
 
     def knows_session(self, agent_id: str, session: str) -> bool:
@@ -226,7 +227,7 @@ class MemoryCounters:
 
     def _tally(self, agent_id: str) -> _Tally:
         """The agent's tally, moved on to today and this month."""
-        day, month = period_keys(self.wall())
+        day, month = self._periods()
         tally = self._tallies.get(agent_id)
         if tally is None:
             tally = self._tallies[agent_id] = _Tally(day, month)
@@ -235,6 +236,15 @@ class MemoryCounters:
         if tally.day != day:
             tally.day, tally.daily, tally.daily_reserved = day, Amounts(), Amounts()
         return tally
+
+    def _periods(self) -> tuple[str, str]:
+        """Today's and this month's keys, formatted once a day (a month changes only
+        when a day does), not three times a request."""
+        wall = self.wall()
+        number = int(wall // 86_400)
+        if self._period_cache[0] != number:
+            self._period_cache = (number, *period_keys(wall))
+        return self._period_cache[1], self._period_cache[2]
 
     def _active(self, session: _Session, now: float) -> bool:
         return session.in_flight > 0 or now - session.last_seen < self.idle_s

@@ -200,10 +200,10 @@ def _sessions(limits: Limits, figures: Figures) -> Refusal | None:
 def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
     committed = (
         ("cost_per_session", figures.session_cost, None),
-        ("cost_daily", figures.daily.cost, next_midnight(wall)),
-        ("cost_monthly", figures.monthly.cost, next_month(wall)),
+        ("cost_daily", figures.daily.cost, next_midnight),
+        ("cost_monthly", figures.monthly.cost, next_month),
     )
-    for name, current, resets in committed:
+    for name, current, resets_at in committed:
         limit = limits[name]
         if limit is None or current < limit:
             continue
@@ -216,8 +216,8 @@ def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
             limit=limit,
             current=round(current, 6),
         )
-        if resets is not None:
-            error.extra["resets_at"] = resets
+        if resets_at is not None:  # formatted only for a refusal
+            error.extra["resets_at"] = resets_at(wall)
         return Refusal(error, "cost")
     return None
 
