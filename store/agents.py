@@ -157,6 +157,35 @@ def replace(db: sqlite_utils.Database, record: AgentRecord) -> AgentRecord:
     return record
 
 
+def change_status(
+    db: sqlite_utils.Database,
+    agent_id: str,
+    workspace_id: str,
+    status: str,
+    reason: str | None,
+    now: datetime,
+) -> bool:
+    """Suspend (with `reason`, at `now`) or resume; False when the agent is unknown or
+    already so. A write first, so a transaction that starts with it takes the write lock
+    (waiting its turn) instead of failing to upgrade a read made before another
+    process's write."""
+    suspended = status == "suspended"
+    cursor = db.execute(
+        "UPDATE agents SET status = ?, suspended_reason = ?, suspended_at = ?, updated_at = ? "
+        "WHERE id = ? AND workspace_id = ? AND status <> ?",
+        [
+            status,
+            reason if suspended else None,
+            columns.to_iso(now) if suspended else None,
+            columns.to_iso(now),
+            agent_id,
+            workspace_id,
+            status,
+        ],
+    )
+    return bool(cursor.rowcount)
+
+
 def delete(db: sqlite_utils.Database, agent_id: str, workspace_id: str) -> str | None:
     """Remove the agent and its key; the removed key's hash (None if no such agent)."""
     with db.atomic():
