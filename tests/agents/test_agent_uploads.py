@@ -3,13 +3,16 @@ processing they ask for is charged to the uploader's session."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 
 from gateway.files.agent_admission import processing_estimate
 from gateway.files.input import ServiceOptions
+from gateway.files.runtime import FilesRuntime
 from gateway.platform.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.types import Usage
@@ -136,3 +139,41 @@ def test_the_estimate_prices_the_processing_asked_for() -> None:
     audio = processing_estimate(catalog, ServiceOptions(auto_transcribe=True), "wav", 10, 0, 90.0)
     assert audio.audio_minutes == 1.5
     assert audio.cost > 0
+
+
+@attrs.define
+class CountingHold:
+    """A hold that counts its releases (the `Hold` protocol)."""
+
+    releases: int = 0
+
+    @property
+    def released(self) -> bool:
+        return self.releases > 0
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+    def settle(self, usage: Usage) -> None:
+        del usage
+
+    def release(self) -> None:
+        self.releases += 1
+
+    def __enter__(self) -> CountingHold:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def test_an_uploads_hold_waits_for_the_worker_and_is_given_back_once(tmp_path: Path) -> None:
+    runtime = FilesRuntime.under(tmp_path, queue_size=1, ocr_pages=1)
+    hold = CountingHold()
+    runtime.hold_until_started("file_a", hold)
+    runtime.started("file_b")  # another file starts: this one still waits
+    assert hold.releases == 0
+    runtime.started("file_a")  # the worker starts on it: the stages reserve for themselves
+    assert hold.releases == 1 and runtime.holds == {}
+    runtime.release("file_a")  # the worker's end gives nothing back twice
+    assert hold.releases == 1
