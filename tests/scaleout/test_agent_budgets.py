@@ -1,7 +1,8 @@
 """Agent budgets exact across two gateways sharing one store and one Redis: the daily
 cost under concurrent requests (settled total within one estimate of the limit), the
 requests per minute, the concurrent sessions, the figures each gateway shows, and a
-crashed worker's reservation given back when its lease ends."""
+crashed worker's reservation given back when its lease ends, the server unavailable (503)
+and a fresh one seeded from the usage log."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import trio
 
 from gateway.agents.counters import Amounts
 from gateway.agents.shared import SharedAgentCounters
+from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
-from gateway.platform.server import RunningGateway
+from gateway.platform.server import RunningGateway, run_gateway
 from providers.types import Usage
 from tests.gateway.conftest import ADMIN_KEY
 from tests.scaleout.redis_server import RedisServer
@@ -143,3 +145,27 @@ async def test_a_crashed_workers_reservation_is_given_back(redis_server: RedisSe
         assert figures.daily.cost == 0.0 and figures.in_flight == 0
     finally:
         client.close()
+
+
+async def test_redis_stopped_refuses_then_a_fresh_server_is_seeded_from_the_usage_log(
+    nursery: trio.Nursery, shared_settings: Settings, redis_server: RedisServer
+) -> None:
+    gateway: RunningGateway = await nursery.start(
+        lambda task_status: run_gateway(shared_settings, env={}, task_status=task_status)
+    )
+    agent = await create_agent(gateway.url)
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}
+    auth = {"authorization": f"Bearer {agent['key']}", "x-agent-session": "job"}
+    async with httpx.AsyncClient(base_url=gateway.url, headers=auth, timeout=30) as http:
+        assert (await http.post("/v1/chat/completions", json=body)).status_code == 200
+        before = await settled(gateway.url, agent["id"])
+        redis_server.stop()
+        refused = await http.post("/v1/chat/completions", json=body)
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["error"]["code"] == "limits_unavailable"
+        redis_server.start()  # empty: the day, month and session come from the usage log
+        after = await usage(gateway.url, agent["id"], "job")
+    assert before["daily"]["cost"] > 0
+    assert after["daily"]["cost"] == before["daily"]["cost"]
+    assert after["monthly"]["cost"] == before["monthly"]["cost"]
+    assert after["session"]["cost"] == before["daily"]["cost"]
