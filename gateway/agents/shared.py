@@ -262,11 +262,10 @@ class SharedAgentCounters:
 
 
 def _pairs(reply: Reply) -> list[tuple[str, str]]:
-    items = (
-        [x.decode(errors="replace") for x in reply if isinstance(x, bytes)]
-        if isinstance(reply, list)
-        else []
-    )
+    """A flat reply (HGETALL, ZRANGE WITHSCORES) as (name, value) pairs."""
+    if not isinstance(reply, list):
+        return []
+    items = [x.decode(errors="replace") for x in reply if isinstance(x, bytes)]
     return list(zip(items[::2], items[1::2], strict=True))
 
 
