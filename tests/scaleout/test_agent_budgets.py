@@ -169,3 +169,30 @@ async def test_redis_stopped_refuses_then_a_fresh_server_is_seeded_from_the_usag
     assert after["daily"]["cost"] == before["daily"]["cost"]
     assert after["monthly"]["cost"] == before["monthly"]["cost"]
     assert after["session"]["cost"] == before["daily"]["cost"]
+
+
+async def test_rpm_abuse_counted_across_gateways_suspends_once(
+    pair: list[RunningGateway],
+) -> None:
+    agent = await create_agent(
+        pair[0].url,
+        limits={"requests_per_minute": 2},
+        auto_suspend={"on_rpm_abuse": True, "abuse_threshold": 3},
+    )
+    statuses = []
+    async with httpx.AsyncClient(timeout=30) as http:
+        auth = {"authorization": f"Bearer {agent['key']}"}
+        for n in range(5):  # alternating gateways: the refusals add up on the server
+            body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": f"{n}"}]}
+            answer = await http.post(
+                pair[n % 2].url + "/v1/chat/completions", json=body, headers=auth
+            )
+            statuses.append(answer.status_code)
+        assert statuses == [200, 200, 429, 429, 429]
+        admin = {"authorization": f"Bearer {ADMIN_KEY}"}
+        read = await http.get(f"{pair[1].url}/v1/mcp/agents/{agent['id']}", headers=admin)
+        assert read.json()["status"] == "suspended"
+        events = (await http.get(f"{pair[1].url}/v1/management/audit-log", headers=admin)).json()
+    suspended = [e for e in events["events"] if e["type"] == "agent.suspended"]
+    assert len(suspended) == 1
+    assert suspended[0]["target"]["id"] == agent["id"]
