@@ -9,6 +9,7 @@ from typing import Any
 import attrs
 import httpx
 import pytest
+import trio
 
 from gateway.files.agent_admission import processing_estimate
 from gateway.files.input import ServiceOptions
@@ -177,3 +178,39 @@ def test_an_uploads_hold_waits_for_the_worker_and_is_given_back_once(tmp_path: P
     assert hold.releases == 1 and runtime.holds == {}
     runtime.release("file_a")  # the worker's end gives nothing back twice
     assert hold.releases == 1
+
+
+async def test_concurrent_uploads_cannot_overshoot_the_budget_with_their_processing(
+    gateway: RunningGateway, http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    text = b"Budgets hold for uploads too. " * 134  # 4,020 bytes: ~1,000 tokens estimated
+    options = ServiceOptions(vectorize=True)
+    estimate = processing_estimate(gateway.state.catalog, options, "txt", len(text), 0, 0.0)
+    limit = round(estimate.cost * 2.5, 12)
+    agent = await create_agent(name="bulk", limits={"cost_daily": limit})
+    answers: list[httpx.Response] = []
+    async with agent_client(gateway, agent["key"]) as me:
+
+        async def one(n: int) -> None:
+            answers.append(
+                await me.post(
+                    "/v1/files",
+                    files={"file": (f"n{n}.txt", text)},
+                    data={"purpose": "assistants", "vectorize": "true"},
+                )
+            )
+
+        async with trio.open_nursery() as nursery:
+            for n in range(8):
+                nursery.start_soon(one, n)
+    stored = [a.json()["id"] for a in answers if a.status_code == 200]
+    refused = [a.json()["error"] for a in answers if a.status_code != 200]
+    assert stored and refused
+    assert {(e["code"], e["limit_type"]) for e in refused} == {
+        ("cost_limit_exceeded", "cost_daily")
+    }
+    for file_id in stored:
+        await processed(http, file_id)  # processed, or an error naming the refused stage
+    figures = (await http.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()
+    assert figures["in_flight"] == 0
+    assert 0 < figures["daily"]["cost"] <= limit + estimate.cost
