@@ -157,6 +157,35 @@ def replace(db: sqlite_utils.Database, record: AgentRecord) -> AgentRecord:
     return record
 
 
+def change_status(
+    db: sqlite_utils.Database,
+    agent_id: str,
+    workspace_id: str,
+    status: str,
+    reason: str | None,
+    now: datetime,
+) -> bool:
+    """Suspend (with `reason`, at `now`) or resume; False when the agent is unknown or
+    already so. A write first, so a transaction that starts with it takes the write lock
+    (waiting its turn) instead of failing to upgrade a read made before another
+    process's write."""
+    suspended = status == "suspended"
+    cursor = db.execute(
+        "UPDATE agents SET status = ?, suspended_reason = ?, suspended_at = ?, updated_at = ? "
+        "WHERE id = ? AND workspace_id = ? AND status <> ?",
+        [
+            status,
+            reason if suspended else None,
+            columns.to_iso(now) if suspended else None,
+            columns.to_iso(now),
+            agent_id,
+            workspace_id,
+            status,
+        ],
+    )
+    return bool(cursor.rowcount)
+
+
 def delete(db: sqlite_utils.Database, agent_id: str, workspace_id: str) -> str | None:
     """Remove the agent and its key; the removed key's hash (None if no such agent)."""
     with db.atomic():
@@ -204,6 +233,17 @@ def spent_since(db: sqlite_utils.Database, key_id: str, since: datetime) -> Spen
         [key_id, columns.to_epoch(since)],
     ).fetchone()
     return Spent(float(row[0]), float(row[1]), int(row[2]), int(row[3]))
+
+
+def session_spent(db: sqlite_utils.Database, key_id: str, session: str) -> float:
+    """The cost of one agent session's requests (from the usage log; the partial index
+    on (key_id, agent_session) answers it)."""
+    row = db.execute(
+        "SELECT coalesce(sum(cost_usd), 0) FROM usage_records "
+        "WHERE key_id = ? AND agent_session = ?",
+        [key_id, session],
+    ).fetchone()
+    return float(row[0])
 
 
 # -- alerts ---------------------------------------------------------------------------------

@@ -54,6 +54,9 @@ class FileRecord:
     stages: Mapping[str, str] = attrs.field(factory=dict)
     results: Mapping[str, Any] = attrs.field(factory=dict)
     language: str | None = None
+    # An agent's upload: its processing is limited and charged to this agent and session.
+    agent_id: str | None = None
+    agent_session: str | None = None
 
 
 @attrs.frozen

@@ -54,6 +54,8 @@ class UsageRecord:
     # The chat cache key of the request (`gateway.chat.cache.key`), None elsewhere: equal
     # hashes are the same question asked again (the sustainability reports' caching lead).
     prompt_hash: str | None = None
+    # The session an agent's request named (`X-Agent-Session`); None for other keys.
+    agent_session: str | None = None
 
     @property
     def total_tokens(self) -> int:
@@ -73,7 +75,7 @@ _COLUMNS = (
     "request_id, key_id, workspace_id, model, provider, endpoint, prompt_tokens, "
     "completion_tokens, audio_seconds, characters, pages, searches, bytes_stored, cost_usd, "
     "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, cache_savings_usd, "
-    "project, team, tags, created_at, created_epoch, prompt_hash"
+    "project, team, tags, created_at, created_epoch, prompt_hash, agent_session"
 )
 _INSERT = (
     f"INSERT INTO usage_records ({_COLUMNS}) VALUES ("

@@ -11,11 +11,13 @@ Cost and the metered units are counted per UTC day and month (settled plus reser
 concurrent requests see each other's estimates), cost also per session. A session is
 active while it has a request in flight or made one within `idle_s`. Requests and rpm
 refusals are kept for the last minute (monotonic clock). Spending loaded from the usage
-log (`baseline`) seeds the day and month when an agent is first seen by this process.
+log (`baseline`) seeds the day and month when an agent is first seen by this process,
+and a session's cost when the session is first seen (`seed_session`).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable
@@ -107,6 +109,7 @@ class Reservation:
     day: str
     month: str
     done: bool = False
+    hold_id: str = ""  # its name on the shared counters (`gateway.agents.shared`)
 
 
 def period_keys(wall: float) -> tuple[str, str]:
@@ -122,6 +125,7 @@ class MemoryCounters:
     clock: Clock = trio.current_time
     wall: Clock = time.time
     _tallies: dict[str, _Tally] = attrs.field(factory=dict)
+    _period_cache: tuple[int, str, str] = (-1, "", "")
 
     def known(self, agent_id: str) -> bool:
         return agent_id in self._tallies
@@ -130,8 +134,19 @@ class MemoryCounters:
         """Seed an agent first seen by this process with what the usage log holds."""
         if agent_id in self._tallies:
             return
-        day, month = period_keys(self.wall())
+        day, month = self._periods()
         self._tallies[agent_id] = _Tally(day, month, daily=daily, monthly=monthly)
+
+    def knows_session(self, agent_id: str, session: str) -> bool:
+        tally = self._tallies.get(agent_id)
+        return tally is not None and session in tally.sessions
+
+    def seed_session(self, agent_id: str, session: str, settled: float) -> None:
+        """Seed a session first seen by this process with its cost in the usage log; the
+        seeded session is not active until it makes a request."""
+        tally = self._tally(agent_id)
+        if session not in tally.sessions:
+            tally.sessions[session] = _Session(settled=settled, last_seen=-math.inf)
 
     def current(self, agent_id: str, session: str) -> Figures:
         tally = self._tally(agent_id)
@@ -212,7 +227,7 @@ class MemoryCounters:
 
     def _tally(self, agent_id: str) -> _Tally:
         """The agent's tally, moved on to today and this month."""
-        day, month = period_keys(self.wall())
+        day, month = self._periods()
         tally = self._tallies.get(agent_id)
         if tally is None:
             tally = self._tallies[agent_id] = _Tally(day, month)
@@ -221,6 +236,15 @@ class MemoryCounters:
         if tally.day != day:
             tally.day, tally.daily, tally.daily_reserved = day, Amounts(), Amounts()
         return tally
+
+    def _periods(self) -> tuple[str, str]:
+        """Today's and this month's keys, formatted once a day (a month changes only
+        when a day does), not three times a request."""
+        wall = self.wall()
+        number = int(wall // 86_400)
+        if self._period_cache[0] != number:
+            self._period_cache = (number, *period_keys(wall))
+        return self._period_cache[1], self._period_cache[2]
 
     def _active(self, session: _Session, now: float) -> bool:
         return session.in_flight > 0 or now - session.last_seen < self.idle_s

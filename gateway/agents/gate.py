@@ -76,24 +76,66 @@ async def admit_agent(
         raise invalid_api_key("This agent no longer exists.")
     if loaded.record.status == "suspended":
         raise suspended_error(loaded)
+    if book.shared is not None:
+        return await _admit_shared(book, loaded, session, amounts)
+    await book.seed_session(loaded, session)
     figures = book.counters.current(agent_id, session)
     refusal = check(loaded.limits, figures, amounts, book.counters.wall())
     if refusal is None:
         return book.counters.reserve(agent_id, session, amounts)
-    await _maybe_suspend(book, loaded, refusal)
+    refused = book.counters.refused_for_rpm(agent_id) if refusal.kind == "rpm" else 0
+    await _maybe_suspend(book, loaded, refusal, refused)
     raise refusal.error
 
 
-async def _maybe_suspend(book: AgentBook, loaded: Loaded, refusal: Refusal) -> None:
+async def _admit_shared(
+    book: AgentBook, loaded: Loaded, session: str, amounts: Amounts
+) -> Reservation:
+    """The same checks as one atomic script on the shared counters; the refusal is
+    built from the figures it saw, like in memory."""
+    assert book.shared is not None
+    record = loaded.record
+    figures, reservation, status = await book.shared.take(
+        record.id, record.key_id, session, loaded.limits, amounts
+    )
+    if reservation is not None:
+        return reservation
+    wall = book.counters.wall()
+    refusal = check(loaded.limits, figures, amounts, wall) or _at_boundary(status, loaded.limits)
+    await _maybe_suspend(book, loaded, refusal, figures.rpm_refusals)
+    raise refusal.error
+
+
+def _at_boundary(limit_type: str, limits: Limits) -> Refusal:
+    """The server's refusal when the same figures pass here (a float summed in another
+    order lands on the limit's other side): the limit it named."""
+    kind = {"requests_per_minute": "rpm", "concurrent_sessions": "sessions"}.get(
+        limit_type, "cost" if limit_type.startswith("cost") else "units"
+    )
+    codes = {"rpm": "rpm_exceeded", "sessions": "concurrent_limit_exceeded"}
+    codes["cost"] = "cost_limit_exceeded"
+    codes["units"] = "daily_limit_exceeded" if "daily" in limit_type else "monthly_limit_exceeded"
+    limit = limits.get(limit_type) or 0.0
+    error = ApiError(
+        429,
+        codes[kind],
+        f"This agent's {limit_type} of {limit:g} is reached.",
+        type="rate_limit_error",
+        limit_type=limit_type,
+        limit=limit,
+    )
+    return Refusal(error, kind)
+
+
+async def _maybe_suspend(book: AgentBook, loaded: Loaded, refusal: Refusal, refused: int) -> None:
+    """`refused`: the rpm refusals of the last minute, this one included."""
     rules = loaded.record.auto_suspend
     if refusal.kind == "cost" and rules.on_cost_limit:
         await auto_suspend(book, loaded, f"cost limit: {refusal.error.extra['limit_type']}")
-    elif refusal.kind == "rpm":
-        refused = book.counters.refused_for_rpm(loaded.record.id)
-        if rules.on_rpm_abuse and refused >= rules.abuse_threshold:
-            await auto_suspend(
-                book, loaded, f"rpm abuse: {refused} requests over the limit in a minute"
-            )
+    elif refusal.kind == "rpm" and rules.on_rpm_abuse and refused >= rules.abuse_threshold:
+        await auto_suspend(
+            book, loaded, f"rpm abuse: {refused} requests over the limit in a minute"
+        )
 
 
 def suspended_error(loaded: Loaded) -> ApiError:
@@ -158,10 +200,10 @@ def _sessions(limits: Limits, figures: Figures) -> Refusal | None:
 def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
     committed = (
         ("cost_per_session", figures.session_cost, None),
-        ("cost_daily", figures.daily.cost, next_midnight(wall)),
-        ("cost_monthly", figures.monthly.cost, next_month(wall)),
+        ("cost_daily", figures.daily.cost, next_midnight),
+        ("cost_monthly", figures.monthly.cost, next_month),
     )
-    for name, current, resets in committed:
+    for name, current, resets_at in committed:
         limit = limits[name]
         if limit is None or current < limit:
             continue
@@ -174,8 +216,8 @@ def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
             limit=limit,
             current=round(current, 6),
         )
-        if resets is not None:
-            error.extra["resets_at"] = resets
+        if resets_at is not None:  # formatted only for a refusal
+            error.extra["resets_at"] = resets_at(wall)
         return Refusal(error, "cost")
     return None
 

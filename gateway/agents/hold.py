@@ -49,7 +49,7 @@ class AgentHold:
     def _finish(self, amounts: Amounts) -> None:
         if self.reservation.done:
             return
-        self.book.counters.settle(self.reservation, amounts)
+        self.book.settle(self.reservation, amounts)
         self.book.notify(self.reservation.agent_id, self.reservation.session)
 
     def __enter__(self) -> AgentHold:

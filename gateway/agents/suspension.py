@@ -42,23 +42,15 @@ async def set_status(
 
     def change(db: sqlite_utils.Database) -> AgentRecord | None:
         with db.atomic():
-            current = agent_store.get(db, agent_id, workspace_id)
-            if current is None or current.status == status:
-                return current
-            changed = attrs.evolve(
-                current,
-                status=status,
-                suspended_reason=reason if status == "suspended" else None,
-                suspended_at=now if status == "suspended" else None,
-                updated_at=now,
-            )
-            agent_store.replace(db, changed)
-            audit.append(db, _event(changed, status, actor, reason, now))
+            done = agent_store.change_status(db, agent_id, workspace_id, status, reason, now)
+            changed = agent_store.get(db, agent_id, workspace_id)
+            if done and changed is not None:
+                audit.append(db, _event(changed, status, actor, reason, now))
             return changed
 
     record = await book.db.run(change)
     if record is not None:
-        await book.refresh(record)
+        await book.changed(record)
     return record
 
 

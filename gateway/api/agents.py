@@ -170,7 +170,7 @@ class AgentsApi:
             details={"limits": own, "auto_suspend": attrs.asdict(changed.auto_suspend)},
         )
         await audited(self.state, event, written(lambda d: agent_store.replace(d, changed)))
-        return json_response(render.agent(await self.state.agents.refresh(changed)))
+        return json_response(render.agent(await self.state.agents.changed(changed)))
 
     async def delete_agent(self, agent_id: str) -> Response:
         principal = await self._manager("create_api_keys")
@@ -216,10 +216,11 @@ class AgentsApi:
     async def agent_usage(self, agent_id: str) -> Response:
         principal = await self._manager("view_configuration")
         loaded = await self._loaded(principal, agent_id)
-        counters = self.state.agents.counters
+        book = self.state.agents
         session = request.args.get("session") or "default"
-        body = render.usage(loaded, counters.current(agent_id, session), session, counters.wall())
-        body["sessions"] = render.sessions(counters.sessions(agent_id))
+        figures = await book.figures(loaded, session)
+        body = render.usage(loaded, figures, session, book.counters.wall())
+        body["sessions"] = render.sessions(await book.session_rows(agent_id))
         return json_response(body)
 
     async def create_alert(self, agent_id: str) -> Response:

@@ -177,10 +177,13 @@ async def _ocr_chain(
 
 
 async def _uploader(state: AppState, record: FileRecord, stage: str) -> Principal:
-    """The uploading key: upstream work for a file is done, limited and billed in its name."""
+    """The uploading key (and an agent's session): upstream work for a file is done,
+    limited and billed in its name."""
     key = await state.db.run(lambda d: keys.get(d, record.key_id, record.workspace_id))
     if key is None or key.status != "active":
         raise StageFailed(stage, "the API key that uploaded the file is no longer active")
+    if record.agent_session is not None:  # an agent's upload: charged to its session
+        return Principal(key, agent_session=record.agent_session)
     return Principal(key)
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import attrs
 import trio
 
+from gateway.upstream.limits import Hold
 from store.blobs import BlobStore
 
 
@@ -30,6 +31,9 @@ class FilesRuntime:
 
     # Files queued or being processed by this process: the worker's sweep skips them.
     claimed: set[str] = attrs.field(factory=set)
+    # An agent's upload holds its processing's estimate until the worker starts on the
+    # file (`gateway.files.agent_admission`).
+    holds: dict[str, Hold] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         self.send, self.receive = trio.open_memory_channel[str](self.queue_size)
@@ -49,6 +53,18 @@ class FilesRuntime:
 
     def release(self, file_id: str) -> None:
         self.claimed.discard(file_id)
+        self.started(file_id)
+
+    def hold_until_started(self, file_id: str, hold: Hold) -> None:
+        """Keep an agent upload's reservation while its file waits for the worker."""
+        self.holds[file_id] = hold
+
+    def started(self, file_id: str) -> None:
+        """The worker starts on the file: the stages reserve for themselves now, so the
+        upload's reservation is given back (charged nothing)."""
+        hold = self.holds.pop(file_id, None)
+        if hold is not None:
+            hold.release()
 
     @classmethod
     def under(cls, data_dir: Path, *, queue_size: int, ocr_pages: int) -> FilesRuntime:

@@ -15,8 +15,8 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.files import agent_admission, render
 from gateway.files import input as file_input
-from gateway.files import render
 from gateway.files.metering import record_stored
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
@@ -24,6 +24,7 @@ from gateway.platform.state import AppState
 from gateway.uploads import integrity
 from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.upstream.facts import new_facts
+from gateway.upstream.limits import Hold
 from store import files as file_store
 from store.columns import new_id
 from store.files import FileRecord
@@ -48,15 +49,52 @@ async def upload(
     principal.require("files")
     facts = new_facts("files", principal, headers)
     runtime, quota = state.files, state.settings.files_quota_bytes
+    await agent_admission.precheck(state, principal)
     used = await state.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
     with upload_deadline(state.settings.upload_timeout_s):
         received = await _receive(state, chunks, boundary, quota_left=quota - used)
     try:
         form = file_input.upload_form(received.fields)
         await _check_integrity(received)
+        hold = await _admit(state, principal, received, form)
     except BaseException:
         runtime.blobs.discard(received.writer)
         raise
+    handed_over = False
+    try:
+        record = await _store(state, principal, received, form)
+        record_stored(state, facts, record)
+        if record.process_id is not None:
+            if hold is not None:  # given back when the worker starts on the file
+                runtime.hold_until_started(record.id, hold)
+                handed_over = True
+            await runtime.enqueue(record.id)
+    finally:
+        if hold is not None and not handed_over:
+            hold.release()
+    return render.file_object(record)
+
+
+async def _admit(
+    state: AppState, principal: Principal, received: Received, form: file_input.UploadForm
+) -> Hold | None:
+    """An agent's upload passes its agent's limits (`gateway.files.agent_admission`)."""
+    return await agent_admission.admit_upload(
+        state,
+        principal,
+        received.writer.path,
+        received.writer.size,
+        received.kind.name,
+        received.filename,
+        form.service,
+    )
+
+
+async def _store(
+    state: AppState, principal: Principal, received: Received, form: file_input.UploadForm
+) -> FileRecord:
+    """Move the blob into place and insert its row (under the workspace's quota)."""
+    runtime, quota = state.files, state.settings.files_quota_bytes
     record = _new_record(principal, received, form)
     async with runtime.blob_lock:
         digest = await trio.to_thread.run_sync(runtime.blobs.commit, received.writer)
@@ -66,10 +104,7 @@ async def upload(
         except file_store.QuotaExceededError:
             await _remove_unused_blob(state, digest)
             raise quota_exceeded(quota) from None
-    record_stored(state, facts, record)
-    if record.process_id is not None:
-        await runtime.enqueue(record.id)
-    return render.file_object(record)
+    return record
 
 
 async def _receive(
@@ -106,6 +141,8 @@ def _new_record(
         collection=options.collection,
         process_id=new_id("proc_") if options.wants_processing else None,
         language=options.language,
+        agent_id=agent_admission.agent_of(principal),
+        agent_session=principal.agent_session if agent_admission.agent_of(principal) else None,
     )
 
 

@@ -37,6 +37,8 @@ from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
     agent_alerts,
+    agent_counters,
+    agent_events,
     alert_evaluator,
     analytics_export,
     document_processing,
@@ -80,6 +82,8 @@ WORKERS: tuple[Worker, ...] = (
     # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
     shared_limits.run,
     key_events.run,
+    agent_events.run,  # agents (issue 18): agent and organisation-limit changes
+    agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
 )
 
 

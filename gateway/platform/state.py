@@ -7,6 +7,7 @@ import trio
 
 from gateway.agents.book import AgentBook
 from gateway.agents.counters import MemoryCounters
+from gateway.agents.shared import shared_agent_counters
 from gateway.analytics.runtime import ExportRuntime
 from gateway.chat.cache import ResponseCache
 from gateway.documents.runtime import DocumentsRuntime
@@ -61,6 +62,11 @@ class AppState:
     # limits in memory).
     redis: RedisClient | None = None
     shared_limits: SharedLimiter | None = None
+
+    def __attrs_post_init__(self) -> None:
+        # Agents (issue 18): with a Redis-protocol server their counters live there too.
+        if self.redis is not None and self.agents.shared is None:
+            self.agents.shared = shared_agent_counters(self.settings, self.redis, self.agents)
 
     @property
     def limiter(self) -> LimitBackend:

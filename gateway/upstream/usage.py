@@ -12,6 +12,7 @@ from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.resolve import Target
 from providers.types import Usage
+from store.keys import ApiKeyRecord
 from store.usage import UsageRecord
 
 
@@ -61,9 +62,18 @@ def record_usage(
         team=facts.labels.team,
         tags=facts.labels.tags,
         prompt_hash=prompt_hash,
+        agent_session=_agent_session(facts),
     )
     state.metrics.observe_usage(record)
     state.usage.submit(record)
+
+
+def _agent_session(facts: RequestFacts) -> str | None:
+    """An agent's session, kept so its cost is read back after a restart."""
+    credential = facts.principal.credential
+    if isinstance(credential, ApiKeyRecord) and credential.agent_id is not None:
+        return facts.principal.agent_session
+    return None
 
 
 @contextmanager

@@ -51,7 +51,7 @@ async def check(state: AppState, notice: Notice) -> None:
     loaded = await state.agents.get(agent_id)
     if loaded is None:
         return
-    figures = state.agents.counters.current(agent_id, notice.session)
+    figures = await state.agents.figures(loaded, notice.session)
     now = datetime.now(UTC)
     for crossing in list(crossings(alerts, loaded, figures, notice.session, now)):
         if not await _claim(state, crossing, now):

@@ -68,8 +68,10 @@ async def _serve(state: AppState, ids: trio.MemoryReceiveChannel[str]) -> None:
 
 
 async def _one(state: AppState, file_id: str) -> None:
-    """Process one file, then release its claim (whatever happened)."""
+    """Process one file, then release its claim (whatever happened). An agent upload's
+    reservation is given back first: the stages reserve their own shares."""
     try:
+        state.files.started(file_id)
         await _process_one(state, file_id)
     finally:
         state.files.release(file_id)

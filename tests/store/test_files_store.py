@@ -19,6 +19,7 @@ def db() -> sqlite_utils.Database:
     database.execute("PRAGMA foreign_keys = ON")
     assert apply_migrations(database, MIGRATIONS[:6]) == [1, 2, 3, 4, 5, 6]
     assert apply_migrations(database, MIGRATIONS[:7]) == [7]
+    apply_migrations(database)  # the later columns of `files` (the uploading agent)
     return database
 
 

@@ -66,7 +66,7 @@ class McpServer:
             return Reply(202, None, {})
         default = session_of(headers.get(AGENT_SESSION_HEADER))
         try:
-            value = self._dispatch(loaded, message, default)
+            value = await self._dispatch(loaded, message, default)
         except RpcError as exc:
             return Reply(200, protocol.error(message.id, exc.code, exc.message), {})
         return Reply(200, protocol.result(message.id, value), {SESSION_HEADER: session_id})
@@ -121,11 +121,11 @@ class McpServer:
         self._sessions.move_to_end(session_id)
         return session_id
 
-    def _dispatch(self, loaded: Loaded, message: Message, session: str) -> dict[str, Any]:
+    async def _dispatch(self, loaded: Loaded, message: Message, session: str) -> dict[str, Any]:
         if message.method == "ping":
             return {}
         if message.method == "tools/list":
             return {"tools": [tool.listing() for tool in tools.available(loaded)]}
         if message.method == "tools/call":
-            return tools.call(self.book, loaded, message.params, session)
+            return await tools.call(self.book, loaded, message.params, session)
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}.")

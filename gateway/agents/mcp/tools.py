@@ -16,6 +16,7 @@ import attrs
 
 from gateway.agents import render
 from gateway.agents.book import AgentBook, Loaded
+from gateway.agents.counters import Figures
 from gateway.agents.mcp.protocol import INVALID_PARAMS, RpcError
 
 SESSION_ARG = {
@@ -31,7 +32,7 @@ SESSION_ARG = {
 }
 NO_ARGS = {"type": "object", "properties": {}, "additionalProperties": False}
 
-Handler = Callable[[AgentBook, Loaded, str], dict[str, Any]]
+Handler = Callable[[AgentBook, Loaded, str, Figures], dict[str, Any]]
 
 
 @attrs.frozen
@@ -49,13 +50,11 @@ class Tool:
         }
 
 
-def _usage(book: AgentBook, loaded: Loaded, session: str) -> dict[str, Any]:
-    counters = book.counters
-    figures = counters.current(loaded.record.id, session)
-    return render.usage(loaded, figures, session, counters.wall())
+def _usage(book: AgentBook, loaded: Loaded, session: str, figures: Figures) -> dict[str, Any]:
+    return render.usage(loaded, figures, session, book.counters.wall())
 
 
-def _limits(book: AgentBook, loaded: Loaded, session: str) -> dict[str, Any]:
+def _limits(book: AgentBook, loaded: Loaded, session: str, figures: Figures) -> dict[str, Any]:
     body = render.agent(loaded)
     keep = ("id", "status", "limits", "limit_overrides", "organization_limits", "auto_suspend")
     return {name: body[name] for name in keep} | {"permissions": body["permissions"]}
@@ -88,7 +87,7 @@ def available(loaded: Loaded) -> list[Tool]:
     return [tool for tool in TOOLS if permitted(loaded.record.tools, tool.name)]
 
 
-def call(
+async def call(
     book: AgentBook, loaded: Loaded, params: Mapping[str, Any], default_session: str
 ) -> dict[str, Any]:
     """The `tools/call` result; an unknown or unpermitted tool and bad arguments are
@@ -107,7 +106,8 @@ def call(
     session = arguments.get("session", default_session)
     if not isinstance(session, str) or not session or len(session) > 200:
         raise RpcError(INVALID_PARAMS, "'session' must be a non-empty string.")
-    value = tool.handler(book, loaded, session)
+    figures = await book.figures(loaded, session)
+    value = tool.handler(book, loaded, session, figures)
     return {
         "content": [{"type": "text", "text": json.dumps(value, separators=(",", ":"))}],
         "structuredContent": value,
