@@ -24,6 +24,7 @@ import attrs
 import sqlite_utils
 
 from store import columns
+from store.vector_rows import VectorRows
 
 STATUSES = ("pending", "processing", "completed", "failed")
 
@@ -331,17 +332,6 @@ def chunks_by_rowid(db: sqlite_utils.Database, rowids: Sequence[int]) -> dict[in
     return {int(row[0]): _chunk(row[1:]) for row in rows}
 
 
-@attrs.frozen
-class VectorRows:
-    """Every embedded chunk of a workspace: rowids, their document ids, and the vectors
-    (float32 bytes, one after another, all of `width` components)."""
-
-    rowids: list[int]
-    document_ids: list[str]
-    vectors: list[bytes]
-    models: list[str]
-
-
 def workspace_vectors(
     db: sqlite_utils.Database, workspace_id: str, document_id: str | None = None
 ) -> VectorRows:
@@ -365,17 +355,41 @@ def workspace_vectors(
 def full_text(
     db: sqlite_utils.Database, workspace_id: str, match: str, *, limit: int
 ) -> list[tuple[int, float]]:
-    """(rowid, BM25 score, higher is better) of the workspace's best `limit` chunks for an
-    FTS5 `match` expression."""
+    """(rowid, BM25 score, higher is better) of the workspace's best `limit` completed chunks
+    for an FTS5 `match` expression.
+
+    FTS5 ranks the matches by itself (`ORDER BY rank LIMIT`: BM25 from the index alone, a
+    bounded heap, no row of `data_chunks` read), and only that window of best matches is
+    joined to its chunk and document to keep the workspace's completed ones. When other
+    workspaces' or unfinished chunks take places in the window, it grows (eightfold) until
+    `limit` remain or the matches run out, so the answer is the same as ranking only the
+    workspace's chunks."""
+    window = limit
+    while True:
+        ranked = db.execute(
+            "SELECT rowid, rank FROM data_chunks_fts WHERE data_chunks_fts MATCH ? "
+            "ORDER BY rank LIMIT ?",
+            [match, window],
+        ).fetchall()
+        kept = _completed_in_workspace(db, workspace_id, [int(r[0]) for r in ranked])
+        found = [(int(r[0]), -float(r[1])) for r in ranked if int(r[0]) in kept]
+        if len(found) >= limit or len(ranked) < window:
+            return found[:limit]
+        window *= 8
+
+
+def _completed_in_workspace(
+    db: sqlite_utils.Database, workspace_id: str, rowids: Sequence[int]
+) -> set[int]:
+    if not rowids:
+        return set()
     rows = db.execute(
-        "SELECT f.rowid, -bm25(data_chunks_fts) AS score FROM data_chunks_fts f "
-        "JOIN data_chunks c ON c.id = f.rowid "
-        "JOIN data_documents d ON d.id = c.document_id "
-        "WHERE data_chunks_fts MATCH ? AND c.workspace_id = ? AND d.status = 'completed' "
-        "ORDER BY bm25(data_chunks_fts) LIMIT ?",
-        [match, workspace_id, limit],
+        "SELECT c.id FROM data_chunks c JOIN data_documents d ON d.id = c.document_id "
+        "WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspace_id = ? "
+        "AND d.status = 'completed'",
+        [columns.to_json(list(rowids)), workspace_id],
     ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+    return {int(r[0]) for r in rows}
 
 
 def erase(

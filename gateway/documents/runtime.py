@@ -14,7 +14,7 @@ from pathlib import Path
 import attrs
 import trio
 
-from gateway.documents.vectors import VectorIndex
+from gateway.retrieval.vector_cache import VectorCache
 from store.blobs import BlobStore
 
 
@@ -25,7 +25,7 @@ class DocumentsRuntime:
     send: trio.MemorySendChannel[str] = attrs.field(init=False)
     receive: trio.MemoryReceiveChannel[str] = attrs.field(init=False)
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
-    index: VectorIndex = attrs.field(factory=VectorIndex)
+    index: VectorCache = attrs.field(factory=VectorCache)
     claimed: set[str] = attrs.field(factory=set)
 
     def __attrs_post_init__(self) -> None:
