@@ -344,12 +344,7 @@ def workspace_vectors(
         f"{one} ORDER BY c.id",
         [workspace_id] if document_id is None else [workspace_id, document_id],
     ).fetchall()
-    return VectorRows(
-        [int(r[0]) for r in rows],
-        [str(r[1]) for r in rows],
-        [bytes(r[2]) for r in rows],
-        [str(r[3]) for r in rows],
-    )
+    return VectorRows.of(rows)
 
 
 def full_text(

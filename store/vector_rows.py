@@ -8,6 +8,9 @@ are not comparable).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import attrs
 
 
@@ -17,3 +20,13 @@ class VectorRows:
     owners: list[str]
     vectors: list[bytes]
     spaces: list[str]
+
+    @classmethod
+    def of(cls, rows: Sequence[Sequence[Any]]) -> VectorRows:
+        """From query rows of (rowid, owner, vector, space)."""
+        return cls(
+            [int(r[0]) for r in rows],
+            [str(r[1]) for r in rows],
+            [bytes(r[2]) for r in rows],
+            [str(r[3]) for r in rows],
+        )

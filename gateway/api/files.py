@@ -7,7 +7,7 @@ from typing import cast
 
 from quart import Blueprint, Response, request, send_file
 
-from gateway.files import render, service
+from gateway.files import render, search, service
 from gateway.platform.multipart import boundary_of
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate, json_response, read_object
@@ -29,6 +29,12 @@ def files_blueprint(state: AppState) -> Blueprint:
             cast(Mapping[str, str], request.headers),
         )
         return json_response(body)
+
+    @bp.post("/v1/files/search")
+    async def search_files() -> Response:
+        principal = await authenticate(state)
+        body = await read_object()
+        return json_response(await search.search(state, principal, body))
 
     @bp.get("/v1/files")
     async def list_files() -> Response:

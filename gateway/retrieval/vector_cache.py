@@ -98,26 +98,28 @@ class VectorCache:
             self._cache[workspace_id] = snapshot
         return snapshot
 
-    async def add(self, workspace_id: str, load: Load) -> None:
-        """Add an owner's newly stored rows (`load()`); with no snapshot cached, only keep a
-        load under way from being cached without them."""
-        await self._update(workspace_id, load, None)
+    async def add(self, workspace_id: str, owner: str, load: Load) -> None:
+        """Put an owner's newly stored rows (`load()`) in place of any it had (a document or
+        file processed again); with no snapshot cached, only keep a load under way from
+        being cached without them."""
+        await self._update(workspace_id, load, owner)
 
     async def remove(self, workspace_id: str, owner: str) -> None:
         """Drop an erased owner's rows from the cached snapshot."""
         await self._update(workspace_id, None, owner)
 
-    async def _update(self, workspace_id: str, load: Load | None, owner: str | None) -> None:
+    async def _update(self, workspace_id: str, load: Load | None, owner: str) -> None:
         lock = self._locks.setdefault(workspace_id, trio.Lock())
         async with lock:
             self._versions[workspace_id] = self._versions.get(workspace_id, 0) + 1
             cached = self._cache.get(workspace_id)
             if cached is None:
                 return
-            if load is not None:
-                rows = await load()
-                updated = await trio.to_thread.run_sync(with_rows, cached, rows)
-            else:
-                assert owner is not None
+            if load is None:
                 updated = await trio.to_thread.run_sync(without, cached, owner)
+            else:
+                rows = await load()
+                updated = await trio.to_thread.run_sync(
+                    lambda: with_rows(without(cached, owner), rows)
+                )
             self._cache[workspace_id] = updated

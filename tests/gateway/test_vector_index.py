@@ -141,9 +141,10 @@ async def test_the_cache_updates_in_place_and_never_keeps_a_stale_load() -> None
     async def extra() -> VectorRows:
         return EXTRA
 
-    await cache.add("ws", extra)
+    await cache.add("ws", "c", extra)
+    await cache.add("ws", "c", extra)  # processed again: replaces, never doubles
     grown = await cache.snapshot("ws", load)
-    assert loads == 1 and set(grown.codes) == {"a", "b", "c"}
+    assert loads == 1 and set(grown.codes) == {"a", "b", "c"} and grown.spaces["m@p"].rows == 4
     await cache.remove("ws", "a")
     erased = await cache.snapshot("ws", load)
     assert loads == 1 and set(erased.codes) == {"b", "c"} and erased.spaces["m@p"].rows == 2
