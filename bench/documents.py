@@ -120,7 +120,7 @@ def search_latency(data_dir: Path, ids: list[str], queries: int, dims: int) -> d
         t1 = time.perf_counter()
         text = db.run_sync(lambda d, m=match: document_store.full_text(d, "default", m, limit=400))  # type: ignore[misc]
         t2 = time.perf_counter()
-        chosen = [rowid for rowid, _ in near[:5]] + [rowid for rowid, _ in text[:5]]
+        chosen = [rowid for rowid, _ in near[:5]] + [rowid for rowid, _, _ in text[:5]]
         db.run_sync(lambda d, c=chosen: document_store.chunks_by_rowid(d, c))  # type: ignore[misc]
         timings.append((time.perf_counter() - t0) * 1000)
         vector_ms.append((t1 - t0) * 1000)

@@ -349,42 +349,47 @@ def workspace_vectors(
 
 def full_text(
     db: sqlite_utils.Database, workspace_id: str, match: str, *, limit: int
-) -> list[tuple[int, float]]:
-    """(rowid, BM25 score, higher is better) of the workspace's best `limit` completed chunks
-    for an FTS5 `match` expression.
+) -> list[tuple[int, float, str]]:
+    """(rowid, BM25 score (higher is better), document id) of the workspace's best `limit`
+    completed chunks for an FTS5 `match` expression.
 
-    FTS5 ranks the matches by itself (`ORDER BY rank LIMIT`: BM25 from the index alone, a
-    bounded heap, no row of `data_chunks` read), and only that window of best matches is
-    joined to its chunk and document to keep the workspace's completed ones. When other
-    workspaces' or unfinished chunks take places in the window, it grows (eightfold) until
-    `limit` remain or the matches run out, so the answer is the same as ranking only the
-    workspace's chunks."""
-    window = limit
-    while True:
-        ranked = db.execute(
-            "SELECT rowid, rank FROM data_chunks_fts WHERE data_chunks_fts MATCH ? "
-            "ORDER BY rank LIMIT ?",
-            [match, window],
-        ).fetchall()
-        kept = _completed_in_workspace(db, workspace_id, [int(r[0]) for r in ranked])
-        found = [(int(r[0]), -float(r[1])) for r in ranked if int(r[0]) in kept]
-        if len(found) >= limit or len(ranked) < window:
-            return found[:limit]
-        window *= 8
+    FTS5 scores every match (`bm25()` from the index alone, no row of `data_chunks` read)
+    and the matches are ordered here: FTS5's own `ORDER BY rank` scores the same rows and
+    then seeks each again, which measured 35 ms against 21 ms for ~1,200 matches over
+    100,000 chunks (load average 14). The best matches are then joined to their chunk and
+    document, a window at a time, to keep the workspace's completed ones (the covering index
+    of migration 15: no chunk row is read): the window grows (eightfold) while other
+    workspaces' or unfinished chunks take places in it."""
+    scored = db.execute(
+        "SELECT rowid, bm25(data_chunks_fts) FROM data_chunks_fts WHERE data_chunks_fts MATCH ?",
+        [match],
+    ).fetchall()
+    ranked = sorted((float(r[1]), int(r[0])) for r in scored)  # bm25: lower is better
+    found: list[tuple[int, float, str]] = []
+    start, window = 0, limit
+    while len(found) < limit and start < len(ranked):
+        part = ranked[start : start + window]
+        kept = _completed_in_workspace(db, workspace_id, [rowid for _, rowid in part])
+        found.extend((rowid, -score, kept[rowid]) for score, rowid in part if rowid in kept)
+        start, window = start + window, window * 8
+    return found[:limit]
 
 
 def _completed_in_workspace(
     db: sqlite_utils.Database, workspace_id: str, rowids: Sequence[int]
-) -> set[int]:
+) -> dict[int, str]:
+    """Those of `rowids` that are chunks of the workspace's completed documents, with their
+    document's id."""
     if not rowids:
-        return set()
+        return {}
     rows = db.execute(
-        "SELECT c.id FROM data_chunks c JOIN data_documents d ON d.id = c.document_id "
+        "SELECT c.id, c.document_id FROM data_chunks c "
+        "JOIN data_documents d ON d.id = c.document_id "
         "WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspace_id = ? "
         "AND d.status = 'completed'",
         [columns.to_json(list(rowids)), workspace_id],
     ).fetchall()
-    return {int(r[0]) for r in rows}
+    return {int(r[0]): str(r[1]) for r in rows}
 
 
 def erase(

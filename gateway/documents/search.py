@@ -157,13 +157,9 @@ async def _text_ranking(
     found = await state.db.run(
         lambda d: document_store.full_text(d, workspace, match, limit=CANDIDATES * 4)
     )
-    chunks = await state.db.run(
-        lambda d: document_store.chunks_by_rowid(d, [rowid for rowid, _ in found])
-    )
     rank = 0
-    for rowid, score in found:
-        chunk = chunks.get(rowid)
-        if chunk is None or chunk.document_id not in documents:
+    for rowid, score, document_id in found:
+        if document_id not in documents:  # filtered out by the request
             continue
         hit = hits.setdefault(rowid, _Hit(rowid))
         hit.bm25 = score
