@@ -24,6 +24,7 @@ import attrs
 import sqlite_utils
 
 from store import columns
+from store.vector_rows import VectorRows
 
 STATUSES = ("pending", "processing", "completed", "failed")
 
@@ -331,17 +332,6 @@ def chunks_by_rowid(db: sqlite_utils.Database, rowids: Sequence[int]) -> dict[in
     return {int(row[0]): _chunk(row[1:]) for row in rows}
 
 
-@attrs.frozen
-class VectorRows:
-    """Every embedded chunk of a workspace: rowids, their document ids, and the vectors
-    (float32 bytes, one after another, all of `width` components)."""
-
-    rowids: list[int]
-    document_ids: list[str]
-    vectors: list[bytes]
-    models: list[str]
-
-
 def workspace_vectors(
     db: sqlite_utils.Database, workspace_id: str, document_id: str | None = None
 ) -> VectorRows:
@@ -354,28 +344,52 @@ def workspace_vectors(
         f"{one} ORDER BY c.id",
         [workspace_id] if document_id is None else [workspace_id, document_id],
     ).fetchall()
-    return VectorRows(
-        [int(r[0]) for r in rows],
-        [str(r[1]) for r in rows],
-        [bytes(r[2]) for r in rows],
-        [str(r[3]) for r in rows],
-    )
+    return VectorRows.of(rows)
 
 
 def full_text(
     db: sqlite_utils.Database, workspace_id: str, match: str, *, limit: int
-) -> list[tuple[int, float]]:
-    """(rowid, BM25 score, higher is better) of the workspace's best `limit` chunks for an
-    FTS5 `match` expression."""
-    rows = db.execute(
-        "SELECT f.rowid, -bm25(data_chunks_fts) AS score FROM data_chunks_fts f "
-        "JOIN data_chunks c ON c.id = f.rowid "
-        "JOIN data_documents d ON d.id = c.document_id "
-        "WHERE data_chunks_fts MATCH ? AND c.workspace_id = ? AND d.status = 'completed' "
-        "ORDER BY bm25(data_chunks_fts) LIMIT ?",
-        [match, workspace_id, limit],
+) -> list[tuple[int, float, str]]:
+    """(rowid, BM25 score (higher is better), document id) of the workspace's best `limit`
+    completed chunks for an FTS5 `match` expression.
+
+    FTS5 scores every match (`bm25()` from the index alone, no row of `data_chunks` read)
+    and the matches are ordered here: FTS5's own `ORDER BY rank` scores the same rows and
+    then seeks each again, which measured 35 ms against 21 ms for ~1,200 matches over
+    100,000 chunks (load average 14). The best matches are then joined to their chunk and
+    document, a window at a time, to keep the workspace's completed ones (the covering index
+    of migration 15: no chunk row is read): the window grows (eightfold) while other
+    workspaces' or unfinished chunks take places in it."""
+    scored = db.execute(
+        "SELECT rowid, bm25(data_chunks_fts) FROM data_chunks_fts WHERE data_chunks_fts MATCH ?",
+        [match],
     ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+    ranked = sorted((float(r[1]), int(r[0])) for r in scored)  # bm25: lower is better
+    found: list[tuple[int, float, str]] = []
+    start, window = 0, limit
+    while len(found) < limit and start < len(ranked):
+        part = ranked[start : start + window]
+        kept = _completed_in_workspace(db, workspace_id, [rowid for _, rowid in part])
+        found.extend((rowid, -score, kept[rowid]) for score, rowid in part if rowid in kept)
+        start, window = start + window, window * 8
+    return found[:limit]
+
+
+def _completed_in_workspace(
+    db: sqlite_utils.Database, workspace_id: str, rowids: Sequence[int]
+) -> dict[int, str]:
+    """Those of `rowids` that are chunks of the workspace's completed documents, with their
+    document's id."""
+    if not rowids:
+        return {}
+    rows = db.execute(
+        "SELECT c.id, c.document_id FROM data_chunks c "
+        "JOIN data_documents d ON d.id = c.document_id "
+        "WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspace_id = ? "
+        "AND d.status = 'completed'",
+        [columns.to_json(list(rowids)), workspace_id],
+    ).fetchall()
+    return {int(r[0]): str(r[1]) for r in rows}
 
 
 def erase(

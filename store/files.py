@@ -7,9 +7,9 @@ removes everything derived from it in one statement. The bytes are in the blob s
 (store/blobs.py): `delete` reports whether the blob is still named by another row, and the
 caller removes it when not.
 
-Vectors are stored as little-endian float32 blobs and searched exactly (a scan of one
-collection). This machine's stdlib `sqlite3` cannot load extensions such as sqlite-vec, and
-an exact scan over a collection's chunks is fast enough at the sizes one workspace uploads.
+Vectors are stored as little-endian float32 blobs, the source of the in-memory vector
+index the files search uses (`gateway.retrieval.vector_index`, shared with data documents;
+this machine's stdlib `sqlite3` cannot load extensions such as sqlite-vec).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import attrs
 import sqlite_utils
 
 from store import columns
+from store.vector_rows import VectorRows
 
 STATUSES = ("uploaded", "processing", "processed", "error")
 
@@ -350,3 +351,82 @@ def findings(db: sqlite_utils.Database, file_id: str) -> list[Finding]:
         )
         for r in rows
     ]
+
+
+def workspace_vectors(
+    db: sqlite_utils.Database, workspace_id: str, file_id: str | None = None
+) -> VectorRows:
+    """The vectors of the workspace's processed files (or of one of them), keyed by the
+    vector row's rowid, one embedding space per model."""
+    one = "" if file_id is None else " AND v.file_id = ?"
+    rows = db.execute(
+        "SELECT v.rowid, v.file_id, v.vector, v.model FROM file_vectors v "
+        "JOIN files f ON f.id = v.file_id WHERE f.workspace_id = ? AND f.status = 'processed'"
+        f"{one} ORDER BY v.rowid",
+        [workspace_id] if file_id is None else [workspace_id, file_id],
+    ).fetchall()
+    return VectorRows.of(rows)
+
+
+@attrs.frozen(kw_only=True)
+class SearchableFile:
+    id: str
+    filename: str
+    collection: str | None
+
+
+def searchable(
+    db: sqlite_utils.Database,
+    workspace_id: str,
+    *,
+    collection: str | None,
+    file_ids: Sequence[str] | None,
+) -> list[SearchableFile]:
+    """The workspace's processed files that have vectors, within a collection and/or among
+    some ids when asked."""
+    where = ["workspace_id = ?", "status = 'processed'"]
+    params: list[Any] = [workspace_id]
+    if collection is not None:
+        where.append("collection = ?")
+        params.append(collection)
+    if file_ids is not None:
+        where.append("id IN (SELECT value FROM json_each(?))")
+        params.append(columns.to_json(list(file_ids)))
+    rows = db.execute(
+        f"SELECT id, filename, collection FROM files WHERE {' AND '.join(where)} "
+        "AND EXISTS (SELECT 1 FROM file_vectors v WHERE v.file_id = files.id)",
+        params,
+    ).fetchall()
+    return [SearchableFile(id=r[0], filename=r[1], collection=r[2]) for r in rows]
+
+
+@attrs.frozen(kw_only=True)
+class VectorChunk:
+    file_id: str
+    chunk: Chunk
+
+
+def chunks_by_vector(db: sqlite_utils.Database, rowids: Sequence[int]) -> dict[int, VectorChunk]:
+    """The chunk each vector row (by rowid) embeds."""
+    rows = db.execute(
+        "SELECT v.rowid, c.file_id, c.idx, c.text, c.page, c.start_char, c.end_char, c.tokens, "
+        "c.embedding_id FROM file_vectors v JOIN file_chunks c "
+        "ON c.file_id = v.file_id AND c.idx = v.chunk_idx "
+        "WHERE v.rowid IN (SELECT value FROM json_each(?))",
+        [columns.to_json(list(rowids))],
+    ).fetchall()
+    return {
+        int(r[0]): VectorChunk(
+            file_id=r[1],
+            chunk=Chunk(
+                index=int(r[2]),
+                text=r[3],
+                page=int(r[4]),
+                start_char=int(r[5]),
+                end_char=int(r[6]),
+                tokens=int(r[7]),
+                embedding_id=r[8],
+            ),
+        )
+        for r in rows
+    }

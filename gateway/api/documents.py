@@ -6,8 +6,8 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event
+from gateway.api.uploading import upload_request
 from gateway.documents import render, search, service
-from gateway.platform.multipart import boundary_of
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate, json_response, read_object
 
@@ -17,11 +17,8 @@ def documents_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/data/documents")
     async def upload() -> Response:
-        principal = await authenticate(state)
-        principal.require("files")
-        boundary = boundary_of(request.headers.get("content-type"))
-        body = await service.upload(state, principal, aiter(request.body), boundary)
-        return json_response(body)
+        up = await upload_request(state)
+        return json_response(await service.upload(state, up.principal, up.chunks, up.boundary))
 
     @bp.get("/v1/data/documents")
     async def list_documents() -> Response:

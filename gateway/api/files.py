@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import cast
-
 from quart import Blueprint, Response, request, send_file
 
-from gateway.files import render, service
-from gateway.platform.multipart import boundary_of
+from gateway.api.uploading import upload_request
+from gateway.files import render, search, service
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate, json_response, read_object
 
@@ -18,17 +15,15 @@ def files_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/files")
     async def upload() -> Response:
-        principal = await authenticate(state)
-        principal.require("files")
-        boundary = boundary_of(request.headers.get("content-type"))
-        body = await service.upload(
-            state,
-            principal,
-            aiter(request.body),
-            boundary,
-            cast(Mapping[str, str], request.headers),
-        )
+        up = await upload_request(state)
+        body = await service.upload(state, up.principal, up.chunks, up.boundary, up.headers)
         return json_response(body)
+
+    @bp.post("/v1/files/search")
+    async def search_files() -> Response:
+        principal = await authenticate(state)
+        body = await read_object()
+        return json_response(await search.search(state, principal, body))
 
     @bp.get("/v1/files")
     async def list_files() -> Response:

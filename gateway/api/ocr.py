@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import cast
+from quart import Blueprint, Response
 
-from quart import Blueprint, Response, request
-
+from gateway.api.uploading import upload_request
 from gateway.ocr.service import serve_ocr
-from gateway.platform.multipart import boundary_of
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response
+from gateway.platform.web import json_response
 
 
 def ocr_blueprint(state: AppState) -> Blueprint:
@@ -18,11 +15,8 @@ def ocr_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/ocr")
     async def ocr() -> Response:
-        principal = await authenticate(state)
-        principal.require("files")
-        boundary = boundary_of(request.headers.get("content-type"))
-        headers = cast(Mapping[str, str], request.headers)
-        body = await serve_ocr(state, principal, aiter(request.body), boundary, headers)
+        up = await upload_request(state)
+        body = await serve_ocr(state, up.principal, up.chunks, up.boundary, up.headers)
         return json_response(body)
 
     return bp

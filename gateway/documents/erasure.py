@@ -1,11 +1,11 @@
 """Erasure: the one way a data document is removed, by request or by retention.
 
 In order: the store deletes the rows, chunks, vectors and index entries with secure_delete
-and rewrites the full-text index, the audit event in the same transaction; the vector cache
-forgets the workspace; the WAL is checkpointed and truncated; the blob is overwritten and
-unlinked. The steps after the transaction are cleanup that must not be skipped when the
-caller is cancelled (a client gone after the commit), so they run shielded, under a
-deadline.
+and rewrites the full-text index, the audit event in the same transaction; the in-memory
+vector index drops the document's rows (no rebuild); the WAL is checkpointed and truncated;
+the blob is overwritten and unlinked. The steps after the transaction are cleanup that
+must not be skipped when the caller is cancelled (a client gone after the commit), so they
+run shielded, under a deadline.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ async def erase_document(
             return None
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + CLEANUP_DEADLINE_S
-            runtime.index.invalidate(workspace_id)
+            await runtime.index.remove(workspace_id, document_id)
             await state.db.run(document_store.checkpoint)
             if erased.blob_unused:
                 await trio.to_thread.run_sync(runtime.blobs.shred, erased.sha256)

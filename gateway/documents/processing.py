@@ -77,6 +77,7 @@ async def process(state: AppState, record: DocumentRecord) -> None:
     workspace = record.workspace_id
     await state.documents.index.add(
         workspace,
+        record.id,
         lambda: state.db.run(lambda d: document_store.workspace_vectors(d, workspace, record.id)),
     )
 

@@ -2,7 +2,8 @@
 
 Two rankings of the chunks the caller may see (workspace, readable classifications, the
 request's filters, completed documents): cosine similarity of the query's embedding against
-the cached vector matrices (one per embedding space; the query is embedded by the provider
+the workspace's in-memory vector index (`gateway.retrieval.vector_index`, one space per
+embedding model; the query is embedded by the provider
 that embedded those documents, so it stays in their region), and BM25 from SQLite FTS5. They
 are fused by reciprocal rank (k = 60), which needs no score calibration between the two.
 With `rerank`, the best fused candidates are reordered by a rerank model through the
@@ -17,14 +18,16 @@ from typing import Any
 
 import attrs
 import numpy as np
+import trio
 
-from gateway.documents import access, vectors
+from gateway.documents import access
 from gateway.documents.processing import Failed, embed
 from gateway.documents.residency import EmbeddingTarget
 from gateway.documents.search_input import SearchParams, search_body
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
+from gateway.retrieval import vector_index
 from gateway.retrieval.rerank import serve_rerank
 from store import documents as document_store
 from store.documents import DocumentRecord
@@ -48,8 +51,7 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
     documents = await _documents(state, principal, params)
     hits: dict[int, _Hit] = {}
     if documents:
-        await _vector_ranking(state, principal, params, documents, hits)
-        await _text_ranking(state, principal, params, documents, hits)
+        await _rankings(state, principal, params, documents, hits)
     ranked = sorted(hits.values(), key=lambda h: (-h.fused, h.rowid))
     chosen = ranked[: params.top_k * 4 if params.rerank_model else params.top_k]
     chunks = await state.db.run(
@@ -82,6 +84,34 @@ async def _documents(
     }
 
 
+async def _rankings(
+    state: AppState,
+    principal: Principal,
+    params: SearchParams,
+    documents: Mapping[str, DocumentRecord],
+    hits: dict[int, _Hit],
+) -> None:
+    """Both rankings at once: the full-text query runs in the database's thread while the
+    query is embedded and the vector index is searched (fusion adds, so order is free).
+    A failure of either (the embedding's 502) is raised as itself, not as a group."""
+    failure: ApiError | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_text_ranking, state, principal, params, documents, hits)
+            await _vector_ranking(state, principal, params, documents, hits)
+    except* ApiError as group:
+        failure = next(e for e in _leaves(group) if isinstance(e, ApiError))
+    if failure is not None:
+        raise failure
+
+
+def _leaves(group: BaseExceptionGroup[ApiError]) -> list[BaseException]:
+    found: list[BaseException] = []
+    for error in group.exceptions:
+        found.extend(_leaves(error) if isinstance(error, BaseExceptionGroup) else [error])
+    return found
+
+
 async def _vector_ranking(
     state: AppState,
     principal: Principal,
@@ -93,10 +123,9 @@ async def _vector_ranking(
     snapshot = await state.documents.index.snapshot(
         workspace, lambda: state.db.run(lambda d: document_store.workspace_vectors(d, workspace))
     )
-    allowed = frozenset(documents)
+    wanted = snapshot.wanted(documents)
     for key, space in snapshot.spaces.items():
-        mask = snapshot.document_mask(space, allowed)
-        if not mask.any():
+        if not any(wanted[c] for c in space.counts):
             continue
         model, provider = key.rsplit("@", 1)
         try:
@@ -104,7 +133,10 @@ async def _vector_ranking(
         except Failed as exc:
             raise ApiError(502, "embedding_failed", str(exc), type="provider_error") from None
         query = np.frombuffer(raw[0], dtype="<f4").tolist()
-        for rank, (rowid, score) in enumerate(vectors.nearest(space, query, mask, CANDIDATES)):
+        found = await trio.to_thread.run_sync(
+            vector_index.nearest, space, query, wanted, CANDIDATES
+        )
+        for rank, (rowid, score) in enumerate(found):
             hit = hits.setdefault(rowid, _Hit(rowid))
             hit.vector = score
             hit.fused += 1.0 / (RRF_K + rank + 1)
@@ -125,13 +157,9 @@ async def _text_ranking(
     found = await state.db.run(
         lambda d: document_store.full_text(d, workspace, match, limit=CANDIDATES * 4)
     )
-    chunks = await state.db.run(
-        lambda d: document_store.chunks_by_rowid(d, [rowid for rowid, _ in found])
-    )
     rank = 0
-    for rowid, score in found:
-        chunk = chunks.get(rowid)
-        if chunk is None or chunk.document_id not in documents:
+    for rowid, score, document_id in found:
+        if document_id not in documents:  # filtered out by the request
             continue
         hit = hits.setdefault(rowid, _Hit(rowid))
         hit.bm25 = score

@@ -10,9 +10,8 @@ import attrs
 from gateway.documents.access import CLASSIFICATIONS
 from gateway.documents.input import metadata_object
 from gateway.platform.errors import invalid_request
+from gateway.retrieval.search_body import query_and_top_k
 
-MAX_QUERY_CHARS = 4000
-MAX_TOP_K = 50
 DEFAULT_RERANK_MODEL = "rerank-v3.5"
 _FIELDS = frozenset({"query", "top_k", "filters", "rerank"})
 _FILTERS = frozenset({"classification", "document_ids", "metadata"})
@@ -29,20 +28,7 @@ class SearchParams:
 
 
 def search_body(body: Mapping[str, Any]) -> SearchParams:
-    unknown = sorted(set(body) - _FIELDS)
-    if unknown:
-        raise invalid_request(f"Unknown field '{unknown[0]}'.", param=unknown[0])
-    query = body.get("query")
-    if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
-        raise invalid_request(
-            f"'query' must be a non-empty string of at most {MAX_QUERY_CHARS} characters.",
-            param="query",
-        )
-    top_k = body.get("top_k", 5)
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise invalid_request(
-            f"'top_k' must be an integer from 1 to {MAX_TOP_K}.", param="top_k", value=top_k
-        )
+    query, top_k = query_and_top_k(body, _FIELDS)
     filters = _filters(body.get("filters"))
     return SearchParams(
         query=query, top_k=top_k, rerank_model=_rerank(body.get("rerank")), **filters

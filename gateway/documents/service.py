@@ -54,7 +54,7 @@ async def upload(
         digest = await trio.to_thread.run_sync(runtime.blobs.commit, received.writer)
         record = _new_record(principal, received, form, digest)
         await state.db.run(lambda d: document_store.insert(d, record))
-    await runtime.enqueue(record.id)
+    await runtime.queue.enqueue(record.id)
     return render.document(record)
 
 

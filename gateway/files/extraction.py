@@ -10,6 +10,7 @@ OCR engine reads is the caller's choice (`ocr`), so extraction stays free of eng
 from __future__ import annotations
 
 import io
+import struct
 from collections.abc import Callable
 from pathlib import Path
 
@@ -115,7 +116,17 @@ def _csv(path: Path) -> list[str]:
         return ["\n".join("\t".join(row) for row in csv.reader(io.StringIO(handle.read())))]
 
 
+def _doc(path: Path) -> list[str]:
+    from gateway.files import word97
+
+    try:
+        return word97.read_text(path)
+    except (word97.WordError, OSError, struct.error) as exc:
+        raise ExtractionError(f"The Word 97 document cannot be read: {exc}") from None
+
+
 _READERS: dict[str, Callable[[Path], list[str]]] = {
+    "doc": _doc,
     "docx": _docx,
     "xlsx": _xlsx,
     "html": _html,

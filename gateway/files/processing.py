@@ -84,6 +84,12 @@ async def process(state: AppState, record: FileRecord) -> None:
     await state.db.run(
         lambda d: file_store.update(d, record.id, results=results, **_ended(progress, "processed"))
     )
+    workspace = record.workspace_id
+    await state.files.index.add(
+        workspace,
+        record.id,
+        lambda: state.db.run(lambda d: file_store.workspace_vectors(d, workspace, record.id)),
+    )
 
 
 def _ended(progress: _Progress, status: str, details: str | None = None) -> dict[str, Any]:

@@ -68,7 +68,7 @@ async def upload(
             if hold is not None:  # given back when the worker starts on the file
                 runtime.hold_until_started(record.id, hold)
                 handed_over = True
-            await runtime.enqueue(record.id)
+            await runtime.queue.enqueue(record.id)
     finally:
         if hold is not None and not handed_over:
             hold.release()

@@ -218,3 +218,23 @@ async def test_retention_expiry_erases_under_a_controlled_clock(
     log = (await http.get("/v1/management/audit-log?type=data_document.erased")).json()
     assert log["events"][0]["target"]["id"] == made["id"]
     assert log["events"][0]["details"]["reason"] == "retention"
+
+
+async def test_a_word_97_document_is_read_page_by_page(http: httpx.AsyncClient) -> None:
+    data = documents.word97(
+        ["Tenancy agreement.\nThe tenant pays rent monthly.", "Signed by both parties."],
+        compressed=False,
+    )
+    created = await upload(http, "lease.doc", data, chunking_strategy="paragraph")
+    done = await finished(http, created["id"])
+    assert done["status"] == "completed", done
+    assert done["mime_type"] == "application/msword"
+    page = (await http.get(f"{DOCS}/{created['id']}/chunks")).json()
+    contents = [(c["page_number"], c["content"]) for c in page["chunks"]]
+    assert contents[0] == (1, "Tenancy agreement.\nThe tenant pays rent monthly.\n1")
+    assert contents[-1] == (2, "Signed by both parties.\n2")
+    # An OLE file named .doc that is not a Word document fails with a reason.
+    broken = data.replace(b"W\x00o\x00r\x00d\x00D\x00o\x00c", b"X\x00o\x00r\x00d\x00D\x00o\x00c")
+    failed = await finished(http, (await upload(http, "other.doc", broken))["id"])
+    assert failed["status"] == "failed"
+    assert "no WordDocument stream" in failed["error_message"]

@@ -117,4 +117,4 @@ async def test_a_file_in_no_queue_is_found_by_the_sweep(
     ) as http:
         status = await processed(http, record.id)
     assert status["status"] == "processed"
-    assert running.state.files.claimed == set()
+    assert running.state.files.queue.claimed == set()

@@ -186,6 +186,17 @@ async def test_docx_and_xlsx_are_extracted(http: httpx.AsyncClient) -> None:
     assert sheet_text == "item\tcost\npaper\t12.5"
 
 
+async def test_a_word_97_doc_is_extracted(http: httpx.AsyncClient) -> None:
+    answer = await upload(
+        http, "memo.doc", documents.word97(["Première ligne.\nSecond line."]), process="true"
+    )
+    assert answer.status_code == 200, answer.text
+    status = await processed(http, answer.json()["id"])
+    assert status["status"] == "processed", status
+    text = (await http.get(f"/v1/files/{answer.json()['id']}/text")).json()["text"]
+    assert text == "Première ligne.\nSecond line.\n1"
+
+
 async def test_a_wav_is_transcribed_into_the_files_text(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:

@@ -16,6 +16,7 @@ from gateway.operator.apidoc import (
     Operation,
     Schema,
     arr,
+    closed,
     nullable,
     obj,
     query,
@@ -179,7 +180,46 @@ def _file_op(
     return Operation(summary, TAG, response, errors=ERRORS, media_type=media_type, query=params)
 
 
+SEARCH_REQUEST = closed(
+    ("query",),
+    query={"type": "string", "minLength": 1, "maxLength": 4000},
+    top_k={"type": "integer", "minimum": 1, "maximum": 50},
+    collection={"type": "string", "minLength": 1},
+    file_ids=arr(STR),
+    embedding_model={"type": "string", "minLength": 1},
+)
+
+SEARCH_RESPONSE = obj(
+    ("object", "query", "data"),
+    object={"const": "list"},
+    query=STR,
+    data=arr(
+        obj(
+            ("file_id", "chunk_index", "text", "page", "score", "embedding_model"),
+            file_id=STR,
+            filename=STR,
+            collection=nullable(STR),
+            chunk_index=INT,
+            text=STR,
+            page=INT,
+            start_char=INT,
+            end_char=INT,
+            score=NUM,
+            embedding_model=STR,
+        )
+    ),
+)
+
 FILE_OPERATIONS = {
+    "files.search_files": Operation(
+        "Nearest chunks of the workspace's vectorized files (beyond the spec)",
+        TAG,
+        SEARCH_RESPONSE,
+        request=SEARCH_REQUEST,
+        errors=(400, 401, 403, 408, 429, 502, 503, 504),
+        description="Cosine similarity through the in-memory vector index shared with data "
+        "documents; the query is embedded by each model that embedded a wanted file.",
+    ),
     "files.upload": Operation(
         "Upload a file (multipart), optionally queued for processing",
         TAG,

@@ -1,0 +1,122 @@
+"""POST /v1/files/search (beyond the spec): nearest chunks of the workspace's vectorized files.
+
+The files' vectors (`vectorize` at upload) are searched through the same in-memory vector
+index as the data documents (`gateway.retrieval.vector_index`): one index per workspace,
+one space per embedding model. The query is embedded through the gateway's embeddings
+service (limits, usage and cost apply) with each model that embedded a wanted file, and the
+hits of all spaces are ordered by cosine similarity. Only processed files of the caller's
+workspace are searched, narrowed by `collection` and `file_ids`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import trio
+
+from gateway.platform.auth import Principal
+from gateway.platform.errors import invalid_request
+from gateway.platform.state import AppState
+from gateway.retrieval import vector_index
+from gateway.retrieval.embeddings import serve_embeddings
+from gateway.retrieval.search_body import query_and_top_k
+from store import files as file_store
+
+_FIELDS = frozenset({"query", "top_k", "collection", "file_ids", "embedding_model"})
+
+
+@attrs.frozen(kw_only=True)
+class FileSearch:
+    query: str
+    top_k: int = 5
+    collection: str | None = None
+    file_ids: tuple[str, ...] | None = None
+    embedding_model: str | None = None
+
+
+def search_body(body: Mapping[str, Any]) -> FileSearch:
+    """Pure: the request body, validated."""
+    query, top_k = query_and_top_k(body, _FIELDS)
+    for name in ("collection", "embedding_model"):
+        value = body.get(name)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise invalid_request(f"'{name}' must be a non-empty string.", param=name)
+    ids = body.get("file_ids")
+    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        raise invalid_request("'file_ids' must be an array of file ids.", param="file_ids")
+    return FileSearch(
+        query=query,
+        top_k=top_k,
+        collection=body.get("collection"),
+        file_ids=None if ids is None else tuple(ids),
+        embedding_model=body.get("embedding_model"),
+    )
+
+
+async def search(state: AppState, principal: Principal, body: Mapping[str, Any]) -> dict[str, Any]:
+    principal.require("files")
+    params = search_body(body)
+    workspace = principal.workspace_id
+    files = await state.db.run(
+        lambda d: file_store.searchable(
+            d, workspace, collection=params.collection, file_ids=params.file_ids
+        )
+    )
+    by_id = {f.id: f for f in files}
+    snapshot = await state.files.index.snapshot(
+        workspace, lambda: state.db.run(lambda d: file_store.workspace_vectors(d, workspace))
+    )
+    wanted = snapshot.wanted(by_id)
+    found: list[tuple[float, int, str]] = []
+    for model, space in snapshot.spaces.items():
+        if params.embedding_model not in (None, model):
+            continue
+        if not any(wanted[c] for c in space.counts):
+            continue
+        query = await _embedded(state, principal, model, params.query)
+        near = await trio.to_thread.run_sync(
+            vector_index.nearest, space, query, wanted, params.top_k
+        )
+        found.extend((score, rowid, model) for rowid, score in near)
+    found.sort(key=lambda f: (-f[0], f[1]))
+    chosen = found[: params.top_k]
+    chunks = await state.db.run(
+        lambda d: file_store.chunks_by_vector(d, [rowid for _, rowid, _ in chosen])
+    )
+    data = [
+        _hit(score, model, chunks[rowid], by_id)
+        for score, rowid, model in chosen
+        if rowid in chunks and chunks[rowid].file_id in by_id
+    ]
+    return {"object": "list", "query": params.query, "data": data}
+
+
+async def _embedded(state: AppState, principal: Principal, model: str, text: str) -> list[float]:
+    """The query's vector by `model`, through the embeddings service in the caller's name
+    (its errors, such as a limit's 429, are the answer's)."""
+    answer = await serve_embeddings(state, principal, {"model": model, "input": [text]}, {})
+    return [float(x) for x in answer.body["data"][0]["embedding"]]
+
+
+def _hit(
+    score: float,
+    model: str,
+    found: file_store.VectorChunk,
+    files: Mapping[str, file_store.SearchableFile],
+) -> dict[str, Any]:
+    record = files[found.file_id]
+    chunk = found.chunk
+    return {
+        "file_id": record.id,
+        "filename": record.filename,
+        "collection": record.collection,
+        "chunk_index": chunk.index,
+        "text": chunk.text,
+        "page": chunk.page,
+        "start_char": chunk.start_char,
+        "end_char": chunk.end_char,
+        "score": round(score, 6),
+        "embedding_model": model,
+    }
