@@ -194,6 +194,8 @@ async def delete_file(state: AppState, principal: Principal, file_id: str) -> di
             )
         except LookupError:
             raise file_not_found(file_id) from None
+        with trio.CancelScope(shield=True):  # committed: the memory copy goes too
+            await state.files.index.remove(principal.workspace_id, file_id)
         if unused is not None:
             await trio.to_thread.run_sync(state.files.blobs.remove, unused)
     return render.deleted(file_id)

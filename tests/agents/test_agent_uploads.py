@@ -176,7 +176,8 @@ def test_an_uploads_hold_waits_for_the_worker_and_is_given_back_once(tmp_path: P
     assert hold.releases == 0
     runtime.started("file_a")  # the worker starts on it: the stages reserve for themselves
     assert hold.releases == 1 and runtime.holds == {}
-    runtime.release("file_a")  # the worker's end gives nothing back twice
+    runtime.queue.release("file_a")  # the worker's end gives nothing back twice
+    runtime.started("file_a")
     assert hold.releases == 1
 
 
