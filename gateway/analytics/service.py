@@ -18,6 +18,7 @@ from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from store import analytics
 from store.analytics import Dimension, Group
+from store.latency_sketch import Counts
 
 JSON = dict[str, Any]
 
@@ -60,7 +61,7 @@ async def _groups(
     )
 
 
-async def _sketches(state: AppState, scope: Scope) -> dict[str, list[tuple[int, int]]]:
+async def _sketches(state: AppState, scope: Scope) -> dict[str, Counts]:
     return await state.db.run(
         lambda d: analytics.latency_sketches(
             d, workspace_id=scope.workspace_id, since_epoch=scope.since, until_epoch=scope.until
@@ -72,9 +73,18 @@ async def usage(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
     query = scope.query
     dimension = query.dimension
-    series = await _groups(state, scope, (dimension,) if dimension else (), query.granularity)
+    series = await state.db.run(
+        lambda d: analytics.series_rows(
+            d,
+            workspace_id=scope.workspace_id,
+            since_epoch=scope.since,
+            until_epoch=scope.until,
+            bucket=query.granularity,
+            by=(dimension,) if dimension else (),
+        )
+    )
     sketch = analytics.merge_sketches(await _sketches(state, scope))
-    return render.usage_page(query, render.total(series), series, sketch)
+    return render.usage_page(query, series, sketch)
 
 
 async def models(state: AppState, scope: Scope) -> JSON:
