@@ -121,3 +121,16 @@ async def test_a_pipeline_refused_by_a_limit_is_recorded(
         (key["id"], 429, "gpt-4o-mini")
     ]
     assert rows[0]["error_code"] == refused.json()["error"]["code"]
+
+
+async def test_an_embeddings_request_for_an_unknown_model_is_recorded(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, http: httpx.AsyncClient
+) -> None:
+    with pytest.raises(openai.NotFoundError) as caught:
+        await client.embeddings.create(model="no-such-embedder", input="hello")
+    rows = await _records(gateway, "embeddings")
+    assert [(r["status"], r["error_code"], r["model"]) for r in rows] == [
+        (404, caught.value.code, "no-such-embedder")
+    ]
+    errors = (await http.get(f"{A}/errors")).json()
+    assert errors["by_type"]["invalid_request"] == 1
