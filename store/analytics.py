@@ -9,23 +9,30 @@ depends on the number of (day, key, model, provider, endpoint) combinations in t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import attrs
 import sqlite_utils
 
+from store import latency_sketch
+from store.latency_sketch import Counts
+
 Dimension = Literal["model", "provider", "key_id", "endpoint"]
 Bucket = Literal["hour", "day", "week", "month"]
 
-# The first instant of each bucket as text: hours as ISO times, weeks by their Monday,
-# months by their first day.
+# The first instant of each bucket: hours and days are the rollups' own `start_epoch`
+# (grouped as stored, in the primary key's order, and formatted once per bucket in
+# Python: `_LABEL_FORMAT`); weeks by their Monday, months by their first day, as text.
 _BUCKET_SQL: Mapping[Bucket, str] = {
-    "hour": "strftime('%Y-%m-%dT%H:00:00Z', start_epoch, 'unixepoch')",
-    "day": "date(start_epoch, 'unixepoch')",
+    "hour": "start_epoch",
+    "day": "start_epoch",
     "week": "date(start_epoch, 'unixepoch', '-6 days', 'weekday 1')",
     "month": "strftime('%Y-%m-01', start_epoch, 'unixepoch')",
 }
+_LABEL_FORMAT: Mapping[Bucket, str] = {"hour": "%Y-%m-%dT%H:00:00Z", "day": "%Y-%m-%d"}
 _DIMENSIONS: tuple[Dimension, ...] = ("model", "provider", "key_id", "endpoint")
 
 
@@ -56,16 +63,15 @@ class Sums:
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Sums) -> Sums:
-        return Sums(
-            *(
-                getattr(self, field.name) + getattr(other, field.name)
-                for field in attrs.fields(Sums)
-            )
-        )
+        return Sums(*map(operator.add, _values(self), _values(other)))
 
 
 _SUM_FIELDS = tuple(field.name for field in attrs.fields(Sums))
-_INTEGER_FIELDS = frozenset(f.name for f in attrs.fields(Sums) if f.type in ("int", int))
+_values = operator.attrgetter(*_SUM_FIELDS)
+_SUM_SQL = tuple(
+    f"coalesce(sum({f.name}), {'0' if f.type in ('int', int) else '0.0'})"
+    for f in attrs.fields(Sums)
+)
 
 
 @attrs.frozen
@@ -87,56 +93,108 @@ def rollup_groups(
 ) -> list[Group]:
     """A workspace's rollups in [since, until) summed per bucket and dimensions, in label
     order; no grouping gives one group (possibly of zeros)."""
+    rows = _grouped(db, _SUM_SQL, workspace_id, since_epoch, until_epoch, by, bucket)
+    width = len(by) + (1 if bucket else 0)
+    return [Group(row[:width], Sums(*row[width:])) for row in rows]
+
+
+SERIES_SQL = (
+    "coalesce(sum(requests), 0)",
+    "coalesce(sum(prompt_tokens), 0)",
+    "coalesce(sum(completion_tokens), 0)",
+    "coalesce(sum(cost_usd), 0.0)",
+)
+
+
+def series_rows(
+    db: sqlite_utils.Database,
+    *,
+    workspace_id: str,
+    since_epoch: int,
+    until_epoch: int,
+    bucket: Bucket,
+    by: Sequence[Dimension] = (),
+) -> list[tuple[Any, ...]]:
+    """The usage series as plain rows: (bucket, *dimensions, requests, prompt tokens,
+    completion tokens, cost), in label order. Only the four sums the series shows, and
+    no object per point: an hourly series of 30 days is thousands of points."""
+    return _grouped(db, SERIES_SQL, workspace_id, since_epoch, until_epoch, by, bucket)
+
+
+def _grouped(
+    db: sqlite_utils.Database,
+    sums: Sequence[str],
+    workspace_id: str,
+    since_epoch: int,
+    until_epoch: int,
+    by: Sequence[Dimension],
+    bucket: Bucket | None,
+) -> list[tuple[Any, ...]]:
+    """One grouped query over the smallest rollup that answers; labels as text."""
     if any(name not in _DIMENSIONS for name in by):
         raise ValueError(f"unknown dimensions {by}")
     labels = ([_BUCKET_SQL[bucket]] if bucket else []) + list(by)
-    # Periods are whole UTC days: only an hourly series needs the hourly rollups.
-    table = "usage_rollups" if bucket == "hour" else "usage_rollups_daily"
-    select = ", ".join([*labels, *(f"coalesce(sum({name}), 0)" for name in _SUM_FIELDS)])
     grouped = ""
     if labels:
         positions = ", ".join(str(i + 1) for i in range(len(labels)))
         grouped = f" GROUP BY {positions} ORDER BY {positions}"
     rows = db.execute(
-        f"SELECT {select} FROM {table} "
+        f"SELECT {', '.join([*labels, *sums])} FROM {_table(by, bucket)} "
         f"WHERE workspace_id = ? AND start_epoch >= ? AND start_epoch < ?{grouped}",
         [workspace_id, since_epoch, until_epoch],
     ).fetchall()
-    width = len(labels)
-    return [Group(tuple(str(v) for v in row[:width]), _sums(row[width:])) for row in rows]
+    if bucket is None or bucket not in _LABEL_FORMAT:
+        return [tuple(row) for row in rows]
+    label_of = _labeller(bucket)
+    return [(label_of(row[0]), *row[1:]) for row in rows]
 
 
-def _sums(values: Sequence[Any]) -> Sums:
-    typed: dict[str, Any] = {
-        name: int(value) if name in _INTEGER_FIELDS else float(value)
-        for name, value in zip(_SUM_FIELDS, values, strict=True)
-    }
-    return Sums(**typed)
+def _table(by: Sequence[Dimension], bucket: Bucket | None) -> str:
+    """The smallest rollup that answers: periods are whole UTC days, so only an hourly
+    series needs hourly rows, and only one per key needs the key's."""
+    if bucket != "hour":
+        return "usage_rollups_daily"
+    return "usage_rollups" if "key_id" in by else "usage_rollups_hourly"
+
+
+def _labeller(bucket: Bucket) -> Callable[[int], str]:
+    """Text of a group's first label: hours and days formatted once per distinct bucket."""
+    pattern = _LABEL_FORMAT[bucket]
+    cache: dict[int, str] = {}
+
+    def label(epoch: int) -> str:
+        text = cache.get(epoch)
+        if text is None:
+            text = cache[epoch] = datetime.fromtimestamp(epoch, UTC).strftime(pattern)
+        return text
+
+    return label
 
 
 def latency_sketches(
     db: sqlite_utils.Database, *, workspace_id: str, since_epoch: int, until_epoch: int
-) -> dict[str, list[tuple[int, int]]]:
-    """The period's merged latency sketch per provider: `(bucket, count)` in bucket order."""
+) -> dict[str, Counts]:
+    """The period's merged latency sketch per provider (one stored sketch per day read)."""
     rows = db.execute(
-        "SELECT provider, bucket, sum(count) FROM usage_latency_sketch "
-        "WHERE workspace_id = ? AND day_epoch >= ? AND day_epoch < ? "
-        "GROUP BY provider, bucket ORDER BY provider, bucket",
+        "SELECT provider, sketch FROM usage_latency_days "
+        "WHERE workspace_id = ? AND day_epoch >= ? AND day_epoch < ?",
         [workspace_id, since_epoch, until_epoch],
     ).fetchall()
-    sketches: dict[str, list[tuple[int, int]]] = {}
-    for provider, bucket, count in rows:
-        sketches.setdefault(provider, []).append((int(bucket), int(count)))
+    sketches: dict[str, Counts] = {}
+    for provider, blob in rows:
+        counts = sketches.get(provider)
+        if counts is None:
+            counts = sketches[provider] = latency_sketch.empty()
+        latency_sketch.add_blob(counts, blob)
     return sketches
 
 
-def merge_sketches(sketches: Mapping[str, Sequence[tuple[int, int]]]) -> list[tuple[int, int]]:
-    """Several sketches as one (bucket counts added), in bucket order."""
-    merged: dict[int, int] = {}
-    for sketch in sketches.values():
-        for bucket, count in sketch:
-            merged[bucket] = merged.get(bucket, 0) + count
-    return sorted(merged.items())
+def merge_sketches(sketches: Mapping[str, Counts]) -> Counts:
+    """Several sketches as one (bucket counts added)."""
+    merged = latency_sketch.empty()
+    for counts in sketches.values():
+        merged += counts
+    return merged
 
 
 @attrs.frozen

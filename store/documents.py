@@ -358,7 +358,7 @@ def full_text(
     then seeks each again, which measured 35 ms against 21 ms for ~1,200 matches over
     100,000 chunks (load average 14). The best matches are then joined to their chunk and
     document, a window at a time, to keep the workspace's completed ones (the covering index
-    of migration 15: no chunk row is read): the window grows (eightfold) while other
+    of migration 16: no chunk row is read): the window grows (eightfold) while other
     workspaces' or unfinished chunks take places in it."""
     scored = db.execute(
         "SELECT rowid, bm25(data_chunks_fts) FROM data_chunks_fts WHERE data_chunks_fts MATCH ?",

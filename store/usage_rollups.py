@@ -4,32 +4,23 @@ Analytics pages sum a period's traffic per hour, model, provider and key. Summin
 would cost time in proportion to the history read (millions of rows a month), so the usage
 writer adds every batch to `usage_rollups` (one row per hour, workspace, key, model,
 provider and endpoint), to `usage_rollups_daily` (the same per UTC day) and to
-`usage_latency_sketch` (successful requests' latencies per day, workspace and provider) as
-it inserts the raw rows: the rollups never disagree with the log they summarise.
-
-Percentiles come from the sketch, a DDSketch with relative accuracy `RELATIVE_ACCURACY`:
-bucket `i` holds latencies in (gamma^(i-1), gamma^i] with gamma = (1+a)/(1-a), and a
-quantile read from it is within a factor (1 +- a) of the exact nearest-rank value. Sketches
-of several days and providers merge by adding bucket counts, so a period's percentiles cost
-a few hundred rows, not a sort of every request.
+`usage_latency_days` (successful requests' latencies per day, workspace and provider, as
+one `store.latency_sketch` BLOB) as it inserts the raw rows: the rollups never disagree
+with the log they summarise.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
 import sqlite_utils
+
+from store import latency_sketch
 
 if TYPE_CHECKING:
     from store.usage import UsageRecord
-
-RELATIVE_ACCURACY = 0.01
-GAMMA = (1 + RELATIVE_ACCURACY) / (1 - RELATIVE_ACCURACY)
-LOG_GAMMA = math.log(GAMMA)
-ZERO_BUCKET = -1_000_000
-"""The bucket of latencies that are 0 ms (or less): read back as 0."""
 
 ErrorType = Literal["rate_limit", "timeout", "provider_error", "invalid_request"]
 ERROR_TYPES: tuple[ErrorType, ...] = ("rate_limit", "timeout", "provider_error", "invalid_request")
@@ -51,35 +42,6 @@ def error_type(status: int, error_code: str | None) -> ErrorType | None:
     if status >= 500:
         return "provider_error"
     return "invalid_request"
-
-
-def sketch_bucket(latency_ms: float) -> int:
-    """The sketch bucket of one latency."""
-    if latency_ms <= 0:
-        return ZERO_BUCKET
-    return math.ceil(math.log(latency_ms) / LOG_GAMMA)
-
-
-def bucket_value(bucket: int) -> float:
-    """The value a bucket stands for: within `RELATIVE_ACCURACY` of all it holds."""
-    if bucket == ZERO_BUCKET:
-        return 0.0
-    return 2 * GAMMA**bucket / (GAMMA + 1)
-
-
-def quantile(buckets: Sequence[tuple[int, int]], fraction: float) -> float | None:
-    """The nearest-rank quantile of a merged sketch (`(bucket, count)` in bucket order);
-    None for an empty one."""
-    total = sum(count for _, count in buckets)
-    if total == 0:
-        return None
-    rank = max(1, math.ceil(fraction * total))
-    seen = 0
-    for bucket, count in buckets:
-        seen += count
-        if seen >= rank:
-            return bucket_value(bucket)
-    return bucket_value(buckets[-1][0])
 
 
 _FIELDS = (
@@ -105,16 +67,30 @@ _OUTCOME_FIELD = {
     "provider_error": "provider_errors",
     "invalid_request": "invalid_requests",
 }
-_UPSERT_ROLLUP = (
-    f"INSERT INTO {{table}} ({', '.join(_KEY + _FIELDS)}) "
-    f"VALUES ({', '.join('?' for _ in _KEY + _FIELDS)}) "
-    f"ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET "
-    + ", ".join(f"{name} = {name} + excluded.{name}" for name in _FIELDS)
+_HOURLY_KEY = ("workspace_id", "start_epoch", "model", "provider", "endpoint")
+
+
+def _upsert(table: str, key: tuple[str, ...]) -> str:
+    return (
+        f"INSERT INTO {table} ({', '.join(key + _FIELDS)}) "
+        f"VALUES ({', '.join('?' for _ in key + _FIELDS)}) "
+        f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
+        + ", ".join(f"{name} = {name} + excluded.{name}" for name in _FIELDS)
+    )
+
+
+_UPSERTS = (
+    _upsert("usage_rollups", _KEY),
+    _upsert("usage_rollups_daily", _KEY),
+    _upsert("usage_rollups_hourly", _HOURLY_KEY),
 )
-_UPSERT_SKETCH = (
-    "INSERT INTO usage_latency_sketch (workspace_id, day_epoch, provider, bucket, count) "
-    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (workspace_id, day_epoch, provider, bucket) "
-    "DO UPDATE SET count = count + excluded.count"
+_READ_SKETCH = (
+    "SELECT sketch FROM usage_latency_days WHERE workspace_id = ? AND day_epoch = ? "
+    "AND provider = ?"
+)
+_WRITE_SKETCH = (
+    "INSERT OR REPLACE INTO usage_latency_days (workspace_id, day_epoch, provider, sketch) "
+    "VALUES (?, ?, ?, ?)"
 )
 
 
@@ -122,7 +98,8 @@ def add_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> No
     """Add records to the rollups (the caller holds the transaction of their insert)."""
     rollups: dict[tuple[str, int, str, str, str, str], list[float]] = {}
     daily: dict[tuple[str, int, str, str, str, str], list[float]] = {}
-    sketch: dict[tuple[str, int, str, int], int] = {}
+    hourly: dict[tuple[str, int, str, str, str], list[float]] = {}
+    slots: dict[tuple[str, int, str], list[int]] = {}
     for record in records:
         epoch = int(record.created_at.timestamp())
         names = (record.key_id, record.model, record.provider, record.endpoint)
@@ -130,19 +107,28 @@ def add_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> No
         _add(rollups.setdefault(hour, [0.0] * len(_FIELDS)), record)
         day = (record.workspace_id, epoch - epoch % 86400, *names)
         _add(daily.setdefault(day, [0.0] * len(_FIELDS)), record)
+        hour_model = (record.workspace_id, hour[1], record.model, record.provider, record.endpoint)
+        _add(hourly.setdefault(hour_model, [0.0] * len(_FIELDS)), record)
         if record.status < 400:
-            point = (
-                record.workspace_id,
-                epoch - epoch % 86400,
-                record.provider,
-                sketch_bucket(record.latency_ms),
-            )
-            sketch[point] = sketch.get(point, 0) + 1
-    for table, sums_by_key in (("usage_rollups", rollups), ("usage_rollups_daily", daily)):
-        db.conn.executemany(
-            _UPSERT_ROLLUP.format(table=table), [(*key, *sums) for key, sums in sums_by_key.items()]
-        )
-    db.conn.executemany(_UPSERT_SKETCH, [(*point, count) for point, count in sketch.items()])
+            point = (record.workspace_id, epoch - epoch % 86400, record.provider)
+            slots.setdefault(point, []).append(latency_sketch.slot_of(record.latency_ms))
+    groups: tuple[dict[Any, list[float]], ...] = (rollups, daily, hourly)
+    for statement, sums_by_key in zip(_UPSERTS, groups, strict=True):
+        db.conn.executemany(statement, [(*key, *sums) for key, sums in sums_by_key.items()])
+    for point, added in slots.items():
+        _add_to_sketch(db, point, added)
+
+
+def _add_to_sketch(
+    db: sqlite_utils.Database, point: tuple[str, int, str], slots: list[int]
+) -> None:
+    """Read, add to and write back one day's sketch (a batch touches a few of them)."""
+    counts = latency_sketch.empty()
+    row = db.conn.execute(_READ_SKETCH, point).fetchone()
+    if row is not None:
+        latency_sketch.add_blob(counts, row[0])
+    np.add.at(counts, slots, 1)
+    db.conn.execute(_WRITE_SKETCH, (*point, latency_sketch.encode(counts)))
 
 
 _INDEX = {name: i for i, name in enumerate(_FIELDS)}
@@ -168,7 +154,8 @@ def _add(sums: list[float], record: UsageRecord) -> None:
 REBUILD = (
     "DELETE FROM usage_rollups",
     "DELETE FROM usage_rollups_daily",
-    "DELETE FROM usage_latency_sketch",
+    "DELETE FROM usage_latency_days",
+    "DELETE FROM usage_rollups_hourly",
     """INSERT INTO usage_rollups
 SELECT workspace_id, CAST(created_epoch / 3600 AS INTEGER) * 3600, key_id, model, provider,
        endpoint, count(*), sum(status < 400), sum(status = 429),
@@ -191,14 +178,16 @@ SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, key_id, mod
        sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
        sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
 FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6""",
-    f"""INSERT INTO usage_latency_sketch
+    """INSERT INTO usage_latency_days
 SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, provider,
-       CASE WHEN latency_ms > 0 THEN CAST(ceil(ln(latency_ms) / {LOG_GAMMA!r}) AS INTEGER)
-            ELSE {ZERO_BUCKET} END,
-       count(*)
-FROM usage_records WHERE status < 400 GROUP BY 1, 2, 3, 4""",
+       latency_sketch(latency_ms)
+FROM usage_records WHERE status < 400 GROUP BY 1, 2, 3""",
+    f"""INSERT INTO usage_rollups_hourly
+SELECT workspace_id, start_epoch, model, provider, endpoint,
+       {", ".join(f"sum({name})" for name in _FIELDS)}
+FROM usage_rollups GROUP BY 1, 2, 3, 4, 5""",
 )
-"""Migration 14's backfill, as statements: rebuild every rollup from the raw log."""
+"""Migrations 14 and 15's backfill, as statements: rebuild every rollup from the raw log."""
 
 
 def rebuild(db: sqlite_utils.Database) -> None:

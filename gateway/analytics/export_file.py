@@ -4,8 +4,10 @@ worker calls it off the event loop).
 Sections: `usage` (every request), `errors` (the failed ones) and `costs` (per day,
 provider and model). JSON is one object with an array per section; CSV and Parquet are one
 table whose `section` column says which section a row belongs to, with the columns of
-every section (empty where a section has no such column). Parquet goes through pyarrow,
-one row group per page, so memory holds one page whatever the file's size.
+every section (empty where a section has no such column). Parquet goes through pyarrow
+(`export_parquet`), imported by the first Parquet export only: the library and its
+shared objects are ~36 MiB of resident memory a gateway that never writes Parquet does
+not need to hold.
 """
 
 from __future__ import annotations
@@ -14,32 +16,30 @@ import csv
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any, Protocol
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import IO, Any, Literal, Protocol
 
 Row = Mapping[str, Any]
 
-COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
-    ("section", pa.string()),
-    ("date", pa.string()),
-    ("created_at", pa.string()),
-    ("request_id", pa.string()),
-    ("key_id", pa.string()),
-    ("model", pa.string()),
-    ("provider", pa.string()),
-    ("endpoint", pa.string()),
-    ("status", pa.int64()),
-    ("error_code", pa.string()),
-    ("error_type", pa.string()),
-    ("requests", pa.int64()),
-    ("prompt_tokens", pa.int64()),
-    ("completion_tokens", pa.int64()),
-    ("cost_usd", pa.float64()),
-    ("cache_savings_usd", pa.float64()),
-    ("latency_ms", pa.float64()),
-    ("cache_hit", pa.bool_()),
+Kind = Literal["string", "int64", "float64", "bool"]
+COLUMNS: tuple[tuple[str, Kind], ...] = (
+    ("section", "string"),
+    ("date", "string"),
+    ("created_at", "string"),
+    ("request_id", "string"),
+    ("key_id", "string"),
+    ("model", "string"),
+    ("provider", "string"),
+    ("endpoint", "string"),
+    ("status", "int64"),
+    ("error_code", "string"),
+    ("error_type", "string"),
+    ("requests", "int64"),
+    ("prompt_tokens", "int64"),
+    ("completion_tokens", "int64"),
+    ("cost_usd", "float64"),
+    ("cache_savings_usd", "float64"),
+    ("latency_ms", "float64"),
+    ("cache_hit", "bool"),
 )
 NAMES = tuple(name for name, _ in COLUMNS)
 CONTENT_TYPES = {
@@ -110,33 +110,12 @@ class JsonSink:
         self._file.close()
 
 
-class ParquetSink:
-    SCHEMA = pa.schema(list(COLUMNS))
-
-    def __init__(self, path: Path) -> None:
-        self._writer = pq.ParquetWriter(str(path), self.SCHEMA, compression="zstd")
-        self._section = ""
-
-    def section(self, name: str) -> None:
-        self._section = name
-
-    def write(self, rows: Sequence[Row]) -> None:
-        if not rows:
-            return
-        data = {name: [row.get(name) for row in rows] for name in NAMES}
-        data["section"] = [self._section] * len(rows)
-        self._writer.write_table(pa.Table.from_pydict(data, schema=self.SCHEMA))
-
-    def close(self) -> None:
-        self._writer.close()
-
-    def abort(self) -> None:
-        self._writer.close()
-
-
 def open_sink(fmt: str, path: Path, header: Mapping[str, Any]) -> Sink:
     if fmt == "csv":
         return CsvSink(path)
     if fmt == "json":
         return JsonSink(path, header)
+    # Imported here: pyarrow only in a process that writes Parquet (module docstring).
+    from gateway.analytics.export_parquet import ParquetSink
+
     return ParquetSink(path)

@@ -12,12 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from gateway.analytics.input import AnalyticsQuery
 from store.analytics import Group, Sums
-from store.usage_rollups import ERROR_TYPES, quantile
+from store.latency_sketch import Counts, quantile
+from store.usage_rollups import ERROR_TYPES
 
 JSON = dict[str, Any]
-Sketch = Sequence[tuple[int, int]]
+Sketch = Counts
 CATEGORIES = ("chat", "embeddings", "audio", "other")
 
 
@@ -49,10 +52,7 @@ def avg_latency(sums: Sums) -> float | None:
 
 
 def total(groups: Iterable[Group]) -> Sums:
-    result = Sums()
-    for group in groups:
-        result = result + group.sums
-    return result
+    return total_of(group.sums for group in groups)
 
 
 def by_label(groups: Iterable[Group], index: int = 0) -> dict[str, Sums]:
@@ -69,39 +69,39 @@ def percentiles(sketch: Sketch) -> dict[str, float | None]:
     return {name: ms(quantile(sketch, q)) for name, q in levels}
 
 
-def usage_page(
-    query: AnalyticsQuery, totals: Sums, series: Sequence[Group], sketch: Sketch
-) -> JSON:
+def usage_page(query: AnalyticsQuery, series: Sequence[tuple[Any, ...]], sketch: Sketch) -> JSON:
     """/usage: totals with tokens and latency percentiles, and the series per bucket (and
-    group, when `group_by`)."""
+    group, when `group_by`): `series` rows are (bucket, [group], requests, prompt tokens,
+    completion tokens, cost), built into points with no object in between (an hourly
+    series of 30 days has thousands)."""
+    width = 2 if query.group_by is not None else 1
+    columns = list(zip(*series, strict=True))[width:] if series else [(), (), (), ()]
+    requests, prompt, completion, cost = (sum(column) for column in columns)
     return {
         "period": query.period.render(),
         "granularity": query.granularity,
         "group_by": query.group_by,
         "totals": {
-            "requests": totals.requests,
-            "tokens": {
-                "prompt": totals.prompt_tokens,
-                "completion": totals.completion_tokens,
-                "total": totals.tokens,
-            },
-            "cost_usd": usd(totals.cost_usd),
+            "requests": requests,
+            "tokens": {"prompt": prompt, "completion": completion, "total": prompt + completion},
+            "cost_usd": usd(cost),
             "latency_ms": percentiles(sketch),
         },
-        "data": [_usage_point(query, group) for group in series],
+        "data": _usage_points(query, series),
     }
 
 
-def _usage_point(query: AnalyticsQuery, group: Group) -> JSON:
-    point: JSON = {
-        "date": group.labels[0],
-        "requests": group.sums.requests,
-        "tokens": group.sums.tokens,
-        "cost_usd": usd(group.sums.cost_usd),
-    }
-    if query.group_by is not None:
-        point[query.dimension or ""] = group.labels[1]
-    return point
+def _usage_points(query: AnalyticsQuery, series: Sequence[tuple[Any, ...]]) -> list[JSON]:
+    if query.group_by is None:
+        return [
+            {"date": day, "requests": n, "tokens": p + c, "cost_usd": round(cost, 6)}
+            for day, n, p, c, cost in series
+        ]
+    name = query.dimension or ""
+    return [
+        {"date": day, name: label, "requests": n, "tokens": p + c, "cost_usd": round(cost, 6)}
+        for day, label, n, p, c, cost in series
+    ]
 
 
 def models_page(query: AnalyticsQuery, groups: Sequence[Group]) -> JSON:
@@ -206,7 +206,7 @@ def performance_page(
         "by_provider": {
             provider: {
                 "requests": sums.requests,
-                "latency_p50_ms": ms(quantile(sketches.get(provider, ()), 0.5)),
+                "latency_p50_ms": ms(_median(sketches, provider)),
                 "success_rate": ratio(sums.successes, sums.requests),
             }
             for provider, sums in sorted(per_provider.items())
@@ -214,11 +214,15 @@ def performance_page(
     }
 
 
+def _median(sketches: Mapping[str, Sketch], provider: str) -> float | None:
+    counts = sketches.get(provider)
+    return None if counts is None else quantile(counts, 0.5)
+
+
 def total_of(sums: Iterable[Sums]) -> Sums:
-    result = Sums()
-    for item in sums:
-        result = result + item
-    return result
+    """Column by column (one `Sums` built, not one per addition)."""
+    columns = list(zip(*map(attrs.astuple, sums), strict=True))
+    return Sums(*map(sum, columns)) if columns else Sums()
 
 
 def _reliability(sums: Sums) -> JSON:

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import attrs
+from sqlite_utils import Database
 
 from gateway.analytics import render
 from gateway.analytics.input import AnalyticsQuery
@@ -18,6 +19,7 @@ from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from store import analytics
 from store.analytics import Dimension, Group
+from store.latency_sketch import Counts
 
 JSON = dict[str, Any]
 
@@ -42,67 +44,82 @@ def today() -> date:
     return datetime.now(UTC).date()
 
 
-async def _groups(
-    state: AppState,
+def _groups(
+    d: Database,
     scope: Scope,
     by: tuple[Dimension, ...] = (),
     bucket: analytics.Bucket | None = None,
 ) -> list[Group]:
-    return await state.db.run(
-        lambda d: analytics.rollup_groups(
-            d,
-            workspace_id=scope.workspace_id,
-            since_epoch=scope.since,
-            until_epoch=scope.until,
-            by=by,
-            bucket=bucket,
-        )
+    return analytics.rollup_groups(
+        d,
+        workspace_id=scope.workspace_id,
+        since_epoch=scope.since,
+        until_epoch=scope.until,
+        by=by,
+        bucket=bucket,
     )
 
 
-async def _sketches(state: AppState, scope: Scope) -> dict[str, list[tuple[int, int]]]:
-    return await state.db.run(
-        lambda d: analytics.latency_sketches(
-            d, workspace_id=scope.workspace_id, since_epoch=scope.since, until_epoch=scope.until
-        )
+def _sketches(d: Database, scope: Scope) -> dict[str, Counts]:
+    return analytics.latency_sketches(
+        d, workspace_id=scope.workspace_id, since_epoch=scope.since, until_epoch=scope.until
     )
+
+
+def _series(d: Database, scope: Scope) -> list[tuple[Any, ...]]:
+    dimension = scope.query.dimension
+    return analytics.series_rows(
+        d,
+        workspace_id=scope.workspace_id,
+        since_epoch=scope.since,
+        until_epoch=scope.until,
+        bucket=scope.query.granularity,
+        by=(dimension,) if dimension else (),
+    )
+
+
+# Each page reads what it needs in one trip to the database thread.
 
 
 async def usage(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
-    query = scope.query
-    dimension = query.dimension
-    series = await _groups(state, scope, (dimension,) if dimension else (), query.granularity)
-    sketch = analytics.merge_sketches(await _sketches(state, scope))
-    return render.usage_page(query, render.total(series), series, sketch)
+    series, sketches = await state.db.run(lambda d: (_series(d, scope), _sketches(d, scope)))
+    return render.usage_page(scope.query, series, analytics.merge_sketches(sketches))
 
 
 async def models(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
-    return render.models_page(scope.query, await _groups(state, scope, ("model", "provider")))
+    groups = await state.db.run(lambda d: _groups(d, scope, ("model", "provider")))
+    return render.models_page(scope.query, groups)
 
 
 async def api_keys(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
-    groups = await _groups(state, scope, ("key_id",))
-    names = await state.db.run(lambda d: analytics.key_names(d, scope.workspace_id))
+    groups, names = await state.db.run(
+        lambda d: (_groups(d, scope, ("key_id",)), analytics.key_names(d, scope.workspace_id))
+    )
     return render.api_keys_page(scope.query, groups, names)
 
 
 async def costs(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
-    per_endpoint = await _groups(state, scope, ("provider", "endpoint"))
-    series = await _groups(state, scope, (), scope.query.granularity)
+    per_endpoint, series = await state.db.run(
+        lambda d: (
+            _groups(d, scope, ("provider", "endpoint")),
+            _groups(d, scope, (), scope.query.granularity),
+        )
+    )
     return render.costs_page(scope.query, per_endpoint, series)
 
 
 async def performance(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
-    per_provider = render.by_label(await _groups(state, scope, ("provider",)))
-    sketches = await _sketches(state, scope)
+    groups, sketches = await state.db.run(
+        lambda d: (_groups(d, scope, ("provider",)), _sketches(d, scope))
+    )
     merged = analytics.merge_sketches(sketches)
     return render.performance_page(
-        scope.query, per_provider, sketches, merged, _elapsed_minutes(scope)
+        scope.query, render.by_label(groups), sketches, merged, _elapsed_minutes(scope)
     )
 
 
@@ -116,12 +133,13 @@ def _elapsed_minutes(scope: Scope) -> float:
 
 async def errors(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
-    return render.errors_page(scope.query, await _groups(state, scope, ("provider", "model")))
+    groups = await state.db.run(lambda d: _groups(d, scope, ("provider", "model")))
+    return render.errors_page(scope.query, groups)
 
 
 async def cache(state: AppState, scope: Scope) -> JSON:
     await state.usage.flush()
-    groups = await _groups(state, scope, ("endpoint", "model"))
+    groups = await state.db.run(lambda d: _groups(d, scope, ("endpoint", "model")))
     chat = render.by_label([g for g in groups if g.labels[0] == "chat"], 1)
     return render.cache_page(scope.query, chat)
 

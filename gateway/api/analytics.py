@@ -16,6 +16,7 @@ from quart import Blueprint, Response, request
 from gateway.analytics import exports, service
 from gateway.analytics.input import parse_query
 from gateway.organization.roles import Action
+from gateway.platform import jsonio
 from gateway.platform.auth import Principal
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate_manager, json_response, read_object
@@ -39,7 +40,10 @@ def analytics_blueprint(state: AppState) -> Blueprint:
     async def page(read: Page, *, series: bool = False, groups: bool = False) -> Response:
         principal = await _caller(state, "view_analytics")
         query = parse_query(request.args, today=service.today(), series=series, groups=groups)
-        return json_response(await read(state, service.Scope(principal.workspace_id, query)))
+        figures = await read(state, service.Scope(principal.workspace_id, query))
+        # orjson (`jsonio.dumps`): an hourly series of 30 days is ~450 kB of numbers, which
+        # the stdlib encoder takes several times longer to write.
+        return Response(jsonio.dumps(figures), content_type="application/json")
 
     @bp.get(f"{A}/usage")
     async def usage() -> Response:

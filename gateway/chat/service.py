@@ -36,6 +36,7 @@ from gateway.chat.plan import (
 from gateway.chat.trip import Trip
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, StreamAnswer
+from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting, account, estimate_tokens
@@ -44,7 +45,7 @@ from gateway.upstream.engine import Served, call, open_stream
 from gateway.upstream.facts import new_facts
 from gateway.upstream.footprint_render import footprint_headers
 from gateway.upstream.limits import Hold
-from gateway.upstream.usage import record_usage, recording_refusal
+from gateway.upstream.usage import record_refusal, record_usage, unplanned
 from providers.catalog import CostBreakdown
 from providers.types import ChatResult, Usage
 
@@ -93,7 +94,12 @@ class ChatAnswering:
         state, principal = self._state, self._principal
         principal.require("chat")
         facts = new_facts("chat", principal, self._headers)
-        trip = plan_trip(state, facts, parse_chat_body(self._body), self._headers, self._body)
+        try:
+            trip = plan_trip(state, facts, parse_chat_body(self._body), self._headers, self._body)
+        except ApiError as error:  # refused before planning (its body, its model): recorded
+            model = self._body.get("model") if isinstance(self._body, dict) else None
+            record_refusal(state, facts, unplanned(model), error)
+            raise
         cache = cache_plan(state, trip)
         trip = attrs.evolve(trip, prompt_hash=cache.key if cache else prompt_key(trip))
         hold = await _admit(state, trip)
@@ -109,7 +115,7 @@ class ChatAnswering:
 async def _admit(state: AppState, trip: Trip) -> Hold:
     """Take the request's share of the key's limits (or wait, with `queue`); 429 if none
     (and the refusal is recorded, so analytics count rate-limit hits)."""
-    with recording_refusal(state, trip.facts, trip.target):
+    try:
         return await admit(
             state,
             trip.principal,
@@ -118,6 +124,10 @@ async def _admit(state: AppState, trip: Trip) -> Hold:
             max_tokens=trip.params.request.max_tokens,
             plan=lambda: chain_plan(state, trip),
         )
+    except ApiError as error:
+        if error.status == 429:
+            record_refusal(state, trip.facts, trip.target, error)
+        raise
 
 
 def _decided(trip: Trip, served: Served[Any]) -> Trip:

@@ -35,7 +35,7 @@ from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import Plan, plan_named
 from gateway.upstream.resolve import Target, target_of
-from gateway.upstream.usage import record_usage
+from gateway.upstream.usage import record_usage, recording_refusal, unplanned
 from providers.base import Provider
 from providers.local import ocr as local_ocr
 from providers.ocr_types import OcrRequest, OcrResult
@@ -129,15 +129,16 @@ async def _read(
     sources: list[local_ocr.PageSource],
 ) -> tuple[Target, OcrResult, float]:
     """Mistral through the engine when it can serve, else (or after its failure) local."""
-    hold = await admit(
-        state,
-        facts.principal,
-        ServiceOptions(),
-        prompt_tokens=0,
-        max_tokens=0,
-        plan=lambda: _pricing(state, request),
-        usage=Usage(pages=len(sources)),
-    )
+    with recording_refusal(state, facts, unplanned(request.model)):
+        hold = await admit(
+            state,
+            facts.principal,
+            ServiceOptions(),
+            prompt_tokens=0,
+            max_tokens=0,
+            plan=lambda: _pricing(state, request),
+            usage=Usage(pages=len(sources)),
+        )
     with hold:
         active = state.registry.active_ids(facts.principal.workspace_id)
         if request.model != LOCAL_MODEL and MISTRAL_PROVIDER in active:

@@ -44,6 +44,7 @@ from gateway.upstream.admission import admit, settle
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
+from gateway.upstream.usage import recording_refusal
 from providers.audio_codec import Pcm, codec_for, encode
 from providers.audio_types import PCM_RATE, AudioClip
 from providers.types import Usage
@@ -161,14 +162,15 @@ async def prepare(
     stages = await prepare_stages(
         state, principal, headers, template, clip, response_format=response_format
     )
-    hold = await admit(
-        state,
-        principal,
-        ServiceOptions(),
-        prompt_tokens=stages.prompt_estimate,
-        max_tokens=template.llm.max_tokens,
-    )
     facts = new_facts(ENDPOINT, principal, headers)
+    with recording_refusal(state, facts, stages.planned_llm_target):
+        hold = await admit(
+            state,
+            principal,
+            ServiceOptions(),
+            prompt_tokens=stages.prompt_estimate,
+            max_tokens=template.llm.max_tokens,
+        )
     event = audit_event if template.kind == "scribe" else None
     return Prepared(str(uuid.uuid4()), state, facts, template, stages, hold, event)
 
@@ -276,13 +278,14 @@ async def session_turns(
         clip: AudioClip, history: Sequence[Mapping[str, str]]
     ) -> AsyncGenerator[Stages, None]:
         stages = base.with_clip(clip, history)
-        hold = await admit(
-            state,
-            principal,
-            ServiceOptions(),
-            prompt_tokens=stages.prompt_estimate,
-            max_tokens=template.llm.max_tokens,
-        )
+        with recording_refusal(state, facts, stages.planned_llm_target):
+            hold = await admit(
+                state,
+                principal,
+                ServiceOptions(),
+                prompt_tokens=stages.prompt_estimate,
+                max_tokens=template.llm.max_tokens,
+            )
         try:
             yield stages
         finally:

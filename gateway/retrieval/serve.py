@@ -14,6 +14,7 @@ from typing import Generic, Protocol, TypeVar
 import attrs
 
 from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.admission import admit, settle
@@ -22,7 +23,7 @@ from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import plan_named
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage, recording_refusal
+from gateway.upstream.usage import record_refusal, record_usage, recording_refusal, unplanned
 from providers.base import Provider
 from providers.catalog import ModelInfo
 from providers.types import Usage
@@ -75,19 +76,23 @@ async def serve_retrieval(
     it), `operation` is the upstream call, `usage_of` measures what the answer used.
     Raises `ApiError` for client mistakes and upstream failures; cancellation closes the
     upstream call and propagates."""
-    plan = plan_named(
-        state,
-        principal,
-        model=params.model,
-        provider=params.provider,
-        fallbacks=params.service.fallbacks,
-        capability=capability,
-        service=params.service,
-        catalog_fallbacks=False,
-    )
-    for target in plan.targets:
-        check(params, target.info)
     facts = new_facts(endpoint, principal, headers)
+    try:
+        plan = plan_named(
+            state,
+            principal,
+            model=params.model,
+            provider=params.provider,
+            fallbacks=params.service.fallbacks,
+            capability=capability,
+            service=params.service,
+            catalog_fallbacks=False,
+        )
+        for target in plan.targets:
+            check(params, target.info)
+    except ApiError as error:  # refused before any call (its model, its input): recorded
+        record_refusal(state, facts, unplanned(params.model), error)
+        raise
     with recording_refusal(state, facts, plan.primary):
         hold = await admit(
             state, principal, params.service, prompt_tokens=tokens(params), max_tokens=0, plan=plan

@@ -76,17 +76,31 @@ def _agent_session(facts: RequestFacts) -> str | None:
     return None
 
 
+def record_refusal(state: AppState, facts: RequestFacts, target: Target, error: ApiError) -> None:
+    """A request refused with `error` before any provider answered it (a limit's 429, or a
+    4xx for its body or parameters): a record with that status and code, metering nothing,
+    so rate-limit hits and error rates count it. A plain call in the caller's `except`
+    block: the chat path pays nothing for it when nothing is refused."""
+    nothing = account(
+        state.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
+    )
+    record_usage(state, facts, target, nothing, status=error.status, error_code=error.code)
+
+
+def unplanned(model: object) -> Target:
+    """The target of a request refused before it was planned: the model it named (when it
+    named one as text), no provider."""
+    name = model if isinstance(model, str) else ""
+    return Target(provider_id="", model_id=name, upstream_model=name, info=None)
+
+
 @contextmanager
 def recording_refusal(state: AppState, facts: RequestFacts, target: Target) -> Iterator[None]:
-    """Around admission: a request the limits refuse (429) leaves a record with that
-    status and the limit's code, metering nothing, so rate-limit hits and error rates
-    count it. The error goes on unchanged."""
+    """Around admission: a request the limits refuse (429) is recorded (`record_refusal`);
+    the error goes on unchanged. (The chat path calls `record_refusal` itself.)"""
     try:
         yield
     except ApiError as error:
         if error.status == 429:
-            nothing = account(
-                state.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
-            )
-            record_usage(state, facts, target, nothing, status=429, error_code=error.code)
+            record_refusal(state, facts, target, error)
         raise

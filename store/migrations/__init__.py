@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import sqlite_utils
 
+from store import latency_sketch
 from store.columns import to_iso
 
 _MODULE_NAME = re.compile(r"v(\d+)_\w+")
@@ -64,8 +65,10 @@ def apply_migrations(
 ) -> list[int]:
     """Apply the migrations not yet recorded; return the versions applied now.
 
-    Idempotent: a second call on the same database applies nothing.
+    Idempotent: a second call on the same database applies nothing. The SQL functions
+    the scripts may call (`latency_sketch`) are defined on the connection first.
     """
+    latency_sketch.register(db.conn)
     _check_ordering(migrations)
     applied_up_to = current_version(db)
     known = migrations[-1][0] if migrations else 0

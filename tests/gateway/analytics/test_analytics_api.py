@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from gateway.platform.server import RunningGateway
+from store.latency_sketch import RELATIVE_ACCURACY
 from store.usage import UsageRecord, insert_records
-from store.usage_rollups import RELATIVE_ACCURACY
 from tests.gateway.analytics import usage_set as u
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.org_world import build_world

@@ -10,7 +10,8 @@ import pytest
 
 from gateway.analytics.period import Period, parse_period
 from gateway.platform.errors import ApiError
-from store.usage_rollups import RELATIVE_ACCURACY, ZERO_BUCKET, quantile, sketch_bucket
+from store import latency_sketch
+from store.latency_sketch import RELATIVE_ACCURACY, quantile, slot_of
 
 TODAY = date(2026, 3, 15)
 
@@ -57,15 +58,31 @@ def test_bad_periods(values: dict[str, object], param: str) -> None:
 def test_sketch_quantiles_stay_within_the_stated_relative_error() -> None:
     rand = random.Random(7)
     values = [rand.lognormvariate(5, 1.5) for _ in range(20_000)] + [0.0] * 50
-    counts: dict[int, int] = {}
+    counts = latency_sketch.empty()
     for value in values:
-        counts[sketch_bucket(value)] = counts.get(sketch_bucket(value), 0) + 1
-    sketch = sorted(counts.items())
+        counts[slot_of(value)] += 1
     ordered = sorted(values)
     for fraction in (0.001, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0):
         exact = ordered[max(1, math.ceil(fraction * len(ordered))) - 1]
-        got = quantile(sketch, fraction)
+        got = quantile(counts, fraction)
         assert got is not None
         assert abs(got - exact) <= RELATIVE_ACCURACY * exact, (fraction, got, exact)
-    assert quantile([], 0.5) is None
-    assert sketch[0][0] == ZERO_BUCKET and quantile(sketch, 0.001) == 0.0
+    assert quantile(latency_sketch.empty(), 0.5) is None
+    assert counts[0] == 50 and quantile(counts, 0.001) == 0.0
+
+
+def test_a_stored_sketch_holds_its_non_empty_slots_and_merges_by_adding() -> None:
+    one, two = latency_sketch.empty(), latency_sketch.empty()
+    for value in (0.5, 3.0, 3.0, 250.0):
+        one[slot_of(value)] += 1
+    for value in (0.0, 1e9, 120.0):
+        two[slot_of(value)] += 1
+    blob = latency_sketch.encode(one)
+    assert blob is not None
+    # int32 first slot, then one uint32 per slot from the first to the last non-empty one
+    assert len(blob) == 4 + 4 * (slot_of(250.0) - slot_of(0.5) + 1)
+    assert latency_sketch.encode(latency_sketch.empty()) is None
+    merged = latency_sketch.merge([blob, latency_sketch.encode(two) or b""])
+    assert (merged == one + two).all() and int(merged.sum()) == 7
+    # beyond the range: counted in the last slot (2.8 hours), not lost
+    assert slot_of(1e9) == latency_sketch.SLOTS - 1
