@@ -76,7 +76,7 @@ VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
     "openai": ("openai_audio",),
     "elevenlabs": ("elevenlabs_tts", "elevenlabs_ws"),
     "mistral": ("mistral_audio",),
-    "google": ("google_tts",),
+    "google": ("google_stt", "google_tts"),
 }
 
 
