@@ -142,3 +142,12 @@ async def test_a_silent_socket_meets_the_gateway_deadline(
         response = await http.post("/v1/audio/speech", json=body, timeout=20)
     assert response.status_code == 504, response.text
     assert response.json()["error"]["code"] == "provider_timeout"
+
+
+async def test_an_unknown_transport_is_refused(http: httpx.AsyncClient) -> None:
+    response = await http.patch(
+        "/v1/management/providers/elevenlabs", json={"settings": {"speech_transport": "pigeon"}}
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["param"] == "settings.speech_transport"
