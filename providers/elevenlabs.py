@@ -16,7 +16,10 @@ from typing import Any
 
 import attrs
 
+from providers.audio_types import SpeechRequest
+from providers.base import AudioStream
 from providers.elevenlabs_speech import ElevenLabsSpeech
+from providers.elevenlabs_ws import TRANSPORT_SETTING, ElevenLabsWebSocket
 from providers.errors import (
     AuthenticationFailed,
     InvalidUpstreamRequest,
@@ -135,9 +138,17 @@ def map_elevenlabs_error(
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class ElevenLabsProvider(ElevenLabsSpeech):
-    """Speech synthesis (`providers.elevenlabs_speech`), model and voice listing on
-    ElevenLabs; every other operation is `Unsupported`."""
+class ElevenLabsProvider(ElevenLabsSpeech, ElevenLabsWebSocket):
+    """Speech synthesis (`providers.elevenlabs_speech` over HTTP, or
+    `providers.elevenlabs_ws` over the stream-input WebSocket when the provider's
+    `speech_transport` setting is "websocket"), model and voice listing on ElevenLabs;
+    every other operation is `Unsupported`."""
+
+    def speech_stream(self, request: SpeechRequest) -> AudioStream:  # type: ignore[override]
+        # (the HTTP mixin's is an `asynccontextmanager`; both are `AudioStream`s)
+        if self.endpoint.settings.get(TRANSPORT_SETTING) == "websocket":
+            return self.speech_stream_ws(request)
+        return super().speech_stream(request)
 
     def auth_headers(self) -> dict[str, str]:
         return {"xi-api-key": self.endpoint.api_key}

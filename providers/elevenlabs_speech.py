@@ -30,7 +30,8 @@ def output_format(request: SpeechRequest) -> str:
     return NATIVE_FORMATS.get(request.response_format, "pcm_24000")
 
 
-def tts_payload(request: SpeechRequest) -> dict[str, Any]:
+def voice_settings(request: SpeechRequest) -> dict[str, Any]:
+    """The request's voice controls as ElevenLabs names them (only those given)."""
     settings: dict[str, Any] = {}
     chosen = request.voice_settings
     if chosen is not None:
@@ -41,6 +42,11 @@ def tts_payload(request: SpeechRequest) -> dict[str, Any]:
     speed = chosen.speed if chosen is not None and chosen.speed is not None else request.speed
     if speed != 1.0:  # ElevenLabs takes 0.7-1.2; the request's wider range is clamped
         settings["speed"] = min(1.2, max(0.7, speed))
+    return settings
+
+
+def tts_payload(request: SpeechRequest) -> dict[str, Any]:
+    settings = voice_settings(request)
     payload: dict[str, Any] = {"text": request.input, "model_id": request.model}
     if settings:
         payload["voice_settings"] = settings
@@ -66,7 +72,7 @@ class ElevenLabsSpeech(HttpProvider):
             raise self.transport_error(exc) from exc
         if response.status >= 400:
             raise self.map_error(response.status, response.body, response.headers, request.model)
-        data = await _in_format(response.body, request)
+        data = await in_format(response.body, request)
         return SpeechAudio(data, request.response_format, len(request.input))
 
     @asynccontextmanager
@@ -100,10 +106,12 @@ class ElevenLabsSpeech(HttpProvider):
         except UpstreamError as exc:
             raise StreamInterrupted(self.provider_id, "the audio stream broke") from exc
         if not native:
-            yield await _in_format(b"".join(held), request)
+            yield await in_format(b"".join(held), request)
 
 
-async def _in_format(data: bytes, request: SpeechRequest) -> bytes:
+async def in_format(data: bytes, request: SpeechRequest) -> bytes:
+    """Audio asked in the vendor's native format as the request's format (PCM encoded
+    off the loop for wav, flac and aac)."""
     if request.response_format in NATIVE_FORMATS:
         return data
     pcm = Pcm(data[: len(data) // 2 * 2], PCM_RATE)

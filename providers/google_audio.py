@@ -19,7 +19,7 @@ import trio
 from providers.audio_codec import Pcm, encode
 from providers.audio_types import PCM_RATE, SpeechAudio, SpeechRequest
 from providers.errors import UpstreamHTTPError
-from providers.http import HttpProvider
+from providers.google_stt import GoogleTranscription
 
 TTS_API_VERSION = "/v1beta"
 
@@ -48,8 +48,9 @@ def pcm_of(data: Mapping[str, Any]) -> bytes | None:
     return None
 
 
-class GoogleAudio(HttpProvider):
-    """Speech synthesis on the Gemini API (mixed into the Google adapter)."""
+class GoogleAudio(GoogleTranscription):
+    """Speech synthesis, and transcription (`providers.google_stt`), on the Gemini API
+    (mixed into the Google adapter)."""
 
     async def speech(self, request: SpeechRequest) -> SpeechAudio:
         name = request.model.removeprefix("models/")

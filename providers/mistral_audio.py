@@ -2,15 +2,18 @@
 
 Voxtral is the family that identifies speakers (`diarize`) and takes domain words to
 favour (`context_bias`, a repeated form field as the official SDK sends lists); its
-segments carry `speaker_id`. Whole answers only: a streamed request is answered with the
-whole text as one delta.
+segments carry `speaker_id`. With `stream=true` Voxtral answers server-sent events
+(`transcription.language`, `transcription.text.delta`, `transcription.segment`,
+`transcription.done`); each text delta is passed on as it arrives.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, aclosing, asynccontextmanager
 from typing import Any
+
+import attrs
 
 from providers.audio_types import (
     Segment,
@@ -20,13 +23,16 @@ from providers.audio_types import (
     TranscriptionRequest,
     TranscriptionResult,
 )
-from providers.http import HttpProvider
+from providers.errors import StreamInterrupted
+from providers.http import HttpProvider, read_json
 from providers.multipart_body import form_body
-from providers.upstream import UpstreamError
+from providers.upstream import UpstreamError, UpstreamStream
 
 
-def voxtral_fields(request: TranscriptionRequest) -> list[tuple[str, str]]:
+def voxtral_fields(request: TranscriptionRequest, *, stream: bool = False) -> list[tuple[str, str]]:
     fields = [("model", request.model), ("timestamp_granularities", "segment")]
+    if stream:
+        fields.append(("stream", "true"))
     if request.language:
         fields.append(("language", request.language))
     if request.temperature is not None:
@@ -62,9 +68,7 @@ class MistralAudio(HttpProvider):
 
     async def transcribe(self, request: TranscriptionRequest) -> TranscriptionResult:
         clip = request.audio
-        body, content_type = form_body(
-            voxtral_fields(request), "file", clip.filename, clip.mime_type, clip.data
-        )
+        body, content_type = self._form(request, stream=False)
         headers = {**self.auth_headers(), "content-type": content_type}
         url = self.url("/v1/audio/transcriptions")
         try:
@@ -73,15 +77,67 @@ class MistralAudio(HttpProvider):
             raise self.transport_error(exc) from exc
         return parse_voxtral(self.checked_json(response, request.model), clip.duration_s)
 
+    def _form(self, request: TranscriptionRequest, *, stream: bool) -> tuple[bytes, str]:
+        clip = request.audio
+        fields = voxtral_fields(request, stream=stream)
+        return form_body(fields, "file", clip.filename, clip.mime_type, clip.data)
+
     @asynccontextmanager
     async def transcribe_stream(
         self, request: TranscriptionRequest
     ) -> AsyncIterator[AsyncIterator[TranscriptEvent]]:
-        result = await self.transcribe(request)
-        yield _whole(result)
+        """Voxtral's events as they arrive; leaving closes the upstream response."""
+        body, content_type = self._form(request, stream=True)
+        headers = {**self.auth_headers(), "content-type": content_type}
+        url = self.url("/v1/audio/transcriptions")
+        async with AsyncExitStack() as stack:
+            try:
+                response = await stack.enter_async_context(
+                    self.client.stream("POST", url, headers, body)
+                )
+            except UpstreamError as exc:
+                raise self.transport_error(exc) from exc
+            if response.status >= 400:
+                error_body = await self._read_error_body(response)
+                raise self.map_error(response.status, error_body, response.headers, request.model)
+            events = await stack.enter_async_context(aclosing(self._events(response, request)))
+            yield events
+
+    async def _events(
+        self, response: UpstreamStream, request: TranscriptionRequest
+    ) -> AsyncGenerator[TranscriptEvent, None]:
+        reading = _StreamState(request.audio.duration_s)
+        async with aclosing(self.sse_events(response)) as events:
+            async for event in events:
+                data = read_json(event.data)
+                if not isinstance(data, dict):
+                    continue
+                found = reading.take(str(data.get("type") or event.event or ""), data)
+                if found is not None:
+                    yield found
+                    if isinstance(found, TranscriptDone):
+                        return
+        raise StreamInterrupted(self.provider_id, "the transcription stream ended early")
 
 
-async def _whole(result: TranscriptionResult) -> AsyncGenerator[TranscriptEvent, None]:
-    if result.text:
-        yield TranscriptDelta(result.text)
-    yield TranscriptDone(result)
+@attrs.define
+class _StreamState:
+    """What a Voxtral stream said so far: the language and the segments, which the
+    `transcription.done` event may or may not repeat."""
+
+    duration_s: float
+    language: str | None = None
+    segments: list[dict[str, Any]] = attrs.field(factory=list)
+
+    def take(self, kind: str, data: dict[str, Any]) -> TranscriptEvent | None:
+        """The canonical event for one vendor event, or None for one that only informs."""
+        if kind == "transcription.text.delta":
+            return TranscriptDelta(str(data.get("text", "")))
+        if kind == "transcription.language":
+            self.language = str(data.get("audio_language") or "") or None
+        elif kind == "transcription.segment":
+            self.segments.append(data)
+        elif kind == "transcription.done":
+            whole = {"segments": self.segments, "language": self.language, **data}
+            return TranscriptDone(parse_voxtral(whole, self.duration_s))
+        return None

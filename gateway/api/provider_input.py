@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 
 from gateway.platform.errors import ApiError, invalid_request
+from providers.elevenlabs_ws import TRANSPORT_SETTING, TRANSPORTS
 
 # (current status, trigger) -> next status
 TRANSITIONS: Mapping[tuple[str, str], str] = {
@@ -82,7 +83,18 @@ def parse_settings(value: Any, current: Mapping[str, Any] | None = None) -> dict
     base_url = merged.get("base_url")
     if base_url is not None:
         _check_base_url(base_url)
+    _check_speech_transport(merged.get(TRANSPORT_SETTING))
     return merged
+
+
+def _check_speech_transport(value: Any) -> None:
+    """ElevenLabs' speech transport (`providers.elevenlabs_ws`): one of `TRANSPORTS`."""
+    if value is not None and value not in TRANSPORTS:
+        raise invalid_request(
+            f"'settings.{TRANSPORT_SETTING}' must be one of {', '.join(TRANSPORTS)}.",
+            param=f"settings.{TRANSPORT_SETTING}",
+            value=value,
+        )
 
 
 def _check_base_url(value: Any) -> None:

@@ -42,7 +42,7 @@ LOCAL_DEFAULT_VOICE = "en-us"
 # audio chains (a named model of theirs is a 400) rather than failing at call time.
 AUDIO_ADAPTERS = {
     "speech": frozenset({"openai", "elevenlabs", "google", "local"}),
-    "transcription": frozenset({"openai", "mistral", "local"}),
+    "transcription": frozenset({"openai", "mistral", "google", "local"}),
 }
 
 

@@ -15,8 +15,9 @@ only for the answer it serves (`gateway.upstream.usage.record_usage`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
@@ -169,13 +170,19 @@ class _Deadlined(Generic[S]):
         self, opened: AbstractAsyncContextManager[S], provider_id: str, timeout_s: float
     ) -> None:
         self._opened, self._provider_id, self._timeout_s = opened, provider_id, timeout_s
+        self._held = AsyncExitStack()
 
     async def __aenter__(self) -> S:
-        try:
-            with trio.fail_after(self._timeout_s):
-                return await self._opened.__aenter__()
-        except trio.TooSlowError:
-            raise deadline_exceeded(self._provider_id, self._timeout_s) from None
+        # The deadline's scope stays entered, lifted, until the opener is left: an opener
+        # may hold a nursery for the block (a WebSocket's reader task), which must nest
+        # inside every scope that was entered before it.
+        async with AsyncExitStack() as stack:
+            deadline = stack.enter_context(trio.move_on_after(self._timeout_s))
+            value = await stack.enter_async_context(self._opened)
+            deadline.deadline = math.inf
+            self._held = stack.pop_all()
+            return value
+        raise deadline_exceeded(self._provider_id, self._timeout_s)  # the deadline passed
 
     async def __aexit__(
         self,
@@ -183,7 +190,7 @@ class _Deadlined(Generic[S]):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        return await self._opened.__aexit__(exc_type, exc, tb)
+        return await self._held.__aexit__(exc_type, exc, tb)
 
 
 def unavailable(provider_id: str | None) -> ApiError:

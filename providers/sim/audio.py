@@ -12,7 +12,7 @@ from __future__ import annotations
 import trio
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from providers.audio_codec import AudioDecodeError, decode, encode
+from providers.audio_codec import AudioDecodeError, decode, encode, resample
 from providers.audio_types import SpeechFormat
 from providers.local.espeak import LazyEspeak
 
@@ -33,6 +33,19 @@ class SimAudio:
 
         def work() -> bytes:
             return encode(self._engine().synthesize(text, speed=speed), fmt)
+
+        return await trio.to_thread.run_sync(work, limiter=self._limiter)
+
+    async def synthesise_timed(
+        self, text: str, fmt: SpeechFormat, rate: int
+    ) -> tuple[bytes, float]:
+        """`text` spoken and encoded as `fmt` (raw `pcm` at `rate` Hz), with the speech's
+        length in seconds (for alignment timings); cancellation abandons the result."""
+
+        def work() -> tuple[bytes, float]:
+            pcm = self._engine().synthesize(text)
+            data = resample(pcm, rate).samples if fmt == "pcm" else encode(pcm, fmt)
+            return data, pcm.duration_s
 
         return await trio.to_thread.run_sync(work, limiter=self._limiter)
 

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
+    from trio_websocket import WebSocketConnection
+
     from providers.sim.audio import SimAudio
 
 
@@ -64,7 +66,20 @@ class SimStream:
     headers: Mapping[str, str] = attrs.field(factory=dict)
 
 
-Handler = Callable[[SimRequest, "SimContext"], Awaitable[SimResponse | SimStream]]
+@attrs.frozen(slots=True)
+class SimUpgrade:
+    """An accepted WebSocket upgrade: the server completes the handshake (trio-websocket)
+    and runs `session` on the socket; the connection closes when it returns.
+
+    A handler that refuses the upgrade answers a plain `SimResponse` instead, which a
+    WebSocket client reads as a rejected handshake with that status and body.
+    """
+
+    session: Callable[[WebSocketConnection], Awaitable[None]]
+
+
+Answer = SimResponse | SimStream | SimUpgrade
+Handler = Callable[[SimRequest, "SimContext"], Awaitable[Answer]]
 
 
 @attrs.frozen(slots=True)

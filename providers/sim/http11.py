@@ -77,6 +77,12 @@ class RequestParser:
         """How many received bytes are not yet consumed by a returned request."""
         return len(self._buffer)
 
+    def take_buffered(self) -> bytes:
+        """The received bytes no request has consumed (a protocol switch takes them)."""
+        data = bytes(self._buffer)
+        self._buffer.clear()
+        return data
+
     def take_continue(self) -> bool:
         """True once per request whose head asked `Expect: 100-continue` and whose body
         has not started: the caller then sends `CONTINUE` so the client sends the body."""

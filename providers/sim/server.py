@@ -28,6 +28,7 @@ from providers.sim import content
 from providers.sim.audio import SimAudio
 from providers.sim.control import control_routes
 from providers.sim.core import (
+    Answer,
     ConnectionReset,
     Fault,
     Route,
@@ -35,6 +36,7 @@ from providers.sim.core import (
     SimRequest,
     SimResponse,
     SimStream,
+    SimUpgrade,
     StreamCut,
 )
 from providers.sim.faults import FaultBook, FaultError, fault_from_header
@@ -48,6 +50,7 @@ from providers.sim.http11 import (
     ResponseWriter,
     chunk_frame,
 )
+from providers.sim.websocket import run_upgrade
 from providers.sim.wire import Connection, PeerGone, accept_loop
 
 log = logging.getLogger(__name__)
@@ -71,9 +74,9 @@ MAX_SCRIPTED = 10_000  # scripted transcripts held at once
 # would pass 600 lines grows a sibling instead).
 VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
     "openai": ("openai_audio",),
-    "elevenlabs": ("elevenlabs_tts",),
+    "elevenlabs": ("elevenlabs_tts", "elevenlabs_ws"),
     "mistral": ("mistral_audio",),
-    "google": ("google_tts",),
+    "google": ("google_stt", "google_tts"),
 }
 
 
@@ -279,6 +282,9 @@ class SimServer(SimContext):
             return False
         if isinstance(answer, SimStream):
             return await self._send_stream(conn, parser, answer, parsed.keep_alive)
+        if isinstance(answer, SimUpgrade):
+            await run_upgrade(conn, parser, parsed, answer, self.stats)
+            return False
         head = self._writer.head(
             answer.status,
             answer.content_type,
@@ -300,10 +306,10 @@ class SimServer(SimContext):
 
     async def _dispatch_watched(
         self, conn: Connection, parser: RequestParser, parsed: ParsedRequest
-    ) -> SimResponse | SimStream | None:
+    ) -> Answer | None:
         """`_dispatch` while watching the client: None when it hung up meanwhile, so a
         gateway that abandons a slow request (a lost hedge race) is seen doing so."""
-        answer: SimResponse | SimStream | None = None
+        answer: Answer | None = None
         cut: StreamCut | None = None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_watch_peer, conn, parser, nursery.cancel_scope)
@@ -316,7 +322,7 @@ class SimServer(SimContext):
             raise cut
         return answer
 
-    async def _dispatch(self, parsed: ParsedRequest) -> SimResponse | SimStream:
+    async def _dispatch(self, parsed: ParsedRequest) -> Answer:
         found = self._router.find(parsed.method, parsed.path)
         if found is None:
             self.stats.count("(unknown)")
@@ -340,9 +346,7 @@ class SimServer(SimContext):
         answer = await self._handle(route, request, recording)
         return _after_fault(answer, recording.taken)
 
-    async def _handle(
-        self, route: Route, request: SimRequest, context: SimContext
-    ) -> SimResponse | SimStream:
+    async def _handle(self, route: Route, request: SimRequest, context: SimContext) -> Answer:
         try:
             return await route.handler(request, context)
         except StreamCut:
@@ -484,10 +488,10 @@ MALFORMED_EVENT = b'data: {"choices": [{"delta": {"content": "cut\n\n'
 _TEXT_STREAMS = ("text/event-stream", "application/json", "application/x-ndjson")
 
 
-def _after_fault(answer: SimResponse | SimStream, fault: Fault | None) -> SimResponse | SimStream:
+def _after_fault(answer: Answer, fault: Fault | None) -> Answer:
     """Apply what a fault does to a finished answer: reset the connection, or garble it."""
-    if fault is None:
-        return answer
+    if fault is None or isinstance(answer, SimUpgrade):
+        return answer  # a WebSocket session applies its fault itself
     if fault.reset:
         raise ConnectionReset("simulated connection reset")
     if not fault.malformed:

@@ -36,3 +36,28 @@ async def test_diarized_transcription_with_context_bias(sdk: Mistral) -> None:
     assert answer.segments is not None
     assert [s.speaker_id for s in answer.segments] == ["speaker_1", "speaker_2"]
     assert answer.usage.prompt_audio_seconds == 2
+
+
+async def test_streamed_transcription_through_the_sdk(sdk: Mistral) -> None:
+    """The SDK's `stream` reads the simulator's events: language, word deltas, segments,
+    done (with the whole text)."""
+
+    def call() -> list[tuple[str, object]]:
+        events = sdk.audio.transcriptions.stream(
+            model="voxtral-mini-latest",
+            file={"content": SILENCE_WAV, "file_name": "a.wav"},
+            diarize=True,
+        )
+        with events as stream:
+            return [(event.event, event.data) for event in stream]
+
+    with trio.fail_after(20):
+        events = await trio.to_thread.run_sync(call)
+    kinds = [kind for kind, _ in events]
+    assert kinds[0] == "transcription.language" and kinds[-1] == "transcription.done"
+    deltas = [data.text for kind, data in events if kind == "transcription.text.delta"]  # type: ignore[attr-defined]
+    assert len(deltas) > 5
+    done = events[-1][1]
+    assert "".join(deltas) == done.text  # type: ignore[attr-defined]
+    speakers = [d.speaker_id for k, d in events if k == "transcription.segment"]  # type: ignore[attr-defined]
+    assert speakers == ["speaker_1", "speaker_2"]

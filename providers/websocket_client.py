@@ -1,0 +1,102 @@
+"""A client WebSocket whose TCP (or TLS) stream we own: trio-websocket over a stream
+opened and closed here.
+
+trio-websocket's `open_websocket_url` opens the stream itself and, in 0.12, leaves it
+open in two cases a vendor produces routinely: a refused handshake (its reader task
+raises `ConnectionRejected` without closing the stream) and a close started by the
+server (its `aclose` returns at once once a close reason is set). Opening the stream
+with `async with` here closes it on every path; the library still does the handshake
+and the framing (`wrap_client_stream`).
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
+
+import attrs
+import trio
+from trio_websocket import ConnectionRejected, WebSocketConnection, wrap_client_stream
+
+CLOSE_WAIT_S = 2.0  # the close handshake after a whole session (shielded cleanup)
+
+
+@attrs.frozen
+class SocketAddress:
+    """Where a `ws://` or `wss://` URL points."""
+
+    host: str
+    port: int
+    resource: str  # path and query
+    tls: bool
+
+    @property
+    def host_header(self) -> str:
+        return self.host if self.port in (80, 443) else f"{self.host}:{self.port}"
+
+
+def socket_address(url: str) -> SocketAddress:
+    parts = urlsplit(url)
+    if parts.scheme not in ("ws", "wss") or not parts.hostname:
+        raise ValueError(f"not a WebSocket URL: {url!r}")
+    tls = parts.scheme == "wss"
+    resource = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return SocketAddress(parts.hostname, parts.port or (443 if tls else 80), resource, tls)
+
+
+async def _connect(address: SocketAddress) -> trio.SocketStream | trio.SSLStream[trio.SocketStream]:
+    if not address.tls:
+        return await trio.open_tcp_stream(address.host, address.port)
+    context = ssl.create_default_context()
+    return await trio.open_ssl_over_tcp_stream(
+        address.host, address.port, ssl_context=context, https_compatible=True
+    )
+
+
+@asynccontextmanager
+async def open_socket(
+    url: str, headers: list[tuple[bytes, bytes]], *, max_message_size: int
+) -> AsyncIterator[WebSocketConnection]:
+    """A connected WebSocket for the block.
+
+    Raises `OSError` when the host cannot be reached and `ConnectionRejected` (status,
+    headers, body) when the server answers the handshake with HTTP. An error raised in
+    the block comes out as it was (not in an exception group). After a block that ends
+    normally the close handshake gets `CLOSE_WAIT_S`; after an error or a cancellation
+    the stream is closed at once. The caller's deadline bounds everything else.
+    """
+    address = socket_address(url)
+    stream = await _connect(address)
+    async with stream:
+        failure: Exception | None = None
+        try:
+            async with trio.open_nursery() as nursery:
+                socket = await wrap_client_stream(
+                    nursery,
+                    stream,
+                    address.host_header,
+                    address.resource,
+                    extra_headers=headers,
+                    max_message_size=max_message_size,
+                )
+                try:
+                    yield socket
+                except Exception as exc:
+                    failure = exc  # re-raised outside the nursery: no exception group
+                else:
+                    with trio.move_on_after(CLOSE_WAIT_S) as cleanup:
+                        cleanup.shield = True
+                        await socket.aclose()
+                nursery.cancel_scope.cancel()  # the reader task
+        except BaseExceptionGroup as group:
+            rejected, _ = group.split(ConnectionRejected)
+            if rejected is None:
+                raise  # a cancellation (or a bug) travels on as it is
+            first = rejected.exceptions[0]
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
+        if failure is not None:
+            raise failure
