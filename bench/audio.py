@@ -6,6 +6,9 @@
 2. Time to first audio byte added by the gateway: streamed speech (`tts-1`, served by the
    simulator) fetched straight from the simulator and through the gateway, at concurrency
    1 and 32; the p50 difference is what the gateway adds (target: at most 2 ms).
+3. Upload memory (`bench/audio_upload.py`): `--uploads` concurrent transcription uploads
+   of `--upload-mb` MB each through a gateway process; its RSS (target: 50 x 25 MB under
+   250 MiB).
 
 Runs a gateway and its simulator in this process (demo mode, unpaced simulator).
 """
@@ -24,6 +27,7 @@ import httpx
 import trio
 
 from bench.audio_sentences import SENTENCES, word_error_rate
+from bench.audio_upload import upload_memory
 from gateway.platform.config import Settings
 from gateway.platform.server import RunningGateway, run_gateway
 from providers.audio_types import AudioClip, SpeechRequest, TranscriptionRequest
@@ -94,9 +98,17 @@ async def added_ttfb(gateway: RunningGateway, requests: int) -> dict[str, float]
     return figures
 
 
-async def main(requests: int, skip_round_trip: bool) -> None:
-    if not skip_round_trip:
+async def main(args: argparse.Namespace) -> None:
+    if not args.skip_round_trip:
         print("round trip:", await round_trip(), file=sys.stderr)
+    if args.uploads:
+        figures = await upload_memory(args.uploads, args.upload_mb)
+        print("upload memory:", figures, file=sys.stderr)
+    if not args.skip_ttfb:
+        await first_bytes(args.requests)
+
+
+async def first_bytes(requests: int) -> None:
     with tempfile.TemporaryDirectory() as data:
         settings = Settings(
             host="127.0.0.1",
@@ -120,5 +132,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m bench.audio", description=__doc__)
     parser.add_argument("--requests", type=int, default=64)
     parser.add_argument("--skip-round-trip", action="store_true")
-    args = parser.parse_args()
-    trio.run(main, args.requests, args.skip_round_trip)
+    parser.add_argument("--skip-ttfb", action="store_true")
+    parser.add_argument("--uploads", type=int, default=50, help="0 skips the upload memory")
+    parser.add_argument("--upload-mb", type=int, default=25)
+    trio.run(main, parser.parse_args())
