@@ -14,6 +14,8 @@ from typing import Literal
 
 import attrs
 
+from providers.clip_source import ClipSource, as_source
+
 # Containers the gateway produces for speech (the spec's `response_format` values).
 SpeechFormat = Literal["mp3", "opus", "aac", "flac", "wav", "pcm"]
 SPEECH_FORMATS: tuple[SpeechFormat, ...] = ("mp3", "opus", "aac", "flac", "wav", "pcm")
@@ -33,16 +35,25 @@ CONTENT_TYPES: dict[str, str] = {
 
 @attrs.frozen(slots=True)
 class AudioClip:
-    """Audio bytes whose container was recognised from the bytes themselves.
+    """Audio whose container was recognised from its bytes themselves.
 
     `container` is one of the sniffed names (`wav`, `mp3`, `flac`, `ogg`, `webm`, `mp4`,
-    `aac`); `duration_s` is measured by decoding, not trusted from a header.
+    `aac`); `duration_s` is measured by decoding, not trusted from a header. The bytes stay
+    where they are (`source`: an upload's spool file, or memory): adapters stream them
+    (`source.pieces()`) or decode them from a reader (`source.open()`), each attempt from
+    the start.
     """
 
-    data: bytes = attrs.field(repr=False)
+    source: ClipSource = attrs.field(converter=as_source, repr=False)
     container: str
     duration_s: float
     filename: str = "audio"
+
+    @property
+    def data(self) -> bytes:
+        """Every byte at once (blocking, a copy for a spooled clip): only for vendors that
+        take the clip inside a JSON body; the others stream `source`."""
+        return self.source.read_all()
 
     @property
     def mime_type(self) -> str:

@@ -28,8 +28,8 @@ from providers.audio_types import (
 )
 from providers.errors import StreamInterrupted, UpstreamHTTPError
 from providers.http import HttpProvider, read_json
-from providers.multipart_body import form_body
-from providers.upstream import UpstreamError, UpstreamStream
+from providers.multipart_body import form_stream
+from providers.upstream import RequestBody, UpstreamError, UpstreamStream
 
 # -- request out ---------------------------------------------------------------------------
 
@@ -116,10 +116,11 @@ class OpenAIAudio(HttpProvider):
     def _form_headers(self, content_type: str) -> dict[str, str]:
         return {**self.auth_headers(), "content-type": content_type}
 
-    def _form(self, request: TranscriptionRequest, *, stream: bool) -> tuple[bytes, str]:
+    def _form(self, request: TranscriptionRequest, *, stream: bool) -> tuple[RequestBody, str]:
+        """The upload as a multipart body read from the clip's spool as it is sent."""
         clip = request.audio
         fields = transcription_fields(request, stream=stream)
-        return form_body(fields, "file", clip.filename, clip.mime_type, clip.data)
+        return form_stream(fields, "file", clip.filename, clip.mime_type, clip.source)
 
     async def transcribe(self, request: TranscriptionRequest) -> TranscriptionResult:
         body, content_type = self._form(request, stream=False)
@@ -199,7 +200,7 @@ class OpenAIAudio(HttpProvider):
 
     @asynccontextmanager
     async def _open(
-        self, url: str, body: bytes, content_type: str, model: str
+        self, url: str, body: RequestBody, content_type: str, model: str
     ) -> AsyncIterator[UpstreamStream]:
         """POST and hold the answer open; an error status is mapped at once."""
         headers = self._form_headers(content_type)

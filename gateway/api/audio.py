@@ -50,10 +50,11 @@ def audio_blueprint(state: AppState) -> Blueprint:
         principal = await authenticate(state)
         headers = cast(Mapping[str, str], request.headers)
         upload = await read_upload(request.body, request.headers.get("content-type"))
+        if upload.fields.get("stream", [""])[-1].lower() == "true":
+            # The body reads the spooled clip while it streams, and closes the upload.
+            body = await prepare_stream(state, principal, upload, headers)
+            return stream_response(StreamAnswer(body, {"Cache-Control": "no-cache"}))
         try:
-            if upload.fields.get("stream", [""])[-1].lower() == "true":
-                body = await prepare_stream(state, principal, upload, headers)
-                return stream_response(StreamAnswer(body, {"Cache-Control": "no-cache"}))
             answer = await serve_transcription(state, principal, upload, headers)
         finally:
             upload.close()

@@ -33,6 +33,7 @@ async def create(state: AppState, principal: Principal, body: dict[str, Any]) ->
         await audited(state, event, written(lambda d: voice_mappings.insert(d, record)))
     except NameTakenError:
         raise voice_views.name_taken(record.name) from None
+    state.voice_mappings.changed(principal.workspace_id)
     return voice_views.mapping_body(record)
 
 
@@ -71,6 +72,7 @@ async def update(
         await audited(state, event, written(lambda d: voice_mappings.replace(d, changed)))
     except NameTakenError:
         raise voice_views.name_taken(changed.name) from None
+    state.voice_mappings.changed(principal.workspace_id)
     return voice_views.mapping_body(changed)
 
 
@@ -81,6 +83,7 @@ async def delete(state: AppState, principal: Principal, mapping_id: str) -> dict
     )
     if not await audited(state, event, lambda d: voice_mappings.delete(d, ws, mapping_id)):
         raise voice_views.mapping_not_found(mapping_id)
+    state.voice_mappings.changed(ws)
     return {"id": mapping_id, "object": "voice_mapping", "deleted": True}
 
 

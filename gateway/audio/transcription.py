@@ -45,7 +45,7 @@ from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
 from gateway.upstream.usage import record_usage
-from providers.audio_codec import AudioDecodeError, decode, sniff_container
+from providers.audio_codec import AudioDecodeError, decoded_duration, sniff_container
 from providers.audio_types import (
     AudioClip,
     TranscriptDelta,
@@ -55,6 +55,7 @@ from providers.audio_types import (
     TranscriptionResult,
 )
 from providers.base import Provider
+from providers.clip_source import BytesSource, ClipSource
 from providers.types import Usage
 
 DIARIZING_PROVIDERS = frozenset({"mistral"})
@@ -73,11 +74,12 @@ class Transcribed:
 
 async def checked_clip(upload: Upload) -> AudioClip:
     """The upload as audio whose container and length were read from its bytes; 400 when
-    it is not audio this gateway accepts."""
+    it is not audio this gateway accepts. The clip reads the upload's spool in place:
+    it is valid until the upload is closed."""
     _check_container(upload.head())
 
     def measure() -> AudioClip:
-        return measured_clip(upload.read_all(), upload.filename or "audio")
+        return measured_source(upload.source(), upload.filename or "audio")
 
     return await trio.to_thread.run_sync(measure)
 
@@ -85,12 +87,20 @@ async def checked_clip(upload: Upload) -> AudioClip:
 def measured_clip(data: bytes, filename: str) -> AudioClip:
     """`data` as a clip whose container and length come from decoding it (blocking: call
     from a worker thread); 400 `invalid_audio` when it is not audio this gateway accepts."""
-    container = _check_container(data[:HEAD_BYTES])
-    try:
-        pcm = decode(data)
-    except AudioDecodeError as exc:
-        raise ApiError(400, "invalid_audio", str(exc), param="file") from None
-    return AudioClip(data, str(container), pcm.duration_s, filename)
+    return measured_source(BytesSource(data), filename)
+
+
+def measured_source(source: ClipSource, filename: str) -> AudioClip:
+    """`measured_clip` for a clip left where it is: decoded frame by frame from a reader
+    of its own, so only one decoded frame is held at a time (blocking)."""
+    with source.open() as reader:
+        container = _check_container(reader.read(HEAD_BYTES))
+        reader.seek(0)
+        try:
+            duration_s = decoded_duration(reader)
+        except AudioDecodeError as exc:
+            raise ApiError(400, "invalid_audio", str(exc), param="file") from None
+    return AudioClip(source, str(container), duration_s, filename)
 
 
 def _check_container(head: bytes) -> str:
@@ -224,24 +234,33 @@ async def prepare_stream(
     state: AppState, principal: Principal, upload: Upload, headers: Mapping[str, str]
 ) -> TranscriptStreamBody:
     """Everything a streamed transcription checks before its 200 head: permission, fields,
-    the audio itself, the plan and the key's limits."""
-    principal.require("audio")
-    params = parse_transcription(upload.fields)
-    clip = await checked_clip(upload)
-    plan = transcription_plan(state, principal, params)
-    facts = new_facts("audio.transcriptions", principal, headers)
-    hold = await admit_audio(
-        state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
-    )
-    return TranscriptStreamBody(state, facts, plan, hold, params, clip)
+    the audio itself, the plan and the key's limits.
+
+    The returned body owns `upload` (its clip is read from the spool while the body runs)
+    and closes it when it exits; on an error here, the upload is closed at once.
+    """
+    try:
+        principal.require("audio")
+        params = parse_transcription(upload.fields)
+        clip = await checked_clip(upload)
+        plan = transcription_plan(state, principal, params)
+        facts = new_facts("audio.transcriptions", principal, headers)
+        hold = await admit_audio(
+            state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
+        )
+    except BaseException:
+        upload.close()
+        raise
+    return TranscriptStreamBody(state, facts, plan, hold, params, clip, upload)
 
 
 class TranscriptStreamBody:
     """SSE body of a streamed transcription (a `gateway.platform.body.StreamBody`).
 
     Entering it races the plan until one candidate gives its first text and holds that
-    stream open; exiting closes it (and every loser), releases the key's hold and, when
-    the transcription finished, writes the usage record. Cancellation (the client left)
+    stream open; exiting closes it (and every loser), releases the key's hold, closes the
+    upload whose spool the clip is read from and, when the transcription finished, writes
+    the usage record. Cancellation (the client left)
     closes the upstream at once.
     """
 
@@ -255,10 +274,12 @@ class TranscriptStreamBody:
         hold: Hold,
         params: TranscriptionParams,
         clip: AudioClip,
+        upload: Upload,
     ) -> None:
         self._state, self._facts, self._plan, self._hold = state, facts, plan, hold
         self._params, self._clip = params, clip
         self._stack = AsyncExitStack()
+        self._stack.callback(upload.close)  # the last thing exiting does
 
     async def __aenter__(self) -> AsyncIterator[bytes]:
         stack = self._stack

@@ -20,6 +20,7 @@ from python_multipart.multipart import MultipartParser, parse_options_header
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from gateway.platform.errors import ApiError, invalid_request
+from providers.clip_source import BytesSource, ClipSource, FileSource
 
 if TYPE_CHECKING:  # a typing-only name in python-multipart
     from python_multipart.multipart import MultipartCallbacks
@@ -53,6 +54,18 @@ class Upload:
         self.file.seek(0)
         data: bytes = self.file.read()
         return data
+
+    def source(self) -> ClipSource:
+        """The file as a clip source that reads the spool in place (blocking: call from
+        a worker thread). Valid until `close`. A file still in the spool's memory (at
+        most `SPOOL_MEMORY_BYTES`) is copied out; a larger one was rolled over to disk
+        and is read there by position, never copied whole."""
+        assert self.file is not None
+        if self.size <= SPOOL_MEMORY_BYTES:
+            self.file.seek(0)
+            return BytesSource(self.file.read())
+        self.file.flush()
+        return FileSource(self.file.fileno(), self.size)
 
     def close(self) -> None:
         if self.file is not None:

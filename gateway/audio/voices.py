@@ -20,7 +20,6 @@ from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from providers.catalog import Catalog
 from providers.voices import StandardVoice, VoiceCatalog, VoiceInfo
-from store import voice_mappings
 from store.voice_mappings import VoiceMappingRecord
 
 MAX_NAME = 64
@@ -29,9 +28,9 @@ SETTINGS_BOUNDS = {"stability": (0.0, 1.0), "speed": (0.25, 4.0)}
 
 
 async def mapping_named(state: AppState, workspace_id: str, name: str) -> Mapping[str, str] | None:
-    """The provider voices of the workspace's mapping called `name`, if there is one."""
-    record = await state.db.run(lambda d: voice_mappings.by_name(d, workspace_id, name))
-    return record.mappings if record is not None else None
+    """The provider voices of the workspace's mapping called `name`, if there is one
+    (from memory: `gateway.audio.mapping_book`)."""
+    return await state.voice_mappings.named(state.db, workspace_id, name)
 
 
 # -- catalog views -------------------------------------------------------------------------

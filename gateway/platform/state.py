@@ -9,6 +9,7 @@ from gateway.agents.book import AgentBook
 from gateway.agents.counters import MemoryCounters
 from gateway.agents.shared import shared_agent_counters
 from gateway.analytics.runtime import ExportRuntime
+from gateway.audio.mapping_book import VoiceMappingBook
 from gateway.chat.cache import ResponseCache
 from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
@@ -51,6 +52,8 @@ class AppState:
     # Password hashing is CPU and 64 MiB per call: two at a time at most.
     kdf_limiter: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
     metrics: GatewayMetrics = attrs.field(factory=GatewayMetrics)
+    # Audio: workspaces' voice mappings by name, so speech asks no store before its audio.
+    voice_mappings: VoiceMappingBook = attrs.field(factory=VoiceMappingBook)
     limits: RateLimiter = attrs.field()
     files: FilesRuntime = attrs.field()
     documents: DocumentsRuntime = attrs.field()

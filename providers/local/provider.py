@@ -116,8 +116,11 @@ class LocalProvider(Provider):
 
 
 def _decoded(request: TranscriptionRequest) -> Pcm:
+    """The clip decoded from a reader of its own (a spooled upload is never copied whole
+    before decoding)."""
     try:
-        return decode(request.audio.data)
+        with request.audio.source.open() as reader:
+            return decode(reader)
     except AudioDecodeError as exc:
         raise InvalidUpstreamRequest("local", str(exc), param="file") from None
 

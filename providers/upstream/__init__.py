@@ -5,7 +5,13 @@ for HTTP/2 or proxies) both implement `Upstream`; the app picks one by the
 `upstream_client` setting.
 """
 
-from providers.upstream.base import Upstream, UpstreamResponse, UpstreamStream
+from providers.upstream.base import (
+    RequestBody,
+    StreamedBody,
+    Upstream,
+    UpstreamResponse,
+    UpstreamStream,
+)
 from providers.upstream.errors import (
     ConnectError,
     ConnectTimeout,
@@ -28,7 +34,9 @@ __all__ = [
     "LeanUpstream",
     "ProtocolError",
     "ReadError",
+    "RequestBody",
     "StreamBroken",
+    "StreamedBody",
     "Timeout",
     "Upstream",
     "UpstreamError",

@@ -9,9 +9,9 @@ but their connect timeout: the caller sets deadlines.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import Protocol, TypeAlias
 
 import attrs
 
@@ -23,6 +23,26 @@ class UpstreamResponse:
     status: int
     headers: Mapping[str, str]
     body: bytes
+
+
+class StreamedBody(Protocol):
+    """A request body sent in pieces, never held whole (a spooled upload).
+
+    Its `length` is known before the first byte is sent, so it goes out with a
+    `Content-Length` (no chunked encoding, which some vendors refuse). Each call of
+    `pieces()` starts again from the beginning: a retried, fallen-back or hedged request
+    re-reads the body, never a half-consumed iterator. The client closes the pieces
+    (`aclose`) when it stops early.
+    """
+
+    @property
+    def length(self) -> int: ...
+
+    def pieces(self) -> AsyncGenerator[bytes, None]: ...
+
+
+# What a request carries: bytes in memory (every JSON call, the hot path) or a streamed body.
+RequestBody: TypeAlias = bytes | StreamedBody
 
 
 class UpstreamStream(Protocol):
@@ -53,7 +73,7 @@ class Upstream(Protocol):
     """A pooled HTTP client shared by every adapter of the app."""
 
     async def request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+        self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> UpstreamResponse:
         """Send a request and read its whole answer.
 
@@ -62,7 +82,7 @@ class Upstream(Protocol):
         ...
 
     def stream(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+        self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> AbstractAsyncContextManager[UpstreamStream]:
         """Send a request and hold its answer open while the body is read.
 

@@ -48,6 +48,13 @@ def render_request(
     A header name or value containing CR or LF (a credential that does would otherwise
     inject headers) is refused with `InvalidRequest`.
     """
+    return render_head(method, target, host, headers, len(body)) + body
+
+
+def render_head(
+    method: str, target: str, host: str, headers: Mapping[str, str], length: int
+) -> bytes:
+    """The request head of a body of `length` bytes (sent after it, whole or in pieces)."""
     lines = [
         f"{name}: {value}\r\n"
         for name, value in headers.items()
@@ -56,9 +63,9 @@ def render_request(
     fields = "".join(lines)
     if fields.count("\n") != len(lines) or fields.count("\r") != len(lines):
         raise InvalidRequest("a request header contains CR or LF")
-    length = "" if not body and method in _BODYLESS_METHODS else f"content-length: {len(body)}\r\n"
-    head = f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n{fields}{length}"
-    return (head + "connection: keep-alive\r\n\r\n").encode("latin-1") + body
+    declared = "" if not length and method in _BODYLESS_METHODS else f"content-length: {length}\r\n"
+    head = f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n{fields}{declared}"
+    return (head + "connection: keep-alive\r\n\r\n").encode("latin-1")
 
 
 @attrs.frozen(slots=True)

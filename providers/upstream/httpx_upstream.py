@@ -12,7 +12,7 @@ from types import TracebackType
 
 import httpx
 
-from providers.upstream.base import UpstreamResponse
+from providers.upstream.base import RequestBody, UpstreamResponse
 from providers.upstream.errors import (
     ConnectError,
     ConnectTimeout,
@@ -48,22 +48,34 @@ class HttpxUpstream:
         self.client = client
 
     async def request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+        self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> UpstreamResponse:
+        headers, content = _content(headers, body)
         try:
-            response = await self.client.request(method, url, headers=headers, content=body)
+            response = await self.client.request(method, url, headers=headers, content=content)
         except httpx.HTTPError as exc:
             raise map_httpx_error(exc) from exc
         return UpstreamResponse(response.status_code, dict(response.headers), response.content)
 
     def stream(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+        self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> HttpxStreamContext:
-        request = self.client.build_request(method, url, headers=headers, content=body)
+        headers, content = _content(headers, body)
+        request = self.client.build_request(method, url, headers=headers, content=content)
         return HttpxStreamContext(self.client, request)
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def _content(
+    headers: Mapping[str, str], body: RequestBody
+) -> tuple[Mapping[str, str], bytes | AsyncIterator[bytes]]:
+    """httpx's `content` for `body`: a streamed body's pieces, with its length declared
+    (httpx then sends it as is, not chunked)."""
+    if isinstance(body, bytes):
+        return headers, body
+    return {**headers, "content-length": str(body.length)}, body.pieces()
 
 
 class HttpxStream:

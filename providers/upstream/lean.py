@@ -15,17 +15,32 @@ fresh connection, but only when no byte of an answer arrived and either sending 
 failed (the upstream never got a whole request, so it acted on nothing) or its method
 is idempotent. A POST whose bytes all left is never retried: the upstream may have
 acted on it, and only the caller can decide whether to try again.
+
+Streamed bodies
+---------------
+A `StreamedBody` (a spooled upload) goes out as its head, with the body's
+`Content-Length`, then its pieces one at a time: the client holds one piece, never the
+whole body. A retry re-reads the pieces from the start. The answer is read only once the
+whole body is sent: an upstream that answers early and stops reading (an error for a
+request it refuses) shows up as a write failure.
 """
 
 from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping
+from contextlib import aclosing
 from types import TracebackType
 
-from providers.upstream.base import UpstreamResponse
+from providers.upstream.base import RequestBody, StreamedBody, UpstreamResponse
 from providers.upstream.errors import ProtocolError, ReadError, WriteError
-from providers.upstream.h1 import ResponseHead, ResponseReader, clean_target, render_request
+from providers.upstream.h1 import (
+    ResponseHead,
+    ResponseReader,
+    clean_target,
+    render_head,
+    render_request,
+)
 from providers.upstream.pool import HostPool, parse_origin, split_url
 from providers.upstream.transport import Origin, Transport, connect
 
@@ -59,7 +74,7 @@ class LeanUpstream:
         self._closed = False
 
     async def request(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+        self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> UpstreamResponse:
         """See `Upstream.request`."""
         exchange = await self.open_exchange(method, url, headers, body)
@@ -70,7 +85,7 @@ class LeanUpstream:
         return UpstreamResponse(exchange.head.status, exchange.head.headers, content)
 
     def stream(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes = b""
+        self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> LeanStreamContext:
         """See `Upstream.stream`."""
         return LeanStreamContext(self, method, url, headers, body)
@@ -87,7 +102,7 @@ class LeanUpstream:
         return self._pool_for(scheme, authority)
 
     async def open_exchange(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+        self, method: str, url: str, headers: Mapping[str, str], body: RequestBody
     ) -> Exchange:
         """Send a request and return once its response head has arrived.
 
@@ -98,27 +113,35 @@ class LeanUpstream:
             raise RuntimeError("the upstream client is closed")
         scheme, authority, target = split_url(url)
         pool = self._pool_for(scheme, authority)
-        data = render_request(method, clean_target(target), pool.origin.authority, headers, body)
+        host = pool.origin.authority
+        streamed: StreamedBody | None = None
+        if isinstance(body, bytes):
+            data = render_request(method, clean_target(target), host, headers, body)
+        else:
+            streamed = body
+            data = render_head(method, clean_target(target), host, headers, body.length)
         await pool.acquire()
         try:
-            return await self._exchange_in(pool, method, data)
+            return await self._exchange_in(pool, method, data, streamed)
         except BaseException:
             pool.release()
             raise
 
-    async def _exchange_in(self, pool: HostPool, method: str, data: bytes) -> Exchange:
+    async def _exchange_in(
+        self, pool: HostPool, method: str, data: bytes, streamed: StreamedBody | None
+    ) -> Exchange:
         transport = pool.take_idle()
         if transport is not None:
             reader = ResponseReader(method)
             try:
-                head = await _send(transport, reader, data)
+                head = await _send(transport, reader, data, streamed)
                 return Exchange(pool, transport, reader, head)
             except (WriteError, ReadError, ProtocolError) as exc:
                 if not _may_retry(exc, method, reader):
                     raise
         transport = await connect(pool.origin, self._ssl_for(pool.origin), self._connect_timeout)
         reader = ResponseReader(method)
-        head = await _send(transport, reader, data)
+        head = await _send(transport, reader, data, streamed)
         return Exchange(pool, transport, reader, head)
 
     def _pool_for(self, scheme: str, authority: str) -> HostPool:
@@ -144,10 +167,15 @@ def _may_retry(exc: Exception, method: str, reader: ResponseReader) -> bool:
     return isinstance(exc, WriteError) or method in IDEMPOTENT_METHODS
 
 
-async def _send(transport: Transport, reader: ResponseReader, data: bytes) -> ResponseHead:
-    """Send a request and read its response head; any failure closes `transport`."""
+async def _send(
+    transport: Transport, reader: ResponseReader, data: bytes, streamed: StreamedBody | None
+) -> ResponseHead:
+    """Send a request (`data`, then `streamed`'s pieces if any) and read its response
+    head; any failure closes `transport`."""
     try:
         await transport.send_all(data)
+        if streamed is not None:
+            await _send_pieces(transport, streamed)
         head = reader.take_head()
         while head is None:
             received = await transport.receive()
@@ -160,6 +188,20 @@ async def _send(transport: Transport, reader: ResponseReader, data: bytes) -> Re
     except BaseException:
         transport.close()
         raise
+
+
+async def _send_pieces(transport: Transport, body: StreamedBody) -> None:
+    """Send `body` from its start, one piece at a time; a body whose pieces do not add
+    up to its declared length would desynchronise the connection: `WriteError`."""
+    sent = 0
+    async with aclosing(body.pieces()) as pieces:
+        async for piece in pieces:
+            sent += len(piece)
+            if sent > body.length:
+                break
+            await transport.send_all(piece)
+    if sent != body.length:
+        raise WriteError(f"the body produced {sent} bytes, not the {body.length} declared")
 
 
 class Exchange:
@@ -257,7 +299,7 @@ class LeanStreamContext:
         method: str,
         url: str,
         headers: Mapping[str, str],
-        body: bytes,
+        body: RequestBody,
     ) -> None:
         self._upstream = upstream
         self._args = (method, url, headers, body)

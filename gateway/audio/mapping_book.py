@@ -1,0 +1,63 @@
+"""Each workspace's voice mappings by name, held in memory for the speech path.
+
+A `voice` in a speech request may name a workspace mapping, which wins over every other
+meaning of the name, so every request must look. Asking the store each time put a
+SQLite round trip (a worker-thread hop, behind the one writer's queue) before every first
+audio byte; the book answers from memory instead. A workspace is loaded on first use
+and reloaded once its entry is `TTL_S` old, so a change made by another worker of the
+same node reaches this one within that time; a change made here (`changed`) is seen at
+once. A load that raced with a change is used for its request but not kept, so the book
+never keeps an answer older than the change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+import trio
+
+from store import voice_mappings
+from store.db import Database
+
+TTL_S = 5.0
+
+Names = Mapping[str, Mapping[str, str]]  # mapping name -> {provider: provider voice id}
+
+
+@attrs.frozen
+class _Entry:
+    names: Names
+    loaded_at: float
+
+
+@attrs.define
+class VoiceMappingBook:
+    """Workspace id -> its mappings by name (see the module docstring)."""
+
+    _entries: dict[str, _Entry] = attrs.field(factory=dict)
+    _changes: dict[str, int] = attrs.field(factory=dict)
+
+    async def named(self, db: Database, workspace_id: str, name: str) -> Mapping[str, str] | None:
+        """The provider voices of the workspace's mapping called `name`, if there is one.
+
+        Answers from memory when the workspace's entry is fresh; otherwise reads the
+        workspace's mappings from the store (cancellation: as `Database.run`)."""
+        entry = self._entries.get(workspace_id)
+        if entry is None or trio.current_time() - entry.loaded_at >= TTL_S:
+            entry = await self._load(db, workspace_id)
+        return entry.names.get(name)
+
+    def changed(self, workspace_id: str) -> None:
+        """A mapping of the workspace was created, changed or deleted here: forget it."""
+        self._entries.pop(workspace_id, None)
+        self._changes[workspace_id] = self._changes.get(workspace_id, 0) + 1
+
+    async def _load(self, db: Database, workspace_id: str) -> _Entry:
+        before = self._changes.get(workspace_id, 0)
+        loaded_at = trio.current_time()
+        records = await db.run(lambda d: voice_mappings.list_for_workspace(d, workspace_id))
+        entry = _Entry({record.name: record.mappings for record in records}, loaded_at)
+        if self._changes.get(workspace_id, 0) == before:
+            self._entries[workspace_id] = entry
+        return entry
