@@ -47,6 +47,7 @@ from gateway.workers import (
     last_used,
     retention,
     shared_limits,
+    shared_state,
     usage_writer,
     webhook_delivery,
 )
@@ -80,6 +81,7 @@ WORKERS: tuple[Worker, ...] = (
     # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
     shared_limits.run,
     key_events.run,
+    shared_state.run,  # the response cache, breakers and realtime counters on Redis
 )
 
 
@@ -143,7 +145,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             )
             rules = RuleBook()
             rules.load(await db.run(rule_store.all_enabled))
-            async with open_shared(settings, db, usage) as (redis, shared_limits):
+            async with open_shared(settings, db, usage) as shared:
                 yield AppState(
                     settings,
                     db,
@@ -155,8 +157,11 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     usage,
                     cache=cache,
                     rules=rules,
-                    redis=redis,
-                    shared_limits=shared_limits,
+                    redis=shared.client,
+                    shared_limits=shared.limits,
+                    shared_cache=shared.cache,
+                    shared_breakers=shared.breakers,
+                    shared_live=shared.live,
                 )
     finally:
         db.close()

@@ -155,6 +155,7 @@ class SharedLimiter:
     _receive: trio.MemoryReceiveChannel[Settlement] = attrs.field(init=False)
     _live: dict[str, SharedHold] = attrs.field(factory=dict, init=False)
     dropped: int = attrs.field(default=0, init=False)
+    waiting: int = attrs.field(default=0, init=False)
 
     def __attrs_post_init__(self) -> None:
         self._send, self._receive = trio.open_memory_channel[Settlement](SETTLE_QUEUE)
@@ -191,7 +192,11 @@ class SharedLimiter:
                     wake_at = self._wake_at(refused, deadline)
                     if wake_at is None:
                         raise
-                await trio.sleep_until(wake_at)
+                self.waiting += 1  # the realtime page's queue depth
+                try:
+                    await trio.sleep_until(wake_at)
+                finally:
+                    self.waiting -= 1
         except _Unavailable as exc:
             return self._unavailable(exc)
 
