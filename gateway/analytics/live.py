@@ -5,8 +5,8 @@ and the gauges (requests in flight, requests queued for capacity) from its own p
 With several workers each would show its own share, so here:
 
 - Each request's figures are added to a per-workspace sum in the process (`count`, O(1),
-  no I/O) and sent by `flusher` in one script call per round trip (`FLUSH`): whatever
-  accumulated while the previous call was on the wire goes in the next (group commit).
+  no I/O) and sent by `flusher` in one script call (`FLUSH`) at most every
+  `FLUSH_INTERVAL_S`: whatever accumulated meanwhile goes in the next (group commit).
   The server adds them to its current second's bucket (`<prefix>rt:<workspace>:<second>`,
   expiring after two minutes), so the server's clock places them.
 - Each process publishes its gauges every `HEARTBEAT_S` (`beat`) under a key that
@@ -34,6 +34,9 @@ from store.usage import UsageRecord
 logger = logging.getLogger(__name__)
 
 HEARTBEAT_S = 1.0
+# At most this often a process sends its figures (a reader sends its own first), so the
+# server sees ten calls a second per process at any request rate.
+FLUSH_INTERVAL_S = 0.1
 GAUGE_TTL_S = 3.0
 BUCKET_TTL_S = 120
 
@@ -153,11 +156,12 @@ class SharedRealtime:
         self._wake.set()
 
     async def flusher(self) -> None:
-        """Send what accumulated, one call per round trip, until cancelled."""
+        """Send what accumulated, at most one call per `FLUSH_INTERVAL_S`, until cancelled."""
         while True:
             await self._wake.wait()
             self._wake = trio.Event()
             await self.flush()
+            await trio.sleep(FLUSH_INTERVAL_S)
 
     async def flush(self) -> None:
         """Send this process's figures now (a failure drops them, logged). Cancellation:

@@ -1,0 +1,222 @@
+"""Section 7, several workers: one gateway worker against two, with the limits on Redis.
+
+Issue 20's target: on this 2-core machine, `gateway serve --workers 2` (limits on a
+`redis-server`, so every request runs the admission and settlement scripts) should
+answer at least 1.7 times the requests/s of one worker at concurrency 32, with the
+latency it adds at concurrency 1 (p50 over the direct baseline) unchanged; and the ratio
+to LiteLLM started with the same number of workers (`--num_workers`).
+
+Every server here is allowed on every core (one worker or two, the same cores), since
+the point is what a second process does with the second core; the simulator, Redis and
+the load generator keep their usual core, which they share with the gateway's workers.
+So on 2 cores the ratio is below what a machine with a core per worker shows. Points
+are taken back to back in one section, the direct baseline included, so one load
+average (reported) stands behind all of them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from bench import litellm_env, load, procs
+from bench.plan import Run
+from bench.sections import wrk_point, wrk_script
+from bench.stack import (
+    ADMIN_KEY,
+    CHAT_PATH,
+    GATEWAY_ENV,
+    READY_DEADLINE_S,
+    SIM_KEY,
+    SIM_PATH,
+    Stack,
+    Target,
+    _create_bench_key,
+)
+
+WORKER_COUNTS = (1, 2)
+CONCURRENCIES = (1, 32)
+SERVING = re.compile(rb"^worker \d+ serving$", re.MULTILINE)
+REDIS_START_S = 10.0
+
+
+def workers(run: Run, stack: Stack) -> dict[str, Any]:
+    """Start Redis, then each gateway (and LiteLLM) worker count in turn; measure each."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return {"skipped": "redis-server is not installed (scripts/system-packages.txt)"}
+    cores = sorted({*run.pinning.gateway, *run.pinning.simulator, *run.pinning.load})
+    load_before = os.getloadavg()
+    with _redis(run, binary) as redis_url:
+        direct = {"1": wrk_point(run, stack.targets["direct"], 1, "workers")}
+        gateway: dict[str, Any] = {}
+        for n in WORKER_COUNTS:
+            gateway[str(n)] = _points(run, _gateway(run, stack, n, redis_url, cores))
+    litellm = _litellm_points(run, stack, cores)
+    return {
+        "duration_s": run.plan.point_s,
+        "server_cores": cores,
+        "load_average_before": [round(x, 2) for x in load_before],
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "direct": direct,
+        "gateway": gateway,
+        "litellm": litellm,
+        "scaling": scaling(direct, gateway, litellm),
+    }
+
+
+def _points(run: Run, target: Target) -> dict[str, Any]:
+    """Warm up, then each concurrency; the server is stopped afterwards."""
+    try:
+        load.run_wrk(
+            target.url, wrk_script(run, target), connections=32, duration_s=run.plan.warmup_s
+        )
+        return {str(c): wrk_point(run, target, c, "workers") for c in CONCURRENCIES}
+    finally:
+        target.server.stop()
+
+
+def scaling(
+    direct: dict[str, Any], gateway: dict[str, Any], litellm: dict[str, Any]
+) -> dict[str, Any]:
+    """The figures the issue asks for (pure): requests/s of two workers over one at
+    concurrency 32, the latency each adds at concurrency 1 (p50 over direct), and the
+    ratio to LiteLLM at each worker count. None where a figure is missing."""
+    base = direct.get("1", {}).get("p50_ms")
+
+    def rps(points: dict[str, Any], n: int) -> float | None:
+        value = points.get(str(n), {}).get("32", {}).get("rps")
+        return float(value) if isinstance(value, int | float) else None
+
+    def added(n: int) -> float | None:
+        p50 = gateway.get(str(n), {}).get("1", {}).get("p50_ms")
+        return None if p50 is None or base is None else round(p50 - base, 3)
+
+    one, two = rps(gateway, 1), rps(gateway, 2)
+    versus = {}
+    for n in WORKER_COUNTS:
+        ours, theirs = rps(gateway, n), rps(litellm, n)
+        versus[str(n)] = round(ours / theirs, 2) if ours and theirs else None
+    added_one, added_two = added(1), added(2)
+    return {
+        "rps_ratio_two_over_one": round(two / one, 3) if one and two else None,
+        "added_p50_ms_c1": {"1": added_one, "2": added_two},
+        "added_p50_change_ms": (
+            None if added_one is None or added_two is None else round(added_two - added_one, 3)
+        ),
+        "ratio_to_litellm": versus,
+    }
+
+
+# -- the servers ---------------------------------------------------------------------------
+
+
+@contextmanager
+def _redis(run: Run, binary: str) -> Iterator[str]:
+    """A `redis-server` on a free loopback port without persistence, on the simulator's
+    core; stopped on the way out."""
+    port = procs.free_port()
+    argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly"]
+    argv += ["no", "--dir", str(run.work)]
+    server = procs.start("redis", argv, cores=run.pinning.simulator, log_dir=run.work)
+    try:
+        _wait_ping(server, port)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.stop()
+
+
+def _wait_ping(server: procs.Proc, port: int) -> None:
+    give_up = time.monotonic() + REDIS_START_S
+    while time.monotonic() < give_up:
+        server.check_alive()
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise procs.ProcessFailed(f"redis-server did not answer on port {port}")
+
+
+def _gateway(run: Run, stack: Stack, workers: int, redis_url: str, cores: list[int]) -> Target:
+    """`gateway serve --workers N` with its limits on Redis, against the stack's
+    simulator; ready once every worker has said it serves."""
+    port = procs.free_port()
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    env |= GATEWAY_ENV | {
+        "GATEWAY_TRACE_PAUSES": "false",
+        "GATEWAY_ADMIN_KEY": ADMIN_KEY,
+        "GATEWAY_REDIS_URL": redis_url,
+        "GATEWAY_REDIS_PREFIX": f"bench{workers}:",
+        "OPENAI_API_KEY": SIM_KEY,
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{stack.sim_port}{SIM_PATH.removesuffix(CHAT_PATH)}",
+    }
+    argv = [sys.executable, "-m", "gateway", "serve", "--host", "127.0.0.1", "--port", str(port)]
+    argv += ["--data-dir", str(run.work / f"workers-{workers}-data"), "--workers", str(workers)]
+    name = f"gateway-{workers}w"
+    server = procs.start(name, argv, cores=cores, log_dir=run.work, env=env)
+    try:
+        procs.wait_ready(server, f"http://127.0.0.1:{port}/health", deadline_s=READY_DEADLINE_S)
+        if workers > 1:  # one worker is the plain server: ready when it answers
+            _wait_workers(server, workers)
+        key = _create_bench_key(port)
+    except BaseException:
+        server.stop()
+        raise
+    label = f"gateway, {workers} worker" + ("s" if workers > 1 else "")
+    return Target(name, label, port, "/v1" + CHAT_PATH, key, server)
+
+
+def _wait_workers(server: procs.Proc, workers: int) -> None:
+    """Every worker accepts on the one socket once it serves; one still starting would
+    leave the whole load to the others."""
+    give_up = time.monotonic() + READY_DEADLINE_S
+    while len(SERVING.findall(server.log_path.read_bytes())) < workers:
+        server.check_alive()
+        if time.monotonic() > give_up:
+            message = f"{server.name}: not every worker serves\n{server.log_tail()}"
+            raise procs.ProcessFailed(message)
+        time.sleep(0.1)
+
+
+def _litellm_points(run: Run, stack: Stack, cores: list[int]) -> dict[str, Any]:
+    """LiteLLM at each worker count, when the run has it (else empty)."""
+    if "litellm" not in stack.targets:
+        return {}
+    setup = litellm_env.ensure_venv(run.work)
+    if setup.executable is None:
+        return {}
+    points: dict[str, Any] = {}
+    for n in WORKER_COUNTS:
+        port = procs.free_port()
+        name, label = f"litellm-{n}w", f"LiteLLM, {n} worker" + ("s" if n > 1 else "")
+        proc = litellm_env.launch(
+            setup,
+            sim_port=stack.sim_port,
+            port=port,
+            cores=tuple(cores),
+            work=run.work,
+            workers=n,
+            name=name,
+        )
+        try:
+            procs.wait_ready(
+                proc, litellm_env.ready_url(port), deadline_s=litellm_env.READY_DEADLINE_S
+            )
+        except procs.ProcessFailed as exc:
+            proc.stop()
+            points[str(n)] = {"error": str(exc)}
+            continue
+        target = Target(name, label, port, "/v1" + CHAT_PATH, litellm_env.MASTER_KEY, proc)
+        points[str(n)] = _points(run, target)
+    return points
