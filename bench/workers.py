@@ -9,9 +9,10 @@ to LiteLLM started with the same number of workers (`--num_workers`).
 Every server here is allowed on every core (one worker or two, the same cores), since
 the point is what a second process does with the second core; the simulator, Redis and
 the load generator keep their usual core, which they share with the gateway's workers.
-So on 2 cores the ratio is below what a machine with a core per worker shows. Points
-are taken back to back in one section, the direct baseline included, so one load
-average (reported) stands behind all of them.
+So on 2 cores the ratio is below what a machine with a core per worker shows. Both
+gateways run at once (idle when not measured) and their points alternate, one worker
+then two at each concurrency, so both sides of the comparison see the same minute of a
+machine whose load moves; the load average before and after is reported.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import socket
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from bench import litellm_env, load, procs
@@ -48,17 +49,19 @@ REDIS_START_S = 10.0
 
 
 def workers(run: Run, stack: Stack) -> dict[str, Any]:
-    """Start Redis, then each gateway (and LiteLLM) worker count in turn; measure each."""
+    """Start Redis and both gateways (then both LiteLLMs); measure them interleaved."""
     binary = shutil.which("redis-server")
     if binary is None:
         return {"skipped": "redis-server is not installed (scripts/system-packages.txt)"}
     cores = sorted({*run.pinning.gateway, *run.pinning.simulator, *run.pinning.load})
     load_before = os.getloadavg()
-    with _redis(run, binary) as redis_url:
-        direct = {"1": wrk_point(run, stack.targets["direct"], 1, "workers")}
-        gateway: dict[str, Any] = {}
+    with _redis(run, binary) as redis_url, ExitStack() as running:
+        targets = {}
         for n in WORKER_COUNTS:
-            gateway[str(n)] = _points(run, _gateway(run, stack, n, redis_url, cores))
+            targets[n] = _gateway(run, stack, n, redis_url, cores)
+            running.callback(targets[n].server.stop)
+        direct = {"1": wrk_point(run, stack.targets["direct"], 1, "workers")}
+        gateway = _interleaved(run, targets)
     litellm = _litellm_points(run, stack, cores)
     return {
         "duration_s": run.plan.point_s,
@@ -72,15 +75,18 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
     }
 
 
-def _points(run: Run, target: Target) -> dict[str, Any]:
-    """Warm up, then each concurrency; the server is stopped afterwards."""
-    try:
+def _interleaved(run: Run, targets: dict[int, Target]) -> dict[str, Any]:
+    """Warm each up, then at each concurrency one point per worker count, back to back
+    (an A/B on a machine whose load moves: both sides see the same minute)."""
+    for target in targets.values():
         load.run_wrk(
             target.url, wrk_script(run, target), connections=32, duration_s=run.plan.warmup_s
         )
-        return {str(c): wrk_point(run, target, c, "workers") for c in CONCURRENCIES}
-    finally:
-        target.server.stop()
+    points: dict[str, Any] = {str(n): {} for n in targets}
+    for concurrency in CONCURRENCIES:
+        for n, target in targets.items():
+            points[str(n)][str(concurrency)] = wrk_point(run, target, concurrency, "workers")
+    return points
 
 
 def scaling(
@@ -150,7 +156,7 @@ def _wait_ping(server: procs.Proc, port: int) -> None:
 
 def _gateway(run: Run, stack: Stack, workers: int, redis_url: str, cores: list[int]) -> Target:
     """`gateway serve --workers N` with its limits on Redis, against the stack's
-    simulator; ready once every worker has said it serves."""
+    simulator; ready once every worker has said it serves. The caller stops it."""
     port = procs.free_port()
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
     env |= GATEWAY_ENV | {
@@ -190,33 +196,29 @@ def _wait_workers(server: procs.Proc, workers: int) -> None:
 
 
 def _litellm_points(run: Run, stack: Stack, cores: list[int]) -> dict[str, Any]:
-    """LiteLLM at each worker count, when the run has it (else empty)."""
+    """LiteLLM at each worker count, interleaved like ours, when the run has it."""
     if "litellm" not in stack.targets:
         return {}
     setup = litellm_env.ensure_venv(run.work)
     if setup.executable is None:
         return {}
-    points: dict[str, Any] = {}
-    for n in WORKER_COUNTS:
-        port = procs.free_port()
-        name, label = f"litellm-{n}w", f"LiteLLM, {n} worker" + ("s" if n > 1 else "")
-        proc = litellm_env.launch(
-            setup,
-            sim_port=stack.sim_port,
-            port=port,
-            cores=tuple(cores),
-            work=run.work,
-            workers=n,
-            name=name,
-        )
-        try:
+    with ExitStack() as running:
+        targets = {}
+        for n in WORKER_COUNTS:
+            port = procs.free_port()
+            name, label = f"litellm-{n}w", f"LiteLLM, {n} worker" + ("s" if n > 1 else "")
+            proc = litellm_env.launch(
+                setup,
+                sim_port=stack.sim_port,
+                port=port,
+                cores=tuple(cores),
+                work=run.work,
+                workers=n,
+                name=name,
+            )
+            running.callback(proc.stop)
             procs.wait_ready(
                 proc, litellm_env.ready_url(port), deadline_s=litellm_env.READY_DEADLINE_S
             )
-        except procs.ProcessFailed as exc:
-            proc.stop()
-            points[str(n)] = {"error": str(exc)}
-            continue
-        target = Target(name, label, port, "/v1" + CHAT_PATH, litellm_env.MASTER_KEY, proc)
-        points[str(n)] = _points(run, target)
-    return points
+            targets[n] = Target(name, label, port, "/v1" + CHAT_PATH, litellm_env.MASTER_KEY, proc)
+        return _interleaved(run, targets)
