@@ -438,7 +438,15 @@ def _workers_text(results: dict[str, Any]) -> str:
         f" servers on cores {_cores(w['server_cores'])}, load average"
         f" {w['load_average_before'][0]:.2f} before, {w['load_average_after'][0]:.2f} after)",
         "",
-        *_head("target", "workers", "req/s c=32", "p50 c=32 ms", "p50 c=1 ms", "CPU-ms/req c=32"),
+        *_head(
+            "target",
+            "workers",
+            "req/s c=32",
+            "p50 c=32 ms",
+            "p50 c=1 ms",
+            "CPU-ms/req c=32",
+            "Redis scripts/req c=32",
+        ),
     ]
     for name, label in (("gateway", "our gateway"), ("litellm", "LiteLLM")):
         for n, points in w.get(name, {}).items():
@@ -451,6 +459,7 @@ def _workers_text(results: dict[str, Any]) -> str:
                     _fmt(busy.get("p50_ms")),
                     _fmt(one.get("p50_ms")),
                     _fmt(busy.get("server_cpu_ms_per_request"), 3),
+                    _fmt(busy.get("redis_scripts_per_request"), 3),
                 )
             )
     sc = w["scaling"]

@@ -61,7 +61,7 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
             targets[n] = _gateway(run, stack, n, redis_url, cores)
             running.callback(targets[n].server.stop)
         direct = {"1": wrk_point(run, stack.targets["direct"], 1, "workers")}
-        gateway = _interleaved(run, targets)
+        gateway = _interleaved(run, targets, redis_url)
     litellm = _litellm_points(run, stack, cores)
     return {
         "duration_s": run.plan.point_s,
@@ -75,9 +75,13 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
     }
 
 
-def _interleaved(run: Run, targets: dict[int, Target]) -> dict[str, Any]:
+def _interleaved(
+    run: Run, targets: dict[int, Target], redis_url: str | None = None
+) -> dict[str, Any]:
     """Warm each up, then at each concurrency one point per worker count, back to back
-    (an A/B on a machine whose load moves: both sides see the same minute)."""
+    (an A/B on a machine whose load moves: both sides see the same minute). With
+    `redis_url`, each point also counts the scripts the server ran per request (work,
+    which the machine's load does not skew)."""
     for target in targets.values():
         load.run_wrk(
             target.url, wrk_script(run, target), connections=32, duration_s=run.plan.warmup_s
@@ -85,8 +89,37 @@ def _interleaved(run: Run, targets: dict[int, Target]) -> dict[str, Any]:
     points: dict[str, Any] = {str(n): {} for n in targets}
     for concurrency in CONCURRENCIES:
         for n, target in targets.items():
-            points[str(n)][str(concurrency)] = wrk_point(run, target, concurrency, "workers")
+            before = script_calls(redis_url) if redis_url else 0
+            point = wrk_point(run, target, concurrency, "workers")
+            if redis_url:
+                calls = script_calls(redis_url) - before
+                point["redis_scripts_per_request"] = round(calls / max(point["requests"], 1), 3)
+            points[str(n)][str(concurrency)] = point
     return points
+
+
+def _bulk_end(data: bytes) -> int:
+    """Where a bulk reply (`$<length>\\r\\n<payload>\\r\\n`) whose head is in `data` ends."""
+    head = data.split(b"\r\n", 1)[0]
+    return len(head) + 2 + int(head[1:]) + 2
+
+
+def script_calls(redis_url: str) -> int:
+    """EVALSHA and EVAL calls the server has run so far (`INFO commandstats`)."""
+    port = int(redis_url.rsplit(":", 1)[1].split("/", 1)[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(b"INFO commandstats\r\n")
+        data = b""
+        while b"\r\n" not in data or len(data) < _bulk_end(data):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    calls = 0
+    for line in data.decode(errors="replace").splitlines():
+        if line.startswith(("cmdstat_evalsha:", "cmdstat_eval:")):
+            calls += int(line.split("calls=", 1)[1].split(",", 1)[0])
+    return calls
 
 
 def scaling(
