@@ -199,11 +199,12 @@ class SharedRealtime:
 
     async def read(self, workspace_id: str, own: Gauges) -> LiveFigures | None:
         """Every process's figures (this one's gauges are `own`, taken now), or None when
-        the server fails or is slower than `timeout_s`."""
-        await self.flush()
+        the server fails or the whole (this process's flush, then the read) takes longer
+        than `timeout_s`."""
         reply: object = None
         try:
             with trio.move_on_after(self.timeout_s):
+                await self.flush()
                 reply = await self.client.run_script(
                     READ, [self._workers], [self.prefix, workspace_id]
                 )

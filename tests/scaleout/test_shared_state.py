@@ -15,12 +15,14 @@ import httpx
 import pytest
 import trio
 
+from gateway.chat.cache.shared import decode_result, encode_result
 from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
 from gateway.platform.server import RunningGateway, run_gateway
 from gateway.upstream.circuit import Breaker, BreakerBook, State
 from gateway.upstream.shared_breakers import Report, SharedBreakers
 from providers.sim.core import Fault
+from providers.types import ChatResult, ToolCall, Usage
 from tests.gateway.conftest import ADMIN_KEY
 from tests.scaleout.helpers import CHAT_BODY
 from tests.scaleout.redis_server import RedisServer
@@ -198,3 +200,16 @@ async def test_realtime_counts_the_requests_of_both_gateways(
     assert page["last_minute"]["avg_latency_ms"] is not None
     assert page["active_requests"] >= 1  # this request, at least
     assert page["queue_depth"] == 0
+
+
+def test_a_cached_answer_survives_the_wire_whole() -> None:
+    """Tool calls and every usage figure come back as they went (a hit reports them)."""
+    result = ChatResult(
+        id="chatcmpl-1",
+        model="gpt-4o-mini",
+        content=None,
+        finish_reason="tool_calls",
+        usage=Usage(12, 7, audio_seconds=1.5),
+        tool_calls=(ToolCall("call_1", "lookup", '{"q": "é"}'),),
+    )
+    assert decode_result(encode_result(result)) == result
