@@ -50,6 +50,7 @@ def evaluate(results: Results) -> list[Check]:
         *_memory_checks(results),
         *_soak_checks(results),
         _ceiling_check(results),
+        *_workers_checks(results),
     ]
 
 
@@ -121,3 +122,19 @@ def _soak_checks(results: Results) -> list[Check]:
 def _ceiling_check(results: Results) -> Check:
     ratio = _get(results, "ceiling", "ratio_to_gateway")
     return _check("simulator ceiling vs gateway", ">= 5x", ratio, "x", lambda v: v >= 5)
+
+
+def _workers_checks(results: Results) -> list[Check]:
+    """Section 7 (issue 20): a second worker, limits on Redis."""
+    ratio = _get(results, "workers", "scaling", "rps_ratio_two_over_one")
+    change = _get(results, "workers", "scaling", "added_p50_change_ms")
+    return [
+        _check("req/s, 2 workers / 1 worker, c=32", ">= 1.7x", ratio, "x", lambda v: v >= 1.7),
+        _check(
+            "added p50 at c=1, 2 workers minus 1 worker",
+            "<= 0.2 ms (unchanged)",
+            change,
+            "ms",
+            lambda v: v <= 0.2,
+        ),
+    ]

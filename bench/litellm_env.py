@@ -109,14 +109,22 @@ def offline_env() -> dict[str, str]:
 
 
 def launch(
-    setup: LiteLLMSetup, *, sim_port: int, port: int, cores: tuple[int, ...], work: Path
+    setup: LiteLLMSetup,
+    *,
+    sim_port: int,
+    port: int,
+    cores: tuple[int, ...],
+    work: Path,
+    workers: int = 1,
+    name: str = "litellm",
 ) -> procs.Proc:
-    """Start the proxy with one worker; `ready_url(port)` answers once it serves."""
+    """Start the proxy with `workers` workers (one, except in section 7); `ready_url(port)`
+    answers once it serves."""
     assert setup.executable is not None
     config = write_config(work / "litellm.yaml", sim_port)
     argv = [str(setup.executable), "--config", str(config), "--host", "127.0.0.1"]
-    argv += ["--port", str(port), "--num_workers", "1"]
-    return procs.start("litellm", argv, cores=cores, log_dir=work, env=offline_env(), cwd=work)
+    argv += ["--port", str(port), "--num_workers", str(workers)]
+    return procs.start(name, argv, cores=cores, log_dir=work, env=offline_env(), cwd=work)
 
 
 def ready_url(port: int) -> str:

@@ -133,11 +133,21 @@ def tree_rss_mib(pid: int) -> float:
 
 
 def children(pid: int) -> list[int]:
+    """Every thread's children: trio starts a process from a worker thread (the
+    supervisor of `--workers N` does), and the kernel lists a child under the thread
+    that forked it."""
+    found: list[int] = []
     try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+        threads = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
-    return [int(part) for part in text.split()]
+    for tid in threads:
+        try:
+            text = Path(f"/proc/{pid}/task/{tid}/children").read_text()
+        except OSError:
+            continue
+        found += [int(part) for part in text.split()]
+    return found
 
 
 def cpu_seconds(pid: int) -> float:

@@ -38,6 +38,7 @@ def markdown(
         _soak_text(results),
         _ceiling_text(results),
         _floor_text(results),
+        _workers_text(results),
         _charts(charts, chart_dir),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
@@ -428,6 +429,54 @@ def _floor_sentence(f: dict[str, Any]) -> str:
             f" direct-to-simulator, of the gateway's {_fmt(one['gateway_added_p50_ms'])} ms"
         )
     return text + "."
+
+
+def _workers_text(results: dict[str, Any]) -> str:
+    """Section 7: one worker against two, limits on Redis, and LiteLLM at each count."""
+    w = section_of(results, "workers")
+    if w is None or "skipped" in w:
+        return f"### 7. Several workers\n\nSkipped: {w['skipped']}" if w else ""
+    rows = [
+        f"### 7. Several workers, limits on Redis ({w['duration_s']:g} s per point, `wrk`,"
+        f" servers on cores {_cores(w['server_cores'])}, load average"
+        f" {w['load_average_before'][0]:.2f} before, {w['load_average_after'][0]:.2f} after)",
+        "",
+        *_head(
+            "target",
+            "workers",
+            "req/s c=32",
+            "p50 c=32 ms",
+            "p50 c=1 ms",
+            "CPU-ms/req c=32",
+            "Redis scripts/req c=32",
+        ),
+    ]
+    for name, label in (("gateway", "our gateway"), ("litellm", "LiteLLM")):
+        for n, points in w.get(name, {}).items():
+            busy, one = points.get("32", {}), points.get("1", {})
+            rows.append(
+                _row(
+                    label,
+                    n,
+                    _fmt(busy.get("rps"), 0),
+                    _fmt(busy.get("p50_ms")),
+                    _fmt(one.get("p50_ms")),
+                    _fmt(busy.get("server_cpu_ms_per_request"), 3),
+                    _fmt(busy.get("redis_scripts_per_request"), 3),
+                )
+            )
+    sc = w["scaling"]
+    added = sc["added_p50_ms_c1"]
+    versus = sc["ratio_to_litellm"]
+    rows += [
+        "",
+        f"- Two workers answer {_fmt(sc['rps_ratio_two_over_one'])}x the requests/s of one;"
+        f" added p50 at c=1: {_fmt(added['1'], 3)} ms with one, {_fmt(added['2'], 3)} ms"
+        " with two.",
+        f"- Against LiteLLM with as many workers: {_fmt(versus.get('1'))}x with one,"
+        f" {_fmt(versus.get('2'))}x with two.",
+    ]
+    return "\n".join(rows)
 
 
 def _charts(charts: list[Path], chart_dir: str) -> str:

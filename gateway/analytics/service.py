@@ -15,6 +15,7 @@ from sqlite_utils import Database
 
 from gateway.analytics import render
 from gateway.analytics.input import AnalyticsQuery
+from gateway.analytics.live import LiveFigures
 from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from store import analytics
@@ -146,7 +147,14 @@ async def cache(state: AppState, scope: Scope) -> JSON:
 
 async def realtime(state: AppState, workspace_id: str, *, active_requests: int) -> JSON:
     """The last minute from the raw log, and the live process: requests in flight, requests
-    waiting for rate-limit capacity, and each configured provider's health."""
+    waiting for rate-limit capacity, and each configured provider's health. With a shared
+    server (`gateway.analytics.live`), the last minute and the gauges are every worker's
+    and node's; if it cannot answer, this node's."""
+    live = state.shared_live
+    if live is not None:
+        shared = await live.read(workspace_id, (active_requests, queue_depth(state)))
+        if shared is not None:
+            return _realtime_page(state, workspace_id, shared)
     await state.usage.flush()
     now = datetime.now(UTC)
     since = (now - timedelta(minutes=1)).timestamp()
@@ -162,9 +170,30 @@ async def realtime(state: AppState, workspace_id: str, *, active_requests: int) 
             "avg_latency_ms": render.ms(recent.avg_latency_ms),
         },
         "active_requests": active_requests,
-        "queue_depth": state.limits.waiting,
+        "queue_depth": queue_depth(state),
         "provider_status": _provider_status(state, workspace_id),
     }
+
+
+def _realtime_page(state: AppState, workspace_id: str, live: LiveFigures) -> JSON:
+    return {
+        "timestamp": iso(datetime.now(UTC)),
+        "last_minute": {
+            "requests": live.requests,
+            "tokens": live.tokens,
+            "cost_usd": render.usd(live.cost_usd),
+            "avg_latency_ms": render.ms(live.avg_latency_ms),
+        },
+        "active_requests": live.active_requests,
+        "queue_depth": live.queue_depth,
+        "provider_status": _provider_status(state, workspace_id),
+    }
+
+
+def queue_depth(state: AppState) -> int:
+    """Requests of this process waiting for rate-limit capacity (strategy `queue`)."""
+    shared = state.shared_limits
+    return state.limits.waiting + (shared.waiting if shared is not None else 0)
 
 
 def _provider_status(state: AppState, workspace_id: str) -> dict[str, str]:

@@ -104,7 +104,11 @@ class ChatAnswering:
         trip = attrs.evolve(trip, prompt_hash=cache.key if cache else prompt_key(trip))
         hold = await _admit(state, trip)
         stack.enter_context(hold)  # the concurrency slot comes back when the answer is done
-        hit = _cached(state, trip, cache)
+        hit = None
+        if cache is not None:  # one attribute check more without a shared server
+            shared = state.shared_cache
+            found = state.cache.get(cache.key) if shared is None else await shared.get(cache.key)
+            hit = _counted(state, trip, found)
         if hit is not None:
             return await _answer_from_cache(state, trip, hit, hold, stack)
         if trip.params.stream:
@@ -153,7 +157,7 @@ async def _plain(state: AppState, trip: Trip, hold: Hold, cache: CachePlan | Non
     settle(state, trip.facts, trip.target, hold, accounting.usage)
     _record(state, trip, accounting, status=200)
     if cache is not None and not trip.fell_back:
-        state.cache.put(cache.key, attrs.evolve(result, usage=accounting.usage), ttl_s=cache.ttl_s)
+        _keep(state, cache, attrs.evolve(result, usage=accounting.usage))
     headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
     return JsonAnswer(200, render.completion_body(trip, result, accounting), headers)
 
@@ -245,16 +249,22 @@ def _store_stream(
         id=trip.request_id, model=trip.target.upstream_model, usage=accounting.usage
     )
     if result is not None:
-        state.cache.put(cache.key, result, ttl_s=cache.ttl_s)
+        _keep(state, cache, result)
+
+
+def _keep(state: AppState, cache: CachePlan, result: ChatResult) -> None:
+    """Cache an answer in this process, or (several workers) queue it for the shared
+    server without waiting."""
+    shared = state.shared_cache
+    (state.cache if shared is None else shared).put(cache.key, result, ttl_s=cache.ttl_s)
 
 
 # -- cache ---------------------------------------------------------------------------------
 
 
-def _cached(state: AppState, trip: Trip, cache: CachePlan | None) -> ChatResult | None:
-    if cache is None:
-        return None
-    found = state.cache.get(cache.key)
+def _counted(state: AppState, trip: Trip, found: ChatResult | None) -> ChatResult | None:
+    """A cache lookup's result (from this process, or from the shared server, where an
+    error or a slow answer is a miss), its miss counted."""
     if found is None:
         state.cache.stats.record_miss(trip.principal.workspace_id, trip.target.model_id)
     return found

@@ -122,6 +122,8 @@ def _serve_worker(settings: Settings, fd: int) -> int:
                 )
             )
             _settle(settings)
+            # One line per worker, so an operator (and the benchmark) sees each one serve.
+            print(f"worker {os.getpid()} serving", flush=True)
 
     trio.run(run)
     return 0

@@ -3,7 +3,8 @@
 Without `redis_url` the gateway is one process with everything in memory, and running
 more than one worker is refused (`check_workers`): each would count limits alone and a
 key would get N times its limit. With it, per-key limits and key revocations live on the
-server (docs/scale-out.md).
+server, and so are the response cache, the circuit breakers' transitions and the realtime
+analytics counters (docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import attrs
 import trio
 
+from gateway.analytics.live import SharedRealtime
+from gateway.chat.cache.shared import SharedResponseCache
 from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient, RedisUnavailable
 from gateway.upstream.limits import store_count_loader
 from gateway.upstream.limits.shared import SharedLimiter
+from gateway.upstream.shared_breakers import SharedBreakers
 from gateway.workers.usage_writer import UsageWriter
 from store.db import Database
 
@@ -39,30 +44,48 @@ def check_workers(settings: Settings) -> str | None:
     return None
 
 
+@attrs.frozen
+class Shared:
+    """What lives on the server when `redis_url` is set (all None without it)."""
+
+    client: RedisClient | None = None
+    limits: SharedLimiter | None = None
+    cache: SharedResponseCache | None = None
+    breakers: SharedBreakers | None = None
+    live: SharedRealtime | None = None
+
+
 @asynccontextmanager
 async def open_shared(
     settings: Settings, db: Database, usage: UsageWriter
-) -> AsyncIterator[tuple[RedisClient | None, SharedLimiter | None]]:
-    """The client and the shared limiter when `redis_url` is set, else (None, None).
+) -> AsyncIterator[Shared]:
+    """The client and the shared state when `redis_url` is set, else `Shared()`.
 
     The server is pinged once at start: an address that cannot work is an error now,
     while a server that is down at start is only logged and handled like one that goes
-    away later (the limits policy answers until it is back)."""
+    away later (each state's failure policy answers until it is back)."""
     if not settings.redis_url:
-        yield None, None
+        yield Shared()
         return
     client = RedisClient.from_url(settings.redis_url, settings.redis_max_connections)
     try:
         await _ping(client, settings.redis_timeout_s)
+        prefix, timeout_s = settings.redis_prefix, settings.redis_timeout_s
         limiter = SharedLimiter(
             client,
             count_loader=store_count_loader(db, usage.flush),
-            prefix=settings.redis_prefix,
-            timeout_s=settings.redis_timeout_s,
+            prefix=prefix,
+            timeout_s=timeout_s,
             lease_s=settings.redis_lease_s,
             fail_open=settings.redis_fail_open,
         )
-        yield client, limiter
+        yield Shared(
+            client,
+            limiter,
+            SharedResponseCache(client, prefix, timeout_s, max_bytes=settings.cache_max_bytes),
+            SharedBreakers(client, prefix, timeout_s),
+            SharedRealtime(client, prefix, timeout_s),
+        )
     finally:
         client.close()
 

@@ -49,6 +49,7 @@ from gateway.workers import (
     last_used,
     retention,
     shared_limits,
+    shared_state,
     usage_writer,
     webhook_delivery,
 )
@@ -84,6 +85,7 @@ WORKERS: tuple[Worker, ...] = (
     key_events.run,
     agent_events.run,  # agents (issue 18): agent and organisation-limit changes
     agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
+    shared_state.run,  # the response cache, breakers and realtime counters on Redis
 )
 
 
@@ -147,7 +149,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             )
             rules = RuleBook()
             rules.load(await db.run(rule_store.all_enabled))
-            async with open_shared(settings, db, usage) as (redis, shared_limits):
+            async with open_shared(settings, db, usage) as shared:
                 yield AppState(
                     settings,
                     db,
@@ -159,8 +161,11 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     usage,
                     cache=cache,
                     rules=rules,
-                    redis=redis,
-                    shared_limits=shared_limits,
+                    redis=shared.client,
+                    shared_limits=shared.limits,
+                    shared_cache=shared.cache,
+                    shared_breakers=shared.breakers,
+                    shared_live=shared.live,
                 )
     finally:
         db.close()

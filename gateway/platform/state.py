@@ -8,9 +8,11 @@ import trio
 from gateway.agents.book import AgentBook
 from gateway.agents.counters import MemoryCounters
 from gateway.agents.shared import shared_agent_counters
+from gateway.analytics.live import SharedRealtime
 from gateway.analytics.runtime import ExportRuntime
 from gateway.audio.mapping_book import VoiceMappingBook
 from gateway.chat.cache import ResponseCache
+from gateway.chat.cache.shared import SharedResponseCache
 from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
 from gateway.operator.metrics import GatewayMetrics
@@ -26,6 +28,7 @@ from gateway.upstream.limits import LimitBackend, RateLimiter, store_count_loade
 from gateway.upstream.limits.shared import SharedLimiter
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
+from gateway.upstream.shared_breakers import SharedBreakers
 from gateway.workers.usage_writer import UsageWriter
 from providers.catalog import Catalog
 from providers.upstream import Upstream
@@ -65,6 +68,11 @@ class AppState:
     # limits in memory).
     redis: RedisClient | None = None
     shared_limits: SharedLimiter | None = None
+    # The same server holds the response cache, the breakers' transitions and the
+    # realtime counters (None: per process). The hot path checks these attributes only.
+    shared_cache: SharedResponseCache | None = None
+    shared_breakers: SharedBreakers | None = None
+    shared_live: SharedRealtime | None = None
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -16,8 +16,9 @@ import trio
 
 from gateway.platform.errors import ApiError, from_provider_error
 from gateway.platform.state import AppState
-from gateway.upstream.circuit import BreakerBook
+from gateway.upstream.circuit import BreakerBook, State
 from gateway.upstream.resolve import Target
+from gateway.upstream.shared_breakers import Report
 from providers.base import Provider
 from providers.errors import ProviderError, UpstreamTimeout
 from streams.fallback import Attempt, Outcome, RaceFailed
@@ -127,6 +128,7 @@ def record_attempts(
     that are the client's fault (a bad request) do not count against it either.
     """
     now = trio.current_time()
+    shared = state.shared_breakers
     for attempt in attempts:
         target = attempt.candidate.target
         ms = float(_span_ms(attempt) or 0)
@@ -135,6 +137,8 @@ def record_attempts(
             state.health.record(workspace, target.provider_id, ok=True, latency_ms=ms)
             state.health.record_first_result(workspace, target.provider_id, ms)
             state.metrics.upstream_first_byte(target.provider_id, ms)
+            if shared is not None and not breaker.clean:  # the healthy path sends nothing
+                shared.report(Report(workspace, target.provider_id, target.upstream_model, True))
             breaker.record(True, now)
         elif attempt.outcome is Outcome.FAILED and _providers_fault(attempt.error):
             assert isinstance(attempt.error, ProviderError)
@@ -142,7 +146,12 @@ def record_attempts(
             state.health.record(
                 workspace, target.provider_id, ok=False, latency_ms=ms, error_type=kind
             )
+            probe = breaker.state is State.HALF_OPEN
             breaker.record(False, now)
+            if shared is not None:
+                shared.report(
+                    Report(workspace, target.provider_id, target.upstream_model, False, probe)
+                )
 
 
 def _providers_fault(error: Exception | None) -> bool:

@@ -79,6 +79,27 @@ class Breaker:
         tripped = self.state is State.HALF_OPEN or self.failures >= self.threshold
         self._fire(Event.TRIPPED if tripped else Event.FAILURE, now)
 
+    def trip(self, now: float, remaining_s: float) -> None:
+        """Opened elsewhere (another worker or node, `gateway.upstream.shared_breakers`):
+        open now, for the `remaining_s` of that opening's cooldown. An open breaker keeps
+        the later of its own and that one."""
+        opened_at = now - max(0.0, self.cooldown_s - remaining_s)
+        if self.state is State.OPEN:
+            self.opened_at = max(self.opened_at, opened_at)
+            return
+        self._fire(Event.TRIPPED, now)
+        self.opened_at = opened_at
+
+    def reset(self, now: float) -> None:
+        """Closed elsewhere (a probe succeeded on another worker or node)."""
+        self.failures = 0
+        self._fire(Event.SUCCESS, now)
+
+    @property
+    def clean(self) -> bool:
+        """Closed with no failure counted: a success here tells the others nothing."""
+        return self.state is State.CLOSED and self.failures == 0
+
     def retry_in(self, now: float) -> float:
         """Seconds until an open breaker lets a probe through."""
         if self.state is not State.OPEN:

@@ -66,6 +66,9 @@ def record_usage(
     )
     state.metrics.observe_usage(record)
     state.usage.submit(record)
+    live = state.shared_live
+    if live is not None:  # several workers: the realtime page counts every one
+        live.count(record)
 
 
 def _agent_session(facts: RequestFacts) -> str | None:

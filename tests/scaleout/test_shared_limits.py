@@ -18,6 +18,7 @@ from gateway.platform.resp import RedisClient
 from gateway.platform.server import RunningGateway, run_gateway
 from gateway.upstream.limits import RateLimitExceeded
 from gateway.upstream.limits.shared import SharedHold, SharedLimiter
+from providers.types import Usage
 from store import keys
 from store.keys import ApiKeyRecord
 from store.secrets import new_api_key
@@ -182,3 +183,41 @@ async def test_the_rate_limit_view_shows_what_every_gateway_took(
     assert view.status_code == 200, view.text
     assert view.json()["api_key"]["rpm"]["remaining"] == 97
     assert view.json()["api_key"]["daily"]["remaining"] == 47
+
+
+async def _script_calls(client: RedisClient) -> int:
+    """EVALSHA and EVAL calls the server has run so far (`INFO commandstats`)."""
+    reply = await client.execute("INFO", "commandstats")
+    assert isinstance(reply, bytes)
+    calls = 0
+    for line in reply.decode().splitlines():
+        if line.startswith(("cmdstat_evalsha:", "cmdstat_eval:")):
+            calls += int(line.split("calls=", 1)[1].split(",", 1)[0])
+    return calls
+
+
+async def test_the_ends_of_one_keys_requests_are_settled_in_one_call(
+    redis_server: RedisServer,
+) -> None:
+    """Counting work: 20 requests of one key that ended together cost one round trip to
+    settle (not 20), and every slot and token count comes back as it should."""
+    client = RedisClient.from_url(redis_server.url)
+    try:
+        limiter = SharedLimiter(client)
+        key = limited_key(concurrent=20)
+        warm = await limiter.acquire(key, 10)  # the script is on the server from now on
+        warm.release()
+        await limiter.settle_pending()
+        holds = [await limiter.acquire(key, 10) for _ in range(20)]
+        assert (await limiter.current(key)).inflight == 20
+        for hold in holds:
+            hold.settle(Usage(3, 4))
+            hold.release()
+        before = await _script_calls(client)
+        await limiter.settle_pending()
+        assert await _script_calls(client) - before == 1
+        after = await limiter.current(key)
+        assert after.inflight == 0
+        assert after.tokens_used == 10 + 20 * 7  # the warm-up's reservation, then real counts
+    finally:
+        client.close()

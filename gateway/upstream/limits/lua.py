@@ -127,29 +127,37 @@ return figures(0, -1)
 """
 )
 
-# KEYS: tok amt infl
-# ARGV: id actual(-1: no settlement) reserved release(1/0) extra_id
+# Several ends of requests in one call (one round trip for a batch; the settle workers
+# batch the ends of one API key, whose keys share a hash tag).
+# KEYS: tok amt infl, repeated per settlement
+# ARGV: id actual(-1: no settlement) reserved release(1/0) extra_id, repeated likewise
 SETTLE = Script(
     _PRELUDE
     + """
-local tok, amt, infl = KEYS[1], KEYS[2], KEYS[3]
-local id, actual, reserved = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-if actual >= 0 then
-  local at = redis.call('ZSCORE', tok, id)
-  if at and tonumber(at) > now - W then
-    local old = tonumber(redis.call('HGET', amt, id) or '0')
-    redis.call('HSET', amt, id, actual)
-    redis.call('HINCRBY', amt, '_total', actual - old)
-  elseif actual > reserved then
-    redis.call('ZADD', tok, now, ARGV[5])
-    redis.call('HSET', amt, ARGV[5], actual - reserved)
-    redis.call('HINCRBY', amt, '_total', actual - reserved)
-    redis.call('PEXPIRE', tok, W + 1000)
-    redis.call('PEXPIRE', amt, W + 1000)
+local function settle(tok, amt, infl, id, actual, reserved, release, extra)
+  if actual >= 0 then
+    local at = redis.call('ZSCORE', tok, id)
+    if at and tonumber(at) > now - W then
+      local old = tonumber(redis.call('HGET', amt, id) or '0')
+      redis.call('HSET', amt, id, actual)
+      redis.call('HINCRBY', amt, '_total', actual - old)
+    elseif actual > reserved then
+      redis.call('ZADD', tok, now, extra)
+      redis.call('HSET', amt, extra, actual - reserved)
+      redis.call('HINCRBY', amt, '_total', actual - reserved)
+      redis.call('PEXPIRE', tok, W + 1000)
+      redis.call('PEXPIRE', amt, W + 1000)
+    end
   end
+  if release == '1' then redis.call('ZREM', infl, id) end
 end
-if ARGV[4] == '1' then redis.call('ZREM', infl, id) end
-return 1
+local n = #KEYS / 3
+for i = 0, n - 1 do
+  local k, a = i * 3, i * 5
+  settle(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], tonumber(ARGV[a + 2]),
+         tonumber(ARGV[a + 3]), ARGV[a + 4], ARGV[a + 5])
+end
+return n
 """
 )
 

@@ -66,6 +66,7 @@ REFUSED: dict[int, LimitType] = {
     lua.CONCURRENT: "concurrent",
 }
 SETTLE_QUEUE = 4096
+SETTLE_BATCH = 64  # settlements sent in one call at most (their keys and arguments)
 POLL_S = 0.05  # how often a queued request looks again for a concurrency slot
 DAY_TTL_S = 2 * 86_400
 MONTH_TTL_S = 32 * 86_400
@@ -155,6 +156,7 @@ class SharedLimiter:
     _receive: trio.MemoryReceiveChannel[Settlement] = attrs.field(init=False)
     _live: dict[str, SharedHold] = attrs.field(factory=dict, init=False)
     dropped: int = attrs.field(default=0, init=False)
+    waiting: int = attrs.field(default=0, init=False)
 
     def __attrs_post_init__(self) -> None:
         self._send, self._receive = trio.open_memory_channel[Settlement](SETTLE_QUEUE)
@@ -191,7 +193,11 @@ class SharedLimiter:
                     wake_at = self._wake_at(refused, deadline)
                     if wake_at is None:
                         raise
-                await trio.sleep_until(wake_at)
+                self.waiting += 1  # the realtime page's queue depth
+                try:
+                    await trio.sleep_until(wake_at)
+                finally:
+                    self.waiting -= 1
         except _Unavailable as exc:
             return self._unavailable(exc)
 
@@ -350,37 +356,58 @@ class SharedLimiter:
             self.dropped += 1  # the lease frees the slot; the reservation stays charged
 
     async def settle_worker(self) -> None:
-        """Send settlements to the server, one at a time (run several for throughput).
-        Cancellation: the settlement being sent may be lost (its lease frees the slot)."""
-        async for item in self._receive.clone():
-            await self._settle(item)
+        """Send settlements to the server until cancelled: each round takes what is
+        queued (up to `SETTLE_BATCH`) and sends one script per API key (run several for
+        throughput). Cancellation: the batch being sent may be lost (the leases free
+        the slots)."""
+        receive = self._receive.clone()
+        async for first in receive:
+            batch = [first]
+            while len(batch) < SETTLE_BATCH:
+                try:
+                    batch.append(receive.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            await self._settle_batch(batch)
 
     async def settle_pending(self) -> None:
         """Send what is queued now (on the way out)."""
+        batch: list[Settlement] = []
         while True:
             try:
-                item = self._receive.receive_nowait()
+                batch.append(self._receive.receive_nowait())
             except (trio.WouldBlock, trio.EndOfChannel):
-                return
-            await self._settle(item)
+                break
+        await self._settle_batch(batch)
 
-    async def _settle(self, item: Settlement) -> None:
-        """One settlement; a failed one is dropped and logged: its lease still frees the
-        slot, and its reservation stays charged until it leaves the window."""
-        hold = item.hold
-        keys = self._keys(hold.key.id)
-        args: list[bytes | str | int | float] = [
-            hold.hold_id,
-            item.actual,
-            hold.reserved_tokens,
-            "1" if item.release else "0",
-            hold.hold_id + ":x",
-        ]
+    async def _settle_batch(self, batch: list[Settlement]) -> None:
+        by_key: dict[str, list[Settlement]] = {}
+        for item in batch:
+            by_key.setdefault(item.hold.key.id, []).append(item)
+        for items in by_key.values():
+            await self._settle(items)
+
+    async def _settle(self, items: list[Settlement]) -> None:
+        """The settlements of one API key in one script; a failed call is dropped and
+        logged: the leases still free the slots, and the reservations stay charged until
+        they leave the window."""
+        keys: list[str] = []
+        args: list[bytes | str | int | float] = []
+        for item in items:
+            hold = item.hold
+            keys += self._keys(hold.key.id)[1:]
+            args += [
+                hold.hold_id,
+                item.actual,
+                hold.reserved_tokens,
+                "1" if item.release else "0",
+                hold.hold_id + ":x",
+            ]
         try:
-            await self._call(lua.SETTLE, [keys[1], keys[2], keys[3]], args)
+            await self._call(lua.SETTLE, keys, args)
         except _Unavailable as exc:
-            self.dropped += 1
-            logger.warning("could not settle a request on the shared limits: %s", exc)
+            self.dropped += len(items)
+            logger.warning("could not settle %d requests on the shared limits: %s", len(items), exc)
 
     async def renew_leases(self) -> None:
         """Once: extend the lease of every request of this process still in flight."""
