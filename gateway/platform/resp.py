@@ -14,6 +14,7 @@ than returned to the pool, since its reply may still be on the wire.
 from __future__ import annotations
 
 import hashlib
+import select
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from urllib.parse import unquote, urlparse
@@ -177,6 +178,17 @@ class Connection:
         """Close at once, without a checkpoint, so that it also works while cancelled."""
         self.stream.socket.close()
 
+    def idle_usable(self) -> bool:
+        """For a connection that sat idle: False once anything is readable on it, which is
+        the server having closed it (a restart) or bytes nobody asked for. A command sent
+        on it would fail although the server may well be back."""
+        fileno = self.stream.socket.fileno()
+        if fileno < 0:
+            return False
+        poller = select.poll()
+        poller.register(fileno, select.POLLIN)
+        return not poller.poll(0)
+
 
 async def connect(address: RedisAddress) -> Connection:
     """A logged-in connection on the address's database. Cancellation: nothing is left
@@ -240,7 +252,7 @@ class RedisClient:
         async with self._slots:
             if self._closed:
                 raise RedisUnavailable("redis client closed")
-            conn = self._idle.pop() if self._idle else await connect(self.address)
+            conn = self._take_idle() or await connect(self.address)
             try:
                 reply = await conn.command(*args)
             except RedisReplyError:
@@ -251,6 +263,15 @@ class RedisClient:
                 raise
             self._release(conn)
             return reply
+
+    def _take_idle(self) -> Connection | None:
+        """The most recent idle connection still usable; dead ones are closed."""
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.idle_usable():
+                return conn
+            conn.close()
+        return None
 
     def _release(self, conn: Connection) -> None:
         if self._closed:

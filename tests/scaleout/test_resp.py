@@ -86,3 +86,19 @@ async def test_a_missing_server_is_unavailable() -> None:
     client = RedisClient.from_url(f"redis://127.0.0.1:{free_port()}/0")
     with pytest.raises(RedisUnavailable):
         await client.execute("PING")
+
+
+async def test_idle_connections_the_server_closed_are_not_reused(redis_server: RedisServer) -> None:
+    # A restarted server (or one that dropped idle clients) leaves dead connections in the
+    # pool: the next command must go out on a fresh one, not fail while the server is up.
+    client = RedisClient.from_url(redis_server.url, max_connections=4)
+    try:
+        async with trio.open_nursery() as nursery:  # fill the pool with four idle ones
+            for _ in range(4):
+                nursery.start_soon(client.execute, "PING")
+        redis_server.stop()
+        redis_server.start()
+        assert await client.execute("PING") == b"PONG"
+        assert await client.execute("SET", "k", "v") == b"OK"
+    finally:
+        client.close()
