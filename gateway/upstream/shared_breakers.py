@@ -28,17 +28,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import partial
 
 import attrs
 import trio
 
+from gateway.platform import broadcast
 from gateway.platform.resp import RedisClient, RedisReplyError, RedisUnavailable, Script
 from gateway.upstream.circuit import COOLDOWN_S, FAILURE_THRESHOLD, BreakerBook
 
 logger = logging.getLogger(__name__)
 
 REPORT_QUEUE = 1024
-RECONNECT_S = 0.5
 SEPARATOR = "\n"  # between workspace, provider and model: none of them holds a newline
 
 _NOW = """
@@ -165,22 +166,18 @@ class SharedBreakers:
         """Apply published transitions to `book` until cancelled; reconnect (reading the
         openings still running) after the server went away. Ready once subscribed, or
         after the first failed attempt (the server may be down at start)."""
-        ready = False
-        while True:
-            try:
-                async with self.client.subscribe(self.channel) as subscription:
-                    await self._load_opens(book)
-                    if not ready:
-                        ready = True
-                        task_status.started()
-                    async for message in subscription:
-                        self.apply(book, message.decode(errors="replace"))
-            except (RedisUnavailable, RedisReplyError, trio.TooSlowError) as exc:
-                logger.warning("breaker subscription lost, reconnecting: %s", exc)
-            if not ready:
-                ready = True
-                task_status.started()
-            await trio.sleep(RECONNECT_S)
+
+        async def heard(message: str) -> None:
+            self.apply(book, message)
+
+        await broadcast.follow(
+            self.client,
+            self.channel,
+            what="breaker",
+            resync=partial(self._load_opens, book),
+            apply=heard,
+            task_status=task_status,
+        )
 
     async def _load_opens(self, book: BreakerBook) -> None:
         with trio.fail_after(self.timeout_s):

@@ -14,21 +14,15 @@ and returns.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 import trio
 
 from gateway.agents.book import EVERY_AGENT
-from gateway.platform.resp import RedisClient, RedisReplyError, RedisUnavailable
+from gateway.platform import broadcast
 
 if TYPE_CHECKING:
     from gateway.platform.state import AppState
-
-logger = logging.getLogger(__name__)
-
-QUEUE_SIZE = 1024
-RECONNECT_S = 0.5
 
 
 async def run(
@@ -39,68 +33,26 @@ async def run(
     if client is None:
         task_status.started()
         return
-    channel = state.settings.redis_prefix + "agents"
-    send, receive = trio.open_memory_channel[str](QUEUE_SIZE)
 
-    def announce(agent_id: str) -> None:
-        try:
-            send.send_nowait(agent_id)
-        except trio.WouldBlock:
-            # Only while the server has been away for long: every process drops its
-            # whole cache when its subscription comes back, which covers this.
-            logger.warning("agent change queue full; dropped until the server is back")
+    def install(announce: broadcast.Announce | None) -> None:
+        state.agents.on_change = announce
 
-    state.agents.on_change = announce
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_publish, state, client, channel, receive)
-            await nursery.start(_listen, state, client, channel)
-            task_status.started()
-    finally:
-        state.agents.on_change = None
+    async def resync() -> None:
+        state.agents.drop_all()
 
+    async def heard(agent_id: str) -> None:
+        apply(state, agent_id)
 
-async def _publish(
-    state: AppState, client: RedisClient, channel: str, receive: trio.MemoryReceiveChannel[str]
-) -> None:
-    """Send each change; one that cannot be sent now is retried until it is (a lost one
-    would leave a suspended agent running elsewhere)."""
-    async for message in receive:
-        while True:
-            try:
-                with trio.fail_after(state.settings.redis_timeout_s):
-                    await client.publish(channel, message)
-                break
-            except (RedisUnavailable, RedisReplyError, trio.TooSlowError) as exc:
-                logger.warning("could not publish an agent change, retrying: %s", exc)
-                await trio.sleep(RECONNECT_S)
-
-
-async def _listen(
-    state: AppState,
-    client: RedisClient,
-    channel: str,
-    *,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Apply what is heard; after a reconnection drop every cached agent. Ready once
-    subscribed, or after the first failed attempt (the server may be down at start)."""
-    ready = False
-    while True:
-        try:
-            async with client.subscribe(channel) as subscription:
-                state.agents.drop_all()
-                if not ready:
-                    ready = True
-                    task_status.started()
-                async for message in subscription:
-                    apply(state, message.decode(errors="replace"))
-        except (RedisUnavailable, RedisReplyError) as exc:
-            logger.warning("agent change subscription lost, reconnecting: %s", exc)
-        if not ready:
-            ready = True
-            task_status.started()
-        await trio.sleep(RECONNECT_S)
+    await broadcast.relay(
+        client,
+        state.settings.redis_prefix + "agents",
+        what="agent",
+        timeout_s=state.settings.redis_timeout_s,
+        install=install,
+        resync=resync,
+        apply=heard,
+        task_status=task_status,
+    )
 
 
 def apply(state: AppState, agent_id: str) -> None:

@@ -14,21 +14,19 @@ made up for by reloading every active key from the store each time the subscript
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
 
-from gateway.platform.resp import RedisClient, RedisReplyError, RedisUnavailable
+from gateway.platform import broadcast
 from store import keys
 
 if TYPE_CHECKING:
     from gateway.platform.state import AppState
 
-logger = logging.getLogger(__name__)
 
-QUEUE_SIZE = 1024
-RECONNECT_S = 0.5
 RELOAD_ALL = "*"
 
 
@@ -40,69 +38,27 @@ async def run(
     if client is None:
         task_status.started()
         return
-    channel = state.settings.redis_prefix + "keys"
-    send, receive = trio.open_memory_channel[str](QUEUE_SIZE)
 
-    def announce(key_hash: str, usable: bool) -> None:
-        try:
-            send.send_nowait(f"{key_hash} {int(usable)}")
-        except trio.WouldBlock:
-            # Only while the server has been away for long: every worker reloads all keys
-            # when its subscription comes back, which covers what is dropped here.
-            logger.warning("key change queue full; dropped until the server is back")
+    def install(announce: broadcast.Announce | None) -> None:
+        state.keyring.on_change = None if announce is None else _formatted(announce)
 
-    state.keyring.on_change = announce
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_publish, state, client, channel, receive)
-            await nursery.start(_listen, state, client, channel)
-            task_status.started()
-    finally:
-        state.keyring.on_change = None
+    await broadcast.relay(
+        client,
+        state.settings.redis_prefix + "keys",
+        what="key",
+        timeout_s=state.settings.redis_timeout_s,
+        install=install,
+        resync=partial(_reload_all, state),
+        apply=partial(_apply, state),
+        task_status=task_status,
+    )
 
 
-async def _publish(
-    state: AppState, client: RedisClient, channel: str, receive: trio.MemoryReceiveChannel[str]
-) -> None:
-    """Send each change; one that cannot be sent now is retried until it is (with every
-    later one behind it), since a lost revocation would leave a key usable elsewhere."""
-    async for message in receive:
-        while True:
-            try:
-                with trio.fail_after(state.settings.redis_timeout_s):
-                    await client.publish(channel, message)
-                break
-            except (RedisUnavailable, RedisReplyError, trio.TooSlowError) as exc:
-                logger.warning("could not publish a key change, retrying: %s", exc)
-                await trio.sleep(RECONNECT_S)
+def _formatted(announce: broadcast.Announce) -> Callable[[str, bool], None]:
+    def on_change(key_hash: str, usable: bool) -> None:
+        announce(f"{key_hash} {int(usable)}")
 
-
-async def _listen(
-    state: AppState,
-    client: RedisClient,
-    channel: str,
-    *,
-    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-) -> None:
-    """Apply what is heard; reconnect (reloading every key) after the server went away.
-    Ready once subscribed, or after the first failed attempt (the server may be down at
-    start)."""
-    ready = False
-    while True:
-        try:
-            async with client.subscribe(channel) as subscription:
-                await _reload_all(state)
-                if not ready:
-                    ready = True
-                    task_status.started()
-                async for message in subscription:
-                    await _apply(state, message.decode(errors="replace"))
-        except (RedisUnavailable, RedisReplyError) as exc:
-            logger.warning("key change subscription lost, reconnecting: %s", exc)
-        if not ready:
-            ready = True
-            task_status.started()
-        await trio.sleep(RECONNECT_S)
+    return on_change
 
 
 async def _apply(state: AppState, message: str) -> None:
