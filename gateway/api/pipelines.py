@@ -25,6 +25,7 @@ from gateway.pipelines.input import (
 from gateway.pipelines.render import template_body
 from gateway.pipelines.service import prepare, serve_whole, session_turns, streamed
 from gateway.pipelines.session import Configured, Session
+from gateway.pipelines.stages import ENDPOINT
 from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
 from gateway.pipelines.templates import builtin_templates
 from gateway.pipelines.vad import webrtc_classifier
@@ -40,6 +41,8 @@ from gateway.platform.web import (
     read_object,
     stream_response,
 )
+from gateway.upstream.facts import new_facts
+from gateway.upstream.usage import recording_rejection
 from providers.voices import load_voices
 from store import pipeline_templates
 from store.audit import AuditEvent
@@ -62,9 +65,10 @@ def pipelines_blueprint(state: AppState) -> Blueprint:
     async def pipelines() -> Response:
         principal = await authenticate(state)
         headers = cast(Mapping[str, str], request.headers)
-        params, audio = await _read_pipeline_request()
-        event = _scribe_event(principal)
-        prepared = await prepare(state, principal, headers, params, audio, audit_event=event)
+        with recording_rejection(state, new_facts(ENDPOINT, principal, headers)):
+            params, audio = await _read_pipeline_request()
+            event = _scribe_event(principal)
+            prepared = await prepare(state, principal, headers, params, audio, audit_event=event)
         if params.stream:
             body = streamed(prepared)
             return stream_response(StreamAnswer(body, STREAM_HEADERS | _id_header(prepared.id)))

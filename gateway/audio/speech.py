@@ -38,7 +38,7 @@ from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage
+from gateway.upstream.usage import record_usage, recording_rejection
 from providers.audio_codec import decode, encode
 from providers.audio_types import CONTENT_TYPES, SpeechAudio, SpeechRequest
 from providers.base import Provider
@@ -55,20 +55,23 @@ async def serve_speech(
     """Answer one speech request (see the module docstring). Raises `ApiError` for
     client mistakes and upstream failures; cancellation closes the upstream and propagates."""
     principal.require("audio")
-    params = parse_speech(decode_json(body) if body else None)
-    mapping = await mapping_named(state, principal.workspace_id, params.voice)
-    choice = resolve_voice(load_voices(), params.voice, mapping)
-    plan = audio_plan(
-        state,
-        principal,
-        model=params.model,
-        capability="speech",
-        service=params.service,
-        prefer=params.prefer,
-    )
-    plan = voiced_targets(plan, choice)
+    facts = new_facts("audio.speech", principal, headers)
+    payload = None
+    with recording_rejection(state, facts, lambda: _named(payload)):
+        payload = decode_json(body) if body else None
+        params = parse_speech(payload)
+        mapping = await mapping_named(state, principal.workspace_id, params.voice)
+        choice = resolve_voice(load_voices(), params.voice, mapping)
+        plan = audio_plan(
+            state,
+            principal,
+            model=params.model,
+            capability="speech",
+            service=params.service,
+            prefer=params.prefer,
+        )
+        plan = voiced_targets(plan, choice)
     if params.stream:
-        facts = new_facts("audio.speech", principal, headers)
         hold = await admit_audio(
             state, facts, plan, params.service, Usage(characters=len(params.input))
         )
@@ -84,6 +87,10 @@ async def serve_speech(
         state, principal, params, plan, choice, headers, endpoint="audio.speech"
     )
     yield _whole(facts, whole, params, limits)
+
+
+def _named(payload: object) -> object:
+    return payload.get("model") if isinstance(payload, dict) else None
 
 
 async def speak_once(

@@ -44,7 +44,7 @@ from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage
+from gateway.upstream.usage import record_usage, recording_rejection
 from providers.audio_codec import AudioDecodeError, decoded_duration, sniff_container
 from providers.audio_types import (
     AudioClip,
@@ -61,6 +61,8 @@ from providers.types import Usage
 DIARIZING_PROVIDERS = frozenset({"mistral"})
 DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without naming a model
 ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac"})
+
+ENDPOINT = "audio.transcriptions"
 
 
 @attrs.frozen
@@ -157,10 +159,12 @@ async def serve_transcription(
 ) -> Transcribed:
     """A whole transcription (raises `ApiError`; cancellation closes the upstream)."""
     principal.require("audio")
-    params = parse_transcription(upload.fields)
-    clip = await checked_clip(upload)
+    with recording_rejection(state, new_facts(ENDPOINT, principal, headers), upload.model):
+        params = parse_transcription(upload.fields)
+        clip = await checked_clip(upload)
+        plan = transcription_plan(state, principal, params)
     with audio_errors():
-        done = await transcribe_clip(state, principal, clip, params, headers)
+        done = await transcribe_clip(state, principal, clip, params, headers, plan=plan)
     served = done.served
     body = render_transcription(served.value, params.response_format, params.granularities)
     return Transcribed(
@@ -186,12 +190,15 @@ async def transcribe_clip(
     clip: AudioClip,
     params: TranscriptionParams,
     headers: Mapping[str, str],
+    *,
+    plan: Plan | None = None,
 ) -> ClipTranscribed:
-    """Plan, admit, race and account one transcription: what the endpoint and file
-    processing (`auto_transcribe`) share. Raises `ApiError`; cancellation closes the
-    upstream."""
-    plan = transcription_plan(state, principal, params)
-    facts = new_facts("audio.transcriptions", principal, headers)
+    """Plan (unless the caller has), admit, race and account one transcription: what the
+    endpoint and file processing (`auto_transcribe`) share. Raises `ApiError`;
+    cancellation closes the upstream."""
+    if plan is None:
+        plan = transcription_plan(state, principal, params)
+    facts = new_facts(ENDPOINT, principal, headers)
     hold = await admit_audio(
         state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
     )
@@ -241,13 +248,14 @@ async def prepare_stream(
     """
     try:
         principal.require("audio")
-        params = parse_transcription(upload.fields)
-        clip = await checked_clip(upload)
-        plan = transcription_plan(state, principal, params)
-        facts = new_facts("audio.transcriptions", principal, headers)
-        hold = await admit_audio(
-            state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
-        )
+        facts = new_facts(ENDPOINT, principal, headers)
+        with recording_rejection(state, facts, upload.model):
+            params = parse_transcription(upload.fields)
+            clip = await checked_clip(upload)
+            plan = transcription_plan(state, principal, params)
+            hold = await admit_audio(
+                state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
+            )
     except BaseException:
         upload.close()
         raise

@@ -41,6 +41,11 @@ class Upload:
     filename: str = ""
     size: int = 0
 
+    def model(self) -> str | None:
+        """The model the form names (its first `model` field), if any."""
+        named = self.fields.get("model")
+        return named[0] if named else None
+
     def head(self) -> bytes:
         assert self.file is not None
         self.file.seek(0)

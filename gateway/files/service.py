@@ -25,6 +25,7 @@ from gateway.uploads import integrity
 from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
+from gateway.upstream.usage import recording_rejection
 from store import files as file_store
 from store.columns import new_id
 from store.files import FileRecord
@@ -48,18 +49,9 @@ async def upload(
     """
     principal.require("files")
     facts = new_facts("files", principal, headers)
-    runtime, quota = state.files, state.settings.files_quota_bytes
-    await agent_admission.precheck(state, principal)
-    used = await state.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
-    with upload_deadline(state.settings.upload_timeout_s):
-        received = await _receive(state, chunks, boundary, quota_left=quota - used)
-    try:
-        form = file_input.upload_form(received.fields)
-        await _check_integrity(received)
-        hold = await _admit(state, principal, received, form)
-    except BaseException:
-        runtime.blobs.discard(received.writer)
-        raise
+    runtime = state.files
+    with recording_rejection(state, facts):
+        received, form, hold = await _checked(state, principal, chunks, boundary)
     handed_over = False
     try:
         record = await _store(state, principal, received, form)
@@ -73,6 +65,26 @@ async def upload(
         if hold is not None and not handed_over:
             hold.release()
     return render.file_object(record)
+
+
+async def _checked(
+    state: AppState, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
+) -> tuple[Received, file_input.UploadForm, Hold | None]:
+    """The upload received, checked (its form, its bytes) and admitted for an agent; a
+    refused one leaves nothing in the blob store."""
+    quota = state.settings.files_quota_bytes
+    await agent_admission.precheck(state, principal)
+    used = await state.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
+    with upload_deadline(state.settings.upload_timeout_s):
+        received = await _receive(state, chunks, boundary, quota_left=quota - used)
+    try:
+        form = file_input.upload_form(received.fields)
+        await _check_integrity(received)
+        hold = await _admit(state, principal, received, form)
+    except BaseException:
+        state.files.blobs.discard(received.writer)
+        raise
+    return received, form, hold
 
 
 async def _admit(

@@ -20,7 +20,7 @@ import attrs
 import trio
 
 from gateway.ocr import render
-from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS, parse_fields, select_pages
+from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS, OcrParams, parse_fields, select_pages
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
@@ -35,7 +35,12 @@ from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import Plan, plan_named
 from gateway.upstream.resolve import Target, target_of
-from gateway.upstream.usage import record_usage, recording_refusal, unplanned
+from gateway.upstream.usage import (
+    record_usage,
+    recording_refusal,
+    recording_rejection,
+    unplanned,
+)
 from providers.base import Provider
 from providers.local import ocr as local_ocr
 from providers.ocr_types import OcrRequest, OcrResult
@@ -55,6 +60,29 @@ async def serve_ocr(
     """Answer one OCR request. Cancellation removes the temporary upload and propagates."""
     principal.require("files")
     started = time.perf_counter()
+    facts = new_facts("ocr", principal, headers)
+    with recording_rejection(state, facts):
+        request, sources, params = await _checked(state, chunks, boundary)
+    target, result, cost = await _read(state, facts, request, sources)
+    if not any(page.text.strip() for page in result.pages):
+        raise ApiError(422, "ocr_failed", "No text could be read from the document.")
+    return render.ocr_response(
+        "doc_" + secrets.token_hex(12),
+        result,
+        provider=target.provider_id,
+        cost_usd=cost,
+        processing_ms=int((time.perf_counter() - started) * 1000),
+        output_format=params.output_format,
+        tables=params.extract_tables,
+        with_forms=params.extract_forms,
+    )
+
+
+async def _checked(
+    state: AppState, chunks: AsyncIterator[bytes], boundary: bytes
+) -> tuple[OcrRequest, list[local_ocr.PageSource], OcrParams]:
+    """The upload received and checked (its form, its bytes, its page range), before any
+    engine reads it: raises `ApiError` for the client's mistakes."""
     blobs = state.files.blobs
     with upload_deadline(state.settings.upload_timeout_s):
         received = await receive(
@@ -76,20 +104,7 @@ async def serve_ocr(
         languages=params.language_hints,
         extract_tables=params.extract_tables,
     )
-    facts = new_facts("ocr", principal, headers)
-    target, result, cost = await _read(state, facts, request, sources)
-    if not any(page.text.strip() for page in result.pages):
-        raise ApiError(422, "ocr_failed", "No text could be read from the document.")
-    return render.ocr_response(
-        "doc_" + secrets.token_hex(12),
-        result,
-        provider=target.provider_id,
-        cost_usd=cost,
-        processing_ms=int((time.perf_counter() - started) * 1000),
-        output_format=params.output_format,
-        tables=params.extract_tables,
-        with_forms=params.extract_forms,
-    )
+    return request, sources, params
 
 
 async def read_pages(

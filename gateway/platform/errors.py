@@ -37,6 +37,9 @@ class ApiError(Exception):
         self.type = type
         self.headers = dict(headers or {})
         self.extra = extra
+        # Set once the refusal has a usage record (`gateway.upstream.usage.record_refusal`),
+        # so a check further out does not record the same request twice.
+        self.recorded = False
 
     def body(self) -> dict[str, Any]:
         error: dict[str, Any] = {

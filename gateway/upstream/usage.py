@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
@@ -87,6 +87,7 @@ def record_refusal(state: AppState, facts: RequestFacts, target: Target, error: 
     nothing = account(
         state.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
     )
+    error.recorded = True
     record_usage(state, facts, target, nothing, status=error.status, error_code=error.code)
 
 
@@ -95,6 +96,23 @@ def unplanned(model: object) -> Target:
     named one as text), no provider."""
     name = model if isinstance(model, str) else ""
     return Target(provider_id="", model_id=name, upstream_model=name, info=None)
+
+
+@contextmanager
+def recording_rejection(
+    state: AppState, facts: RequestFacts, named: Callable[[], object] = lambda: None
+) -> Iterator[None]:
+    """Around the checks of a request's form, body, file and parameters (never around its
+    upstream call, which records itself): a client error there is recorded
+    (`record_refusal`, once, under the model `named()` gives by then) so the error pages
+    count invalid requests of every endpoint, not only chat's; the error goes on
+    unchanged."""
+    try:
+        yield
+    except ApiError as error:
+        if 400 <= error.status < 500 and not error.recorded:
+            record_refusal(state, facts, unplanned(named()), error)
+        raise
 
 
 @contextmanager

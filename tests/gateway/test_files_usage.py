@@ -52,9 +52,11 @@ async def test_each_stored_upload_records_its_bytes(
     assert (first.bytes, second.json()["bytes"]) == (11, 21)
 
 
-async def test_a_refused_upload_records_nothing(
+async def test_a_refused_upload_stores_and_bills_nothing(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
+    # Each refusal is one record of the invalid request (for the error pages), with no
+    # bytes stored and no cost.
     for data, fields in (
         (b"hello", {"purpose": "holiday"}),
         (b"", {"purpose": "assistants"}),
@@ -62,4 +64,7 @@ async def test_a_refused_upload_records_nothing(
     ):
         response = await http.post("/v1/files", files={"file": ("a.txt", data)}, data=fields)
         assert response.status_code == 400, fields
-    assert await usage_rows(gateway) == []
+    rows = await usage_rows(gateway)
+    assert [(r["endpoint"], r["status"], r["bytes_stored"], r["cost_usd"]) for r in rows] == [
+        ("files", 400, 0, 0.0)
+    ] * 3

@@ -134,3 +134,48 @@ async def test_an_embeddings_request_for_an_unknown_model_is_recorded(
     ]
     errors = (await http.get(f"{A}/errors")).json()
     assert errors["by_type"]["invalid_request"] == 1
+
+
+async def test_invalid_requests_of_every_endpoint_are_recorded_once(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, http: httpx.AsyncClient
+) -> None:
+    # One client mistake per family, each refused before any provider is asked: each must
+    # leave exactly one record under its endpoint, and the errors page counts them all.
+    with pytest.raises(openai.BadRequestError):
+        await client.audio.transcriptions.create(
+            model="whisper-1", file=("a.wav", b"RIFF but not audio at all")
+        )
+    with pytest.raises(openai.BadRequestError):
+        await client.audio.speech.create(model="tts-1", voice="alloy", input="")
+    answers = [
+        await http.post(
+            "/v1/ocr",
+            files={"file": ("scan.png", documents.text_image(["Invoice 4711"]))},
+            data={"model": "local", "pages": "7-9"},
+            timeout=60,
+        ),
+        await http.post(
+            PIPELINES,
+            files={"audio": ("turn.wav", _silence(), "audio/wav")},
+            data={"template": "no-such-template"},
+        ),
+        await http.post(
+            "/v1/files", files={"file": ("a.txt", b"hello")}, data={"purpose": "nonsense"}
+        ),
+    ]
+    assert [a.status_code for a in answers] == [400, 404, 400], [a.text for a in answers]
+    expected = {
+        "audio.transcriptions": (400, "whisper-1"),
+        "audio.speech": (400, "tts-1"),
+        "ocr": (400, ""),
+        "audio.pipelines": (404, ""),
+        "files": (400, ""),
+    }
+    for endpoint, (status, model) in expected.items():
+        rows = await _records(gateway, endpoint)
+        found = [(r["status"], r["model"], r["cost_usd"]) for r in rows]
+        assert found == [(status, model, 0.0)], endpoint
+        assert rows[0]["error_code"]
+    errors = (await http.get(f"{A}/errors")).json()
+    assert errors["requests"] == errors["total_errors"] == 5
+    assert errors["by_type"]["invalid_request"] == 5
