@@ -86,7 +86,7 @@ def generate(count: int, start: datetime, days: int) -> Iterator[dict[str, Any]]
             "latency_ms": rand.lognormvariate(6, 0.7), "energy_kwh": 0.0, "carbon_gco2e": 0.0,
             "status": status, "error_code": CODES.get(status), "cache_hit": int(hit),
             "cache_savings_usd": rand.random() / 1000 if hit else 0.0, "project": None,
-            "team": None, "tags": "[]", "prompt_hash": None,
+            "team": None, "tags": "[]", "prompt_hash": None, "agent_session": None,
             "created_at": datetime.fromtimestamp(epoch, UTC).isoformat(),
             "created_epoch": epoch,
         }  # fmt: skip
