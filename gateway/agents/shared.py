@@ -10,7 +10,7 @@ in-memory ones.
 
 A request's end must not wait for the network (holds are released in `finally` paths),
 so settlements go through a bounded channel to `settle_worker`. A reservation is leased
-for `lease_s`, renewed every third of it while the request lives (`renew`); one whose
+for `lease_s`, renewed every third of it while the request lives (`renew_leases`); one whose
 worker crashed is given back when its lease ends. The first script for an agent, a day,
 a month or a session seeds the server's figures from the usage log (`Loader`), so the
 server restarting empty hands out no fresh budget either.
@@ -240,7 +240,7 @@ class SharedAgentCounters:
             self.dropped += 1
             logger.warning("could not settle an agent request on the shared counters: %s", exc)
 
-    async def renew(self) -> None:
+    async def renew_leases(self) -> None:
         """Once: extend the lease of every reservation of this process in flight."""
         live = list(self._live.values())
         if not live:
