@@ -18,7 +18,7 @@ import importlib
 import json
 import logging
 import os
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 import attrs
@@ -40,6 +40,7 @@ from providers.sim.core import (
     StreamCut,
 )
 from providers.sim.faults import FaultBook, FaultError, fault_from_header
+from providers.sim.garble import aclose_stream, after_fault
 from providers.sim.http11 import (
     CONTINUE,
     LAST_CHUNK,
@@ -344,7 +345,7 @@ class SimServer(SimContext):
             return await self._handle(route, request, context)  # no fault can apply
         recording = _Recording(context)
         answer = await self._handle(route, request, recording)
-        return _after_fault(answer, recording.taken)
+        return after_fault(answer, recording.taken)
 
     async def _handle(self, route: Route, request: SimRequest, context: SimContext) -> Answer:
         try:
@@ -410,7 +411,7 @@ class SimServer(SimContext):
             self.stats.connections_cut += 1
             return False
         finally:
-            await _aclose(chunks)
+            await aclose_stream(chunks)
         self.stats.streams_completed += 1
         return True
 
@@ -483,41 +484,6 @@ class _Recording(SimContext):
         return self._inner.audio()
 
 
-# Not JSON, in every text stream format the vendors use (an SSE event, a JSON line).
-MALFORMED_EVENT = b'data: {"choices": [{"delta": {"content": "cut\n\n'
-_TEXT_STREAMS = ("text/event-stream", "application/json", "application/x-ndjson")
-
-
-def _after_fault(answer: Answer, fault: Fault | None) -> Answer:
-    """Apply what a fault does to a finished answer: reset the connection, or garble it."""
-    if fault is None or isinstance(answer, SimUpgrade):
-        return answer  # a WebSocket session applies its fault itself
-    if fault.reset:
-        raise ConnectionReset("simulated connection reset")
-    if not fault.malformed:
-        return answer
-    if isinstance(answer, SimStream):
-        if answer.content_type.startswith(_TEXT_STREAMS):
-            return attrs.evolve(answer, chunks=_with_malformed_event(answer.chunks))
-        return answer
-    if answer.status < 400 and answer.content_type.startswith("application/json"):
-        return attrs.evolve(answer, body=answer.body[: len(answer.body) // 2])
-    return answer
-
-
-async def _with_malformed_event(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
-    """The stream's chunks with a malformed event after the first one."""
-    try:
-        first = True
-        async for data in chunks:
-            yield data
-            if first:
-                first = False
-                yield MALFORMED_EVENT
-    finally:
-        await _aclose(chunks)
-
-
 async def _read_request(conn: Connection, parser: RequestParser) -> ParsedRequest | None:
     """The next request on the connection, or None when the client closed it.
 
@@ -552,13 +518,6 @@ async def _watch_peer(conn: Connection, parser: RequestParser, on_gone: trio.Can
             on_gone.cancel()
             return
         parser.feed(data)
-
-
-async def _aclose(chunks: AsyncIterator[bytes]) -> None:
-    """Close a stream's iterator (an async generator) so its cleanup runs now."""
-    aclose = getattr(chunks, "aclose", None)
-    if aclose is not None:
-        await aclose()
 
 
 def _error(status: int, message: str) -> SimResponse:

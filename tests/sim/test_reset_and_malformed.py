@@ -11,7 +11,8 @@ import httpx
 import pytest
 import trio
 
-from providers.sim.server import MALFORMED_EVENT, SimServer
+from providers.sim.garble import MALFORMED_EVENT
+from providers.sim.server import SimServer
 
 DEADLINE = 10
 AUTH = {"authorization": "Bearer k"}
