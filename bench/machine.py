@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 from pathlib import Path
 
 import attrs
@@ -20,10 +21,17 @@ class Machine:
     memory_mib: int
     kernel: str
     python: str
+    # Millions of iterations per second of a plain Python loop (`python_speed`): the same
+    # VM type runs at different speeds on different hosts and days, so figures from two
+    # runs compare only beside this.
+    python_mops: float = 0.0
 
     def label(self) -> str:
         """One line for chart footers and table headers."""
-        return f"{self.cores} cores, {self.cpu_model}, {self.memory_mib // 1024} GiB RAM"
+        return (
+            f"{self.cores} cores, {self.cpu_model}, {self.memory_mib // 1024} GiB RAM, "
+            f"Python loop {self.python_mops:.1f} M/s"
+        )
 
 
 @attrs.frozen
@@ -45,7 +53,25 @@ def describe() -> Machine:
         memory_mib=_memory_mib(),
         kernel=platform.release(),
         python=platform.python_version(),
+        python_mops=python_speed(),
     )
+
+
+SPEED_LOOP = 2_000_000
+
+
+def python_speed(rounds: int = 3) -> float:
+    """The best of `rounds` timings of a 2-million-step addition loop, in millions of
+    steps per second (about 0.3 s in all). The best, not the mean: it is the machine's
+    speed with the least interference, which is what makes two runs comparable."""
+    best = float("inf")
+    for _ in range(rounds):
+        began = time.perf_counter()
+        total = 0
+        for step in range(SPEED_LOOP):
+            total += step
+        best = min(best, time.perf_counter() - began)
+    return round(SPEED_LOOP / best / 1e6, 2)
 
 
 def plan_pinning() -> Pinning:

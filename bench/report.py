@@ -70,7 +70,7 @@ def _header(results: dict[str, Any]) -> str:
             "",
             f"- Command: `{results['command']}`",
             f"- Machine: {m['cores']} cores, {m['cpu_model']}, {m['memory_mib'] // 1024} GiB RAM,"
-            f" Linux {m['kernel']}, Python {m['python']}",
+            f" Linux {m['kernel']}, Python {m['python']}{_speed(m)}",
             f"- Pinning: gateway and LiteLLM on core(s) {_cores(pin['gateway'])}; simulator and"
             f" load generator on core(s) {_cores(pin['load'])}. One worker process each.",
             f"- Gateway settings from the environment: {_env(results.get('gateway_env', {}))}.",
@@ -78,6 +78,12 @@ def _header(results: dict[str, Any]) -> str:
             f"- Wall time of the run: {results['elapsed_s']:.0f} s. {_busy(results)}",
         ]
     )
+
+
+def _speed(machine: dict[str, Any]) -> str:
+    """The machine's plain-Python speed (`bench.machine.python_speed`), when measured."""
+    mops = machine.get("python_mops")
+    return f"; a plain Python loop runs {mops:.1f} M steps/s" if mops else ""
 
 
 def _env(env: dict[str, str]) -> str:
