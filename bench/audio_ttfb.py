@@ -1,18 +1,22 @@
 """Time to first audio byte added by the gateway, each server a process of its own.
 
-The simulator (`python -m providers.sim`) and the gateway (`python -m gateway serve`,
-OpenAI's API pointed at the simulator, a `prod` key with limits, as in `bench/stack.py`)
-run as separate processes pinned like the main bench's (the gateway alone on one core,
-the simulator and this client on the other), so a figure charges the gateway with its
-own CPU only, not with the simulator's or the client's. The simulator holds its first
-byte of `tts-1` back `delay_ms` (a fault), then streams raw `pcm` (nothing encoded).
+The upstream (`bench/speech_source.py`: OpenAI's streamed-speech wire format, its first
+byte exactly `delay_ms` after the request, at almost no CPU) and the gateway (`python -m
+gateway serve`, OpenAI's API pointed at the upstream, a `prod` key with limits, as in
+`bench/stack.py`) run as separate processes pinned like the main bench's: the gateway
+alone on one core, the upstream and this client on the other. So a figure charges the
+gateway with its own CPU only, not with the upstream's or the client's. (The simulator
+is not the upstream here: it synthesises each clip with eSpeak, several CPU-ms, so at
+c=32 its own queue, not the delay, set its first byte.)
 
 The client is a raw-socket HTTP/1.1 client (`bench.sse_client`'s reader) on kept-alive
 connections: the clock runs from the request's first byte sent to the first byte of the
-response *body* (not its head). Each of `concurrency` workers asks the simulator
-directly, then through the gateway, in turn, so both see the same load; the difference
-of the medians is what the gateway adds. The gateway's CPU time per speech request is
-read from `/proc/<pid>/stat` around the points.
+response *body* (not its head). Each of `concurrency` workers asks the upstream directly,
+then through the gateway, in turn, so both see the same load; the difference of the
+medians is what the gateway adds. The gateway's CPU time per speech request is read from
+`/proc/<pid>/stat` around each point, and its CPU while idle (`gateway_idle_cpu_ms_per_s`:
+workers, timers, pause tracing) beforehand, since every point's CPU per request includes
+it (most at c=1, whose points last longest).
 """
 
 from __future__ import annotations
@@ -113,6 +117,14 @@ def _point(
     return point
 
 
+def _idle_cpu_ms_per_s(proc: procs.Proc, seconds: float = 2.0) -> float:
+    """The gateway's CPU with no request (its workers, timers, pause tracing): part of
+    every point's CPU per request, most visibly at c=1, whose points last longest."""
+    before = proc.cpu_s()
+    time.sleep(seconds)
+    return round((proc.cpu_s() - before) * 1000 / seconds, 1)
+
+
 def _start_source(work: Path, pinning: Pinning, delay_ms: int, cleanup: ExitStack) -> int:
     """`bench.speech_source` on the simulator's core; its port."""
     port = procs.free_port()
@@ -139,6 +151,7 @@ def first_bytes(
         through = speech_endpoint(gateway.port, "/v1/audio/speech", gateway.api_key)
         trio.run(measure, [through], 1, WARM_UP_REQUESTS)
         figures: dict[str, Any] = {"upstream_first_byte_delay_ms": delay_ms}
+        figures["gateway_idle_cpu_ms_per_s"] = _idle_cpu_ms_per_s(gateway.server)
         figures["pinning"] = {"gateway": pinning.gateway, "simulator_and_client": pinning.load}
         for concurrency in concurrencies:
             figures[f"c{concurrency}"] = _point(
