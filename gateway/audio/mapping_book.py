@@ -12,8 +12,9 @@ never keeps an answer older than the change.
 One load per workspace at a time: when an entry goes stale under load (32 requests at
 once, say), the first request reloads it and the others answer from the stale entry
 meanwhile instead of each queueing its own store read (a worker-thread hop) behind the
-writer: at concurrency 32, one expiry cost 8 store reads, now 1. So an entry is at most `TTL_S` plus one load old. A request with no entry at all
-waits for the load in flight, then loads itself if that one was not kept.
+writer: at concurrency 32, one expiry cost 8 store reads, now 1. So an entry is at most
+`TTL_S` plus one load old. A request with no entry at all waits for the load in flight,
+then loads itself if that one was not kept.
 """
 
 from __future__ import annotations
