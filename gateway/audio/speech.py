@@ -28,7 +28,7 @@ from gateway.audio.plan import (
 )
 from gateway.audio.voices import mapping_named
 from gateway.platform.auth import Principal
-from gateway.platform.body import Answer, RelayBody, StreamAnswer
+from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
 from gateway.upstream.accounting import account
@@ -203,7 +203,7 @@ def _whole(
     facts: RequestFacts, served: Served[bytes], params: SpeechParams, limits: Mapping[str, str]
 ) -> StreamAnswer:
     data = served.value
-    body = RelayBody(_once(data), content_type=CONTENT_TYPES[params.response_format])
+    body = InlineBody(_nothing(), content_type=CONTENT_TYPES[params.response_format], first=data)
     return StreamAnswer(body, speech_body_headers(facts, served, limits, data))
 
 
@@ -215,16 +215,10 @@ def _streamed(
     rest: AsyncIterator[bytes],
     limits: Mapping[str, str],
 ) -> StreamAnswer:
-    body = RelayBody(_prepend(first, rest), content_type=CONTENT_TYPES[params.response_format])
+    body = InlineBody(rest, content_type=CONTENT_TYPES[params.response_format], first=first)
     return StreamAnswer(body, _headers(facts, served, limits))
 
 
-async def _once(data: bytes) -> AsyncGenerator[bytes, None]:
-    yield data
-
-
-async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
-    if first:
-        yield first
-    async for chunk in rest:
-        yield chunk
+async def _nothing() -> AsyncGenerator[bytes, None]:
+    return
+    yield  # an async generator that ends at once

@@ -9,7 +9,9 @@ the body owns outlives the `async with` that entered it.
 
 Chat's SSE body (`gateway.chat.body`) implements it; `TaskBody` sends what a producer
 task of its own makes (a streamed voice pipeline's NDJSON events), and `RelayBody`, one
-of those, relays any async iterator of bytes (chunked audio, file downloads). The
+of those, relays any async iterator of bytes (chunked audio, file downloads).
+`InlineBody` relays one in the sending task itself, with no reader task: streamed speech,
+whose first bytes are already read when the head goes out (the race waited for them). The
 plain-ASGI fast path (`gateway.platform.asgi`) and Quart (`gateway.platform.web.
 stream_response`) both send it.
 """
@@ -150,6 +152,49 @@ class RelayBody(TaskBody[bytes | BaseException]):
             aclose = getattr(self._source, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+
+class InlineBody:
+    """Relays `source` in the task that sends the answer, `first` (already read) before it.
+
+    Streamed speech uses it: the race that chose the vendor has read its first bytes, so
+    they leave right behind the head, with no reader task to start and no channel to pass
+    them through (a `RelayBody` cost the first byte a scheduler round trip, counted in
+    `tests/gateway/platform/test_inline_body.py`). Backpressure is the sending itself: the
+    next piece is read once the previous one is sent. A client that leaves cancels the
+    sender, which leaves this body, which closes `source` (shielded, at most
+    `CLOSE_DEADLINE_S`); a failure of `source` is raised by the iteration.
+    """
+
+    def __init__(
+        self, source: AsyncIterator[bytes], *, content_type: str, first: bytes = b""
+    ) -> None:
+        self.content_type = content_type
+        self._source, self._first = source, first
+
+    async def __aenter__(self) -> AsyncIterator[bytes]:
+        return self
+
+    def __aiter__(self) -> InlineBody:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._first:
+            first, self._first = self._first, b""
+            return first
+        return await self._source.__anext__()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
+            aclose = getattr(self._source, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        return None
 
 
 def _frame_or_raise(item: bytes | BaseException) -> bytes:

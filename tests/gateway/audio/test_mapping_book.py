@@ -86,3 +86,75 @@ async def test_a_load_that_raced_with_a_change_is_not_kept(
     store.gate = None
     assert await book.named(store, "ws", "brand") is None  # type: ignore[arg-type]
     assert store.reads == 2
+
+
+async def test_a_stale_entry_is_reloaded_once_and_answered_from_meanwhile(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    """32 requests finding the entry stale at once make one store read, not 32: the
+    first reloads, the others answer from the stale entry without waiting for it."""
+    store = FakeStore(record("brand", "nova"))
+    book = VoiceMappingBook()
+    await book.named(store, "ws", "brand")  # type: ignore[arg-type]
+    await trio.sleep(TTL_S)
+    store.records = [record("brand", "echo")]
+    store.gate = trio.Event()
+    found: list[object] = []
+
+    async def look() -> None:
+        found.append(await book.named(store, "ws", "brand"))  # type: ignore[arg-type]
+
+    nursery.start_soon(look)  # the one that reloads, held at the store
+    await trio.testing.wait_all_tasks_blocked()
+    with trio.fail_after(1):  # none of these may wait for the reload
+        for _ in range(31):
+            assert await book.named(store, "ws", "brand") == {"openai": "nova"}  # type: ignore[arg-type]
+    assert store.reads == 2 and found == []
+    store.gate.set()
+    await trio.testing.wait_all_tasks_blocked()
+    assert found == [{"openai": "echo"}]
+    assert await book.named(store, "ws", "brand") == {"openai": "echo"}  # type: ignore[arg-type]
+    assert store.reads == 2
+
+
+async def test_requests_with_no_entry_wait_for_the_one_load(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    store = FakeStore(record("brand", "nova"))
+    store.gate = trio.Event()
+    book = VoiceMappingBook()
+    found: list[object] = []
+
+    async def look() -> None:
+        found.append(await book.named(store, "ws", "brand"))  # type: ignore[arg-type]
+
+    for _ in range(5):
+        nursery.start_soon(look)
+    await trio.testing.wait_all_tasks_blocked()
+    store.gate.set()
+    await trio.testing.wait_all_tasks_blocked()
+    assert found == [{"openai": "nova"}] * 5
+    assert store.reads == 1
+
+
+async def test_a_waiter_loads_itself_when_the_load_it_waited_for_was_not_kept(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    store = FakeStore(record("brand", "nova"))
+    store.gate = trio.Event()
+    book = VoiceMappingBook()
+    found: list[object] = []
+
+    async def look() -> None:
+        found.append(await book.named(store, "ws", "brand"))  # type: ignore[arg-type]
+
+    nursery.start_soon(look)
+    await trio.testing.wait_all_tasks_blocked()
+    store.records = []
+    book.changed("ws")  # deleted while the first read was under way
+    nursery.start_soon(look)  # no entry: waits for the read in flight
+    await trio.testing.wait_all_tasks_blocked()
+    store.gate.set()
+    await trio.testing.wait_all_tasks_blocked()
+    assert sorted(map(str, found)) == ["None", "{'openai': 'nova'}"]
+    assert store.reads == 2  # the waiter read again: the first load was not kept
