@@ -6,7 +6,9 @@ One nursery per answer; stages connected by bounded memory channels:
     (started as soon as a sentence is complete, at most `TTS_IN_FLIGHT` at once) ->
     ordered merge -> events
 
-so the first `audio.chunk` leaves when the first sentence's first bytes arrive, whatever
+(or, when the stages have a `Line`, every sentence onto one speech socket as it is
+complete, its audio routed back to its sentence: `gateway.pipelines.voice_line`), so
+the first `audio.chunk` leaves when the first sentence's first bytes arrive, whatever
 the rest of the answer is doing, and audio always leaves in sentence order even when a
 later sentence's synthesis finishes first. Every event goes into one bounded channel
 that the caller drains (the NDJSON writer, the whole-answer collector, the voice
@@ -23,7 +25,7 @@ first choice failed is reported as a recoverable `error` event, and goes on.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -68,14 +70,32 @@ class Encoder(Protocol):
     def close(self) -> None: ...
 
 
+class Line(Protocol):
+    """One upstream that speaks a whole answer (`gateway.pipelines.voice_line`): the
+    sentences go in as they come, the audio comes back tagged with its sentence's index,
+    in order. Its failures are `ApiError`s."""
+
+    provider: str
+    fell_back_from: str | None
+
+    async def say(self, sentence: str) -> None: ...
+
+    async def end(self) -> None: ...
+
+    def audio(self) -> AsyncIterator[tuple[int, bytes]]: ...
+
+
 class Stages(Protocol):
-    """What a pipeline calls; each method opens one upstream for the block."""
+    """What a pipeline calls; each method opens one upstream for the block. `voice_line`
+    is None when the answer is spoken sentence by sentence (`speak`)."""
 
     def transcribe(self) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]: ...
 
     def complete(self, transcript: str) -> AbstractAsyncContextManager[Opened[str]]: ...
 
     def speak(self, sentence: str) -> AbstractAsyncContextManager[Opened[bytes]]: ...
+
+    def voice_line(self) -> AbstractAsyncContextManager[Line] | None: ...
 
     def usage(self) -> Mapping[str, Any]: ...
 
@@ -259,6 +279,75 @@ async def _voice(
     sentences: trio.MemoryReceiveChannel[str],
     merge: _Merge,
 ) -> None:
+    """Speak the answer on one line when the stages have one (opened at once, while the
+    model writes its first sentence), else sentence by sentence. A line that cannot be
+    opened is a recoverable `error` event: the answer goes on sentence by sentence."""
+    opening = stages.voice_line()
+    if opening is None:
+        await _voice_per_sentence(stages, trace, events, sentences, merge)
+        return
+    async with AsyncExitStack() as stack:
+        try:
+            line = await stack.enter_async_context(opening)
+        except ApiError as failed:
+            message = (
+                f"The tts stage could not open its socket ({failed.message}); "
+                "it goes on sentence by sentence."
+            )
+            await put(events, {"type": "error", "message": message, "recoverable": True})
+            await _voice_per_sentence(stages, trace, events, sentences, merge)
+            return
+        trace.providers["tts"] = line.provider
+        await _note_fallback(line, "tts", events)
+        await _voice_on_line(line, trace, sentences, merge)
+
+
+async def _voice_on_line(
+    line: Line, trace: Trace, sentences: trio.MemoryReceiveChannel[str], merge: _Merge
+) -> None:
+    """Each sentence onto the line as it comes; its audio, routed back to its sentence
+    by `_route`, relayed in order by the merge. The order channel bounds how far the
+    text may run ahead of the audio being relayed."""
+    order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
+    routes: list[trio.MemorySendChannel[bytes]] = []
+    async with sentences, trio.open_nursery() as nursery:
+        nursery.start_soon(merge.run, order_receive)
+        nursery.start_soon(_route, line, routes)
+        async with order_send:
+            async for sentence in items(sentences):
+                chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
+                routes.append(chunks_send)  # before the text: its audio may come at once
+                await order_send.send((sentence, chunks_receive))
+                if trace.tts_started is None:
+                    trace.tts_started = trio.current_time()
+                await line.say(sentence)
+            await line.end()
+
+
+async def _route(line: Line, routes: list[trio.MemorySendChannel[bytes]]) -> None:
+    """The line's audio into its sentence's channel; a sentence's channel closes when
+    audio of a later one comes (or the line ends), which tells the merge it is spoken."""
+    current = 0
+    try:
+        async for index, chunk in line.audio():
+            if index >= len(routes):
+                continue  # audio before any text: nothing it could belong to
+            while current < index:
+                routes[current].close()
+                current += 1
+            await put(routes[current], chunk)
+    finally:
+        for route in routes[current:]:
+            route.close()
+
+
+async def _voice_per_sentence(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentences: trio.MemoryReceiveChannel[str],
+    merge: _Merge,
+) -> None:
     """Start a synthesis per sentence (bounded) and merge their audio in sentence order.
 
     The order channel holds each sentence's audio channel in sentence order; its buffer
@@ -347,7 +436,7 @@ class _Merge:
 
 
 async def _note_fallback(
-    opened: Opened[Any], stage: str, events: trio.MemorySendChannel[Event]
+    opened: Opened[Any] | Line, stage: str, events: trio.MemorySendChannel[Event]
 ) -> None:
     if opened.fell_back_from is not None:
         message = (
