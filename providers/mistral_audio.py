@@ -4,7 +4,8 @@ Voxtral is the family that identifies speakers (`diarize`) and takes domain word
 favour (`context_bias`, a repeated form field as the official SDK sends lists); its
 segments carry `speaker_id`. With `stream=true` Voxtral answers server-sent events
 (`transcription.language`, `transcription.text.delta`, `transcription.segment`,
-`transcription.done`); each text delta is passed on as it arrives.
+`transcription.done`); each text delta is passed on as it arrives. The clip goes out
+read from its spool piece by piece (`providers.multipart_body.form_stream`), never whole.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from providers.audio_types import (
 )
 from providers.errors import StreamInterrupted
 from providers.http import HttpProvider, read_json
-from providers.multipart_body import form_body
-from providers.upstream import UpstreamError, UpstreamStream
+from providers.multipart_body import form_stream
+from providers.upstream import RequestBody, UpstreamError, UpstreamStream
 
 
 def voxtral_fields(request: TranscriptionRequest, *, stream: bool = False) -> list[tuple[str, str]]:
@@ -77,10 +78,11 @@ class MistralAudio(HttpProvider):
             raise self.transport_error(exc) from exc
         return parse_voxtral(self.checked_json(response, request.model), clip.duration_s)
 
-    def _form(self, request: TranscriptionRequest, *, stream: bool) -> tuple[bytes, str]:
+    def _form(self, request: TranscriptionRequest, *, stream: bool) -> tuple[RequestBody, str]:
+        """The upload as a multipart body read from the clip's spool as it is sent."""
         clip = request.audio
         fields = voxtral_fields(request, stream=stream)
-        return form_body(fields, "file", clip.filename, clip.mime_type, clip.data)
+        return form_stream(fields, "file", clip.filename, clip.mime_type, clip.source)
 
     @asynccontextmanager
     async def transcribe_stream(
