@@ -97,6 +97,10 @@ class SentenceMap:
             self.spoken += chars
         return self.current
 
+    def finished(self, index: int) -> bool:
+        """Whether the audio so far was aligned with all of sentence `index`."""
+        return index < len(self.ends) and self.spoken >= self.ends[index]
+
     @property
     def outstanding(self) -> bool:
         """Whether text was sent whose audio has not all come."""
@@ -142,6 +146,10 @@ class SocketLine:
         self._ended = True
         self._rearm()
         await self._guarded(self._socket.end())
+
+    def finished(self, index: int) -> bool:
+        """Whether the audio of sentence `index` has all come, by its alignment."""
+        return self._map.finished(index)
 
     async def audio(self) -> AsyncGenerator[tuple[int, bytes], None]:
         """(sentence index, PCM16 cut at whole samples) in the vendor's order, until its

@@ -55,6 +55,8 @@ class ScriptedStages:
     fell_back: str | None = None  # a stage served after its first choice failed
     line: bool = False  # speak each answer over one scripted line (`ScriptedLine`)
     line_refused: bool = False  # the line cannot be opened
+    line_fails_at: int | None = None  # the line fails when it gets to this sentence,
+    line_fails_after_pieces: int = 0  # after this many pieces of its audio
     counters: dict[str, Counter] = attrs.field(
         factory=lambda: {"stt": Counter(), "llm": Counter(), "tts": Counter(), "line": Counter()}
     )
@@ -135,6 +137,7 @@ class ScriptedLine:
 
     def __init__(self, stages: ScriptedStages) -> None:
         self._stages = stages
+        self._finished = 0  # sentences whose audio was all sent
         self._send, self._receive = trio.open_memory_channel[str](8)
 
     async def say(self, sentence: str) -> None:
@@ -151,7 +154,13 @@ class ScriptedLine:
             async for _ in self._receive:
                 await trio.sleep(stages.first_bytes_s(index))
                 for piece in range(stages.tts_pieces):
+                    if index == stages.line_fails_at and piece == stages.line_fails_after_pieces:
+                        raise ApiError(502, "provider_error", "the socket dropped")
                     if piece:
                         await trio.sleep(stages.piece_s)
                     yield index, f"s{index}p{piece};".encode()
                 index += 1
+                self._finished = index
+
+    def finished(self, index: int) -> bool:
+        return index < self._finished

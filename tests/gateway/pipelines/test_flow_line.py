@@ -73,6 +73,43 @@ async def test_a_line_that_cannot_open_leaves_the_answer_to_one_call_per_sentenc
     assert stages.all_closed()
 
 
+async def test_a_line_failing_before_a_sentences_audio_hands_the_rest_to_one_call_each(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """The second sentence's audio never comes: it is synthesised on its own, after a
+    recoverable error event, and the answer ends normally in sentence order."""
+    stages = ScriptedStages(stt=STT, llm=LLM, tts_first_s=B, line=True, line_fails_at=1)
+    timed, trace = await run(stages)
+
+    errors = [event for _, event in timed if event["type"] == "error"]
+    assert len(errors) == 1 and errors[0]["recoverable"] is True
+    audio = [event["data"] for _, event in timed if event["type"] == "audio.chunk"]
+    # the line's labels for sentence 0; the per-sentence call's for the third request
+    assert audio == [b"s0p0;", b"s0p1;", b"s2p0;", b"s2p1;"]
+    assert stages.sentences == ["It is noon.", "The sun is high today.", "The sun is high today."]
+    assert stages.counters["tts"].opened == 1
+    assert trace.spoken == ["It is noon.", "The sun is high today."]
+    assert timed[-1][1]["type"] == "done"
+    assert stages.all_closed()
+
+
+async def test_a_line_failing_in_the_middle_of_a_sentence_ends_the_answer(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    stages = ScriptedStages(
+        stt=STT, llm=LLM, tts_first_s=B, line=True, line_fails_at=0, line_fails_after_pieces=1
+    )
+    timed, trace = await run(stages)
+
+    audio = [event["data"] for _, event in timed if event["type"] == "audio.chunk"]
+    assert audio == [b"s0p0;"]
+    failed = timed[-1][1]
+    assert failed["type"] == "error" and failed["recoverable"] is False
+    assert trace.spoken == []
+    assert stages.counters["tts"].opened == 0
+    assert stages.all_closed()
+
+
 # -- SentenceMap: which sentence a piece of audio speaks -------------------------------------
 
 
@@ -91,6 +128,16 @@ def test_a_piece_without_alignment_stays_with_the_sentence_before_it() -> None:
     book.add("One two.")
     book.add("Three.")
     assert [book.place(chars) for chars in (7, 0, 3, 0, 3, 0)] == [0, 0, 1, 1, 1, 1]
+    assert book.finished(0) and book.finished(1) and not book.finished(2)
+
+
+def test_a_sentence_is_finished_once_its_last_character_was_aligned() -> None:
+    book = SentenceMap()
+    book.add("One two.")
+    book.place(6)
+    assert not book.finished(0)
+    book.place(1)
+    assert book.finished(0)
 
 
 def test_a_vendor_counting_more_characters_never_points_past_what_was_sent() -> None:

@@ -161,6 +161,25 @@ async def test_a_refused_socket_falls_back_to_the_next_candidate(
     assert sim.stats.open_requests == 0
 
 
+async def test_a_socket_dropped_before_any_audio_hands_the_answer_to_one_call_each(
+    gateway: RunningGateway, http: httpx.AsyncClient, clock: trio.testing.MockClock
+) -> None:
+    """The answer's socket is cut before its first audio: a recoverable error event, and
+    every sentence is synthesised on its own (here each on its own socket)."""
+    sim = sim_of(gateway)
+    await use_the_socket(http)
+    script(sim, Fault(model=TTS, stop_after_chunks=0, remaining=1))
+    timed = await timed_events(http)
+
+    recoverable = of_type(timed, "error")
+    assert len(recoverable) == 1 and recoverable[0]["recoverable"] is True
+    assert "sentence by sentence" in recoverable[0]["message"]
+    assert sim.stats.by_path.get(SOCKET_PATH) == 1 + 3  # the answer's, then one a sentence
+    assert of_type(timed, "audio.chunk")
+    assert timed[-1][1]["type"] == "done"
+    assert sim.stats.open_requests == 0
+
+
 async def test_a_silent_socket_meets_the_idle_deadline(
     gateway: RunningGateway, http: httpx.AsyncClient, clock: trio.testing.MockClock
 ) -> None:
