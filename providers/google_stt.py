@@ -19,7 +19,7 @@ word timestamps are not available. The catalog names these models
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -34,7 +34,7 @@ from providers.audio_types import (
 from providers.errors import StreamInterrupted, UpstreamHTTPError
 from providers.http import HttpProvider, read_json
 from providers.inline_body import InlineJsonBody, inline_json
-from providers.upstream import UpstreamError, UpstreamStream
+from providers.upstream import UpstreamStream
 
 STT_API_VERSION = "/v1beta"
 INSTRUCTION = (
@@ -99,11 +99,7 @@ class GoogleTranscription(HttpProvider):
 
     async def transcribe(self, request: TranscriptionRequest) -> TranscriptionResult:
         url = self.url(self._stt_path(request, "generateContent"))
-        try:
-            response = await self.client.request("POST", url, self._headers, stt_body(request))
-        except UpstreamError as exc:
-            raise self.transport_error(exc) from exc
-        data = self.checked_json(response, request.model)
+        data = await self.post_body(url, self._headers, stt_body(request), model=request.model)
         if not isinstance(data, dict):
             raise UpstreamHTTPError(self.provider_id, "the answer was not an object", status=502)
         return result_of(text_of(data), request)
@@ -114,17 +110,11 @@ class GoogleTranscription(HttpProvider):
     ) -> AsyncIterator[AsyncIterator[TranscriptEvent]]:
         """The transcript's pieces as Gemini writes them; leaving closes the upstream."""
         url = self.url(self._stt_path(request, "streamGenerateContent") + "?alt=sse")
-        async with AsyncExitStack() as stack:
-            try:
-                response = await stack.enter_async_context(
-                    self.client.stream("POST", url, self._headers, stt_body(request))
-                )
-            except UpstreamError as exc:
-                raise self.transport_error(exc) from exc
-            if response.status >= 400:
-                error_body = await self._read_error_body(response)
-                raise self.map_error(response.status, error_body, response.headers, request.model)
-            yield await stack.enter_async_context(aclosing(self._transcript(response, request)))
+        async with (
+            self.stream_body(url, self._headers, stt_body(request), model=request.model) as r,
+            aclosing(self._transcript(r, request)) as events,
+        ):
+            yield events
 
     async def _transcript(
         self, response: UpstreamStream, request: TranscriptionRequest
