@@ -28,9 +28,11 @@ from gateway.platform.server import RunningGateway
 from providers.audio_codec import decode
 from providers.sim.core import Fault
 from providers.sim.server import SimServer
+from tests.gateway.audio.test_elevenlabs_socket import sim_of, use_the_socket
 from tests.gateway.pipelines.test_pipelines_api import SPOKEN, spoken_wav
 from tests.gateway.pipelines.test_session_ws import AUTH, append, ws_url
-from tests.gateway.pipelines.test_sim_times import IDLE_S, tone_wav
+from tests.gateway.pipelines.test_sim_times import IDLE_S
+from tests.gateway.pipelines.test_sim_times import timed_events as sim_timed_events
 
 PATH = "/v1/audio/pipelines"
 STT, LLM, TTS = "gpt-4o-mini-transcribe", "gpt-4o-mini", "eleven_flash_v2_5"
@@ -54,18 +56,6 @@ def settings(settings: Settings) -> Settings:
     return attrs.evolve(settings, stream_idle_timeout_s=IDLE_DEADLINE_S)
 
 
-def sim_of(gateway: RunningGateway) -> SimServer:
-    assert gateway.sim is not None
-    return gateway.sim
-
-
-async def use_the_socket(http: httpx.AsyncClient) -> None:
-    response = await http.patch(
-        "/v1/management/providers/elevenlabs", json={"settings": {"speech_transport": "websocket"}}
-    )
-    assert response.status_code == 200, response.text
-
-
 def script(sim: SimServer, *tts_faults: Fault, paced: bool = False) -> None:
     """What recognition hears and the model answers; `paced`: the stages' latencies of
     the module docstring (every virtual wait costs `IDLE_S` of real time, so only the
@@ -83,21 +73,8 @@ def script(sim: SimServer, *tts_faults: Fault, paced: bool = False) -> None:
 async def timed_events(
     http: httpx.AsyncClient, *, until: str | None = None
 ) -> list[tuple[float, dict[str, Any]]]:
-    """The streamed events with the virtual time each reached the client; stops (and
-    leaves) at the first event of type `until`."""
-    timed: list[tuple[float, dict[str, Any]]] = []
-    files = {"audio": ("turn.wav", tone_wav(), "audio/wav")}
-    data = {"template": "voice-agent-fast", "stream": "true"}
-    async with http.stream("POST", PATH, files=files, data=data, timeout=60) as response:
-        assert response.status_code == 200
-        async for line in response.aiter_lines():
-            if not line:
-                continue
-            event = json.loads(line)
-            timed.append((trio.current_time(), event))
-            if event["type"] == until:
-                break
-    return timed
+    """`test_sim_times.timed_events` of `voice-agent-fast` (speech by ElevenLabs)."""
+    return await sim_timed_events(http, until=until, template="voice-agent-fast")
 
 
 def first(timed: list[tuple[float, dict[str, Any]]], kind: str) -> float:
