@@ -44,7 +44,7 @@ from providers.errors import (
     UpstreamUnavailable,
 )
 from providers.http import HttpProvider
-from providers.websocket_client import open_socket
+from providers.websocket_client import CLOSE_WAIT_S, open_socket
 
 # Provider setting choosing how `speech_stream` reaches ElevenLabs: "http" (default) or
 # "websocket" (this module).
@@ -173,6 +173,13 @@ class SpeechSocket:
     async def end(self) -> None:
         """No more text: the vendor speaks what remains, then sends its final message."""
         await self._send(END_OF_INPUT)
+
+    async def close(self) -> None:
+        """End the session now (the caller gave up on it: a deadline passed), while the
+        block that opened it goes on: the close handshake gets at most `CLOSE_WAIT_S`."""
+        with trio.move_on_after(CLOSE_WAIT_S) as cleanup:
+            cleanup.shield = True
+            await self._socket.aclose()
 
     async def audio(self) -> AsyncGenerator[bytes, None]:
         while True:

@@ -176,6 +176,7 @@ class SocketLine:
             finally:
                 self._wait = None
         seconds = self._first_s if self._awaiting_first else self._idle_s
+        await self._socket.close()  # the answer may go on without it: free it now
         raise from_provider_error(deadline_exceeded(self.provider, seconds))
 
     def _deadline(self) -> float:

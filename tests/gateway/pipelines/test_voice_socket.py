@@ -43,6 +43,7 @@ A_S = LLM_DELAY_S + 2 / WORDS_PER_S  # "Of", " course.", " I": the sentence is c
 ANSWER = "Of course. I booked a table for two tomorrow at seven. Anything else?"
 SHORT_ANSWER = "Of course. Anything else?"  # the paced test's: fewer virtual waits
 IDLE_DEADLINE_S = 5.0
+FIRST_AUDIO_S = 3.0
 
 
 @pytest.fixture
@@ -52,8 +53,10 @@ def clock() -> trio.testing.MockClock:
 
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
-    """A short idle deadline, for the socket that goes silent."""
-    return attrs.evolve(settings, stream_idle_timeout_s=IDLE_DEADLINE_S)
+    """Short deadlines (first audio, idle gaps), for the sockets that go silent."""
+    return attrs.evolve(
+        settings, upstream_timeout_s=FIRST_AUDIO_S, stream_idle_timeout_s=IDLE_DEADLINE_S
+    )
 
 
 def script(sim: SimServer, *tts_faults: Fault, paced: bool = False) -> None:
@@ -153,6 +156,24 @@ async def test_a_socket_dropped_before_any_audio_hands_the_answer_to_one_call_ea
     assert "sentence by sentence" in recoverable[0]["message"]
     assert sim.stats.by_path.get(SOCKET_PATH) == 1 + 3  # the answer's, then one a sentence
     assert of_type(timed, "audio.chunk")
+    assert timed[-1][1]["type"] == "done"
+    assert sim.stats.open_requests == 0
+
+
+async def test_a_socket_silent_after_the_first_text_falls_back_at_the_first_audio_deadline(
+    gateway: RunningGateway, http: httpx.AsyncClient, clock: trio.testing.MockClock
+) -> None:
+    sim = sim_of(gateway)
+    await use_the_socket(http)
+    script(sim, Fault(model=TTS, stop_after_chunks=0, stall_ms=60_000, remaining=1))
+    timed = await timed_events(http)
+
+    final = first(timed, "transcription.final")
+    recoverable = of_type(timed, "error")
+    assert len(recoverable) == 1 and recoverable[0]["recoverable"] is True
+    assert str(int(FIRST_AUDIO_S)) in recoverable[0]["message"]
+    # the first sentence went out at once (the model is unpaced): audio FIRST_AUDIO_S later
+    assert first(timed, "audio.chunk") - final == pytest.approx(FIRST_AUDIO_S, abs=0.01)
     assert timed[-1][1]["type"] == "done"
     assert sim.stats.open_requests == 0
 
