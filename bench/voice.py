@@ -110,6 +110,10 @@ class BenchStages:
             yield PIECE
             await trio.sleep(0.02)
 
+    def voice_line(self) -> None:
+        """Sentence by sentence (the socket per answer is not what this measures)."""
+        return None
+
     def usage(self) -> Mapping[str, Any]:
         return {}
 

@@ -10,7 +10,7 @@ requested format. A streamed request for one of those is encoded when the PCM is
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -79,17 +79,10 @@ class ElevenLabsSpeech(HttpProvider):
     async def speech_stream(self, request: SpeechRequest) -> AsyncIterator[AsyncIterator[bytes]]:
         body = orjson.dumps(tts_payload(request))
         url = self._tts_url(request, stream=True)
-        async with AsyncExitStack() as stack:
-            try:
-                response = await stack.enter_async_context(
-                    self.client.stream("POST", url, self._headers, body)
-                )
-            except UpstreamError as exc:
-                raise self.transport_error(exc) from exc
-            if response.status >= 400:
-                error_body = await self._read_error_body(response)
-                raise self.map_error(response.status, error_body, response.headers, request.model)
-            chunks = await stack.enter_async_context(aclosing(self._audio(response, request)))
+        async with (
+            self.stream_body(url, self._headers, body, model=request.model) as response,
+            aclosing(self._audio(response, request)) as chunks,
+        ):
             yield chunks
 
     async def _audio(

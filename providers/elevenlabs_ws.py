@@ -44,7 +44,7 @@ from providers.errors import (
     UpstreamUnavailable,
 )
 from providers.http import HttpProvider
-from providers.websocket_client import open_socket
+from providers.websocket_client import CLOSE_WAIT_S, open_socket
 
 # Provider setting choosing how `speech_stream` reaches ElevenLabs: "http" (default) or
 # "websocket" (this module).
@@ -88,10 +88,21 @@ def text_message(text: str, *, flush: bool) -> bytes:
 
 @attrs.frozen
 class ServerMessage:
-    """One vendor message: audio bytes (possibly none) and whether it is the last."""
+    """One vendor message: audio bytes (possibly none), whether it is the last, and how
+    many characters of the input its alignment says the audio speaks (spaces left out,
+    0 without an alignment): what tells a caller which sentence the audio belongs to."""
 
     audio: bytes
     final: bool
+    spoken_chars: int = 0
+
+
+def aligned_chars(alignment: Any) -> int:
+    """The characters, spaces left out, an `alignment` object covers (0 without one)."""
+    chars = alignment.get("chars") if isinstance(alignment, dict) else None
+    if not isinstance(chars, list):
+        return 0
+    return sum(1 for char in chars if isinstance(char, str) and char.strip())
 
 
 @attrs.frozen
@@ -117,7 +128,8 @@ def parse_server_message(raw: str | bytes) -> ServerMessage | VendorError | None
         audio = base64.b64decode(encoded, validate=True) if isinstance(encoded, str) else b""
     except (binascii.Error, ValueError):
         return None
-    return ServerMessage(audio, data.get("isFinal") is True)
+    spoken = aligned_chars(data.get("alignment"))
+    return ServerMessage(audio, data.get("isFinal") is True, spoken)
 
 
 def map_vendor_error(provider: str, error: VendorError, model: str) -> ProviderError:
@@ -162,7 +174,25 @@ class SpeechSocket:
         """No more text: the vendor speaks what remains, then sends its final message."""
         await self._send(END_OF_INPUT)
 
+    async def close(self) -> None:
+        """End the session now (the caller gave up on it: a deadline passed), while the
+        block that opened it goes on: the close handshake gets at most `CLOSE_WAIT_S`."""
+        with trio.move_on_after(CLOSE_WAIT_S) as cleanup:
+            cleanup.shield = True
+            await self._socket.aclose()
+
     async def audio(self) -> AsyncGenerator[bytes, None]:
+        while True:
+            message = await self.receive()
+            if message.audio:
+                yield message.audio
+            if message.final:
+                return
+
+    async def receive(self) -> ServerMessage:
+        """The vendor's next message that is audio or the end (others are skipped); a
+        vendor error raises the mapped `ProviderError`, a dropped socket
+        `StreamInterrupted`. Cancelling it loses nothing but the wait."""
         while True:
             try:
                 raw = await self._socket.get_message()
@@ -171,12 +201,8 @@ class SpeechSocket:
             message = parse_server_message(raw)
             if isinstance(message, VendorError):
                 raise map_vendor_error(self._provider, message, self._model)
-            if message is None:
-                continue
-            if message.audio:
-                yield message.audio
-            if message.final:
-                return
+            if message is not None:
+                return message
 
     async def _send(self, data: bytes) -> None:
         try:
@@ -187,6 +213,11 @@ class SpeechSocket:
 
 class ElevenLabsWebSocket(HttpProvider):
     """Speech over the stream-input socket (mixed into the ElevenLabs adapter)."""
+
+    def uses_speech_socket(self) -> bool:
+        """Whether the provider's settings chose the socket for streamed speech (a voice
+        pipeline then feeds one socket per answer, sentence by sentence)."""
+        return self.endpoint.settings.get(TRANSPORT_SETTING) == "websocket"
 
     @asynccontextmanager
     async def speech_socket(self, request: SpeechRequest) -> AsyncIterator[SpeechSocket]:

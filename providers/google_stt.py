@@ -7,7 +7,8 @@ path needs nothing the provider's configuration does not already have (the Gemin
 and base URL), where Cloud Speech-to-Text (`speech:recognize`) would need a Google Cloud
 project, OAuth credentials and its own endpoint. Inline data is limited to 20 MB a request
 by the API, below the gateway's 25 MB upload limit only by the base64 overhead; larger
-files would need the Files API (not used).
+files would need the Files API (not used). The base64 is encoded from the clip's spool
+piece by piece as the body is sent (`providers.inline_body`), never built whole.
 
 Gemini gives no timestamps: the result is one segment spanning the measured duration, and
 word timestamps are not available. The catalog names these models
@@ -17,9 +18,9 @@ word timestamps are not available. The catalog names these models
 
 from __future__ import annotations
 
-import base64
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
+from functools import partial
 from typing import Any
 
 from providers.audio_types import (
@@ -32,6 +33,7 @@ from providers.audio_types import (
 )
 from providers.errors import StreamInterrupted, UpstreamHTTPError
 from providers.http import HttpProvider, read_json
+from providers.inline_body import InlineJsonBody, inline_json
 from providers.upstream import UpstreamStream
 
 STT_API_VERSION = "/v1beta"
@@ -51,9 +53,10 @@ def instruction(request: TranscriptionRequest) -> str:
     return text
 
 
-def stt_payload(request: TranscriptionRequest) -> dict[str, Any]:
-    clip = request.audio
-    audio = {"mimeType": clip.mime_type, "data": base64.b64encode(clip.data).decode()}
+def stt_payload(request: TranscriptionRequest, encoded: str) -> dict[str, Any]:
+    """The `generateContent` payload with `encoded` as the audio's base64 (or the
+    placeholder `stt_body` replaces with it)."""
+    audio = {"mimeType": request.audio.mime_type, "data": encoded}
     config: dict[str, Any] = {"responseMimeType": "text/plain"}
     if request.temperature is not None:
         config["temperature"] = request.temperature
@@ -63,6 +66,11 @@ def stt_payload(request: TranscriptionRequest) -> dict[str, Any]:
         ],
         "generationConfig": config,
     }
+
+
+def stt_body(request: TranscriptionRequest) -> InlineJsonBody:
+    """The payload as a body whose base64 is encoded from the clip's spool as it is sent."""
+    return inline_json(partial(stt_payload, request), request.audio.source)
 
 
 def text_of(data: Mapping[str, Any]) -> str:
@@ -90,8 +98,8 @@ class GoogleTranscription(HttpProvider):
         return f"{STT_API_VERSION}/models/{name}:{method}"
 
     async def transcribe(self, request: TranscriptionRequest) -> TranscriptionResult:
-        path = self._stt_path(request, "generateContent")
-        data = await self.post_json(path, stt_payload(request), model=request.model)
+        url = self.url(self._stt_path(request, "generateContent"))
+        data = await self.post_body(url, self._headers, stt_body(request), model=request.model)
         if not isinstance(data, dict):
             raise UpstreamHTTPError(self.provider_id, "the answer was not an object", status=502)
         return result_of(text_of(data), request)
@@ -101,10 +109,10 @@ class GoogleTranscription(HttpProvider):
         self, request: TranscriptionRequest
     ) -> AsyncIterator[AsyncIterator[TranscriptEvent]]:
         """The transcript's pieces as Gemini writes them; leaving closes the upstream."""
-        path = self._stt_path(request, "streamGenerateContent") + "?alt=sse"
+        url = self.url(self._stt_path(request, "streamGenerateContent") + "?alt=sse")
         async with (
-            self.open_stream(path, stt_payload(request), model=request.model) as response,
-            aclosing(self._transcript(response, request)) as events,
+            self.stream_body(url, self._headers, stt_body(request), model=request.model) as r,
+            aclosing(self._transcript(r, request)) as events,
         ):
             yield events
 

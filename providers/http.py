@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import struct
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import httpx
@@ -30,6 +30,7 @@ from providers.types import EmbeddingResult, Usage
 from providers.upstream import (
     HttpxUpstream,
     ProtocolError,
+    RequestBody,
     Timeout,
     Upstream,
     UpstreamError,
@@ -123,9 +124,17 @@ class HttpProvider(Provider):
 
     async def post_json(self, path: str, payload: Mapping[str, Any], *, model: str = "") -> Any:
         """POST `payload` and return the decoded JSON answer; errors are mapped."""
-        body = orjson.dumps(payload)
+        return await self.post_body(
+            self.url(path), self._headers, orjson.dumps(payload), model=model
+        )
+
+    async def post_body(
+        self, url: str, headers: Mapping[str, str], body: RequestBody, *, model: str = ""
+    ) -> Any:
+        """POST a prepared body (a multipart upload, a body streamed from a spool) and
+        return the decoded JSON answer; errors are mapped."""
         try:
-            response = await self.client.request("POST", self.url(path), self._headers, body)
+            response = await self.client.request("POST", url, headers, body)
         except UpstreamError as exc:
             raise self.transport_error(exc) from exc
         return self.checked_json(response, model)
@@ -147,20 +156,25 @@ class HttpProvider(Provider):
             )
         return data
 
-    @asynccontextmanager
-    async def open_stream(
+    def open_stream(
         self, path: str, payload: Mapping[str, Any], *, model: str = ""
+    ) -> AbstractAsyncContextManager[UpstreamStream]:
+        """`stream_body` of `payload` as JSON to `path`."""
+        return self.stream_body(self.url(path), self._headers, orjson.dumps(payload), model=model)
+
+    @asynccontextmanager
+    async def stream_body(
+        self, url: str, headers: Mapping[str, str], body: RequestBody, *, model: str = ""
     ) -> AsyncIterator[UpstreamStream]:
         """POST and hold the streamed response open; an error status is mapped at once.
 
         The response is closed when the context exits, by any path: unless it was read
         to its end, its connection is closed, which the upstream sees at once.
         """
-        body = orjson.dumps(payload)
         async with AsyncExitStack() as stack:
             try:
                 response = await stack.enter_async_context(
-                    self.client.stream("POST", self.url(path), self._headers, body)
+                    self.client.stream("POST", url, headers, body)
                 )
             except UpstreamError as exc:
                 raise self.transport_error(exc) from exc

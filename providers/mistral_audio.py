@@ -4,13 +4,14 @@ Voxtral is the family that identifies speakers (`diarize`) and takes domain word
 favour (`context_bias`, a repeated form field as the official SDK sends lists); its
 segments carry `speaker_id`. With `stream=true` Voxtral answers server-sent events
 (`transcription.language`, `transcription.text.delta`, `transcription.segment`,
-`transcription.done`); each text delta is passed on as it arrives.
+`transcription.done`); each text delta is passed on as it arrives. The clip goes out
+read from its spool piece by piece (`providers.multipart_body.form_stream`), never whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import attrs
@@ -25,8 +26,8 @@ from providers.audio_types import (
 )
 from providers.errors import StreamInterrupted
 from providers.http import HttpProvider, read_json
-from providers.multipart_body import form_body
-from providers.upstream import UpstreamError, UpstreamStream
+from providers.multipart_body import form_stream
+from providers.upstream import RequestBody, UpstreamStream
 
 
 def voxtral_fields(request: TranscriptionRequest, *, stream: bool = False) -> list[tuple[str, str]]:
@@ -67,40 +68,32 @@ class MistralAudio(HttpProvider):
     """Voxtral transcription (mixed into the Mistral adapter)."""
 
     async def transcribe(self, request: TranscriptionRequest) -> TranscriptionResult:
-        clip = request.audio
-        body, content_type = self._form(request, stream=False)
-        headers = {**self.auth_headers(), "content-type": content_type}
+        body, headers = self._form(request, stream=False)
         url = self.url("/v1/audio/transcriptions")
-        try:
-            response = await self.client.request("POST", url, headers, body)
-        except UpstreamError as exc:
-            raise self.transport_error(exc) from exc
-        return parse_voxtral(self.checked_json(response, request.model), clip.duration_s)
+        data = await self.post_body(url, headers, body, model=request.model)
+        return parse_voxtral(data, request.audio.duration_s)
 
-    def _form(self, request: TranscriptionRequest, *, stream: bool) -> tuple[bytes, str]:
+    def _form(
+        self, request: TranscriptionRequest, *, stream: bool
+    ) -> tuple[RequestBody, dict[str, str]]:
+        """The upload as a multipart body read from the clip's spool as it is sent, and
+        the request's headers."""
         clip = request.audio
         fields = voxtral_fields(request, stream=stream)
-        return form_body(fields, "file", clip.filename, clip.mime_type, clip.data)
+        body, content_type = form_stream(fields, "file", clip.filename, clip.mime_type, clip.source)
+        return body, {**self.auth_headers(), "content-type": content_type}
 
     @asynccontextmanager
     async def transcribe_stream(
         self, request: TranscriptionRequest
     ) -> AsyncIterator[AsyncIterator[TranscriptEvent]]:
         """Voxtral's events as they arrive; leaving closes the upstream response."""
-        body, content_type = self._form(request, stream=True)
-        headers = {**self.auth_headers(), "content-type": content_type}
+        body, headers = self._form(request, stream=True)
         url = self.url("/v1/audio/transcriptions")
-        async with AsyncExitStack() as stack:
-            try:
-                response = await stack.enter_async_context(
-                    self.client.stream("POST", url, headers, body)
-                )
-            except UpstreamError as exc:
-                raise self.transport_error(exc) from exc
-            if response.status >= 400:
-                error_body = await self._read_error_body(response)
-                raise self.map_error(response.status, error_body, response.headers, request.model)
-            events = await stack.enter_async_context(aclosing(self._events(response, request)))
+        async with (
+            self.stream_body(url, headers, body, model=request.model) as response,
+            aclosing(self._events(response, request)) as events,
+        ):
             yield events
 
     async def _events(

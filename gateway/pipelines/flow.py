@@ -6,7 +6,9 @@ One nursery per answer; stages connected by bounded memory channels:
     (started as soon as a sentence is complete, at most `TTS_IN_FLIGHT` at once) ->
     ordered merge -> events
 
-so the first `audio.chunk` leaves when the first sentence's first bytes arrive, whatever
+(or, when the stages have a `Line`, every sentence onto one speech socket as it is
+complete, its audio routed back to its sentence: `gateway.pipelines.voice_line`), so
+the first `audio.chunk` leaves when the first sentence's first bytes arrive, whatever
 the rest of the answer is doing, and audio always leaves in sentence order even when a
 later sentence's synthesis finishes first. Every event goes into one bounded channel
 that the caller drains (the NDJSON writer, the whole-answer collector, the voice
@@ -23,7 +25,7 @@ first choice failed is reported as a recoverable `error` event, and goes on.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -68,14 +70,36 @@ class Encoder(Protocol):
     def close(self) -> None: ...
 
 
+class Line(Protocol):
+    """One upstream that speaks a whole answer (`gateway.pipelines.voice_line`): the
+    sentences go in as they come, the audio comes back tagged with its sentence's index,
+    in order. Its failures are `ApiError`s."""
+
+    provider: str
+    fell_back_from: str | None
+
+    async def say(self, sentence: str) -> None: ...
+
+    async def end(self) -> None: ...
+
+    def audio(self) -> AsyncIterator[tuple[int, bytes]]: ...
+
+    def finished(self, index: int) -> bool:
+        """Whether all of sentence `index`'s audio has come (as far as the line knows)."""
+        ...
+
+
 class Stages(Protocol):
-    """What a pipeline calls; each method opens one upstream for the block."""
+    """What a pipeline calls; each method opens one upstream for the block. `voice_line`
+    is None when the answer is spoken sentence by sentence (`speak`)."""
 
     def transcribe(self) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]: ...
 
     def complete(self, transcript: str) -> AbstractAsyncContextManager[Opened[str]]: ...
 
     def speak(self, sentence: str) -> AbstractAsyncContextManager[Opened[bytes]]: ...
+
+    def voice_line(self) -> AbstractAsyncContextManager[Line] | None: ...
 
     def usage(self) -> Mapping[str, Any]: ...
 
@@ -259,6 +283,164 @@ async def _voice(
     sentences: trio.MemoryReceiveChannel[str],
     merge: _Merge,
 ) -> None:
+    """Speak the answer on one line when the stages have one (opened at once, while the
+    model writes its first sentence), else sentence by sentence. A line that cannot be
+    opened is a recoverable `error` event: the answer goes on sentence by sentence."""
+    opening = stages.voice_line()
+    if opening is None:
+        await _voice_per_sentence(stages, trace, events, sentences, merge)
+        return
+    async with AsyncExitStack() as stack:
+        try:
+            line = await stack.enter_async_context(opening)
+        except ApiError as failed:
+            message = (
+                f"The tts stage could not open its socket ({failed.message}); "
+                "it goes on sentence by sentence."
+            )
+            await put(events, {"type": "error", "message": message, "recoverable": True})
+            await _voice_per_sentence(stages, trace, events, sentences, merge)
+            return
+        trace.providers["tts"] = line.provider
+        await _note_fallback(line, "tts", events)
+        await _voice_on_line(line, stages, trace, events, sentences, merge)
+
+
+@attrs.define
+class _LineFeed:
+    """The sentences given to a line, each with the channel its audio goes to (in order,
+    as the merge reads them); `held`: one taken from the model, not given yet; `current`:
+    the sentence the line's audio goes to now, `heard` whether any of it came."""
+
+    routes: list[tuple[str, trio.MemorySendChannel[bytes]]] = attrs.field(factory=list)
+    held: str | None = None
+    current: int = 0
+    heard: bool = False
+    ended: bool = False  # the end of the text was given
+
+
+async def _voice_on_line(
+    line: Line,
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentences: trio.MemoryReceiveChannel[str],
+    merge: _Merge,
+) -> None:
+    """Each sentence onto the line as it comes; its audio, routed back to its sentence,
+    relayed in order by the merge. The order channel bounds how far the text may run
+    ahead of the audio being relayed.
+
+    A line that fails before any audio of the sentence it is speaking came (the vendor
+    refused the text, went silent, dropped the socket) hands that sentence and the rest
+    to one synthesis per sentence, with a recoverable `error` event, as a sentence whose
+    synthesis fails before its first bytes falls back; a failure in the middle of a
+    sentence's audio ends the answer with the non-recoverable one.
+    """
+    order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
+    feed = _LineFeed()
+    async with sentences, trio.open_nursery() as nursery:
+        nursery.start_soon(merge.run, order_receive)
+        async with order_send:
+            failure = await _run_line(line, trace, sentences, order_send, feed)
+            if failure is None:
+                return
+            message = (
+                f"The tts stage failed on {line.provider}'s socket ({failure.message}); "
+                "it goes on sentence by sentence."
+            )
+            await put(events, {"type": "error", "message": message, "recoverable": True})
+            for sentence, chunks in feed.routes[feed.current :]:
+                nursery.start_soon(_speak, stages, trace, events, sentence, chunks)
+            held = [feed.held] if feed.held is not None else []
+            for sentence in held:
+                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
+            async for sentence in items(sentences):
+                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
+
+
+async def _run_line(
+    line: Line,
+    trace: Trace,
+    sentences: trio.MemoryReceiveChannel[str],
+    order: trio.MemorySendChannel[Voiced],
+    feed: _LineFeed,
+) -> ApiError | None:
+    """Feed the line and route its audio until it ends (None), or until it fails before
+    the audio of `feed.current` began (that failure; the rest is left in `feed`)."""
+    failure: ApiError | None = None
+    async with trio.open_nursery() as nursery:
+
+        async def route() -> None:
+            nonlocal failure
+            try:
+                await _route(line, feed)
+                if not feed.ended:  # a vendor that says it is done before being told
+                    raise ApiError(502, "provider_error", "The speech socket ended early.")
+            except ApiError as error:
+                if feed.heard and line.finished(feed.current):
+                    feed.routes[feed.current][1].close()  # it was all heard: spoken
+                    feed.current += 1
+                    feed.heard = False
+                if feed.heard:
+                    raise
+                failure = error
+                nursery.cancel_scope.cancel()
+
+        nursery.start_soon(route)
+        await _give(line, trace, sentences, order, feed)
+    return failure
+
+
+async def _give(
+    line: Line,
+    trace: Trace,
+    sentences: trio.MemoryReceiveChannel[str],
+    order: trio.MemorySendChannel[Voiced],
+    feed: _LineFeed,
+) -> None:
+    """Each sentence, once its place in the merge is taken, onto the line; then the end."""
+    try:
+        async for sentence in items(sentences):
+            feed.held = sentence
+            chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
+            await order.send((sentence, chunks_receive))  # waits while too far ahead
+            feed.routes.append((sentence, chunks_send))
+            feed.held = None
+            if trace.tts_started is None:
+                trace.tts_started = trio.current_time()
+            await line.say(sentence)
+        feed.ended = True
+        await line.end()
+    except ApiError:
+        # The line is broken: its reader sees it too (the socket is closed, or the text
+        # waits unanswered until its deadline) and decides what follows.
+        await trio.sleep_forever()
+
+
+async def _route(line: Line, feed: _LineFeed) -> None:
+    """The line's audio into its sentence's channel; a sentence's channel closes when
+    audio of a later one comes (or the line ends), which tells the merge it is spoken."""
+    async for index, chunk in line.audio():
+        if index >= len(feed.routes):
+            continue  # audio before any text: nothing it could belong to
+        while feed.current < index:
+            feed.routes[feed.current][1].close()
+            feed.current += 1
+            feed.heard = False
+        feed.heard = True
+        await put(feed.routes[feed.current][1], chunk)
+    for _, chunks in feed.routes[feed.current :]:
+        chunks.close()
+
+
+async def _voice_per_sentence(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentences: trio.MemoryReceiveChannel[str],
+    merge: _Merge,
+) -> None:
     """Start a synthesis per sentence (bounded) and merge their audio in sentence order.
 
     The order channel holds each sentence's audio channel in sentence order; its buffer
@@ -269,13 +451,24 @@ async def _voice(
         nursery.start_soon(merge.run, order_receive)
         async with order_send:
             async for sentence in items(sentences):
-                chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
-                await order_send.send(
-                    (sentence, chunks_receive)
-                )  # waits while too many are in flight
-                if trace.tts_started is None:
-                    trace.tts_started = trio.current_time()
-                nursery.start_soon(_speak, stages, trace, events, sentence, chunks_send)
+                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
+
+
+async def _start_speaking(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentence: str,
+    order: trio.MemorySendChannel[Voiced],
+    nursery: trio.Nursery,
+) -> None:
+    """One sentence's synthesis, once its place in the merge is taken (waits while too
+    many are in flight)."""
+    chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
+    await order.send((sentence, chunks_receive))
+    if trace.tts_started is None:
+        trace.tts_started = trio.current_time()
+    nursery.start_soon(_speak, stages, trace, events, sentence, chunks_send)
 
 
 async def _speak(
@@ -347,7 +540,7 @@ class _Merge:
 
 
 async def _note_fallback(
-    opened: Opened[Any], stage: str, events: trio.MemorySendChannel[Event]
+    opened: Opened[Any] | Line, stage: str, events: trio.MemorySendChannel[Event]
 ) -> None:
     if opened.fell_back_from is not None:
         message = (

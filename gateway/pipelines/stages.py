@@ -7,13 +7,14 @@ stage then opens its upstream through `gateway.upstream.engine.open_stream` (fai
 before the first result fall back to the next candidate), reads the rest under an idle
 deadline and leaves one usage record when it ends: 200 when it finished, 499 when it
 was cancelled (the client left, barge-in) with what it had used so far. A speech stage
-runs per sentence, so every sentence leaves its own record.
+runs per sentence, so every sentence leaves its own record; over one socket per answer
+(`voice_line`) the answer leaves one record of its characters.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from typing import Any, TypeVar
 
 import attrs
@@ -29,8 +30,9 @@ from gateway.chat.calls import Opened as ChatOpened
 from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import chain_plan, plan_trip, prompt_estimate
 from gateway.chat.trip import Trip
-from gateway.pipelines.flow import Opened
+from gateway.pipelines.flow import Line, Opened
 from gateway.pipelines.templates import Template, TtsSettings
+from gateway.pipelines.voice_line import SocketLine, SocketSpeaker, socket_plan
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
@@ -44,6 +46,7 @@ from gateway.upstream.resolve import Target
 from gateway.upstream.usage import record_usage
 from providers.audio_types import AudioClip, TranscriptDone, TranscriptEvent
 from providers.base import Provider
+from providers.elevenlabs_ws import SpeechSocket
 from providers.types import ChatChunk, Usage
 from providers.voices import load_voices
 
@@ -261,15 +264,7 @@ class EngineStages:
         planned = self._planned
         assert planned.tts is not None and planned.tts_plan is not None and planned.voice
         tts, voice = planned.tts, planned.voice
-        params = SpeechParams(
-            model=tts.model,
-            input=sentence,
-            voice=tts.voice,
-            response_format="pcm",  # sentences concatenate; encoded once (`encoding`)
-            speed=tts.speed,
-            stream=True,
-            service=ServiceOptions(),
-        )
+        params = self._speech_params(tts, sentence)
         facts = new_facts(ENDPOINT, self._principal, self._headers)
 
         @asynccontextmanager
@@ -298,6 +293,68 @@ class EngineStages:
             finally:
                 self.metered.tts_characters += len(sentence)
                 self._record(facts, served.target, Usage(characters=len(sentence)), finished)
+
+    def voice_line(self) -> AbstractAsyncContextManager[Line] | None:
+        """One socket for the whole answer when the speech plan's first choice speaks
+        over one (`gateway.pipelines.voice_line`); None: sentence by sentence."""
+        planned = self._planned
+        if planned.tts_plan is None:
+            return None
+        workspace = self._principal.workspace_id
+        plan = socket_plan(
+            planned.tts_plan, lambda pid: self._state.registry.adapter(workspace, pid)
+        )
+        return None if plan is None else self._line(plan)
+
+    @asynccontextmanager
+    async def _line(self, plan: Plan) -> AsyncGenerator[Line, None]:
+        """The socket opened through the engine (a refusal falls back to the next socket
+        candidate, all within the upstream deadline); one usage record for the answer's
+        characters when it is left."""
+        planned = self._planned
+        assert planned.tts is not None and planned.voice is not None
+        params = self._speech_params(planned.tts, "")
+        voice = planned.voice
+
+        @asynccontextmanager
+        async def opener(adapter: Provider, target: Target) -> AsyncGenerator[SpeechSocket, None]:
+            assert isinstance(adapter, SocketSpeaker)
+            async with adapter.speech_socket(speech_request(params, target, voice)) as socket:
+                yield socket
+
+        settings = self._state.settings
+        facts = new_facts(ENDPOINT, self._principal, self._headers)
+        opening = open_stream(
+            self._state, facts, plan, opener, timeout_s=settings.upstream_timeout_s
+        )
+        async with opening as served:
+            before = served.primary.provider_id if served.fell_back else None
+            line = SocketLine(
+                served.value,
+                served.target.provider_id,
+                before,
+                first_s=settings.upstream_timeout_s,
+                idle_s=settings.stream_idle_timeout_s,
+            )
+            finished = False
+            try:
+                yield line
+                finished = True
+            finally:
+                self.metered.tts_characters += line.characters
+                usage = Usage(characters=line.characters)
+                self._record(facts, served.target, usage, finished)
+
+    def _speech_params(self, tts: TtsSettings, text: str) -> SpeechParams:
+        return SpeechParams(
+            model=tts.model,
+            input=text,
+            voice=tts.voice,
+            response_format="pcm",  # sentences concatenate; encoded once (`encoding`)
+            speed=tts.speed,
+            stream=True,
+            service=ServiceOptions(),
+        )
 
     # -- records ---------------------------------------------------------------------------
 

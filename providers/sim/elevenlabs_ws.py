@@ -15,7 +15,8 @@ for `inactivity_timeout` seconds (default 20) is `input_timeout_exceeded`.
 The simulation speaks buffered text at each flush and at the end of input (the vendor
 also starts on its own once enough text is buffered; the simulator waits for a flush).
 Audio is real eSpeak NG speech in the asked `output_format` (`mp3_*`, `opus_*`,
-`pcm_<rate>`); the alignment spreads the characters evenly over the speech's length.
+`pcm_<rate>`); each audio message carries the alignment of the characters it speaks (the text
+spread evenly over the pieces, as the vendor aligns each chunk).
 Refusals before the session (no key, unknown voice or format, a fault's status) reject
 the handshake with the HTTP status and `{"detail"}` body of the HTTP API.
 """
@@ -171,17 +172,20 @@ async def _next(settings: _Session, socket: WebSocketConnection) -> dict[str, An
 
 async def _speak(settings: _Session, socket: WebSocketConnection, text: str, sent: int) -> int:
     """Send `text` as audio messages; returns how many audio messages the session has
-    sent. A fault stalls (watching the client) or cuts after its chunk count."""
+    sent. Each message carries the alignment of the characters its audio speaks (the
+    text spread evenly over the pieces, in order). A fault stalls (watching the client)
+    or cuts after its chunk count."""
     data, seconds = await settings.audio.synthesise_timed(text, settings.fmt, settings.rate)
-    alignment: dict[str, Any] | None = _alignment(text, seconds)
+    parts = pieces(data)
     fault = settings.fault
-    for piece in pieces(data):
+    for index, piece in enumerate(parts):
         if fault is not None and fault.stop_after_chunks == sent:
             if not fault.stall_ms:
                 raise StreamCut()
             with trio.move_on_after(fault.stall_ms / 1000):
                 while True:  # reading, so the client leaving ends the stall at once
                     settings.pending.append(await socket.get_message())
+        alignment = _alignment(text, seconds, index, len(parts))
         message = {
             "audio": base64.b64encode(piece).decode(),
             "isFinal": None,
@@ -189,17 +193,21 @@ async def _speak(settings: _Session, socket: WebSocketConnection, text: str, sen
             "alignment": alignment,
         }
         await socket.send_message(json.dumps(message))
-        alignment = None  # the timings come with the first piece of a generation
         sent += 1
     return sent
 
 
-def _alignment(text: str, seconds: float) -> dict[str, Any]:
+def _alignment(text: str, seconds: float, index: int, count: int) -> dict[str, Any] | None:
+    """The characters piece `index` of `count` speaks, with their times in the whole
+    generation (None when the piece speaks none: more pieces than characters)."""
+    start, end = len(text) * index // count, len(text) * (index + 1) // count
+    if start == end:
+        return None
     step = round(seconds * 1000 / max(1, len(text)))
     return {
-        "chars": list(text),
-        "charStartTimesMs": [index * step for index in range(len(text))],
-        "charsDurationsMs": [step] * len(text),
+        "chars": list(text[start:end]),
+        "charStartTimesMs": [at * step for at in range(start, end)],
+        "charsDurationsMs": [step] * (end - start),
     }
 
 

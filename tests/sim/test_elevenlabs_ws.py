@@ -13,6 +13,7 @@ import pytest
 import soundfile
 import trio
 
+from gateway.pipelines.voice_line import SocketLine
 from providers.audio_types import SpeechRequest
 from providers.base import ProviderEndpoint
 from providers.elevenlabs import ElevenLabsProvider
@@ -156,7 +157,7 @@ async def test_leaving_early_closes_the_socket(sim: SimServer) -> None:
 
 async def test_the_simulator_speaks_the_raw_protocol(sim: SimServer) -> None:
     """What the vendor's documentation shows, byte for byte: key in the first message,
-    alignment with the first audio, a final message, an idle session timed out."""
+    each audio's alignment, a final message, an idle session timed out."""
     url = stream_input_url(sim.base_url("elevenlabs"), request("pcm"))
     async with open_socket(url, [], max_message_size=1 << 22) as socket:
         await socket.send_message(json.dumps({"text": " ", "xi_api_key": "xi-test"}))
@@ -165,9 +166,39 @@ async def test_the_simulator_speaks_the_raw_protocol(sim: SimServer) -> None:
         messages: list[dict[str, Any]] = []
         while not (messages and messages[-1].get("isFinal")):
             messages.append(json.loads(await socket.get_message()))
-    assert messages[0]["normalizedAlignment"]["chars"][:5] == list("Hello")
+    aligned = [m["alignment"]["chars"] for m in messages[:-1] if m["alignment"]]
+    assert "".join(char for chars in aligned for char in chars) == "Hello there."
+    assert messages[0]["alignment"]["chars"][0] == "H"
     assert all(m["audio"] for m in messages[:-1])
     async with open_socket(url + "&inactivity_timeout=1", [], max_message_size=1 << 22) as socket:
         await socket.send_message(json.dumps({"text": " ", "xi_api_key": "xi-test"}))
         error = json.loads(await socket.get_message())
     assert error["error"] == "input_timeout_exceeded" and error["code"] == 1008
+
+
+async def test_a_socket_line_puts_each_piece_of_audio_in_its_sentence(sim: SimServer) -> None:
+    """The pipeline's line over the simulator: sentences sent one by one, the audio
+    tagged by the alignment with the sentence it speaks, every sentence's audio whole
+    (PCM cut at whole samples) and in order."""
+    sentences = ["One sentence first.", "Then a second, longer one."]
+    async with httpx.AsyncClient() as http:
+        provider = adapter(http, sim)
+        tagged: list[tuple[int, bytes]] = []
+        async with provider.speech_socket(request("pcm")) as socket:
+            line = SocketLine(socket, "elevenlabs", None, first_s=10, idle_s=10)
+
+            async def read() -> None:
+                tagged.extend([item async for item in line.audio()])
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(read)
+                for sentence in sentences:
+                    await line.say(sentence)
+                await line.end()
+    indexes = [index for index, _ in tagged]
+    assert indexes == sorted(indexes) and set(indexes) == {0, 1}
+    assert all(len(piece) % 2 == 0 for _, piece in tagged)
+    assert line.characters == sum(map(len, sentences))
+    first_audio = sum(len(piece) for index, piece in tagged if index == 0)
+    second_audio = sum(len(piece) for index, piece in tagged if index == 1)
+    assert second_audio > first_audio  # the longer sentence has the longer speech

@@ -77,13 +77,13 @@ def script(sim: SimServer, tts: Fault | None = None) -> None:
 
 
 async def timed_events(
-    http: httpx.AsyncClient, *, until: str | None = None
+    http: httpx.AsyncClient, *, until: str | None = None, template: str = "voice-agent-premium"
 ) -> list[tuple[float, dict[str, Any]]]:
     """The streamed events with the virtual time each reached the client; stops (and
     leaves) at the first event of type `until`."""
     timed: list[tuple[float, dict[str, Any]]] = []
     files = {"audio": ("turn.wav", tone_wav(), "audio/wav")}
-    data = {"template": "voice-agent-premium", "stream": "true"}
+    data = {"template": template, "stream": "true"}
     async with http.stream("POST", PATH, files=files, data=data, timeout=60) as response:
         assert response.status_code == 200
         async for line in response.aiter_lines():
