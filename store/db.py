@@ -97,6 +97,19 @@ def open_database(data_dir: Path | None) -> Database:
     return Database(sqlite)
 
 
+def open_existing(path: Path) -> sqlite_utils.Database:
+    """A second connection to a gateway database another process opened (and migrated):
+    the usage writer's own process. Same settings as `open_database`'s, no migrations."""
+    conn = sqlite3.connect(path)
+    try:
+        sqlite = sqlite_utils.Database(conn)
+        _configure(sqlite)
+    except BaseException:
+        conn.close()
+        raise
+    return sqlite
+
+
 def _configure(sqlite: sqlite_utils.Database) -> None:
     """Connection settings; PRAGMAs that must run outside any transaction.
 
