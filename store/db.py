@@ -10,7 +10,8 @@ the store's functions stay plain synchronous code that is easy to test.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,6 +24,36 @@ T = TypeVar("T")
 
 DB_FILENAME = "gateway.db"
 BUSY_TIMEOUT_MS = 5000
+
+
+class ImmediateDatabase(sqlite_utils.Database):
+    """`atomic()` takes the write lock when it begins (`BEGIN IMMEDIATE`).
+
+    Why: the usage writer's process (and the other workers of `--workers N`) write the
+    same file through connections of their own. A deferred transaction that reads first
+    (sqlite-utils reads the table's schema before an insert) and then writes fails at
+    once with "database is locked" if another connection committed in between: its
+    snapshot is stale, and SQLite does not wait (the busy timeout does not apply). Taking
+    the lock first makes it wait its turn under the busy timeout instead.
+    """
+
+    @contextmanager
+    def atomic(self) -> Iterator[sqlite_utils.Database]:
+        if self.conn.in_transaction:  # nested: sqlite-utils' savepoint
+            with super().atomic():
+                yield self
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            self.rollback()
+            raise
+        try:
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.rollback()
+            raise
 
 
 class TransactionLeakError(RuntimeError):
@@ -88,7 +119,7 @@ def open_database(data_dir: Path | None) -> Database:
         data_dir.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(data_dir / DB_FILENAME, check_same_thread=False)
     try:
-        sqlite = sqlite_utils.Database(conn)
+        sqlite = ImmediateDatabase(conn)
         _configure(sqlite)
         apply_migrations(sqlite)
     except BaseException:
@@ -102,7 +133,7 @@ def open_existing(path: Path) -> sqlite_utils.Database:
     the usage writer's own process. Same settings as `open_database`'s, no migrations."""
     conn = sqlite3.connect(path)
     try:
-        sqlite = sqlite_utils.Database(conn)
+        sqlite = ImmediateDatabase(conn)
         _configure(sqlite)
     except BaseException:
         conn.close()
