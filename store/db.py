@@ -10,50 +10,19 @@ the store's functions stay plain synchronous code that is easy to test.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import sqlite_utils
 import trio
 
+from store.connection import ImmediateDatabase, configure
 from store.migrations import apply_migrations
 
 T = TypeVar("T")
 
 DB_FILENAME = "gateway.db"
-BUSY_TIMEOUT_MS = 5000
-
-
-class ImmediateDatabase(sqlite_utils.Database):
-    """`atomic()` takes the write lock when it begins (`BEGIN IMMEDIATE`).
-
-    Why: the usage writer's process (and the other workers of `--workers N`) write the
-    same file through connections of their own. A deferred transaction that reads first
-    (sqlite-utils reads the table's schema before an insert) and then writes fails at
-    once with "database is locked" if another connection committed in between: its
-    snapshot is stale, and SQLite does not wait (the busy timeout does not apply). Taking
-    the lock first makes it wait its turn under the busy timeout instead.
-    """
-
-    @contextmanager
-    def atomic(self) -> Iterator[sqlite_utils.Database]:
-        if self.conn.in_transaction:  # nested: sqlite-utils' savepoint
-            with super().atomic():
-                yield self
-            return
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self
-        except BaseException:
-            self.rollback()
-            raise
-        try:
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.rollback()
-            raise
 
 
 class TransactionLeakError(RuntimeError):
@@ -120,40 +89,9 @@ def open_database(data_dir: Path | None) -> Database:
         conn = sqlite3.connect(data_dir / DB_FILENAME, check_same_thread=False)
     try:
         sqlite = ImmediateDatabase(conn)
-        _configure(sqlite)
+        configure(sqlite)
         apply_migrations(sqlite)
     except BaseException:
         conn.close()
         raise
     return Database(sqlite)
-
-
-def open_existing(path: Path) -> sqlite_utils.Database:
-    """A second connection to a gateway database another process opened (and migrated):
-    the usage writer's own process. Same settings as `open_database`'s, no migrations."""
-    conn = sqlite3.connect(path)
-    try:
-        sqlite = ImmediateDatabase(conn)
-        _configure(sqlite)
-    except BaseException:
-        conn.close()
-        raise
-    return sqlite
-
-
-def _configure(sqlite: sqlite_utils.Database) -> None:
-    """Connection settings; PRAGMAs that must run outside any transaction.
-
-    WAL lets readers (other processes, backups) work while the gateway writes.
-
-    synchronous=FULL: every commit fsyncs the WAL before it returns, so a change whose
-    answer was sent survives a power loss or an OS crash, not only a killed process.
-    (NORMAL in WAL mode survives `kill -9`, since the WAL is written before the commit
-    returns, but a power loss can take the last commits back: a key the client was told
-    exists could vanish.) The price is one fsync per commit; the hot path does not
-    commit per request (the usage log and `last_used` commit in groups), so it is small.
-    """
-    sqlite.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    sqlite.execute("PRAGMA foreign_keys = ON")
-    sqlite.enable_wal()
-    sqlite.execute("PRAGMA synchronous = FULL")

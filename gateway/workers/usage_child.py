@@ -41,7 +41,7 @@ from gateway.workers.usage_wire import (
     encode_ack,
     is_locked,
 )
-from store.db import open_existing
+from store.connection import open_existing
 from store.usage import UsageRecord, insert_records
 
 logger = logging.getLogger("gateway.workers.usage_child")
