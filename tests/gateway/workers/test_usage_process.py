@@ -5,6 +5,7 @@ Real clock (the child's pipe is real I/O); each test takes well under 2 s."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import signal
@@ -16,9 +17,11 @@ import pytest
 import sqlite_utils
 import trio
 
+from gateway.workers import usage_child
 from gateway.workers.usage_process import ProcessSink
 from gateway.workers.usage_wire import decode_batch, encode_batch
 from gateway.workers.usage_writer import UsageWriter
+from store.connection import open_existing
 from store.db import DB_FILENAME, Database, open_database
 from store.usage import UsageRecord
 from tests.store.test_usage import make_usage
@@ -230,3 +233,31 @@ def _reaped(pid: int) -> bool:
     except ChildProcessError:
         return True
     return False
+
+
+class _GoneReader(io.RawIOBase):
+    """An acknowledgement pipe whose reader (the gateway) died."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: object) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_the_child_writes_what_it_received_when_the_gateway_is_gone(tmp_path: Path) -> None:
+    """In the child's own loop (`usage_child.serve`): acknowledgements that cannot be sent
+    stop, the writing does not; a frame cut short (the gateway died while sending it) is
+    not a batch and is not written."""
+    db = open_database(tmp_path)
+    db.close()
+    whole = encode_batch(1, [make_usage(n) for n in range(3)])
+    whole += encode_batch(2, [make_usage(n) for n in range(3, 5)])
+    cut = encode_batch(3, [make_usage(9)])[:-5]
+    sdb = open_existing(tmp_path / DB_FILENAME)
+    try:
+        usage_child.serve(io.BytesIO(whole + cut), io.BufferedWriter(_GoneReader()), sdb)
+        rows = sorted(r[0] for r in sdb.execute("SELECT request_id FROM usage_records"))
+    finally:
+        sdb.close()
+    assert rows == [f"req_{n}" for n in range(5)]
