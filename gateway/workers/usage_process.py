@@ -105,7 +105,10 @@ class ProcessSink:
         except (trio.BrokenResourceError, trio.ClosedResourceError, EOFError) as exc:
             await self._lost(f"died holding a batch of {len(batch)} records ({exc!r})")
             raise BatchFailed("the writer process died holding the batch") from exc
-        seq, written, error, seconds = decode_ack(payload)
+        try:
+            seq, written, error, seconds = decode_ack(payload)
+        except (ValueError, TypeError):
+            seq, written, error, seconds = -1, 0, None, 0.0  # garbled: out of step below
         if seq != self._seq:
             await self._lost(f"answered batch {seq} for batch {self._seq}; killed")
             raise BatchFailed("the writer process answered out of step")
