@@ -81,6 +81,11 @@ class ProcessSink:
         """The running child's process id (for tests and logs)."""
         return None if self._process is None else self._process.pid
 
+    @property
+    def sent(self) -> int:
+        """Batches handed to a child so far (answered or not)."""
+        return self._seq
+
     async def start(self) -> None:
         """Start the child now, so that it is ready (imports done) by the first batch; a
         failure here is logged and tried again by the first batch."""

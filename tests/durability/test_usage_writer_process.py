@@ -45,7 +45,7 @@ def _state(pid: int) -> str | None:
         return None
 
 
-def _until(check: object, deadline_s: float = 10.0) -> None:
+def _until(check: object, deadline_s: float = 20.0) -> None:
     """Poll a condition (in a thread: it reads /proc) until it holds."""
     assert callable(check)
     end = time.monotonic() + deadline_s
