@@ -47,8 +47,9 @@ class Proc:
         return count_fds(self.pid)
 
     def cpu_s(self) -> float:
-        """CPU time (user + system) used so far, children included."""
-        return cpu_seconds(self.pid) + sum(cpu_seconds(child) for child in children(self.pid))
+        """CPU time (user + system) used so far, its process tree's included: the usage
+        writer's own process, and with `--workers N` each worker's and its writer's."""
+        return tree_cpu_seconds(self.pid)
 
     def log_tail(self, lines: int = 20) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -150,10 +151,23 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def cpu_seconds(pid: int) -> float:
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time of a process and of its descendants, living or already waited for (a
+    child that exited, reaped by its parent, counts in the parent's cutime/cstime)."""
+    try:
+        total = cpu_seconds(pid, reaped_children=True)
+    except OSError:
+        return 0.0
+    return total + sum(tree_cpu_seconds(child) for child in children(pid))
+
+
+def cpu_seconds(pid: int, *, reaped_children: bool = False) -> float:
     """User + system CPU time of one process, from /proc/<pid>/stat."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    ticks = int(fields[11]) + int(fields[12])
+    if reaped_children:
+        ticks += int(fields[13]) + int(fields[14])
+    return ticks / CLOCK_TICKS
 
 
 def count_fds(pid: int) -> int:

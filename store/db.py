@@ -17,12 +17,12 @@ from typing import TypeVar
 import sqlite_utils
 import trio
 
+from store.connection import ImmediateDatabase, configure
 from store.migrations import apply_migrations
 
 T = TypeVar("T")
 
 DB_FILENAME = "gateway.db"
-BUSY_TIMEOUT_MS = 5000
 
 
 class TransactionLeakError(RuntimeError):
@@ -88,28 +88,10 @@ def open_database(data_dir: Path | None) -> Database:
         data_dir.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(data_dir / DB_FILENAME, check_same_thread=False)
     try:
-        sqlite = sqlite_utils.Database(conn)
-        _configure(sqlite)
+        sqlite = ImmediateDatabase(conn)
+        configure(sqlite)
         apply_migrations(sqlite)
     except BaseException:
         conn.close()
         raise
     return Database(sqlite)
-
-
-def _configure(sqlite: sqlite_utils.Database) -> None:
-    """Connection settings; PRAGMAs that must run outside any transaction.
-
-    WAL lets readers (other processes, backups) work while the gateway writes.
-
-    synchronous=FULL: every commit fsyncs the WAL before it returns, so a change whose
-    answer was sent survives a power loss or an OS crash, not only a killed process.
-    (NORMAL in WAL mode survives `kill -9`, since the WAL is written before the commit
-    returns, but a power loss can take the last commits back: a key the client was told
-    exists could vanish.) The price is one fsync per commit; the hot path does not
-    commit per request (the usage log and `last_used` commit in groups), so it is small.
-    """
-    sqlite.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    sqlite.execute("PRAGMA foreign_keys = ON")
-    sqlite.enable_wal()
-    sqlite.execute("PRAGMA synchronous = FULL")

@@ -47,6 +47,11 @@ class Settings:
     sim_tokens_per_second: float = 80.0
     # Usage log: queue capacity (records) before new records are dropped and counted.
     usage_queue_size: int = 10_000
+    # Who writes the usage log's batches (issue 23): "process", a child process of the
+    # gateway with its own interpreter and SQLite connection (the batches' Python work
+    # then never holds the event loop's interpreter lock); or "thread", a worker thread
+    # on the gateway's own connection (no extra process; what the in-process tests use).
+    usage_writer: Literal["process", "thread"] = "process"
     # Switches for what every request pays for, on by default; off is for measuring their
     # cost, or for a deployment where a proxy in front enforces limits / nobody reads usage.
     rate_limits_enabled: bool = True

@@ -53,7 +53,7 @@ from gateway.workers import (
     usage_writer,
     webhook_delivery,
 )
-from gateway.workers.usage_writer import UsageWriter
+from gateway.workers.usage_writer import usage_writer_for
 from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
@@ -141,9 +141,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             keyring.load(await db.run(keys.all_active))
             registry = ProviderRegistry(client, cipher, catalog, builtin=builtin_adapters(client))
             registry.load(await db.run(provider_store.list_all))
-            usage = UsageWriter(
-                db, capacity=settings.usage_queue_size, shutdown_grace=settings.shutdown_grace_s
-            )
+            usage = usage_writer_for(settings, db)  # issue 23: process or thread
             cache = ResponseCache(
                 max_entries=settings.cache_max_entries, max_bytes=settings.cache_max_bytes
             )

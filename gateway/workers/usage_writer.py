@@ -1,8 +1,11 @@
 """Write-behind log of usage records: the request path hands a record over and moves on.
 
 Records travel over a bounded trio memory channel to one long-lived task, which groups
-them into batches and writes each batch in one transaction (group commit), off the event
-loop through `Database.run`.
+them into batches and hands each batch to a sink (`gateway.workers.usage_sinks`) that
+writes it in one transaction (group commit): by default a child process of its own
+(`usage_process.ProcessSink`: the batch's Python work does not share the event loop's
+interpreter lock), or a worker thread on the gateway's connection (`ThreadSink`, for an
+in-memory database and `GATEWAY_USAGE_WRITER=thread`).
 
 Decision, when the channel is full: the record is dropped and counted, and a warning is
 logged; `submit` never blocks and never raises. A full channel means the disk cannot keep
@@ -11,7 +14,7 @@ an unbounded buffer would only postpone the problem into memory exhaustion. The
 `dropped` counter makes the loss visible (to metrics and tests).
 
 Lifecycle: the app's lifespan nursery starts the worker (`run(state)`, which runs
-`state.usage.run`).
+`state.usage.run`), which owns the sink (and so the writer process).
 At shutdown, `aclose()` (or cancelling that nursery) makes `run` write everything queued,
 shielded for at most `shutdown_grace` seconds, so a graceful shutdown loses nothing.
 """
@@ -20,26 +23,22 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import time
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
-from store.db import Database
-from store.usage import UsageRecord, insert_records
+from gateway.workers.usage_process import ProcessSink
+from gateway.workers.usage_sinks import BatchFailed, BatchSink, ThreadSink
+from store.db import DB_FILENAME, Database
+from store.usage import UsageRecord
 
 if TYPE_CHECKING:
+    from gateway.platform.config import Settings
     from gateway.platform.state import AppState
 
 logger = logging.getLogger(__name__)
-
-# Several workers share one SQLite file: a batch that finds it locked past the busy
-# timeout is tried again this many times (after 0.1 s, 0.2 s, 0.3 s).
-LOCKED_RETRIES = 3
-LOCKED_BACKOFF_S = 0.1
 
 
 @attrs.frozen(eq=False)
@@ -56,19 +55,21 @@ class UsageWriter:
     """Batches usage records into SQLite from one background task.
 
     Counters (read-only): `written` records, `batches_written`, `dropped` (channel full or
-    writer closed), `failed` (a batch the database refused; logged and skipped).
+    writer closed), `failed` (a batch the database refused, or the writer process died
+    holding; logged and skipped). `sink` defaults to a `ThreadSink` on `database`.
     """
 
     def __init__(
         self,
         database: Database,
         *,
+        sink: BatchSink | None = None,
         capacity: int = 10_000,
         batch_size: int = 500,
         max_delay: float = 0.05,
         shutdown_grace: float = 10.0,
     ) -> None:
-        self._database = database
+        self._sink: BatchSink = ThreadSink(database) if sink is None else sink
         self._batch_size = batch_size
         self._max_delay = max_delay
         self._shutdown_grace = shutdown_grace
@@ -139,12 +140,14 @@ class UsageWriter:
         is queued under a shield of at most `shutdown_grace` seconds, then re-raises.
         """
         self._started = True
-        task_status.started()
         try:
+            await self._sink.start()
+            task_status.started()
             await self._write_loop()
         finally:
             with trio.move_on_after(self._shutdown_grace, shield=True) as cleanup:
                 await self._drain()
+                await self._sink.aclose()
             if cleanup.cancelled_caught:
                 self._abandon()
             self._receive.close()
@@ -183,14 +186,13 @@ class UsageWriter:
         """
         while self._pending:
             batch = self._pending[: self._batch_size]
-            began = time.perf_counter()
             try:
-                await self._insert(batch)
-            except sqlite3.Error:
+                seconds = await self._sink.write(batch)
+            except (sqlite3.Error, BatchFailed):
                 logger.exception("could not write %d usage records; skipped", len(batch))
                 self.failed += len(batch)
             else:
-                self._count_batch(time.perf_counter() - began, len(batch))
+                self._count_batch(seconds, len(batch))
             del self._pending[: len(batch)]
         for waiter in self._waiters:
             waiter.set()
@@ -202,21 +204,6 @@ class UsageWriter:
         self.write_seconds += seconds
         if self.on_batch is not None:
             self.on_batch(seconds, records)
-
-    async def _insert(self, batch: list[UsageRecord]) -> None:
-        """One batch; a database still locked after SQLite's busy timeout (another
-        worker of `--workers N` holding a long write) is tried again `LOCKED_RETRIES`
-        times, backing off, before the batch counts as failed."""
-        for attempt in range(LOCKED_RETRIES + 1):
-            try:
-                await self._database.run(partial(insert_records, records=batch))
-                return
-            except sqlite3.OperationalError as exc:
-                locked = "locked" in str(exc) or "busy" in str(exc)
-                if not locked or attempt == LOCKED_RETRIES:
-                    raise
-                logger.warning("usage log locked by another writer; retrying the batch")
-            await trio.sleep(LOCKED_BACKOFF_S * (attempt + 1))
 
     def _take_queued(self) -> None:
         """Move everything already in the channel to `_pending` (no checkpoint)."""
@@ -252,3 +239,19 @@ async def run(
 ) -> None:
     """The usage log's worker: `state.usage.run` (see `UsageWriter.run`)."""
     await state.usage.run(task_status=task_status)
+
+
+def usage_writer_for(settings: Settings, database: Database) -> UsageWriter:
+    """The writer `settings.usage_writer` asks for: through a child process on
+    `<data_dir>/gateway.db` (the default), or through a thread on `database`."""
+    sink: BatchSink | None = None
+    if settings.usage_writer == "process":
+        sink = ProcessSink(
+            settings.data_dir / DB_FILENAME, ack_timeout=max(settings.shutdown_grace_s, 5.0)
+        )
+    return UsageWriter(
+        database,
+        sink=sink,
+        capacity=settings.usage_queue_size,
+        shutdown_grace=settings.shutdown_grace_s,
+    )

@@ -33,6 +33,10 @@ def settings(tmp_path: Path) -> Settings:
         sim_ttft_ms=0,
         sim_tokens_per_second=0,
         shutdown_grace_s=2.0,
+        # Issue 23: the in-process gateways write usage through a thread (a writer
+        # process per test would cost ~0.5 s of CPU each); tests/gateway/workers/
+        # test_usage_process*.py run the process writer, through a real `gateway serve` too.
+        usage_writer="thread",
     )
 
 

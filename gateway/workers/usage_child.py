@@ -1,0 +1,149 @@
+"""The usage writer's own process: `python -m gateway.workers.usage_child DB_PATH`.
+
+Why a process: a batch's Python work (rebuilding rows, rollups, latency sketches) held
+the interpreter lock the event loop needs, so requests in flight beside a batch stalled
+(issue 23; a thread's priority cannot change that, the lock is shared). Here the work
+has an interpreter, and a lower CPU priority, of its own.
+
+Plain synchronous code, no trio: read a framed batch from stdin
+(`gateway.workers.usage_wire`), write it in one transaction through its own connection
+to the same SQLite file (WAL; `store.usage.insert_records`: rows, rollups and sketches
+together), answer on the acknowledgement pipe, repeat. End of input (the gateway closed
+the pipe, or the gateway died: the kernel closes it then too) means: everything received
+is written, so exit. So a gateway killed with SIGKILL loses only what was still in its
+own memory; what reached the pipe is committed, and no writer outlives its gateway.
+
+SIGINT and SIGTERM are ignored: a Ctrl-C or a service manager signals the whole process
+group, and the writer must keep draining until its gateway closes the pipe (the gateway
+kills it only past its shutdown grace period).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+import sqlite_utils
+
+from gateway.workers.usage_wire import (
+    HEADER,
+    LOCKED_BACKOFF_S,
+    LOCKED_RETRIES,
+    MAX_FRAME,
+    decode_batch,
+    encode_ack,
+    is_locked,
+)
+from store.connection import open_existing
+from store.usage import UsageRecord, insert_records
+
+logger = logging.getLogger("gateway.workers.usage_child")
+
+# CPU priority of the writer: below the gateway's (nice 0), so a waking event loop gets
+# the core first. Not SCHED_IDLE: the writer holds SQLite's write lock while it runs, and
+# a starved lock holder would stall the gateway's own writes (priority inversion).
+NICENESS = 10
+
+
+def main(argv: Sequence[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python -m gateway.workers.usage_child DB_PATH", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="usage-writer[%(process)d] %(message)s"
+    )
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _lower_priority()
+    acks = _private_stdout()
+    db = open_existing(Path(argv[1]))
+    try:
+        serve(sys.stdin.buffer, acks, db)
+    finally:
+        db.close()
+    return 0
+
+
+def serve(batches: BinaryIO, acks: BinaryIO | None, db: sqlite_utils.Database) -> None:
+    """Write every batch read from `batches`, acknowledging each on `acks`, until the end
+    of input. A gateway that stopped reading (it died) stops the acknowledgements, not
+    the writing."""
+    while (payload := _read_frame(batches)) is not None:
+        seq, records = decode_batch(payload)
+        written, error, seconds = write_batch(db, records)
+        if acks is None:
+            continue
+        try:
+            acks.write(encode_ack(seq, written, error, seconds))
+            acks.flush()
+        except (BrokenPipeError, ValueError):
+            logger.warning("the gateway stopped reading; writing what is left, then exiting")
+            acks = None
+
+
+def write_batch(
+    db: sqlite_utils.Database, records: list[UsageRecord]
+) -> tuple[int, str | None, float]:
+    """One transaction; (records written, the error's text or None, seconds). A file
+    locked past the busy timeout is tried again, backing off, like the thread writer."""
+    began = time.perf_counter()
+    for attempt in range(LOCKED_RETRIES + 1):
+        try:
+            insert_records(db, records)
+        except sqlite3.OperationalError as exc:
+            if not is_locked(exc) or attempt == LOCKED_RETRIES:
+                return _refused(exc, records, began)
+            logger.warning("usage log locked by another writer; retrying the batch")
+            time.sleep(LOCKED_BACKOFF_S * (attempt + 1))
+        except sqlite3.Error as exc:
+            return _refused(exc, records, began)
+        else:
+            return len(records), None, time.perf_counter() - began
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _refused(
+    exc: sqlite3.Error, records: list[UsageRecord], began: float
+) -> tuple[int, str, float]:
+    logger.error("could not write %d usage records: %s", len(records), exc)
+    return 0, f"{type(exc).__name__}: {exc}", time.perf_counter() - began
+
+
+def _read_frame(stream: BinaryIO) -> bytes | None:
+    """The next frame's payload, or None at the end of input (a cut frame is the end
+    too: the gateway died while sending it, and half a batch is not a batch)."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (length,) = HEADER.unpack(header)
+    if length > MAX_FRAME:
+        raise ValueError(f"frame of {length} bytes: the pipe is out of step")
+    payload = stream.read(length)
+    return payload if len(payload) == length else None
+
+
+def _private_stdout() -> BinaryIO:
+    """The acknowledgement pipe, moved off fd 1 so that a stray print (a library's
+    warning) goes to stderr instead of corrupting the frames."""
+    acks = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return acks
+
+
+def _lower_priority() -> None:
+    try:
+        os.nice(NICENESS)
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    except (AttributeError, OSError) as exc:  # not Linux, or not allowed: still correct
+        logger.info("could not lower the writer's priority: %s", exc)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

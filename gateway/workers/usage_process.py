@@ -1,0 +1,215 @@
+"""The usage writer's process sink: batches go over a pipe to a child process that
+writes them (`gateway.workers.usage_child`), so their Python work no longer holds the
+event loop's interpreter lock (issue 23).
+
+The gateway's side of a batch is one `attrgetter` per record, one orjson document and
+one pipe write; the child rebuilds the records, writes rows, rollups and sketches in one
+transaction and answers with an acknowledgement. One batch is in flight at a time (the
+writer waits for its answer), so the pipe holds at most one batch: bounded.
+
+Ownership: the writer's task (`UsageWriter.run`) starts the child and, at the end,
+closes its input and waits for its exit (the child writes what it received, then exits),
+killing it only past the shutdown grace period. If the gateway itself dies, the kernel
+closes the pipe, and the child commits what it had and exits: no orphan.
+
+A child that dies is started again by the next batch, at once the first time and then
+backing off (0.5 s doubling to 5 s) while it keeps dying; its death is logged as an
+error. The batch it held when it died counts as failed and is not sent again: it may
+have been committed just before the death, and sending it twice would count its usage
+twice (records are at most once, as at a crash of the whole gateway).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+import store
+from gateway.workers.usage_sinks import BatchFailed
+from gateway.workers.usage_wire import HEADER, MAX_FRAME, decode_ack, encode_batch
+from store.usage import UsageRecord
+
+logger = logging.getLogger(__name__)
+
+RESTART_DELAY_S = 0.5
+MAX_RESTART_DELAY_S = 5.0
+# The longest a batch may go unanswered before the child is taken for hung and killed
+# (a batch takes milliseconds; SQLite's busy timeout and retries take seconds).
+ACK_TIMEOUT_S = 30.0
+
+
+def child_command(db_path: Path) -> list[str]:
+    return [sys.executable, "-m", "gateway.workers.usage_child", str(db_path)]
+
+
+def _child_env() -> dict[str, str]:
+    """The gateway's environment, with its own code first on the path, so the child
+    imports the same modules however the gateway was started."""
+    root = str(Path(store.__file__).resolve().parent.parent)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))
+    return env
+
+
+class ProcessSink:
+    """Writes batches through a child process; see the module docstring."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        restart_delay: float = RESTART_DELAY_S,
+        ack_timeout: float = ACK_TIMEOUT_S,
+    ) -> None:
+        self._command = child_command(db_path)
+        self._restart_delay = restart_delay
+        self._ack_timeout = ack_timeout
+        self._process: trio.Process | None = None
+        self._buffer = bytearray()
+        self._seq = 0
+        self._failures = 0  # child deaths since the last answered batch
+        self._start_after = 0.0
+        self.restarts = 0  # children started after the first
+
+    @property
+    def pid(self) -> int | None:
+        """The running child's process id (for tests and logs)."""
+        return None if self._process is None else self._process.pid
+
+    @property
+    def sent(self) -> int:
+        """Batches handed to a child so far (answered or not)."""
+        return self._seq
+
+    async def start(self) -> None:
+        """Start the child now, so that it is ready (imports done) by the first batch; a
+        failure here is logged and tried again by the first batch."""
+        try:
+            await self._running()
+        except BatchFailed as exc:
+            logger.error("usage writer process: %s", exc)
+
+    async def write(self, batch: list[UsageRecord]) -> float:
+        process = await self._running()
+        with trio.move_on_after(self._ack_timeout, shield=True):
+            return await self._exchange(process, batch)
+        await self._lost(f"no answer within {self._ack_timeout:g} s; killed")
+        raise BatchFailed(f"the writer process did not answer within {self._ack_timeout:g} s")
+
+    async def _exchange(self, process: trio.Process, batch: list[UsageRecord]) -> float:
+        assert process.stdin is not None and process.stdout is not None
+        self._seq += 1
+        try:
+            await process.stdin.send_all(encode_batch(self._seq, batch))
+            payload = await self._read_frame(process.stdout)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, EOFError) as exc:
+            await self._lost(f"died holding a batch of {len(batch)} records ({exc!r})")
+            raise BatchFailed("the writer process died holding the batch") from exc
+        try:
+            seq, written, error, seconds = decode_ack(payload)
+        except (ValueError, TypeError):
+            seq, written, error, seconds = -1, 0, None, 0.0  # garbled: out of step below
+        if seq != self._seq:
+            await self._lost(f"answered batch {seq} for batch {self._seq}; killed")
+            raise BatchFailed("the writer process answered out of step")
+        self._failures = 0
+        if error is not None or written != len(batch):
+            raise BatchFailed(error or f"{written} of {len(batch)} records written")
+        return seconds
+
+    async def _read_frame(self, stream: trio.abc.ReceiveStream) -> bytes:
+        while True:
+            if len(self._buffer) >= HEADER.size:
+                (length,) = HEADER.unpack_from(self._buffer)
+                if length > MAX_FRAME:
+                    raise EOFError(f"frame of {length} bytes")
+                end = HEADER.size + length
+                if len(self._buffer) >= end:
+                    payload = bytes(self._buffer[HEADER.size : end])
+                    del self._buffer[:end]
+                    return payload
+            data = await stream.receive_some(65536)
+            if not data:
+                raise EOFError("end of the writer's output")
+            self._buffer += data
+
+    async def _running(self) -> trio.Process:
+        """The live child: the current one, or a new one (after the backoff if the last
+        ones kept dying)."""
+        process = self._process
+        if process is not None and process.returncode is None:
+            return process
+        if process is not None:
+            await self._lost(f"exited with status {process.returncode} while idle")
+        await trio.sleep_until(self._start_after)
+        try:
+            process = await trio.lowlevel.open_process(
+                self._command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=_child_env(),
+            )
+        except OSError as exc:
+            self._note_failure()
+            raise BatchFailed(f"could not start the writer process: {exc}") from exc
+        if self._seq:
+            self.restarts += 1
+            logger.warning("usage writer process started again (pid %d)", process.pid)
+        self._process = process
+        self._buffer.clear()
+        return process
+
+    async def _lost(self, what: str) -> None:
+        """Log the child's death (or kill a hung one), reap it, and back off."""
+        process = self._process
+        self._process = None
+        if process is None:
+            return
+        if process.returncode is None:
+            process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+            await _close_pipes(process)
+        logger.error(
+            "usage writer process %d %s (status %s)", process.pid, what, process.returncode
+        )
+        self._note_failure()
+
+    def _note_failure(self) -> None:
+        self._failures += 1
+        delay = 0.0
+        if self._failures > 1:
+            delay = min(MAX_RESTART_DELAY_S, self._restart_delay * 2 ** (self._failures - 2))
+        self._start_after = trio.current_time() + delay
+
+    async def aclose(self) -> None:
+        """Close the child's input and wait for it to exit (it writes what it received
+        first); the caller's deadline bounds the wait, past it the child is killed."""
+        process = self._process
+        self._process = None
+        if process is None:
+            return
+        try:
+            assert process.stdin is not None
+            await process.stdin.aclose()
+            status = await process.wait()
+            if status != 0:
+                logger.error("usage writer process %d exited with %s", process.pid, status)
+        finally:
+            if process.returncode is None:
+                logger.error("usage writer process %d outlived the grace period", process.pid)
+                process.kill()
+            with trio.CancelScope(shield=True):
+                await process.wait()
+                await _close_pipes(process)
+
+
+async def _close_pipes(process: trio.Process) -> None:
+    for stream in (process.stdin, process.stdout):
+        if stream is not None:
+            await stream.aclose()

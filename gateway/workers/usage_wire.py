@@ -1,0 +1,78 @@
+"""The usage writer's wire format between the gateway and its writer process.
+
+The gateway's side must stay cheap, because it runs on the event loop's interpreter:
+a record becomes the tuple of its fields (one C-level `attrgetter` call) and a batch one
+orjson document. Building rows, rollups and sketches happens in the writer process
+(`gateway.workers.usage_child`), which rebuilds the `UsageRecord`s from the tuples.
+
+Frames on the pipe are a 4-byte big-endian length and an orjson payload:
+- gateway -> child: `[seq, [[field, ...], ...]]`, fields in `UsageRecord` order;
+- child -> gateway: `[seq, written, error, seconds]`: records committed (0 or all),
+  the SQLite error's text when the batch was refused (else null), and the seconds the
+  transaction took in the child.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from datetime import datetime
+from operator import attrgetter
+from typing import Any
+
+import attrs
+import orjson
+
+from store.usage import UsageRecord
+
+HEADER = struct.Struct(">I")
+# A frame larger than this is refused by the reader: a corrupt length, not a batch.
+MAX_FRAME = 64 * 1024 * 1024
+
+# Both writers (thread and process): a batch that finds the file locked past SQLite's busy
+# timeout (another worker of `--workers N` holding a long write) is tried again this many
+# times (after 0.1 s, 0.2 s, 0.3 s) before it counts as failed.
+LOCKED_RETRIES = 3
+LOCKED_BACKOFF_S = 0.1
+
+FIELDS: tuple[str, ...] = tuple(attrs.fields_dict(UsageRecord))
+_values = attrgetter(*FIELDS)
+_CREATED_AT = FIELDS.index("created_at")
+
+
+def frame(payload: bytes) -> bytes:
+    """A payload with its length in front."""
+    return HEADER.pack(len(payload)) + payload
+
+
+def encode_batch(seq: int, records: Sequence[UsageRecord]) -> bytes:
+    """One framed batch: the fields of each record as a JSON array (datetimes as ISO
+    8601 with their offset, which orjson writes in C)."""
+    return frame(orjson.dumps([seq, [_values(record) for record in records]]))
+
+
+def decode_batch(payload: bytes) -> tuple[int, list[UsageRecord]]:
+    """The child's side of `encode_batch`."""
+    seq, rows = orjson.loads(payload)
+    return int(seq), [_record(row) for row in rows]
+
+
+def _record(values: list[Any]) -> UsageRecord:
+    fields = dict(zip(FIELDS, values, strict=True))
+    fields["created_at"] = datetime.fromisoformat(values[_CREATED_AT])
+    return UsageRecord(**fields)
+
+
+def encode_ack(seq: int, written: int, error: str | None, seconds: float) -> bytes:
+    return frame(orjson.dumps([seq, written, error, seconds]))
+
+
+def is_locked(exc: Exception) -> bool:
+    """Whether a SQLite error is another connection's lock (worth trying again)."""
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def decode_ack(payload: bytes) -> tuple[int, int, str | None, float]:
+    seq, written, error, seconds = orjson.loads(payload)
+    return int(seq), int(written), error, float(seconds)
