@@ -26,25 +26,20 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-RELATIVE_ACCURACY = 0.01
-GAMMA = (1 + RELATIVE_ACCURACY) / (1 - RELATIVE_ACCURACY)
-LOG_GAMMA = math.log(GAMMA)
-MIN_BUCKET = -231
-MAX_BUCKET = 806
-SLOTS = MAX_BUCKET - MIN_BUCKET + 2
-"""Slot 0 for 0 ms, then one per bucket from MIN_BUCKET to MAX_BUCKET."""
+from store.sketch_blob import (
+    GAMMA,
+    MAX_BUCKET,
+    MIN_BUCKET,
+    RELATIVE_ACCURACY,
+    SLOTS,
+    slot_of,
+)
+
+__all__ = ["GAMMA", "RELATIVE_ACCURACY", "SLOTS", "slot_of"]
 
 Counts = npt.NDArray[np.uint64]
 _HEADER = np.dtype("<i4")
 _COUNT = np.dtype("<u4")
-
-
-def slot_of(latency_ms: float) -> int:
-    """The slot counting one latency."""
-    if latency_ms <= 0:
-        return 0
-    bucket = math.ceil(math.log(latency_ms) / LOG_GAMMA)
-    return min(max(bucket, MIN_BUCKET), MAX_BUCKET) - MIN_BUCKET + 1
 
 
 _SLOT_VALUES = np.concatenate(

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 import sqlite_utils
 
-from store import latency_sketch
+from store import sketch_blob
 
 if TYPE_CHECKING:
     from store.usage import UsageRecord
@@ -111,7 +110,7 @@ def add_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> No
         _add(hourly.setdefault(hour_model, [0.0] * len(_FIELDS)), record)
         if record.status < 400:
             point = (record.workspace_id, epoch - epoch % 86400, record.provider)
-            slots.setdefault(point, []).append(latency_sketch.slot_of(record.latency_ms))
+            slots.setdefault(point, []).append(sketch_blob.slot_of(record.latency_ms))
     groups: tuple[dict[Any, list[float]], ...] = (rollups, daily, hourly)
     for statement, sums_by_key in zip(_UPSERTS, groups, strict=True):
         db.conn.executemany(statement, [(*key, *sums) for key, sums in sums_by_key.items()])
@@ -123,12 +122,9 @@ def _add_to_sketch(
     db: sqlite_utils.Database, point: tuple[str, int, str], slots: list[int]
 ) -> None:
     """Read, add to and write back one day's sketch (a batch touches a few of them)."""
-    counts = latency_sketch.empty()
     row = db.conn.execute(_READ_SKETCH, point).fetchone()
-    if row is not None:
-        latency_sketch.add_blob(counts, row[0])
-    np.add.at(counts, slots, 1)
-    db.conn.execute(_WRITE_SKETCH, (*point, latency_sketch.encode(counts)))
+    blob = sketch_blob.add_slots(row[0] if row is not None else None, slots)
+    db.conn.execute(_WRITE_SKETCH, (*point, blob))
 
 
 _INDEX = {name: i for i, name in enumerate(_FIELDS)}
