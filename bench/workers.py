@@ -269,6 +269,7 @@ def _litellm_points(run: Run, stack: Stack, cores: list[int]) -> dict[str, Any]:
             procs.wait_ready(
                 proc, litellm_env.ready_url(port), deadline_s=litellm_env.READY_DEADLINE_S
             )
-            _wait_started(proc, n, litellm_env.started_workers)
+            if n > 1:  # one worker is the plain server: ready when it answers
+                _wait_started(proc, n, litellm_env.started_workers)
             targets[n] = Target(name, label, port, "/v1" + CHAT_PATH, litellm_env.MASTER_KEY, proc)
         return _interleaved(run, targets, {"simulator": stack.sim.pid})
