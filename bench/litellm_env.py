@@ -137,6 +137,7 @@ def ready_url(port: int) -> str:
 
 
 def started_workers(log: bytes) -> int:
-    """Workers that have finished starting, by their log line (one answering the ready
-    URL does not mean the others do)."""
-    return log.count(b"Application startup complete")
+    """Workers that have read their configuration, by the line each prints as its app
+    starts (uvicorn's own lines are off at `LITELLM_LOG=ERROR`); one answering the
+    ready URL does not mean the others do."""
+    return log.count(b"Proxy initialized with Config")

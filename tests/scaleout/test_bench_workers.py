@@ -78,7 +78,7 @@ def test_cpu_share_counts_each_process_per_request_and_the_idle_share() -> None:
 
 
 def test_litellm_workers_count_as_started_by_their_log_lines() -> None:
-    line = b"INFO:     Application startup complete.\n"
+    line = b"\x1b[32mLiteLLM: Proxy initialized with Config, Set models:\x1b[0m\n"
     log = line + b"INFO:     Waiting for child process [2]\n" + line
     assert litellm_env.started_workers(log) == 2
     assert litellm_env.started_workers(b"INFO:     Child process [1] died\n") == 0
