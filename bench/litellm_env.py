@@ -124,8 +124,20 @@ def launch(
     config = write_config(work / "litellm.yaml", sim_port)
     argv = [str(setup.executable), "--config", str(config), "--host", "127.0.0.1"]
     argv += ["--port", str(port), "--num_workers", str(workers)]
+    if workers > 1:
+        # uvicorn's supervisor kills a child that has not answered its health check
+        # within 5 s, and importing the proxy takes longer on a loaded machine: the
+        # children would be started and killed forever.
+        argv += ["--timeout_worker_healthcheck", str(int(READY_DEADLINE_S))]
     return procs.start(name, argv, cores=cores, log_dir=work, env=offline_env(), cwd=work)
 
 
 def ready_url(port: int) -> str:
     return f"http://127.0.0.1:{port}/health/liveliness"
+
+
+def started_workers(log: bytes) -> int:
+    """Workers that have read their configuration, by the line each prints as its app
+    starts (uvicorn's own lines are off at `LITELLM_LOG=ERROR`); one answering the
+    ready URL does not mean the others do."""
+    return log.count(b"Proxy initialized with Config")

@@ -455,6 +455,8 @@ def _workers_text(results: dict[str, Any]) -> str:
             "p50 c=1 ms",
             "CPU-ms/req c=32",
             "Redis scripts/req c=32",
+            "others' CPU-ms/req c=32",
+            "idle c=32",
         ),
     ]
     for name, label in (("gateway", "our gateway"), ("litellm", "LiteLLM")):
@@ -469,6 +471,8 @@ def _workers_text(results: dict[str, Any]) -> str:
                     _fmt(one.get("p50_ms")),
                     _fmt(busy.get("server_cpu_ms_per_request"), 3),
                     _fmt(busy.get("redis_scripts_per_request"), 3),
+                    _others_cpu(busy.get("cpu", {})),
+                    _fmt(busy.get("cpu", {}).get("machine_idle_share"), 3),
                 )
             )
     sc = w["scaling"]
@@ -483,6 +487,13 @@ def _workers_text(results: dict[str, Any]) -> str:
         f" {_fmt(versus.get('2'))}x with two.",
     ]
     return "\n".join(rows)
+
+
+def _others_cpu(cpu: dict[str, Any]) -> str:
+    """The simulator's, Redis's and `wrk`'s CPU per request (section 7's `cpu`)."""
+    spent = cpu.get("cpu_ms_per_request", {})
+    parts = [f"{name} {spent[name]:.2f}" for name in ("simulator", "redis", "wrk") if name in spent]
+    return ", ".join(parts) or "—"
 
 
 def _charts(charts: list[Path], chart_dir: str) -> str:

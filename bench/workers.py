@@ -23,11 +23,12 @@ import shutil
 import socket
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from bench import litellm_env, load, procs
+from bench.cpu_share import CpuShare
 from bench.plan import Run
 from bench.sections import wrk_point, wrk_script
 from bench.stack import (
@@ -55,13 +56,14 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
         return {"skipped": "redis-server is not installed (scripts/system-packages.txt)"}
     cores = sorted({*run.pinning.gateway, *run.pinning.simulator, *run.pinning.load})
     load_before = os.getloadavg()
-    with _redis(run, binary) as redis_url, ExitStack() as running:
+    with _redis(run, binary) as (redis_url, redis), ExitStack() as running:
         targets = {}
         for n in WORKER_COUNTS:
             targets[n] = _gateway(run, stack, n, redis_url, cores)
             running.callback(targets[n].server.stop)
         direct = {"1": wrk_point(run, stack.targets["direct"], 1, "workers")}
-        gateway = _interleaved(run, targets, redis_url)
+        others = {"simulator": stack.sim.pid, "redis": redis.pid}
+        gateway = _interleaved(run, targets, others, redis_url)
     litellm = _litellm_points(run, stack, cores)
     return {
         "duration_s": run.plan.point_s,
@@ -76,12 +78,14 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
 
 
 def _interleaved(
-    run: Run, targets: dict[int, Target], redis_url: str | None = None
+    run: Run, targets: dict[int, Target], others: dict[str, int], redis_url: str | None = None
 ) -> dict[str, Any]:
     """Warm each up, then at each concurrency one point per worker count, back to back
-    (an A/B on a machine whose load moves: both sides see the same minute). With
-    `redis_url`, each point also counts the scripts the server ran per request (work,
-    which the machine's load does not skew)."""
+    (an A/B on a machine whose load moves: both sides see the same minute). Each point
+    also says where the CPU went (`bench.cpu_share`: each worker, the supervisor, the
+    `others` by pid, `wrk`, the machine's idle share; "main" is the one worker or the
+    supervisor of several) and, with `redis_url`, the scripts
+    the server ran per request: work, which the machine's load does not skew."""
     for target in targets.values():
         load.run_wrk(
             target.url, wrk_script(run, target), connections=32, duration_s=run.plan.warmup_s
@@ -89,11 +93,15 @@ def _interleaved(
     points: dict[str, Any] = {str(n): {} for n in targets}
     for concurrency in CONCURRENCIES:
         for n, target in targets.items():
-            before = script_calls(redis_url) if redis_url else 0
+            before = script_stats(redis_url) if redis_url else (0, 0)
+            share = CpuShare({"main": target.server.pid, **others}, supervisor=target.server.pid)
+            share.start()
             point = wrk_point(run, target, concurrency, "workers")
+            point["cpu"] = share.figures(point["requests"])
             if redis_url:
-                calls = script_calls(redis_url) - before
+                calls, usec = (a - b for a, b in zip(script_stats(redis_url), before, strict=True))
                 point["redis_scripts_per_request"] = round(calls / max(point["requests"], 1), 3)
+                point["redis_script_us_per_request"] = round(usec / max(point["requests"], 1), 1)
             points[str(n)][str(concurrency)] = point
     return points
 
@@ -104,8 +112,9 @@ def _bulk_end(data: bytes) -> int:
     return len(head) + 2 + int(head[1:]) + 2
 
 
-def script_calls(redis_url: str) -> int:
-    """EVALSHA and EVAL calls the server has run so far (`INFO commandstats`)."""
+def script_stats(redis_url: str) -> tuple[int, int]:
+    """EVALSHA and EVAL calls the server has run so far, and the microseconds it spent
+    running them (`INFO commandstats`; the rest of its CPU is reading and writing)."""
     port = int(redis_url.rsplit(":", 1)[1].split("/", 1)[0])
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(b"INFO commandstats\r\n")
@@ -115,11 +124,12 @@ def script_calls(redis_url: str) -> int:
             if not chunk:
                 break
             data += chunk
-    calls = 0
+    calls = usec = 0
     for line in data.decode(errors="replace").splitlines():
         if line.startswith(("cmdstat_evalsha:", "cmdstat_eval:")):
             calls += int(line.split("calls=", 1)[1].split(",", 1)[0])
-    return calls
+            usec += int(line.split("usec=", 1)[1].split(",", 1)[0])
+    return calls, usec
 
 
 def scaling(
@@ -158,7 +168,7 @@ def scaling(
 
 
 @contextmanager
-def _redis(run: Run, binary: str) -> Iterator[str]:
+def _redis(run: Run, binary: str) -> Iterator[tuple[str, procs.Proc]]:
     """A `redis-server` on a free loopback port without persistence, on the simulator's
     core; stopped on the way out."""
     port = procs.free_port()
@@ -167,7 +177,7 @@ def _redis(run: Run, binary: str) -> Iterator[str]:
     server = procs.start("redis", argv, cores=run.pinning.simulator, log_dir=run.work)
     try:
         _wait_ping(server, port)
-        yield f"redis://127.0.0.1:{port}/0"
+        yield f"redis://127.0.0.1:{port}/0", server
     finally:
         server.stop()
 
@@ -207,7 +217,7 @@ def _gateway(run: Run, stack: Stack, workers: int, redis_url: str, cores: list[i
     try:
         procs.wait_ready(server, f"http://127.0.0.1:{port}/health", deadline_s=READY_DEADLINE_S)
         if workers > 1:  # one worker is the plain server: ready when it answers
-            _wait_workers(server, workers)
+            _wait_started(server, workers)
         key = _create_bench_key(port)
     except BaseException:
         server.stop()
@@ -216,11 +226,17 @@ def _gateway(run: Run, stack: Stack, workers: int, redis_url: str, cores: list[i
     return Target(name, label, port, "/v1" + CHAT_PATH, key, server)
 
 
-def _wait_workers(server: procs.Proc, workers: int) -> None:
+def _serving(log: bytes) -> int:
+    return len(SERVING.findall(log))
+
+
+def _wait_started(
+    server: procs.Proc, workers: int, started: Callable[[bytes], int] = _serving
+) -> None:
     """Every worker accepts on the one socket once it serves; one still starting would
-    leave the whole load to the others."""
-    give_up = time.monotonic() + READY_DEADLINE_S
-    while len(SERVING.findall(server.log_path.read_bytes())) < workers:
+    leave the whole load to the others. `started` counts them in the server's log."""
+    give_up = time.monotonic() + max(READY_DEADLINE_S, litellm_env.READY_DEADLINE_S)
+    while started(server.log_path.read_bytes()) < workers:
         server.check_alive()
         if time.monotonic() > give_up:
             message = f"{server.name}: not every worker serves\n{server.log_tail()}"
@@ -253,5 +269,7 @@ def _litellm_points(run: Run, stack: Stack, cores: list[int]) -> dict[str, Any]:
             procs.wait_ready(
                 proc, litellm_env.ready_url(port), deadline_s=litellm_env.READY_DEADLINE_S
             )
+            if n > 1:  # one worker is the plain server: ready when it answers
+                _wait_started(proc, n, litellm_env.started_workers)
             targets[n] = Target(name, label, port, "/v1" + CHAT_PATH, litellm_env.MASTER_KEY, proc)
-        return _interleaved(run, targets)
+        return _interleaved(run, targets, {"simulator": stack.sim.pid})

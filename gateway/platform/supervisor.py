@@ -10,11 +10,15 @@ N children (`gateway serve ... --worker-fd FD`) that inherit the socket and acce
 own store connection and usage writer (SQLite in WAL mode with a busy timeout), its
 limits and key changes shared through Redis (required: `check_workers`).
 
-Children run in their own session, so a terminal's Ctrl-C reaches the supervisor alone;
-it then sends each child one SIGTERM (a graceful shutdown: in-flight requests finish
-within the grace period) and waits for them, killing one that outlives the grace period.
-A child that exits on its own is started again after `RESTART_DELAY_S`. In `--demo` the
-simulators run in the supervisor, which points the providers at them once.
+Children run in their own process group, so a terminal's Ctrl-C (sent to the
+foreground group) reaches the supervisor alone; it then sends each child one SIGTERM (a
+graceful shutdown: in-flight requests finish within the grace period) and waits for
+them, killing one that outlives the grace period. A child that exits on its own is
+started again after `RESTART_DELAY_S`. Not a session of their own: Linux gives each
+session a scheduler group (autogroup), and a worker alone in its group waited for the
+CPU at each wake-up on a loaded machine (its p50 at concurrency 1 two to three times a
+single worker's, docs/scale-out.md). In `--demo` the simulators run in the supervisor,
+which points the providers at them once.
 """
 
 from __future__ import annotations
@@ -94,7 +98,7 @@ async def _keep_running(command: list[str], fd: int, grace_s: float) -> None:
             command,
             check=False,
             pass_fds=(fd,),
-            start_new_session=True,
+            process_group=0,
             deliver_cancel=partial(_terminate, grace_s=grace_s),
         )
         logger.warning("worker exited with status %s; starting it again", result.returncode)

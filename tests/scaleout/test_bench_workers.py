@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
-from bench import checks, report
+from bench import checks, litellm_env, report
+from bench.cpu_share import CpuShare
 from bench.workers import scaling
 
 
@@ -60,3 +63,22 @@ def test_the_report_states_the_ratio_and_the_load() -> None:
         "req/s, 2 workers / 1 worker, c=32": True,
         "added p50 at c=1, 2 workers minus 1 worker": True,
     }
+
+
+def test_cpu_share_counts_each_process_per_request_and_the_idle_share() -> None:
+    share = CpuShare({"main": os.getpid()})
+    share.start()
+    spent = time.process_time() + 0.05
+    while time.process_time() < spent:  # 50 ms of this process's CPU
+        pass
+    figures = share.figures(requests=10)
+    assert figures["cpu_ms_per_request"]["main"] >= 3.0  # >= 30 ms over 10 requests
+    assert figures["cpu_ms_per_request_total"] >= figures["cpu_ms_per_request"]["main"]
+    assert 0.0 <= figures["machine_idle_share"] <= 1.0
+
+
+def test_litellm_workers_count_as_started_by_their_log_lines() -> None:
+    line = b"\x1b[32mLiteLLM: Proxy initialized with Config, Set models:\x1b[0m\n"
+    log = line + b"INFO:     Waiting for child process [2]\n" + line
+    assert litellm_env.started_workers(log) == 2
+    assert litellm_env.started_workers(b"INFO:     Child process [1] died\n") == 0

@@ -4,6 +4,7 @@ worker within a second, and the refusal to run several workers without Redis."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -43,8 +44,23 @@ def two_processes(tmp_path: Path, redis_server: RedisServer) -> Iterator[list[Ga
             gateway.stop()
 
 
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
 async def test_two_workers_admit_exactly_the_rpm_limit(two_workers: GatewayProcess) -> None:
     await wait_ready(two_workers, answers=4)
+    # Own process group (a terminal's Ctrl-C reaches the supervisor alone), the
+    # supervisor's session (one scheduler autogroup: no wait for the CPU at each wake-up).
+    supervisor = two_workers.process.pid
+    workers = _children(supervisor)
+    assert len(workers) == 2
+    for pid in workers:
+        assert os.getpgid(pid) == pid
+        assert os.getsid(pid) == os.getsid(supervisor)
     _, secret = await create_key(two_workers.url, {"rpm": 100})
     outcomes = await fire([two_workers.url], secret, 300)
     assert outcomes == {(200, ""): 100, (429, "rate_limit_exceeded"): 200}

@@ -17,7 +17,7 @@ from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
 from gateway.platform.server import RunningGateway, run_gateway
 from gateway.upstream.limits import RateLimitExceeded
-from gateway.upstream.limits.shared import SharedHold, SharedLimiter
+from gateway.upstream.limits.shared import SETTLE_LINGER_S, SharedHold, SharedLimiter
 from providers.types import Usage
 from store import keys
 from store.keys import ApiKeyRecord
@@ -219,5 +219,54 @@ async def test_the_ends_of_one_keys_requests_are_settled_in_one_call(
         after = await limiter.current(key)
         assert after.inflight == 0
         assert after.tokens_used == 10 + 20 * 7  # the warm-up's reservation, then real counts
+    finally:
+        client.close()
+
+
+async def test_an_admission_carries_the_ends_of_its_keys_requests(
+    redis_server: RedisServer,
+) -> None:
+    """Counting work: a request that ended is settled by the next admission of its key
+    in the same script (one round trip for both, none for the settle workers), and its
+    concurrency slot is free for that very admission."""
+    client = RedisClient.from_url(redis_server.url)
+    try:
+        limiter = SharedLimiter(client)
+        key = limited_key(concurrent=1)
+        first = await limiter.acquire(key, 10)
+        assert isinstance(first, SharedHold)
+        first.settle(Usage(3, 4))
+        first.release()
+        before = await _script_calls(client)
+        second = await limiter.acquire(key, 10)  # the slot is free: the end came along
+        assert isinstance(second, SharedHold)
+        assert await _script_calls(client) - before == 1
+        after = await limiter.current(key)
+        assert after.inflight == 1
+        assert after.tokens_used == 7 + 10  # the first's real count, the second's estimate
+        before = await _script_calls(client)
+        await limiter.settle_pending()
+        assert await _script_calls(client) - before == 0  # nothing was left to send
+        assert limiter.dropped == 0
+    finally:
+        client.close()
+
+
+async def test_ends_no_admission_carries_are_sent_after_the_linger(
+    redis_server: RedisServer,
+) -> None:
+    client = RedisClient.from_url(redis_server.url)
+    try:
+        limiter = SharedLimiter(client)
+        key = limited_key(concurrent=1)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(limiter.settle_worker)
+            hold = await limiter.acquire(key, 10)
+            assert isinstance(hold, SharedHold)
+            hold.release()
+            await trio.sleep(SETTLE_LINGER_S + 0.5)  # the linger, and a wide margin to send
+            assert (await limiter.current(key)).inflight == 0
+            nursery.cancel_scope.cancel()
+        assert limiter.dropped == 0
     finally:
         client.close()

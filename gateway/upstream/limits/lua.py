@@ -32,15 +32,62 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 """
 
+# One request's end: its real token count replaces its reservation (or, once the
+# reservation has left the window, an extra charge is added), and its slot is given back.
+_SETTLE_ONE = """
+local function settle(tok, amt, infl, id, actual, reserved, release, extra)
+  if actual >= 0 then
+    local at = redis.call('ZSCORE', tok, id)
+    if at and tonumber(at) > now - W then
+      local old = tonumber(redis.call('HGET', amt, id) or '0')
+      redis.call('HSET', amt, id, actual)
+      redis.call('HINCRBY', amt, '_total', actual - old)
+    elseif actual > reserved then
+      redis.call('ZADD', tok, now, extra)
+      redis.call('HSET', amt, extra, actual - reserved)
+      redis.call('HINCRBY', amt, '_total', actual - reserved)
+      redis.call('PEXPIRE', tok, W + 1000)
+      redis.call('PEXPIRE', amt, W + 1000)
+    end
+  end
+  if release == '1' then redis.call('ZREM', infl, id) end
+end
+"""
+
+# Several ends of requests in one call (one round trip for a batch; the settle workers
+# batch the ends of one API key, whose keys share a hash tag).
+# KEYS: tok amt infl, repeated per settlement
+# ARGV: id actual(-1: no settlement) reserved release(1/0) extra_id, repeated likewise
+SETTLE = Script(
+    _PRELUDE
+    + _SETTLE_ONE
+    + """
+local n = #KEYS / 3
+for i = 0, n - 1 do
+  local k, a = i * 3, i * 5
+  settle(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], tonumber(ARGV[a + 2]),
+         tonumber(ARGV[a + 3]), ARGV[a + 4], ARGV[a + 5])
+end
+return n
+"""
+)
+
 # KEYS: req tok amt infl day month
 # ARGV: rpm tpm concurrent daily monthly need id lease_ms counts seed_day seed_month
-#       day_ttl_s month_ttl_s take
+#       day_ttl_s month_ttl_s take, then the ends of this key's requests this process has
+#       not sent yet (ARGV 15 on, five each as in SETTLE): applied first, so a slot given
+#       back just before is free for this admission, and no round trip of their own.
 # Reply: {status, wait_ms (-1 none), now_ms, requests, requests_reset_ms, tokens,
 #         tokens_reset_ms, inflight, daily, monthly}
 ADMIT = Script(
     _PRELUDE
+    + _SETTLE_ONE
     + """
 local req, tok, amt, infl, day, month = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+for i = 15, #ARGV, 5 do
+  settle(tok, amt, infl, ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), ARGV[i + 3],
+         ARGV[i + 4])
+end
 local rpm, tpm, conc = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local daily, monthly = tonumber(ARGV[4]), tonumber(ARGV[5])
 local need, id, lease = tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8])
@@ -124,40 +171,6 @@ if counts then
   m = redis.call('INCR', month)
 end
 return figures(0, -1)
-"""
-)
-
-# Several ends of requests in one call (one round trip for a batch; the settle workers
-# batch the ends of one API key, whose keys share a hash tag).
-# KEYS: tok amt infl, repeated per settlement
-# ARGV: id actual(-1: no settlement) reserved release(1/0) extra_id, repeated likewise
-SETTLE = Script(
-    _PRELUDE
-    + """
-local function settle(tok, amt, infl, id, actual, reserved, release, extra)
-  if actual >= 0 then
-    local at = redis.call('ZSCORE', tok, id)
-    if at and tonumber(at) > now - W then
-      local old = tonumber(redis.call('HGET', amt, id) or '0')
-      redis.call('HSET', amt, id, actual)
-      redis.call('HINCRBY', amt, '_total', actual - old)
-    elseif actual > reserved then
-      redis.call('ZADD', tok, now, extra)
-      redis.call('HSET', amt, extra, actual - reserved)
-      redis.call('HINCRBY', amt, '_total', actual - reserved)
-      redis.call('PEXPIRE', tok, W + 1000)
-      redis.call('PEXPIRE', amt, W + 1000)
-    end
-  end
-  if release == '1' then redis.call('ZREM', infl, id) end
-end
-local n = #KEYS / 3
-for i = 0, n - 1 do
-  local k, a = i * 3, i * 5
-  settle(KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], ARGV[a + 1], tonumber(ARGV[a + 2]),
-         tonumber(ARGV[a + 3]), ARGV[a + 4], ARGV[a + 5])
-end
-return n
 """
 )
 

@@ -8,11 +8,14 @@ slot is given back). The limits, their order, the 429 answers and the headers ar
 same as in memory (`headers.refusal`, `headers.rate_limit_headers`).
 
 A request's end must not wait for the network (the `Hold` interface is synchronous and
-runs in `finally` paths), so settlements go through a bounded channel to the
-`settle_worker` tasks. If that channel is full, or the server is away when they run, the
-slot is still freed by its lease: each admitted request holds its concurrency slot for
-`lease_s`, renewed every third of that while the request lives, so a crashed worker's
-slots expire within `lease_s`.
+runs in `finally` paths), so settlements are queued per API key (bounded). The next
+admission of the same key in this process carries its key's queue in its own script
+(applied before the checks): under load most ends cost no round trip of their own. What
+no admission has carried within `SETTLE_LINGER_S` is sent by the `settle_worker` tasks,
+one script per key. If the queue is full, or the server is away, the slot is still freed
+by its lease: each admitted request holds its concurrency slot for `lease_s`, renewed
+every third of that while the request lives, so a crashed worker's slots expire within
+`lease_s`.
 
 The server unavailable (down, unreachable, slower than `timeout_s`): the policy
 `fail_open` decides. Closed (the default): the request is refused with a 503
@@ -23,6 +26,7 @@ the next request after the server returns reconnects.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -67,6 +71,10 @@ REFUSED: dict[int, LimitType] = {
 }
 SETTLE_QUEUE = 4096
 SETTLE_BATCH = 64  # settlements sent in one call at most (their keys and arguments)
+# How long an end waits for an admission of its key to carry it before a settle worker
+# sends it. Other processes see the slot free this much later (at most); this process's
+# own admissions of the key see it at once.
+SETTLE_LINGER_S = 0.005
 POLL_S = 0.05  # how often a queued request looks again for a concurrency slot
 DAY_TTL_S = 2 * 86_400
 MONTH_TTL_S = 32 * 86_400
@@ -152,14 +160,17 @@ class SharedLimiter:
     lease_s: float = 30.0
     fail_open: bool = False
     wall: Callable[[], float] = time.time
-    _send: trio.MemorySendChannel[Settlement] = attrs.field(init=False)
-    _receive: trio.MemoryReceiveChannel[Settlement] = attrs.field(init=False)
+    _bell: trio.MemorySendChannel[None] = attrs.field(init=False)
+    _rung: trio.MemoryReceiveChannel[None] = attrs.field(init=False)
+    _pending: dict[str, list[Settlement]] = attrs.field(factory=dict, init=False)
+    _queued: int = attrs.field(default=0, init=False)
     _live: dict[str, SharedHold] = attrs.field(factory=dict, init=False)
     dropped: int = attrs.field(default=0, init=False)
     waiting: int = attrs.field(default=0, init=False)
 
     def __attrs_post_init__(self) -> None:
-        self._send, self._receive = trio.open_memory_channel[Settlement](SETTLE_QUEUE)
+        # A doorbell: one ring wakes a settle worker, however many ends were queued.
+        self._bell, self._rung = trio.open_memory_channel[None](1)
 
     # -- admitting ---------------------------------------------------------------------------
 
@@ -223,7 +234,14 @@ class SharedLimiter:
 
     async def _admit(self, key: ApiKeyRecord, estimated_tokens: int) -> SharedHold:
         hold_id = secrets.token_hex(8)
-        reply = await self._script(key, estimated_tokens, take=True, hold_id=hold_id)
+        carried = self._take(key.id)
+        try:
+            reply = await self._script(
+                key, estimated_tokens, take=True, hold_id=hold_id, carried=carried
+            )
+        except BaseException:
+            self._lost(carried, "the admission carrying them failed")
+            raise
         status, wait_ms = int(reply[0]), int(reply[1])
         snap = self._snapshot(key, reply)
         if status == lua.OK:
@@ -250,15 +268,22 @@ class SharedLimiter:
         )
 
     async def _script(
-        self, key: ApiKeyRecord, need: int, *, take: bool, hold_id: str = ""
+        self,
+        key: ApiKeyRecord,
+        need: int,
+        *,
+        take: bool,
+        hold_id: str = "",
+        carried: list[Settlement] | None = None,
     ) -> list[int]:
-        """Run ADMIT (or its read-only form); seeds the day and month counts from the
-        local usage log when the server has none for the key."""
+        """Run ADMIT (or its read-only form), applying the `carried` ends of the key's
+        requests first; seeds the day and month counts from the local usage log when the
+        server has none for the key (the ends were applied by the first call)."""
         limits = effective_limits(key)
-        reply = await self._admit_call(key, limits, need, take, hold_id, seeds=None)
+        reply = await self._admit_call(key, limits, need, take, hold_id, None, carried or [])
         if int(reply[0]) == lua.NEEDS_SEED:
             seeds = await self._seeds(key.id)
-            reply = await self._admit_call(key, limits, need, take, hold_id, seeds=seeds)
+            reply = await self._admit_call(key, limits, need, take, hold_id, seeds, [])
         return reply
 
     async def _admit_call(
@@ -269,6 +294,7 @@ class SharedLimiter:
         take: bool,
         hold_id: str,
         seeds: tuple[int, int] | None,
+        carried: list[Settlement],
     ) -> list[int]:
         day = utc_day(self.wall())
         args: list[bytes | str | int | float] = [
@@ -287,6 +313,8 @@ class SharedLimiter:
             MONTH_TTL_S,
             "1" if take else "0",
         ]
+        for item in carried:
+            args += _settle_args(item)
         base = self._base(key.id)
         keys = [*self._keys(key.id), f"{base}:day:{day}", f"{base}:month:{utc_month_of(day)}"]
         reply = await self._call(lua.ADMIT, keys, args)
@@ -350,41 +378,41 @@ class SharedLimiter:
     def enqueue(self, settlement: Settlement) -> None:
         if settlement.release:
             self._live.pop(settlement.hold.hold_id, None)
-        try:
-            self._send.send_nowait(settlement)
-        except trio.WouldBlock:
+        if self._queued >= SETTLE_QUEUE:
             self.dropped += 1  # the lease frees the slot; the reservation stays charged
+            return
+        self._pending.setdefault(settlement.hold.key.id, []).append(settlement)
+        self._queued += 1
+        with contextlib.suppress(trio.WouldBlock):  # already rung: a worker takes it too
+            self._bell.send_nowait(None)
+
+    def _take(self, key_id: str) -> list[Settlement]:
+        """The key's queued ends, now this caller's to send."""
+        items = self._pending.pop(key_id, [])
+        self._queued -= len(items)
+        return items
+
+    def _take_all(self) -> list[list[Settlement]]:
+        """Every queued end, per key, in groups of at most `SETTLE_BATCH`."""
+        groups: list[list[Settlement]] = []
+        for key_id in list(self._pending):
+            items = self._take(key_id)
+            groups += [items[i : i + SETTLE_BATCH] for i in range(0, len(items), SETTLE_BATCH)]
+        return groups
 
     async def settle_worker(self) -> None:
-        """Send settlements to the server until cancelled: each round takes what is
-        queued (up to `SETTLE_BATCH`) and sends one script per API key (run several for
-        throughput). Cancellation: the batch being sent may be lost (the leases free
-        the slots)."""
-        receive = self._receive.clone()
-        async for first in receive:
-            batch = [first]
-            while len(batch) < SETTLE_BATCH:
-                try:
-                    batch.append(receive.receive_nowait())
-                except (trio.WouldBlock, trio.EndOfChannel):
-                    break
-            await self._settle_batch(batch)
+        """Send queued ends until cancelled: once rung, wait `SETTLE_LINGER_S` (an
+        admission of the key may carry them meanwhile), then send what is left, one
+        script per API key (run several for throughput). Cancellation: the batch being
+        sent may be lost (the leases free the slots)."""
+        async for _ in self._rung.clone():
+            await trio.sleep(SETTLE_LINGER_S)
+            for items in self._take_all():
+                await self._settle(items)
 
     async def settle_pending(self) -> None:
         """Send what is queued now (on the way out)."""
-        batch: list[Settlement] = []
-        while True:
-            try:
-                batch.append(self._receive.receive_nowait())
-            except (trio.WouldBlock, trio.EndOfChannel):
-                break
-        await self._settle_batch(batch)
-
-    async def _settle_batch(self, batch: list[Settlement]) -> None:
-        by_key: dict[str, list[Settlement]] = {}
-        for item in batch:
-            by_key.setdefault(item.hold.key.id, []).append(item)
-        for items in by_key.values():
+        for items in self._take_all():
             await self._settle(items)
 
     async def _settle(self, items: list[Settlement]) -> None:
@@ -394,20 +422,17 @@ class SharedLimiter:
         keys: list[str] = []
         args: list[bytes | str | int | float] = []
         for item in items:
-            hold = item.hold
-            keys += self._keys(hold.key.id)[1:]
-            args += [
-                hold.hold_id,
-                item.actual,
-                hold.reserved_tokens,
-                "1" if item.release else "0",
-                hold.hold_id + ":x",
-            ]
+            keys += self._keys(item.hold.key.id)[1:]
+            args += _settle_args(item)
         try:
             await self._call(lua.SETTLE, keys, args)
         except _Unavailable as exc:
+            self._lost(items, str(exc))
+
+    def _lost(self, items: list[Settlement], why: str) -> None:
+        if items:
             self.dropped += len(items)
-            logger.warning("could not settle %d requests on the shared limits: %s", len(items), exc)
+            logger.warning("could not settle %d requests on the shared limits: %s", len(items), why)
 
     async def renew_leases(self) -> None:
         """Once: extend the lease of every request of this process still in flight."""
@@ -426,6 +451,13 @@ class SharedLimiter:
     def live(self) -> int:
         """Requests of this process holding a slot (for tests and metrics)."""
         return len(self._live)
+
+
+def _settle_args(item: Settlement) -> list[bytes | str | int | float]:
+    """One end's five arguments, as `lua.SETTLE` and `lua.ADMIT` read them."""
+    hold = item.hold
+    release = "1" if item.release else "0"
+    return [hold.hold_id, item.actual, hold.reserved_tokens, release, hold.hold_id + ":x"]
 
 
 class _Unavailable(Exception):
