@@ -10,6 +10,9 @@ import sqlite_utils
 
 from store.db import Database, open_database
 from store.migrations import apply_migrations
+from tests import speedups
+
+speedups.install()
 
 
 @pytest.fixture
