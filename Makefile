@@ -41,8 +41,12 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# Tests run in parallel processes (pytest-xdist); `make unit PYTEST_ARGS=-n0` runs them in
+# one process. Three processes on two cores: many tests wait on sockets, subprocesses and
+# timers, so a third process keeps the cores busy.
+PYTEST_ARGS ?= -n 3
 unit: $(VENV)/.installed-dev
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: system-packages lint typecheck unit
 
