@@ -41,8 +41,16 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
+# Tests run in parallel processes (pytest-xdist); `make unit PYTEST_PARALLEL=-n0` runs them
+# in one process. Three processes on two cores: many tests wait on sockets, subprocesses
+# and timers, so a third process keeps the cores busy. Tests marked `alone` (a real
+# process's shutdown timing or RSS) run afterwards, by themselves (exit 5: none selected, as with
+# some PYTEST_ARGS). PYTEST_ARGS goes to both calls.
+PYTEST_PARALLEL ?= -n 3
+PYTEST_ARGS ?=
 unit: $(VENV)/.installed-dev
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not alone" $(PYTEST_ARGS)
+	$(BIN)/pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test: system-packages lint typecheck unit
 

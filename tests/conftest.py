@@ -1,4 +1,5 @@
-"""Fixtures every test folder may use: migrated in-memory stores."""
+"""Fixtures every test folder may use: migrated in-memory stores. Also the order in which
+parallel test processes (pytest-xdist, `make unit`) take the tests: the longest first."""
 
 from __future__ import annotations
 
@@ -10,6 +11,45 @@ import sqlite_utils
 
 from store.db import Database, open_database
 from store.migrations import apply_migrations
+from tests import speedups
+
+speedups.install()
+
+
+# The files whose tests run longest (real processes, browsers, speech engines, fuzzing),
+# longest first, from `pytest --durations`. Under pytest-xdist they are handed out before
+# the rest, so that no worker starts a minute-long test while the others finish (a
+# parallel run ends no sooner than its longest test starts plus its length). The list is
+# only an order: a file missing from it still runs, after these.
+LONGEST_FIRST = (
+    "tests/operator/test_fuzz.py",
+    "tests/scaleout/test_processes.py",
+    "tests/durability/test_fault_soak.py",
+    "tests/scaleout/test_shared_limits.py",
+    "tests/durability/test_kill9.py",
+    "tests/operator/test_documented_answers.py",
+    "tests/operator/test_console.py",
+    "tests/gateway/test_organization_roles.py",
+    "tests/gateway/test_connection_lifecycle.py",
+    "tests/providers/test_local_engines.py",
+    "tests/gateway/audio/test_local_audio_api.py",
+    "tests/gateway/test_organization_isolation.py",
+    "tests/gateway/test_organization_api.py",
+    "tests/operator/test_openapi.py",
+    "tests/durability/test_sigterm.py",
+    "tests/gateway/pipelines/test_pipelines_api.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist only (each worker collects, and sorts, the same list), the files
+    of `LONGEST_FIRST` first; a serial run keeps the files' own order."""
+    if getattr(config.option, "numprocesses", None) in (None, 0) and not hasattr(
+        config, "workerinput"
+    ):
+        return
+    rank = {path: index for index, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ loop; the nursery fixture owns them all, so every test ends with everything clos
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -19,6 +19,21 @@ from gateway.platform.config import Settings
 from gateway.platform.server import RunningGateway, run_gateway
 
 ADMIN_KEY = "gw_admin_test_0123456789abcdefghijklmnop"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def warm_pii_analyzer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under pytest-xdist, build the process-wide PII analyzer (`gateway.files.pii`,
+    cached for the life of the process; ~4 s of imports on a cold process) before the first
+    test, as the files' order did in one process. Otherwise the first upload test a worker
+    runs builds it in a thread that holds the GIL while the test's next request waits on
+    its 10 s client timeout: at load 4-5 that timed out (test_docx_and_xlsx_are_extracted).
+    """
+    if hasattr(request.config, "workerinput"):
+        from gateway.files import pii
+
+        pii._analyzer()
+    yield
 
 
 @pytest.fixture

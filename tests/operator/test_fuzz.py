@@ -2,8 +2,10 @@
 
 Every operation gets a fixed number of generated requests (valid by the document, with an
 admin key; a deterministic seed), and every answer must be no 5xx, a documented status
-and content type, and a body that matches its documented schema. Bounded so the whole run
-stays well under a minute and a half on two cores.
+and content type, and a body that matches its documented schema. The operations are dealt
+into `SHARDS` tests (operation i goes to shard i % SHARDS), each against its own gateway,
+so that parallel test processes share the work; together they fuzz every operation with
+the same examples as one test did.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import httpx
 import hypothesis
+import pytest
 import schemathesis
 import trio
 from hypothesis import HealthCheck, Phase
@@ -22,6 +25,7 @@ from gateway.platform.server import RunningGateway
 from tests.operator.conftest import ADMIN_KEY
 
 EXAMPLES_PER_OPERATION = 12
+SHARDS = 8
 CHECKS = [
     checks.not_a_server_error,
     checks.status_code_conformance,
@@ -30,12 +34,14 @@ CHECKS = [
 ]
 
 
-def fuzz(document: dict[str, Any], base_url: str) -> list[str]:
-    """Run every operation; the failures, one line each (empty when all passed)."""
+def fuzz(document: dict[str, Any], base_url: str, shard: int) -> list[str]:
+    """Run the shard's operations; the failures, one line each (empty when all passed)."""
     schema = schemathesis.openapi.from_dict(document)
     failures: list[str] = []
     headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
-    for result in schema.get_all_operations():
+    for index, result in enumerate(schema.get_all_operations()):
+        if index % SHARDS != shard:
+            continue
         operation = result.ok()
 
         @hypothesis.given(case=operation.as_strategy())
@@ -58,10 +64,11 @@ def fuzz(document: dict[str, Any], base_url: str) -> list[str]:
     return failures
 
 
+@pytest.mark.parametrize("shard", range(SHARDS))
 async def test_schemathesis_finds_no_server_error_and_no_schema_violation(
-    gateway: RunningGateway,
+    gateway: RunningGateway, shard: int
 ) -> None:
     async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as anonymous:
         document = (await anonymous.get("/openapi.json")).json()
-    failures = await trio.to_thread.run_sync(partial(fuzz, document, gateway.url))
+    failures = await trio.to_thread.run_sync(partial(fuzz, document, gateway.url, shard))
     assert failures == [], "\n\n".join(failures)
