@@ -8,9 +8,8 @@ response head, so a body that cannot start is still an ordinary HTTP error, and 
 the body owns outlives the `async with` that entered it.
 
 Chat's SSE body (`gateway.chat.body`) implements it; `TaskBody` sends what a producer
-task of its own makes (a streamed voice pipeline's NDJSON events), and `RelayBody`, one
-of those, relays any async iterator of bytes (chunked audio, file downloads).
-`InlineBody` relays one in the sending task itself, with no reader task: streamed speech,
+task of its own makes (a streamed voice pipeline's NDJSON events); `InlineBody` relays an
+async iterator of bytes in the sending task itself, with no reader task: streamed speech,
 whose first bytes are already read when the head goes out (the race waited for them). The
 plain-ASGI fast path (`gateway.platform.asgi`) and Quart (`gateway.platform.web.
 stream_response`) both send it.
@@ -18,7 +17,6 @@ stream_response`) both send it.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
@@ -30,7 +28,7 @@ import trio
 from gateway.platform.jsonio import JsonAnswer
 from streams.handoff import take
 
-RELAY_BUFFER = 16  # frames between a relay's reader and the client, at most
+FRAME_BUFFER = 16  # frames between a body's producer task and the client, at most
 CLOSE_DEADLINE_S = 2.0
 T = TypeVar("T")
 
@@ -74,7 +72,7 @@ class TaskBody(Generic[T]):
     it is done; the server reads each item as the frame `render(item)`. Leaving the body
     cancels the producer (the client left, or everything was sent), waits for it, then
     runs `on_close` on every path. A streamed voice pipeline is one (its events rendered
-    as NDJSON lines, its limits settled on close); `RelayBody` is another.
+    as NDJSON lines, its limits settled on close).
     """
 
     def __init__(
@@ -83,7 +81,7 @@ class TaskBody(Generic[T]):
         render: Callable[[T], bytes],
         *,
         content_type: str,
-        buffer: int = RELAY_BUFFER,
+        buffer: int = FRAME_BUFFER,
         on_close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.content_type = content_type
@@ -115,51 +113,12 @@ class TaskBody(Generic[T]):
         return None
 
 
-class RelayBody(TaskBody[bytes | BaseException]):
-    """Relays `source` (an async iterator of bytes) through a bounded channel.
-
-    The reader task lives in the body's own nursery, so a slow client applies
-    backpressure up to `buffer` frames and a client that leaves cancels the reader and
-    closes `source` (its `aclose`, shielded for at most `CLOSE_DEADLINE_S`). A failure
-    of `source` ends the iteration with that exception.
-    """
-
-    def __init__(
-        self, source: AsyncIterator[bytes], *, content_type: str, buffer: int = RELAY_BUFFER
-    ) -> None:
-        self._source = source
-        super().__init__(
-            self._pump,
-            _frame_or_raise,
-            content_type=content_type,
-            buffer=buffer,
-            on_close=self._close_source,
-        )
-
-    async def _pump(self, send: trio.MemorySendChannel[bytes | BaseException]) -> None:
-        async with send:
-            try:
-                async for frame in self._source:
-                    await send.send(frame)
-            except trio.BrokenResourceError:
-                return  # the body is closed: nobody reads any more
-            except Exception as exc:  # handed to the reader, who raises it
-                with contextlib.suppress(trio.BrokenResourceError):
-                    await send.send(exc)
-
-    async def _close_source(self) -> None:
-        with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
-            aclose = getattr(self._source, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
-
 class InlineBody:
     """Relays `source` in the task that sends the answer, `first` (already read) before it.
 
     Streamed speech uses it: the race that chose the vendor has read its first bytes, so
     they leave right behind the head, with no reader task to start and no channel to pass
-    them through (a `RelayBody` cost the first byte a scheduler round trip, counted in
+    them through (a producer task cost the first byte a scheduler round trip, counted in
     `tests/gateway/platform/test_inline_body.py`). Backpressure is the sending itself: the
     next piece is read once the previous one is sent. A client that leaves cancels the
     sender, which leaves this body, which closes `source` (shielded, at most
@@ -195,12 +154,6 @@ class InlineBody:
             if aclose is not None:
                 await aclose()
         return None
-
-
-def _frame_or_raise(item: bytes | BaseException) -> bytes:
-    if isinstance(item, BaseException):
-        raise item
-    return item
 
 
 class _Frames(Generic[T]):

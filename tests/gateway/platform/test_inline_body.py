@@ -7,7 +7,7 @@ import trio
 from trio.testing import MockClock, assert_no_checkpoints
 
 from gateway.platform.body import InlineBody
-from tests.gateway.platform.test_relay_body import Source
+from tests.gateway.platform.test_task_body import Source
 
 
 async def test_the_first_bytes_then_every_frame_in_order_and_the_source_closed() -> None:
@@ -19,7 +19,7 @@ async def test_the_first_bytes_then_every_frame_in_order_and_the_source_closed()
 
 
 async def test_the_first_bytes_leave_without_a_scheduler_round_trip() -> None:
-    """What the body is for: a `RelayBody` hands its first frame through a reader task
+    """What the body is for: a `TaskBody` hands its first frame through a producer task
     (one round trip at least); here the frame already read is returned at once."""
     source = Source(1)
     async with InlineBody(source, content_type="audio/pcm", first=b"first") as frames:

@@ -1,12 +1,12 @@
-"""`RelayBody`: bytes relayed through a bounded channel by a reader the body owns."""
+"""`TaskBody`: frames a producer task makes, through a bounded channel, in a nursery the
+body owns."""
 
 from __future__ import annotations
 
-import pytest
 import trio
 from trio.testing import MockClock
 
-from gateway.platform.body import RELAY_BUFFER, RelayBody
+from gateway.platform.body import FRAME_BUFFER, TaskBody
 
 
 class Source:
@@ -33,9 +33,20 @@ class Source:
         self.closed = True
 
 
+def relay(source: Source) -> TaskBody[bytes]:
+    """A body whose producer relays `source`, closed on the way out."""
+
+    async def produce(send: trio.MemorySendChannel[bytes]) -> None:
+        async with send:
+            async for frame in source:
+                await send.send(frame)
+
+    return TaskBody(produce, bytes, content_type="audio/mpeg", on_close=source.aclose)
+
+
 async def test_every_frame_is_relayed_in_order_and_the_source_closed() -> None:
     source = Source(5)
-    async with RelayBody(source, content_type="audio/mpeg") as frames:
+    async with relay(source) as frames:
         got = [frame async for frame in frames]
     assert got == [b"frame %d" % i for i in range(1, 6)]
     assert source.closed
@@ -43,9 +54,9 @@ async def test_every_frame_is_relayed_in_order_and_the_source_closed() -> None:
 
 async def test_a_slow_client_holds_the_reader_at_the_buffer_bound() -> None:
     source = Source(1000)
-    async with RelayBody(source, content_type="audio/mpeg") as frames:
+    async with relay(source) as frames:
         await trio.testing.wait_all_tasks_blocked()
-        assert source.produced == RELAY_BUFFER + 1  # the buffer, plus one waiting to go in
+        assert source.produced == FRAME_BUFFER + 1  # the buffer, plus one waiting to go in
         first = await frames.__anext__()
     assert first == b"frame 1"
     assert source.closed
@@ -56,19 +67,8 @@ async def test_a_client_that_leaves_stops_the_reader_and_closes_the_source(
 ) -> None:
     source = Source(100, pause_s=1)
     with trio.move_on_after(3.5):
-        async with RelayBody(source, content_type="audio/mpeg") as frames:
+        async with relay(source) as frames:
             async for _ in frames:
                 pass
     assert trio.current_time() == 3.5
     assert source.produced == 3 and source.closed
-
-
-async def test_a_failing_source_ends_the_iteration_with_its_error() -> None:
-    source = Source(10, fail_at=2)
-    got: list[bytes] = []
-    with pytest.raises(OSError, match="the upstream broke"):
-        async with RelayBody(source, content_type="audio/mpeg") as frames:
-            async for frame in frames:
-                got.append(frame)
-    assert got == [b"frame 1", b"frame 2"]
-    assert source.closed
