@@ -17,7 +17,12 @@ from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
 from gateway.platform.server import RunningGateway, run_gateway
 from gateway.upstream.limits import RateLimitExceeded
-from gateway.upstream.limits.shared import SETTLE_LINGER_S, SharedHold, SharedLimiter
+from gateway.upstream.limits.shared import (
+    SETTLE_BATCH,
+    SETTLE_LINGER_S,
+    SharedHold,
+    SharedLimiter,
+)
 from providers.types import Usage
 from store import keys
 from store.keys import ApiKeyRecord
@@ -267,6 +272,28 @@ async def test_ends_no_admission_carries_are_sent_after_the_linger(
             await trio.sleep(SETTLE_LINGER_S + 0.5)  # the linger, and a wide margin to send
             assert (await limiter.current(key)).inflight == 0
             nursery.cancel_scope.cancel()
+        assert limiter.dropped == 0
+    finally:
+        client.close()
+
+
+async def test_an_admission_carries_at_most_one_batch_of_ends(
+    redis_server: RedisServer,
+) -> None:
+    """A request's own script stays small: of 100 queued ends of its key, the admission
+    carries `SETTLE_BATCH` and leaves the rest to the settle workers."""
+    client = RedisClient.from_url(redis_server.url)
+    try:
+        limiter = SharedLimiter(client)
+        key = limited_key(concurrent=200)
+        holds = [await limiter.acquire(key, 10) for _ in range(100)]
+        for hold in holds:
+            hold.settle(Usage(3, 4))
+            hold.release()
+        await limiter.acquire(key, 10)
+        assert (await limiter.current(key)).inflight == 1 + 100 - SETTLE_BATCH
+        await limiter.settle_pending()
+        assert (await limiter.current(key)).inflight == 1
         assert limiter.dropped == 0
     finally:
         client.close()

@@ -234,7 +234,8 @@ class SharedLimiter:
 
     async def _admit(self, key: ApiKeyRecord, estimated_tokens: int) -> SharedHold:
         hold_id = secrets.token_hex(8)
-        carried = self._take(key.id)
+        # At most one batch rides on a request's own script; the workers send the rest.
+        carried = self._take(key.id, most=SETTLE_BATCH)
         try:
             reply = await self._script(
                 key, estimated_tokens, take=True, hold_id=hold_id, carried=carried
@@ -386,9 +387,13 @@ class SharedLimiter:
         with contextlib.suppress(trio.WouldBlock):  # already rung: a worker takes it too
             self._bell.send_nowait(None)
 
-    def _take(self, key_id: str) -> list[Settlement]:
-        """The key's queued ends, now this caller's to send."""
-        items = self._pending.pop(key_id, [])
+    def _take(self, key_id: str, most: int | None = None) -> list[Settlement]:
+        """The key's queued ends (the first `most` of them), now this caller's to send."""
+        queued = self._pending.get(key_id, [])
+        if most is None or len(queued) <= most:
+            items = self._pending.pop(key_id, [])
+        else:
+            items, self._pending[key_id] = queued[:most], queued[most:]
         self._queued -= len(items)
         return items
 
