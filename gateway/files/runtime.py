@@ -1,5 +1,6 @@
 """What the files and OCR families share across requests: the blob store, the processing
-queue, a lock, the local OCR engine's page limiter and the vector index.
+queue, a lock, the local OCR engine's page limiter, the PII scans' limiter and the vector
+index.
 
 The queue (`gateway.platform.work_queue`, shared with data documents) is bounded: an upload
 that asks for processing waits while it is full (backpressure, never a drop); the worker
@@ -28,6 +29,9 @@ class FilesRuntime:
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
     # Pages the local OCR engine reads at once, across every request and file.
     ocr_pages: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
+    # PII scans at once, each in a worker process with its own copy of the name model
+    # (`gateway.files.pii_worker`): files' processing and the scribe pipeline's notes.
+    pii_scans: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
     # The workspaces' file vectors in memory, for POST /v1/files/search.
     index: VectorCache = attrs.field(factory=VectorCache)
     # An agent's upload holds its processing's estimate until the worker starts on the

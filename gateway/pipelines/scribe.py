@@ -120,7 +120,7 @@ def _vitals(value: Any) -> dict[str, str | float] | None:
 
 def pii_findings(transcript: str) -> list[dict[str, Any]]:
     """PII/PHI in the transcript: type, masked value, confidence (blocking: run in a
-    thread)."""
+    worker process, `gateway.files.pii_worker`)."""
     return [
         {"type": kind, "value": mask(transcript[start:end]), "confidence": round(score, 2)}
         for kind, start, end, score in scan_text(transcript)

@@ -26,6 +26,7 @@ import trio
 
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
+from gateway.files import pii_worker
 from gateway.pipelines import legal, scribe
 from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
@@ -94,7 +95,9 @@ class Prepared:
 
     async def _scribe(self, trace: Trace) -> Mapping[str, Any]:
         note = scribe.structured_note(trace.response)
-        findings = await trio.to_thread.run_sync(scribe.pii_findings, trace.transcript)
+        findings = await pii_worker.run_scan(
+            scribe.pii_findings, trace.transcript, limiter=self.state.files.pii_scans
+        )
         logged = False
         audit_id = None
         if self.audit_event is not None:

@@ -22,17 +22,17 @@ ADMIN_KEY = "gw_admin_test_0123456789abcdefghijklmnop"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def warm_pii_analyzer(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Under pytest-xdist, build the process-wide PII analyzer (`gateway.files.pii`,
-    cached for the life of the process; ~4 s of imports on a cold process) before the first
-    test, as the files' order did in one process. Otherwise the first upload test a worker
-    runs builds it in a thread that holds the GIL while the test's next request waits on
-    its 10 s client timeout: at load 4-5 that timed out (test_docx_and_xlsx_are_extracted).
+def warm_pii_worker(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Under pytest-xdist, start the PII worker process and load its name model
+    (`gateway.files.pii_worker`; ~4 s on a cold process, kept for the whole session by
+    trio-parallel's worker cache) before the first test, as the files' order did in one
+    process. Otherwise the first upload test a worker runs waits for it while its client's
+    10 s timeout runs: at load 4-5 that timed out (test_docx_and_xlsx_are_extracted).
     """
     if hasattr(request.config, "workerinput"):
-        from gateway.files import pii
+        from gateway.files import pii_worker
 
-        pii._analyzer()
+        trio.run(pii_worker.warm, trio.CapacityLimiter(1))
     yield
 
 
