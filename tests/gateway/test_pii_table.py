@@ -12,11 +12,7 @@ overall and names' figures with a margin below the last measurement, and print t
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 import pytest
-import trio
 
 from gateway.files import names
 from gateway.files.pii import mask, scan_text
@@ -202,35 +198,3 @@ def test_offsets_point_at_the_source_and_the_report_masks_it() -> None:
     assert (kind, text[start:end]) == ("email", "jane.doe@example.com")
     assert 0 < confidence <= 1
     assert mask("4111 1111 1111 1111") == "4*** **** **** ***1"
-
-
-async def test_a_cancelled_scan_stops_at_the_next_piece(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The processing worker cancelled mid-scan (a shutdown): the thread ends after the
-    piece it is reading instead of reading the whole text."""
-    real = names.model()
-    read: list[str] = []
-    started, proceed = trio.Event(), threading.Event()
-
-    def counting(piece: str) -> Any:
-        read.append(piece)
-        if len(read) == 1:
-            trio.from_thread.run_sync(started.set)
-            proceed.wait()
-        return real(piece)
-
-    monkeypatch.setattr(names, "model", lambda: counting)
-    monkeypatch.setattr(names, "SEGMENT", 100)
-    text = "\n".join(row for row, _ in NAMES[:10])
-    async with trio.open_nursery() as nursery:
-        scope = trio.CancelScope()
-
-        async def scan() -> None:
-            with scope:
-                await trio.to_thread.run_sync(names.person_spans, text)
-
-        nursery.start_soon(scan)
-        await started.wait()
-        scope.cancel()
-        proceed.set()
-    assert scope.cancelled_caught
-    assert len(read) == 1 < len(list(names.segments(text, 100)))
