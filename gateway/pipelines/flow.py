@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -294,11 +295,7 @@ async def _voice(
         try:
             line = await stack.enter_async_context(opening)
         except ApiError as failed:
-            message = (
-                f"The tts stage could not open its socket ({failed.message}); "
-                "it goes on sentence by sentence."
-            )
-            await put(events, {"type": "error", "message": message, "recoverable": True})
+            await _note_per_sentence(f"could not open its socket ({failed.message})", events)
             await _voice_per_sentence(stages, trace, events, sentences, merge)
             return
         trace.providers["tts"] = line.provider
@@ -337,26 +334,21 @@ async def _voice_on_line(
     synthesis fails before its first bytes falls back; a failure in the middle of a
     sentence's audio ends the answer with the non-recoverable one.
     """
-    order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
     feed = _LineFeed()
-    async with sentences, trio.open_nursery() as nursery:
-        nursery.start_soon(merge.run, order_receive)
-        async with order_send:
-            failure = await _run_line(line, trace, sentences, order_send, feed)
-            if failure is None:
-                return
-            message = (
-                f"The tts stage failed on {line.provider}'s socket ({failure.message}); "
-                "it goes on sentence by sentence."
-            )
-            await put(events, {"type": "error", "message": message, "recoverable": True})
-            for sentence, chunks in feed.routes[feed.current :]:
-                nursery.start_soon(_speak, stages, trace, events, sentence, chunks)
-            held = [feed.held] if feed.held is not None else []
-            for sentence in held:
-                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
-            async for sentence in items(sentences):
-                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
+
+    async def on_line(order: trio.MemorySendChannel[Voiced], nursery: trio.Nursery) -> None:
+        failure = await _run_line(line, trace, sentences, order, feed)
+        if failure is None:
+            return
+        reason = f"failed on {line.provider}'s socket ({failure.message})"
+        await _note_per_sentence(reason, events)
+        for sentence, chunks in feed.routes[feed.current :]:
+            nursery.start_soon(_speak, stages, trace, events, sentence, chunks)
+        if feed.held is not None:
+            await _start_speaking(stages, trace, events, feed.held, order, nursery)
+        await _speak_each(stages, trace, events, sentences, order, nursery)
+
+    await _in_order(sentences, merge, on_line)
 
 
 async def _run_line(
@@ -403,12 +395,9 @@ async def _give(
     try:
         async for sentence in items(sentences):
             feed.held = sentence
-            chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
-            await order.send((sentence, chunks_receive))  # waits while too far ahead
-            feed.routes.append((sentence, chunks_send))
+            chunks = await _take_place(sentence, order, trace)  # waits while too far ahead
+            feed.routes.append((sentence, chunks))
             feed.held = None
-            if trace.tts_started is None:
-                trace.tts_started = trio.current_time()
             await line.say(sentence)
         feed.ended = True
         await line.end()
@@ -446,12 +435,36 @@ async def _voice_per_sentence(
     The order channel holds each sentence's audio channel in sentence order; its buffer
     is the bound on syntheses in flight besides the one being merged.
     """
+    await _in_order(sentences, merge, partial(_speak_each, stages, trace, events, sentences))
+
+
+async def _in_order(
+    sentences: trio.MemoryReceiveChannel[str],
+    merge: _Merge,
+    speak: Callable[[trio.MemorySendChannel[Voiced], trio.Nursery], Awaitable[None]],
+) -> None:
+    """Run `speak` with the order channel the merge reads and the nursery its syntheses
+    run in; returns once every sentence's audio was merged. The order channel's buffer
+    bounds how far the text may run ahead of the audio being relayed; leaving closes
+    `sentences` and, once `speak` returns, the order channel (the merge's end)."""
     order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
     async with sentences, trio.open_nursery() as nursery:
         nursery.start_soon(merge.run, order_receive)
         async with order_send:
-            async for sentence in items(sentences):
-                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
+            await speak(order_send, nursery)
+
+
+async def _speak_each(
+    stages: Stages,
+    trace: Trace,
+    events: trio.MemorySendChannel[Event],
+    sentences: trio.MemoryReceiveChannel[str],
+    order: trio.MemorySendChannel[Voiced],
+    nursery: trio.Nursery,
+) -> None:
+    """A synthesis per sentence still to come, each started once its place is taken."""
+    async for sentence in items(sentences):
+        await _start_speaking(stages, trace, events, sentence, order, nursery)
 
 
 async def _start_speaking(
@@ -464,11 +477,20 @@ async def _start_speaking(
 ) -> None:
     """One sentence's synthesis, once its place in the merge is taken (waits while too
     many are in flight)."""
+    chunks = await _take_place(sentence, order, trace)
+    nursery.start_soon(_speak, stages, trace, events, sentence, chunks)
+
+
+async def _take_place(
+    sentence: str, order: trio.MemorySendChannel[Voiced], trace: Trace
+) -> trio.MemorySendChannel[bytes]:
+    """The channel `sentence`'s audio goes into, once the merge has its place in the
+    order (waits while the order channel is full); the first such marks `tts_started`."""
     chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
     await order.send((sentence, chunks_receive))
     if trace.tts_started is None:
         trace.tts_started = trio.current_time()
-    nursery.start_soon(_speak, stages, trace, events, sentence, chunks_send)
+    return chunks_send
 
 
 async def _speak(
@@ -537,6 +559,12 @@ class _Merge:
         if self.trace.first_audio is None:
             self.trace.first_audio = trio.current_time()
         await put(self.events, {"type": "audio.chunk", "data": data})
+
+
+async def _note_per_sentence(reason: str, events: trio.MemorySendChannel[Event]) -> None:
+    """The recoverable `error` event of a speech line given up: `reason` says why."""
+    message = f"The tts stage {reason}; it goes on sentence by sentence."
+    await put(events, {"type": "error", "message": message, "recoverable": True})
 
 
 async def _note_fallback(
