@@ -61,6 +61,19 @@ def nullable(schema: Schema) -> Schema:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
+def listing(item: Schema, **more: Schema) -> Schema:
+    """A list answer: `object: "list"` and the items in `data`, then `more` properties
+    (all of them always present)."""
+    return obj(("object", "data", *more), object={"const": "list"}, data=arr(item), **more)
+
+
+def deleted(kind: str | None = None) -> Schema:
+    """What a DELETE answers: the id, `deleted: true`, and `object: kind` when given."""
+    if kind is None:
+        return obj(("id", "deleted"), id=STR, deleted={"const": True})
+    return obj(("id", "object", "deleted"), id=STR, object={"const": kind}, deleted={"const": True})
+
+
 def ref(name: str) -> Schema:
     return {"$ref": f"#/components/schemas/{name}"}
 

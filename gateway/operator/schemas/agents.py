@@ -19,7 +19,9 @@ from gateway.operator.apidoc import (
     Schema,
     arr,
     closed,
+    deleted,
     header,
+    listing,
     nullable,
     obj,
     query,
@@ -144,10 +146,6 @@ SESSION_HEADERS = (
 )
 
 
-def listing(item: Schema) -> Schema:
-    return obj(("object", "data"), object={"const": "list"}, data=arr(item))
-
-
 OPERATIONS: dict[str, Operation] = {
     "agents.create_agent": Operation(
         "Create an agent: its limits (a template, or values that may only lower the "
@@ -169,9 +167,7 @@ OPERATIONS: dict[str, Operation] = {
     "agents.delete_agent": Operation(
         "Delete an agent and its key",
         TAG,
-        obj(
-            ("id", "object", "deleted"), id=STR, object={"const": "agent"}, deleted={"const": True}
-        ),
+        deleted("agent"),
         errors=ERRORS,
     ),
     "agents.suspend_agent": Operation(
@@ -223,12 +219,7 @@ OPERATIONS: dict[str, Operation] = {
     "mcp.end_session": Operation(
         "End an MCP session",
         TAG,
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "mcp_session"},
-            deleted={"const": True},
-        ),
+        deleted("mcp_session"),
         errors=ERRORS,
         headers=SESSION_HEADERS,
     ),

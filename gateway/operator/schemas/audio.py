@@ -15,7 +15,9 @@ from gateway.operator.apidoc import (
     Operation,
     Schema,
     arr,
+    deleted,
     header,
+    listing,
     nullable,
     obj,
     query,
@@ -256,12 +258,7 @@ MAPPING_OPERATIONS = {
     "audio.list_mappings": Operation(
         "The workspace's voice mappings",
         MAPPINGS_TAG,
-        obj(
-            ("object", "data", "voice_mappings"),
-            object={"const": "list"},
-            data=arr(VOICE_MAPPING),
-            voice_mappings=arr(VOICE_MAPPING),
-        ),
+        listing(VOICE_MAPPING, voice_mappings=arr(VOICE_MAPPING)),
         errors=MAPPING_ERRORS,
     ),
     "audio.get_mapping": Operation(
@@ -277,12 +274,7 @@ MAPPING_OPERATIONS = {
     "audio.delete_mapping": Operation(
         "Delete a voice mapping",
         MAPPINGS_TAG,
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "voice_mapping"},
-            deleted={"const": True},
-        ),
+        deleted("voice_mapping"),
         errors=MAPPING_ERRORS,
     ),
 }

@@ -17,6 +17,8 @@ from gateway.operator.apidoc import (
     Schema,
     arr,
     closed,
+    deleted,
+    listing,
     nullable,
     obj,
     query,
@@ -86,14 +88,7 @@ UPLOAD_FORM = obj(
     compliance_regime={"type": "string", "minLength": 1},
 )
 
-FILE_LIST = obj(
-    ("object", "data", "has_more", "first_id", "last_id"),
-    object={"const": "list"},
-    data=arr(FILE),
-    has_more=BOOL,
-    first_id=nullable(STR),
-    last_id=nullable(STR),
-)
+FILE_LIST = listing(FILE, has_more=BOOL, first_id=nullable(STR), last_id=nullable(STR))
 
 LIMIT = query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "default 20")
 
@@ -263,12 +258,7 @@ FILE_OPERATIONS = {
     ),
     "files.delete": _file_op(
         "Delete a file and everything derived from it",
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "file"},
-            deleted={"const": True},
-        ),
+        deleted("file"),
     ),
     "files.content": _file_op(
         "The file's bytes, with the Content-Type of their format",

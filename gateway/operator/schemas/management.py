@@ -12,6 +12,8 @@ from gateway.operator.apidoc import (
     Operation,
     Schema,
     arr,
+    deleted,
+    listing,
     nullable,
     obj,
     ref,
@@ -59,7 +61,7 @@ def _key_op(
 KEY_OPERATIONS = {
     "api_keys.list_keys": _key_op(
         "API keys of the caller's workspace",
-        obj(("object", "data"), object={"const": "list"}, data=arr(ref("ApiKey"))),
+        listing(ref("ApiKey")),
     ),
     "api_keys.create_key": _key_op(
         "Create a key; the full secret is in this answer only",
@@ -91,9 +93,7 @@ KEY_OPERATIONS = {
         "Revoke a key at once",
         obj(("id", "status"), id=STR, status={"const": "revoked"}, revoked_at=TIME),
     ),
-    "api_keys.delete_key": _key_op(
-        "Delete a key", obj(("id", "deleted"), id=STR, deleted={"const": True})
-    ),
+    "api_keys.delete_key": _key_op("Delete a key", deleted()),
 }
 
 PROVIDER_STATE = obj(("id", "status"), id=STR, status=STR)
@@ -157,7 +157,7 @@ PROVIDER_OPERATIONS = {
     "providers.delete": Operation(
         "Forget the provider's configuration",
         PROVIDERS,
-        obj(("id", "deleted"), id=STR, deleted={"const": True}),
+        deleted(),
         errors=PROVIDER_ERRORS,
     ),
 }
@@ -203,7 +203,7 @@ RULE_OPERATIONS = {
     "routing_rules.delete_rule": Operation(
         "Delete a rule",
         RULES,
-        obj(("id", "deleted"), id=STR, deleted={"const": True}),
+        deleted(),
         errors=ERRORS,
     ),
 }

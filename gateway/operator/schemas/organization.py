@@ -19,6 +19,8 @@ from gateway.operator.apidoc import (
     Operation,
     Schema,
     arr,
+    deleted,
+    listing,
     nullable,
     obj,
     query,
@@ -34,14 +36,6 @@ WORKSPACES = "workspaces"
 MEMBERS = "members"
 ACCOUNTS = "service-accounts"
 AUTH = "auth"
-
-
-def listing(item: Schema) -> Schema:
-    return obj(("object", "data"), object={"const": "list"}, data=arr(item))
-
-
-def deleted(kind: str) -> Schema:
-    return obj(("id", "object", "deleted"), id=STR, object={"const": kind}, deleted={"const": True})
 
 
 def extended(base: Schema, required: tuple[str, ...], **properties: Schema) -> Schema:

@@ -11,6 +11,8 @@ from gateway.operator.apidoc import (
     Operation,
     Schema,
     arr,
+    deleted,
+    listing,
     nullable,
     obj,
     query,
@@ -210,12 +212,7 @@ TEMPLATE_OPERATIONS = {
     "pipelines.list_templates": Operation(
         "The built-in templates and the workspace's own",
         TEMPLATES_TAG,
-        obj(
-            ("object", "data", "templates"),
-            object={"const": "list"},
-            data=arr(TEMPLATE),
-            templates=arr(TEMPLATE),
-        ),
+        listing(TEMPLATE, templates=arr(TEMPLATE)),
         errors=TEMPLATE_ERRORS,
     ),
     "pipelines.get_template": Operation(
@@ -234,12 +231,7 @@ TEMPLATE_OPERATIONS = {
     "pipelines.delete_template": Operation(
         "Delete a custom template",
         TEMPLATES_TAG,
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "pipeline_template"},
-            deleted={"const": True},
-        ),
+        deleted("pipeline_template"),
         errors=TEMPLATE_ERRORS,
     ),
 }

@@ -19,6 +19,8 @@ from gateway.operator.apidoc import (
     Schema,
     arr,
     closed,
+    deleted,
+    listing,
     nullable,
     obj,
 )
@@ -62,14 +64,6 @@ EVENTS: Schema = {
         "maintenance.completed",
     ]
 }
-
-
-def listing(item: Schema) -> Schema:
-    return obj(("object", "data"), object={"const": "list"}, data=arr(item))
-
-
-def deleted(kind: str) -> Schema:
-    return obj(("id", "object", "deleted"), id=STR, object={"const": kind}, deleted={"const": True})
 
 
 INCIDENT_UPDATE = obj(
