@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from jsonschema import Draft202012Validator, ValidationError
 
-from gateway.operator.apidoc import BOOL, STR, deleted, listing, obj
+from gateway.operator.apidoc import BOOL, INT, STR, all_required, deleted, listing, obj
 
 
 def test_a_listing_holds_its_items_and_requires_its_extra_properties() -> None:
@@ -33,3 +33,11 @@ def test_a_deletion_names_its_object_when_given_a_kind() -> None:
     ):
         with pytest.raises(ValidationError):
             Draft202012Validator(schema).validate(wrong)
+
+
+def test_all_required_is_an_open_object_that_needs_every_property() -> None:
+    schema = all_required(id=STR, size=INT)
+    assert schema == obj(("id", "size"), id=STR, size=INT)
+    Draft202012Validator(schema).validate({"id": "a", "size": 1, "more": "allowed"})
+    with pytest.raises(ValidationError):
+        Draft202012Validator(schema).validate({"id": "a"})

@@ -14,6 +14,7 @@ from gateway.operator.apidoc import (
     STRS,
     Operation,
     Schema,
+    all_required,
     arr,
     deleted,
     header,
@@ -57,7 +58,7 @@ SEGMENT = obj(
 
 TRANSCRIPTION = {
     "anyOf": [
-        obj(("text",), text=STR),
+        all_required(text=STR),
         obj(
             ("task", "language", "duration", "text"),
             task={"const": "transcribe"},
@@ -185,8 +186,7 @@ VOICE_DETAIL = obj(
     settings=nullable(obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL)),
 )
 
-STANDARD_VOICE = obj(
-    ("id", "description", "mappings"),
+STANDARD_VOICE = all_required(
     id=STR,
     description=STR,
     mappings={"type": "object", "additionalProperties": STR},
@@ -196,7 +196,7 @@ VOICE_OPERATIONS = {
     "audio.voices": Operation(
         "The voice catalog and the standard voices",
         TAG,
-        obj(("voices", "standard_voices"), voices=arr(VOICE), standard_voices=arr(STANDARD_VOICE)),
+        all_required(voices=arr(VOICE), standard_voices=arr(STANDARD_VOICE)),
         errors=CATALOG_ERRORS,
         query=(
             query("provider", STR, "only this provider's voices"),
