@@ -18,13 +18,14 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import AsyncIterator
+from functools import partial
 
 import httpx
 import trio
 
-from bench.files import free_port, rss_kib, wait_ready
+from bench.procs import free_port
+from bench.uploads import rss_kib, sampled_batch, streamed_multipart, wait_ready
 
 ADMIN_KEY = "gw_admin_bench_" + secrets.token_hex(12)
 PIECE = 1024 * 1024
@@ -48,21 +49,14 @@ def wav_header(data_bytes: int) -> bytes:
     )
 
 
-async def upload_body(boundary: str, size: int) -> AsyncIterator[bytes]:
+def upload_body(boundary: str, size: int) -> AsyncIterator[bytes]:
     """A multipart transcription request whose file is a `size`-byte WAV of a square wave."""
     samples = size - 44
-    yield (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="model"\r\n\r\nwhisper-1\r\n'
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\n'
-        "Content-Type: audio/wav\r\n\r\n"
-    ).encode() + wav_header(samples)
     wave = (struct.pack("<h", 4000) * 40 + struct.pack("<h", -4000) * 40) * (PIECE // 160)
-    sent = 0
-    while sent < samples:
-        piece = wave[: min(len(wave), samples - sent)]
-        sent += len(piece)
-        yield piece
-    yield f"\r\n--{boundary}--\r\n".encode()
+    file = ("a.wav", "audio/wav")
+    head = wav_header(samples)
+    fields = {"model": "whisper-1"}
+    return streamed_multipart(boundary, fields, file, head=head, piece=wave, size=samples)
 
 
 class Sink:
@@ -120,30 +114,16 @@ async def one_upload(http: httpx.AsyncClient, size: int) -> None:
 
 async def uploads(url: str, pid: int, count: int, size: int) -> dict[str, float]:
     idle = rss_kib(pid)
-    samples: list[int] = []
     auth = {"authorization": f"Bearer {ADMIN_KEY}"}
     limits = httpx.Limits(max_connections=count)
     async with httpx.AsyncClient(base_url=url, headers=auth, timeout=900, limits=limits) as http:
-        started = time.perf_counter()
-        async with trio.open_nursery() as nursery:
-
-            async def sample() -> None:
-                while True:
-                    samples.append(rss_kib(pid))
-                    await trio.sleep(0.1)
-
-            nursery.start_soon(sample)
-            async with trio.open_nursery() as batch:
-                for _ in range(count):
-                    batch.start_soon(one_upload, http, size)
-            nursery.cancel_scope.cancel()
-        elapsed = time.perf_counter() - started
+        elapsed, most = await sampled_batch(pid, count, partial(one_upload, http, size))
     return {
         "uploads": count,
         "mb_each": round(size / 1e6, 1),
         "seconds": round(elapsed, 1),
         "rss_idle_mib": round(idle / 1024, 1),
-        "rss_max_sampled_mib": round(max(samples) / 1024, 1),
+        "rss_max_sampled_mib": round(most / 1024, 1),
         "rss_peak_mib": round(rss_kib(pid, "VmHWM") / 1024, 1),
     }
 

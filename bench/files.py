@@ -19,48 +19,31 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Sequence
+from functools import partial
 from pathlib import Path
 
 import httpx
 import trio
 
+from bench.procs import free_port
+from bench.uploads import rss_kib, sampled_batch, streamed_multipart, wait_ready
+
 ADMIN_KEY = "gw_admin_bench_" + secrets.token_hex(12)
 PIECE = 1024 * 1024
+LINE = b'{"prompt": "benchmark upload line", "completion": "ok"}\n'
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def rss_kib(pid: int, field: str = "VmRSS") -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
-
-
-async def multipart(boundary: str, size: int) -> AsyncIterator[bytes]:
-    yield (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nassistants\r\n'
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="d.jsonl"\r\n'
-        "Content-Type: application/jsonl\r\n\r\n"
-    ).encode()
-    line = b'{"prompt": "benchmark upload line", "completion": "ok"}\n'
-    piece = (line * (PIECE // len(line) + 1))[:PIECE]
-    sent = 0
-    while sent < size:
-        chunk = piece[: min(PIECE, size - sent)]
-        sent += len(chunk)
-        yield chunk
-    yield f"\r\n--{boundary}--\r\n".encode()
+def multipart(boundary: str, size: int) -> AsyncIterator[bytes]:
+    """A file upload (purpose `assistants`) of `size` bytes of JSONL."""
+    piece = (LINE * (PIECE // len(LINE) + 1))[:PIECE]
+    file = ("d.jsonl", "application/jsonl")
+    fields = {"purpose": "assistants"}
+    return streamed_multipart(boundary, fields, file, head=b"", piece=piece, size=size)
 
 
 async def one_upload(http: httpx.AsyncClient, size: int) -> None:
@@ -76,31 +59,17 @@ async def one_upload(http: httpx.AsyncClient, size: int) -> None:
 async def uploads(url: str, pid: int, count: int, mb: int) -> dict[str, float]:
     size = mb * 1024 * 1024
     before = rss_kib(pid)
-    samples: list[int] = []
     async with httpx.AsyncClient(
         base_url=url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=600
     ) as http:
-        started = time.perf_counter()
-        async with trio.open_nursery() as nursery:
-
-            async def sample() -> None:
-                while True:
-                    samples.append(rss_kib(pid))
-                    await trio.sleep(0.1)
-
-            nursery.start_soon(sample)
-            async with trio.open_nursery() as batch:
-                for _ in range(count):
-                    batch.start_soon(one_upload, http, size)
-            nursery.cancel_scope.cancel()
-        elapsed = time.perf_counter() - started
+        elapsed, most = await sampled_batch(pid, count, partial(one_upload, http, size))
     return {
         "uploads": count,
         "mb_each": mb,
         "seconds": round(elapsed, 2),
         "rss_before_mib": round(before / 1024, 1),
         "mb_per_s": round(count * mb / elapsed, 1),
-        "rss_max_sampled_mib": round(max(samples) / 1024, 1),
+        "rss_max_sampled_mib": round(most / 1024, 1),
         "rss_peak_mib": round(rss_kib(pid, "VmHWM") / 1024, 1),
     }
 
@@ -162,18 +131,6 @@ def pii_pages(pages: int) -> dict[str, float]:
         "findings": len(findings),
         "model_load_s": round(loaded, 2),
     }
-
-
-async def wait_ready(url: str) -> None:
-    with trio.fail_after(60):
-        while True:
-            try:
-                async with httpx.AsyncClient(base_url=url, timeout=2) as http:
-                    if (await http.get("/health")).status_code == 200:
-                        return
-            except httpx.TransportError:
-                pass
-            await trio.sleep(0.2)
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -10,7 +10,7 @@ first, then a mixin the OpenAI adapter inherits.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from typing import Any
 
 import orjson
@@ -198,23 +198,12 @@ class OpenAIAudio(HttpProvider):
         except UpstreamError as exc:
             raise StreamInterrupted(self.provider_id, "the audio stream broke") from exc
 
-    @asynccontextmanager
-    async def _open(
+    def _open(
         self, url: str, body: RequestBody, content_type: str, model: str
-    ) -> AsyncIterator[UpstreamStream]:
-        """POST and hold the answer open; an error status is mapped at once."""
-        headers = self._form_headers(content_type)
-        async with AsyncExitStack() as stack:
-            try:
-                response = await stack.enter_async_context(
-                    self.client.stream("POST", url, headers, body)
-                )
-            except UpstreamError as exc:
-                raise self.transport_error(exc) from exc
-            if response.status >= 400:
-                error_body = await self._read_error_body(response)
-                raise self.map_error(response.status, error_body, response.headers, model)
-            yield response
+    ) -> AbstractAsyncContextManager[UpstreamStream]:
+        """POST with this content type and hold the answer open (`stream_body`: an error
+        status is mapped at once, the answer closed on every path)."""
+        return self.stream_body(url, self._form_headers(content_type), body, model=model)
 
 
 async def _whole_as_events(result: TranscriptionResult) -> AsyncGenerator[TranscriptEvent, None]:

@@ -62,10 +62,7 @@ def insert(db: sqlite_utils.Database, record: AlertRecord) -> AlertRecord:
     row["created_at"] = columns.to_iso(record.created_at)
     row["last_evaluated_at"] = columns.to_iso_or_none(record.last_evaluated_at)
     row["last_changed_at"] = columns.to_iso_or_none(record.last_changed_at)
-    names = ", ".join(row)
-    marks = ", ".join(f":{name}" for name in row)
-    with db.atomic():
-        db.execute(f"INSERT INTO alerts ({names}) VALUES ({marks})", row)
+    columns.insert_row(db, "alerts", row)
     return record
 
 

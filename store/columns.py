@@ -3,7 +3,8 @@
 Identifiers are a type prefix and random hex. Timestamps are stored as ISO 8601 UTC
 text with a fixed width (microseconds, `+00:00`), so that the text sorts in time order
 and can be compared in SQL without parsing. Lists and objects are stored as JSON text.
-Keeping these rules in one module means every aggregate reads back what another wrote.
+Keeping these rules in one module means every aggregate reads back what another wrote;
+`insert_row` writes a record's converted columns by name.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import secrets
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+
+import sqlite_utils
 
 
 def new_id(prefix: str) -> str:
@@ -81,3 +84,12 @@ def str_tuple(values: Iterable[str]) -> tuple[str, ...]:
 def plain_dict(value: Mapping[str, Any]) -> dict[str, Any]:
     """attrs converter: a private copy, so later changes to the caller's dict do not leak in."""
     return dict(value)
+
+
+def insert_row(db: sqlite_utils.Database, table: str, row: dict[str, Any]) -> None:
+    """INSERT `row` (column name -> stored value) into `table`, in one transaction; the
+    column names come from our own records, never from a request."""
+    names = ", ".join(row)
+    marks = ", ".join(f":{name}" for name in row)
+    with db.atomic():
+        db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", row)

@@ -43,10 +43,7 @@ def insert(db: sqlite_utils.Database, record: SlaCreditRecord) -> SlaCreditRecor
     row = attrs.asdict(record)
     row["incident_ids"] = columns.to_json(list(record.incident_ids))
     row["created_at"] = columns.to_iso(record.created_at)
-    names = ", ".join(row)
-    marks = ", ".join(f":{name}" for name in row)
-    with db.atomic():
-        db.execute(f"INSERT INTO sla_credit_requests ({names}) VALUES ({marks})", row)
+    columns.insert_row(db, "sla_credit_requests", row)
     return record
 
 

@@ -147,33 +147,29 @@ def _add(sums: list[float], record: UsageRecord) -> None:
         sums[12] += record.latency_ms
 
 
+def _rollup_from_log(table: str, bucket: int) -> str:
+    """The statement that fills `table` from the raw log in buckets of `bucket` seconds: the
+    hourly and daily rollups are the same sums over different buckets."""
+    return f"""INSERT INTO {table}
+SELECT workspace_id, CAST(created_epoch / {bucket} AS INTEGER) * {bucket}, key_id, model, provider,
+       endpoint, count(*), sum(status < 400), sum(status = 429),
+       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
+       sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(status >= 400 AND status < 500 AND status <> 429
+           AND coalesce(error_code, '') <> 'provider_timeout'),
+       sum(prompt_tokens), sum(completion_tokens), sum(cost_usd), sum(cache_hit),
+       sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
+       sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
+FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6"""
+
+
 REBUILD = (
     "DELETE FROM usage_rollups",
     "DELETE FROM usage_rollups_daily",
     "DELETE FROM usage_latency_days",
     "DELETE FROM usage_rollups_hourly",
-    """INSERT INTO usage_rollups
-SELECT workspace_id, CAST(created_epoch / 3600 AS INTEGER) * 3600, key_id, model, provider,
-       endpoint, count(*), sum(status < 400), sum(status = 429),
-       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
-       sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
-       sum(status >= 400 AND status < 500 AND status <> 429
-           AND coalesce(error_code, '') <> 'provider_timeout'),
-       sum(prompt_tokens), sum(completion_tokens), sum(cost_usd), sum(cache_hit),
-       sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
-       sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
-FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6""",
-    """INSERT INTO usage_rollups_daily
-SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, key_id, model, provider,
-       endpoint, count(*), sum(status < 400), sum(status = 429),
-       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
-       sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
-       sum(status >= 400 AND status < 500 AND status <> 429
-           AND coalesce(error_code, '') <> 'provider_timeout'),
-       sum(prompt_tokens), sum(completion_tokens), sum(cost_usd), sum(cache_hit),
-       sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
-       sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
-FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6""",
+    _rollup_from_log("usage_rollups", 3600),
+    _rollup_from_log("usage_rollups_daily", 86400),
     """INSERT INTO usage_latency_days
 SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, provider,
        latency_sketch(latency_ms)

@@ -123,10 +123,7 @@ def insert_delivery(db: sqlite_utils.Database, record: DeliveryRecord) -> Delive
     row["created_at"] = columns.to_iso(record.created_at)
     row["updated_at"] = columns.to_iso(record.updated_at)
     row["delivered_at"] = columns.to_iso_or_none(record.delivered_at)
-    names = ", ".join(row)
-    marks = ", ".join(f":{name}" for name in row)
-    with db.atomic():
-        db.execute(f"INSERT INTO webhook_deliveries ({names}) VALUES ({marks})", row)
+    columns.insert_row(db, "webhook_deliveries", row)
     return record
 
 

@@ -35,8 +35,13 @@ from gateway.agents.book import AgentBook
 from gateway.agents.counters import Amounts, Figures, Reservation, period_keys
 from gateway.agents.limits import Limits
 from gateway.platform.config import Settings
-from gateway.platform.resp import RedisClient, RedisReplyError, RedisUnavailable, Reply, Script
-from gateway.upstream.limits.shared import limits_unavailable
+from gateway.platform.resp import SERVER_FAILURES, RedisClient, Reply, Script
+from gateway.upstream.limits.shared import (
+    SharedUnavailable,
+    admit_unchecked,
+    limits_unavailable,
+    run_shared_script,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -63,10 +68,6 @@ Loader = Callable[[str, str], Awaitable[tuple[Amounts, Amounts, float]]]
 class Settlement:
     reservation: Reservation
     actual: Amounts
-
-
-class SharedUnavailable(Exception):
-    """The server could not answer in time."""
 
 
 @attrs.define(eq=False)
@@ -101,9 +102,8 @@ class SharedAgentCounters:
                 agent_id, key_id, session, limits, amounts, take=True, hold_id=hold_id
             )
         except SharedUnavailable as exc:
-            if not self.fail_open:
-                raise limits_unavailable() from exc
-            logger.warning("shared agent counters unavailable, admitting: %s", exc)
+            log = "shared agent counters unavailable, admitting"
+            admit_unchecked(exc, fail_open=self.fail_open, log=log)
             day, month = period_keys(self.wall())
             unlimited = Reservation(agent_id, session, amounts, day, month, done=True)
             return _empty(day, month), unlimited, "ok"
@@ -176,11 +176,7 @@ class SharedAgentCounters:
     async def _call(
         self, script: Script, keys: list[str], args: list[bytes | str | int | float]
     ) -> Reply:
-        try:
-            with trio.fail_after(self.timeout_s):
-                return await self.client.run_script(script, keys, args)
-        except (RedisUnavailable, RedisReplyError, trio.TooSlowError) as exc:
-            raise SharedUnavailable(str(exc) or type(exc).__name__) from exc
+        return await run_shared_script(self.client, script, keys, args, timeout_s=self.timeout_s)
 
     async def sessions(self, agent_id: str) -> dict[str, tuple[float, int, bool]]:
         """Each session the server knows: (cost settled, requests in flight, active).
@@ -192,7 +188,7 @@ class SharedAgentCounters:
                 costs = await self.client.execute("HGETALL", keys[4])
                 seen = await self.client.execute("ZRANGE", keys[5], 0, -1, "WITHSCORES")
                 held = await self.client.execute("HGETALL", keys[7])
-        except (RedisUnavailable, RedisReplyError, trio.TooSlowError) as exc:
+        except SERVER_FAILURES as exc:
             raise limits_unavailable() from exc
         return _session_rows(costs, seen, held, self.wall() * 1000 - self.idle_s * 1000)
 

@@ -48,6 +48,12 @@ def obj(required: tuple[str, ...] = (), **properties: Schema) -> Schema:
     return schema
 
 
+def all_required(**properties: Schema) -> Schema:
+    """An object whose properties are all always present (more may appear), so that each
+    name is written once rather than in the required list too."""
+    return obj(tuple(properties), **properties)
+
+
 def closed(required: tuple[str, ...] = (), **properties: Schema) -> Schema:
     """An object that admits only these properties (request bodies the gateway checks)."""
     return obj(required, **properties) | {"additionalProperties": False}
@@ -59,6 +65,19 @@ def arr(items: Schema, **extra: Any) -> Schema:
 
 def nullable(schema: Schema) -> Schema:
     return {"anyOf": [schema, {"type": "null"}]}
+
+
+def listing(item: Schema, **more: Schema) -> Schema:
+    """A list answer: `object: "list"` and the items in `data`, then `more` properties
+    (all of them always present)."""
+    return all_required(object={"const": "list"}, data=arr(item), **more)
+
+
+def deleted(kind: str | None = None) -> Schema:
+    """What a DELETE answers: the id, `deleted: true`, and `object: kind` when given."""
+    if kind is None:
+        return all_required(id=STR, deleted={"const": True})
+    return all_required(id=STR, object={"const": kind}, deleted={"const": True})
 
 
 def ref(name: str) -> Schema:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from functools import partial
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -142,6 +143,16 @@ class Trace:
         return figures
 
 
+@attrs.frozen
+class _Run:
+    """What every step of one run works with: the stages it calls, the trace it fills and
+    the channel its events go into."""
+
+    stages: Stages
+    trace: Trace
+    events: trio.MemorySendChannel[Event]
+
+
 def _ms(seconds: float) -> int:
     return round(seconds * 1000)
 
@@ -173,7 +184,7 @@ async def run_pipeline(
     async with events:
         failure: ApiError | None = None
         try:
-            await _recognise(stages, trace, events, shape_transcript or str.strip)
+            await _recognise(_Run(stages, trace, events), shape_transcript or str.strip)
             await answer(
                 stages,
                 trace,
@@ -210,21 +221,19 @@ def _first_error(group: BaseExceptionGroup[ApiError]) -> ApiError:
 
 
 async def _recognise(
-    stages: Stages,
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
+    run: _Run,
     shape: Callable[[str], str],
 ) -> None:
-    async with stages.transcribe() as opened:
-        trace.providers["stt"] = opened.provider
-        await _note_fallback(opened, "stt", events)
+    async with run.stages.transcribe() as opened:
+        run.trace.providers["stt"] = opened.provider
+        await _note_fallback(opened, "stt", run.events)
         async for event in opened.items:
             if isinstance(event, TranscriptDelta):
-                await put(events, {"type": "transcription.partial", "text": event.text})
+                await put(run.events, {"type": "transcription.partial", "text": event.text})
             elif isinstance(event, TranscriptDone):
-                trace.transcript = shape(event.result.text.strip())
-                trace.stt_done = trio.current_time()
-                await put(events, {"type": "transcription.final", "text": trace.transcript})
+                run.trace.transcript = shape(event.result.text.strip())
+                run.trace.stt_done = trio.current_time()
+                await put(run.events, {"type": "transcription.final", "text": run.trace.transcript})
                 return
     raise ApiError(502, "provider_error", "The recognition ended without a transcript.")
 
@@ -241,69 +250,62 @@ async def answer(
     """The language model and, when `speak`, speech in parallel (the part of a pipeline
     a voice session reruns each turn). Cancellation stops both and closes their
     upstreams."""
+    run = _Run(stages, trace, events)
     async with trio.open_nursery() as nursery:
         if not speak:
-            await _think(stages, trace, events, None)
+            await _think(run, None)
             return
         send, receive = trio.open_memory_channel[str](SENTENCE_BUFFER)
-        nursery.start_soon(_think, stages, trace, events, send)
+        nursery.start_soon(_think, run, send)
         merge = _Merge(trace, events, mark_sentences, encoder)
-        nursery.start_soon(_voice, stages, trace, events, receive, merge)
+        nursery.start_soon(_voice, run, receive, merge)
 
 
 async def _think(
-    stages: Stages,
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
+    run: _Run,
     sentences: trio.MemorySendChannel[str] | None,
 ) -> None:
     """Relay the model's tokens and hand each complete sentence to speech at once."""
     splitter = SentenceSplitter()
-    async with stages.complete(trace.transcript) as opened:
-        trace.providers["llm"] = opened.provider
-        await _note_fallback(opened, "llm", events)
+    async with run.stages.complete(run.trace.transcript) as opened:
+        run.trace.providers["llm"] = opened.provider
+        await _note_fallback(opened, "llm", run.events)
         async for token in opened.items:
-            trace.response += token
-            await put(events, {"type": "llm.token", "token": token})
+            run.trace.response += token
+            await put(run.events, {"type": "llm.token", "token": token})
             if sentences is not None:
                 for sentence in splitter.feed(token):
                     await put(sentences, sentence)
-    trace.llm_done = trio.current_time()
+    run.trace.llm_done = trio.current_time()
     if sentences is not None:
         async with sentences:  # closing it tells speech there is no more to say
             for sentence in splitter.flush():
                 await put(sentences, sentence)
-    await put(events, {"type": "llm.done", "text": trace.response})
+    await put(run.events, {"type": "llm.done", "text": run.trace.response})
 
 
 async def _voice(
-    stages: Stages,
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
+    run: _Run,
     sentences: trio.MemoryReceiveChannel[str],
     merge: _Merge,
 ) -> None:
     """Speak the answer on one line when the stages have one (opened at once, while the
     model writes its first sentence), else sentence by sentence. A line that cannot be
     opened is a recoverable `error` event: the answer goes on sentence by sentence."""
-    opening = stages.voice_line()
+    opening = run.stages.voice_line()
     if opening is None:
-        await _voice_per_sentence(stages, trace, events, sentences, merge)
+        await _voice_per_sentence(run, sentences, merge)
         return
     async with AsyncExitStack() as stack:
         try:
             line = await stack.enter_async_context(opening)
         except ApiError as failed:
-            message = (
-                f"The tts stage could not open its socket ({failed.message}); "
-                "it goes on sentence by sentence."
-            )
-            await put(events, {"type": "error", "message": message, "recoverable": True})
-            await _voice_per_sentence(stages, trace, events, sentences, merge)
+            await _note_per_sentence(f"could not open its socket ({failed.message})", run.events)
+            await _voice_per_sentence(run, sentences, merge)
             return
-        trace.providers["tts"] = line.provider
-        await _note_fallback(line, "tts", events)
-        await _voice_on_line(line, stages, trace, events, sentences, merge)
+        run.trace.providers["tts"] = line.provider
+        await _note_fallback(line, "tts", run.events)
+        await _voice_on_line(line, run, sentences, merge)
 
 
 @attrs.define
@@ -321,9 +323,7 @@ class _LineFeed:
 
 async def _voice_on_line(
     line: Line,
-    stages: Stages,
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
+    run: _Run,
     sentences: trio.MemoryReceiveChannel[str],
     merge: _Merge,
 ) -> None:
@@ -337,26 +337,21 @@ async def _voice_on_line(
     synthesis fails before its first bytes falls back; a failure in the middle of a
     sentence's audio ends the answer with the non-recoverable one.
     """
-    order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
     feed = _LineFeed()
-    async with sentences, trio.open_nursery() as nursery:
-        nursery.start_soon(merge.run, order_receive)
-        async with order_send:
-            failure = await _run_line(line, trace, sentences, order_send, feed)
-            if failure is None:
-                return
-            message = (
-                f"The tts stage failed on {line.provider}'s socket ({failure.message}); "
-                "it goes on sentence by sentence."
-            )
-            await put(events, {"type": "error", "message": message, "recoverable": True})
-            for sentence, chunks in feed.routes[feed.current :]:
-                nursery.start_soon(_speak, stages, trace, events, sentence, chunks)
-            held = [feed.held] if feed.held is not None else []
-            for sentence in held:
-                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
-            async for sentence in items(sentences):
-                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
+
+    async def on_line(order: trio.MemorySendChannel[Voiced], nursery: trio.Nursery) -> None:
+        failure = await _run_line(line, run.trace, sentences, order, feed)
+        if failure is None:
+            return
+        reason = f"failed on {line.provider}'s socket ({failure.message})"
+        await _note_per_sentence(reason, run.events)
+        for sentence, chunks in feed.routes[feed.current :]:
+            nursery.start_soon(_speak, run, sentence, chunks)
+        if feed.held is not None:
+            await _start_speaking(run, feed.held, order, nursery)
+        await _speak_each(run, sentences, order, nursery)
+
+    await _in_order(sentences, merge, on_line)
 
 
 async def _run_line(
@@ -403,12 +398,9 @@ async def _give(
     try:
         async for sentence in items(sentences):
             feed.held = sentence
-            chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
-            await order.send((sentence, chunks_receive))  # waits while too far ahead
-            feed.routes.append((sentence, chunks_send))
+            chunks = await _take_place(sentence, order, trace)  # waits while too far ahead
+            feed.routes.append((sentence, chunks))
             feed.held = None
-            if trace.tts_started is None:
-                trace.tts_started = trio.current_time()
             await line.say(sentence)
         feed.ended = True
         await line.end()
@@ -435,9 +427,7 @@ async def _route(line: Line, feed: _LineFeed) -> None:
 
 
 async def _voice_per_sentence(
-    stages: Stages,
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
+    run: _Run,
     sentences: trio.MemoryReceiveChannel[str],
     merge: _Merge,
 ) -> None:
@@ -446,41 +436,68 @@ async def _voice_per_sentence(
     The order channel holds each sentence's audio channel in sentence order; its buffer
     is the bound on syntheses in flight besides the one being merged.
     """
+    await _in_order(sentences, merge, partial(_speak_each, run, sentences))
+
+
+async def _in_order(
+    sentences: trio.MemoryReceiveChannel[str],
+    merge: _Merge,
+    speak: Callable[[trio.MemorySendChannel[Voiced], trio.Nursery], Awaitable[None]],
+) -> None:
+    """Run `speak` with the order channel the merge reads and the nursery its syntheses
+    run in; returns once every sentence's audio was merged. The order channel's buffer
+    bounds how far the text may run ahead of the audio being relayed; leaving closes
+    `sentences` and, once `speak` returns, the order channel (the merge's end)."""
     order_send, order_receive = trio.open_memory_channel[Voiced](TTS_IN_FLIGHT - 1)
     async with sentences, trio.open_nursery() as nursery:
         nursery.start_soon(merge.run, order_receive)
         async with order_send:
-            async for sentence in items(sentences):
-                await _start_speaking(stages, trace, events, sentence, order_send, nursery)
+            await speak(order_send, nursery)
+
+
+async def _speak_each(
+    run: _Run,
+    sentences: trio.MemoryReceiveChannel[str],
+    order: trio.MemorySendChannel[Voiced],
+    nursery: trio.Nursery,
+) -> None:
+    """A synthesis per sentence still to come, each started once its place is taken."""
+    async for sentence in items(sentences):
+        await _start_speaking(run, sentence, order, nursery)
 
 
 async def _start_speaking(
-    stages: Stages,
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
+    run: _Run,
     sentence: str,
     order: trio.MemorySendChannel[Voiced],
     nursery: trio.Nursery,
 ) -> None:
     """One sentence's synthesis, once its place in the merge is taken (waits while too
     many are in flight)."""
+    chunks = await _take_place(sentence, order, run.trace)
+    nursery.start_soon(_speak, run, sentence, chunks)
+
+
+async def _take_place(
+    sentence: str, order: trio.MemorySendChannel[Voiced], trace: Trace
+) -> trio.MemorySendChannel[bytes]:
+    """The channel `sentence`'s audio goes into, once the merge has its place in the
+    order (waits while the order channel is full); the first such marks `tts_started`."""
     chunks_send, chunks_receive = trio.open_memory_channel[bytes](CHUNK_BUFFER)
     await order.send((sentence, chunks_receive))
     if trace.tts_started is None:
         trace.tts_started = trio.current_time()
-    nursery.start_soon(_speak, stages, trace, events, sentence, chunks_send)
+    return chunks_send
 
 
 async def _speak(
-    stages: Stages,
-    trace: Trace,
-    events: trio.MemorySendChannel[Event],
+    run: _Run,
     sentence: str,
     chunks: trio.MemorySendChannel[bytes],
 ) -> None:
-    async with chunks, stages.speak(sentence) as opened:
-        trace.providers.setdefault("tts", opened.provider)
-        await _note_fallback(opened, "tts", events)
+    async with chunks, run.stages.speak(sentence) as opened:
+        run.trace.providers.setdefault("tts", opened.provider)
+        await _note_fallback(opened, "tts", run.events)
         async for chunk in opened.items:
             if chunk:
                 await put(chunks, chunk)
@@ -537,6 +554,12 @@ class _Merge:
         if self.trace.first_audio is None:
             self.trace.first_audio = trio.current_time()
         await put(self.events, {"type": "audio.chunk", "data": data})
+
+
+async def _note_per_sentence(reason: str, events: trio.MemorySendChannel[Event]) -> None:
+    """The recoverable `error` event of a speech line given up: `reason` says why."""
+    message = f"The tts stage {reason}; it goes on sentence by sentence."
+    await put(events, {"type": "error", "message": message, "recoverable": True})
 
 
 async def _note_fallback(

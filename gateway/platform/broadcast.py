@@ -15,13 +15,12 @@ from functools import partial
 
 import trio
 
-from gateway.platform.resp import RedisClient, RedisReplyError, RedisUnavailable
+from gateway.platform.resp import SERVER_FAILURES, RedisClient
 
 logger = logging.getLogger(__name__)
 
 QUEUE_SIZE = 1024
 RECONNECT_S = 0.5
-_LOST = (RedisUnavailable, RedisReplyError, trio.TooSlowError)
 
 Announce = Callable[[str], None]
 
@@ -48,7 +47,7 @@ async def follow(
                     task_status.started()
                 async for message in subscription:
                     await apply(message.decode(errors="replace"))
-        except _LOST as exc:
+        except SERVER_FAILURES as exc:
             logger.warning("%s subscription lost, reconnecting: %s", what, exc)
         if not ready:
             ready = True
@@ -110,6 +109,6 @@ async def _publish(
                 with trio.fail_after(timeout_s):
                     await client.publish(channel, message)
                 break
-            except _LOST as exc:
+            except SERVER_FAILURES as exc:
                 logger.warning("could not publish a %s change, retrying: %s", what, exc)
                 await trio.sleep(RECONNECT_S)

@@ -35,6 +35,11 @@ class RedisReplyError(Exception):
     """The server answered a command with an error reply (`-ERR ...`)."""
 
 
+# Every way a command under the caller's deadline fails because of the server: what the
+# shared-state callers catch to apply their unavailable policy.
+SERVER_FAILURES = (RedisUnavailable, RedisReplyError, trio.TooSlowError)
+
+
 @attrs.frozen
 class RedisAddress:
     """Where the server is and how to log in, parsed from `redis://[:password@]host:port/db`."""

@@ -16,6 +16,7 @@ import re
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any
 
+import attrs
 import numpy as np
 import trio
 
@@ -70,6 +71,26 @@ def scripted_tokens(text: str, count: int) -> list[str]:
 def count_tokens(text: str) -> int:
     """A rough token count (~4 characters a token, at least 1), as used for usage."""
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))
+
+
+@attrs.frozen(slots=True)
+class ChatPlan:
+    """A chat answer of the chat-completions simulators (OpenAI, Mistral), decided before
+    any of it is sent: text tokens or one tool call."""
+
+    id: str
+    model: str
+    created: int
+    prompt_tokens: int
+    tokens: list[str]
+    tool_call: ToolCall | None
+    finish_reason: str
+
+    @property
+    def completion_tokens(self) -> int:
+        if self.tool_call is not None:
+            return count_tokens(self.tool_call.name + self.tool_call.arguments)
+        return len(self.tokens)
 
 
 def count_prompt_tokens(messages: Iterable[str]) -> int:

@@ -7,6 +7,7 @@ process): switch faults on and off, read and reset the counters, change the paci
 from __future__ import annotations
 
 import json
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -57,37 +58,9 @@ def control_routes(server: SimServer) -> list[Route]:
         server.config = attrs.evolve(server.config, **changes)
         return SimResponse.of_json(attrs.asdict(server.config))
 
-    async def script_transcripts(request: SimRequest, _: SimContext) -> SimResponse:
-        try:
-            texts = _texts(_json_body(request))
-        except FaultError as exc:
-            return _bad_request(str(exc))
-        server.transcripts.extend(texts)
-        return SimResponse.of_json({"queued": len(server.transcripts)}, status=201)
-
-    async def clear_transcripts(_: SimRequest, __: SimContext) -> SimResponse:
-        cleared = len(server.transcripts)
-        server.transcripts.clear()
-        return SimResponse.of_json({"cleared": cleared})
-
-    async def script_replies(request: SimRequest, _: SimContext) -> SimResponse:
-        try:
-            texts = _texts(_json_body(request))
-        except FaultError as exc:
-            return _bad_request(str(exc))
-        server.replies.extend(texts)
-        return SimResponse.of_json({"queued": len(server.replies)}, status=201)
-
-    async def clear_replies(_: SimRequest, __: SimContext) -> SimResponse:
-        cleared = len(server.replies)
-        server.replies.clear()
-        return SimResponse.of_json({"cleared": cleared})
-
     return [
-        Route("POST", "/replies", script_replies),
-        Route("DELETE", "/replies", clear_replies),
-        Route("POST", "/transcripts", script_transcripts),
-        Route("DELETE", "/transcripts", clear_transcripts),
+        *_script_routes("/replies", server.replies),
+        *_script_routes("/transcripts", server.transcripts),
         Route("POST", "/faults", add_fault),
         Route("GET", "/faults", list_faults),
         Route("DELETE", "/faults", clear_faults),
@@ -96,6 +69,26 @@ def control_routes(server: SimServer) -> list[Route]:
         Route("GET", "/config", get_config),
         Route("POST", "/config", set_config),
     ]
+
+
+def _script_routes(path: str, script: deque[str]) -> list[Route]:
+    """POST `path` queues texts for the next answers to say (`texts`), DELETE forgets
+    those not said yet: what scripted replies and scripted transcripts share."""
+
+    async def add(request: SimRequest, _: SimContext) -> SimResponse:
+        try:
+            texts = _texts(_json_body(request))
+        except FaultError as exc:
+            return _bad_request(str(exc))
+        script.extend(texts)
+        return SimResponse.of_json({"queued": len(script)}, status=201)
+
+    async def clear(_: SimRequest, __: SimContext) -> SimResponse:
+        cleared = len(script)
+        script.clear()
+        return SimResponse.of_json({"cleared": cleared})
+
+    return [Route("POST", path, add), Route("DELETE", path, clear)]
 
 
 def _json_body(request: SimRequest) -> Any:

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from providers.sim import content
+from providers.sim.content import ChatPlan
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import MODEL_LIST, apply_fault
 from providers.sim.openai import message_text
@@ -159,25 +160,6 @@ def usage_json(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
 
 
 # --- chat completions ------------------------------------------------------------
-
-
-@attrs.frozen(slots=True)
-class ChatPlan:
-    """The whole answer, decided before any of it is sent: text tokens or one tool call."""
-
-    id: str
-    model: str
-    created: int
-    prompt_tokens: int
-    tokens: list[str]
-    tool_call: ToolCall | None
-    finish_reason: str
-
-    @property
-    def completion_tokens(self) -> int:
-        if self.tool_call is not None:
-            return content.count_tokens(self.tool_call.name + self.tool_call.arguments)
-        return len(self.tokens)
 
 
 def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:

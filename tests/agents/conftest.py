@@ -13,7 +13,7 @@ import trio
 
 from gateway.platform.config import Settings
 from gateway.platform.server import RunningGateway
-from tests.gateway.conftest import ADMIN_KEY, gateway, http
+from tests.gateway.conftest import ADMIN_KEY, gateway, gateway_settings, http
 from tests.status.receivers import WebhookReceiver
 
 __all__ = ["ADMIN_KEY", "gateway", "http"]
@@ -30,15 +30,8 @@ async def receiver(nursery: trio.Nursery) -> WebhookReceiver:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(
-        host="127.0.0.1",
-        port=0,
-        data_dir=tmp_path / "data",
-        demo=True,
-        admin_key=ADMIN_KEY,
-        sim_ttft_ms=0,
-        sim_tokens_per_second=0,
-        shutdown_grace_s=2.0,
+    return gateway_settings(
+        tmp_path,
         health_probe_interval_s=0,
         incident_check_interval_s=0,
         alert_eval_interval_s=0,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
@@ -36,23 +37,29 @@ def warm_pii_worker(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
 
 
+def gateway_settings(tmp_path: Path, **overrides: Any) -> Settings:
+    """A test gateway's settings (shared by the suites that start one): demo mode on a
+    free port, an unpaced simulator, data under `tmp_path`; `overrides` on top."""
+    base: dict[str, Any] = {
+        "host": "127.0.0.1",
+        "port": 0,
+        "data_dir": tmp_path / "data",
+        "demo": True,
+        "admin_key": ADMIN_KEY,
+        "sim_ttft_ms": 0,
+        "sim_tokens_per_second": 0,
+        "shutdown_grace_s": 2.0,
+    }
+    return Settings(**(base | overrides))
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     """Demo mode with an unpaced simulator; tests override what they need."""
-    return Settings(
-        host="127.0.0.1",
-        port=0,
-        data_dir=tmp_path / "data",
-        demo=True,
-        admin_key=ADMIN_KEY,
-        sim_ttft_ms=0,
-        sim_tokens_per_second=0,
-        shutdown_grace_s=2.0,
-        # Issue 23: the in-process gateways write usage through a thread (a writer
-        # process per test would cost ~0.5 s of CPU each); tests/gateway/workers/
-        # test_usage_process*.py run the process writer, through a real `gateway serve` too.
-        usage_writer="thread",
-    )
+    # Issue 23: the in-process gateways write usage through a thread (a writer
+    # process per test would cost ~0.5 s of CPU each); tests/gateway/workers/
+    # test_usage_process*.py run the process writer, through a real `gateway serve` too.
+    return gateway_settings(tmp_path, usage_writer="thread")
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gateway.platform.config import Settings
-from tests.gateway.conftest import ADMIN_KEY
+from tests.gateway.conftest import gateway_settings
 from tests.scaleout.redis_server import RedisServer
 
 
@@ -27,15 +27,8 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 @pytest.fixture
 def shared_settings(tmp_path: Path, redis_server: RedisServer) -> Settings:
     """Demo mode with an unpaced simulator and limits on Redis."""
-    return Settings(
-        host="127.0.0.1",
-        port=0,
-        data_dir=tmp_path / "data",
-        demo=True,
-        admin_key=ADMIN_KEY,
-        sim_ttft_ms=0,
-        sim_tokens_per_second=0,
-        shutdown_grace_s=2.0,
+    return gateway_settings(
+        tmp_path,
         redis_url=redis_server.url,
         # Exactness, not speed, is tested here: a loaded machine must not turn a slow
         # answer into the unavailable policy.

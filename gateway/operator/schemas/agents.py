@@ -17,9 +17,12 @@ from gateway.operator.apidoc import (
     TIME,
     Operation,
     Schema,
+    all_required,
     arr,
     closed,
+    deleted,
     header,
+    listing,
     nullable,
     obj,
     query,
@@ -44,8 +47,7 @@ LIMIT_VALUE: Schema = nullable(NUM)
 LIMITS = obj(LIMIT_NAMES, **dict.fromkeys(LIMIT_NAMES, LIMIT_VALUE))
 LIMITS_IN = closed((), **{name: nullable({"type": "number", "minimum": 0}) for name in LIMIT_NAMES})
 TEMPLATE: Schema = {"enum": ["Free", "Standard", "Enterprise"]}
-AUTO_SUSPEND = obj(
-    ("on_cost_limit", "on_rpm_abuse", "abuse_threshold"),
+AUTO_SUSPEND = all_required(
     on_cost_limit=BOOL,
     on_rpm_abuse=BOOL,
     abuse_threshold=INT,
@@ -61,7 +63,7 @@ AGENT = obj(
     object={"const": "agent"},
     name=STR,
     status={"enum": ["active", "suspended"]},
-    permissions=obj(("tools",), tools=STRS),
+    permissions=all_required(tools=STRS),
     limits=LIMITS,
     limit_overrides=ANY_OBJ,
     organization_limits=LIMITS,
@@ -75,7 +77,7 @@ AGENT = obj(
     created_at={"type": "string", "format": "date-time"},
     updated_at={"type": "string", "format": "date-time"},
 )
-CREATED = {"allOf": [AGENT, obj(("key",), key=STR)]}
+CREATED = {"allOf": [AGENT, all_required(key=STR)]}
 NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200}
 CREATE = closed(
     ("name",),
@@ -115,13 +117,10 @@ USAGE = obj(
     in_flight=INT,
     limits=LIMITS,
     warnings=arr(obj(("message",), message=STR, limit_type=nullable(STR), fraction=nullable(NUM))),
-    sessions=arr(
-        obj(("id", "cost", "in_flight", "active"), id=STR, cost=NUM, in_flight=INT, active=BOOL)
-    ),
+    sessions=arr(all_required(id=STR, cost=NUM, in_flight=INT, active=BOOL)),
 )
 FRACTIONS = arr({"type": "number", "exclusiveMinimum": 0, "maximum": 1}, minItems=1, maxItems=10)
-ALERT = obj(
-    ("id", "object", "agent_id", "type", "thresholds", "webhook_url", "created_at"),
+ALERT = all_required(
     id=STR,
     object={"const": "agent_alert"},
     agent_id=STR,
@@ -142,10 +141,6 @@ SESSION_HEADERS = (
     header("MCP-Protocol-Version", "The negotiated protocol version."),
     header("X-Agent-Session", "The agent session whose cost the tools report."),
 )
-
-
-def listing(item: Schema) -> Schema:
-    return obj(("object", "data"), object={"const": "list"}, data=arr(item))
 
 
 OPERATIONS: dict[str, Operation] = {
@@ -169,9 +164,7 @@ OPERATIONS: dict[str, Operation] = {
     "agents.delete_agent": Operation(
         "Delete an agent and its key",
         TAG,
-        obj(
-            ("id", "object", "deleted"), id=STR, object={"const": "agent"}, deleted={"const": True}
-        ),
+        deleted("agent"),
         errors=ERRORS,
     ),
     "agents.suspend_agent": Operation(
@@ -194,7 +187,7 @@ OPERATIONS: dict[str, Operation] = {
         "Add a limit-warning alert: each threshold fires once per limit period to the "
         "signed webhook; the signing secret is in this answer only",
         TAG,
-        {"allOf": [ALERT, obj(("secret",), secret=STR)]},
+        {"allOf": [ALERT, all_required(secret=STR)]},
         status=201,
         request=ALERT_IN,
         errors=CONFLICTS,
@@ -203,12 +196,12 @@ OPERATIONS: dict[str, Operation] = {
     "agents.organization_limits": Operation(
         "The organisation's agent limits: the ceilings its agents inherit",
         TAG,
-        obj(("object", "limits"), object={"const": "agent_limits"}, limits=LIMITS),
+        all_required(object={"const": "agent_limits"}, limits=LIMITS),
     ),
     "agents.set_organization_limits": Operation(
         "Replace the organisation's agent limits (a name absent or null: no limit)",
         TAG,
-        obj(("object", "limits"), object={"const": "agent_limits"}, limits=LIMITS),
+        all_required(object={"const": "agent_limits"}, limits=LIMITS),
         request=LIMITS_IN,
     ),
     "mcp.post_message": Operation(
@@ -223,12 +216,7 @@ OPERATIONS: dict[str, Operation] = {
     "mcp.end_session": Operation(
         "End an MCP session",
         TAG,
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "mcp_session"},
-            deleted={"const": True},
-        ),
+        deleted("mcp_session"),
         errors=ERRORS,
         headers=SESSION_HEADERS,
     ),

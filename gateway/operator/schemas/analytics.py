@@ -12,6 +12,7 @@ from gateway.operator.apidoc import (
     TIME,
     Operation,
     Schema,
+    all_required,
     arr,
     closed,
     nullable,
@@ -23,37 +24,33 @@ TAG = "analytics"
 ERRORS = (*AUTH_ERRORS, 404)
 DAY: Schema = {"type": "string", "format": "date"}
 N_NUM = nullable(NUM)
-PERIOD = obj(("start", "end"), start=DAY, end=DAY)
+PERIOD = all_required(start=DAY, end=DAY)
 PERIOD_QUERY = (
     query("start_date", DAY, "First UTC day (YYYY-MM-DD); default 29 days before end_date."),
     query("end_date", DAY, "Last UTC day, included; default today. At most 366 days."),
     query("workspace_id", STR, "Another workspace of the caller's (like X-Workspace-ID)."),
 )
 GRANULARITY = query("granularity", {"enum": ["hour", "day", "week", "month"]})
-TOKENS = obj(("prompt", "completion", "total"), prompt=INT, completion=INT, total=INT)
-LATENCY = obj(("p50", "p95", "p99"), p50=N_NUM, p95=N_NUM, p99=N_NUM)
-COST = obj(
-    ("cost_usd", "cache_savings_usd", "effective_cost_usd"),
+TOKENS = all_required(prompt=INT, completion=INT, total=INT)
+LATENCY = all_required(p50=N_NUM, p95=N_NUM, p99=N_NUM)
+COST = all_required(
     cost_usd=NUM,
     cache_savings_usd=NUM,
     effective_cost_usd=NUM,
 )
-BY_TYPE = obj(
-    ("rate_limit", "timeout", "provider_error", "invalid_request"),
+BY_TYPE = all_required(
     rate_limit=INT,
     timeout=INT,
     provider_error=INT,
     invalid_request=INT,
 )
-ERROR_FIGURES = obj(
-    ("requests", "total_errors", "error_rate", "by_type"),
+ERROR_FIGURES = all_required(
     requests=INT,
     total_errors=INT,
     error_rate=N_NUM,
     by_type=BY_TYPE,
 )
-CACHE_FIGURES = obj(
-    ("hits", "misses", "hit_rate", "tokens_saved", "cost_saved_usd"),
+CACHE_FIGURES = all_required(
     hits=INT,
     misses=INT,
     hit_rate=N_NUM,
@@ -101,16 +98,14 @@ OPERATIONS = {
             period=PERIOD,
             granularity=STR,
             group_by=nullable(STR),
-            totals=obj(
-                ("requests", "tokens", "cost_usd", "latency_ms"),
+            totals=all_required(
                 requests=INT,
                 tokens=TOKENS,
                 cost_usd=NUM,
                 latency_ms=LATENCY,
             ),
             data=arr(
-                obj(
-                    ("date", "requests", "tokens", "cost_usd"),
+                all_required(
                     date=STR,
                     requests=INT,
                     tokens=INT,
@@ -123,16 +118,14 @@ OPERATIONS = {
     ),
     "analytics.usage_models": page(
         "Usage per model and provider",
-        obj(
-            ("period", "models"),
+        all_required(
             period=PERIOD,
             models=arr(
-                obj(
-                    ("model", "provider", "requests", "tokens", "cost_usd", "avg_latency_ms"),
+                all_required(
                     model=STR,
                     provider=STR,
                     requests=INT,
-                    tokens=obj(("prompt", "completion"), prompt=INT, completion=INT),
+                    tokens=all_required(prompt=INT, completion=INT),
                     cost_usd=NUM,
                     avg_latency_ms=N_NUM,
                 )
@@ -141,12 +134,10 @@ OPERATIONS = {
     ),
     "analytics.usage_api_keys": page(
         "Usage per API key, with the requests its limits refused",
-        obj(
-            ("period", "api_keys"),
+        all_required(
             period=PERIOD,
             api_keys=arr(
-                obj(
-                    ("key_id", "name", "requests", "tokens", "cost_usd", "rate_limit_hits"),
+                all_required(
                     key_id=STR,
                     name=nullable(STR),
                     requests=INT,
@@ -165,8 +156,7 @@ OPERATIONS = {
             granularity=STR,
             totals=COST,
             by_provider=mapping(COST),
-            by_category=obj(
-                ("chat", "embeddings", "audio", "other"),
+            by_category=all_required(
                 chat=COST,
                 embeddings=COST,
                 audio=COST,
@@ -178,30 +168,25 @@ OPERATIONS = {
     ),
     "analytics.performance": page(
         "Latency percentiles, throughput and reliability, overall and per provider",
-        obj(
-            ("period", "latency", "throughput", "reliability", "by_provider"),
+        all_required(
             period=PERIOD,
-            latency=obj(
-                ("p50_ms", "p95_ms", "p99_ms", "avg_ms"),
+            latency=all_required(
                 p50_ms=N_NUM,
                 p95_ms=N_NUM,
                 p99_ms=N_NUM,
                 avg_ms=N_NUM,
             ),
-            throughput=obj(
-                ("requests_per_minute", "tokens_per_minute"),
+            throughput=all_required(
                 requests_per_minute=NUM,
                 tokens_per_minute=NUM,
             ),
-            reliability=obj(
-                ("success_rate", "error_rate", "timeout_rate"),
+            reliability=all_required(
                 success_rate=N_NUM,
                 error_rate=N_NUM,
                 timeout_rate=N_NUM,
             ),
             by_provider=mapping(
-                obj(
-                    ("requests", "latency_p50_ms", "success_rate"),
+                all_required(
                     requests=INT,
                     latency_p50_ms=N_NUM,
                     success_rate=N_NUM,
@@ -224,11 +209,9 @@ OPERATIONS = {
     ),
     "analytics.cache": page(
         "Response cache hits and misses of chat answers, and what the hits saved",
-        obj(
-            ("period", "totals", "by_model"),
+        all_required(
             period=PERIOD,
-            totals=obj(
-                ("cache_hits", "cache_misses", "hit_rate", "tokens_saved", "cost_saved_usd"),
+            totals=all_required(
                 cache_hits=INT,
                 cache_misses=INT,
                 hit_rate=N_NUM,
@@ -241,11 +224,9 @@ OPERATIONS = {
     "analytics.realtime": Operation(
         "The last minute, the requests in flight and waiting, and provider status",
         TAG,
-        obj(
-            ("timestamp", "last_minute", "active_requests", "queue_depth", "provider_status"),
+        all_required(
             timestamp=TIME,
-            last_minute=obj(
-                ("requests", "tokens", "cost_usd", "avg_latency_ms"),
+            last_minute=all_required(
                 requests=INT,
                 tokens=INT,
                 cost_usd=NUM,

@@ -14,8 +14,11 @@ from gateway.operator.apidoc import (
     STRS,
     Operation,
     Schema,
+    all_required,
     arr,
+    deleted,
     header,
+    listing,
     nullable,
     obj,
     query,
@@ -55,7 +58,7 @@ SEGMENT = obj(
 
 TRANSCRIPTION = {
     "anyOf": [
-        obj(("text",), text=STR),
+        all_required(text=STR),
         obj(
             ("task", "language", "duration", "text"),
             task={"const": "transcribe"},
@@ -183,8 +186,7 @@ VOICE_DETAIL = obj(
     settings=nullable(obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL)),
 )
 
-STANDARD_VOICE = obj(
-    ("id", "description", "mappings"),
+STANDARD_VOICE = all_required(
     id=STR,
     description=STR,
     mappings={"type": "object", "additionalProperties": STR},
@@ -194,7 +196,7 @@ VOICE_OPERATIONS = {
     "audio.voices": Operation(
         "The voice catalog and the standard voices",
         TAG,
-        obj(("voices", "standard_voices"), voices=arr(VOICE), standard_voices=arr(STANDARD_VOICE)),
+        all_required(voices=arr(VOICE), standard_voices=arr(STANDARD_VOICE)),
         errors=CATALOG_ERRORS,
         query=(
             query("provider", STR, "only this provider's voices"),
@@ -256,12 +258,7 @@ MAPPING_OPERATIONS = {
     "audio.list_mappings": Operation(
         "The workspace's voice mappings",
         MAPPINGS_TAG,
-        obj(
-            ("object", "data", "voice_mappings"),
-            object={"const": "list"},
-            data=arr(VOICE_MAPPING),
-            voice_mappings=arr(VOICE_MAPPING),
-        ),
+        listing(VOICE_MAPPING, voice_mappings=arr(VOICE_MAPPING)),
         errors=MAPPING_ERRORS,
     ),
     "audio.get_mapping": Operation(
@@ -277,12 +274,7 @@ MAPPING_OPERATIONS = {
     "audio.delete_mapping": Operation(
         "Delete a voice mapping",
         MAPPINGS_TAG,
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "voice_mapping"},
-            deleted={"const": True},
-        ),
+        deleted("voice_mapping"),
         errors=MAPPING_ERRORS,
     ),
 }

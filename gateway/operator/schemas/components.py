@@ -11,13 +11,13 @@ from gateway.operator.apidoc import (
     STRS,
     TIME,
     Schema,
+    all_required,
     arr,
     nullable,
     obj,
 )
 
-ERROR = obj(
-    ("error",),
+ERROR = all_required(
     error=obj(
         ("message", "type", "code"),
         message=STR,
@@ -83,8 +83,7 @@ ROUTING_RULE = obj(
     updated_at=TIME,
 )
 
-MODEL = obj(
-    ("id", "object", "created", "owned_by", "service"),
+MODEL = all_required(
     id=STR,
     object={"const": "model"},
     created=INT,
@@ -113,8 +112,7 @@ SERVICE = obj(
     cost=ANY_OBJ,
 )
 
-USAGE = obj(
-    ("prompt_tokens", "completion_tokens", "total_tokens"),
+USAGE = all_required(
     prompt_tokens=INT,
     completion_tokens=INT,
     total_tokens=INT,
@@ -134,8 +132,7 @@ CHAT_COMPLETION = obj(
     created=INT,
     model=STR,
     choices=arr(
-        obj(
-            ("index", "message", "finish_reason"),
+        all_required(
             index=INT,
             message=MESSAGE,
             finish_reason=nullable(
@@ -148,8 +145,7 @@ CHAT_COMPLETION = obj(
     service=SERVICE,
 )
 
-CHAT_CHUNK = obj(
-    ("id", "object", "created", "model", "choices"),
+CHAT_CHUNK = all_required(
     id=STR,
     object={"const": "chat.completion.chunk"},
     created=INT,

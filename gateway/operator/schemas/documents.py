@@ -16,6 +16,7 @@ from gateway.operator.apidoc import (
     STR,
     Operation,
     Schema,
+    all_required,
     arr,
     closed,
     nullable,
@@ -82,8 +83,7 @@ UPLOAD_FORM = closed(
     metadata={"type": "string", "description": "a JSON object serialized as a string"},
 )
 
-DOCUMENT_LIST = obj(
-    ("documents", "total", "page", "page_size", "has_more"),
+DOCUMENT_LIST = all_required(
     documents=arr(
         obj(
             ("id", "name", "status", "chunk_count", "created_at"),
@@ -112,17 +112,7 @@ CHUNK = obj(
     metadata=ANY_OBJ,
 )
 
-CHUNKS = obj(
-    (
-        "document_id",
-        "document_name",
-        "total_chunks",
-        "total_tokens",
-        "chunks",
-        "offset",
-        "limit",
-        "has_more",
-    ),
+CHUNKS = all_required(
     document_id=STR,
     document_name=STR,
     total_chunks=INT,
@@ -151,8 +141,7 @@ SEARCH_REQUEST = closed(
     rerank={"oneOf": [BOOL, {"type": "string", "minLength": 1}]},
 )
 
-SEARCH_RESPONSE = obj(
-    ("object", "query", "data"),
+SEARCH_RESPONSE = all_required(
     object={"const": "list"},
     query=STR,
     data=arr(
@@ -210,8 +199,7 @@ OPERATIONS = {
     "documents.delete": Operation(
         "Erase the document, its chunks, vectors, index entries and bytes",
         TAG,
-        obj(
-            ("message", "document_id", "chunks_deleted"),
+        all_required(
             message=STR,
             document_id=STR,
             chunks_deleted=INT,

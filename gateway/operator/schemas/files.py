@@ -15,8 +15,11 @@ from gateway.operator.apidoc import (
     STR,
     Operation,
     Schema,
+    all_required,
     arr,
     closed,
+    deleted,
+    listing,
     nullable,
     obj,
     query,
@@ -86,31 +89,21 @@ UPLOAD_FORM = obj(
     compliance_regime={"type": "string", "minLength": 1},
 )
 
-FILE_LIST = obj(
-    ("object", "data", "has_more", "first_id", "last_id"),
-    object={"const": "list"},
-    data=arr(FILE),
-    has_more=BOOL,
-    first_id=nullable(STR),
-    last_id=nullable(STR),
-)
+FILE_LIST = listing(FILE, has_more=BOOL, first_id=nullable(STR), last_id=nullable(STR))
 
 LIMIT = query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "default 20")
 
-STATUS_RECORD = obj(
-    ("id", "status", "status_details", "processing", "results"),
+STATUS_RECORD = all_required(
     id=STR,
     status={"enum": STATUSES},
     status_details=nullable(STR),
-    processing=obj(
-        ("started_at", "completed_at", "duration_ms", "stages"),
+    processing=all_required(
         started_at=nullable(UNIX),
         completed_at=nullable(UNIX),
         duration_ms=nullable(INT),
         stages={"type": "object", "additionalProperties": STR},
     ),
-    results=obj(
-        ("pages", "chunks", "characters", "pii_findings", "classification"),
+    results=all_required(
         pages=INT,
         chunks=INT,
         characters=INT,
@@ -119,21 +112,18 @@ STATUS_RECORD = obj(
     ),
 )
 
-TEXT_RECORD = obj(
-    ("id", "text", "pages", "metadata"),
+TEXT_RECORD = all_required(
     id=STR,
     text=STR,
-    pages=arr(obj(("number", "text"), number=INT, text=STR)),
-    metadata=obj(
-        ("total_pages", "total_characters", "language"),
+    pages=arr(all_required(number=INT, text=STR)),
+    metadata=all_required(
         total_pages=INT,
         total_characters=INT,
         language=nullable(STR),
     ),
 )
 
-CHUNKS = obj(
-    ("id", "total_chunks", "chunks"),
+CHUNKS = all_required(
     id=STR,
     total_chunks=INT,
     chunks=arr(
@@ -150,17 +140,15 @@ CHUNKS = obj(
     ),
 )
 
-PII_REPORT = obj(
-    ("id", "scan_completed_at", "total_findings", "findings", "summary"),
+PII_REPORT = all_required(
     id=STR,
     scan_completed_at=nullable(UNIX),
     total_findings=INT,
     findings=arr(
-        obj(
-            ("type", "text", "location", "confidence", "redacted"),
+        all_required(
             type=STR,
             text=STR,
-            location=obj(("page", "start", "end"), page=INT, start=INT, end=INT),
+            location=all_required(page=INT, start=INT, end=INT),
             confidence={"type": "number", "minimum": 0, "maximum": 1},
             redacted=BOOL,
         )
@@ -189,8 +177,7 @@ SEARCH_REQUEST = closed(
     embedding_model={"type": "string", "minLength": 1},
 )
 
-SEARCH_RESPONSE = obj(
-    ("object", "query", "data"),
+SEARCH_RESPONSE = all_required(
     object={"const": "list"},
     query=STR,
     data=arr(
@@ -251,24 +238,18 @@ FILE_OPERATIONS = {
     "files.patch": Operation(
         "Replace a file's metadata",
         TAG,
-        obj(
-            ("id", "object", "filename", "metadata"),
+        all_required(
             id=STR,
             object={"const": "file"},
             filename=STR,
             metadata=ANY_OBJ,
         ),
-        request=obj(("metadata",), metadata=METADATA) | {"additionalProperties": False},
+        request=all_required(metadata=METADATA) | {"additionalProperties": False},
         errors=ERRORS,
     ),
     "files.delete": _file_op(
         "Delete a file and everything derived from it",
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "file"},
-            deleted={"const": True},
-        ),
+        deleted("file"),
     ),
     "files.content": _file_op(
         "The file's bytes, with the Content-Type of their format",
@@ -296,35 +277,29 @@ OCR_FORM = obj(
     model={"type": "string", "description": "default mistral-ocr-latest; `local` in-process"},
 ) | {"additionalProperties": False}
 
-OCR_RESPONSE = obj(
-    ("document_id", "total_pages", "pages", "processing_time_ms", "_gateway"),
+OCR_RESPONSE = all_required(
     document_id=STR,
     total_pages=INT,
     pages=arr(
-        obj(
-            ("page_number", "text", "tables", "forms", "confidence"),
+        all_required(
             page_number=INT,
             text=STR,
             tables=arr(
-                obj(
-                    ("table_id", "rows", "bounding_box"),
+                all_required(
                     table_id=STR,
                     rows=arr(arr(STR)),
-                    bounding_box=obj(
-                        ("x", "y", "width", "height"), x=NUM, y=NUM, width=NUM, height=NUM
-                    ),
+                    bounding_box=all_required(x=NUM, y=NUM, width=NUM, height=NUM),
                 )
             ),
-            forms=arr(obj(("key", "value", "confidence"), key=STR, value=STR, confidence=NUM)),
+            forms=arr(all_required(key=STR, value=STR, confidence=NUM)),
             confidence={"type": "number", "minimum": 0, "maximum": 1},
         )
     ),
     processing_time_ms=INT,
-    _gateway=obj(
-        ("provider", "model", "cost"),
+    _gateway=all_required(
         provider=STR,
         model=STR,
-        cost=obj(("usd",), usd=NUM),
+        cost=all_required(usd=NUM),
     ),
 )
 

@@ -11,7 +11,10 @@ from gateway.operator.apidoc import (
     TIME,
     Operation,
     Schema,
+    all_required,
     arr,
+    deleted,
+    listing,
     nullable,
     obj,
     ref,
@@ -59,24 +62,23 @@ def _key_op(
 KEY_OPERATIONS = {
     "api_keys.list_keys": _key_op(
         "API keys of the caller's workspace",
-        obj(("object", "data"), object={"const": "list"}, data=arr(ref("ApiKey"))),
+        listing(ref("ApiKey")),
     ),
     "api_keys.create_key": _key_op(
         "Create a key; the full secret is in this answer only",
-        {"allOf": [ref("ApiKey"), obj(("key",), key=STR)]},
+        {"allOf": [ref("ApiKey"), all_required(key=STR)]},
         status=201,
         request=obj(("name",), **KEY_BODY),
     ),
     "api_keys.read_key": _key_op("One key, with today's usage", ref("ApiKey")),
     "api_keys.patch_key": _key_op(
         "Change a key's name, limits, permissions, models or addresses",
-        obj(("id", "updated_at"), id=STR, updated_at=TIME),
+        all_required(id=STR, updated_at=TIME),
         request=obj((), **KEY_BODY),
     ),
     "api_keys.rotate_key": _key_op(
         "Issue a successor; the old key works for the grace period",
-        obj(
-            ("id", "new_key", "new_key_id", "old_key_expires_at", "rotated_at"),
+        all_required(
             id=STR,
             new_key=STR,
             new_key_id=STR,
@@ -91,19 +93,17 @@ KEY_OPERATIONS = {
         "Revoke a key at once",
         obj(("id", "status"), id=STR, status={"const": "revoked"}, revoked_at=TIME),
     ),
-    "api_keys.delete_key": _key_op(
-        "Delete a key", obj(("id", "deleted"), id=STR, deleted={"const": True})
-    ),
+    "api_keys.delete_key": _key_op("Delete a key", deleted()),
 }
 
-PROVIDER_STATE = obj(("id", "status"), id=STR, status=STR)
+PROVIDER_STATE = all_required(id=STR, status=STR)
 PROVIDER_ERRORS = (*ERRORS, 409, 422)
 
 PROVIDER_OPERATIONS = {
     "providers.list_providers": Operation(
         "Every supported provider, configured or not",
         PROVIDERS,
-        obj(("providers",), providers=arr(ref("Provider"))),
+        all_required(providers=arr(ref("Provider"))),
         errors=ERRORS,
     ),
     "providers.configure": Operation(
@@ -122,7 +122,7 @@ PROVIDER_OPERATIONS = {
     "providers.health": Operation(
         "Live health figures of the configured providers",
         PROVIDERS,
-        obj(("providers",), providers={"type": "object"}),
+        all_required(providers={"type": "object"}),
         errors=ERRORS,
     ),
     "providers.read_provider": Operation(
@@ -132,20 +132,20 @@ PROVIDER_OPERATIONS = {
         "Merge new settings",
         PROVIDERS,
         ref("Provider"),
-        request=obj(("settings",), settings=ANY_OBJ),
+        request=all_required(settings=ANY_OBJ),
         errors=PROVIDER_ERRORS,
     ),
     "providers.update_credentials": Operation(
         "Replace the credentials",
         PROVIDERS,
         obj(("id", "status"), id=STR, status=STR, credentials_updated_at=TIME),
-        request=obj(("api_key",), api_key=STR),
+        request=all_required(api_key=STR),
         errors=PROVIDER_ERRORS,
     ),
     "providers.test_provider": Operation(
         "Call the provider now and report",
         PROVIDERS,
-        obj(("id", "test_result"), id=STR, test_result=STR),
+        all_required(id=STR, test_result=STR),
         errors=(*ERRORS, 409),
     ),
     "providers.disable": Operation(
@@ -157,7 +157,7 @@ PROVIDER_OPERATIONS = {
     "providers.delete": Operation(
         "Forget the provider's configuration",
         PROVIDERS,
-        obj(("id", "deleted"), id=STR, deleted={"const": True}),
+        deleted(),
         errors=PROVIDER_ERRORS,
     ),
 }
@@ -168,7 +168,7 @@ RULE_OPERATIONS = {
     "routing_rules.list_rules": Operation(
         "Routing rules, by priority",
         RULES,
-        obj(("rules",), rules=arr(ref("RoutingRule"))),
+        all_required(rules=arr(ref("RoutingRule"))),
         errors=ERRORS,
     ),
     "routing_rules.create_rule": Operation(
@@ -182,7 +182,7 @@ RULE_OPERATIONS = {
     "routing_rules.test_rules": Operation(
         "Which rule would match a chat request, and what would be called",
         RULES,
-        obj(("matched_rule", "resolved_model"), matched_rule=nullable(ANY_OBJ), resolved_model=STR),
+        all_required(matched_rule=nullable(ANY_OBJ), resolved_model=STR),
         request=obj(("model",), model=STR, messages=arr(ANY_OBJ), metadata=ANY_OBJ),
         errors=RULE_ERRORS,
     ),
@@ -203,7 +203,7 @@ RULE_OPERATIONS = {
     "routing_rules.delete_rule": Operation(
         "Delete a rule",
         RULES,
-        obj(("id", "deleted"), id=STR, deleted={"const": True}),
+        deleted(),
         errors=ERRORS,
     ),
 }

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from gateway.operator.apidoc import STR, Operation, arr, obj, query, ref
+from gateway.operator.apidoc import STR, Operation, listing, query, ref
 
 OPERATIONS = {
     "models.list_models": Operation(
         "Models of the catalog, optionally filtered",
         "models",
-        obj(("object", "data"), object={"const": "list"}, data=arr(ref("Model"))),
+        listing(ref("Model")),
         query=(
             query("provider", STR, "a provider id"),
             query("capability", STR, "e.g. chat, embeddings, speech"),

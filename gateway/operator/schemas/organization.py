@@ -18,7 +18,10 @@ from gateway.operator.apidoc import (
     TIME,
     Operation,
     Schema,
+    all_required,
     arr,
+    deleted,
+    listing,
     nullable,
     obj,
     query,
@@ -36,20 +39,11 @@ ACCOUNTS = "service-accounts"
 AUTH = "auth"
 
 
-def listing(item: Schema) -> Schema:
-    return obj(("object", "data"), object={"const": "list"}, data=arr(item))
-
-
-def deleted(kind: str) -> Schema:
-    return obj(("id", "object", "deleted"), id=STR, object={"const": kind}, deleted={"const": True})
-
-
 def extended(base: Schema, required: tuple[str, ...], **properties: Schema) -> Schema:
     return {"allOf": [base, obj(required, **properties)]}
 
 
-WORKSPACE = obj(
-    ("id", "object", "name", "description", "organization_id", "created_at"),
+WORKSPACE = all_required(
     id=STR,
     object={"const": "workspace"},
     name=STR,
@@ -57,8 +51,7 @@ WORKSPACE = obj(
     organization_id=STR,
     created_at=DATE_TIME,
 )
-MEMBER = obj(
-    ("id", "object", "email", "role", "status", "workspaces", "created_at", "joined_at"),
+MEMBER = all_required(
     id=STR,
     object={"const": "member"},
     email=STR,
@@ -68,8 +61,7 @@ MEMBER = obj(
     created_at=DATE_TIME,
     joined_at=TIME,
 )
-SERVICE_ACCOUNT = obj(
-    ("id", "object", "name", "role", "workspaces", "created_at"),
+SERVICE_ACCOUNT = all_required(
     id=STR,
     object={"const": "service_account"},
     name=STR,
@@ -77,12 +69,11 @@ SERVICE_ACCOUNT = obj(
     workspaces=STRS,
     created_at=DATE_TIME,
 )
-AUDIT_EVENT = obj(
-    ("id", "type", "actor", "target", "timestamp", "ip_address", "workspace_id", "details"),
+AUDIT_EVENT = all_required(
     id=STR,
     type=STR,
-    actor=obj(("id", "email"), id=nullable(STR), email=nullable(STR)),
-    target=obj(("type", "id", "email"), type=nullable(STR), id=nullable(STR), email=nullable(STR)),
+    actor=all_required(id=nullable(STR), email=nullable(STR)),
+    target=all_required(type=nullable(STR), id=nullable(STR), email=nullable(STR)),
     timestamp=DATE_TIME,
     ip_address=nullable(STR),
     workspace_id=nullable(STR),
@@ -145,7 +136,7 @@ MEMBER_OPERATIONS = {
         "Change a member's role (up to the caller's own)",
         MEMBERS,
         MEMBER,
-        request=obj(("role",), role=ROLE),
+        request=all_required(role=ROLE),
         errors=CONFLICTS,
     ),
     "organization.delete_members_member_id": Operation(
@@ -177,17 +168,15 @@ ORGANIZATION_OPERATIONS = {
     "organization.list_organizations": Operation(
         "The calling person's organisations (a user access token; an API key gets 401)",
         "organizations",
-        obj(
-            ("object", "organizations"),
+        all_required(
             object={"const": "list"},
-            organizations=arr(obj(("id", "name", "role"), id=STR, name=STR, role=ROLE)),
+            organizations=arr(all_required(id=STR, name=STR, role=ROLE)),
         ),
     ),
     "organization.create_organization": Operation(
         "Create an organisation with one workspace; the caller becomes its owner",
         "organizations",
-        obj(
-            ("id", "object", "name", "role", "created_at", "workspaces"),
+        all_required(
             id=STR,
             object={"const": "organization"},
             name=STR,
@@ -196,13 +185,12 @@ ORGANIZATION_OPERATIONS = {
             workspaces=arr(WORKSPACE),
         ),
         status=201,
-        request=obj(("name",), name=NAME),
+        request=all_required(name=NAME),
     ),
     "audit_log.audit_log": Operation(
         "Audit events, newest first, paged by cursor",
         "audit-log",
-        obj(
-            ("object", "events", "has_more", "next_cursor"),
+        all_required(
             object={"const": "list"},
             events=arr(AUDIT_EVENT),
             has_more={"type": "boolean"},
@@ -222,31 +210,27 @@ AUTH_OPERATIONS = {
     "auth_tokens.log_in": Operation(
         "A user access token for an email and password",
         AUTH,
-        obj(
-            ("access_token", "token_type", "expires_in", "expires_at"),
+        all_required(
             access_token=STR,
             token_type={"const": "bearer"},
             expires_in=INT,
             expires_at=DATE_TIME,
         ),
-        request=obj(
-            ("email", "password"), email={"type": "string", "format": "email"}, password=STR
-        ),
+        request=all_required(email={"type": "string", "format": "email"}, password=STR),
         errors=(400, 401, 408, 413, 429),
         public=True,
     ),
     "auth_tokens.log_out": Operation(
         "Revoke the user access token sent as the bearer credential",
         AUTH,
-        obj(("revoked",), revoked={"const": True}),
+        all_required(revoked={"const": True}),
         errors=(401,),
     ),
     "auth_tokens.accept_invitation": Operation(
         "Accept an invitation with a password; the person becomes an active member",
         AUTH,
         extended(MEMBER, ("organization_id",), organization_id=STR),
-        request=obj(
-            ("token", "password"),
+        request=all_required(
             token={"type": "string", "minLength": 1, "maxLength": 200},
             password={"type": "string", "minLength": 10, "maxLength": 1024},
         ),
@@ -256,8 +240,7 @@ AUTH_OPERATIONS = {
 }
 
 PLAN: Schema = {"enum": ["free", "pro", "enterprise"]}
-ORGANIZATION = obj(
-    ("id", "object", "name", "plan", "created_at"),
+ORGANIZATION = all_required(
     id=STR,
     object={"const": "organization"},
     name=STR,
@@ -275,7 +258,7 @@ PLAN_OPERATIONS = {
         "Set the organisation's plan (free, pro, enterprise): the owner's billing action",
         "organizations",
         ORGANIZATION,
-        request=obj(("plan",), plan=PLAN),
+        request=all_required(plan=PLAN),
         errors=ERRORS,
     ),
 }

@@ -10,7 +10,10 @@ from gateway.operator.apidoc import (
     STRS,
     Operation,
     Schema,
+    all_required,
     arr,
+    deleted,
+    listing,
     nullable,
     obj,
     query,
@@ -46,10 +49,9 @@ PIPELINE_FORM = obj(
     stream={"enum": ["true", "false"]},
     overrides={"type": "string", "description": "a JSON object as text"},
 )
-USAGE = obj(
-    ("stt_seconds", "llm_tokens", "tts_characters"),
+USAGE = all_required(
     stt_seconds=NUM,
-    llm_tokens=obj(("prompt", "completion"), prompt=INT, completion=INT),
+    llm_tokens=all_required(prompt=INT, completion=INT),
     tts_characters=INT,
 )
 LATENCY = obj(
@@ -60,16 +62,8 @@ LATENCY = obj(
     total_ms=INT,
     first_audio_ms=INT,
 )
-PROVIDERS = obj(("stt", "llm", "tts"), stt=nullable(STR), llm=nullable(STR), tts=nullable(STR))
-NOTE = obj(
-    (
-        "chief_complaint",
-        "duration",
-        "symptoms",
-        "medications_mentioned",
-        "allergies_mentioned",
-        "vital_signs",
-    ),
+PROVIDERS = all_required(stt=nullable(STR), llm=nullable(STR), tts=nullable(STR))
+NOTE = all_required(
     chief_complaint=nullable(STR),
     duration=nullable(STR),
     symptoms=STRS,
@@ -99,11 +93,9 @@ RESULT = {
             template=STR,
             transcription=STR,
             structured_note=NOTE,
-            pii_detected=arr(
-                obj(("type", "value", "confidence"), type=STR, value=STR, confidence=NUM)
-            ),
+            pii_detected=arr(all_required(type=STR, value=STR, confidence=NUM)),
             audit_id=nullable(STR),
-            compliance=obj(("hipaa", "audit_logged"), hipaa=BOOL, audit_logged=BOOL),
+            compliance=all_required(hipaa=BOOL, audit_logged=BOOL),
             usage=USAGE,
             latency=LATENCY,
             providers=PROVIDERS,
@@ -210,12 +202,7 @@ TEMPLATE_OPERATIONS = {
     "pipelines.list_templates": Operation(
         "The built-in templates and the workspace's own",
         TEMPLATES_TAG,
-        obj(
-            ("object", "data", "templates"),
-            object={"const": "list"},
-            data=arr(TEMPLATE),
-            templates=arr(TEMPLATE),
-        ),
+        listing(TEMPLATE, templates=arr(TEMPLATE)),
         errors=TEMPLATE_ERRORS,
     ),
     "pipelines.get_template": Operation(
@@ -234,12 +221,7 @@ TEMPLATE_OPERATIONS = {
     "pipelines.delete_template": Operation(
         "Delete a custom template",
         TEMPLATES_TAG,
-        obj(
-            ("id", "object", "deleted"),
-            id=STR,
-            object={"const": "pipeline_template"},
-            deleted={"const": True},
-        ),
+        deleted("pipeline_template"),
         errors=TEMPLATE_ERRORS,
     ),
 }

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from gateway.operator.apidoc import ANY_OBJ, INT, NUM, STR, TIME, Operation, arr, obj, query
+from gateway.operator.apidoc import (
+    ANY_OBJ,
+    INT,
+    NUM,
+    STR,
+    TIME,
+    Operation,
+    all_required,
+    arr,
+    obj,
+    query,
+)
 
 COMPONENT = obj(("status",), status=STR, latency_ms={"anyOf": [NUM, {"type": "null"}]})
 
@@ -10,19 +21,17 @@ OPERATIONS = {
     "health.health": Operation(
         "Liveness for load balancers",
         "health",
-        obj(("status", "timestamp"), status=STR, timestamp=TIME),
+        all_required(status=STR, timestamp=TIME),
         public=True,
         errors=(),
     ),
     "health.detailed": Operation(
         "Health of the gateway's components and of each configured provider",
         "health",
-        obj(
-            ("status", "timestamp", "components"),
+        all_required(
             status={"enum": ["healthy", "degraded", "unhealthy"]},
             timestamp=TIME,
-            components=obj(
-                ("api", "database", "cache", "providers"),
+            components=all_required(
                 api=COMPONENT,
                 database=COMPONENT,
                 cache=COMPONENT,
@@ -70,8 +79,7 @@ OPERATIONS = {
     "console.usage": Operation(
         "Usage over time for the console's charts (sums per bucket, provider and model)",
         "operator",
-        obj(
-            ("object", "bucket", "hours", "since", "points"),
+        all_required(
             object={"const": "usage_series"},
             bucket={"enum": ["minute", "hour", "day"]},
             hours=INT,

@@ -8,6 +8,7 @@ from gateway.operator.apidoc import (
     STR,
     STRS,
     Operation,
+    all_required,
     arr,
     obj,
     ref,
@@ -22,15 +23,14 @@ EMBEDDINGS = Operation(
         ("object", "data", "model", "usage"),
         object={"const": "list"},
         data=arr(
-            obj(
-                ("object", "index", "embedding"),
+            all_required(
                 object={"const": "embedding"},
                 index=INT,
                 embedding={"anyOf": [arr(NUM), STR]},
             )
         ),
         model=STR,
-        usage=obj(("prompt_tokens", "total_tokens"), prompt_tokens=INT, total_tokens=INT),
+        usage=all_required(prompt_tokens=INT, total_tokens=INT),
         service=ref("ServiceMetadata"),
     ),
     request=obj(

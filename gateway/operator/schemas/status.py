@@ -17,8 +17,11 @@ from gateway.operator.apidoc import (
     TIME,
     Operation,
     Schema,
+    all_required,
     arr,
     closed,
+    deleted,
+    listing,
     nullable,
     obj,
 )
@@ -64,16 +67,7 @@ EVENTS: Schema = {
 }
 
 
-def listing(item: Schema) -> Schema:
-    return obj(("object", "data"), object={"const": "list"}, data=arr(item))
-
-
-def deleted(kind: str) -> Schema:
-    return obj(("id", "object", "deleted"), id=STR, object={"const": kind}, deleted={"const": True})
-
-
-INCIDENT_UPDATE = obj(
-    ("status", "severity", "message", "created_at"),
+INCIDENT_UPDATE = all_required(
     status=INCIDENT_STATUS,
     severity=SEVERITY,
     message=STR,
@@ -106,15 +100,13 @@ INCIDENT = obj(
     resolved_at=TIME,
     updates=arr(INCIDENT_UPDATE),
 )
-SERVICE_ROW = obj(
-    ("name", "status", "uptime_30d", "latency_p50_ms"),
+SERVICE_ROW = all_required(
     name=STR,
     status=SERVICE_STATUS,
     uptime_30d={"type": "number", "minimum": 0, "maximum": 1},
     latency_p50_ms=nullable(NUM),
 )
-WINDOW = obj(
-    ("id", "name", "type", "status", "starts_at", "ends_at"),
+WINDOW = all_required(
     id=STR,
     name=STR,
     type={"enum": ["primary", "backup"]},
@@ -122,37 +114,21 @@ WINDOW = obj(
     starts_at=DATE_TIME,
     ends_at=DATE_TIME,
 )
-STATUS_PAGE = obj(
-    ("status", "updated_at", "services", "incidents", "scheduled_maintenance"),
+STATUS_PAGE = all_required(
     status=SERVICE_STATUS,
     updated_at=DATE_TIME,
     services=arr(SERVICE_ROW),
     incidents=arr(INCIDENT),
     scheduled_maintenance=arr(WINDOW),
 )
-WEBHOOK = obj(
-    ("id", "object", "url", "events", "created_at"),
+WEBHOOK = all_required(
     id=STR,
     object={"const": "status_webhook"},
     url=STR,
     events=arr(EVENTS),
     created_at=DATE_TIME,
 )
-DELIVERY = obj(
-    (
-        "id",
-        "object",
-        "event",
-        "url",
-        "status",
-        "attempts",
-        "last_status_code",
-        "last_error",
-        "payload",
-        "created_at",
-        "updated_at",
-        "delivered_at",
-    ),
+DELIVERY = all_required(
     id=STR,
     object={"const": "webhook_delivery"},
     event=STR,
@@ -179,7 +155,7 @@ STATUS_OPERATIONS = {
     "status.create_webhook": Operation(
         "Subscribe a URL to status events; the signing secret is in this answer only",
         STATUS,
-        {"allOf": [WEBHOOK, obj(("secret",), secret=STR)]},
+        {"allOf": [WEBHOOK, all_required(secret=STR)]},
         status=201,
         request=closed(
             ("url", "events"),
@@ -236,8 +212,7 @@ INCIDENT_OPERATIONS = {
     ),
 }
 
-CONDITION = obj(
-    ("metric", "operator", "threshold", "window_minutes"),
+CONDITION = all_required(
     metric={
         "enum": [
             "request_count",
@@ -252,8 +227,7 @@ CONDITION = obj(
     threshold=NUM,
     window_minutes={"type": "integer", "minimum": 1, "maximum": 10080},
 )
-ALERT_EVENT = obj(
-    ("kind", "value", "email_status", "created_at"),
+ALERT_EVENT = all_required(
     kind=STR,
     value=nullable(NUM),
     email_status=STR,
@@ -276,7 +250,7 @@ ALERT = obj(
     object={"const": "alert"},
     name=STR,
     condition=CONDITION,
-    notify=obj(("email", "webhook"), email=STRS, webhook=nullable(STR)),
+    notify=all_required(email=STRS, webhook=nullable(STR)),
     state={"enum": ["ok", "firing"]},
     last_value=nullable(NUM),
     last_evaluated_at=TIME,
@@ -312,21 +286,7 @@ ALERT_OPERATIONS = {
     "alerts.delete_alert": Operation("Delete an alert", ALERTS, deleted("alert"), errors=ERRORS),
 }
 
-SLA_REQUEST = obj(
-    (
-        "id",
-        "object",
-        "period",
-        "incident_ids",
-        "description",
-        "plan",
-        "sla_target_percent",
-        "measured_uptime_percent",
-        "downtime_minutes",
-        "credit_percent",
-        "status",
-        "created_at",
-    ),
+SLA_REQUEST = all_required(
     id=STR,
     object={"const": "sla_credit_request"},
     period=STR,

@@ -15,6 +15,7 @@ from gateway.operator.apidoc import (
     STRS,
     Operation,
     Schema,
+    all_required,
     arr,
     nullable,
     obj,
@@ -35,9 +36,8 @@ TYPES: Schema = {
     ]
 }
 GRADE: Schema = {"enum": ["A+", "A", "B+", "B", "C+", "C", "D", "F"]}
-PERIOD = obj(("start_date", "end_date", "days"), start_date=DATE, end_date=DATE, days=INT)
-COMPONENT = obj(
-    ("score", "weight", "description", "current_value", "benchmark", "unit"),
+PERIOD = all_required(start_date=DATE, end_date=DATE, days=INT)
+COMPONENT = all_required(
     score=INT,
     weight=NUM,
     description=STR,
@@ -45,14 +45,12 @@ COMPONENT = obj(
     benchmark=NUM,
     unit=STR,
 )
-COMPONENTS = obj(
-    ("carbon_savings_rate", "cache_hit_rate", "grid_efficiency"),
+COMPONENTS = all_required(
     carbon_savings_rate=COMPONENT,
     cache_hit_rate=COMPONENT,
     grid_efficiency=COMPONENT,
 )
-EFFICIENCY = obj(
-    ("overall_score", "components", "grade", "percentile"),
+EFFICIENCY = all_required(
     overall_score=INT,
     components=COMPONENTS,
     grade=GRADE,
@@ -87,34 +85,20 @@ SUMMARY = obj(
     breakdown_by_model=arr(share("model")),
     breakdown_by_provider=arr(share("provider")),
 )
-POINT = obj(
-    ("date", "carbon_gco2e", "energy_kwh", "requests"),
+POINT = all_required(
     date=DATE,
     carbon_gco2e=NUM,
     energy_kwh=NUM,
     requests=INT,
 )
-DASHBOARD_ITEM = obj(
-    ("type", "title", "description", "potential_savings_kg_co2", "implementation"),
+DASHBOARD_ITEM = all_required(
     type=TYPES,
     title=STR,
     description=STR,
     potential_savings_kg_co2=NUM,
     implementation=STR,
 )
-OPPORTUNITY = obj(
-    (
-        "id",
-        "type",
-        "priority",
-        "title",
-        "description",
-        "affected_requests_percent",
-        "potential_savings_kg_co2",
-        "potential_savings_percent",
-        "implementation",
-        "impact",
-    ),
+OPPORTUNITY = all_required(
     id=STR,
     type=TYPES,
     priority={"enum": ["high", "medium", "low"]},
@@ -123,15 +107,13 @@ OPPORTUNITY = obj(
     affected_requests_percent=NUM,
     potential_savings_kg_co2=NUM,
     potential_savings_percent=NUM,
-    implementation=obj(
-        ("action", "code_change", "dashboard_path", "api_endpoint"),
+    implementation=all_required(
         action=STR,
         code_change=STR,
         dashboard_path=STR,
         api_endpoint=STR,
     ),
-    impact=obj(
-        ("quality_impact", "latency_impact", "cost_impact"),
+    impact=all_required(
         quality_impact=STR,
         latency_impact=STR,
         cost_impact=STR,
@@ -176,8 +158,7 @@ OPERATIONS: dict[str, Operation] = {
                 obj(
                     ("trend", "recommendations"),
                     period=PERIOD,
-                    trend=obj(
-                        ("direction", "change_percent", "previous_score"),
+                    trend=all_required(
                         direction={"enum": ["improving", "declining", "stable"]},
                         change_percent=nullable(NUM),
                         previous_score=INT,
@@ -192,14 +173,7 @@ OPERATIONS: dict[str, Operation] = {
     "sustainability.optimization_opportunities": Operation(
         "Carbon savings found in the workspace's actual usage, re-priced under each change",
         TAG,
-        obj(
-            (
-                "opportunities",
-                "total_potential_savings_kg_co2",
-                "total_potential_savings_percent",
-                "analysis_period_days",
-                "analyzed_requests",
-            ),
+        all_required(
             opportunities=arr(OPPORTUNITY),
             total_potential_savings_kg_co2=NUM,
             total_potential_savings_percent=NUM,
@@ -212,14 +186,7 @@ OPERATIONS: dict[str, Operation] = {
     "sustainability.optimization_summary": Operation(
         "The opportunities in brief: counts, total savings, quick wins",
         TAG,
-        obj(
-            (
-                "total_opportunities",
-                "total_potential_savings_kg_co2",
-                "total_potential_savings_percent",
-                "high_priority_count",
-                "quick_wins",
-            ),
+        all_required(
             total_opportunities=INT,
             total_potential_savings_kg_co2=NUM,
             total_potential_savings_percent=NUM,

@@ -37,7 +37,7 @@ import attrs
 import trio
 
 from gateway.platform.errors import ApiError
-from gateway.platform.resp import RedisClient, RedisReplyError, RedisUnavailable, Reply, Script
+from gateway.platform.resp import SERVER_FAILURES, RedisClient, Reply, Script
 from gateway.upstream.limits import lua
 from gateway.upstream.limits.headers import (
     LimitType,
@@ -91,6 +91,38 @@ def limits_unavailable() -> ApiError:
         headers={"Retry-After": "1"},
         retry_after=1,
     )
+
+
+class SharedUnavailable(Exception):
+    """The shared server could not answer in time (down, unreachable, an error reply,
+    slower than the deadline, or a reply the script does not give)."""
+
+
+async def run_shared_script(
+    client: RedisClient,
+    script: Script,
+    keys: list[str],
+    args: list[bytes | str | int | float],
+    *,
+    timeout_s: float,
+) -> Reply:
+    """One script under `timeout_s`; every failure of the server becomes
+    `SharedUnavailable`, for the caller's unavailable policy. Cancellation: the script
+    ran whole on the server or not at all (its reply may be lost)."""
+    try:
+        with trio.fail_after(timeout_s):
+            return await client.run_script(script, keys, args)
+    except SERVER_FAILURES as exc:
+        raise SharedUnavailable(str(exc) or type(exc).__name__) from exc
+
+
+def admit_unchecked(exc: SharedUnavailable, *, fail_open: bool, log: str) -> None:
+    """The unavailable policy of shared limits: closed (the default) raises the 503
+    `limits_unavailable`; open returns, the caller admits without the limits, and `log`
+    says so."""
+    if not fail_open:
+        raise limits_unavailable() from exc
+    logger.warning("%s: %s", log, exc)
 
 
 @attrs.frozen
@@ -183,7 +215,7 @@ class SharedLimiter:
         cancelled script either ran whole, and its lease expires, or not at all)."""
         try:
             return await self._admit(key, estimated_tokens)
-        except _Unavailable as exc:
+        except SharedUnavailable as exc:
             return self._unavailable(exc)
 
     async def wait_for_capacity(
@@ -209,7 +241,7 @@ class SharedLimiter:
                     await trio.sleep_until(wake_at)
                 finally:
                     self.waiting -= 1
-        except _Unavailable as exc:
+        except SharedUnavailable as exc:
             return self._unavailable(exc)
 
     @staticmethod
@@ -228,7 +260,7 @@ class SharedLimiter:
         unavailable, whatever the policy (there is nothing to show)."""
         try:
             reply = await self._script(key, 0, take=False)
-        except _Unavailable as exc:
+        except SharedUnavailable as exc:
             raise limits_unavailable() from exc
         return self._snapshot(key, reply)
 
@@ -320,7 +352,7 @@ class SharedLimiter:
         keys = [*self._keys(key.id), f"{base}:day:{day}", f"{base}:month:{utc_month_of(day)}"]
         reply = await self._call(lua.ADMIT, keys, args)
         if not isinstance(reply, list) or len(reply) != 10:
-            raise _Unavailable(f"unexpected reply from the limit script: {reply!r}")
+            raise SharedUnavailable(f"unexpected reply from the limit script: {reply!r}")
         return [int(item) if isinstance(item, int) else 0 for item in reply]
 
     async def _seeds(self, key_id: str) -> tuple[int, int]:
@@ -348,10 +380,9 @@ class SharedLimiter:
             monthly_reset_at=next_month_start(now),
         )
 
-    def _unavailable(self, exc: _Unavailable) -> Unlimited:
-        if not self.fail_open:
-            raise limits_unavailable() from exc
-        logger.warning("shared limits unavailable, admitting without limits: %s", exc)
+    def _unavailable(self, exc: SharedUnavailable) -> Unlimited:
+        log = "shared limits unavailable, admitting without limits"
+        admit_unchecked(exc, fail_open=self.fail_open, log=log)
         return Unlimited()
 
     # -- the server --------------------------------------------------------------------------
@@ -366,13 +397,7 @@ class SharedLimiter:
     async def _call(
         self, script: Script, keys: list[str], args: list[bytes | str | int | float]
     ) -> Reply:
-        """One script under the deadline; every failure of the server becomes
-        `_Unavailable`."""
-        try:
-            with trio.fail_after(self.timeout_s):
-                return await self.client.run_script(script, keys, args)
-        except (RedisUnavailable, RedisReplyError, trio.TooSlowError) as exc:
-            raise _Unavailable(str(exc) or type(exc).__name__) from exc
+        return await run_shared_script(self.client, script, keys, args, timeout_s=self.timeout_s)
 
     # -- ends of requests --------------------------------------------------------------------
 
@@ -431,7 +456,7 @@ class SharedLimiter:
             args += _settle_args(item)
         try:
             await self._call(lua.SETTLE, keys, args)
-        except _Unavailable as exc:
+        except SharedUnavailable as exc:
             self._lost(items, str(exc))
 
     def _lost(self, items: list[Settlement], why: str) -> None:
@@ -449,7 +474,7 @@ class SharedLimiter:
         args += [hold.hold_id for hold in holds]
         try:
             await self._call(lua.RENEW, keys, args)
-        except _Unavailable as exc:
+        except SharedUnavailable as exc:
             logger.warning("could not renew the leases of requests in flight: %s", exc)
 
     @property
@@ -463,7 +488,3 @@ def _settle_args(item: Settlement) -> list[bytes | str | int | float]:
     hold = item.hold
     release = "1" if item.release else "0"
     return [hold.hold_id, item.actual, hold.reserved_tokens, release, hold.hold_id + ":x"]
-
-
-class _Unavailable(Exception):
-    """The shared server could not answer in time."""

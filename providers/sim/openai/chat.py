@@ -49,23 +49,11 @@ class ChatArgs:
 
 
 @attrs.frozen(slots=True)
-class ChatPlan:
-    """The answer decided before any of it is sent: text tokens or one tool call."""
+class ChatPlan(content.ChatPlan):
+    """The answer decided before any of it is sent, and whether a stream ends with the
+    usage (`stream_options.include_usage`)."""
 
-    id: str
-    model: str
-    created: int
-    prompt_tokens: int
-    tokens: list[str]
-    tool_call: ToolCall | None
-    finish_reason: str
     include_usage: bool
-
-    @property
-    def completion_tokens(self) -> int:
-        if self.tool_call is not None:
-            return content.count_tokens(self.tool_call.name + self.tool_call.arguments)
-        return len(self.tokens)
 
 
 def chat_args(body: Mapping[str, Any]) -> ChatArgs:
