@@ -182,6 +182,18 @@ def test_bootstrap_does_not_revive_a_revoked_key(sdb: sqlite_utils.Database) -> 
     assert keys.ensure_bootstrap_admin(sdb, full, "bootstrap").status == "revoked"
 
 
+def test_bootstrap_admin_is_its_organisations_owner(sdb: sqlite_utils.Database) -> None:
+    """A new one is made an owner; one stored before the role existed becomes one."""
+    assert keys.ensure_bootstrap_admin(sdb, new_api_key("admin"), "b", now=T0).role == "owner"
+    full = new_api_key("admin")
+    old = _record(full)
+    assert old.role is None
+    keys.insert(sdb, old)
+    upgraded = keys.ensure_bootstrap_admin(sdb, full, "bootstrap")
+    assert (upgraded.id, upgraded.role) == (old.id, "owner")
+    assert keys.find_by_hash(sdb, old.key_hash) == upgraded
+
+
 def test_records_are_immutable() -> None:
     record = _record(new_api_key("prod"), allowed_models=["a"])
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
