@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import attrs
 from quart import Blueprint, Response
 
 from gateway.api.audit_trail import audit_event, audited
@@ -89,12 +90,21 @@ class KeysApi:
     def __init__(self, state: AppState) -> None:
         self.state = state
 
+    def _shown(self, record: ApiKeyRecord) -> dict[str, Any]:
+        """`key_to_api` with the latest use, including one the last-used worker has not
+        written yet (it writes every few seconds), so a key read right after a request
+        says it was used."""
+        noted = self.state.keyring.noted_use(record.id)
+        if noted is not None and (record.last_used_at is None or noted > record.last_used_at):
+            record = attrs.evolve(record, last_used_at=noted)
+        return key_to_api(record)
+
     async def list_keys(self) -> Response:
         principal = await self._manager("view_configuration")
         records = await self.state.db.run(
             lambda d: keys.list_keys(d, principal.workspace_id, agents=False)
         )
-        return json_response({"object": "list", "data": [key_to_api(r) for r in records]})
+        return json_response({"object": "list", "data": [self._shown(r) for r in records]})
 
     async def create_key(self) -> Response:
         """Create a key; the full key is shown in this answer only."""
@@ -130,7 +140,7 @@ class KeysApi:
         totals = await self.state.db.run(
             lambda d: usage.totals_since(d, since=since, key_id=key_id)
         )
-        body = key_to_api(record) | {
+        body = self._shown(record) | {
             "usage": {
                 "requests_today": totals.requests,
                 "tokens_today": totals.tokens,

@@ -282,6 +282,10 @@ class KeyRing:
         """Keys whose last use waits for the last-used worker (its queue, for /metrics)."""
         return len(self._last_used)
 
+    def noted_use(self, key_id: str) -> datetime | None:
+        """The key's last use noted here and not yet written to the store, if any."""
+        return self._last_used.get(key_id)
+
     def take_last_used(self) -> dict[str, datetime]:
         """The last-use times gathered since the previous call (for a batched store write)."""
         taken, self._last_used = self._last_used, {}

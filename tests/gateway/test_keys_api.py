@@ -257,6 +257,20 @@ async def test_read_shows_today_usage_of_the_key(
     assert usage["cost_today_usd"] == pytest.approx(cost) and cost > 0
 
 
+async def test_a_key_read_right_after_a_request_says_when_it_was_used(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """The last-used worker writes every few seconds; reads include what it has not yet."""
+    created = await create_key(http)
+    assert (await http.get(f"{KEYS}/{created['id']}")).json()["last_used_at"] is None
+    before = datetime.now(UTC)
+    assert await chat_status(gateway, created["key"]) == 200
+    read = (await http.get(f"{KEYS}/{created['id']}")).json()
+    assert parse_time(read["last_used_at"]) >= before
+    listed = {k["id"]: k for k in (await http.get(KEYS)).json()["data"]}
+    assert listed[created["id"]]["last_used_at"] == read["last_used_at"]
+
+
 async def test_unknown_ids_give_404_key_not_found(http: httpx.AsyncClient) -> None:
     for response in (
         await http.get(f"{KEYS}/{UNKNOWN_ID}"),
