@@ -184,6 +184,21 @@ async def test_management_key_without_admin_cannot_create_admin_keys(
     assert "ok" in names
 
 
+async def test_a_management_only_key_makes_ordinary_keys(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """Management permission is what the spec asks of a key-managing caller: a key holding
+    only `management` makes a key with the defaults, which can then chat."""
+    manager = await create_key(http, permissions=["management"])
+    async with as_client(gateway, manager["key"]) as as_manager:
+        made = await as_manager.post(KEYS, json={"name": "service"})
+        assert made.status_code == 201, made.text
+        assert made.json()["permissions"] == ["chat", "embeddings", "audio", "files", "models"]
+        refused = await as_manager.post(KEYS, json={"name": "x", "permissions": ["admin"]})
+        assert_error(refused, 403, "insufficient_permissions")
+    assert await chat_status(gateway, made.json()["key"]) == 200
+
+
 async def test_management_key_cannot_take_over_an_admin_key(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
