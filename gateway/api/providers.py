@@ -173,7 +173,7 @@ class ProvidersApi:
         principal = await self._manager("configure_providers")
         record = self._configured(principal, provider_id)
         next_status(record.status, "update_credentials")
-        credentials = parse_credentials(await read_object())
+        credentials = parse_credentials(_credential_fields(await read_object()))
         encrypted = self.state.cipher.encrypt(credentials)
         now = datetime.now(UTC)
         ws = principal.workspace_id
@@ -407,6 +407,15 @@ def _test_failure(
         "tested_at": tested_at,
         "error": {"type": error_type, "message": message},
     }
+
+
+def _credential_fields(body: dict[str, Any]) -> Any:
+    """The spec sends the credential fields at the top (`{"api_key": ...}`); the shape
+    `configure` takes (`{"credentials": {...}}`) is accepted too, since a client that
+    just configured the provider naturally sends it again."""
+    if set(body) == {"credentials"} and isinstance(body["credentials"], dict):
+        return body["credentials"]
+    return body
 
 
 def _event(principal: Principal, kind: str, provider_id: str) -> AuditEvent:

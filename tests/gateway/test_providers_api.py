@@ -395,6 +395,19 @@ async def test_credentials_update(http: httpx.AsyncClient, settings: Settings) -
     assert SECRET.encode() not in stored
 
 
+async def test_credentials_update_takes_the_configure_shape_too(http: httpx.AsyncClient) -> None:
+    before = (await http.get(f"{PROVIDERS}/openai")).json()
+    nested = {"credentials": {"api_key": SECRET}}
+    response = await http.post(f"{PROVIDERS}/openai/credentials", json=nested)
+    assert response.status_code == 200, response.text
+    assert parse_time(response.json()["credentials_updated_at"]) > parse_time(
+        before["credentials_updated_at"]
+    )
+    empty = await http.post(f"{PROVIDERS}/openai/credentials", json={"credentials": {}})
+    assert_error(empty, 422, "invalid_credentials")
+    assert (await chat(http)).status_code == 200
+
+
 async def test_credentials_update_rejects_an_empty_key(http: httpx.AsyncClient) -> None:
     before = (await http.get(f"{PROVIDERS}/openai")).json()
     response = await http.post(f"{PROVIDERS}/openai/credentials", json={"api_key": ""})
