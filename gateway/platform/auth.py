@@ -168,7 +168,8 @@ class Principal:
 
 
 def operator_key(credential: ApiKeyRecord | UserSession) -> bool:
-    """Whether this is the operator's own admin key (made at start, `ensure_admin_key`):
+    """Whether this is the operator's own admin key (made at start, `ensure_admin_key`,
+    or by `gateway keys create --type admin` on the machine):
     an owner of its organisation that, like an owner person, reaches every workspace of
     it, so the workspaces it creates can be given members, service accounts and keys.
     Every other API key acts in its one workspace (or a service account's listed ones)."""
