@@ -160,6 +160,13 @@ async def test_create_rejects_invalid_bodies_naming_the_parameter(
     assert (await http.get(KEYS)).json()["data"] == before
 
 
+async def test_an_unknown_rate_limit_names_the_known_ones(http: httpx.AsyncClient) -> None:
+    """`daily` is what the rate-limits view calls it; the key's field is `daily_requests`."""
+    refused = await http.post(KEYS, json={"name": "k", "rate_limits": {"daily": 10}})
+    error = assert_error(refused, 400, "invalid_request")
+    assert "daily_requests" in error["message"] and error["param"] == "rate_limits"
+
+
 async def test_management_key_without_admin_cannot_create_admin_keys(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
