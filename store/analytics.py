@@ -34,6 +34,13 @@ _BUCKET_SQL: Mapping[Bucket, str] = {
 }
 _LABEL_FORMAT: Mapping[Bucket, str] = {"hour": "%Y-%m-%dT%H:00:00Z", "day": "%Y-%m-%d"}
 _DIMENSIONS: tuple[Dimension, ...] = ("model", "provider", "key_id", "endpoint")
+# A request the gateway answered itself, before any provider (a bad body, an unknown
+# model, a limit), is stored without a provider; the pages name it as the gateway's own,
+# as file storage's records already are, rather than under an empty key.
+NO_PROVIDER_LABEL = "gateway"
+_LABEL_SQL: Mapping[str, str] = {
+    "provider": f"CASE provider WHEN '' THEN '{NO_PROVIDER_LABEL}' ELSE provider END"
+}
 
 
 @attrs.frozen
@@ -133,7 +140,7 @@ def _grouped(
     """One grouped query over the smallest rollup that answers; labels as text."""
     if any(name not in _DIMENSIONS for name in by):
         raise ValueError(f"unknown dimensions {by}")
-    labels = ([_BUCKET_SQL[bucket]] if bucket else []) + list(by)
+    labels = ([_BUCKET_SQL[bucket]] if bucket else []) + [_LABEL_SQL.get(n, n) for n in by]
     grouped = ""
     if labels:
         positions = ", ".join(str(i + 1) for i in range(len(labels)))

@@ -360,11 +360,15 @@ def ensure_bootstrap_admin(
     """Make sure the operator's admin key exists; idempotent across restarts.
 
     If a key with this hash is stored (whatever its state: a revoked bootstrap key stays
-    revoked), it is returned unchanged; otherwise an active admin key with every
-    permission is created in the default workspace.
+    revoked), it is returned as it is, marked as its organisation's owner (the role such
+    keys hold since they reach every workspace) if it was stored before; otherwise an
+    active admin key with every permission is created in the default workspace.
     """
     with db.atomic():
         existing = find_by_hash(db, hash_key(full_key))
+        if existing is not None and existing.role is None and existing.service_account_id is None:
+            db.execute("UPDATE api_keys SET role = 'owner' WHERE id = ?", [existing.id])
+            return attrs.evolve(existing, role="owner")
         if existing is not None:
             return existing
         record = new_record(
@@ -374,6 +378,7 @@ def ensure_bootstrap_admin(
             kind="admin",
             permissions=ALL_PERMISSIONS,
             now=now or datetime.now(UTC),
+            role="owner",
         )
         insert(db, record)
     return record

@@ -136,5 +136,7 @@ async def download(state: AppState, principal: Principal, export_id: str) -> Res
         as_attachment=True,
         attachment_filename=f"analytics-{record.id}.{record.format}",
     )
+    # Set as is: given as `mimetype`, a text type gets a second charset parameter.
+    response.content_type = CONTENT_TYPES[record.format]
     response.headers["Cache-Control"] = "no-store"
     return response

@@ -88,7 +88,9 @@ def parse_rate_limits(value: Any, current: RateLimits) -> RateLimits:
     unknown = sorted(set(value) - set(RATE_LIMIT_FIELDS))
     if unknown:
         raise invalid_request(
-            f"Unknown rate limits: {', '.join(unknown)}.", param="rate_limits", value=value
+            f"Unknown rate limits: {', '.join(unknown)}; known: {', '.join(RATE_LIMIT_FIELDS)}.",
+            param="rate_limits",
+            value=value,
         )
     for name, limit in value.items():
         _check_limit(name, limit)

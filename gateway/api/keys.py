@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import attrs
 from quart import Blueprint, Response
 
 from gateway.api.audit_trail import audit_event, audited
@@ -89,12 +90,25 @@ class KeysApi:
     def __init__(self, state: AppState) -> None:
         self.state = state
 
+    def _shown(self, principal: Principal, record: ApiKeyRecord) -> dict[str, Any]:
+        """`key_to_api` with the latest use, including one the last-used worker has not
+        written yet (it writes every few seconds), so a key read right after a request
+        says it was used. The caller's own key is shown as stored: otherwise every read
+        would change it (the read is itself a use), and two reads would never agree."""
+        noted = self.state.keyring.noted_use(record.id)
+        fresher = noted is not None and (record.last_used_at is None or noted > record.last_used_at)
+        if fresher and record.id != principal.key_id:
+            record = attrs.evolve(record, last_used_at=noted)
+        return key_to_api(record)
+
     async def list_keys(self) -> Response:
         principal = await self._manager("view_configuration")
         records = await self.state.db.run(
             lambda d: keys.list_keys(d, principal.workspace_id, agents=False)
         )
-        return json_response({"object": "list", "data": [key_to_api(r) for r in records]})
+        return json_response(
+            {"object": "list", "data": [self._shown(principal, r) for r in records]}
+        )
 
     async def create_key(self) -> Response:
         """Create a key; the full key is shown in this answer only."""
@@ -130,7 +144,7 @@ class KeysApi:
         totals = await self.state.db.run(
             lambda d: usage.totals_since(d, since=since, key_id=key_id)
         )
-        body = key_to_api(record) | {
+        body = self._shown(principal, record) | {
             "usage": {
                 "requests_today": totals.requests,
                 "tokens_today": totals.tokens,
@@ -277,18 +291,15 @@ def _successor(old: ApiKeyRecord, full_key: str, now: datetime) -> ApiKeyRecord:
 
 
 def _check_grant(principal: Principal, kind: str, permissions: tuple[str, ...]) -> None:
-    """A key may only hand out (or change) what it holds: no admin keys from a non-admin key."""
+    """Only an owner (a person, or a key holding `admin`) hands out, or changes a key
+    holding, `admin`. Below that the grant follows the role, as for a person: an admin
+    (a `management` key included) hands out every other permission, so a management key
+    can make the ordinary keys the spec's defaults describe (`chat`, `embeddings`, ...)."""
     if principal.has("admin") or principal.role == "owner":
         return
-    if principal.kind == "user":
-        # A person's grant follows the role: an admin hands out all but `admin`.
-        def held(permission: str) -> bool:
-            return permission != "admin"
-    else:
-        held = principal.has
-    if kind == "admin" or any(not held(p) for p in permissions):
+    if kind == "admin" or "admin" in permissions:
         raise permission_denied(
-            "A key cannot grant, or change a key holding, permissions it does not hold itself."
+            "Only an owner (or a key holding 'admin') can grant 'admin' or change a key holding it."
         )
 
 

@@ -16,7 +16,7 @@ def models_blueprint(state: AppState) -> Blueprint:
     @bp.get("/v1/models")
     async def list_models() -> Response:
         (await authenticate(state)).require("models")
-        provider = _filter("provider", {p.id for p in state.catalog.providers()})
+        provider = _provider(state)
         capability = _filter("capability", CAPABILITIES)
         status = _filter("status", MODEL_STATUSES)
         models = state.catalog.models(provider=provider, capability=capability, status=status)
@@ -39,6 +39,22 @@ def models_blueprint(state: AppState) -> Blueprint:
         return json_response(model_to_api(model, detail=True))
 
     return bp
+
+
+def _provider(state: AppState) -> str | None:
+    """The `provider` filter: a provider id, or its display name as `owned_by` shows it
+    ("OpenAI"), in any case."""
+    value = request.args.get("provider")
+    if value is None or value == "":
+        return None
+    names = {n.lower(): p.id for p in state.catalog.providers() for n in (p.id, p.name)}
+    found = names.get(value.lower())
+    if found is None:
+        ids = sorted({p.id for p in state.catalog.providers()})
+        raise invalid_request(
+            f"'provider' must be one of: {', '.join(ids)}.", param="provider", value=value
+        )
+    return found
 
 
 def _filter(name: str, allowed: set[str] | frozenset[str]) -> str | None:

@@ -8,13 +8,15 @@ enable brings a disabled provider back to active; delete removes the configurati
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import httpx
 
 from gateway.platform.errors import ApiError, invalid_request
 from providers.elevenlabs_ws import TRANSPORT_SETTING, TRANSPORTS
+
+MAX_SETTING = 200  # characters of a named setting (an id or a name, never a document)
 
 # (current status, trigger) -> next status
 TRANSITIONS: Mapping[tuple[str, str], str] = {
@@ -68,12 +70,18 @@ def parse_credentials(value: Any) -> dict[str, Any]:
     return {"api_key": api_key.strip(), **extra}
 
 
-def parse_settings(value: Any, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Merge a `settings` object over `current` (null removes a field); check `base_url`."""
+def parse_settings(
+    value: Any, current: Mapping[str, Any] | None = None, *, models: Collection[str] = ()
+) -> dict[str, Any]:
+    """Merge a `settings` object over `current` (null removes a field); check the spec's
+    fields (`default_model` one of `models`, the provider's own; `organization_id` and
+    `default_voice` strings) and `base_url`. Other fields are kept as given (families read
+    their own, e.g. `region`)."""
     if value is None:
         return dict(current or {})
     if not isinstance(value, dict):
         raise invalid_request("'settings' must be an object.", param="settings", value=value)
+    _check_named_settings(value, models)
     merged = dict(current or {})
     for name, item in value.items():
         if item is None:
@@ -85,6 +93,28 @@ def parse_settings(value: Any, current: Mapping[str, Any] | None = None) -> dict
         _check_base_url(base_url)
     _check_speech_transport(merged.get(TRANSPORT_SETTING))
     return merged
+
+
+def _check_named_settings(value: Mapping[str, Any], models: Collection[str]) -> None:
+    for name in ("organization_id", "default_voice", "default_model"):
+        item = value.get(name)
+        if item is None:
+            continue
+        if not isinstance(item, str) or not item.strip() or len(item) > MAX_SETTING:
+            raise invalid_request(
+                f"'settings.{name}' must be a non-empty string of at most {MAX_SETTING} "
+                "characters.",
+                param=f"settings.{name}",
+                value=item,
+            )
+    model = value.get("default_model")
+    if model is not None and models and model not in models:
+        raise invalid_request(
+            f"'settings.default_model' must be one of this provider's models: "
+            f"{', '.join(sorted(models))}.",
+            param="settings.default_model",
+            value=model,
+        )
 
 
 def _check_speech_transport(value: Any) -> None:

@@ -118,7 +118,7 @@ class ProvidersApi:
         if "credentials" not in body:
             raise invalid_request("'credentials' is required.", param="credentials")
         credentials = parse_credentials(body["credentials"])
-        settings = parse_settings(body.get("settings"))
+        settings = parse_settings(body.get("settings"), models=self._model_names(provider_id))
         event = _event(principal, "provider.configured", provider_id)
         record = await configure_provider(
             self.state, principal.workspace_id, provider_id, credentials, settings, event
@@ -154,7 +154,9 @@ class ProvidersApi:
         principal = await self._manager("configure_providers")
         record = self._configured(principal, provider_id)
         body = await read_object()
-        settings = parse_settings(body.get("settings"), record.settings)
+        settings = parse_settings(
+            body.get("settings"), record.settings, models=self._model_names(provider_id)
+        )
         now = datetime.now(UTC)
         ws = principal.workspace_id
         event = _event(principal, "provider.updated", provider_id)
@@ -171,7 +173,7 @@ class ProvidersApi:
         principal = await self._manager("configure_providers")
         record = self._configured(principal, provider_id)
         next_status(record.status, "update_credentials")
-        credentials = parse_credentials(await read_object())
+        credentials = parse_credentials(_credential_fields(await read_object()))
         encrypted = self.state.cipher.encrypt(credentials)
         now = datetime.now(UTC)
         ws = principal.workspace_id
@@ -240,6 +242,14 @@ class ProvidersApi:
                 available_providers=[p.id for p in self.state.catalog.providers()],
             )
         return info
+
+    def _model_names(self, provider_id: str) -> frozenset[str]:
+        """The ids and aliases of the provider's catalog models (its `default_model`s)."""
+        return frozenset(
+            name
+            for model in self.state.catalog.models_of(provider_id)
+            for name in (model.id, *model.aliases)
+        )
 
     def _configured(self, principal: Principal, provider_id: str) -> ProviderRecord:
         """The record of a known provider configured in the caller's workspace, else 404."""
@@ -397,6 +407,15 @@ def _test_failure(
         "tested_at": tested_at,
         "error": {"type": error_type, "message": message},
     }
+
+
+def _credential_fields(body: dict[str, Any]) -> Any:
+    """The spec sends the credential fields at the top (`{"api_key": ...}`); the shape
+    `configure` takes (`{"credentials": {...}}`) is accepted too, since a client that
+    just configured the provider naturally sends it again."""
+    if set(body) == {"credentials"} and isinstance(body["credentials"], dict):
+        return body["credentials"]
+    return body
 
 
 def _event(principal: Principal, kind: str, provider_id: str) -> AuditEvent:

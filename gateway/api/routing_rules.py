@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 import sqlite_utils
-from quart import Blueprint, Response
+from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event, audited
 from gateway.chat.input import parse_chat_body
@@ -121,7 +121,9 @@ class RoutingRulesApi:
     async def test_rules(self) -> Response:
         """A dry run of the rules against a chat-style body, see `_test`."""
         principal = await self._manager("view_configuration")
-        return json_response(await _test(self.state, self.book, principal, await read_object()))
+        sent = {name.lower(): value for name, value in request.headers.items()}
+        body = await read_object()
+        return json_response(await _test(self.state, self.book, principal, body, sent))
 
     async def read_rule(self, rule_id: str) -> Response:
         principal = await self._manager("view_configuration")
@@ -225,10 +227,16 @@ def rule_not_found(rule_id: str) -> ApiError:
 
 
 async def _test(
-    state: AppState, book: RuleBook, principal: Principal, body: dict[str, Any]
+    state: AppState,
+    book: RuleBook,
+    principal: Principal,
+    body: dict[str, Any],
+    sent: dict[str, str],
 ) -> dict[str, Any]:
     """Route a chat-style body as the chat endpoint would, without calling any upstream.
 
+    The headers a rule's `headers` condition sees are the test call's own (as a chat call's
+    would be), overridden by the body's `headers` extension where both name one.
     Extensions of the body: `headers` (the request headers to assume), `api_key_id` (a key
     of this workspace to assume as the caller, default the caller), `at` (ISO 8601 instant
     to assume, default now). The workspace's enabled rules are the ones evaluated; when no
@@ -240,7 +248,7 @@ async def _test(
     params = parse_chat_body(chat_body)
     if chat_body.get("metadata") is not None and not isinstance(chat_body["metadata"], dict):
         raise invalid_request("'metadata' must be an object.", param="metadata")
-    headers = _test_headers(body.get("headers"))
+    headers = sent | _test_headers(body.get("headers"))
     key = await _test_key(state, principal, body.get("api_key_id"))
     ctx = chat_context(state.catalog, key, chat_body, headers, _test_instant(body.get("at")))
     mode = params.routing_mode or _mode(headers.get("x-routing-mode"))

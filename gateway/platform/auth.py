@@ -5,7 +5,8 @@ The key ring is filled from the store at start and kept in step by the managemen
 dict lookup. Only hashes are held; comparison of the stored hash is constant-time.
 
 A principal is one of three credentials: a plain API key (its permissions decide, and
-`management`/`admin` act as the admin/owner role within its one workspace), a service
+`management`/`admin` act as the admin/owner role within its one workspace; the
+operator's key made at start is its organisation's owner, see `operator_key`), a service
 account's key (its role within its workspace scope, resolved when the key is loaded) or
 a person's user access token (the member's role in one organisation). Management routes
 ask `require_action`, which reads the one roles table (`gateway.organization.roles`).
@@ -61,6 +62,9 @@ class Principal:
 
     credential: ApiKeyRecord | UserSession
     workspace: str | None = None
+    # The operator's key only (`operator_key`): every workspace of its organisation, its
+    # own first, read per management request so a workspace it just created is included.
+    reach: tuple[str, ...] = ()
     # The session an agent's request names (`X-Agent-Session`, `gateway.agents.gate`).
     agent_session: str = "default"
 
@@ -95,6 +99,8 @@ class Principal:
     @property
     def workspaces(self) -> tuple[str, ...]:
         """Every workspace this caller may act in."""
+        if self.reach:
+            return self.reach
         credential = self.credential
         if isinstance(credential, UserSession):
             return credential.workspaces
@@ -137,8 +143,8 @@ class Principal:
     def require_action(self, action: Action) -> None:
         """Raise 403 unless the caller's role may perform `action`."""
         if not allowed(self.role, action):
-            who = f"role '{self.role}'" if self.role else "this API key"
-            raise permission_denied(f"The {who} may not {action.replace('_', ' ')}.")
+            who = f"The role '{self.role}'" if self.role else "This API key"
+            raise permission_denied(f"{who} may not {action.replace('_', ' ')}.")
 
     def in_workspace(self, workspace_id: str | None) -> Principal:
         """This caller acting in `workspace_id` (None: its default). A workspace it may not
@@ -159,6 +165,20 @@ class Principal:
                 type="permission_error",
                 model=model,
             )
+
+
+def operator_key(credential: ApiKeyRecord | UserSession) -> bool:
+    """Whether this is the operator's own admin key (made at start, `ensure_admin_key`,
+    or by `gateway keys create --type admin` on the machine):
+    an owner of its organisation that, like an owner person, reaches every workspace of
+    it, so the workspaces it creates can be given members, service accounts and keys.
+    Every other API key acts in its one workspace (or a service account's listed ones)."""
+    return (
+        isinstance(credential, ApiKeyRecord)
+        and credential.role == "owner"
+        and credential.service_account_id is None
+        and credential.agent_id is None
+    )
 
 
 def model_allowed(patterns: Iterable[str], model: str) -> bool:
@@ -262,6 +282,10 @@ class KeyRing:
     def pending_last_used(self) -> int:
         """Keys whose last use waits for the last-used worker (its queue, for /metrics)."""
         return len(self._last_used)
+
+    def noted_use(self, key_id: str) -> datetime | None:
+        """The key's last use noted here and not yet written to the store, if any."""
+        return self._last_used.get(key_id)
 
     def take_last_used(self) -> dict[str, datetime]:
         """The last-use times gathered since the previous call (for a batched store write)."""

@@ -415,6 +415,18 @@ async def test_models_filters(http: httpx.AsyncClient, query: str, check: Any) -
     assert (await http.get("/v1/models?capability=teleport")).status_code == 400
 
 
+async def test_the_provider_filter_takes_the_owned_by_name_in_any_case(
+    http: httpx.AsyncClient,
+) -> None:
+    by_id = (await http.get("/v1/models?provider=openai")).json()["data"]
+    owner = by_id[0]["owned_by"]
+    assert owner != "openai"  # the display name, as `owned_by` shows it
+    for spelling in (owner, owner.upper(), "OpenAI"):
+        assert (await http.get(f"/v1/models?provider={spelling}")).json()["data"] == by_id
+    unknown = await http.get("/v1/models?provider=openia")
+    assert unknown.status_code == 400 and unknown.json()["error"]["param"] == "provider"
+
+
 async def test_a_prompt_over_the_context_window_is_named(client: openai.AsyncOpenAI) -> None:
     huge = "word " * 150_000  # about 190k tokens, over gpt-4o-mini's 128k window
     with pytest.raises(openai.BadRequestError) as caught:

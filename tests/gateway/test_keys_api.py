@@ -160,6 +160,13 @@ async def test_create_rejects_invalid_bodies_naming_the_parameter(
     assert (await http.get(KEYS)).json()["data"] == before
 
 
+async def test_an_unknown_rate_limit_names_the_known_ones(http: httpx.AsyncClient) -> None:
+    """`daily` is what the rate-limits view calls it; the key's field is `daily_requests`."""
+    refused = await http.post(KEYS, json={"name": "k", "rate_limits": {"daily": 10}})
+    error = assert_error(refused, 400, "invalid_request")
+    assert "daily_requests" in error["message"] and error["param"] == "rate_limits"
+
+
 async def test_management_key_without_admin_cannot_create_admin_keys(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
@@ -182,6 +189,21 @@ async def test_management_key_without_admin_cannot_create_admin_keys(
     names = [k["name"] for k in (await http.get(KEYS)).json()["data"]]
     assert "escalate" not in names
     assert "ok" in names
+
+
+async def test_a_management_only_key_makes_ordinary_keys(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """Management permission is what the spec asks of a key-managing caller: a key holding
+    only `management` makes a key with the defaults, which can then chat."""
+    manager = await create_key(http, permissions=["management"])
+    async with as_client(gateway, manager["key"]) as as_manager:
+        made = await as_manager.post(KEYS, json={"name": "service"})
+        assert made.status_code == 201, made.text
+        assert made.json()["permissions"] == ["chat", "embeddings", "audio", "files", "models"]
+        refused = await as_manager.post(KEYS, json={"name": "x", "permissions": ["admin"]})
+        assert_error(refused, 403, "insufficient_permissions")
+    assert await chat_status(gateway, made.json()["key"]) == 200
 
 
 async def test_management_key_cannot_take_over_an_admin_key(
@@ -255,6 +277,20 @@ async def test_read_shows_today_usage_of_the_key(
     assert usage["requests_today"] == 3
     assert usage["tokens_today"] == tokens > 0
     assert usage["cost_today_usd"] == pytest.approx(cost) and cost > 0
+
+
+async def test_a_key_read_right_after_a_request_says_when_it_was_used(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """The last-used worker writes every few seconds; reads include what it has not yet."""
+    created = await create_key(http)
+    assert (await http.get(f"{KEYS}/{created['id']}")).json()["last_used_at"] is None
+    before = datetime.now(UTC)
+    assert await chat_status(gateway, created["key"]) == 200
+    read = (await http.get(f"{KEYS}/{created['id']}")).json()
+    assert parse_time(read["last_used_at"]) >= before
+    listed = {k["id"]: k for k in (await http.get(KEYS)).json()["data"]}
+    assert listed[created["id"]]["last_used_at"] == read["last_used_at"]
 
 
 async def test_unknown_ids_give_404_key_not_found(http: httpx.AsyncClient) -> None:

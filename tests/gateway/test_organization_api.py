@@ -294,3 +294,58 @@ async def test_an_expired_user_token_is_refused(
     refused = await http.get("/v1/management/members", headers=bearer(token))
     assert refused.status_code == 401
     assert refused.json()["error"]["type"] == "authentication_error"
+
+
+async def test_the_operators_key_uses_the_workspaces_it_creates(http: httpx.AsyncClient) -> None:
+    """The admin key made at start owns its organisation: a workspace it creates can at
+    once be given members and service accounts, and is listed; its own requests still act
+    in its home workspace unless `X-Workspace-ID` names another."""
+    created = await ok(
+        await http.post("/v1/management/workspaces", json={"name": "Search", "description": "t"}),
+        201,
+    )
+    ws = created["id"]
+    listed = await ok(await http.get("/v1/management/workspaces"))
+    assert ws in [w["id"] for w in listed["data"]]
+    assert (await ok(await http.get(f"/v1/management/workspaces/{ws}")))["name"] == "Search"
+    member = await ok(
+        await http.post(
+            "/v1/management/members",
+            json={"email": "dev@search.example", "role": "developer", "workspaces": [ws]},
+        ),
+        201,
+    )
+    assert member["workspaces"] == [ws]
+    account = await ok(
+        await http.post(
+            "/v1/management/service-accounts",
+            json={"name": "indexer", "role": "developer", "workspaces": [ws]},
+        ),
+        201,
+    )
+    assert {"id", "name", "api_key", "role"} <= set(account)
+    robot = bearer(account["api_key"])
+    keys_there = await ok(await http.get("/v1/management/api-keys", headers=robot))
+    assert "bootstrap-admin" not in [k["name"] for k in keys_there["data"]]
+    events = await ok(await http.get("/v1/management/audit-log"))
+    assert {"member.invited", "service_account.created"} <= {e["type"] for e in events["events"]}
+    home = await ok(await http.get("/v1/management/api-keys"))
+    assert "bootstrap-admin" in [k["name"] for k in home["data"]]
+    chosen = await ok(await http.get("/v1/management/api-keys", headers={"x-workspace-id": ws}))
+    assert "bootstrap-admin" not in [k["name"] for k in chosen["data"]]
+
+
+async def test_other_admin_keys_stay_in_their_workspace(
+    http: httpx.AsyncClient, world: World
+) -> None:
+    """Only the operator's key reaches the organisation: an admin key made through the API
+    neither lists nor names another workspace."""
+    other = bearer(world.other_key)
+    listed = await ok(await http.get("/v1/management/workspaces", headers=other))
+    assert [w["id"] for w in listed["data"]] == [world.second_workspace]
+    refused = await http.post(
+        "/v1/management/service-accounts",
+        json={"name": "escape", "role": "developer", "workspaces": ["default"]},
+        headers=other,
+    )
+    assert refused.status_code == 400

@@ -265,6 +265,23 @@ BAD_BASE_URLS = [
             id=f"base-url-{url}",
         )
         for url in BAD_BASE_URLS
+    ]
+    + [
+        pytest.param(
+            {"provider": "openai", "credentials": OK_CREDENTIALS, "settings": {name: value}},
+            400,
+            "invalid_request",
+            f"settings.{name}",
+            id=f"{name}-{value!r}",
+        )
+        for name, value in (
+            ("default_model", "no-such-model"),
+            ("default_model", "claude-haiku-4-5"),  # another vendor's
+            ("default_model", 4),
+            ("organization_id", 5),
+            ("organization_id", ""),
+            ("default_voice", ["alloy"]),
+        )
     ],
 )
 async def test_configure_rejects_bad_bodies_and_keeps_the_old_configuration(
@@ -304,6 +321,21 @@ async def test_patch_settings_merges_and_null_removes(http: httpx.AsyncClient) -
     settings = (await http.get(f"{PROVIDERS}/openai")).json()["settings"]
     assert settings == {"base_url": base_url, "default_model": "gpt-4o"}
     assert (await chat(http)).status_code == 200
+
+
+async def test_patch_checks_the_default_model_against_the_providers_own(
+    http: httpx.AsyncClient,
+) -> None:
+    before = (await http.get(f"{PROVIDERS}/openai")).json()["settings"]
+    refused = await http.patch(
+        f"{PROVIDERS}/openai", json={"settings": {"default_model": "mistral-large-latest"}}
+    )
+    assert assert_error(refused, 400, "invalid_request")["param"] == "settings.default_model"
+    assert (await http.get(f"{PROVIDERS}/openai")).json()["settings"] == before
+    alias = await http.patch(
+        f"{PROVIDERS}/openai", json={"settings": {"default_model": "gpt-4o-2024-08-06"}}
+    )
+    assert alias.status_code == 200, alias.text
 
 
 async def test_patch_base_url_redirects_traffic(http: httpx.AsyncClient, closed_port: int) -> None:
@@ -361,6 +393,19 @@ async def test_credentials_update(http: httpx.AsyncClient, settings: Settings) -
         p.read_bytes() for p in settings.data_dir.iterdir() if p.name.startswith("gateway.db")
     )
     assert SECRET.encode() not in stored
+
+
+async def test_credentials_update_takes_the_configure_shape_too(http: httpx.AsyncClient) -> None:
+    before = (await http.get(f"{PROVIDERS}/openai")).json()
+    nested = {"credentials": {"api_key": SECRET}}
+    response = await http.post(f"{PROVIDERS}/openai/credentials", json=nested)
+    assert response.status_code == 200, response.text
+    assert parse_time(response.json()["credentials_updated_at"]) > parse_time(
+        before["credentials_updated_at"]
+    )
+    empty = await http.post(f"{PROVIDERS}/openai/credentials", json={"credentials": {}})
+    assert_error(empty, 422, "invalid_credentials")
+    assert (await chat(http)).status_code == 200
 
 
 async def test_credentials_update_rejects_an_empty_key(http: httpx.AsyncClient) -> None:

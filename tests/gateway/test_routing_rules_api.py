@@ -403,6 +403,34 @@ async def test_dry_run_headers_key_and_time(
     assert_error(missing, 404, "key_not_found")
 
 
+async def test_dry_run_sees_the_calls_own_headers(http: httpx.AsyncClient) -> None:
+    """A `headers` condition is matched against the test call's headers, as a chat call's
+    would be; the body's `headers` extension overrides them."""
+    await create_rule(
+        http, conditions={"headers": {"X-Team": "search"}}, actions={"route_to": "gpt-4.1"}
+    )
+    body = {"model": "gpt-4o", "messages": MESSAGES}
+    sent = await http.post(f"{RULES}/test", json=body, headers={"X-Team": "search"})
+    assert sent.json()["resolved_model"] == "gpt-4.1"
+    overridden = await http.post(
+        f"{RULES}/test", json=body | {"headers": {"X-Team": "ads"}}, headers={"X-Team": "search"}
+    )
+    assert overridden.json()["matched_rule"] is None
+    assert (await http.post(f"{RULES}/test", json=body)).json()["matched_rule"] is None
+
+
+async def test_an_empty_transform_is_accepted_and_changes_nothing(
+    http: httpx.AsyncClient,
+) -> None:
+    """The spec lists `transform` without its fields, so `{}` is a valid no-op."""
+    rule = await create_rule(http, actions={"route_to": "gpt-4.1", "transform": {}})
+    assert rule["actions"] == {"route_to": "gpt-4.1", "transform": {}}
+    body = {"model": "gpt-4o", "messages": MESSAGES}
+    run = (await http.post(f"{RULES}/test", json=body)).json()
+    assert run["resolved_model"] == "gpt-4.1"
+    assert run["request_changes"] == {}
+
+
 async def test_dry_run_rejects_a_bad_body(http: httpx.AsyncClient) -> None:
     assert_error(
         await http.post(f"{RULES}/test", json={"messages": MESSAGES}), 400, "invalid_request"

@@ -76,7 +76,6 @@ def test_a_valid_transform_is_stored_as_sent() -> None:
     ("transform", "param"),
     [
         ([], "actions.transform"),
-        ({}, "actions.transform"),
         ({"system_prompt_prefix": "Be brief."}, "actions.transform.system_prompt_prefix"),
         ({"system_prompt": ""}, "actions.transform.system_prompt"),
         ({"system_prompt": "  "}, "actions.transform.system_prompt"),

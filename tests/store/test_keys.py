@@ -8,6 +8,7 @@ import attrs
 import pytest
 import sqlite_utils
 
+from gateway.platform import cli
 from store import keys, workspaces
 from store.db import open_database
 from store.keys import ALL_PERMISSIONS, ApiKeyRecord, RateLimits
@@ -182,6 +183,18 @@ def test_bootstrap_does_not_revive_a_revoked_key(sdb: sqlite_utils.Database) -> 
     assert keys.ensure_bootstrap_admin(sdb, full, "bootstrap").status == "revoked"
 
 
+def test_bootstrap_admin_is_its_organisations_owner(sdb: sqlite_utils.Database) -> None:
+    """A new one is made an owner; one stored before the role existed becomes one."""
+    assert keys.ensure_bootstrap_admin(sdb, new_api_key("admin"), "b", now=T0).role == "owner"
+    full = new_api_key("admin")
+    old = _record(full)
+    assert old.role is None
+    keys.insert(sdb, old)
+    upgraded = keys.ensure_bootstrap_admin(sdb, full, "bootstrap")
+    assert (upgraded.id, upgraded.role) == (old.id, "owner")
+    assert keys.find_by_hash(sdb, old.key_hash) == upgraded
+
+
 def test_records_are_immutable() -> None:
     record = _record(new_api_key("prod"), allowed_models=["a"])
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
@@ -213,3 +226,15 @@ def test_rotate_stores_the_new_key_and_expires_the_old(sdb: sqlite_utils.Databas
     missing = _record(new_api_key("prod"))
     assert keys.rotate(sdb, "key_missing", missing, grace_end) is None
     assert keys.get(sdb, missing.id) is None
+
+
+@pytest.mark.parametrize(("kind", "role"), [("admin", "owner"), ("prod", None)])
+def test_an_admin_key_made_on_the_machine_is_an_owner(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, role: str | None
+) -> None:
+    """`gateway keys create --type admin` makes an operator's key, as the one made at start."""
+    argv = ["keys", "create", "--name", "ops", "--type", kind, "--data-dir", str(tmp_path)]
+    assert cli.main(argv) == 0
+    full = capsys.readouterr().out.splitlines()[0]
+    found = keys.find_by_hash(sqlite_utils.Database(tmp_path / "gateway.db"), hash_key(full))
+    assert found is not None and found.role == role

@@ -80,7 +80,9 @@ def parse_transform(value: Any) -> dict[str, Any]:
     """The JSON form to store for `actions.transform`; `TransformError` on any problem.
 
     What passes is stored as sent: no defaults are filled in, so a rule reads back as
-    it was written.
+    it was written. An empty object is a transform that changes nothing (the spec lists
+    `transform` among the actions without showing its fields, so `{}` is what a client
+    that knows only the spec sends).
     """
     if not isinstance(value, dict):
         raise TransformError(f"'{WHERE}' must be an object.", param=WHERE, value=value)
@@ -90,12 +92,6 @@ def parse_transform(value: Any) -> dict[str, Any]:
             f"Unknown key '{unknown[0]}' in '{WHERE}'; known: {', '.join(FIELDS)}.",
             param=f"{WHERE}.{unknown[0]}",
             value=value[unknown[0]],
-        )
-    if not value:
-        raise TransformError(
-            f"'{WHERE}' needs at least one of system_prompt, set, max_tokens_cap.",
-            param=WHERE,
-            value=value,
         )
     if "system_prompt_mode" in value and "system_prompt" not in value:
         raise TransformError(

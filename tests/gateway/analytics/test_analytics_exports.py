@@ -70,11 +70,11 @@ async def test_an_export_holds_exactly_the_periods_rows(
     response = await http.get(download_path(record))
     assert response.status_code == 200
     content_type = {
-        "csv": "text/csv",
+        "csv": "text/csv; charset=utf-8",
         "json": "application/json",
         "parquet": "application/vnd.apache.parquet",
     }
-    assert response.headers["content-type"].startswith(content_type[fmt])
+    assert response.headers["content-type"] == content_type[fmt]
     sections = parse(fmt, response.content)
     for section in ("usage", "errors"):
         got = [(r["request_id"], int(r["status"]), float(r["cost_usd"])) for r in sections[section]]

@@ -74,6 +74,15 @@ async def test_a_rejected_chat_body_counts_as_an_invalid_request(
     errors = (await http.get(f"{A}/errors")).json()
     assert errors["requests"] == 2 and errors["total_errors"] == 1
     assert errors["by_type"]["invalid_request"] == 1 and errors["error_rate"] == 0.5
+    # Answered by the gateway itself: named so on every page, never under an empty key.
+    assert errors["by_provider"]["gateway"]["total_errors"] == 1
+    assert set(errors["by_provider"]) == {"gateway", "openai"}
+    models = (await http.get(f"{A}/usage/models")).json()["models"]
+    assert sorted(m["provider"] for m in models) == ["gateway", "openai"]
+    for page in ("costs", "performance"):
+        assert "" not in (await http.get(f"{A}/{page}")).json()["by_provider"]
+    grouped = (await http.get(f"{A}/usage", params={"group_by": "provider"})).json()
+    assert {p["provider"] for p in grouped["data"]} == {"gateway", "openai"}
 
 
 async def test_an_ocr_request_refused_by_a_limit_is_recorded(
