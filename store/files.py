@@ -157,8 +157,9 @@ def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRe
             where.append(f"{column} = ?")
             params.append(value)
     for key, value in query.metadata.items():
-        where.append("json_extract(metadata, ?) = ?")
-        params.extend(["$." + _json_key(key), value])
+        where.append(_METADATA_AS_TEXT + " = ?")
+        path = "$." + _json_key(key)
+        params.extend([path, path, value])
     if query.after is not None:
         cursor = db.execute(
             "SELECT created_at, rowid FROM files WHERE id = ? AND workspace_id = ?",
@@ -177,6 +178,15 @@ def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRe
     )
     rows = [_from_row(row) for row in db.query(sql, [*params, query.limit + 1])]
     return rows[: query.limit], len(rows) > query.limit
+
+
+# A metadata value as the text a query string carries: json_extract gives a number as an
+# INTEGER or REAL (never equal to the TEXT '3') and a boolean as 1 or 0, so numbers are cast
+# and booleans spelled `true`/`false` as in the JSON the client sent.
+_METADATA_AS_TEXT = (
+    "CASE json_type(metadata, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+    "ELSE CAST(json_extract(metadata, ?) AS TEXT) END"
+)
 
 
 def _json_key(key: str) -> str:

@@ -215,6 +215,14 @@ async def test_list_filters_pages_and_cursor(http: httpx.AsyncClient) -> None:
         await http.get("/v1/files", params={"metadata.team": "red", "purpose": "document"})
     ).json()
     assert sorted(f["id"] for f in red_docs["data"]) == sorted([ids[0], ids[2]])
+    # A number or boolean in the metadata matches its text in the query string.
+    numbered = (await http.get("/v1/files", params={"metadata.n": "3"})).json()
+    assert [f["id"] for f in numbered["data"]] == [ids[3]]
+    flagged = await upload(http, "flag.txt", b"flag", metadata='{"ok": true, "r": 2.5}')
+    for query in ({"metadata.ok": "true"}, {"metadata.r": "2.5"}):
+        found = (await http.get("/v1/files", params=query)).json()
+        assert [f["id"] for f in found["data"]] == [flagged.json()["id"]], query
+    assert (await http.get("/v1/files", params={"metadata.ok": "1"})).json()["data"] == []
     for bad in (
         {"limit": "0"},
         {"limit": "101"},
