@@ -2,7 +2,8 @@
 
 The document arrives as a data URL (`document_url` or `image_url`); remote URLs are refused,
 since the simulator reaches nothing. A PDF's pages are "read" from its text layer (pypdf),
-so a test can check what comes back; an image reads as a fixed sentence naming its digest.
+so a test can check what comes back; an image, and a scanned PDF page (images and no text
+layer), reads as a fixed sentence naming its digest.
 Pages are 0-based; an index past the document is Mistral's 400.
 """
 
@@ -67,9 +68,21 @@ def _pages(kind: str, data: bytes) -> list[str]:
 
     try:
         reader = PdfReader(io.BytesIO(data))
-        return [(page.extract_text() or "").strip() for page in reader.pages]
+        return [_pdf_page(page) for page in reader.pages]
     except PdfReadError:
         raise api_error(400, "The document could not be read as a PDF") from None
+
+
+def _pdf_page(page: Any) -> str:
+    """A page's text layer; a scanned page (no text layer, only images) reads as an image
+    would, since Mistral's OCR reads what the page shows, not only its text layer."""
+    text = (page.extract_text() or "").strip()
+    if text:
+        return text
+    images = b"".join(image.data for image in page.images)
+    if not images:
+        return ""
+    return f"Simulated OCR of image {hashlib.sha256(images).hexdigest()[:8]}."
 
 
 def _selected(body: Mapping[str, Any], count: int) -> list[int]:

@@ -54,6 +54,19 @@ async def test_a_pdf_is_read_by_mistral_and_priced_per_page(
     ]
 
 
+async def test_a_scanned_pdf_is_read_by_the_default_chain(http: httpx.AsyncClient) -> None:
+    """A PDF page with no text layer is what OCR is for: Mistral (its simulator too) reads
+    the page's image; it was a 422 when the simulator read only text layers."""
+    scan = documents.scanned_pdf(["Scanned lease 2024"])
+    answer = await ocr(http, "scan.pdf", scan)
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert_shape(body)
+    assert body["_gateway"]["provider"] == "mistral"
+    assert body["total_pages"] == 1
+    assert body["pages"][0]["text"].startswith("Simulated OCR of image ")
+
+
 async def test_the_local_engine_reads_a_scanned_image(http: httpx.AsyncClient) -> None:
     image = documents.text_image(["Invoice 4711 for Jane Doe"])
     answer = await ocr(http, "scan.png", image, model="local", output_format="text")
