@@ -16,6 +16,7 @@ import orjson
 
 from gateway.platform.errors import invalid_request
 from gateway.uploads.formats import PURPOSE_LIMITS
+from providers.catalog import Catalog
 from store.files import STATUSES, ListQuery
 
 CLASSIFICATIONS = ("public", "internal", "confidential", "restricted", "phi")
@@ -121,6 +122,26 @@ def service(fields: Mapping[str, str]) -> ServiceOptions:
             value=overlap,
         )
     return ServiceOptions(**values)
+
+
+def check_models(catalog: Catalog, options: ServiceOptions) -> None:
+    """A named `embedding_model` or `ocr_model` must be one the catalog knows for that work:
+    a 400 at upload, rather than a file accepted only to end in `error` once processed."""
+    wanted = (("embedding_model", "embeddings"), ("ocr_model", "ocr"))
+    for name, capability in wanted:
+        model = getattr(options, name)
+        if model is None or (name == "ocr_model" and model == "local"):
+            continue
+        info = catalog.model(model)
+        if info is None or not info.has(capability):
+            known = [m.id for m in catalog.models(capability=capability)]
+            if name == "ocr_model":
+                known.append("local")
+            raise invalid_request(
+                f"'service.{name}' must be a model for {capability}: {', '.join(known)}.",
+                param=f"service.{name}",
+                value=model,
+            )
 
 
 def _service_values(fields: Mapping[str, str]) -> dict[str, Any]:
