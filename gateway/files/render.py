@@ -84,7 +84,7 @@ def status_record(record: FileRecord) -> dict[str, Any]:
             "started_at": record.started_at,
             "completed_at": record.completed_at,
             "duration_ms": record.duration_ms,
-            "stages": {name: record.stages.get(name, "skipped") for name in STAGES},
+            "stages": _stages(record),
         },
         "results": {
             "pages": results.get("pages", 0),
@@ -93,6 +93,16 @@ def status_record(record: FileRecord) -> dict[str, Any]:
             "pii_findings": results.get("pii_findings", 0),
             "classification": results.get("classification"),
         },
+    }
+
+
+def _stages(record: FileRecord) -> dict[str, str]:
+    """Each stage's state as the worker wrote it; before that, `upload` is complete (the
+    file exists) and the others `pending` when processing is due (queued), else `skipped`."""
+    unreached = "pending" if record.process_id is not None else "skipped"
+    return {
+        name: record.stages.get(name, "complete" if name == "upload" else unreached)
+        for name in STAGES
     }
 
 

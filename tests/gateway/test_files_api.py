@@ -15,8 +15,10 @@ import openai
 import pytest
 import trio
 
+from gateway.files import render
 from gateway.files.chunking import count_tokens
 from gateway.platform.server import RunningGateway
+from store.files import FileRecord
 
 from . import documents
 
@@ -70,6 +72,29 @@ async def test_the_official_client_uploads_lists_reads_and_deletes(
         await client.files.retrieve(created.id)
     assert caught.value.status_code == 404
     assert gateway.state.files.blobs.stored() == []
+
+
+async def test_the_status_of_a_file_not_processed_shows_its_upload_complete(
+    http: httpx.AsyncClient,
+) -> None:
+    created = (await upload(http, "plain.txt", b"plain")).json()
+    status = (await http.get(f"/v1/files/{created['id']}/status")).json()
+    assert status["status"] == "uploaded"
+    stages = status["processing"]["stages"]
+    assert stages.pop("upload") == "complete"  # was "skipped": the file was uploaded
+    assert set(stages.values()) == {"skipped"}
+
+
+def test_a_queued_file_shows_its_stages_pending() -> None:
+    """Between the upload and the worker's first step the record holds no stages yet."""
+    queued = FileRecord(
+        workspace_id="default", key_id="key_x", filename="q.txt", purpose="document",
+        kind="txt", content_type="text/plain", bytes=1, sha256="0" * 64,
+        created_at=1_700_000_000, process_id="proc_q",
+    )  # fmt: skip
+    stages = render.status_record(queued)["processing"]["stages"]
+    assert stages.pop("upload") == "complete"
+    assert set(stages.values()) == {"pending"}
 
 
 async def test_a_text_pdf_is_extracted_chunked_embedded_and_scanned(
