@@ -69,6 +69,7 @@ class _Receiver:
     value: bytearray = attrs.field(factory=bytearray)
     writer: BlobWriter | None = None
     filename: str | None = None
+    file_part: PartStart | None = None
     head: bytearray = attrs.field(factory=bytearray)
     kind: Kind | None = None
     pending: list[bytes] = attrs.field(factory=list)
@@ -89,6 +90,7 @@ class _Receiver:
             if self.writer is not None:
                 raise invalid_request(f"Only one '{self.file_field}' part is accepted.")
             self.filename = part.filename or "upload"
+            self.file_part = part
             self.writer = self.blobs.open_writer()
         elif len(self.fields) >= MAX_FIELDS:
             raise invalid_request("Too many form fields.")
@@ -123,7 +125,8 @@ class _Receiver:
             self._check_size(self.writer.size + sum(map(len, self.pending)))
 
     def _sniff(self) -> None:
-        self.kind = formats.sniff(bytes(self.head), self.filename or "")
+        declared = self.file_part.content_type if self.file_part is not None else None
+        self.kind = formats.sniff(bytes(self.head), self.filename or "", declared)
         if self.kind is None:
             raise ApiError(
                 415,

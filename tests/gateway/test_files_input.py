@@ -134,6 +134,38 @@ async def test_bad_uploads_are_refused_and_leave_nothing(
     assert_nothing_stored(gateway)
 
 
+async def test_a_container_format_without_its_extension_is_told_by_its_media_type(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    """DOCX and XLSX are both ZIP, a .doc is OLE: with no telling extension the part's
+    declared Content-Type decides (it was a 415); without either it stays a 415."""
+    made = {
+        "docx": documents.docx(["Told by its type."]),
+        "xlsx": documents.xlsx([["told", 1]]),
+        "doc": documents.word97(["Told by its type."]),
+    }
+    media = {
+        "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "doc": "application/msword",
+    }
+    for kind, data in made.items():
+        answer = await http.post(
+            "/v1/files",
+            files={"file": ("report", data, media[kind])},
+            data={"purpose": "assistants"},
+        )
+        assert answer.status_code == 200, (kind, answer.text)
+        content = await http.get(f"/v1/files/{answer.json()['id']}/content")
+        assert content.headers["content-type"] == media[kind]
+    unnamed = await http.post(
+        "/v1/files",
+        files={"file": ("report", made["docx"], "application/octet-stream")},
+        data={"purpose": "assistants"},
+    )
+    assert unnamed.status_code == 415, unnamed.text
+
+
 async def test_missing_file_and_a_body_that_is_not_multipart_are_400(
     http: httpx.AsyncClient, gateway: RunningGateway
 ) -> None:
