@@ -117,12 +117,20 @@ class _Receiver:
             if self.kind is None and self.head:
                 self._sniff()
             return
-        self.fields[part.name] = self.value.decode("utf-8", "replace")
+        self._keep(part.name, self.value.decode("utf-8", "replace"))
         self.value.clear()
         if part.name == "purpose":
             self._check_purpose()
         if self.writer is not None:
             self._check_size(self.writer.size + sum(map(len, self.pending)))
+
+    def _keep(self, name: str, value: str) -> None:
+        """A list field arrives as repeated parts (`language_hints=en`, `language_hints=de`)
+        or as `name[]` parts (the `openai` client's spelling): its values are kept joined by
+        commas under the plain name, as a comma-separated list field reads them."""
+        name = name.removesuffix("[]") or name
+        previous = self.fields.get(name)
+        self.fields[name] = value if previous is None else f"{previous},{value}"
 
     def _sniff(self) -> None:
         declared = self.file_part.content_type if self.file_part is not None else None

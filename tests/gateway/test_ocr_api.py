@@ -156,3 +156,21 @@ async def test_bad_ocr_requests(
     assert answer.status_code == status, answer.text
     assert answer.json()["error"]["code"] == code
     assert gateway.state.files.blobs.stored() == []
+
+
+async def test_language_hints_as_repeated_fields_or_brackets(http: httpx.AsyncClient) -> None:
+    """An array in a form comes as repeated parts or as `name[]` parts: every value counts
+    (repeated parts kept only the last, and `language_hints[]` was an unknown field)."""
+    image = documents.text_image(["Lease 2024"])
+
+    async def hints(*parts: tuple[str, str]) -> httpx.Response:
+        form = [("file", ("scan.png", image, "image/png")), *((n, (None, v)) for n, v in parts)]
+        return await http.post("/v1/ocr", files=form, data={"model": "local"}, timeout=60)
+
+    answer = await hints(("language_hints[]", "en"), ("language_hints[]", "de"))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["pages"][0]["text"] == "Lease 2024"
+    refused = await hints(("language_hints", "no code!"), ("language_hints", "en"))
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["param"] == "language_hints"
+    assert refused.json()["error"]["value"] == "no code!"
