@@ -119,7 +119,9 @@ def blank_png() -> bytes:
             id="pages outside the document",
         ),
         pytest.param("a.pdf", b"%PDF-1.7 nothing", {}, 400, "invalid_file", id="truncated pdf"),
-        pytest.param("a.txt", b"plain text", {}, 415, "unsupported_file_type", id="text file"),
+        pytest.param("a.txt", b"plain text", {}, 400, "invalid_file_type", id="text file"),
+        pytest.param("a.docx", documents.docx(["x"]), {}, 400, "invalid_file_type", id="docx file"),
+        pytest.param("a.bin", b"\x00\x01garbage", {}, 400, "invalid_file_type", id="no type"),
         pytest.param("a.png", b"", {}, 400, "invalid_request", id="empty file"),
         pytest.param("a.png", blank_png(), {"model": "local"}, 422, "ocr_failed", id="no text"),
         pytest.param(
