@@ -17,7 +17,7 @@ from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.test_keys_api import as_client, foreign_key
 
 from . import documents
-from .test_files_api import upload
+from .test_files_api import processed, upload
 
 
 def assert_nothing_stored(gateway: RunningGateway) -> None:
@@ -164,6 +164,23 @@ async def test_a_container_format_without_its_extension_is_told_by_its_media_typ
         data={"purpose": "assistants"},
     )
     assert unnamed.status_code == 415, unnamed.text
+
+
+async def test_a_password_pdf_is_refused_as_such_and_an_owner_locked_one_is_read(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    locked = documents.encrypted_pdf(["Locked page"], user_password="open sesame")
+    answer = await upload(http, "locked.pdf", locked)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["code"] == "invalid_file"
+    assert "password" in answer.json()["error"]["message"]  # was "corrupt: FileNotDecrypted..."
+    assert_nothing_stored(gateway)
+    readable = documents.encrypted_pdf(["Owner locked page"], user_password="")
+    stored = await upload(http, "owner.pdf", readable, process="true")
+    assert stored.status_code == 200, stored.text
+    assert (await processed(http, stored.json()["id"]))["status"] == "processed"
+    text = (await http.get(f"/v1/files/{stored.json()['id']}/text")).json()["text"]
+    assert text == "Owner locked page"
 
 
 async def test_missing_file_and_a_body_that_is_not_multipart_are_400(
