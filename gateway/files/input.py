@@ -15,7 +15,7 @@ import attrs
 import orjson
 
 from gateway.platform.errors import invalid_request
-from gateway.uploads.formats import PURPOSE_LIMITS
+from gateway.uploads.formats import KINDS, PURPOSE_LIMITS, Kind
 from providers.catalog import Catalog
 from store.files import STATUSES, ListQuery
 
@@ -122,6 +122,18 @@ def service(fields: Mapping[str, str]) -> ServiceOptions:
             value=overlap,
         )
     return ServiceOptions(**values)
+
+
+def check_kind(purpose: str, kind: Kind) -> None:
+    """Purpose `audio` takes audio (the size table's audio types): a PDF or an image under
+    it is the spec's "400 invalid type or purpose", not a file stored under a wrong name."""
+    if purpose == "audio" and kind.family != "audio":
+        audio = ", ".join(k.name for k in KINDS.values() if k.family == "audio")
+        raise invalid_request(
+            f"Purpose 'audio' takes audio files ({audio}); this file is {kind.name}.",
+            param="purpose",
+            value=purpose,
+        )
 
 
 def check_models(catalog: Catalog, options: ServiceOptions) -> None:

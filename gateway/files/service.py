@@ -79,6 +79,7 @@ async def _checked(
         received = await _receive(state, chunks, boundary, quota_left=quota - used)
     try:
         form = file_input.upload_form(received.fields)
+        file_input.check_kind(form.purpose, received.kind)
         file_input.check_models(state.catalog, form.service)
         await _check_integrity(received)
         hold = await _admit(state, principal, received, form)

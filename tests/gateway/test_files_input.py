@@ -83,6 +83,14 @@ def assert_nothing_stored(gateway: RunningGateway) -> None:
             id="unknown classification",
         ),
         pytest.param(
+            "a.pdf",
+            documents.pdf_with_text(["not audio"]),
+            {"purpose": "audio"},
+            400,
+            "invalid_request",
+            id="a pdf as audio",
+        ),
+        pytest.param(
             "a.txt",
             b"text",
             {"service[vectorize]": "true", "service[embedding_model]": "no-such-model"},
