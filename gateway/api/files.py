@@ -15,7 +15,7 @@ def files_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/files")
     async def upload() -> Response:
-        up = await upload_request(state)
+        up = await upload_request(state, media_type_status=415)
         body = await service.upload(state, up.principal, up.chunks, up.boundary, up.headers)
         return json_response(body)
 

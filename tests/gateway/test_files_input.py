@@ -191,13 +191,21 @@ async def test_a_password_pdf_is_refused_as_such_and_an_owner_locked_one_is_read
     assert text == "Owner locked page"
 
 
-async def test_missing_file_and_a_body_that_is_not_multipart_are_400(
+async def test_a_missing_file_is_400_and_a_body_that_is_not_multipart_415(
     http: httpx.AsyncClient, gateway: RunningGateway
 ) -> None:
+    """The spec's upload row: 415 unsupported media type, as transcriptions answer a
+    body of another media type (it was a 400); a multipart body without its boundary is
+    malformed, a 400."""
     answer = await http.post("/v1/files", data={"purpose": "document"}, files={"x": ("a", b"")})
     assert answer.status_code == 400
     assert "'file' is required" in answer.json()["error"]["message"]
-    answer = await http.post("/v1/files", json={"purpose": "document"})
+    for body in ({"json": {"purpose": "document"}}, {"data": {"purpose": "document"}}):
+        answer = await http.post("/v1/files", **body)  # type: ignore[arg-type]
+        assert answer.status_code == 415, answer.text
+        assert answer.json()["error"]["code"] == "unsupported_media_type"
+    bare = {"content-type": "multipart/form-data"}
+    answer = await http.post("/v1/files", content=b"x", headers=bare)
     assert answer.status_code == 400
     assert_nothing_stored(gateway)
 
