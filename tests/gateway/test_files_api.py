@@ -74,6 +74,21 @@ async def test_the_official_client_uploads_lists_reads_and_deletes(
     assert gateway.state.files.blobs.stored() == []
 
 
+async def test_the_official_client_deletes_every_file_it_lists(
+    client: openai.AsyncOpenAI, gateway: RunningGateway
+) -> None:
+    """Auto-pagination asks for the page after the last file of the one before, which the
+    loop has just deleted: that cursor was a 400 ('after' names no file) after one page."""
+    for index in range(7):
+        await client.files.create(file=(f"{index}.txt", b"x%d" % index), purpose="assistants")
+    deleted = 0
+    async for listed in client.files.list(limit=3):
+        await client.files.delete(listed.id)
+        deleted += 1
+    assert deleted == 7
+    assert (await client.files.list()).data == []
+
+
 async def test_the_status_of_a_file_not_processed_shows_its_upload_complete(
     http: httpx.AsyncClient,
 ) -> None:
