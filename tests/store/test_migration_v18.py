@@ -4,6 +4,7 @@ cursor naming it still pages on; another workspace's deleted file stays unknown.
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import attrs
 import pytest
@@ -30,7 +31,7 @@ def test_a_deleted_files_place_answers_its_cursor_for_a_day(
     made = [record(i) for i in range(5)]
     for made_record in made:
         files.insert(db, made_record, quota_bytes=10**9)
-    monkeypatch.setattr(files.time, "time", lambda: 1_800_000_000.0)
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.0)
     files.delete(db, "w", made[3].id)
     page, more = files.list_files(db, ListQuery(workspace_id="w", after=made[3].id))
     assert [f.id for f in page] == [made[2].id, made[1].id, made[0].id] and not more
@@ -39,7 +40,7 @@ def test_a_deleted_files_place_answers_its_cursor_for_a_day(
     with pytest.raises(LookupError):
         files.list_files(db, ListQuery(workspace_id="other", after=made[3].id))
     # A day later, the next deletion forgets the place.
-    monkeypatch.setattr(files.time, "time", lambda: 1_800_000_000.0 + files.PLACE_KEPT_S + 1)
+    monkeypatch.setattr(time, "time", lambda: 1_800_000_000.0 + files.PLACE_KEPT_S + 1)
     files.delete(db, "w", made[0].id)
     with pytest.raises(LookupError):
         files.list_files(db, ListQuery(workspace_id="w", after=made[3].id))
