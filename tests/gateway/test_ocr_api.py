@@ -176,3 +176,16 @@ async def test_language_hints_as_repeated_fields_or_brackets(http: httpx.AsyncCl
     assert refused.status_code == 400, refused.text
     assert refused.json()["error"]["param"] == "language_hints"
     assert refused.json()["error"]["value"] == "no code!"
+
+
+async def test_a_table_comes_back_as_rows(http: httpx.AsyncClient) -> None:
+    """Mistral answers tables apart with `table_format: markdown` (its simulator inlined
+    them, and the rows were lost: the text drops table lines, and no table was reported)."""
+    pdf = documents.pdf_with_text(["Price list\n| item | cost |\n|---|---|\n| paper | 12 |"])
+    answer = await ocr(http, "prices.pdf", pdf)
+    assert answer.status_code == 200, answer.text
+    page = answer.json()["pages"][0]
+    assert [t["rows"] for t in page["tables"]] == [[["item", "cost"], ["paper", "12"]]]
+    assert page["text"] == "Price list"
+    off = (await ocr(http, "prices.pdf", pdf, extract_tables="false")).json()["pages"][0]
+    assert off["tables"] == []
