@@ -210,20 +210,21 @@ def _heading(block: str) -> str | None:
 _ATX_LINE = re.compile(r"^#{1,6}[ \t]+\S.*$", re.MULTILINE)
 
 
-def _heading_blocks(text: str) -> list[tuple[int, int]]:
+def _heading_blocks(text: str) -> list[tuple[int, int, bool]]:
     """The page's paragraphs, each Markdown `#` heading line a block of its own: a heading
     needs no blank line after it (`# Terms\nThe text...`), and text extracted from a PDF
-    often has none."""
-    spans = []
+    often has none. The flag says whether the block may be a heading: a whole paragraph or
+    a `#` line may; the text cut from around a `#` line is body, not a line standing alone."""
+    spans: list[tuple[int, int, bool]] = []
     for start, end in _blocks(text):
-        cut = start
+        cut, split = start, False
         for line in _ATX_LINE.finditer(text, start, end):
-            spans += [
-                t for a, b in ((cut, line.start()), line.span()) if (t := _trimmed(text, a, b))
-            ]
-            cut = line.end()
-        if (t := _trimmed(text, cut, end)) is not None:
-            spans.append(t)
+            if (body := _trimmed(text, cut, line.start())) is not None:
+                spans.append((*body, False))
+            spans.append((line.start(), line.end(), True))
+            cut, split = line.end(), True
+        if (rest := _trimmed(text, cut, end)) is not None:
+            spans.append((*rest, not split))
     return spans
 
 
@@ -233,8 +234,8 @@ def _sentences_by_section(
     """The page's sentences, each tagged with its section's heading (a heading is a unit of
     its own that opens a section); and the heading still open at the page's end."""
     units: list[_Unit] = []
-    for start, end in _heading_blocks(text):
-        title = _heading(text[start:end])
+    for start, end, may_head in _heading_blocks(text):
+        title = _heading(text[start:end]) if may_head else None
         if title is not None:
             header = title
             units.append(_Unit(start, end, count_tokens(text[start:end]), header))

@@ -58,11 +58,15 @@ def scanned_pdf(lines: list[str]) -> bytes:
 
 
 def docx(paragraphs: list[str]) -> bytes:
+    """Paragraphs; one written `# Title` becomes a heading of Word's `Heading 1` style."""
     import docx as python_docx
 
     document = python_docx.Document()
     for paragraph in paragraphs:
-        document.add_paragraph(paragraph)
+        if paragraph.startswith("# "):
+            document.add_heading(paragraph[2:], level=1)
+        else:
+            document.add_paragraph(paragraph)
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()

@@ -115,6 +115,9 @@ def test_a_markdown_heading_needs_no_blank_line_after_it() -> None:
         ("Terms", "# Terms\nThe tenant pays monthly."),
         ("Fees", "## Fees\nFees are due on the first.\n#hashtag"),
     ]
+    # The short line under a heading is its body, not a title-like line standing alone.
+    pieces = chunks("# Notes\nEither party", "semantic", 100, 0)
+    assert [(p.section_header, p.text) for p in pieces] == [("Notes", "# Notes\nEither party")]
 
 
 def test_semantic_headers_carry_across_pages() -> None:

@@ -240,6 +240,21 @@ async def test_retention_expiry_erases_under_a_controlled_clock(
     assert log["events"][0]["details"]["reason"] == "retention"
 
 
+async def test_word_headings_become_section_headers(http: httpx.AsyncClient) -> None:
+    """Word's heading styles are the document's sections (they were plain lines, and every
+    chunk had no section_header)."""
+    data = documents.docx(
+        ["# Payment terms", "Invoices are due in thirty days.", "# Termination", "Either party"]
+    )
+    created = await upload(http, "contract.docx", data)
+    assert (await finished(http, created["id"]))["status"] == "completed"
+    page = (await http.get(f"{DOCS}/{created['id']}/chunks")).json()
+    assert [(c["section_header"], c["content"]) for c in page["chunks"]] == [
+        ("Payment terms", "# Payment terms\nInvoices are due in thirty days."),
+        ("Termination", "# Termination\nEither party"),
+    ]
+
+
 async def test_a_word_97_document_is_read_page_by_page(http: httpx.AsyncClient) -> None:
     data = documents.word97(
         ["Tenancy agreement.\nThe tenant pays rent monthly.", "Signed by both parties."],
