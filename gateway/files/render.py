@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from store.files import Chunk, FileRecord, Finding, Page
 
@@ -94,6 +95,17 @@ def status_record(record: FileRecord) -> dict[str, Any]:
             "classification": results.get("classification"),
         },
     }
+
+
+def content_disposition(filename: str) -> str:
+    """`attachment` with the uploaded name (RFC 6266): a plain ASCII `filename` for every
+    client, and `filename*` in UTF-8 when the name is not ASCII (a header carries Latin-1
+    at most, so the raw name could not be sent)."""
+    fallback = "".join(c if " " <= c < "\x7f" and c not in '"\\' else "_" for c in filename)
+    header = f'attachment; filename="{fallback}"'
+    if fallback != filename:
+        header += "; filename*=UTF-8''" + quote(filename, safe="")
+    return header
 
 
 def _stages(record: FileRecord) -> dict[str, str]:

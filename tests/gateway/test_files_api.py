@@ -65,6 +65,16 @@ async def test_the_official_client_uploads_lists_reads_and_deletes(
     content = await client.files.content(created.id)
     assert content.content == b"hello files"
     assert content.response.headers["content-type"].startswith("text/plain")
+    disposition = content.response.headers["content-disposition"]
+    assert disposition == 'attachment; filename="notes.txt"'  # the name it was uploaded as
+    accented = await client.files.create(file=("Résumé 履歴.txt", b"cv"), purpose="assistants")
+    answer = await client.files.with_raw_response.content(accented.id)
+    assert answer.status_code == 200
+    assert answer.headers["content-disposition"] == (
+        'attachment; filename="R_sum_ __.txt"; '
+        "filename*=UTF-8''R%C3%A9sum%C3%A9%20%E5%B1%A5%E6%AD%B4.txt"
+    )
+    await client.files.delete(accented.id)
 
     deleted = await client.files.delete(created.id)
     assert deleted.deleted is True
