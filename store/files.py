@@ -14,6 +14,7 @@ this machine's stdlib `sqlite3` cannot load extensions such as sqlite-vec).
 
 from __future__ import annotations
 
+import time
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -157,13 +158,11 @@ def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRe
             where.append(f"{column} = ?")
             params.append(value)
     for key, value in query.metadata.items():
-        where.append("json_extract(metadata, ?) = ?")
-        params.extend(["$." + _json_key(key), value])
+        where.append(_METADATA_AS_TEXT + " = ?")
+        path = "$." + _json_key(key)
+        params.extend([path, path, value])
     if query.after is not None:
-        cursor = db.execute(
-            "SELECT created_at, rowid FROM files WHERE id = ? AND workspace_id = ?",
-            [query.after, query.workspace_id],
-        ).fetchone()
+        cursor = _place(db, query.workspace_id, query.after)
         if cursor is None:
             raise LookupError(query.after)
         comparison = "<" if query.order == "desc" else ">"
@@ -177,6 +176,28 @@ def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRe
     )
     rows = [_from_row(row) for row in db.query(sql, [*params, query.limit + 1])]
     return rows[: query.limit], len(rows) > query.limit
+
+
+# A metadata value as the text a query string carries: json_extract gives a number as an
+# INTEGER or REAL (never equal to the TEXT '3') and a boolean as 1 or 0, so numbers are cast
+# and booleans spelled `true`/`false` as in the JSON the client sent.
+_METADATA_AS_TEXT = (
+    "CASE json_type(metadata, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
+    "ELSE CAST(json_extract(metadata, ?) AS TEXT) END"
+)
+
+
+def _place(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> Any:
+    """(created_at, rowid) of a file of the workspace, or of one deleted within the last
+    day (a client deleting what it lists pages on from it); None for an unknown id."""
+    for table, order in (("files", "rowid"), ("file_cursor_places", "seq")):
+        row = db.execute(
+            f"SELECT created_at, {order} FROM {table} WHERE id = ? AND workspace_id = ?",
+            [file_id, workspace_id],
+        ).fetchone()
+        if row is not None:
+            return row
+    return None
 
 
 def _json_key(key: str) -> str:
@@ -223,11 +244,27 @@ def delete(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> str | 
         record = get(db, workspace_id, file_id)
         if record is None:
             raise LookupError(file_id)
+        _keep_place(db, workspace_id, file_id)
         db.execute("DELETE FROM files WHERE id = ?", [file_id])
         others = db.execute(
             "SELECT count(*) FROM files WHERE sha256 = ?", [record.sha256]
         ).fetchone()[0]
     return None if others else record.sha256
+
+
+PLACE_KEPT_S = 86_400
+
+
+def _keep_place(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> None:
+    """Remember the file's place in the list order for `after` cursors (see migration 18),
+    and forget places older than `PLACE_KEPT_S`."""
+    now = int(time.time())
+    db.execute("DELETE FROM file_cursor_places WHERE deleted_at < ?", [now - PLACE_KEPT_S])
+    db.execute(
+        "INSERT OR REPLACE INTO file_cursor_places (id, workspace_id, created_at, seq, "
+        "deleted_at) SELECT id, workspace_id, created_at, rowid, ? FROM files WHERE id = ?",
+        [now, file_id],
+    )
 
 
 def blob_in_use(db: sqlite_utils.Database, sha256: str) -> bool:

@@ -15,7 +15,7 @@ def files_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/files")
     async def upload() -> Response:
-        up = await upload_request(state)
+        up = await upload_request(state, media_type_status=415)
         body = await service.upload(state, up.principal, up.chunks, up.boundary, up.headers)
         return json_response(body)
 
@@ -50,8 +50,10 @@ def files_blueprint(state: AppState) -> Blueprint:
     @bp.get("/v1/files/<file_id>/content")
     async def content(file_id: str) -> Response:
         principal = await authenticate(state)
-        path, content_type = await service.content(state, principal, file_id)
-        return await send_file(path, mimetype=content_type)
+        path, content_type, filename = await service.content(state, principal, file_id)
+        response = await send_file(path, mimetype=content_type)
+        response.headers["Content-Disposition"] = render.content_disposition(filename)
+        return response
 
     @bp.get("/v1/files/<file_id>/status")
     async def status(file_id: str) -> Response:

@@ -14,8 +14,9 @@ chunk may end:
 - `paragraph`: whole paragraphs (blank-line separated) packed up to `size`; a paragraph
   longer than `size` is cut into token windows with `overlap`. Chunks of whole paragraphs
   do not overlap (a paragraph repeated would be a duplicate hit in search).
-- `semantic`: sections (Markdown headings, underlined headings, or a short title-like line
-  standing alone) are never mixed in one chunk; within a section, whole sentences are
+- `semantic`: sections (Markdown headings, also without a blank line after them,
+  underlined headings, or a short title-like line standing alone) are never mixed in one
+  chunk; within a section, whole sentences are
   packed up to `size` and the next chunk repeats the last sentences that fit in `overlap`.
   Each chunk records the heading of its section (`section_header`), carried across pages.
 """
@@ -206,14 +207,35 @@ def _heading(block: str) -> str | None:
     return None
 
 
+_ATX_LINE = re.compile(r"^#{1,6}[ \t]+\S.*$", re.MULTILINE)
+
+
+def _heading_blocks(text: str) -> list[tuple[int, int, bool]]:
+    """The page's paragraphs, each Markdown `#` heading line a block of its own: a heading
+    needs no blank line after it (`# Terms\nThe text...`), and text extracted from a PDF
+    often has none. The flag says whether the block may be a heading: a whole paragraph or
+    a `#` line may; the text cut from around a `#` line is body, not a line standing alone."""
+    spans: list[tuple[int, int, bool]] = []
+    for start, end in _blocks(text):
+        cut, split = start, False
+        for line in _ATX_LINE.finditer(text, start, end):
+            if (body := _trimmed(text, cut, line.start())) is not None:
+                spans.append((*body, False))
+            spans.append((line.start(), line.end(), True))
+            cut, split = line.end(), True
+        if (rest := _trimmed(text, cut, end)) is not None:
+            spans.append((*rest, not split))
+    return spans
+
+
 def _sentences_by_section(
     text: str, size: int, overlap: int, header: str | None
 ) -> tuple[list[_Unit], str | None]:
     """The page's sentences, each tagged with its section's heading (a heading is a unit of
     its own that opens a section); and the heading still open at the page's end."""
     units: list[_Unit] = []
-    for start, end in _blocks(text):
-        title = _heading(text[start:end])
+    for start, end, may_head in _heading_blocks(text):
+        title = _heading(text[start:end]) if may_head else None
         if title is not None:
             header = title
             units.append(_Unit(start, end, count_tokens(text[start:end]), header))

@@ -1,7 +1,8 @@
 """Text out of a stored file, page by page, with well-kept parsers. Blocking: run in a thread.
 
 PDF through pypdf (a page without a text layer is a scan: its embedded images go to OCR),
-DOCX through python-docx (paragraphs, then tables row by row), XLSX through openpyxl in
+DOCX through python-docx (paragraphs, headings written as Markdown `#` headings, then
+tables row by row), XLSX through openpyxl in
 read-only mode (one page per sheet, cells separated by tabs), HTML through BeautifulSoup
 (visible text only), CSV and the other text kinds as UTF-8. Images are OCR'd whole. Which
 OCR engine reads is the caller's choice (`ocr`), so extraction stays free of engines.
@@ -64,11 +65,23 @@ def _docx(path: Path) -> list[str]:
     import docx
 
     document = docx.Document(str(path))
-    lines = [p.text for p in document.paragraphs]
+    lines = [
+        _docx_line(p.text, p.style.name if p.style is not None else None)
+        for p in document.paragraphs
+    ]
     for table in document.tables:
         for row in table.rows:
             lines.append("\t".join(cell.text for cell in row.cells))
     return ["\n".join(lines).strip()]
+
+
+def _docx_line(text: str, style: str | None) -> str:
+    """A paragraph's text; a heading (Word's `Title` and `Heading 1`-`Heading 6` styles) as a
+    Markdown heading, so the document's sections reach semantic chunking's section headers."""
+    level = 1 if style == "Title" else 0
+    if style is not None and style.startswith("Heading ") and style[8:].isdigit():
+        level = min(int(style[8:]), 6)
+    return f"{'#' * level} {text}" if level and text.strip() else text
 
 
 def _xlsx(path: Path) -> list[str]:

@@ -15,7 +15,8 @@ import attrs
 import orjson
 
 from gateway.platform.errors import invalid_request
-from gateway.uploads.formats import PURPOSE_LIMITS
+from gateway.uploads.formats import KINDS, PURPOSE_LIMITS, Kind
+from providers.catalog import Catalog
 from store.files import STATUSES, ListQuery
 
 CLASSIFICATIONS = ("public", "internal", "confidential", "restricted", "phi")
@@ -121,6 +122,38 @@ def service(fields: Mapping[str, str]) -> ServiceOptions:
             value=overlap,
         )
     return ServiceOptions(**values)
+
+
+def check_kind(purpose: str, kind: Kind) -> None:
+    """Purpose `audio` takes audio (the size table's audio types): a PDF or an image under
+    it is the spec's "400 invalid type or purpose", not a file stored under a wrong name."""
+    if purpose == "audio" and kind.family != "audio":
+        audio = ", ".join(k.name for k in KINDS.values() if k.family == "audio")
+        raise invalid_request(
+            f"Purpose 'audio' takes audio files ({audio}); this file is {kind.name}.",
+            param="purpose",
+            value=purpose,
+        )
+
+
+def check_models(catalog: Catalog, options: ServiceOptions) -> None:
+    """A named `embedding_model` or `ocr_model` must be one the catalog knows for that work:
+    a 400 at upload, rather than a file accepted only to end in `error` once processed."""
+    wanted = (("embedding_model", "embeddings"), ("ocr_model", "ocr"))
+    for name, capability in wanted:
+        model = getattr(options, name)
+        if model is None or (name == "ocr_model" and model == "local"):
+            continue
+        info = catalog.model(model)
+        if info is None or not info.has(capability):
+            known = [m.id for m in catalog.models(capability=capability)]
+            if name == "ocr_model":
+                known.append("local")
+            raise invalid_request(
+                f"'service.{name}' must be a model for {capability}: {', '.join(known)}.",
+                param=f"service.{name}",
+                value=model,
+            )
 
 
 def _service_values(fields: Mapping[str, str]) -> dict[str, Any]:

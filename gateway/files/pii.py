@@ -64,6 +64,9 @@ class _Hit:
     score: float
 
 
+_SAMPLE_SSNS = frozenset({"123456789", "078051120"})
+
+
 @cache
 def _analyzer() -> Any:
     """Presidio's analyzer with the offline recognizers (built once, then shared: its
@@ -86,6 +89,17 @@ def _analyzer() -> Any:
         def validate_result(self, pattern_text: str) -> bool:
             return bool(offline(pattern_text).fqdn)
 
+    class SampleSsnRecognizer(UsSsnRecognizer):
+        """Presidio drops the published sample numbers (123-45-6789, 078-05-1120): a text
+        holding one is still written as holding an SSN, and a redaction scan should say so
+        (its other rules, unissued areas and groups, mixed delimiters, still apply)."""
+
+        def invalidate_result(self, pattern_text: str) -> bool:
+            digits = "".join(c for c in pattern_text if c.isdigit())
+            if digits in _SAMPLE_SSNS:
+                return len({c for c in pattern_text if not c.isdigit()}) > 1
+            return bool(super().invalidate_result(pattern_text))
+
     registry = RecognizerRegistry(supported_languages=["en"])
     for recognizer in (
         OfflineEmailRecognizer(),
@@ -93,7 +107,7 @@ def _analyzer() -> Any:
         CreditCardRecognizer(),
         IbanRecognizer(),
         IpRecognizer(),
-        UsSsnRecognizer(),
+        SampleSsnRecognizer(),
         names.recognizer(),
     ):
         registry.add_recognizer(recognizer)

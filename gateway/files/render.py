@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from store.files import Chunk, FileRecord, Finding, Page
 
@@ -84,7 +85,7 @@ def status_record(record: FileRecord) -> dict[str, Any]:
             "started_at": record.started_at,
             "completed_at": record.completed_at,
             "duration_ms": record.duration_ms,
-            "stages": {name: record.stages.get(name, "skipped") for name in STAGES},
+            "stages": _stages(record),
         },
         "results": {
             "pages": results.get("pages", 0),
@@ -93,6 +94,27 @@ def status_record(record: FileRecord) -> dict[str, Any]:
             "pii_findings": results.get("pii_findings", 0),
             "classification": results.get("classification"),
         },
+    }
+
+
+def content_disposition(filename: str) -> str:
+    """`attachment` with the uploaded name (RFC 6266): a plain ASCII `filename` for every
+    client, and `filename*` in UTF-8 when the name is not ASCII (a header carries Latin-1
+    at most, so the raw name could not be sent)."""
+    fallback = "".join(c if " " <= c < "\x7f" and c not in '"\\' else "_" for c in filename)
+    header = f'attachment; filename="{fallback}"'
+    if fallback != filename:
+        header += "; filename*=UTF-8''" + quote(filename, safe="")
+    return header
+
+
+def _stages(record: FileRecord) -> dict[str, str]:
+    """Each stage's state as the worker wrote it; before that, `upload` is complete (the
+    file exists) and the others `pending` when processing is due (queued), else `skipped`."""
+    unreached = "pending" if record.process_id is not None else "skipped"
+    return {
+        name: record.stages.get(name, "complete" if name == "upload" else unreached)
+        for name in STAGES
     }
 
 

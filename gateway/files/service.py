@@ -79,6 +79,8 @@ async def _checked(
         received = await _receive(state, chunks, boundary, quota_left=quota - used)
     try:
         form = file_input.upload_form(received.fields)
+        file_input.check_kind(form.purpose, received.kind)
+        file_input.check_models(state.catalog, form.service)
         await _check_integrity(received)
         hold = await _admit(state, principal, received, form)
     except BaseException:
@@ -213,10 +215,11 @@ async def delete_file(state: AppState, principal: Principal, file_id: str) -> di
     return render.deleted(file_id)
 
 
-async def content(state: AppState, principal: Principal, file_id: str) -> tuple[Path, str]:
-    """Where the file's bytes are and their Content-Type."""
+async def content(state: AppState, principal: Principal, file_id: str) -> tuple[Path, str, str]:
+    """Where the file's bytes are, their Content-Type, and the name they were uploaded as
+    (the download's Content-Disposition filename)."""
     record = await get_file(state, principal, file_id)
-    return state.files.blobs.path_of(record.sha256), record.content_type
+    return state.files.blobs.path_of(record.sha256), record.content_type, record.filename
 
 
 async def status(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:

@@ -47,6 +47,8 @@ def parse_fields(fields: Mapping[str, str]) -> OcrParams:
             value=output,
         )
     pages = fields.get("pages", "all").strip() or "all"
+    if pages.lower() == "all":
+        pages = "all"
     if pages != "all":
         select_pages(pages, None)  # the syntax now, the range once the page count is known
     return OcrParams(
@@ -98,7 +100,7 @@ def select_pages(spec: str, total: int | None) -> tuple[int, ...] | None:
         return None
     chosen: list[int] = []
     for part in spec.split(","):
-        first, dash, last = part.strip().partition("-")
+        first, dash, last = (side.strip() for side in part.partition("-"))
         if not _digits(first) or (dash and not _digits(last)):
             raise invalid_request(
                 "'pages' must be 'all', a page, or ranges such as '1-5'.", param="pages", value=spec

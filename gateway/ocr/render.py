@@ -15,12 +15,15 @@ from providers.ocr_types import OcrPage, OcrResult
 
 _FORM_LINE = re.compile(r"^\s*([A-Z][\w .#/()-]{0,40}?)\s*:\s+(\S.{0,200})$")
 _MARKUP = re.compile(r"^\s{0,3}#{1,6}\s+|\*\*|__|`")
+# Where Mistral answered a table apart (`table_format: markdown`), the page's Markdown holds
+# a link to it in its place: `[tbl-0.md](tbl-0.md)`.
+_TABLE_LINK = re.compile(r"^\s*\[(tbl-[\w.-]+)\]\(\1\)\s*$")
 
 
 def plain(markdown: str) -> str:
     lines = []
     for line in markdown.splitlines():
-        if line.strip().startswith("|"):
+        if line.strip().startswith("|") or _TABLE_LINK.match(line):
             continue  # tables are reported as rows
         lines.append(_MARKUP.sub("", line))
     return "\n".join(lines).strip()

@@ -26,7 +26,7 @@ from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.uploads import integrity
 from gateway.uploads.formats import LARGEST_UPLOAD, Kind
-from gateway.uploads.receive import receive, upload_deadline
+from gateway.uploads.receive import Received, receive, upload_deadline
 from gateway.upstream.accounting import account
 from gateway.upstream.admission import admit, settle
 from gateway.upstream.engine import call
@@ -45,6 +45,7 @@ from providers.base import Provider
 from providers.local import ocr as local_ocr
 from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import Usage
+from store.blobs import BlobStore
 
 LOCAL_TARGET = Target("local", "local-ocr", "tesseract", None)
 MISTRAL_PROVIDER = "mistral"
@@ -85,10 +86,7 @@ async def _checked(
     engine reads it: raises `ApiError` for the client's mistakes."""
     blobs = state.files.blobs
     with upload_deadline(state.settings.upload_timeout_s):
-        received = await receive(
-            chunks, boundary, blobs, quota_left=LARGEST_UPLOAD, quota=LARGEST_UPLOAD,
-            kinds=OCR_KINDS,
-        )  # fmt: skip
+        received = await _receive(chunks, boundary, blobs)
     try:
         params = parse_fields(received.fields)
         await _check(received.writer.path, received.kind)
@@ -105,6 +103,25 @@ async def _checked(
         extract_tables=params.extract_tables,
     )
     return request, sources, params
+
+
+async def _receive(chunks: AsyncIterator[bytes], boundary: bytes, blobs: BlobStore) -> Received:
+    """The body into a temporary blob. A type OCR does not read is a 400, as the spec's OCR
+    status codes have it ("400 invalid or corrupted file"; unlike file uploads, no 415)."""
+    try:
+        return await receive(
+            chunks, boundary, blobs, quota_left=LARGEST_UPLOAD, quota=LARGEST_UPLOAD,
+            kinds=OCR_KINDS,
+        )  # fmt: skip
+    except ApiError as exc:
+        if exc.status != 415:
+            raise
+        raise ApiError(
+            400,
+            "invalid_file_type",
+            "OCR reads PDF, PNG, JPG/JPEG, TIFF/TIF, BMP and WebP files.",
+            param="file",
+        ) from None
 
 
 async def read_pages(

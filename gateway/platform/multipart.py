@@ -22,6 +22,7 @@ from gateway.platform.errors import invalid_request
 class PartStart:
     name: str
     filename: str | None
+    content_type: str | None = None  # the part's own Content-Type, as declared
 
 
 @attrs.frozen
@@ -94,7 +95,11 @@ class MultipartEvents:
         filename = message.get_filename()
         if not isinstance(name, str):
             raise invalid_request("A multipart part has no field name.")
-        self._events.append(PartStart(name, filename))
+        declared = headers.get(b"content-type")
+        content_type = (
+            declared.decode("latin-1").split(";")[0].strip().lower() if declared else None
+        )
+        self._events.append(PartStart(name, filename, content_type or None))
 
     def _end(self) -> None:
         self.ended = True

@@ -15,7 +15,7 @@ from typing import Any
 from quart_trio.wrappers.request import TrioRequest
 
 # Routes whose POST bodies are streamed uploads.
-UPLOAD_PATHS = frozenset({"/v1/files", "/v1/ocr"})
+UPLOAD_PATHS = frozenset({"/v1/files", "/v1/ocr", "/v1/data/documents"})
 MULTIPART_OVERHEAD = 1024 * 1024
 
 
@@ -33,5 +33,6 @@ def upload_request_class(limits: Mapping[str, int]) -> type[TrioRequest]:
 
 
 def file_upload_limits(largest_upload: int) -> dict[str, int]:
-    """The files and OCR routes: the spec's largest upload plus the multipart framing."""
+    """The files, OCR and data-document routes: the spec's largest upload plus the
+    multipart framing (each route then applies its own rows of the size table)."""
     return {path: largest_upload + MULTIPART_OVERHEAD for path in UPLOAD_PATHS}

@@ -73,6 +73,10 @@ KINDS: dict[str, Kind] = {
     )
 }
 
+# Formats that share a container (ZIP, OLE), told apart by a declared media type when the
+# file's name does not say.
+_DECLARED = {KINDS[n].content_type: n for n in ("docx", "xlsx", "doc")}
+
 _TEXT_EXTENSIONS = {
     "csv": "csv",
     "md": "md",
@@ -90,9 +94,13 @@ def extension(filename: str) -> str:
     return ext.lower() if dot else ""
 
 
-def sniff(head: bytes, filename: str) -> Kind | None:
-    """The kind of an upload from its first bytes (and, for shared containers, its name)."""
-    name = _binary(head, extension(filename))
+def sniff(head: bytes, filename: str, content_type: str | None = None) -> Kind | None:
+    """The kind of an upload from its first bytes (and, for shared containers, its name, or
+    else the part's declared Content-Type: a DOCX sent as `report` with its media type)."""
+    ext = extension(filename)
+    if ext not in KINDS and content_type in _DECLARED:
+        ext = _DECLARED[content_type]
+    name = _binary(head, ext)
     if name is None and _looks_like_text(head):
         name = _TEXT_EXTENSIONS.get(extension(filename), "txt")
         if name == "txt" and head.lstrip()[:15].lower().startswith((b"<!doctype html", b"<html")):

@@ -45,6 +45,8 @@ def _pdf(path: Path) -> str | None:
         if b"%%EOF" not in handle.read():
             return "The PDF file is truncated (no end-of-file marker)."
     reader = PdfReader(path, strict=False)
+    if reader.is_encrypted and not reader.decrypt(""):  # an empty password opens most
+        return "The PDF file is protected by a password, so it cannot be read."
     return None if len(reader.pages) > 0 else "The PDF file has no pages."
 
 

@@ -69,6 +69,7 @@ class _Receiver:
     value: bytearray = attrs.field(factory=bytearray)
     writer: BlobWriter | None = None
     filename: str | None = None
+    file_part: PartStart | None = None
     head: bytearray = attrs.field(factory=bytearray)
     kind: Kind | None = None
     pending: list[bytes] = attrs.field(factory=list)
@@ -89,6 +90,7 @@ class _Receiver:
             if self.writer is not None:
                 raise invalid_request(f"Only one '{self.file_field}' part is accepted.")
             self.filename = part.filename or "upload"
+            self.file_part = part
             self.writer = self.blobs.open_writer()
         elif len(self.fields) >= MAX_FIELDS:
             raise invalid_request("Too many form fields.")
@@ -115,15 +117,24 @@ class _Receiver:
             if self.kind is None and self.head:
                 self._sniff()
             return
-        self.fields[part.name] = self.value.decode("utf-8", "replace")
+        self._keep(part.name, self.value.decode("utf-8", "replace"))
         self.value.clear()
         if part.name == "purpose":
             self._check_purpose()
         if self.writer is not None:
             self._check_size(self.writer.size + sum(map(len, self.pending)))
 
+    def _keep(self, name: str, value: str) -> None:
+        """A list field arrives as repeated parts (`language_hints=en`, `language_hints=de`)
+        or as `name[]` parts (the `openai` client's spelling): its values are kept joined by
+        commas under the plain name, as a comma-separated list field reads them."""
+        name = name.removesuffix("[]") or name
+        previous = self.fields.get(name)
+        self.fields[name] = value if previous is None else f"{previous},{value}"
+
     def _sniff(self) -> None:
-        self.kind = formats.sniff(bytes(self.head), self.filename or "")
+        declared = self.file_part.content_type if self.file_part is not None else None
+        self.kind = formats.sniff(bytes(self.head), self.filename or "", declared)
         if self.kind is None:
             raise ApiError(
                 415,

@@ -2,7 +2,8 @@
 
 The document arrives as a data URL (`document_url` or `image_url`); remote URLs are refused,
 since the simulator reaches nothing. A PDF's pages are "read" from its text layer (pypdf),
-so a test can check what comes back; an image reads as a fixed sentence naming its digest.
+so a test can check what comes back; an image, and a scanned PDF page (images and no text
+layer), reads as a fixed sentence naming its digest.
 Pages are 0-based; an index past the document is Mistral's 400.
 """
 
@@ -67,9 +68,21 @@ def _pages(kind: str, data: bytes) -> list[str]:
 
     try:
         reader = PdfReader(io.BytesIO(data))
-        return [(page.extract_text() or "").strip() for page in reader.pages]
+        return [_pdf_page(page) for page in reader.pages]
     except PdfReadError:
         raise api_error(400, "The document could not be read as a PDF") from None
+
+
+def _pdf_page(page: Any) -> str:
+    """A page's text layer; a scanned page (no text layer, only images) reads as an image
+    would, since Mistral's OCR reads what the page shows, not only its text layer."""
+    text = (page.extract_text() or "").strip()
+    if text:
+        return text
+    images = b"".join(image.data for image in page.images)
+    if not images:
+        return ""
+    return f"Simulated OCR of image {hashlib.sha256(images).hexdigest()[:8]}."
 
 
 def _selected(body: Mapping[str, Any], count: int) -> list[int]:
@@ -84,12 +97,34 @@ def _selected(body: Mapping[str, Any], count: int) -> list[int]:
     return pages
 
 
-def _page_json(index: int, text: str) -> dict[str, Any]:
+def _split_tables(index: int, markdown: str) -> tuple[str, list[dict[str, str]]]:
+    """With `table_format: "markdown"` Mistral answers each table apart, its place in the
+    page's Markdown a link to it (`[tbl-0.md](tbl-0.md)`); without it, tables stay inline."""
+    lines: list[str] = []
+    tables: list[dict[str, str]] = []
+    block: list[str] = []
+    for line in [*markdown.splitlines(), ""]:
+        if line.strip().startswith("|"):
+            block.append(line.strip())
+            continue
+        if block:
+            name = f"tbl-{index}-{len(tables)}.md"
+            tables.append({"id": name, "content": "\n".join(block), "format": "markdown"})
+            lines.append(f"[{name}]({name})")
+            block = []
+        lines.append(line)
+    return "\n".join(lines[:-1]), tables
+
+
+def _page_json(index: int, text: str, table_format: Any) -> dict[str, Any]:
+    tables: list[dict[str, str]] = []
+    if table_format == "markdown":
+        text, tables = _split_tables(index, text)
     return {
         "index": index,
         "markdown": text,
         "images": [],
-        "tables": [],
+        "tables": tables,
         "hyperlinks": [],
         "dimensions": {"dpi": DPI, "height": 2200, "width": 1700},
     }
@@ -107,7 +142,7 @@ async def serve_ocr(request: SimRequest, ctx: SimContext) -> SimResponse:
     except MistralError as error:
         return error.response()
     payload = {
-        "pages": [_page_json(index, texts[index]) for index in selected],
+        "pages": [_page_json(i, texts[i], body.get("table_format")) for i in selected],
         "model": model,
         "document_annotation": None,
         "usage_info": {"pages_processed": len(selected), "doc_size_bytes": len(data)},

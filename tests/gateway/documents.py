@@ -22,6 +22,19 @@ def pdf_with_text(pages: list[str]) -> bytes:
     return bytes(pdf.output())
 
 
+def encrypted_pdf(pages: list[str], *, user_password: str) -> bytes:
+    """A PDF encrypted with `user_password` to open it (empty: anyone opens it, only the
+    owner's permissions are restricted, as many published PDFs are)."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    writer.append(PdfReader(io.BytesIO(pdf_with_text(pages))))
+    writer.encrypt(user_password=user_password, owner_password="owner secret")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def text_image(lines: list[str], *, fmt: str = "PNG", size: int = 36) -> bytes:
     """A page image with black text on white, as a scanner would give it."""
     font = ImageFont.load_default(size=size)
@@ -45,11 +58,15 @@ def scanned_pdf(lines: list[str]) -> bytes:
 
 
 def docx(paragraphs: list[str]) -> bytes:
+    """Paragraphs; one written `# Title` becomes a heading of Word's `Heading 1` style."""
     import docx as python_docx
 
     document = python_docx.Document()
     for paragraph in paragraphs:
-        document.add_paragraph(paragraph)
+        if paragraph.startswith("# "):
+            document.add_heading(paragraph[2:], level=1)
+        else:
+            document.add_paragraph(paragraph)
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()

@@ -107,6 +107,19 @@ def test_semantic_chunks_end_on_sentences_and_overlap_by_whole_sentences() -> No
     assert all(s >= e for s, e in zip(starts[1:], ends, strict=False))
 
 
+def test_a_markdown_heading_needs_no_blank_line_after_it() -> None:
+    """As text extracted from a PDF often comes: `# Title` directly above its text."""
+    text = "# Terms\nThe tenant pays monthly.\n## Fees\nFees are due on the first.\n#hashtag"
+    pieces = chunks(text, "semantic", 100, 0)
+    assert [(p.section_header, p.text) for p in pieces] == [
+        ("Terms", "# Terms\nThe tenant pays monthly."),
+        ("Fees", "## Fees\nFees are due on the first.\n#hashtag"),
+    ]
+    # The short line under a heading is its body, not a title-like line standing alone.
+    pieces = chunks("# Notes\nEither party", "semantic", 100, 0)
+    assert [(p.section_header, p.text) for p in pieces] == [("Notes", "# Notes\nEither party")]
+
+
 def test_semantic_headers_carry_across_pages() -> None:
     pieces = chunk_document(
         [Page(1, "# Terms\n\nThe first page text."), Page(2, "More text on page two.")],

@@ -7,18 +7,23 @@ into a document is found in the database/WAL and blob store before, and nowhere 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import trio
 
 from gateway.files.chunking import count_tokens
-from gateway.platform.server import RunningGateway
+from gateway.platform.config import Settings
+from gateway.platform.server import RunningGateway, run_gateway
 from gateway.workers import retention
+from tests.gateway.conftest import ADMIN_KEY
 
 from . import documents
+from .org_world import bearer
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -147,10 +152,25 @@ async def test_type_and_size_limits(http: httpx.AsyncClient, gateway: RunningGat
     big = b"word " * (2 * 1024 * 1024 + 1)  # just over 10 MB of text
     response = await http.post(DOCS, files={"file": ("big.txt", big)})
     assert response.status_code == 413
+    assert response.json()["error"]["code"] == "file_too_large"  # the table's, not the JSON cap
     for query in ("page_size=0", "page_size=101", "status=done", "classification=x"):
         assert (await http.get(f"{DOCS}?{query}")).status_code == 400
     assert (await http.get(f"{DOCS}/nope/chunks?limit=501")).status_code == 400
     assert (await http.get(f"{DOCS}/{'0' * 8}")).status_code == 404
+
+
+async def test_a_document_larger_than_the_json_body_cap_is_accepted(
+    nursery: trio.Nursery, settings: Settings
+) -> None:
+    """The size table governs uploads, not `max_body_bytes` (8 MiB by default, which
+    refused every data document between 8 MiB and the table's 10-50 MB)."""
+    small_cap = attrs.evolve(settings, max_body_bytes=16 * 1024)
+    running = await nursery.start(partial(run_gateway, small_cap, env={}))
+    async with httpx.AsyncClient(base_url=running.url, headers=bearer(ADMIN_KEY)) as http:
+        text = b"Plain words about owls and larks. " * 2000  # 68 KB
+        created = await upload(http, "owls.txt", text)
+        assert created["file_size_bytes"] == len(text)
+        assert (await finished(http, created["id"]))["status"] == "completed"
 
 
 async def test_residency_picks_a_provider_of_the_region_or_fails(
@@ -218,6 +238,21 @@ async def test_retention_expiry_erases_under_a_controlled_clock(
     log = (await http.get("/v1/management/audit-log?type=data_document.erased")).json()
     assert log["events"][0]["target"]["id"] == made["id"]
     assert log["events"][0]["details"]["reason"] == "retention"
+
+
+async def test_word_headings_become_section_headers(http: httpx.AsyncClient) -> None:
+    """Word's heading styles are the document's sections (they were plain lines, and every
+    chunk had no section_header)."""
+    data = documents.docx(
+        ["# Payment terms", "Invoices are due in thirty days.", "# Termination", "Either party"]
+    )
+    created = await upload(http, "contract.docx", data)
+    assert (await finished(http, created["id"]))["status"] == "completed"
+    page = (await http.get(f"{DOCS}/{created['id']}/chunks")).json()
+    assert [(c["section_header"], c["content"]) for c in page["chunks"]] == [
+        ("Payment terms", "# Payment terms\nInvoices are due in thirty days."),
+        ("Termination", "# Termination\nEither party"),
+    ]
 
 
 async def test_a_word_97_document_is_read_page_by_page(http: httpx.AsyncClient) -> None:

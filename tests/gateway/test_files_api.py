@@ -15,8 +15,10 @@ import openai
 import pytest
 import trio
 
+from gateway.files import render
 from gateway.files.chunking import count_tokens
 from gateway.platform.server import RunningGateway
+from store.files import FileRecord
 
 from . import documents
 
@@ -63,6 +65,16 @@ async def test_the_official_client_uploads_lists_reads_and_deletes(
     content = await client.files.content(created.id)
     assert content.content == b"hello files"
     assert content.response.headers["content-type"].startswith("text/plain")
+    disposition = content.response.headers["content-disposition"]
+    assert disposition == 'attachment; filename="notes.txt"'  # the name it was uploaded as
+    accented = await client.files.create(file=("Résumé 履歴.txt", b"cv"), purpose="assistants")
+    answer = await client.files.with_raw_response.content(accented.id)
+    assert answer.status_code == 200
+    assert answer.headers["content-disposition"] == (
+        'attachment; filename="R_sum_ __.txt"; '
+        "filename*=UTF-8''R%C3%A9sum%C3%A9%20%E5%B1%A5%E6%AD%B4.txt"
+    )
+    await client.files.delete(accented.id)
 
     deleted = await client.files.delete(created.id)
     assert deleted.deleted is True
@@ -70,6 +82,44 @@ async def test_the_official_client_uploads_lists_reads_and_deletes(
         await client.files.retrieve(created.id)
     assert caught.value.status_code == 404
     assert gateway.state.files.blobs.stored() == []
+
+
+async def test_the_official_client_deletes_every_file_it_lists(
+    client: openai.AsyncOpenAI, gateway: RunningGateway
+) -> None:
+    """Auto-pagination asks for the page after the last file of the one before, which the
+    loop has just deleted: that cursor was a 400 ('after' names no file) after one page."""
+    for index in range(7):
+        await client.files.create(file=(f"{index}.txt", b"x%d" % index), purpose="assistants")
+    deleted = 0
+    async for listed in client.files.list(limit=3):
+        await client.files.delete(listed.id)
+        deleted += 1
+    assert deleted == 7
+    assert (await client.files.list()).data == []
+
+
+async def test_the_status_of_a_file_not_processed_shows_its_upload_complete(
+    http: httpx.AsyncClient,
+) -> None:
+    created = (await upload(http, "plain.txt", b"plain")).json()
+    status = (await http.get(f"/v1/files/{created['id']}/status")).json()
+    assert status["status"] == "uploaded"
+    stages = status["processing"]["stages"]
+    assert stages.pop("upload") == "complete"  # was "skipped": the file was uploaded
+    assert set(stages.values()) == {"skipped"}
+
+
+def test_a_queued_file_shows_its_stages_pending() -> None:
+    """Between the upload and the worker's first step the record holds no stages yet."""
+    queued = FileRecord(
+        workspace_id="default", key_id="key_x", filename="q.txt", purpose="document",
+        kind="txt", content_type="text/plain", bytes=1, sha256="0" * 64,
+        created_at=1_700_000_000, process_id="proc_q",
+    )  # fmt: skip
+    stages = render.status_record(queued)["processing"]["stages"]
+    assert stages.pop("upload") == "complete"
+    assert set(stages.values()) == {"pending"}
 
 
 async def test_a_text_pdf_is_extracted_chunked_embedded_and_scanned(

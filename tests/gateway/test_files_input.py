@@ -17,7 +17,7 @@ from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.test_keys_api import as_client, foreign_key
 
 from . import documents
-from .test_files_api import upload
+from .test_files_api import processed, upload
 
 
 def assert_nothing_stored(gateway: RunningGateway) -> None:
@@ -83,6 +83,38 @@ def assert_nothing_stored(gateway: RunningGateway) -> None:
             id="unknown classification",
         ),
         pytest.param(
+            "a.pdf",
+            documents.pdf_with_text(["not audio"]),
+            {"purpose": "audio"},
+            400,
+            "invalid_request",
+            id="a pdf as audio",
+        ),
+        pytest.param(
+            "a.txt",
+            b"text",
+            {"service[vectorize]": "true", "service[embedding_model]": "no-such-model"},
+            400,
+            "invalid_request",
+            id="unknown embedding model",
+        ),
+        pytest.param(
+            "a.txt",
+            b"text",
+            {"service[embedding_model]": "gpt-4o-mini"},
+            400,
+            "invalid_request",
+            id="chat model as embedding model",
+        ),
+        pytest.param(
+            "a.png",
+            documents.text_image(["scan"]),
+            {"service[ocr_model]": "text-embedding-3-small"},
+            400,
+            "invalid_request",
+            id="not an ocr model",
+        ),
+        pytest.param(
             "a.txt",
             b"\xff\xfe\x00\x01" * 8,
             {},
@@ -110,13 +142,70 @@ async def test_bad_uploads_are_refused_and_leave_nothing(
     assert_nothing_stored(gateway)
 
 
-async def test_missing_file_and_a_body_that_is_not_multipart_are_400(
+async def test_a_container_format_without_its_extension_is_told_by_its_media_type(
     http: httpx.AsyncClient, gateway: RunningGateway
 ) -> None:
+    """DOCX and XLSX are both ZIP, a .doc is OLE: with no telling extension the part's
+    declared Content-Type decides (it was a 415); without either it stays a 415."""
+    made = {
+        "docx": documents.docx(["Told by its type."]),
+        "xlsx": documents.xlsx([["told", 1]]),
+        "doc": documents.word97(["Told by its type."]),
+    }
+    media = {
+        "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "doc": "application/msword",
+    }
+    for kind, data in made.items():
+        answer = await http.post(
+            "/v1/files",
+            files={"file": ("report", data, media[kind])},
+            data={"purpose": "assistants"},
+        )
+        assert answer.status_code == 200, (kind, answer.text)
+        content = await http.get(f"/v1/files/{answer.json()['id']}/content")
+        assert content.headers["content-type"] == media[kind]
+    unnamed = await http.post(
+        "/v1/files",
+        files={"file": ("report", made["docx"], "application/octet-stream")},
+        data={"purpose": "assistants"},
+    )
+    assert unnamed.status_code == 415, unnamed.text
+
+
+async def test_a_password_pdf_is_refused_as_such_and_an_owner_locked_one_is_read(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    locked = documents.encrypted_pdf(["Locked page"], user_password="open sesame")
+    answer = await upload(http, "locked.pdf", locked)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["code"] == "invalid_file"
+    assert "password" in answer.json()["error"]["message"]  # was "corrupt: FileNotDecrypted..."
+    assert_nothing_stored(gateway)
+    readable = documents.encrypted_pdf(["Owner locked page"], user_password="")
+    stored = await upload(http, "owner.pdf", readable, process="true")
+    assert stored.status_code == 200, stored.text
+    assert (await processed(http, stored.json()["id"]))["status"] == "processed"
+    text = (await http.get(f"/v1/files/{stored.json()['id']}/text")).json()["text"]
+    assert text == "Owner locked page"
+
+
+async def test_a_missing_file_is_400_and_a_body_that_is_not_multipart_415(
+    http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    """The spec's upload row: 415 unsupported media type, as transcriptions answer a
+    body of another media type (it was a 400); a multipart body without its boundary is
+    malformed, a 400."""
     answer = await http.post("/v1/files", data={"purpose": "document"}, files={"x": ("a", b"")})
     assert answer.status_code == 400
     assert "'file' is required" in answer.json()["error"]["message"]
-    answer = await http.post("/v1/files", json={"purpose": "document"})
+    for body in ({"json": {"purpose": "document"}}, {"data": {"purpose": "document"}}):
+        answer = await http.post("/v1/files", **body)  # type: ignore[arg-type]
+        assert answer.status_code == 415, answer.text
+        assert answer.json()["error"]["code"] == "unsupported_media_type"
+    bare = {"content-type": "multipart/form-data"}
+    answer = await http.post("/v1/files", content=b"x", headers=bare)
     assert answer.status_code == 400
     assert_nothing_stored(gateway)
 
@@ -215,6 +304,14 @@ async def test_list_filters_pages_and_cursor(http: httpx.AsyncClient) -> None:
         await http.get("/v1/files", params={"metadata.team": "red", "purpose": "document"})
     ).json()
     assert sorted(f["id"] for f in red_docs["data"]) == sorted([ids[0], ids[2]])
+    # A number or boolean in the metadata matches its text in the query string.
+    numbered = (await http.get("/v1/files", params={"metadata.n": "3"})).json()
+    assert [f["id"] for f in numbered["data"]] == [ids[3]]
+    flagged = await upload(http, "flag.txt", b"flag", metadata='{"ok": true, "r": 2.5}')
+    for query in ({"metadata.ok": "true"}, {"metadata.r": "2.5"}):
+        found = (await http.get("/v1/files", params=query)).json()
+        assert [f["id"] for f in found["data"]] == [flagged.json()["id"]], query
+    assert (await http.get("/v1/files", params={"metadata.ok": "1"})).json()["data"] == []
     for bad in (
         {"limit": "0"},
         {"limit": "101"},

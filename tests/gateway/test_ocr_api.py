@@ -54,6 +54,19 @@ async def test_a_pdf_is_read_by_mistral_and_priced_per_page(
     ]
 
 
+async def test_a_scanned_pdf_is_read_by_the_default_chain(http: httpx.AsyncClient) -> None:
+    """A PDF page with no text layer is what OCR is for: Mistral (its simulator too) reads
+    the page's image; it was a 422 when the simulator read only text layers."""
+    scan = documents.scanned_pdf(["Scanned lease 2024"])
+    answer = await ocr(http, "scan.pdf", scan)
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert_shape(body)
+    assert body["_gateway"]["provider"] == "mistral"
+    assert body["total_pages"] == 1
+    assert body["pages"][0]["text"].startswith("Simulated OCR of image ")
+
+
 async def test_the_local_engine_reads_a_scanned_image(http: httpx.AsyncClient) -> None:
     image = documents.text_image(["Invoice 4711 for Jane Doe"])
     answer = await ocr(http, "scan.png", image, model="local", output_format="text")
@@ -106,7 +119,9 @@ def blank_png() -> bytes:
             id="pages outside the document",
         ),
         pytest.param("a.pdf", b"%PDF-1.7 nothing", {}, 400, "invalid_file", id="truncated pdf"),
-        pytest.param("a.txt", b"plain text", {}, 415, "unsupported_file_type", id="text file"),
+        pytest.param("a.txt", b"plain text", {}, 400, "invalid_file_type", id="text file"),
+        pytest.param("a.docx", documents.docx(["x"]), {}, 400, "invalid_file_type", id="docx file"),
+        pytest.param("a.bin", b"\x00\x01garbage", {}, 400, "invalid_file_type", id="no type"),
         pytest.param("a.png", b"", {}, 400, "invalid_request", id="empty file"),
         pytest.param("a.png", blank_png(), {"model": "local"}, 422, "ocr_failed", id="no text"),
         pytest.param(
@@ -143,3 +158,34 @@ async def test_bad_ocr_requests(
     assert answer.status_code == status, answer.text
     assert answer.json()["error"]["code"] == code
     assert gateway.state.files.blobs.stored() == []
+
+
+async def test_language_hints_as_repeated_fields_or_brackets(http: httpx.AsyncClient) -> None:
+    """An array in a form comes as repeated parts or as `name[]` parts: every value counts
+    (repeated parts kept only the last, and `language_hints[]` was an unknown field)."""
+    image = documents.text_image(["Lease 2024"])
+
+    async def hints(*parts: tuple[str, str]) -> httpx.Response:
+        form = [("file", ("scan.png", image, "image/png")), *((n, (None, v)) for n, v in parts)]
+        return await http.post("/v1/ocr", files=form, data={"model": "local"}, timeout=60)
+
+    answer = await hints(("language_hints[]", "en"), ("language_hints[]", "de"))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["pages"][0]["text"] == "Lease 2024"
+    refused = await hints(("language_hints", "no code!"), ("language_hints", "en"))
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["param"] == "language_hints"
+    assert refused.json()["error"]["value"] == "no code!"
+
+
+async def test_a_table_comes_back_as_rows(http: httpx.AsyncClient) -> None:
+    """Mistral answers tables apart with `table_format: markdown` (its simulator inlined
+    them, and the rows were lost: the text drops table lines, and no table was reported)."""
+    pdf = documents.pdf_with_text(["Price list\n| item | cost |\n|---|---|\n| paper | 12 |"])
+    answer = await ocr(http, "prices.pdf", pdf)
+    assert answer.status_code == 200, answer.text
+    page = answer.json()["pages"][0]
+    assert [t["rows"] for t in page["tables"]] == [[["item", "cost"], ["paper", "12"]]]
+    assert page["text"] == "Price list"
+    off = (await ocr(http, "prices.pdf", pdf, extract_tables="false")).json()["pages"][0]
+    assert off["tables"] == []

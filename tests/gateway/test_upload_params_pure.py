@@ -52,3 +52,11 @@ def test_a_huge_page_range_is_checked_without_being_expanded() -> None:
     with pytest.raises(ApiError):
         select_pages(params.pages, 3)  # beyond the document once its length is known
     assert select_pages("2-3,1", 3) == (2, 3, 1)
+
+
+def test_ocr_pages_read_as_written_by_people() -> None:
+    """'ALL' and spaces around a dash or comma name the same pages (they were 400s)."""
+    assert parse_fields({"pages": "ALL"}).pages == "all"
+    assert select_pages(parse_fields({"pages": " 1 - 2 , 3 "}).pages, 3) == (1, 2, 3)
+    with pytest.raises(ApiError):
+        parse_fields({"pages": "1 2"})

@@ -38,7 +38,7 @@ def test_the_blobs_hold_the_counts_of_the_bucket_rows() -> None:
     ).fetchall():
         slot = 0 if bucket == -1_000_000 else bucket - latency_sketch.MIN_BUCKET + 1
         old.setdefault((workspace, day, provider), {})[slot] = count
-    assert apply_migrations(db) == [15, 16, 17]
+    assert apply_migrations(db) == [v for v, _ in MIGRATIONS if v >= 15]  # later ones too
     new = {
         (workspace, day, provider): latency_sketch.merge([blob])
         for workspace, day, provider, blob in db.execute("SELECT * FROM usage_latency_days")

@@ -29,7 +29,7 @@ TAG = "files"
 OCR_TAG = "ocr"
 ERRORS = (400, 401, 403, 404, 408, 413, 429)
 UPLOAD_ERRORS = (*ERRORS, 415, 507)
-OCR_ERRORS = (*ERRORS, 415, 422, 502, 503, 504)
+OCR_ERRORS = (*ERRORS, 422, 502, 503, 504)
 
 PURPOSES = ["assistants", "fine-tune", "batch", "document", "audio"]
 STATUSES = ["uploaded", "processing", "processed", "error"]
@@ -312,6 +312,9 @@ OPERATIONS = {
         request=OCR_FORM,
         request_media_type="multipart/form-data",
         errors=OCR_ERRORS,
-        description="422 `ocr_failed` when no text could be read from the document.",
+        description=(
+            "400 `invalid_file_type` for a type OCR does not read (the spec's OCR codes have "
+            "no 415), 422 `ocr_failed` when no text could be read from the document."
+        ),
     ),
 }
