@@ -147,10 +147,9 @@ async def _read_pipeline_request() -> tuple[PipelineParams, bytes]:
             upload.close()
     if content_type.startswith("application/json") or not content_type:
         return parse_json(await read_object())
-    raise ApiError(
-        415,
-        "unsupported_media_type",
+    raise invalid_request(
         "Send multipart/form-data with an 'audio' file, or JSON with 'audio' as base64.",
+        param="audio",
     )
 
 

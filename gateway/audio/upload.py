@@ -86,13 +86,13 @@ def too_large() -> ApiError:
     )
 
 
-def boundary_of(content_type: str | None) -> bytes:
+def boundary_of(content_type: str | None, field: str = "file") -> bytes:
+    """The multipart boundary; a body of another kind is a 400 naming the missing file
+    (the spec's audio status tables have no 415: the request lacks its required file)."""
     kind, options = parse_options_header(content_type or "")
     if kind != b"multipart/form-data" or not options.get(b"boundary"):
-        raise ApiError(
-            415,
-            "unsupported_media_type",
-            "Send the audio as multipart/form-data with a 'file' field.",
+        raise invalid_request(
+            f"Send the audio as multipart/form-data with a '{field}' file field.", param=field
         )
     boundary: bytes = options[b"boundary"]
     return boundary
@@ -184,10 +184,10 @@ async def read_upload(
     chunks: AsyncIterable[bytes], content_type: str | None, *, field: str = "file"
 ) -> Upload:
     """Parse a multipart body as it arrives; raises 413 the moment the file (the part
-    named `field`) is too large, 400 for a malformed body or a missing file, 415 for
-    another content type. The caller closes the returned upload. Cancellation leaves
+    named `field`) is too large, 400 for a malformed body, a missing file or another
+    content type. The caller closes the returned upload. Cancellation leaves
     nothing behind but the spool, which is closed here."""
-    boundary = boundary_of(content_type)
+    boundary = boundary_of(content_type, field)
     upload = Upload()
     collector = _Collector(upload, field)
     parser = MultipartParser(boundary, collector.callbacks())

@@ -199,7 +199,12 @@ async def _check_overrides(
 async def _clip(data: bytes) -> AudioClip:
     if not data:
         raise ApiError(400, "invalid_audio", "'audio' is empty.", param="audio")
-    return await trio.to_thread.run_sync(measured_clip, data, "audio")
+    try:
+        return await trio.to_thread.run_sync(measured_clip, data, "audio")
+    except ApiError as error:
+        if error.code == "invalid_audio":  # the pipeline's field is `audio`, not `file`
+            error.extra["param"] = "audio"
+        raise
 
 
 def _runner(prepared: Prepared, *, streamed: bool) -> Any:

@@ -23,7 +23,7 @@ from gateway.operator.apidoc import (
 
 TAG = "audio"
 MAPPINGS_TAG = "voice-mappings"
-# Upstream-backed operations: 415 for a body that is not multipart, 500/503/504 upstream.
+# Upstream-backed operations: 500/503/504 upstream (a body that is not multipart is a 400).
 UPSTREAM_ERRORS = (400, 401, 403, 404, 408, 413, 429, 503, 504)
 CATALOG_ERRORS = (400, 401, 403, 404, 429)
 MAPPING_ERRORS = (400, 401, 403, 404, 408, 413, 429)
@@ -104,7 +104,7 @@ TRANSCRIPTIONS = Operation(
     TRANSCRIPTION,
     request=TRANSCRIPTION_FORM,
     request_media_type="multipart/form-data",
-    errors=(*UPSTREAM_ERRORS, 415),
+    errors=UPSTREAM_ERRORS,
     alternatives=(
         ("text/plain", TEXT_BODY),
         ("application/x-subrip", TEXT_BODY),

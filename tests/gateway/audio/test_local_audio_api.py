@@ -138,6 +138,35 @@ async def test_truncated_and_empty_files_are_400(client: openai.AsyncOpenAI) -> 
             )
 
 
+async def test_a_truncated_file_is_told_so_in_plain_words(client: openai.AsyncOpenAI) -> None:
+    audio = await speak(client)
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.audio.transcriptions.create(
+            model="local-whisper-tiny-en", file=("a.wav", audio[:40])
+        )
+    error = caught.value.body
+    assert error["code"] == "invalid_audio" and error["param"] == "file"  # type: ignore[index]
+    assert "Errno" not in error["message"] and "truncated" in error["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("content", "headers"),
+    [
+        ({"data": {"model": "whisper-1"}}, {}),  # a form without its file: urlencoded
+        ({"json": {"model": "whisper-1"}}, {}),
+        ({"content": b"RIFF"}, {"content-type": "audio/wav"}),
+    ],
+)
+async def test_a_body_that_is_not_multipart_is_a_400_naming_the_file(
+    http: httpx.AsyncClient, content: dict[str, object], headers: dict[str, str]
+) -> None:
+    """The spec's transcription statuses are 400, 401, 413, 429 and 500: no 415."""
+    response = await http.post("/v1/audio/transcriptions", headers=headers, **content)  # type: ignore[arg-type]
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "invalid_request"
+    assert response.json()["error"]["param"] == "file"
+
+
 async def test_over_25_mb_is_413_before_the_body_ends(gateway: RunningGateway) -> None:
     """The client declares 40 MiB and sends 26; the 413 arrives without the rest."""
     host, port = gateway.url.removeprefix("http://").split(":")

@@ -238,9 +238,16 @@ async def test_bad_audio_is_a_400_and_too_much_a_413(http: httpx.AsyncClient) ->
     )
     assert not_audio.status_code == 400
     assert not_audio.json()["error"]["code"] == "invalid_audio"
+    assert not_audio.json()["error"]["param"] == "audio"
     bad_base64 = await http.post(PATH, json={"template": "voice-agent-fast", "audio": "%%%"})
     assert bad_base64.status_code == 400
     assert bad_base64.json()["error"]["code"] == "invalid_audio"
+    text_as_base64 = await http.post(
+        PATH, json={"template": "voice-agent-fast", "audio": base64.b64encode(b"hello").decode()}
+    )
+    assert text_as_base64.status_code == 400
+    assert text_as_base64.json()["error"]["code"] == "invalid_audio"
+    assert text_as_base64.json()["error"]["param"] == "audio"
     missing = await http.post(PATH, json={"template": "voice-agent-fast"})
     assert missing.status_code == 400
     assert missing.json()["error"]["param"] == "audio"
@@ -252,8 +259,11 @@ async def test_bad_audio_is_a_400_and_too_much_a_413(http: httpx.AsyncClient) ->
         timeout=60,
     )
     assert too_large.status_code == 413
+    # The spec's pipeline statuses have no 415: a body that is neither JSON nor
+    # multipart lacks its audio, a 400.
     wrong_type = await http.post(PATH, content=b"x", headers={"content-type": "text/plain"})
-    assert wrong_type.status_code == 415
+    assert wrong_type.status_code == 400
+    assert wrong_type.json()["error"]["param"] == "audio"
 
 
 async def test_a_pipeline_needs_a_key(gateway: RunningGateway) -> None:
