@@ -180,7 +180,7 @@ VOICE_DETAIL = obj(
     age=STR,
     accent=STR,
     use_cases=STRS,
-    settings=nullable(obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL)),
+    settings=obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL),
 )
 
 STANDARD_VOICE = obj(

@@ -62,6 +62,18 @@ async def test_voice_detail_and_404(http: httpx.AsyncClient) -> None:
     error_of(await http.get("/v1/audio/voices/nobody"), 404, "voice_not_found")
 
 
+async def test_every_voice_detail_has_the_spec_settings_object(http: httpx.AsyncClient) -> None:
+    """The spec's detail adds `settings` (three numbers and a boolean) without an 'or
+    null': a voice whose vendor has no such controls shows the defaults, not null."""
+    for voice_id in ("alloy", "Charon", "en-us"):
+        settings = (await http.get(f"/v1/audio/voices/{voice_id}")).json()["settings"]
+        assert set(settings) == {"stability", "similarity_boost", "style", "use_speaker_boost"}
+        assert all(
+            isinstance(settings[k], float) for k in ("stability", "similarity_boost", "style")
+        )
+        assert isinstance(settings["use_speaker_boost"], bool)
+
+
 async def test_preview_is_real_audio(http: httpx.AsyncClient) -> None:
     response = await http.get("/v1/audio/voices/en-us+f3/preview")
     assert response.status_code == 200, response.text
