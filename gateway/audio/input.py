@@ -104,7 +104,17 @@ def _voice_settings(service: Any) -> VoiceSettings | None:
         ),
         style=_optional_number(raw.get("style"), f"{where}.style", 0.0, 1.0),
         speed=_optional_number(raw.get("speed"), f"{where}.speed", MIN_SPEED, MAX_SPEED),
+        use_speaker_boost=_optional_flag(
+            raw.get("use_speaker_boost"), f"{where}.use_speaker_boost"
+        ),
     )
+
+
+def _optional_flag(value: Any, name: str) -> bool | None:
+    """The voice detail's `settings` shows `use_speaker_boost`, so a request may set it."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise invalid_request(f"'{name}' must be a boolean.", param=name, value=value)
 
 
 def _prefer(service: Any) -> Prefer | None:

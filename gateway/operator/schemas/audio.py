@@ -138,7 +138,9 @@ SPEECH_REQUEST = obj(
     speed=SPEED,
     stream=BOOL,
     service=obj(
-        voice_settings=obj(stability=UNIT, similarity_boost=UNIT, style=UNIT, speed=SPEED),
+        voice_settings=obj(
+            stability=UNIT, similarity_boost=UNIT, style=UNIT, speed=SPEED, use_speaker_boost=BOOL
+        ),
         prefer=PREFER,
         fallbacks=STRS,
     ),

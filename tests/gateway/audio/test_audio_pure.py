@@ -9,8 +9,9 @@ from gateway.audio.input import parse_speech, parse_transcription
 from gateway.audio.plan import VoiceChoice, ranked, resolve_voice
 from gateway.audio.render import render_transcription, srt, vtt
 from gateway.platform.errors import ApiError
-from providers.audio_types import Segment, TranscriptionResult, Word
+from providers.audio_types import Segment, SpeechRequest, TranscriptionResult, Word
 from providers.catalog import load_catalog
+from providers.elevenlabs_speech import tts_payload
 from providers.voices import load_voices
 
 RESULT = TranscriptionResult(
@@ -66,7 +67,7 @@ def test_speech_defaults_and_service() -> None:
             "voice": "calm",
             "service": {
                 "prefer": "speed",
-                "voice_settings": {"stability": 0.3},
+                "voice_settings": {"stability": 0.3, "use_speaker_boost": False},
                 "fallbacks": ["tts-1-hd"],
             },
         }
@@ -74,6 +75,7 @@ def test_speech_defaults_and_service() -> None:
     assert (params.response_format, params.speed, params.stream) == ("mp3", 1.0, False)
     assert params.prefer == "speed" and params.service.fallbacks == ("tts-1-hd",)
     assert params.voice_settings is not None and params.voice_settings.stability == 0.3
+    assert params.voice_settings.use_speaker_boost is False
 
 
 @pytest.mark.parametrize(
@@ -85,6 +87,10 @@ def test_speech_defaults_and_service() -> None:
         ({"stream": "yes"}, "stream"),
         ({"service": {"prefer": "fastest"}}, "service.prefer"),
         ({"service": {"voice_settings": {"style": 2}}}, "service.voice_settings.style"),
+        (
+            {"service": {"voice_settings": {"use_speaker_boost": "yes"}}},
+            "service.voice_settings.use_speaker_boost",
+        ),
     ],
 )
 def test_speech_bounds(change: dict[str, object], param: str) -> None:
@@ -152,3 +158,18 @@ def test_voice_resolution() -> None:
     assert mapped.for_provider("elevenlabs") is None and mapped.for_provider("local") == "en-us"
     cloned = resolve_voice(voices, "myClonedVoiceId", None)
     assert cloned.for_provider("elevenlabs") == "myClonedVoiceId"
+
+
+def test_voice_settings_reach_elevenlabs_with_speaker_boost() -> None:
+    params = parse_speech(
+        {
+            "model": "eleven_flash_v2_5",
+            "input": "hi",
+            "voice": "calm",
+            "service": {"voice_settings": {"stability": 0.2, "use_speaker_boost": False}},
+        }
+    )
+    request = SpeechRequest(
+        "eleven_flash_v2_5", "hi", "21m00Tcm4TlvDq8ikWAM", voice_settings=params.voice_settings
+    )
+    assert tts_payload(request)["voice_settings"] == {"stability": 0.2, "use_speaker_boost": False}

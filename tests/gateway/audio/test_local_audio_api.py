@@ -213,6 +213,15 @@ async def test_diarize_elsewhere_than_voxtral_is_400(client: openai.AsyncOpenAI)
             "response_format",
         ),
         ({"model": "local-espeak-ng", "input": "hi"}, "voice"),
+        (
+            {
+                "model": "local-espeak-ng",
+                "voice": "calm",
+                "input": "hi",
+                "service": {"voice_settings": {"use_speaker_boost": "yes"}},
+            },
+            "service.voice_settings.use_speaker_boost",
+        ),
     ],
 )
 async def test_bad_speech_requests_are_400(
