@@ -196,7 +196,10 @@ def _template_routes(bp: Blueprint, state: AppState) -> None:
         _refuse_builtin(template_id)
         record = await _record(state, principal, template_id)
         partial = request.method == "PATCH"
-        fields = parse_template_fields(await read_object(), state.catalog, partial=partial)
+        body = await read_object()
+        if partial:
+            body = custom.merged_stages(body, _record_body(record))
+        fields = parse_template_fields(body, state.catalog, partial=partial)
         await _check_voice(state, principal, fields)
         changed = custom.updated(record, fields)
         event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
