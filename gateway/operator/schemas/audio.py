@@ -57,7 +57,7 @@ TRANSCRIPTION = {
     "anyOf": [
         obj(("text",), text=STR),
         obj(
-            ("task", "language", "duration", "text"),
+            ("task", "language", "duration", "text", "segments"),
             task={"const": "transcribe"},
             language=STR,
             duration=NUM,

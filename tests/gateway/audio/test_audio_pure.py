@@ -52,6 +52,8 @@ def test_verbose_json_follows_openai_shape() -> None:
     }
     assert body["words"][1] == {"word": "there", "start": 0.5, "end": 1.2}
     assert "words" not in orjson.loads(render_transcription(RESULT, "verbose_json", ()))
+    words_only = orjson.loads(render_transcription(RESULT, "verbose_json", ("word",)))
+    assert words_only["segments"] and words_only["words"]  # the spec lists both
 
 
 def test_text_and_json() -> None:

@@ -111,6 +111,20 @@ async def test_transcription_formats(client: openai.AsyncOpenAI, fmt: str) -> No
         assert str(result).startswith("WEBVTT\n\n00:00:00.000 --> ")
 
 
+async def test_verbose_json_with_word_timing_keeps_its_segments(
+    client: openai.AsyncOpenAI,
+) -> None:
+    audio = await speak(client)
+    result = await client.audio.transcriptions.create(
+        model="whisper-1",
+        file=("speech.wav", audio),
+        response_format="verbose_json",
+        timestamp_granularities=["word"],
+    )
+    assert result.segments and result.words
+    assert result.segments[-1].end == pytest.approx(result.duration, abs=0.01)
+
+
 async def test_streamed_transcription_with_the_client(client: openai.AsyncOpenAI) -> None:
     audio = await speak(client)
     stream = await client.audio.transcriptions.create(
