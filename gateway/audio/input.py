@@ -43,6 +43,21 @@ class SpeechParams:
     service: ServiceOptions
     prefer: Prefer | None = None
     voice_settings: VoiceSettings | None = None
+    speed_given: bool = False  # `speed` was in the body (a mapping's default yields to it)
+
+
+def with_mapping_defaults(params: SpeechParams, defaults: Mapping[str, Any]) -> SpeechParams:
+    """`params` with a voice mapping's `default_settings` filling what the request left
+    out: `speed` (unless `speed` or `service.voice_settings.speed` was given) and
+    `stability` (unless `service.voice_settings.stability` was). Pure."""
+    chosen = params.voice_settings or VoiceSettings()
+    speed = params.speed
+    if "speed" in defaults and not params.speed_given and chosen.speed is None:
+        speed = float(defaults["speed"])
+    if "stability" in defaults and chosen.stability is None:
+        chosen = attrs.evolve(chosen, stability=float(defaults["stability"]))
+    settings = chosen if chosen != VoiceSettings() else params.voice_settings
+    return attrs.evolve(params, speed=speed, voice_settings=settings)
 
 
 @attrs.frozen
@@ -84,6 +99,7 @@ def parse_speech(body: Any) -> SpeechParams:
         response_format=cast(SpeechFormat, _choice(data, "response_format", SPEECH_FORMATS, "mp3")),
         speed=_number(data.get("speed"), "speed", MIN_SPEED, MAX_SPEED, default=1.0),
         stream=_flag(data.get("stream"), "stream"),
+        speed_given=data.get("speed") is not None,
         service=parse_service(raw_service),
         prefer=_prefer(raw_service),
         voice_settings=_voice_settings(raw_service),

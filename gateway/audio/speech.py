@@ -18,7 +18,7 @@ from typing import Any
 import trio
 
 from gateway.audio.errors import audio_errors
-from gateway.audio.input import SpeechParams, parse_speech
+from gateway.audio.input import SpeechParams, parse_speech, with_mapping_defaults
 from gateway.audio.plan import (
     VoiceChoice,
     admit_audio,
@@ -26,7 +26,7 @@ from gateway.audio.plan import (
     resolve_voice,
     voiced_targets,
 )
-from gateway.audio.voices import mapping_named
+from gateway.audio.voices import mapping_record_named
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.state import AppState
@@ -60,8 +60,11 @@ async def serve_speech(
     with recording_rejection(state, facts, lambda: _named(payload)):
         payload = decode_json(body) if body else None
         params = parse_speech(payload)
-        mapping = await mapping_named(state, principal.workspace_id, params.voice)
-        choice = resolve_voice(load_voices(), params.voice, mapping)
+        mapping = await mapping_record_named(state, principal.workspace_id, params.voice)
+        if mapping is not None:
+            params = with_mapping_defaults(params, mapping.default_settings)
+        voices = mapping.mappings if mapping is not None else None
+        choice = resolve_voice(load_voices(), params.voice, voices)
         plan = audio_plan(
             state,
             principal,

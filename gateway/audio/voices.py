@@ -42,6 +42,13 @@ async def mapping_named(state: AppState, workspace_id: str, name: str) -> Mappin
     return await state.voice_mappings.named(state.db, workspace_id, name)
 
 
+async def mapping_record_named(
+    state: AppState, workspace_id: str, name: str
+) -> VoiceMappingRecord | None:
+    """The workspace's mapping called `name` with its `default_settings` (from memory)."""
+    return await state.voice_mappings.record(state.db, workspace_id, name)
+
+
 # -- catalog views -------------------------------------------------------------------------
 
 

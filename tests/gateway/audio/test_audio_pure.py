@@ -5,11 +5,17 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from gateway.audio.input import parse_speech, parse_transcription
+from gateway.audio.input import parse_speech, parse_transcription, with_mapping_defaults
 from gateway.audio.plan import VoiceChoice, ranked, resolve_voice
 from gateway.audio.render import render_transcription, srt, vtt
 from gateway.platform.errors import ApiError
-from providers.audio_types import Segment, SpeechRequest, TranscriptionResult, Word
+from providers.audio_types import (
+    Segment,
+    SpeechRequest,
+    TranscriptionResult,
+    VoiceSettings,
+    Word,
+)
 from providers.catalog import load_catalog
 from providers.elevenlabs_speech import tts_payload
 from providers.voices import load_voices
@@ -175,3 +181,26 @@ def test_voice_settings_reach_elevenlabs_with_speaker_boost() -> None:
         "eleven_flash_v2_5", "hi", "21m00Tcm4TlvDq8ikWAM", voice_settings=params.voice_settings
     )
     assert tts_payload(request)["voice_settings"] == {"stability": 0.2, "use_speaker_boost": False}
+
+
+def test_a_mappings_defaults_fill_only_what_the_request_left_out() -> None:
+    defaults = {"speed": 1.5, "stability": 0.2}
+    bare = with_mapping_defaults(
+        parse_speech({"model": "m", "input": "hi", "voice": "v"}), defaults
+    )
+    assert bare.speed == 1.5 and bare.voice_settings == VoiceSettings(stability=0.2)
+    given = with_mapping_defaults(
+        parse_speech(
+            {
+                "model": "m",
+                "input": "hi",
+                "voice": "v",
+                "speed": 1.0,
+                "service": {"voice_settings": {"stability": 0.9}},
+            }
+        ),
+        defaults,
+    )
+    assert given.speed == 1.0 and given.voice_settings == VoiceSettings(stability=0.9)
+    nothing = with_mapping_defaults(parse_speech({"model": "m", "input": "hi", "voice": "v"}), {})
+    assert nothing.speed == 1.0 and nothing.voice_settings is None
