@@ -60,7 +60,7 @@ from providers.types import Usage
 
 DIARIZING_PROVIDERS = frozenset({"mistral"})
 DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without naming a model
-ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac"})
+ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac", "mpeg"})
 
 ENDPOINT = "audio.transcriptions"
 

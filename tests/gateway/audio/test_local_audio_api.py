@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 
+import av
 import httpx
 import openai
 import pytest
@@ -134,6 +135,30 @@ async def test_streamed_transcription_with_the_client(client: openai.AsyncOpenAI
     kinds = [event.type for event in events]
     assert kinds[-1] == "transcript.text.done" and "transcript.text.delta" in kinds
     assert overlap(SENTENCE, events[-1].text) >= 0.6  # type: ignore[union-attr]
+
+
+def mpeg_program_stream(wav: bytes) -> bytes:
+    """`wav` as MP2 audio in an MPEG program stream (a `.mpeg` file), made with PyAV."""
+    source, out = av.open(io.BytesIO(wav), "r"), io.BytesIO()
+    with av.open(out, "w", format="mpeg") as muxer:
+        stream = muxer.add_stream("mp2", rate=24000)
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=24000)
+        for frame in source.decode(audio=0):
+            for piece in resampler.resample(frame):
+                muxer.mux(stream.encode(piece))
+        muxer.mux(stream.encode(None))
+    return out.getvalue()
+
+
+async def test_an_mpeg_program_stream_is_accepted(client: openai.AsyncOpenAI) -> None:
+    """The spec's upload types include `mpeg`: a real MPEG file, not only MP3 renamed."""
+    wav = await speak(client)
+    data = mpeg_program_stream(wav)
+    assert sniff_container(data[:16]) == "mpeg"
+    result = await client.audio.transcriptions.create(
+        model="whisper-1", file=("a.mpeg", data), response_format="verbose_json"
+    )
+    assert result.duration == pytest.approx(soundfile.info(io.BytesIO(wav)).duration, rel=0.1)
 
 
 async def test_a_png_named_wav_is_refused(client: openai.AsyncOpenAI) -> None:
