@@ -18,6 +18,7 @@ from gateway.pipelines.input import (
     BODY_LIMIT,
     MAX_AUDIO_BYTES,
     PipelineParams,
+    base64_audio,
     parse_form,
     parse_json,
     too_large,
@@ -138,8 +139,11 @@ def _id_header(pipeline_id: str) -> dict[str, str]:
 async def _read_pipeline_request() -> tuple[PipelineParams, bytes]:
     content_type = request.headers.get("content-type") or ""
     if content_type.startswith("multipart/form-data"):
-        upload = await read_upload(request.body, content_type, field="audio")
+        upload = await read_upload(request.body, content_type, field="audio", text_file=True)
         try:
+            if upload.as_text:  # the spec's "file or base64 string", in a form too
+                text = upload.read_all().decode("ascii", "replace")
+                return parse_form(upload.fields), base64_audio(text)
             if upload.size > MAX_AUDIO_BYTES:
                 raise too_large()
             return parse_form(upload.fields), upload.read_all()

@@ -266,6 +266,23 @@ async def test_bad_audio_is_a_400_and_too_much_a_413(http: httpx.AsyncClient) ->
     assert wrong_type.json()["error"]["param"] == "audio"
 
 
+async def test_multipart_audio_may_be_a_base64_text_field(http: httpx.AsyncClient) -> None:
+    """The spec's `audio` is "file or base64 string" in multipart as in JSON."""
+    wav = await spoken_wav(http)
+    fields = {"template": (None, "voice-agent-fast"), "stream": (None, "false")}
+    response = await http.post(
+        PATH, files=fields | {"audio": (None, base64.b64encode(wav).decode())}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["usage"]["stt_seconds"] == pytest.approx(
+        soundfile.info(io.BytesIO(wav)).duration, rel=0.05
+    )
+    not_base64 = await http.post(PATH, files=fields | {"audio": (None, "%%% not base64")})
+    assert not_base64.status_code == 400, not_base64.text
+    assert not_base64.json()["error"]["code"] == "invalid_audio"
+    assert not_base64.json()["error"]["param"] == "audio"
+
+
 async def test_a_pipeline_needs_a_key(gateway: RunningGateway) -> None:
     async with httpx.AsyncClient(base_url=gateway.url) as anonymous:
         response = await anonymous.post(
