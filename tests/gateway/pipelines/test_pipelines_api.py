@@ -130,6 +130,8 @@ async def test_a_streamed_pipeline_sends_its_events_in_overlapped_order(
     kinds = [e["type"] for e in events]
     final = kinds.index("transcription.final")
     assert all(k == "transcription.partial" for k in kinds[:final])
+    pieces = "".join(e["text"] for e in events[:final])  # partials are pieces (README)
+    assert pieces.strip() == events[final]["text"].strip()
     assert kinds.index("llm.token") == final + 1
     assert "audio.chunk" in kinds
     assert kinds.index("llm.done") < kinds.index("done") == len(kinds) - 1
