@@ -194,6 +194,21 @@ async def test_a_stage_nobody_can_serve_ends_the_stream_with_an_error(
     assert whole.json()["error"]["message"]
 
 
+async def test_a_vendor_failure_nobody_can_replace_is_a_500_provider_error(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """The spec's pipeline statuses list 500 (as speech and transcriptions), not 502."""
+    sim = sim_of(gateway)
+    for info in gateway.state.catalog.models(capability="chat"):
+        sim.faults.add(Fault(model=info.upstream_id, status=500, message="down"))
+    wav = await spoken_wav(http)
+    whole = await http.post(
+        PATH, files={"audio": ("turn.wav", wav, "audio/wav")}, data={"template": "voice-agent-fast"}
+    )
+    assert whole.status_code == 500, whole.text
+    assert whole.json()["error"]["code"] == "provider_error"
+
+
 @pytest.mark.parametrize(
     ("fields", "status", "code"),
     [
