@@ -173,7 +173,7 @@ def parse_transcription(form: Mapping[str, Sequence[str]]) -> TranscriptionParam
 def _granularities(form: Mapping[str, Sequence[str]], response_format: str) -> tuple[str, ...]:
     values = [*form.get("timestamp_granularities[]", ()), *form.get("timestamp_granularities", ())]
     found: list[str] = []
-    for value in (part.strip() for raw in values for part in raw.split(",")):
+    for value in (part.strip() for raw in values for part in _listed(raw)):
         if value not in GRANULARITIES:
             raise invalid_request(
                 "'timestamp_granularities' takes 'word' and 'segment'.",
@@ -188,6 +188,19 @@ def _granularities(form: Mapping[str, Sequence[str]], response_format: str) -> t
             param="timestamp_granularities",
         )
     return tuple(found)
+
+
+def _listed(raw: str) -> list[str]:
+    """A form value's items: `word,segment`, or a JSON array as text (`["word"]`, what a
+    client that JSON-encodes list fields sends)."""
+    if raw.lstrip().startswith("["):
+        try:
+            items = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            items = None
+        if isinstance(items, list):
+            return [str(item) for item in items]
+    return raw.split(",")
 
 
 def _language(value: str | None) -> str | None:

@@ -204,3 +204,15 @@ def test_a_mappings_defaults_fill_only_what_the_request_left_out() -> None:
     assert given.speed == 1.0 and given.voice_settings == VoiceSettings(stability=0.9)
     nothing = with_mapping_defaults(parse_speech({"model": "m", "input": "hi", "voice": "v"}), {})
     assert nothing.speed == 1.0 and nothing.voice_settings is None
+
+
+@pytest.mark.parametrize("value", ["word,segment", '["word", "segment"]', "word, segment"])
+def test_granularities_as_one_form_value(value: str) -> None:
+    params = parse_transcription(
+        {
+            "model": ["whisper-1"],
+            "response_format": ["verbose_json"],
+            "timestamp_granularities": [value],
+        }
+    )
+    assert params.granularities == ("word", "segment")

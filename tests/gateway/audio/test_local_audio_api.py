@@ -126,6 +126,22 @@ async def test_verbose_json_with_word_timing_keeps_its_segments(
     assert result.segments[-1].end == pytest.approx(result.duration, abs=0.01)
 
 
+async def test_granularities_sent_as_a_json_array_field(
+    client: openai.AsyncOpenAI, http: httpx.AsyncClient
+) -> None:
+    response = await http.post(
+        "/v1/audio/transcriptions",
+        files={"file": ("a.wav", await speak(client))},
+        data={
+            "model": "whisper-1",
+            "response_format": "verbose_json",
+            "timestamp_granularities": '["word"]',
+        },
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["words"] and response.json()["segments"]
+
+
 async def test_streamed_transcription_with_the_client(client: openai.AsyncOpenAI) -> None:
     audio = await speak(client)
     stream = await client.audio.transcriptions.create(
