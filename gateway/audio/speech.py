@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+import attrs
 import trio
 
 from gateway.audio.errors import audio_errors
@@ -46,6 +47,7 @@ from providers.types import Usage
 from providers.voices import load_voices
 
 SPEECH_PATH = "/v1/audio/speech"
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -73,6 +75,7 @@ async def serve_speech(
             service=params.service,
             prefer=params.prefer,
         )
+        asked = plan.primary if params.model != "auto" else None
         plan = voiced_targets(plan, choice)
     if params.stream:
         hold = await admit_audio(
@@ -83,13 +86,23 @@ async def serve_speech(
             opener = _opener(params, choice)
             async with open_stream(state, facts, plan, opener, timeout_s=timeout) as served:
                 first, rest = served.value
-                yield _streamed(facts, served, params, first, rest, hold.headers())
+                shown = _as_asked(served, asked)
+                yield _streamed(facts, shown, params, first, rest, hold.headers())
             _finish(state, facts, served.target, hold, params)
             return
     facts, whole, limits = await speak_once(
         state, principal, params, plan, choice, headers, endpoint="audio.speech"
     )
-    yield _whole(facts, whole, params, limits)
+    yield _whole(facts, _as_asked(whole, asked), params, limits)
+
+
+def _as_asked(served: Served[T], asked: Target | None) -> Served[T]:
+    """`served` measured against the model the request named: when that model was left
+    out for want of the voice (`voiced_targets`), another model served, and
+    `X-Service-Fallback` says so."""
+    if asked is None or asked == served.primary:
+        return served
+    return attrs.evolve(served, primary=asked)
 
 
 def _named(payload: object) -> object:

@@ -194,3 +194,22 @@ async def test_a_mappings_default_speed_applies_unless_the_request_sets_one(
     plain = await seconds("plain")
     assert await seconds("quick") < 0.7 * plain
     assert await seconds("quick", speed=1.0) == pytest.approx(plain, rel=0.05)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_named_model_without_the_voice_is_reported_as_a_fallback(
+    http: httpx.AsyncClient, stream: bool
+) -> None:
+    """'ash' is OpenAI's alone (no standard voice): ElevenLabs cannot speak it, so OpenAI
+    does, and the headers say another model than the named one served."""
+
+    async def headers(model: str) -> httpx.Headers:
+        body = {"model": model, "voice": "ash", "input": "hi", "stream": stream}
+        response = await http.post("/v1/audio/speech", json=body)
+        assert response.status_code == 200, response.text
+        return response.headers
+
+    elsewhere = await headers("eleven_flash_v2_5")
+    assert elsewhere["x-service-provider"] == "openai"
+    assert elsewhere["x-service-fallback"] == "true"
+    assert (await headers("tts-1"))["x-service-fallback"] == "false"
