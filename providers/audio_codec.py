@@ -47,7 +47,9 @@ def sniff_container(head: bytes) -> str | None:
     """The container the first bytes announce, or None when they announce no audio.
 
     Names follow the upload types of the spec: `wav`, `mp3`, `flac`, `ogg`, `webm`, `mp4`
-    (also m4a), `aac` (ADTS). A file name is never consulted: a PNG called `a.wav` is a PNG.
+    (also m4a), `aac` (ADTS), `mpeg` (an MPEG program stream, the spec's `.mpeg`; an MPEG
+    audio file named so is `mp3`). A file name is never consulted: a PNG called `a.wav` is
+    a PNG.
     """
     if len(head) < 12:
         return None
@@ -63,6 +65,8 @@ def sniff_container(head: bytes) -> str | None:
         return "mp4"
     if head[:3] == b"ID3":
         return "mp3"
+    if head[:4] == b"\x00\x00\x01\xba":  # an MPEG-1/2 program stream's pack header
+        return "mpeg"
     return _frame_sync(head)
 
 

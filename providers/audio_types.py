@@ -68,6 +68,7 @@ _CONTAINER_MIME = {
     "webm": "audio/webm",
     "mp4": "audio/mp4",
     "aac": "audio/aac",
+    "mpeg": "video/mpeg",
 }
 
 

@@ -18,6 +18,7 @@ from gateway.pipelines.input import (
     BODY_LIMIT,
     MAX_AUDIO_BYTES,
     PipelineParams,
+    base64_audio,
     parse_form,
     parse_json,
     too_large,
@@ -138,8 +139,11 @@ def _id_header(pipeline_id: str) -> dict[str, str]:
 async def _read_pipeline_request() -> tuple[PipelineParams, bytes]:
     content_type = request.headers.get("content-type") or ""
     if content_type.startswith("multipart/form-data"):
-        upload = await read_upload(request.body, content_type, field="audio")
+        upload = await read_upload(request.body, content_type, field="audio", text_file=True)
         try:
+            if upload.as_text:  # the spec's "file or base64 string", in a form too
+                text = upload.read_all().decode("ascii", "replace")
+                return parse_form(upload.fields), base64_audio(text)
             if upload.size > MAX_AUDIO_BYTES:
                 raise too_large()
             return parse_form(upload.fields), upload.read_all()
@@ -147,10 +151,9 @@ async def _read_pipeline_request() -> tuple[PipelineParams, bytes]:
             upload.close()
     if content_type.startswith("application/json") or not content_type:
         return parse_json(await read_object())
-    raise ApiError(
-        415,
-        "unsupported_media_type",
+    raise invalid_request(
         "Send multipart/form-data with an 'audio' file, or JSON with 'audio' as base64.",
+        param="audio",
     )
 
 
@@ -197,7 +200,10 @@ def _template_routes(bp: Blueprint, state: AppState) -> None:
         _refuse_builtin(template_id)
         record = await _record(state, principal, template_id)
         partial = request.method == "PATCH"
-        fields = parse_template_fields(await read_object(), state.catalog, partial=partial)
+        body = await read_object()
+        if partial:
+            body = custom.merged_stages(body, _record_body(record))
+        fields = parse_template_fields(body, state.catalog, partial=partial)
         await _check_voice(state, principal, fields)
         changed = custom.updated(record, fields)
         event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)

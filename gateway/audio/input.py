@@ -43,6 +43,21 @@ class SpeechParams:
     service: ServiceOptions
     prefer: Prefer | None = None
     voice_settings: VoiceSettings | None = None
+    speed_given: bool = False  # `speed` was in the body (a mapping's default yields to it)
+
+
+def with_mapping_defaults(params: SpeechParams, defaults: Mapping[str, Any]) -> SpeechParams:
+    """`params` with a voice mapping's `default_settings` filling what the request left
+    out: `speed` (unless `speed` or `service.voice_settings.speed` was given) and
+    `stability` (unless `service.voice_settings.stability` was). Pure."""
+    chosen = params.voice_settings or VoiceSettings()
+    speed = params.speed
+    if "speed" in defaults and not params.speed_given and chosen.speed is None:
+        speed = float(defaults["speed"])
+    if "stability" in defaults and chosen.stability is None:
+        chosen = attrs.evolve(chosen, stability=float(defaults["stability"]))
+    settings = chosen if chosen != VoiceSettings() else params.voice_settings
+    return attrs.evolve(params, speed=speed, voice_settings=settings)
 
 
 @attrs.frozen
@@ -84,6 +99,7 @@ def parse_speech(body: Any) -> SpeechParams:
         response_format=cast(SpeechFormat, _choice(data, "response_format", SPEECH_FORMATS, "mp3")),
         speed=_number(data.get("speed"), "speed", MIN_SPEED, MAX_SPEED, default=1.0),
         stream=_flag(data.get("stream"), "stream"),
+        speed_given=data.get("speed") is not None,
         service=parse_service(raw_service),
         prefer=_prefer(raw_service),
         voice_settings=_voice_settings(raw_service),
@@ -104,7 +120,17 @@ def _voice_settings(service: Any) -> VoiceSettings | None:
         ),
         style=_optional_number(raw.get("style"), f"{where}.style", 0.0, 1.0),
         speed=_optional_number(raw.get("speed"), f"{where}.speed", MIN_SPEED, MAX_SPEED),
+        use_speaker_boost=_optional_flag(
+            raw.get("use_speaker_boost"), f"{where}.use_speaker_boost"
+        ),
     )
+
+
+def _optional_flag(value: Any, name: str) -> bool | None:
+    """The voice detail's `settings` shows `use_speaker_boost`, so a request may set it."""
+    if value is None or isinstance(value, bool):
+        return value
+    raise invalid_request(f"'{name}' must be a boolean.", param=name, value=value)
 
 
 def _prefer(service: Any) -> Prefer | None:
@@ -147,7 +173,7 @@ def parse_transcription(form: Mapping[str, Sequence[str]]) -> TranscriptionParam
 def _granularities(form: Mapping[str, Sequence[str]], response_format: str) -> tuple[str, ...]:
     values = [*form.get("timestamp_granularities[]", ()), *form.get("timestamp_granularities", ())]
     found: list[str] = []
-    for value in (part.strip() for raw in values for part in raw.split(",")):
+    for value in (part.strip() for raw in values for part in _listed(raw)):
         if value not in GRANULARITIES:
             raise invalid_request(
                 "'timestamp_granularities' takes 'word' and 'segment'.",
@@ -162,6 +188,19 @@ def _granularities(form: Mapping[str, Sequence[str]], response_format: str) -> t
             param="timestamp_granularities",
         )
     return tuple(found)
+
+
+def _listed(raw: str) -> list[str]:
+    """A form value's items: `word,segment`, or a JSON array as text (`["word"]`, what a
+    client that JSON-encodes list fields sends)."""
+    if raw.lstrip().startswith("["):
+        try:
+            items = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            items = None
+        if isinstance(items, list):
+            return [str(item) for item in items]
+    return raw.split(",")
 
 
 def _language(value: str | None) -> str | None:

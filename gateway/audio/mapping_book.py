@@ -26,10 +26,11 @@ import trio
 
 from store import voice_mappings
 from store.db import Database
+from store.voice_mappings import VoiceMappingRecord
 
 TTL_S = 5.0
 
-Names = Mapping[str, Mapping[str, str]]  # mapping name -> {provider: provider voice id}
+Names = Mapping[str, VoiceMappingRecord]  # mapping name -> the mapping
 
 
 @attrs.frozen
@@ -47,7 +48,13 @@ class VoiceMappingBook:
     _loading: dict[str, trio.Event] = attrs.field(factory=dict)  # workspace -> load in flight
 
     async def named(self, db: Database, workspace_id: str, name: str) -> Mapping[str, str] | None:
-        """The provider voices of the workspace's mapping called `name`, if there is one.
+        """The provider voices of the workspace's mapping called `name`, if there is one
+        (cancellation: as `Database.run`)."""
+        record = await self.record(db, workspace_id, name)
+        return record.mappings if record is not None else None
+
+    async def record(self, db: Database, workspace_id: str, name: str) -> VoiceMappingRecord | None:
+        """The workspace's mapping called `name`, if there is one.
 
         Answers from memory when the workspace's entry is fresh; otherwise reads the
         workspace's mappings from the store (cancellation: as `Database.run`)."""
@@ -85,7 +92,7 @@ class VoiceMappingBook:
         before = self._changes.get(workspace_id, 0)
         loaded_at = trio.current_time()
         records = await db.run(lambda d: voice_mappings.list_for_workspace(d, workspace_id))
-        entry = _Entry({record.name: record.mappings for record in records}, loaded_at)
+        entry = _Entry({record.name: record for record in records}, loaded_at)
         if self._changes.get(workspace_id, 0) == before:
             self._entries[workspace_id] = entry
         return entry

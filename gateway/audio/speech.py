@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+import attrs
 import trio
 
 from gateway.audio.errors import audio_errors
-from gateway.audio.input import SpeechParams, parse_speech
+from gateway.audio.input import SpeechParams, parse_speech, with_mapping_defaults
 from gateway.audio.plan import (
     VoiceChoice,
     admit_audio,
@@ -26,7 +27,7 @@ from gateway.audio.plan import (
     resolve_voice,
     voiced_targets,
 )
-from gateway.audio.voices import mapping_named
+from gateway.audio.voices import mapping_record_named
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.state import AppState
@@ -46,6 +47,7 @@ from providers.types import Usage
 from providers.voices import load_voices
 
 SPEECH_PATH = "/v1/audio/speech"
+T = TypeVar("T")
 
 
 @asynccontextmanager
@@ -60,8 +62,11 @@ async def serve_speech(
     with recording_rejection(state, facts, lambda: _named(payload)):
         payload = decode_json(body) if body else None
         params = parse_speech(payload)
-        mapping = await mapping_named(state, principal.workspace_id, params.voice)
-        choice = resolve_voice(load_voices(), params.voice, mapping)
+        mapping = await mapping_record_named(state, principal.workspace_id, params.voice)
+        if mapping is not None:
+            params = with_mapping_defaults(params, mapping.default_settings)
+        voices = mapping.mappings if mapping is not None else None
+        choice = resolve_voice(load_voices(), params.voice, voices)
         plan = audio_plan(
             state,
             principal,
@@ -70,6 +75,7 @@ async def serve_speech(
             service=params.service,
             prefer=params.prefer,
         )
+        asked = plan.primary if params.model != "auto" else None
         plan = voiced_targets(plan, choice)
     if params.stream:
         hold = await admit_audio(
@@ -80,13 +86,23 @@ async def serve_speech(
             opener = _opener(params, choice)
             async with open_stream(state, facts, plan, opener, timeout_s=timeout) as served:
                 first, rest = served.value
-                yield _streamed(facts, served, params, first, rest, hold.headers())
+                shown = _as_asked(served, asked)
+                yield _streamed(facts, shown, params, first, rest, hold.headers())
             _finish(state, facts, served.target, hold, params)
             return
     facts, whole, limits = await speak_once(
         state, principal, params, plan, choice, headers, endpoint="audio.speech"
     )
-    yield _whole(facts, whole, params, limits)
+    yield _whole(facts, _as_asked(whole, asked), params, limits)
+
+
+def _as_asked(served: Served[T], asked: Target | None) -> Served[T]:
+    """`served` measured against the model the request named: when that model was left
+    out for want of the voice (`voiced_targets`), another model served, and
+    `X-Service-Fallback` says so."""
+    if asked is None or asked == served.primary:
+        return served
+    return attrs.evolve(served, primary=asked)
 
 
 def _named(payload: object) -> object:

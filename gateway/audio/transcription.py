@@ -60,7 +60,7 @@ from providers.types import Usage
 
 DIARIZING_PROVIDERS = frozenset({"mistral"})
 DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without naming a model
-ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac"})
+ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac", "mpeg"})
 
 ENDPOINT = "audio.transcriptions"
 
@@ -101,8 +101,16 @@ def measured_source(source: ClipSource, filename: str) -> AudioClip:
         try:
             duration_s = decoded_duration(reader)
         except AudioDecodeError as exc:
-            raise ApiError(400, "invalid_audio", str(exc), param="file") from None
+            raise ApiError(400, "invalid_audio", _decode_message(exc), param="file") from None
     return AudioClip(source, str(container), duration_s, filename)
+
+
+def _decode_message(exc: AudioDecodeError) -> str:
+    """The client's message: the decoder's own words (an errno, `'<none>'`) say nothing
+    a caller can act on."""
+    if "holds no audio" in str(exc):
+        return "The file holds no audio."
+    return "The file could not be decoded as audio: it is truncated or corrupted."
 
 
 def _check_container(head: bytes) -> str:

@@ -40,6 +40,8 @@ class Upload:
     file: IO[bytes] | None = None
     filename: str = ""
     size: int = 0
+    # The file came as a text part (no filename): a pipeline's base64 `audio` field.
+    as_text: bool = False
 
     def model(self) -> str | None:
         """The model the form names (its first `model` field), if any."""
@@ -86,13 +88,13 @@ def too_large() -> ApiError:
     )
 
 
-def boundary_of(content_type: str | None) -> bytes:
+def boundary_of(content_type: str | None, field: str = "file") -> bytes:
+    """The multipart boundary; a body of another kind is a 400 naming the missing file
+    (the spec's audio status tables have no 415: the request lacks its required file)."""
     kind, options = parse_options_header(content_type or "")
     if kind != b"multipart/form-data" or not options.get(b"boundary"):
-        raise ApiError(
-            415,
-            "unsupported_media_type",
-            "Send the audio as multipart/form-data with a 'file' field.",
+        raise invalid_request(
+            f"Send the audio as multipart/form-data with a '{field}' file field.", param=field
         )
     boundary: bytes = options[b"boundary"]
     return boundary
@@ -101,9 +103,12 @@ def boundary_of(content_type: str | None) -> bytes:
 class _Collector:
     """python-multipart callbacks that fill an `Upload` as bytes arrive."""
 
-    def __init__(self, upload: Upload, field: str = "file") -> None:
+    def __init__(self, upload: Upload, field: str = "file", *, text_file: bool = False) -> None:
         self.upload = upload
         self._field = field
+        self._text_file = text_file  # a text part named `field` is spooled as the file too
+        self._in_file = False
+        self._limit = MAX_AUDIO_BYTES
         self._header_field = b""
         self._header_value = b""
         self._disposition = b""
@@ -125,6 +130,7 @@ class _Collector:
 
     def _part_begin(self) -> None:
         self._disposition, self._filename, self._value = b"", None, bytearray()
+        self._in_file = False
 
     def _header_field_data(self, data: bytes, start: int, end: int) -> None:
         self._header_field += data[start:end]
@@ -142,21 +148,28 @@ class _Collector:
         self._name = options.get(b"name", b"").decode("utf-8", "replace")
         filename = options.get(b"filename")
         self._filename = filename.decode("utf-8", "replace") if filename is not None else None
-        if self._filename is not None and self._name == self._field:
+        self._in_file = self._name == self._field and (
+            self._filename is not None or self._text_file
+        )
+        if self._in_file:
             if self.upload.file is not None:
                 field = self._field
                 self._fail(invalid_request(f"Send one '{field}' per request.", param=field))
+                return
             # Closed by `Upload.close`, which the request handler calls on every path.
             spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115
             self.upload.file = spool
-            self.upload.filename = self._filename
+            self.upload.filename = self._filename or ""
+            self.upload.as_text = self._filename is None
+            # Base64 text of 25 MB of audio is a third longer.
+            self._limit = MAX_AUDIO_BYTES * 4 // 3 + 4 if self.upload.as_text else MAX_AUDIO_BYTES
 
     def _part_data(self, data: bytes, start: int, end: int) -> None:
         if self.error is not None:
             return
-        if self._filename is not None and self._name == self._field:
+        if self._in_file:
             self.upload.size += end - start
-            if self.upload.size > MAX_AUDIO_BYTES:
+            if self.upload.size > self._limit:
                 self._fail(too_large())
                 return
             assert self.upload.file is not None
@@ -167,7 +180,7 @@ class _Collector:
             self._fail(invalid_request(f"The field '{self._name}' is too long.", param=self._name))
 
     def _part_end(self) -> None:
-        if self.error is not None or self._filename is not None:
+        if self.error is not None or self._filename is not None or self._in_file:
             return
         values = self.upload.fields.setdefault(self._name, [])
         if sum(len(v) for v in self.upload.fields.values()) >= MAX_FIELDS:
@@ -181,15 +194,20 @@ class _Collector:
 
 
 async def read_upload(
-    chunks: AsyncIterable[bytes], content_type: str | None, *, field: str = "file"
+    chunks: AsyncIterable[bytes],
+    content_type: str | None,
+    *,
+    field: str = "file",
+    text_file: bool = False,
 ) -> Upload:
     """Parse a multipart body as it arrives; raises 413 the moment the file (the part
-    named `field`) is too large, 400 for a malformed body or a missing file, 415 for
-    another content type. The caller closes the returned upload. Cancellation leaves
-    nothing behind but the spool, which is closed here."""
-    boundary = boundary_of(content_type)
+    named `field`; with `text_file` also a text part of that name, `as_text`) is too
+    large, 400 for a malformed body, a missing file or another content type. The caller
+    closes the returned upload. Cancellation leaves nothing behind but the spool, which
+    is closed here."""
+    boundary = boundary_of(content_type, field)
     upload = Upload()
-    collector = _Collector(upload, field)
+    collector = _Collector(upload, field, text_file=text_file)
     parser = MultipartParser(boundary, collector.callbacks())
     try:
         async for chunk in chunks:

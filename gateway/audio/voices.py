@@ -25,12 +25,28 @@ from store.voice_mappings import VoiceMappingRecord
 MAX_NAME = 64
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
 SETTINGS_BOUNDS = {"stability": (0.0, 1.0), "speed": (0.25, 4.0)}
+# The detail's `settings` of a voice whose vendor publishes no defaults of its own: the
+# spec gives every detail this object, and these are the values `service.voice_settings`
+# starts from (ElevenLabs' documented defaults; other vendors ignore these controls).
+DEFAULT_VOICE_SETTINGS: Mapping[str, float | bool] = {
+    "stability": 0.5,
+    "similarity_boost": 0.75,
+    "style": 0.0,
+    "use_speaker_boost": True,
+}
 
 
 async def mapping_named(state: AppState, workspace_id: str, name: str) -> Mapping[str, str] | None:
     """The provider voices of the workspace's mapping called `name`, if there is one
     (from memory: `gateway.audio.mapping_book`)."""
     return await state.voice_mappings.named(state.db, workspace_id, name)
+
+
+async def mapping_record_named(
+    state: AppState, workspace_id: str, name: str
+) -> VoiceMappingRecord | None:
+    """The workspace's mapping called `name` with its `default_settings` (from memory)."""
+    return await state.voice_mappings.record(state.db, workspace_id, name)
 
 
 # -- catalog views -------------------------------------------------------------------------
@@ -52,7 +68,7 @@ def voice_body(voice: VoiceInfo, *, detail: bool) -> dict[str, Any]:
             "age": voice.age,
             "accent": voice.accent,
             "use_cases": list(voice.use_cases),
-            "settings": dict(voice.settings) if voice.settings else None,
+            "settings": dict(DEFAULT_VOICE_SETTINGS) | dict(voice.settings or {}),
         }
     return body
 

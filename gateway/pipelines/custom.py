@@ -66,6 +66,20 @@ def new_record(workspace_id: str, fields: dict[str, Any]) -> PipelineTemplateRec
     )
 
 
+def merged_stages(body: Any, current: dict[str, Any]) -> Any:
+    """A PATCH body whose stage objects (`stt`, `llm`, `tts`) are laid over the template's
+    current ones, so `{"llm": {"max_tokens": 60}}` changes that one field and keeps the
+    model (a PUT, or a stage the template lacks, still needs the stage whole)."""
+    if not isinstance(body, dict):
+        return body
+    merged = dict(body)
+    for stage in ("stt", "llm", "tts"):
+        given, now = body.get(stage), current.get(stage)
+        if isinstance(given, dict) and isinstance(now, dict):
+            merged[stage] = now | given
+    return merged
+
+
 def updated(record: PipelineTemplateRecord, fields: dict[str, Any]) -> PipelineTemplateRecord:
     """`record` with the fields of an update applied (the rest kept)."""
     current = record_template(record)

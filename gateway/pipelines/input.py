@@ -1,9 +1,9 @@
 """The fields of `POST /v1/audio/pipelines`, from a multipart form or a JSON body (pure).
 
-multipart/form-data: an `audio` file part, and text fields `template`, `context`,
-`stream` (`true`/`false`) and `overrides` (a JSON object as text). JSON: the same fields,
-`audio` as base64 text. Audio over `MAX_AUDIO_BYTES` is a 413; anything else wrong is a
-400 naming the field. Unknown templates are the service's to answer (404).
+multipart/form-data: an `audio` file part (or base64 text field), and text fields
+`template`, `context`, `stream` (`true`/`false`) and `overrides` (a JSON object as text).
+JSON: the same fields, `audio` as base64 text. Audio over `MAX_AUDIO_BYTES` is a 413;
+anything else wrong is a 400 naming the field. Unknown templates are the service's to answer (404).
 """
 
 from __future__ import annotations
@@ -72,10 +72,12 @@ def parse_json(body: Any) -> tuple[PipelineParams, bytes]:
     if not isinstance(stream, bool):
         raise invalid_request("'stream' must be a boolean.", param="stream", value=stream)
     params = _params(body.get("template"), body.get("context"), stream, body.get("overrides"))
-    return params, _base64_audio(body.get("audio"))
+    return params, base64_audio(body.get("audio"))
 
 
-def _base64_audio(value: Any) -> bytes:
+def base64_audio(value: Any) -> bytes:
+    """The audio of base64 text (a `data:` URL too): JSON's `audio`, or a multipart
+    `audio` sent as a text field (the spec: "file or base64 string")."""
     if not isinstance(value, str) or not value:
         raise invalid_request("'audio' is required: the audio as base64 text.", param="audio")
     if len(value) > MAX_AUDIO_BYTES * 4 // 3 + 4:

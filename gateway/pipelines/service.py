@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.audio.errors import audio_status
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
 from gateway.files import pii_worker
@@ -202,7 +203,12 @@ async def _check_overrides(
 async def _clip(data: bytes) -> AudioClip:
     if not data:
         raise ApiError(400, "invalid_audio", "'audio' is empty.", param="audio")
-    return await trio.to_thread.run_sync(measured_clip, data, "audio")
+    try:
+        return await trio.to_thread.run_sync(measured_clip, data, "audio")
+    except ApiError as error:
+        if error.code == "invalid_audio":  # the pipeline's field is `audio`, not `file`
+            error.extra["param"] = "audio"
+        raise
 
 
 def _runner(prepared: Prepared, *, streamed: bool) -> Any:
@@ -243,7 +249,9 @@ async def serve_whole(prepared: Prepared) -> dict[str, Any]:
         prepared.settle()
     assert trace is not None
     if trace.error is not None:
-        raise trace.error
+        # The spec's pipeline statuses list 500 for a provider's failure, as for speech
+        # and transcriptions (timeouts and unavailability keep 504 and 503).
+        raise audio_status(trace.error)
     audio = await _encoded(prepared.template, b"".join(trace.audio))
     usage = prepared.stages.usage()
     return result_body(prepared.id, prepared.template, trace, usage, extra, audio)

@@ -26,7 +26,7 @@ from gateway.operator.apidoc import (
 
 TAG = "audio"
 MAPPINGS_TAG = "voice-mappings"
-# Upstream-backed operations: 415 for a body that is not multipart, 500/503/504 upstream.
+# Upstream-backed operations: 500/503/504 upstream (a body that is not multipart is a 400).
 UPSTREAM_ERRORS = (400, 401, 403, 404, 408, 413, 429, 503, 504)
 CATALOG_ERRORS = (400, 401, 403, 404, 429)
 MAPPING_ERRORS = (400, 401, 403, 404, 408, 413, 429)
@@ -60,7 +60,7 @@ TRANSCRIPTION = {
     "anyOf": [
         all_required(text=STR),
         obj(
-            ("task", "language", "duration", "text"),
+            ("task", "language", "duration", "text", "segments"),
             task={"const": "transcribe"},
             language=STR,
             duration=NUM,
@@ -107,7 +107,7 @@ TRANSCRIPTIONS = Operation(
     TRANSCRIPTION,
     request=TRANSCRIPTION_FORM,
     request_media_type="multipart/form-data",
-    errors=(*UPSTREAM_ERRORS, 415),
+    errors=UPSTREAM_ERRORS,
     alternatives=(
         ("text/plain", TEXT_BODY),
         ("application/x-subrip", TEXT_BODY),
@@ -141,7 +141,9 @@ SPEECH_REQUEST = obj(
     speed=SPEED,
     stream=BOOL,
     service=obj(
-        voice_settings=obj(stability=UNIT, similarity_boost=UNIT, style=UNIT, speed=SPEED),
+        voice_settings=obj(
+            stability=UNIT, similarity_boost=UNIT, style=UNIT, speed=SPEED, use_speaker_boost=BOOL
+        ),
         prefer=PREFER,
         fallbacks=STRS,
     ),
@@ -183,7 +185,7 @@ VOICE_DETAIL = obj(
     age=STR,
     accent=STR,
     use_cases=STRS,
-    settings=nullable(obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL)),
+    settings=obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL),
 )
 
 STANDARD_VOICE = all_required(

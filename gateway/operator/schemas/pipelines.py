@@ -21,7 +21,7 @@ from gateway.operator.apidoc import (
 
 TAG = "pipelines"
 TEMPLATES_TAG = "pipeline-templates"
-PIPELINE_ERRORS = (400, 401, 403, 404, 408, 413, 415, 429, 502, 503, 504)
+PIPELINE_ERRORS = (400, 401, 403, 404, 408, 413, 429, 500, 502, 503, 504)
 TEMPLATE_ERRORS = (400, 401, 403, 404, 408, 413, 422, 429)
 INT: Schema = {"type": "integer"}
 SPEED: Schema = {"type": "number", "minimum": 0.25, "maximum": 4.0}

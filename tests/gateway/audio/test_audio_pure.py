@@ -5,12 +5,19 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from gateway.audio.input import parse_speech, parse_transcription
+from gateway.audio.input import parse_speech, parse_transcription, with_mapping_defaults
 from gateway.audio.plan import VoiceChoice, ranked, resolve_voice
 from gateway.audio.render import render_transcription, srt, vtt
 from gateway.platform.errors import ApiError
-from providers.audio_types import Segment, TranscriptionResult, Word
+from providers.audio_types import (
+    Segment,
+    SpeechRequest,
+    TranscriptionResult,
+    VoiceSettings,
+    Word,
+)
 from providers.catalog import load_catalog
+from providers.elevenlabs_speech import tts_payload
 from providers.voices import load_voices
 
 RESULT = TranscriptionResult(
@@ -51,6 +58,8 @@ def test_verbose_json_follows_openai_shape() -> None:
     }
     assert body["words"][1] == {"word": "there", "start": 0.5, "end": 1.2}
     assert "words" not in orjson.loads(render_transcription(RESULT, "verbose_json", ()))
+    words_only = orjson.loads(render_transcription(RESULT, "verbose_json", ("word",)))
+    assert words_only["segments"] and words_only["words"]  # the spec lists both
 
 
 def test_text_and_json() -> None:
@@ -66,7 +75,7 @@ def test_speech_defaults_and_service() -> None:
             "voice": "calm",
             "service": {
                 "prefer": "speed",
-                "voice_settings": {"stability": 0.3},
+                "voice_settings": {"stability": 0.3, "use_speaker_boost": False},
                 "fallbacks": ["tts-1-hd"],
             },
         }
@@ -74,6 +83,7 @@ def test_speech_defaults_and_service() -> None:
     assert (params.response_format, params.speed, params.stream) == ("mp3", 1.0, False)
     assert params.prefer == "speed" and params.service.fallbacks == ("tts-1-hd",)
     assert params.voice_settings is not None and params.voice_settings.stability == 0.3
+    assert params.voice_settings.use_speaker_boost is False
 
 
 @pytest.mark.parametrize(
@@ -85,6 +95,10 @@ def test_speech_defaults_and_service() -> None:
         ({"stream": "yes"}, "stream"),
         ({"service": {"prefer": "fastest"}}, "service.prefer"),
         ({"service": {"voice_settings": {"style": 2}}}, "service.voice_settings.style"),
+        (
+            {"service": {"voice_settings": {"use_speaker_boost": "yes"}}},
+            "service.voice_settings.use_speaker_boost",
+        ),
     ],
 )
 def test_speech_bounds(change: dict[str, object], param: str) -> None:
@@ -152,3 +166,53 @@ def test_voice_resolution() -> None:
     assert mapped.for_provider("elevenlabs") is None and mapped.for_provider("local") == "en-us"
     cloned = resolve_voice(voices, "myClonedVoiceId", None)
     assert cloned.for_provider("elevenlabs") == "myClonedVoiceId"
+
+
+def test_voice_settings_reach_elevenlabs_with_speaker_boost() -> None:
+    params = parse_speech(
+        {
+            "model": "eleven_flash_v2_5",
+            "input": "hi",
+            "voice": "calm",
+            "service": {"voice_settings": {"stability": 0.2, "use_speaker_boost": False}},
+        }
+    )
+    request = SpeechRequest(
+        "eleven_flash_v2_5", "hi", "21m00Tcm4TlvDq8ikWAM", voice_settings=params.voice_settings
+    )
+    assert tts_payload(request)["voice_settings"] == {"stability": 0.2, "use_speaker_boost": False}
+
+
+def test_a_mappings_defaults_fill_only_what_the_request_left_out() -> None:
+    defaults = {"speed": 1.5, "stability": 0.2}
+    bare = with_mapping_defaults(
+        parse_speech({"model": "m", "input": "hi", "voice": "v"}), defaults
+    )
+    assert bare.speed == 1.5 and bare.voice_settings == VoiceSettings(stability=0.2)
+    given = with_mapping_defaults(
+        parse_speech(
+            {
+                "model": "m",
+                "input": "hi",
+                "voice": "v",
+                "speed": 1.0,
+                "service": {"voice_settings": {"stability": 0.9}},
+            }
+        ),
+        defaults,
+    )
+    assert given.speed == 1.0 and given.voice_settings == VoiceSettings(stability=0.9)
+    nothing = with_mapping_defaults(parse_speech({"model": "m", "input": "hi", "voice": "v"}), {})
+    assert nothing.speed == 1.0 and nothing.voice_settings is None
+
+
+@pytest.mark.parametrize("value", ["word,segment", '["word", "segment"]', "word, segment"])
+def test_granularities_as_one_form_value(value: str) -> None:
+    params = parse_transcription(
+        {
+            "model": ["whisper-1"],
+            "response_format": ["verbose_json"],
+            "timestamp_granularities": [value],
+        }
+    )
+    assert params.granularities == ("word", "segment")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 
+import av
 import httpx
 import openai
 import pytest
@@ -111,6 +112,36 @@ async def test_transcription_formats(client: openai.AsyncOpenAI, fmt: str) -> No
         assert str(result).startswith("WEBVTT\n\n00:00:00.000 --> ")
 
 
+async def test_verbose_json_with_word_timing_keeps_its_segments(
+    client: openai.AsyncOpenAI,
+) -> None:
+    audio = await speak(client)
+    result = await client.audio.transcriptions.create(
+        model="whisper-1",
+        file=("speech.wav", audio),
+        response_format="verbose_json",
+        timestamp_granularities=["word"],
+    )
+    assert result.segments and result.words
+    assert result.segments[-1].end == pytest.approx(result.duration, abs=0.01)
+
+
+async def test_granularities_sent_as_a_json_array_field(
+    client: openai.AsyncOpenAI, http: httpx.AsyncClient
+) -> None:
+    response = await http.post(
+        "/v1/audio/transcriptions",
+        files={"file": ("a.wav", await speak(client))},
+        data={
+            "model": "whisper-1",
+            "response_format": "verbose_json",
+            "timestamp_granularities": '["word"]',
+        },
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["words"] and response.json()["segments"]
+
+
 async def test_streamed_transcription_with_the_client(client: openai.AsyncOpenAI) -> None:
     audio = await speak(client)
     stream = await client.audio.transcriptions.create(
@@ -120,6 +151,30 @@ async def test_streamed_transcription_with_the_client(client: openai.AsyncOpenAI
     kinds = [event.type for event in events]
     assert kinds[-1] == "transcript.text.done" and "transcript.text.delta" in kinds
     assert overlap(SENTENCE, events[-1].text) >= 0.6  # type: ignore[union-attr]
+
+
+def mpeg_program_stream(wav: bytes) -> bytes:
+    """`wav` as MP2 audio in an MPEG program stream (a `.mpeg` file), made with PyAV."""
+    source, out = av.open(io.BytesIO(wav), "r"), io.BytesIO()
+    with av.open(out, "w", format="mpeg") as muxer:
+        stream = muxer.add_stream("mp2", rate=24000)
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=24000)
+        for frame in source.decode(audio=0):
+            for piece in resampler.resample(frame):
+                muxer.mux(stream.encode(piece))
+        muxer.mux(stream.encode(None))
+    return out.getvalue()
+
+
+async def test_an_mpeg_program_stream_is_accepted(client: openai.AsyncOpenAI) -> None:
+    """The spec's upload types include `mpeg`: a real MPEG file, not only MP3 renamed."""
+    wav = await speak(client)
+    data = mpeg_program_stream(wav)
+    assert sniff_container(data[:16]) == "mpeg"
+    result = await client.audio.transcriptions.create(
+        model="whisper-1", file=("a.mpeg", data), response_format="verbose_json"
+    )
+    assert result.duration == pytest.approx(soundfile.info(io.BytesIO(wav)).duration, rel=0.1)
 
 
 async def test_a_png_named_wav_is_refused(client: openai.AsyncOpenAI) -> None:
@@ -136,6 +191,35 @@ async def test_truncated_and_empty_files_are_400(client: openai.AsyncOpenAI) -> 
             await client.audio.transcriptions.create(
                 model="local-whisper-tiny-en", file=("a.wav", data)
             )
+
+
+async def test_a_truncated_file_is_told_so_in_plain_words(client: openai.AsyncOpenAI) -> None:
+    audio = await speak(client)
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.audio.transcriptions.create(
+            model="local-whisper-tiny-en", file=("a.wav", audio[:40])
+        )
+    error = caught.value.body
+    assert error["code"] == "invalid_audio" and error["param"] == "file"  # type: ignore[index]
+    assert "Errno" not in error["message"] and "truncated" in error["message"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("content", "headers"),
+    [
+        ({"data": {"model": "whisper-1"}}, {}),  # a form without its file: urlencoded
+        ({"json": {"model": "whisper-1"}}, {}),
+        ({"content": b"RIFF"}, {"content-type": "audio/wav"}),
+    ],
+)
+async def test_a_body_that_is_not_multipart_is_a_400_naming_the_file(
+    http: httpx.AsyncClient, content: dict[str, object], headers: dict[str, str]
+) -> None:
+    """The spec's transcription statuses are 400, 401, 413, 429 and 500: no 415."""
+    response = await http.post("/v1/audio/transcriptions", headers=headers, **content)  # type: ignore[arg-type]
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "invalid_request"
+    assert response.json()["error"]["param"] == "file"
 
 
 async def test_over_25_mb_is_413_before_the_body_ends(gateway: RunningGateway) -> None:
@@ -184,6 +268,15 @@ async def test_diarize_elsewhere_than_voxtral_is_400(client: openai.AsyncOpenAI)
             "response_format",
         ),
         ({"model": "local-espeak-ng", "input": "hi"}, "voice"),
+        (
+            {
+                "model": "local-espeak-ng",
+                "voice": "calm",
+                "input": "hi",
+                "service": {"voice_settings": {"use_speaker_boost": "yes"}},
+            },
+            "service.voice_settings.use_speaker_boost",
+        ),
     ],
 )
 async def test_bad_speech_requests_are_400(

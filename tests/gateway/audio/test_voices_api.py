@@ -62,6 +62,18 @@ async def test_voice_detail_and_404(http: httpx.AsyncClient) -> None:
     error_of(await http.get("/v1/audio/voices/nobody"), 404, "voice_not_found")
 
 
+async def test_every_voice_detail_has_the_spec_settings_object(http: httpx.AsyncClient) -> None:
+    """The spec's detail adds `settings` (three numbers and a boolean) without an 'or
+    null': a voice whose vendor has no such controls shows the defaults, not null."""
+    for voice_id in ("alloy", "Charon", "en-us"):
+        settings = (await http.get(f"/v1/audio/voices/{voice_id}")).json()["settings"]
+        assert set(settings) == {"stability", "similarity_boost", "style", "use_speaker_boost"}
+        assert all(
+            isinstance(settings[k], float) for k in ("stability", "similarity_boost", "style")
+        )
+        assert isinstance(settings["use_speaker_boost"], bool)
+
+
 async def test_preview_is_real_audio(http: httpx.AsyncClient) -> None:
     response = await http.get("/v1/audio/voices/en-us+f3/preview")
     assert response.status_code == 200, response.text
@@ -154,3 +166,50 @@ async def test_mappings_need_management(gateway: RunningGateway) -> None:
         base_url=gateway.url, headers={"authorization": f"Bearer {audio_only}"}, timeout=10
     ) as raw:
         error_of(await raw.get(MAPPINGS), 403, "insufficient_permissions")
+
+
+async def test_a_mappings_default_speed_applies_unless_the_request_sets_one(
+    http: httpx.AsyncClient,
+) -> None:
+    """`default_settings.speed` 2.0 speaks the same text in about half the time; a
+    request's own `speed` wins over it."""
+    for name, settings in (("plain", {}), ("quick", {"speed": 2.0})):
+        body = {"name": name, "mappings": {"local": "en-us"}, "default_settings": settings}
+        assert (await http.post(MAPPINGS, json=body)).status_code == 201
+
+    async def seconds(voice: str, **extra: object) -> float:
+        response = await http.post(
+            "/v1/audio/speech",
+            json={
+                "model": "local-espeak-ng",
+                "voice": voice,
+                "input": "The meeting has been moved to Thursday afternoon.",
+                "response_format": "wav",
+                **extra,
+            },
+        )
+        assert response.status_code == 200, response.text
+        return float(soundfile.info(io.BytesIO(response.content)).duration)
+
+    plain = await seconds("plain")
+    assert await seconds("quick") < 0.7 * plain
+    assert await seconds("quick", speed=1.0) == pytest.approx(plain, rel=0.05)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_named_model_without_the_voice_is_reported_as_a_fallback(
+    http: httpx.AsyncClient, stream: bool
+) -> None:
+    """'ash' is OpenAI's alone (no standard voice): ElevenLabs cannot speak it, so OpenAI
+    does, and the headers say another model than the named one served."""
+
+    async def headers(model: str) -> httpx.Headers:
+        body = {"model": model, "voice": "ash", "input": "hi", "stream": stream}
+        response = await http.post("/v1/audio/speech", json=body)
+        assert response.status_code == 200, response.text
+        return response.headers
+
+    elsewhere = await headers("eleven_flash_v2_5")
+    assert elsewhere["x-service-provider"] == "openai"
+    assert elsewhere["x-service-fallback"] == "true"
+    assert (await headers("tts-1"))["x-service-fallback"] == "false"

@@ -130,6 +130,8 @@ async def test_a_streamed_pipeline_sends_its_events_in_overlapped_order(
     kinds = [e["type"] for e in events]
     final = kinds.index("transcription.final")
     assert all(k == "transcription.partial" for k in kinds[:final])
+    pieces = "".join(e["text"] for e in events[:final])  # partials are pieces (README)
+    assert pieces.strip() == events[final]["text"].strip()
     assert kinds.index("llm.token") == final + 1
     assert "audio.chunk" in kinds
     assert kinds.index("llm.done") < kinds.index("done") == len(kinds) - 1
@@ -192,6 +194,21 @@ async def test_a_stage_nobody_can_serve_ends_the_stream_with_an_error(
     assert whole.json()["error"]["message"]
 
 
+async def test_a_vendor_failure_nobody_can_replace_is_a_500_provider_error(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """The spec's pipeline statuses list 500 (as speech and transcriptions), not 502."""
+    sim = sim_of(gateway)
+    for info in gateway.state.catalog.models(capability="chat"):
+        sim.faults.add(Fault(model=info.upstream_id, status=500, message="down"))
+    wav = await spoken_wav(http)
+    whole = await http.post(
+        PATH, files={"audio": ("turn.wav", wav, "audio/wav")}, data={"template": "voice-agent-fast"}
+    )
+    assert whole.status_code == 500, whole.text
+    assert whole.json()["error"]["code"] == "provider_error"
+
+
 @pytest.mark.parametrize(
     ("fields", "status", "code"),
     [
@@ -238,9 +255,16 @@ async def test_bad_audio_is_a_400_and_too_much_a_413(http: httpx.AsyncClient) ->
     )
     assert not_audio.status_code == 400
     assert not_audio.json()["error"]["code"] == "invalid_audio"
+    assert not_audio.json()["error"]["param"] == "audio"
     bad_base64 = await http.post(PATH, json={"template": "voice-agent-fast", "audio": "%%%"})
     assert bad_base64.status_code == 400
     assert bad_base64.json()["error"]["code"] == "invalid_audio"
+    text_as_base64 = await http.post(
+        PATH, json={"template": "voice-agent-fast", "audio": base64.b64encode(b"hello").decode()}
+    )
+    assert text_as_base64.status_code == 400
+    assert text_as_base64.json()["error"]["code"] == "invalid_audio"
+    assert text_as_base64.json()["error"]["param"] == "audio"
     missing = await http.post(PATH, json={"template": "voice-agent-fast"})
     assert missing.status_code == 400
     assert missing.json()["error"]["param"] == "audio"
@@ -252,8 +276,28 @@ async def test_bad_audio_is_a_400_and_too_much_a_413(http: httpx.AsyncClient) ->
         timeout=60,
     )
     assert too_large.status_code == 413
+    # The spec's pipeline statuses have no 415: a body that is neither JSON nor
+    # multipart lacks its audio, a 400.
     wrong_type = await http.post(PATH, content=b"x", headers={"content-type": "text/plain"})
-    assert wrong_type.status_code == 415
+    assert wrong_type.status_code == 400
+    assert wrong_type.json()["error"]["param"] == "audio"
+
+
+async def test_multipart_audio_may_be_a_base64_text_field(http: httpx.AsyncClient) -> None:
+    """The spec's `audio` is "file or base64 string" in multipart as in JSON."""
+    wav = await spoken_wav(http)
+    fields = {"template": (None, "voice-agent-fast"), "stream": (None, "false")}
+    response = await http.post(
+        PATH, files=fields | {"audio": (None, base64.b64encode(wav).decode())}
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["usage"]["stt_seconds"] == pytest.approx(
+        soundfile.info(io.BytesIO(wav)).duration, rel=0.05
+    )
+    not_base64 = await http.post(PATH, files=fields | {"audio": (None, "%%% not base64")})
+    assert not_base64.status_code == 400, not_base64.text
+    assert not_base64.json()["error"]["code"] == "invalid_audio"
+    assert not_base64.json()["error"]["param"] == "audio"
 
 
 async def test_a_pipeline_needs_a_key(gateway: RunningGateway) -> None:

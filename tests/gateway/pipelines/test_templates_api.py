@@ -9,6 +9,8 @@ import httpx
 import pytest
 
 from gateway.pipelines.templates import builtin_templates
+from gateway.platform.server import RunningGateway
+from tests.gateway.test_routing_rules_api import key_in
 
 T = "/v1/management/pipeline-templates"
 BODY: dict[str, Any] = {
@@ -125,3 +127,39 @@ async def test_a_voice_mapping_is_a_voice_for_templates(http: httpx.AsyncClient)
     assert mapping.status_code == 201, mapping.text
     body = BODY | {"tts": {"model": "tts-1", "voice": "house-voice"}}
     assert (await http.post(T, json=body)).status_code == 201
+
+
+async def test_a_patch_changes_only_the_stage_fields_it_names(http: httpx.AsyncClient) -> None:
+    record = (await http.post(T, json=BODY)).json()
+    changed = await http.patch(f"{T}/{record['id']}", json={"llm": {"max_tokens": 60}})
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["llm"] == record["llm"] | {"max_tokens": 60}
+    voice = await http.patch(f"{T}/{record['id']}", json={"tts": {"voice": "serious"}})
+    assert voice.json()["tts"] == record["tts"] | {"voice": "serious"}
+    bad = await http.patch(f"{T}/{record['id']}", json={"llm": {"temperature": 3}})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "llm.temperature"
+    # A PUT replaces: a stage given in part is still refused.
+    put = await http.put(f"{T}/{record['id']}", json=BODY | {"llm": {"max_tokens": 60}})
+    assert put.status_code == 400 and put.json()["error"]["param"] == "llm.model"
+
+
+async def test_a_foreign_template_answers_like_an_unknown_one(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    mine = (await http.post(T, json=BODY)).json()
+    other_key, _ = await key_in(gateway, "ws_other", "admin", ["management", "audio"])
+    async with httpx.AsyncClient(
+        base_url=gateway.url, headers={"authorization": f"Bearer {other_key}"}, timeout=30
+    ) as other:
+        listed = (await other.get(T)).json()["data"]
+        assert [t for t in listed if not t["builtin"]] == []
+        for method in ("GET", "PATCH", "DELETE"):
+            response = await other.request(method, f"{T}/{mine['id']}", json={"name": "y"})
+            assert response.status_code == 404, response.text
+            assert response.json()["error"]["code"] == "template_not_found"
+        for template in (mine["id"], mine["name"]):
+            run = await other.post(
+                "/v1/audio/pipelines", json={"template": template, "audio": "UklGRg=="}
+            )
+            assert run.status_code == 404, run.text
+            assert run.json()["error"]["code"] == "template_not_found"
