@@ -36,7 +36,7 @@ from gateway.platform.errors import ApiError, not_found
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate_manager, json_response, read_object
 from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_url
+from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
 from store import agents as agent_store
 from store import keys
 from store.agents import AgentAlertRecord, AgentRecord
@@ -228,7 +228,9 @@ class AgentsApi:
         spec = parse_alert(await read_object())
         loaded = await self._loaded(principal, agent_id)
         try:
-            await check_url(spec.webhook_url, allow_list(self.state.settings.webhook_allowed_hosts))
+            await check_registration(
+                spec.webhook_url, allow_list(self.state.settings.webhook_allowed_hosts)
+            )
         except UnsafeUrl as exc:
             raise ApiError(
                 400, exc.code, str(exc), param="webhook_url", value=spec.webhook_url

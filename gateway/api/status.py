@@ -20,7 +20,7 @@ from gateway.platform.web import authenticate, authenticate_manager, json_respon
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_url
+from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
 from store import incidents as incident_store
 from store import webhooks as webhook_store
 from store.audit import AuditEvent
@@ -81,7 +81,9 @@ class StatusApi:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_webhook(await read_object())
         try:
-            await check_url(spec.url, allow_list(self.state.settings.webhook_allowed_hosts))
+            await check_registration(
+                spec.url, allow_list(self.state.settings.webhook_allowed_hosts)
+            )
         except UnsafeUrl as exc:
             raise ApiError(400, exc.code, str(exc), param="url", value=spec.url) from None
         ws = principal.workspace_id

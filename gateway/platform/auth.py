@@ -137,8 +137,8 @@ class Principal:
     def require_action(self, action: Action) -> None:
         """Raise 403 unless the caller's role may perform `action`."""
         if not allowed(self.role, action):
-            who = f"role '{self.role}'" if self.role else "this API key"
-            raise permission_denied(f"The {who} may not {action.replace('_', ' ')}.")
+            who = f"The role '{self.role}'" if self.role else "This API key"
+            raise permission_denied(f"{who} may not {action.replace('_', ' ')}.")
 
     def in_workspace(self, workspace_id: str | None) -> Principal:
         """This caller acting in `workspace_id` (None: its default). A workspace it may not
