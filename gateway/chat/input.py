@@ -70,7 +70,7 @@ def parse_chat_body(body: Any) -> ChatParams:
         tools=tools,
         tool_choice=tool_choice,
         user=optional_string(body, "user"),
-        response_format=optional_object(body, "response_format"),
+        response_format=_response_format(body),
         seed=optional_int(body, "seed"),
     )
     return ChatParams(
@@ -121,6 +121,34 @@ def _stop(value: Any) -> tuple[str, ...] | None:
 def _check_n(value: Any) -> None:
     if value is not None and value != 1:
         raise invalid_request("Only 'n' = 1 is supported.", param="n", value=value)
+
+
+RESPONSE_FORMATS = ("text", "json_object", "json_schema")
+
+
+def _response_format(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`{type: text | json_object | json_schema}`; json_schema needs its `json_schema`
+    object with a `name` (the upstreams refuse it otherwise, as a vendor error)."""
+    value = optional_object(body, "response_format")
+    if value is None:
+        return None
+    kind = value.get("type")
+    if kind not in RESPONSE_FORMATS:
+        raise invalid_request(
+            f"'response_format.type' must be one of {', '.join(RESPONSE_FORMATS)}.",
+            param="response_format.type",
+            value=kind,
+        )
+    schema = value.get("json_schema")
+    if kind == "json_schema" and not (
+        isinstance(schema, dict) and isinstance(schema.get("name"), str) and schema["name"]
+    ):
+        raise invalid_request(
+            "'response_format.json_schema' must be an object with a 'name' (and its 'schema').",
+            param="response_format.json_schema",
+            value=schema,
+        )
+    return value
 
 
 def _include_usage(value: Any) -> bool:

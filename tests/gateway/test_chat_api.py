@@ -226,6 +226,56 @@ async def test_bad_parameters_are_named(
 
 
 @pytest.mark.parametrize(
+    ("extra", "param", "value"),
+    [
+        ({"service": {"cache": "never"}}, "service.cache", "never"),
+        ({"service": {"cache": False}}, "service.cache", False),
+        (
+            {"service": {"rate_limit_handling": {"strategy": "queue", "max_wait_ms": -1}}},
+            "service.rate_limit_handling.max_wait_ms",
+            -1,
+        ),
+        (
+            {"service": {"rate_limit_handling": {"strategy": "wait"}}},
+            "service.rate_limit_handling.strategy",
+            "wait",
+        ),
+        ({"service": {"retry": {"max_attempts": "3"}}}, "service.retry.max_attempts", "3"),
+        (
+            {"service": {"retry": {"retryable_errors": "provider_error"}}},
+            "service.retry.retryable_errors",
+            "provider_error",
+        ),
+        ({"response_format": {"type": "yaml"}}, "response_format.type", "yaml"),
+        ({"response_format": {"type": "json_schema"}}, "response_format.json_schema", None),
+    ],
+)
+async def test_bad_nested_options_name_their_exact_field(
+    client: openai.AsyncOpenAI, extra: dict[str, Any], param: str, value: Any
+) -> None:
+    """`service.cache` other than `skip` and an unknown `response_format` were silently
+    ignored; the `service` sub-fields' errors named only their parent object."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body=extra)
+    body: Any = caught.value.body
+    assert (body["code"], body["param"], body["value"]) == ("invalid_request", param, value)
+
+
+async def test_every_response_format_type_is_accepted(client: openai.AsyncOpenAI) -> None:
+    schema = {"name": "answer", "schema": {"type": "object", "properties": {}}}
+    formats: list[Any] = [
+        {"type": "text"},
+        {"type": "json_object"},
+        {"type": "json_schema", "json_schema": schema},
+    ]
+    for response_format in formats:
+        answer = await client.chat.completions.create(
+            model="gpt-4o-mini", messages=HELLO, response_format=response_format
+        )
+        assert answer.choices[0].finish_reason == "stop"
+
+
+@pytest.mark.parametrize(
     "messages",
     [
         [],
