@@ -338,6 +338,8 @@ async def test_upstream_failures_map_to_the_spec_codes(
     body: Any = caught.value.body
     assert body["code"] == code
     assert body["provider"] == provider
+    if code == "model_not_found":  # the type of the gateway's own 404 for an unknown model
+        assert body["type"] == "not_found_error"
 
 
 @pytest.mark.parametrize("stream", [False, True])
