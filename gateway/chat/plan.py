@@ -60,6 +60,7 @@ def plan_trip(
     if transform is not None:  # after matching: the conditions saw what the client sent
         params = attrs.evolve(params, request=apply_transform(transform, params.request))
     if params.provider is None:
+        explicit_fallbacks(state.catalog, params.service.fallbacks)  # a 400 before admission
         signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
         disabled = frozenset(state.registry.configured(principal.workspace_id)) - active
         resolution = routed_resolution(
