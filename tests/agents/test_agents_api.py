@@ -154,6 +154,32 @@ async def test_usage_counts_what_the_agent_spent_by_session(
     assert usage["in_flight"] == 0
 
 
+async def test_an_agent_reads_its_own_usage_with_its_key(
+    gateway: RunningGateway, create_agent: Create
+) -> None:
+    """Agents use their key with their agent id: the usage route answered an agent key
+    403 (it needs a manager's role); now the agent sees its own usage, and another
+    agent's id is a 404 like an unknown one."""
+    agent = await create_agent(name="self-reader")
+    other = await create_agent(name="neighbour")
+    async with agent_client(gateway, agent["key"], session="run-9") as me:
+        spent = await me.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+        )
+        assert spent.status_code == 200, spent.text
+        own = await me.get(f"/v1/mcp/agents/{agent['id']}/usage", params={"session": "run-9"})
+        foreign = await me.get(f"/v1/mcp/agents/{other['id']}/usage")
+        details = await me.get(f"/v1/mcp/agents/{agent['id']}")
+    assert own.status_code == 200, own.text
+    usage = own.json()
+    assert usage["agent_id"] == agent["id"] and usage["session"]["id"] == "run-9"
+    assert usage["session"]["cost"] == usage["daily"]["cost"] > 0
+    assert foreign.status_code == 404
+    assert foreign.json()["error"]["code"] == "agent_not_found"
+    assert details.status_code == 403  # only the usage: the rest stays the managers'
+
+
 async def test_another_workspace_sees_no_agent(
     http: httpx.AsyncClient, create_agent: Create
 ) -> None:
