@@ -286,7 +286,9 @@ async def _answer_from_cache(
     if not trip.params.stream:
         _finish_hit(state, trip, hold, accounting, saved_usd=full.cost.total)
         answer = render.completion_body(trip, hit, accounting)
-        return JsonAnswer(200, answer, base_headers(trip) | hold.headers())
+        # zero, as its `_gateway.energy`: the spec's footprint headers are on every answer
+        headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
+        return JsonAnswer(200, answer, headers)
     chunks = await stack.enter_async_context(ReplayStream(hit))
     body = ChatStreamBody(
         trip,

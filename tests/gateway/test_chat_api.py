@@ -521,3 +521,19 @@ async def test_a_streams_usage_record_has_the_figures_its_final_chunk_reported(
     assert records[0].cost_usd == service["cost"]["total"]
     assert records[0].latency_ms == service["latency_ms"]
     assert records[0].energy_kwh == final["_gateway"]["energy"]["energy_kwh"]
+
+
+async def test_a_cached_answer_has_the_footprint_headers_too(client: openai.AsyncOpenAI) -> None:
+    """The spec's response headers are on every answer: a cache hit had no
+    `X-Service-Energy-Kwh` / `X-Service-Carbon-gCO2e` (its footprint is zero)."""
+    messages: Any = [{"role": "user", "content": "Say it twice, from the cache"}]
+    first = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=messages
+    )
+    again = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=messages
+    )
+    assert again.parse().model_extra["service"]["cache"] == {"hit": True}  # type: ignore[index]
+    assert float(first.headers["x-service-energy-kwh"]) > 0
+    assert float(again.headers["x-service-energy-kwh"]) == 0.0
+    assert float(again.headers["x-service-carbon-gco2e"]) == 0.0
