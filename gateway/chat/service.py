@@ -317,6 +317,9 @@ def _finish_hit(
 
 def base_headers(trip: Trip) -> dict[str, str]:
     headers = {"X-Request-ID": trip.request_id, "X-Service-Model-Used": trip.model_used}
+    trace_id = trip.facts.labels.trace_id
+    if trace_id is not None:  # echoed, so a client's own tracing can match the answer
+        headers["X-Service-Trace-Id"] = trace_id
     if trip.params.used_legacy_functions:
         headers.update(DEPRECATION_HEADERS)
     return headers

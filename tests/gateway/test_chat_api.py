@@ -537,3 +537,17 @@ async def test_a_cached_answer_has_the_footprint_headers_too(client: openai.Asyn
     assert float(first.headers["x-service-energy-kwh"]) > 0
     assert float(again.headers["x-service-energy-kwh"]) == 0.0
     assert float(again.headers["x-service-carbon-gco2e"]) == 0.0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_callers_trace_id_is_echoed(http: httpx.AsyncClient, stream: bool) -> None:
+    """`X-Service-Trace-Id` (the spec's custom trace id) was kept only in the usage log;
+    the answer now carries it back, streamed or not."""
+    body = {"model": "gpt-4o-mini", "messages": HELLO, "stream": stream}
+    headers = {"X-Service-Trace-Id": "trace-4f2a"}
+    async with http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as answer:
+        await answer.aread()
+    assert answer.status_code == 200
+    assert answer.headers["x-service-trace-id"] == "trace-4f2a"
+    plain = await http.post("/v1/chat/completions", json=body)
+    assert "x-service-trace-id" not in plain.headers
