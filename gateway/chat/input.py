@@ -58,6 +58,7 @@ def parse_chat_body(body: Any) -> ChatParams:
     messages = _messages(body.get("messages"), legacy)
     _check_tool_choice(tool_choice, tools)
     _check_n(body.get("n"))
+    _check_logprobs(body)
     request = ChatRequest(
         model=model,
         messages=messages,
@@ -121,6 +122,23 @@ def _stop(value: Any) -> tuple[str, ...] | None:
 def _check_n(value: Any) -> None:
     if value is not None and value != 1:
         raise invalid_request("Only 'n' = 1 is supported.", param="n", value=value)
+
+
+def _check_logprobs(body: Mapping[str, Any]) -> None:
+    """Not every vendor reports token log-probabilities, and the answers never carry them
+    (`logprobs: null`); asking for them was silently ignored, now it is said."""
+    if body.get("logprobs") not in (None, False):
+        raise invalid_request(
+            "'logprobs' is not supported; answers carry 'logprobs': null.",
+            param="logprobs",
+            value=body.get("logprobs"),
+        )
+    if body.get("top_logprobs") is not None:
+        raise invalid_request(
+            "'top_logprobs' is not supported (it needs 'logprobs').",
+            param="top_logprobs",
+            value=body.get("top_logprobs"),
+        )
 
 
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")

@@ -247,14 +247,16 @@ async def test_bad_parameters_are_named(
             "provider_error",
         ),
         ({"response_format": {"type": "yaml"}}, "response_format.type", "yaml"),
+        ({"logprobs": True}, "logprobs", True),
+        ({"top_logprobs": 2}, "top_logprobs", 2),
         ({"response_format": {"type": "json_schema"}}, "response_format.json_schema", None),
     ],
 )
 async def test_bad_nested_options_name_their_exact_field(
     client: openai.AsyncOpenAI, extra: dict[str, Any], param: str, value: Any
 ) -> None:
-    """`service.cache` other than `skip` and an unknown `response_format` were silently
-    ignored; the `service` sub-fields' errors named only their parent object."""
+    """`service.cache` other than `skip`, an unknown `response_format` and `logprobs`
+    were silently ignored; the `service` sub-fields' errors named only their parent."""
     with pytest.raises(openai.BadRequestError) as caught:
         await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body=extra)
     body: Any = caught.value.body
