@@ -553,3 +553,32 @@ async def test_the_callers_trace_id_is_echoed(http: httpx.AsyncClient, stream: b
     assert answer.headers["x-service-trace-id"] == "trace-4f2a"
     plain = await http.post("/v1/chat/completions", json=body)
     assert "x-service-trace-id" not in plain.headers
+
+
+async def test_openais_context_refusal_names_the_window_and_the_request(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    """The spec's `context_length_exceeded` carries `max_tokens` and `requested_tokens`;
+    from OpenAI both were null, though its message gives them."""
+    assert gateway.sim is not None
+    message = (
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 130512 tokens. Please reduce the length of the messages."
+    )
+    gateway.sim.faults.add(
+        Fault(
+            model=upstream("gpt-4o"),
+            status=400,
+            code="context_length_exceeded",
+            message=message,
+            remaining=1,
+        )
+    )
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o", messages=HELLO, extra_body={"provider": "openai"}
+        )
+    body: Any = caught.value.body
+    assert body["code"] == "context_length_exceeded"
+    assert (body["provider"], body["model"]) == ("openai", "gpt-4o")
+    assert (body["max_tokens"], body["requested_tokens"]) == (128000, 130512)
