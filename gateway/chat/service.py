@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from types import TracebackType
 from typing import Any
 
@@ -46,7 +48,7 @@ from gateway.upstream.facts import new_facts
 from gateway.upstream.footprint_render import footprint_headers
 from gateway.upstream.limits import Hold
 from gateway.upstream.usage import record_refusal, record_usage, unplanned
-from providers.catalog import CostBreakdown
+from providers.catalog import CostBreakdown, Deprecation
 from providers.types import ChatResult, Usage
 
 DEPRECATION_HEADERS = {
@@ -322,7 +324,34 @@ def base_headers(trip: Trip) -> dict[str, str]:
         headers["X-Service-Trace-Id"] = trace_id
     if trip.params.used_legacy_functions:
         headers.update(DEPRECATION_HEADERS)
+    info = trip.target.info
+    if info is not None and info.deprecation is not None:
+        _warn_deprecated_model(headers, info.id, info.deprecation)
     return headers
+
+
+def _warn_deprecated_model(headers: dict[str, str], model: str, facts: Deprecation) -> None:
+    """A deprecated model's answer says so (the catalog's lifecycle facts, which
+    `/v1/models` shows), with its sunset date (RFC 8594 `Sunset`) and replacement, so a
+    client learns it from the answers it already reads."""
+    warning = (
+        f"The model '{model}' is deprecated (sunset {facts.sunset_date}); use "
+        f"'{facts.replacement}' ({facts.migration_guide})."
+    )
+    previous = headers.get("X-Service-Deprecation-Warning")
+    headers["Deprecation"] = "true"
+    headers["X-Service-Deprecation-Warning"] = f"{previous} {warning}" if previous else warning
+    sunset = _http_date(facts.sunset_date)
+    if sunset is not None:
+        headers["Sunset"] = sunset
+
+
+def _http_date(day: str) -> str | None:
+    try:
+        moment = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return format_datetime(moment, usegmt=True)
 
 
 def _account(state: AppState, trip: Trip, usage: Usage) -> Accounting:

@@ -7,6 +7,7 @@ each vendor's real protocol behind the gateway.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -582,3 +583,24 @@ async def test_openais_context_refusal_names_the_window_and_the_request(
     assert body["code"] == "context_length_exceeded"
     assert (body["provider"], body["model"]) == ("openai", "gpt-4o")
     assert (body["max_tokens"], body["requested_tokens"]) == (128000, 130512)
+
+
+async def test_a_deprecated_models_answer_says_so(client: openai.AsyncOpenAI) -> None:
+    """The catalog marks gpt-3.5-turbo deprecated (its `/v1/models` entry shows the
+    dates); its answers gave no sign of it."""
+    info = load_catalog().model("gpt-3.5-turbo")
+    assert info is not None and info.deprecation is not None
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-3.5-turbo", messages=HELLO
+    )
+    assert raw.headers["deprecation"] == "true"
+    warning = raw.headers["x-service-deprecation-warning"]
+    assert info.deprecation.sunset_date in warning and info.deprecation.replacement in warning
+    day, month, year = raw.headers["sunset"].split()[1:4]
+    assert f"{day} {month} {year}" == datetime.strptime(
+        info.deprecation.sunset_date, "%Y-%m-%d"
+    ).strftime("%d %b %Y")
+    current = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=HELLO
+    )
+    assert "deprecation" not in current.headers and "sunset" not in current.headers
