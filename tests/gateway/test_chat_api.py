@@ -193,6 +193,25 @@ async def test_auto_routes_and_explains(client: openai.AsyncOpenAI) -> None:
         assert mode in routing["reasoning"]
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "mistral"])
+async def test_auto_with_a_forced_provider_routes_among_its_models(
+    client: openai.AsyncOpenAI, provider: str
+) -> None:
+    """`auto` was sent to the forced vendor as the model id "auto" (served at no cost
+    by the simulator, a 404 from the real vendor)."""
+    raw = await client.chat.completions.with_raw_response.create(
+        model="auto",
+        messages=HELLO,
+        extra_body={"provider": provider, "routing_mode": "performance"},
+    )
+    answer = raw.parse()
+    info = load_catalog().model(answer.model)
+    assert info is not None and info.provider == provider
+    assert raw.headers["x-service-model-used"] == f"{provider}/{answer.model}"
+    routing = (answer.model_extra or {})["_gateway"]["routing"]
+    assert "forced" in routing["reasoning"] and routing["actual_cost"] > 0
+
+
 # -- errors -------------------------------------------------------------------------------
 
 
