@@ -192,3 +192,13 @@ async def test_the_api_registers_hooks_on_names_that_do_not_resolve(
     }
     response = await http.post("/v1/alerts", json=alert)
     assert response.status_code == 201, response.text
+
+
+async def test_a_delivery_to_a_name_that_does_not_resolve_is_retried() -> None:
+    """Registration accepts such a name, so DNS failing at delivery is treated like a
+    refused connection (retried within the window), not like an unsafe address."""
+    async with httpx.AsyncClient() as client:
+        deliverer = Deliverer(client, RetryPolicy(), frozenset(), resolve=FailingResolver())
+        attempt = await deliverer.attempt(job("https://hooks.example.com/in"))
+    assert not attempt.ok and attempt.retryable
+    assert attempt.error is not None and "does not resolve" in attempt.error
