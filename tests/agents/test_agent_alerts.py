@@ -106,6 +106,8 @@ async def test_bad_alerts_are_refused(http: httpx.AsyncClient, create_agent: Cre
         response = await http.post(path, json=body)
         assert response.status_code == 400, (body, response.text)
         assert response.json()["error"]["param"] == param
+    bad = {**base, "thresholds": {"cost_daily": [1.5]}, "webhook_url": "https://example.com/h"}
+    assert (await http.post(path, json=bad)).json()["error"]["value"] == [1.5]  # was null
 
 
 async def test_an_alert_on_a_name_that_does_not_resolve_is_created(

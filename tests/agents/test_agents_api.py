@@ -93,6 +93,9 @@ async def test_bad_bodies_are_400s_naming_the_field(http: httpx.AsyncClient) -> 
         response = await http.post("/v1/mcp/agents", json=body)
         assert response.status_code == 400, (body, response.text)
         assert response.json()["error"]["param"] == param, body
+    flag = {"name": "x", "auto_suspend": {"on_cost_limit": "yes"}}
+    error = (await http.post("/v1/mcp/agents", json=flag)).json()["error"]
+    assert (error["param"], error["value"]) == ("auto_suspend.on_cost_limit", "yes")  # was null
 
 
 async def test_patch_suspend_resume_delete_and_audit(
