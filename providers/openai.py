@@ -7,6 +7,7 @@ gateway builds one response shape whatever the vendor.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
@@ -150,7 +151,7 @@ def map_openai_error(
     if status == 404 or code == "model_not_found":
         return ModelNotFound(provider, message, model=model)
     if code == "context_length_exceeded":
-        return ContextLengthExceeded(provider, message, model=model)
+        return _context_length(provider, message, model)
     if code in ("content_filter", "content_policy_violation"):
         return ContentFiltered(provider, message, filter_reason=str(code))
     if status == 429:
@@ -239,3 +240,20 @@ class OpenAIProvider(OpenAIAudio):
     async def list_models(self) -> list[str]:
         data = await self.get_json("/models")
         return [str(item["id"]) for item in data.get("data") or () if "id" in item]
+
+
+# "This model's maximum context length is 128000 tokens. However, your messages resulted
+# in 130000 tokens" (older wording: "you requested 130000 tokens").
+_CONTEXT_FIGURES = re.compile(
+    r"maximum context length is (\d+) tokens.*?(?:resulted in|requested) (\d+) tokens", re.S
+)
+
+
+def _context_length(provider: str, message: str, model: str) -> ContextLengthExceeded:
+    """The spec's `max_tokens` (the window) and `requested_tokens`, read from OpenAI's
+    message when it gives them (the error body has no fields for them)."""
+    found = _CONTEXT_FIGURES.search(message)
+    maximum, requested = (int(g) for g in found.groups()) if found else (None, None)
+    return ContextLengthExceeded(
+        provider, message, model=model, max_tokens=maximum, requested_tokens=requested
+    )

@@ -118,7 +118,9 @@ def _auto_suspend(raw: object, current: AutoSuspend) -> dict[str, Any]:
     for flag in ("on_cost_limit", "on_rpm_abuse"):
         if flag in raw:
             if not isinstance(raw[flag], bool):
-                raise invalid_request(f"'{flag}' must be a boolean.", param=f"auto_suspend.{flag}")
+                raise invalid_request(
+                    f"'{flag}' must be a boolean.", param=f"auto_suspend.{flag}", value=raw[flag]
+                )
             merged[flag] = raw[flag]
     if "abuse_threshold" in raw:
         value = raw["abuse_threshold"]
@@ -178,6 +180,7 @@ def parse_alert(body: Mapping[str, Any]) -> AlertSpec:
             raise invalid_request(
                 f"'{name}' needs 1 to {MAX_FRACTIONS} fractions above 0 and at most 1.",
                 param=where,
+                value=fractions,
             )
         thresholds[name] = tuple(sorted({float(f) for f in fractions}))
     return AlertSpec(thresholds, url)

@@ -34,9 +34,14 @@ from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, json_response, read_object
+from gateway.platform.web import (
+    authenticate,
+    authenticate_manager,
+    json_response,
+    read_object,
+)
 from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_url
+from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
 from store import agents as agent_store
 from store import keys
 from store.agents import AgentAlertRecord, AgentRecord
@@ -214,7 +219,7 @@ class AgentsApi:
         return json_response(render.agent(await self.state.agents.refresh(record)))
 
     async def agent_usage(self, agent_id: str) -> Response:
-        principal = await self._manager("view_configuration")
+        principal = await self._usage_reader(agent_id)
         loaded = await self._loaded(principal, agent_id)
         book = self.state.agents
         session = request.args.get("session") or "default"
@@ -228,7 +233,9 @@ class AgentsApi:
         spec = parse_alert(await read_object())
         loaded = await self._loaded(principal, agent_id)
         try:
-            await check_url(spec.webhook_url, allow_list(self.state.settings.webhook_allowed_hosts))
+            await check_registration(
+                spec.webhook_url, allow_list(self.state.settings.webhook_allowed_hosts)
+            )
         except UnsafeUrl as exc:
             raise ApiError(
                 400, exc.code, str(exc), param="webhook_url", value=spec.webhook_url
@@ -290,6 +297,18 @@ class AgentsApi:
         await audited(self.state, event, written(change))
         self.state.agents.forget_limits()
         return json_response(_org_limits(await self._ceilings(org)))
+
+    async def _usage_reader(self, agent_id: str) -> Principal:
+        """A manager (`view_configuration`), or the agent itself with its own key ("agents
+        use an agent key with their agent id"): an agent reads its own usage here as
+        through the `self_inspect/get_my_usage` tool; any other agent's id is a 404."""
+        token = request.headers.get("authorization", "").partition(" ")[2].strip()
+        if not token.startswith(AGENT_KEY_PREFIX):
+            return await self._manager("view_configuration")
+        principal = await authenticate(self.state)
+        if principal.key.agent_id != agent_id:
+            raise agent_not_found(agent_id)
+        return principal
 
     async def _loaded(self, principal: Principal, agent_id: str) -> Loaded:
         ws = principal.workspace_id

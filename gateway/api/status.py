@@ -20,7 +20,7 @@ from gateway.platform.web import authenticate, authenticate_manager, json_respon
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_url
+from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
 from store import incidents as incident_store
 from store import webhooks as webhook_store
 from store.audit import AuditEvent
@@ -81,7 +81,9 @@ class StatusApi:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_webhook(await read_object())
         try:
-            await check_url(spec.url, allow_list(self.state.settings.webhook_allowed_hosts))
+            await check_registration(
+                spec.url, allow_list(self.state.settings.webhook_allowed_hosts)
+            )
         except UnsafeUrl as exc:
             raise ApiError(400, exc.code, str(exc), param="url", value=spec.url) from None
         ws = principal.workspace_id
@@ -160,6 +162,7 @@ class StatusApi:
     async def create_incident(self) -> Response:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_incident(await read_object())
+        self._check_services(spec.affected_services)
         record = await service.open_incident(
             self.state,
             workspace_id=principal.workspace_id,
@@ -173,6 +176,21 @@ class StatusApi:
             audit=self._audit(principal, "incident.created", "", title=spec.title),
         )
         return json_response(render.incident(record, []), 201)
+
+    def _check_services(self, names: tuple[str, ...]) -> None:
+        """The services of `/v1/status` are `api` and the providers: an incident naming
+        another affected nothing the page shows, silently."""
+        known = {"api"} | {p.id for p in self.state.catalog.providers()}
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ApiError(
+                400,
+                "invalid_request",
+                f"'affected_services' names unknown services {unknown}; use 'api' or "
+                f"provider ids: {sorted(known - {'api'})}.",
+                param="affected_services",
+                value=unknown,
+            )
 
     async def read_incident(self, incident_id: str) -> Response:
         record = await self._incident(await self._manager("view_configuration"), incident_id)

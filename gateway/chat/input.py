@@ -58,6 +58,7 @@ def parse_chat_body(body: Any) -> ChatParams:
     messages = _messages(body.get("messages"), legacy)
     _check_tool_choice(tool_choice, tools)
     _check_n(body.get("n"))
+    _check_logprobs(body)
     request = ChatRequest(
         model=model,
         messages=messages,
@@ -70,7 +71,7 @@ def parse_chat_body(body: Any) -> ChatParams:
         tools=tools,
         tool_choice=tool_choice,
         user=optional_string(body, "user"),
-        response_format=optional_object(body, "response_format"),
+        response_format=_response_format(body),
         seed=optional_int(body, "seed"),
     )
     return ChatParams(
@@ -121,6 +122,51 @@ def _stop(value: Any) -> tuple[str, ...] | None:
 def _check_n(value: Any) -> None:
     if value is not None and value != 1:
         raise invalid_request("Only 'n' = 1 is supported.", param="n", value=value)
+
+
+def _check_logprobs(body: Mapping[str, Any]) -> None:
+    """Not every vendor reports token log-probabilities, and the answers never carry them
+    (`logprobs: null`); asking for them was silently ignored, now it is said."""
+    if body.get("logprobs") not in (None, False):
+        raise invalid_request(
+            "'logprobs' is not supported; answers carry 'logprobs': null.",
+            param="logprobs",
+            value=body.get("logprobs"),
+        )
+    if body.get("top_logprobs") is not None:
+        raise invalid_request(
+            "'top_logprobs' is not supported (it needs 'logprobs').",
+            param="top_logprobs",
+            value=body.get("top_logprobs"),
+        )
+
+
+RESPONSE_FORMATS = ("text", "json_object", "json_schema")
+
+
+def _response_format(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """`{type: text | json_object | json_schema}`; json_schema needs its `json_schema`
+    object with a `name` (the upstreams refuse it otherwise, as a vendor error)."""
+    value = optional_object(body, "response_format")
+    if value is None:
+        return None
+    kind = value.get("type")
+    if kind not in RESPONSE_FORMATS:
+        raise invalid_request(
+            f"'response_format.type' must be one of {', '.join(RESPONSE_FORMATS)}.",
+            param="response_format.type",
+            value=kind,
+        )
+    schema = value.get("json_schema")
+    if kind == "json_schema" and not (
+        isinstance(schema, dict) and isinstance(schema.get("name"), str) and schema["name"]
+    ):
+        raise invalid_request(
+            "'response_format.json_schema' must be an object with a 'name' (and its 'schema').",
+            param="response_format.json_schema",
+            value=schema,
+        )
+    return value
 
 
 def _include_usage(value: Any) -> bool:

@@ -56,28 +56,55 @@ def _content_tokens(content: Any) -> int:
     return total
 
 
-def fits(info: ModelInfo | None, prompt: int, max_tokens: int | None) -> bool:
-    """Whether the model can take this prompt and write `max_tokens`; a model the catalog
-    does not know (a pass-through id) is given the benefit of the doubt."""
+def needed_capabilities(messages: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """What the model must be able to do beyond chat: `vision` for an image part."""
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(part, Mapping) and part.get("type") == "image_url" for part in content
+        ):
+            return VISION
+    return NOTHING
+
+
+VISION = frozenset({"vision"})
+NOTHING: frozenset[str] = frozenset()
+
+
+def fits(
+    info: ModelInfo | None, prompt: int, max_tokens: int | None, needs: frozenset[str] = NOTHING
+) -> bool:
+    """Whether the model can take this prompt (and see its images) and write `max_tokens`;
+    a model the catalog does not know (a pass-through id) is given the benefit of the
+    doubt."""
     if info is None:
         return True
+    if not needs <= set(info.capabilities):
+        return False
     if max_tokens is not None and 0 < info.max_output_tokens < max_tokens:
         return False
     return not 0 < info.context_window < prompt + (max_tokens or 0)
 
 
 def fitted(
-    resolution: Resolution, *, prompt: int, max_tokens: int | None, flexible: bool
+    resolution: Resolution,
+    *,
+    prompt: int,
+    max_tokens: int | None,
+    flexible: bool,
+    needs: frozenset[str] = NOTHING,
 ) -> Resolution:
     """The resolution with only the targets that fit; 400 when its target does not.
 
     With `flexible` (the client asked for `auto`), the first candidate that fits becomes
-    the target instead; the error names the routed target when none does.
+    the target instead; the error names the routed target when none does. A model
+    without a capability the request `needs` (an image for one that cannot see) does not
+    fit: `auto` chose text-only models for images, and fallbacks would fail on them.
     """
     chain = [resolution.target, *resolution.alternatives]
-    fitting = [t for t in chain if fits(t.info, prompt, max_tokens)]
+    fitting = [t for t in chain if fits(t.info, prompt, max_tokens, needs)]
     if not fitting or (fitting[0] != resolution.target and not flexible):
-        raise misfit(resolution.target, prompt, max_tokens)
+        raise misfit(resolution.target, prompt, max_tokens, needs)
     if fitting == chain:
         return resolution
     reasoning = resolution.reasoning
@@ -88,10 +115,19 @@ def fitted(
     )
 
 
-def misfit(target: Target, prompt: int, max_tokens: int | None) -> ApiError:
+def misfit(
+    target: Target, prompt: int, max_tokens: int | None, needs: frozenset[str] = NOTHING
+) -> ApiError:
     """The error for a request `target`'s model cannot take."""
     info = target.info
     assert info is not None  # a target without catalog facts always fits
+    if not needs <= set(info.capabilities):
+        return invalid_request(
+            f"The model '{info.id}' cannot read images; name a model with 'vision' (see "
+            "/v1/models?capability=vision) or use 'auto'.",
+            param="messages",
+            value=None,
+        )
     if max_tokens is not None and 0 < info.max_output_tokens < max_tokens:
         return invalid_request(
             f"'max_tokens' is {max_tokens}, but '{info.id}' writes at most "

@@ -17,7 +17,7 @@ import attrs
 
 from gateway.chat.cache import cache_key, decide_cache
 from gateway.chat.input import ChatParams
-from gateway.chat.model_fit import fitted, prompt_tokens
+from gateway.chat.model_fit import fitted, needed_capabilities, prompt_tokens
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
 from gateway.platform.auth import Principal
@@ -60,6 +60,7 @@ def plan_trip(
     if transform is not None:  # after matching: the conditions saw what the client sent
         params = attrs.evolve(params, request=apply_transform(transform, params.request))
     if params.provider is None:
+        explicit_fallbacks(state.catalog, params.service.fallbacks)  # a 400 before admission
         signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
         disabled = frozenset(state.registry.configured(principal.workspace_id)) - active
         resolution = routed_resolution(
@@ -80,6 +81,7 @@ def plan_trip(
         prompt=prompt_tokens(params.request.messages, params.request.tools),
         max_tokens=params.request.max_tokens,
         flexible=params.model == "auto",
+        needs=needed_capabilities(params.request.messages),
     )
     principal.require_model(resolution.target.model_id)
     return Trip(

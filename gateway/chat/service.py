@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from email.utils import format_datetime
 from types import TracebackType
 from typing import Any
 
@@ -46,7 +48,7 @@ from gateway.upstream.facts import new_facts
 from gateway.upstream.footprint_render import footprint_headers
 from gateway.upstream.limits import Hold
 from gateway.upstream.usage import record_refusal, record_usage, unplanned
-from providers.catalog import CostBreakdown
+from providers.catalog import CostBreakdown, Deprecation
 from providers.types import ChatResult, Usage
 
 DEPRECATION_HEADERS = {
@@ -286,7 +288,9 @@ async def _answer_from_cache(
     if not trip.params.stream:
         _finish_hit(state, trip, hold, accounting, saved_usd=full.cost.total)
         answer = render.completion_body(trip, hit, accounting)
-        return JsonAnswer(200, answer, base_headers(trip) | hold.headers())
+        # zero, as its `_gateway.energy`: the spec's footprint headers are on every answer
+        headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
+        return JsonAnswer(200, answer, headers)
     chunks = await stack.enter_async_context(ReplayStream(hit))
     body = ChatStreamBody(
         trip,
@@ -315,9 +319,39 @@ def _finish_hit(
 
 def base_headers(trip: Trip) -> dict[str, str]:
     headers = {"X-Request-ID": trip.request_id, "X-Service-Model-Used": trip.model_used}
+    trace_id = trip.facts.labels.trace_id
+    if trace_id is not None:  # echoed, so a client's own tracing can match the answer
+        headers["X-Service-Trace-Id"] = trace_id
     if trip.params.used_legacy_functions:
         headers.update(DEPRECATION_HEADERS)
+    info = trip.target.info
+    if info is not None and info.deprecation is not None:
+        _warn_deprecated_model(headers, info.id, info.deprecation)
     return headers
+
+
+def _warn_deprecated_model(headers: dict[str, str], model: str, facts: Deprecation) -> None:
+    """A deprecated model's answer says so (the catalog's lifecycle facts, which
+    `/v1/models` shows), with its sunset date (RFC 8594 `Sunset`) and replacement, so a
+    client learns it from the answers it already reads."""
+    warning = (
+        f"The model '{model}' is deprecated (sunset {facts.sunset_date}); use "
+        f"'{facts.replacement}' ({facts.migration_guide})."
+    )
+    previous = headers.get("X-Service-Deprecation-Warning")
+    headers["Deprecation"] = "true"
+    headers["X-Service-Deprecation-Warning"] = f"{previous} {warning}" if previous else warning
+    sunset = _http_date(facts.sunset_date)
+    if sunset is not None:
+        headers["Sunset"] = sunset
+
+
+def _http_date(day: str) -> str | None:
+    try:
+        moment = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return format_datetime(moment, usegmt=True)
 
 
 def _account(state: AppState, trip: Trip, usage: Usage) -> Accounting:

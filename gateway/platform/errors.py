@@ -103,7 +103,9 @@ _SHAPES: tuple[tuple[type[upstream.ProviderError], _Shape], ...] = (
     ),
     (
         upstream.ModelNotFound,
-        _Shape(404, "model_not_found", "invalid_request_error", lambda e: {"model": e.model}),
+        # the type of the gateway's own model_not_found (`resolve.model_not_found`): one
+        # code, one type, whoever found the model missing
+        _Shape(404, "model_not_found", "not_found_error", lambda e: {"model": e.model}),
     ),
     (
         upstream.ContextLengthExceeded,

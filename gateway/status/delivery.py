@@ -21,7 +21,7 @@ import trio
 
 from gateway.status.hub import DeliveryJob
 from gateway.status.signing import SIGNATURE_HEADER, signature_header
-from gateway.status.ssrf import Resolver, UnsafeUrl, check_url, system_resolver
+from gateway.status.ssrf import Resolver, Unresolved, UnsafeUrl, check_url, system_resolver
 
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
 
@@ -88,8 +88,9 @@ class Deliverer:
         failures."""
         try:
             destination = await check_url(job.url, self.allowed_hosts, self.resolve)
-        except UnsafeUrl as exc:
-            return Attempt(False, False, error=f"{exc.code}: {exc}")
+        except UnsafeUrl as exc:  # a name that does not resolve may yet: retried like a
+            # refused connection; an unsafe address never becomes safe by waiting
+            return Attempt(False, isinstance(exc, Unresolved), error=f"{exc.code}: {exc}")
         timestamp = int(self.wall_clock())
         headers = {
             "Host": destination.host_header(),

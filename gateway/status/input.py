@@ -225,11 +225,17 @@ def _window(value: Any) -> int:
 def _emails(value: Any) -> tuple[str, ...]:
     emails = _strings(value, "notify.email")
     bad = [e for e in emails if not _EMAIL.match(e) or len(e) > 254]
-    if bad or len(emails) > MAX_EMAILS:
+    if bad:  # said apart from the count: "up to 20" read as the fault for one bad address
+        raise invalid_request(
+            f"'notify.email' holds what is not an email address: {', '.join(bad)[:200]}.",
+            param="notify.email",
+            value=value,
+        )
+    if len(emails) > MAX_EMAILS:
         raise invalid_request(
             f"'notify.email' must hold up to {MAX_EMAILS} email addresses.",
             param="notify.email",
-            value=bad or None,
+            value=len(emails),
         )
     return emails
 

@@ -6,12 +6,17 @@ unspecified, multicast or any other non-global address is refused. The guard res
 name itself and the caller then connects to the address it checked (`Destination.ip`),
 never resolving a second time, so a name that changes its answer between check and
 connection (DNS rebinding) gains nothing. It runs at creation and again before every
-delivery attempt. Hosts named in the operator's allow-list skip the address check (tests
+delivery attempt. At creation a name that does not resolve (yet) is accepted
+(`check_registration`): it reaches no address, so it is no risk, and a registration must
+not depend on the gateway's own DNS at that moment (a hook set up before its record, an
+offline resolver); each delivery then checks it again and fails while it does not
+resolve. Hosts named in the operator's allow-list skip the address check (tests
 point webhooks at a local receiver this way); they are still resolved once per attempt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Collection
@@ -32,6 +37,10 @@ class UnsafeUrl(Exception):
     def __init__(self, message: str, *, code: str = "unsafe_webhook_url") -> None:
         super().__init__(message)
         self.code = code
+
+
+class Unresolved(UnsafeUrl):
+    """A well-formed DNS name that gives no address now (may later: see the module)."""
 
 
 @attrs.frozen
@@ -116,11 +125,30 @@ async def check_url(
     return Destination(url, addresses[0])
 
 
+async def check_registration(
+    raw: str, allowed_hosts: Collection[str], resolve: Resolver = system_resolver
+) -> None:
+    """The check at creation: `check_url`, except that a name which does not resolve
+    within `REGISTRATION_LOOKUP_S` is accepted (each delivery checks it again)."""
+    with trio.move_on_after(REGISTRATION_LOOKUP_S):
+        with contextlib.suppress(Unresolved):
+            await check_url(raw, allowed_hosts, resolve)
+        return
+    parse_url(raw)  # the lookup timed out: the URL must still be well formed
+
+
+REGISTRATION_LOOKUP_S = 5.0
+
+
 async def _lookup(resolve: Resolver, host: str, port: int) -> list[str]:
     try:
         addresses = await resolve(host, port)
-    except (OSError, UnicodeError):  # UnicodeError: no DNS name (an empty or long label)
+    except UnicodeError:  # no DNS name at all (an empty or over-long label)
+        raise UnsafeUrl(
+            f"The URL's host {host} is not a valid DNS name.", code="invalid_webhook_url"
+        ) from None
+    except OSError:
         addresses = []
     if not addresses:
-        raise UnsafeUrl(f"The URL's host {host} does not resolve.", code="invalid_webhook_url")
+        raise Unresolved(f"The URL's host {host} does not resolve.", code="invalid_webhook_url")
     return addresses

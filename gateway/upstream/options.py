@@ -65,21 +65,41 @@ def parse_service(value: Any) -> ServiceOptions:
             value=value,
         )
     return ServiceOptions(
-        cache_skip=value.get("cache") == "skip",
+        cache_skip=_cache_skip(value.get("cache")),
         fallbacks=_string_list(value.get("fallbacks"), "service.fallbacks"),
         tags=_tags(value.get("tags")),
         rate_limit_strategy=_choice(
-            handling.get("strategy"), ("queue", "fallback"), "service.rate_limit_handling"
+            handling.get("strategy"),
+            ("queue", "fallback"),
+            "service.rate_limit_handling.strategy",
         ),
         max_wait_ms=_at_most(
-            _non_negative(handling.get("max_wait_ms"), "service.rate_limit_handling"),
+            _non_negative(handling.get("max_wait_ms"), "service.rate_limit_handling.max_wait_ms"),
             MAX_QUEUE_WAIT_MS,
         ),
         retry_max_attempts=_at_most(
-            _non_negative(retry.get("max_attempts"), "service.retry"), MAX_RETRY_ATTEMPTS
+            _non_negative(retry.get("max_attempts"), "service.retry.max_attempts"),
+            MAX_RETRY_ATTEMPTS,
         ),
-        retryable_errors=_string_list(retry.get("retryable_errors"), "service.retry"),
+        retryable_errors=_string_list(
+            retry.get("retryable_errors"), "service.retry.retryable_errors"
+        ),
     )
+
+
+def _cache_skip(value: Any) -> bool:
+    """`skip` is the one value the spec gives; any other was a silent no-op, so a client
+    that misspelt it (`"none"`, `false`) believed it bypassed the cache."""
+    if value is None:
+        return False
+    if value != "skip":
+        raise invalid_request(
+            "'service.cache' takes only 'skip' (answer without the cache); leave it out to "
+            "use the cache.",
+            param="service.cache",
+            value=value,
+        )
+    return True
 
 
 def _string_list(value: Any, where: str) -> tuple[str, ...]:
@@ -105,7 +125,7 @@ def _choice(value: Any, allowed: tuple[str, ...], where: str) -> str | None:
         return None
     if value not in allowed:
         raise invalid_request(
-            f"'{where}.strategy' must be one of {', '.join(allowed)}.", param=where, value=value
+            f"'{where}' must be one of {', '.join(allowed)}.", param=where, value=value
         )
     return str(value)
 

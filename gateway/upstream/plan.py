@@ -104,9 +104,25 @@ def plan_named(
     return plan_of(targets, capability=capability, service=service)
 
 
-def explicit_fallbacks(catalog: Catalog, names: Sequence[str]) -> list[Target]:
-    """Fallback targets named by a rule or a request, skipping names the catalog lacks."""
-    return [target_of(m) for m in (catalog.model(n) for n in names) if m is not None]
+def explicit_fallbacks(
+    catalog: Catalog, names: Sequence[str], capability: str = "chat"
+) -> list[Target]:
+    """The fallback targets a request names in `service.fallbacks`. A name the catalog
+    lacks, or a model without the capability, is a 400 naming it: no provider could
+    serve it as a fallback, and dropping it silently left the client believing it had a
+    fallback (embeddings and rerank refuse it the same way, `_fallback`)."""
+    targets = []
+    for name in names:
+        info = catalog.model(name)
+        if info is None or capability not in info.capabilities:
+            reason = "is not a known model" if info is None else f"does not support {capability}"
+            raise invalid_request(
+                f"'service.fallbacks' names '{name}', which {reason}.",
+                param="service.fallbacks",
+                value=name,
+            )
+        targets.append(target_of(info))
+    return targets
 
 
 def _offers(target: Target, capability: str) -> bool:

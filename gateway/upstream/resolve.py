@@ -167,7 +167,9 @@ def _forced(
 ) -> Resolution:
     """The forced provider serves the model: it must be active, able to serve the
     operation, and (for a catalog model) the model's own provider. An id the catalog does
-    not know is passed through to the forced provider as is."""
+    not know is passed through to the forced provider as is; `auto` is routed by the mode
+    among the forced provider's models (it was sent to the vendor as the model id
+    "auto")."""
     if catalog.provider(provider) is None:
         raise invalid_request(f"Unknown provider '{provider}'.", param="provider", value=provider)
     if provider not in active:
@@ -184,8 +186,11 @@ def _forced(
             param="provider",
             value=provider,
         )
-    info = catalog.model(model)
     reasoning = f"provider {provider} forced by the request"
+    if model == "auto" and capability == "chat":  # routed among that provider's models
+        routed = _auto(catalog, {provider}, mode, capability, RoutingSignals())
+        return attrs.evolve(routed, reasoning=f"{reasoning}; {routed.reasoning}")
+    info = catalog.model(model)
     if info is None:
         return Resolution(Target(provider, model, model, None), (), mode, reasoning)
     if info.provider != provider:

@@ -106,3 +106,22 @@ async def test_bad_alerts_are_refused(http: httpx.AsyncClient, create_agent: Cre
         response = await http.post(path, json=body)
         assert response.status_code == 400, (body, response.text)
         assert response.json()["error"]["param"] == param
+    bad = {**base, "thresholds": {"cost_daily": [1.5]}, "webhook_url": "https://example.com/h"}
+    assert (await http.post(path, json=bad)).json()["error"]["value"] == [1.5]  # was null
+
+
+async def test_an_alert_on_a_name_that_does_not_resolve_is_created(
+    http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    """`.invalid` never resolves: the alert is kept (each delivery checks the name again)
+    rather than refused, so registering does not depend on the gateway's DNS."""
+    agent = await create_agent(name="unresolved")
+    response = await http.post(
+        f"/v1/mcp/agents/{agent['id']}/alerts",
+        json={
+            "type": "limit_warning",
+            "thresholds": {"cost_daily": [0.5]},
+            "webhook_url": "https://hooks.example.invalid/agent",
+        },
+    )
+    assert response.status_code == 201, response.text

@@ -93,6 +93,9 @@ async def test_bad_bodies_are_400s_naming_the_field(http: httpx.AsyncClient) -> 
         response = await http.post("/v1/mcp/agents", json=body)
         assert response.status_code == 400, (body, response.text)
         assert response.json()["error"]["param"] == param, body
+    flag = {"name": "x", "auto_suspend": {"on_cost_limit": "yes"}}
+    error = (await http.post("/v1/mcp/agents", json=flag)).json()["error"]
+    assert (error["param"], error["value"]) == ("auto_suspend.on_cost_limit", "yes")  # was null
 
 
 async def test_patch_suspend_resume_delete_and_audit(
@@ -152,6 +155,32 @@ async def test_usage_counts_what_the_agent_spent_by_session(
     assert sessions["run-1"]["cost"] == usage["daily"]["cost"]
     assert usage["daily"]["remaining_budget"] == round(1000.0 - usage["daily"]["cost"], 6)
     assert usage["in_flight"] == 0
+
+
+async def test_an_agent_reads_its_own_usage_with_its_key(
+    gateway: RunningGateway, create_agent: Create
+) -> None:
+    """Agents use their key with their agent id: the usage route answered an agent key
+    403 (it needs a manager's role); now the agent sees its own usage, and another
+    agent's id is a 404 like an unknown one."""
+    agent = await create_agent(name="self-reader")
+    other = await create_agent(name="neighbour")
+    async with agent_client(gateway, agent["key"], session="run-9") as me:
+        spent = await me.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+        )
+        assert spent.status_code == 200, spent.text
+        own = await me.get(f"/v1/mcp/agents/{agent['id']}/usage", params={"session": "run-9"})
+        foreign = await me.get(f"/v1/mcp/agents/{other['id']}/usage")
+        details = await me.get(f"/v1/mcp/agents/{agent['id']}")
+    assert own.status_code == 200, own.text
+    usage = own.json()
+    assert usage["agent_id"] == agent["id"] and usage["session"]["id"] == "run-9"
+    assert usage["session"]["cost"] == usage["daily"]["cost"] > 0
+    assert foreign.status_code == 404
+    assert foreign.json()["error"]["code"] == "agent_not_found"
+    assert details.status_code == 403  # only the usage: the rest stays the managers'
 
 
 async def test_another_workspace_sees_no_agent(

@@ -7,6 +7,7 @@ each vendor's real protocol behind the gateway.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -192,6 +193,25 @@ async def test_auto_routes_and_explains(client: openai.AsyncOpenAI) -> None:
         assert mode in routing["reasoning"]
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "mistral"])
+async def test_auto_with_a_forced_provider_routes_among_its_models(
+    client: openai.AsyncOpenAI, provider: str
+) -> None:
+    """`auto` was sent to the forced vendor as the model id "auto" (served at no cost
+    by the simulator, a 404 from the real vendor)."""
+    raw = await client.chat.completions.with_raw_response.create(
+        model="auto",
+        messages=HELLO,
+        extra_body={"provider": provider, "routing_mode": "performance"},
+    )
+    answer = raw.parse()
+    info = load_catalog().model(answer.model)
+    assert info is not None and info.provider == provider
+    assert raw.headers["x-service-model-used"] == f"{provider}/{answer.model}"
+    routing = (answer.model_extra or {})["_gateway"]["routing"]
+    assert "forced" in routing["reasoning"] and routing["actual_cost"] > 0
+
+
 # -- errors -------------------------------------------------------------------------------
 
 
@@ -223,6 +243,58 @@ async def test_bad_parameters_are_named(
         await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body=extra)
     assert caught.value.body["param"] == param  # type: ignore[index]
     assert caught.value.body["value"] == extra[param]  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("extra", "param", "value"),
+    [
+        ({"service": {"cache": "never"}}, "service.cache", "never"),
+        ({"service": {"cache": False}}, "service.cache", False),
+        (
+            {"service": {"rate_limit_handling": {"strategy": "queue", "max_wait_ms": -1}}},
+            "service.rate_limit_handling.max_wait_ms",
+            -1,
+        ),
+        (
+            {"service": {"rate_limit_handling": {"strategy": "wait"}}},
+            "service.rate_limit_handling.strategy",
+            "wait",
+        ),
+        ({"service": {"retry": {"max_attempts": "3"}}}, "service.retry.max_attempts", "3"),
+        (
+            {"service": {"retry": {"retryable_errors": "provider_error"}}},
+            "service.retry.retryable_errors",
+            "provider_error",
+        ),
+        ({"response_format": {"type": "yaml"}}, "response_format.type", "yaml"),
+        ({"logprobs": True}, "logprobs", True),
+        ({"top_logprobs": 2}, "top_logprobs", 2),
+        ({"response_format": {"type": "json_schema"}}, "response_format.json_schema", None),
+    ],
+)
+async def test_bad_nested_options_name_their_exact_field(
+    client: openai.AsyncOpenAI, extra: dict[str, Any], param: str, value: Any
+) -> None:
+    """`service.cache` other than `skip`, an unknown `response_format` and `logprobs`
+    were silently ignored; the `service` sub-fields' errors named only their parent."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body=extra)
+    body: Any = caught.value.body
+    assert (body["code"], body["param"], body["value"]) == ("invalid_request", param, value)
+
+
+async def test_every_response_format_type_is_accepted(client: openai.AsyncOpenAI) -> None:
+    schema = {"name": "answer", "schema": {"type": "object", "properties": {}}}
+    formats: list[Any] = [
+        {"type": "text"},
+        {"type": "json_object"},
+        {"type": "json_schema", "json_schema": schema},
+    ]
+    for response_format in formats:
+        answer = await client.chat.completions.create(
+            model="gpt-4o-mini", messages=HELLO, response_format=response_format
+        )
+        assert answer.choices[0].finish_reason == "stop"
 
 
 @pytest.mark.parametrize(
@@ -288,6 +360,8 @@ async def test_upstream_failures_map_to_the_spec_codes(
     body: Any = caught.value.body
     assert body["code"] == code
     assert body["provider"] == provider
+    if code == "model_not_found":  # the type of the gateway's own 404 for an unknown model
+        assert body["type"] == "not_found_error"
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -481,3 +555,83 @@ async def test_a_streams_usage_record_has_the_figures_its_final_chunk_reported(
     assert records[0].cost_usd == service["cost"]["total"]
     assert records[0].latency_ms == service["latency_ms"]
     assert records[0].energy_kwh == final["_gateway"]["energy"]["energy_kwh"]
+
+
+async def test_a_cached_answer_has_the_footprint_headers_too(client: openai.AsyncOpenAI) -> None:
+    """The spec's response headers are on every answer: a cache hit had no
+    `X-Service-Energy-Kwh` / `X-Service-Carbon-gCO2e` (its footprint is zero)."""
+    messages: Any = [{"role": "user", "content": "Say it twice, from the cache"}]
+    first = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=messages
+    )
+    again = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=messages
+    )
+    assert again.parse().model_extra["service"]["cache"] == {"hit": True}  # type: ignore[index]
+    assert float(first.headers["x-service-energy-kwh"]) > 0
+    assert float(again.headers["x-service-energy-kwh"]) == 0.0
+    assert float(again.headers["x-service-carbon-gco2e"]) == 0.0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_callers_trace_id_is_echoed(http: httpx.AsyncClient, stream: bool) -> None:
+    """`X-Service-Trace-Id` (the spec's custom trace id) was kept only in the usage log;
+    the answer now carries it back, streamed or not."""
+    body = {"model": "gpt-4o-mini", "messages": HELLO, "stream": stream}
+    headers = {"X-Service-Trace-Id": "trace-4f2a"}
+    async with http.stream("POST", "/v1/chat/completions", json=body, headers=headers) as answer:
+        await answer.aread()
+    assert answer.status_code == 200
+    assert answer.headers["x-service-trace-id"] == "trace-4f2a"
+    plain = await http.post("/v1/chat/completions", json=body)
+    assert "x-service-trace-id" not in plain.headers
+
+
+async def test_openais_context_refusal_names_the_window_and_the_request(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    """The spec's `context_length_exceeded` carries `max_tokens` and `requested_tokens`;
+    from OpenAI both were null, though its message gives them."""
+    assert gateway.sim is not None
+    message = (
+        "This model's maximum context length is 128000 tokens. However, your messages "
+        "resulted in 130512 tokens. Please reduce the length of the messages."
+    )
+    gateway.sim.faults.add(
+        Fault(
+            model=upstream("gpt-4o"),
+            status=400,
+            code="context_length_exceeded",
+            message=message,
+            remaining=1,
+        )
+    )
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o", messages=HELLO, extra_body={"provider": "openai"}
+        )
+    body: Any = caught.value.body
+    assert body["code"] == "context_length_exceeded"
+    assert (body["provider"], body["model"]) == ("openai", "gpt-4o")
+    assert (body["max_tokens"], body["requested_tokens"]) == (128000, 130512)
+
+
+async def test_a_deprecated_models_answer_says_so(client: openai.AsyncOpenAI) -> None:
+    """The catalog marks gpt-3.5-turbo deprecated (its `/v1/models` entry shows the
+    dates); its answers gave no sign of it."""
+    info = load_catalog().model("gpt-3.5-turbo")
+    assert info is not None and info.deprecation is not None
+    raw = await client.chat.completions.with_raw_response.create(
+        model="gpt-3.5-turbo", messages=HELLO
+    )
+    assert raw.headers["deprecation"] == "true"
+    warning = raw.headers["x-service-deprecation-warning"]
+    assert info.deprecation.sunset_date in warning and info.deprecation.replacement in warning
+    day, month, year = raw.headers["sunset"].split()[1:4]
+    assert f"{day} {month} {year}" == datetime.strptime(
+        info.deprecation.sunset_date, "%Y-%m-%d"
+    ).strftime("%d %b %Y")
+    current = await client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini", messages=HELLO
+    )
+    assert "deprecation" not in current.headers and "sunset" not in current.headers

@@ -72,6 +72,7 @@ async def test_concurrent_requests_never_exceed_the_concurrency_limit(
             outcomes.append(200)
         except openai.RateLimitError as exc:
             assert exc.body["code"] == "concurrent_limit_exceeded"  # type: ignore[index]
+            assert exc.response.headers["retry-after"] == "1"
             outcomes.append(429)
 
     async with openai.AsyncOpenAI(base_url=gateway.url + "/v1", api_key=key, max_retries=0) as c:

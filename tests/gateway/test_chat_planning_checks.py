@@ -168,3 +168,39 @@ async def test_forcing_the_models_own_provider_is_served_and_priced(
     body = raw.http_response.json()
     assert body["service"]["provider"] == "anthropic"
     assert body["service"]["cost"]["total"] > 0
+
+
+IMAGE_MESSAGE: Any = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What is in this picture?"},
+            {"type": "image_url", "image_url": {"url": "https://images.example/cat.png"}},
+        ],
+    }
+]
+
+
+@pytest.mark.parametrize("mode", ["balanced", "cost_optimized", "low_latency", "sustain_optimized"])
+async def test_auto_routes_an_image_only_to_a_model_that_can_see(
+    client: openai.AsyncOpenAI, mode: str
+) -> None:
+    """`sustain_optimized` chose codestral-latest, which reads no images."""
+    raw = await client.chat.completions.with_raw_response.create(
+        model="auto", messages=IMAGE_MESSAGE, extra_body={"routing_mode": mode}
+    )
+    served = raw.headers["x-service-model-used"].split("/", 1)[1]
+    info = load_catalog().model(served)
+    assert info is not None and "vision" in info.capabilities, served
+    fallback = (raw.parse().model_extra or {})["_gateway"]["alternatives"]
+    for alternative in fallback:
+        alt = load_catalog().model(alternative["model"])
+        assert alt is not None and "vision" in alt.capabilities
+
+
+async def test_an_image_for_a_model_that_cannot_see_is_a_400(client: openai.AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-3.5-turbo", messages=IMAGE_MESSAGE)
+    error = error_of(caught)
+    assert (error["code"], error["param"]) == ("invalid_request", "messages")
+    assert "cannot read images" in error["message"]

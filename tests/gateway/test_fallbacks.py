@@ -69,6 +69,29 @@ async def test_explicit_fallbacks_are_tried_in_order(
     assert answer.model == "gemini-2.5-flash"
 
 
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("gpt-17-ultra", "is not a known model"), ("text-embedding-3-small", "does not support chat")],
+)
+async def test_a_fallback_no_provider_could_serve_is_named(
+    client: openai.AsyncOpenAI, name: str, reason: str
+) -> None:
+    """It was dropped without a word, so the client believed it had that fallback."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=HELLO,
+            extra_body={"service": {"fallbacks": ["gemini-2.5-flash", name]}},
+        )
+    body: Any = caught.value.body
+    assert (body["code"], body["param"], body["value"]) == (
+        "invalid_request",
+        "service.fallbacks",
+        name,
+    )
+    assert reason in body["message"]
+
+
 @pytest.mark.parametrize("stream", [False, True])
 async def test_when_every_fallback_fails_the_error_says_what_was_tried(
     gateway: RunningGateway, client: openai.AsyncOpenAI, stream: bool

@@ -317,6 +317,7 @@ async def test_n_plus_one_concurrent_requests_admit_exactly_n(
         assert (body["code"], body["limit_type"]) == ("concurrent_limit_exceeded", "concurrent")
         assert (body["limit"], body["current"]) == (3, 3)
         assert "retry_after" not in body
+        assert refusals[0].headers["Retry-After"] == "1"  # the spec's 429 headers: a poll
         assert admitted[0].headers()["X-RateLimit-Concurrent"] == "3"
         assert admitted[0].headers()["X-RateLimit-Concurrent-Limit"] == "3"
         done.set()

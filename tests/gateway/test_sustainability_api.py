@@ -273,6 +273,16 @@ async def test_the_reports_need_a_credential(gateway: RunningGateway) -> None:
     assert response.status_code == 401
 
 
+async def test_a_key_without_a_role_is_told_so_in_plain_words(http: httpx.AsyncClient) -> None:
+    """The 403 said "The this API key may not view analytics."."""
+    created = await http.post("/v1/management/api-keys", json={"name": "plain", "type": "prod"})
+    assert created.status_code == 201, created.text
+    headers = {"Authorization": f"Bearer {created.json()['key']}"}
+    response = await http.get("/v1/sustainability/dashboard", headers=headers)
+    assert response.status_code == 403
+    assert response.json()["error"]["message"] == "This API key may not view analytics."
+
+
 # ------------------------------------------------------------------------ efficiency score
 
 

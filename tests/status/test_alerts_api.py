@@ -127,3 +127,9 @@ async def test_alert_crud_and_validation(gateway: RunningGateway, http: httpx.As
         response = await http.post("/v1/alerts", json=body)
         assert response.status_code == 400, (change, response.text)
         assert response.json()["error"]["param"] == param
+    body = alert_body(None, ["a@example.com", "not-an-address"])
+    error = (await http.post("/v1/alerts", json=body)).json()["error"]
+    assert "not-an-address" in error["message"]  # it said "must hold up to 20 addresses"
+    body = alert_body(None, [f"ops{i}@example.com" for i in range(21)])
+    error = (await http.post("/v1/alerts", json=body)).json()["error"]
+    assert "up to 20" in error["message"] and error["value"] == 21

@@ -202,6 +202,11 @@ async def test_bad_bodies_are_400s_naming_the_field(http: httpx.AsyncClient) -> 
         ("/v1/status/webhooks", {"events": ["incident.created"]}, "url"),
         ("/v1/management/incidents", {"title": "x", "severity": "apocalyptic"}, "severity"),
         ("/v1/management/incidents", {"title": "x", "severity": "minor", "colour": 1}, "colour"),
+        (  # it was created, affecting nothing the status page shows
+            "/v1/management/incidents",
+            {"title": "x", "severity": "minor", "affected_services": ["api", "databse"]},
+            "affected_services",
+        ),
     ]
     for path, body, param in cases:
         response = await http.post(path, json=body)

@@ -11,7 +11,7 @@ import trio
 
 from gateway.status.delivery import Deliverer, RetryPolicy
 from gateway.status.hub import DeliveryJob
-from gateway.status.ssrf import UnsafeUrl, check_url, refusal
+from gateway.status.ssrf import UnsafeUrl, check_registration, check_url, refusal
 
 REFUSED_URLS = [
     "http://127.0.0.1/hook",
@@ -155,3 +155,50 @@ async def test_refused_deliveries_never_connect(url: str) -> None:
 
 async def _ignore(*_: object) -> None:
     return None
+
+
+class FailingResolver:
+    async def __call__(self, host: str, port: int) -> list[str]:
+        raise OSError(-2, "Name or service not known")
+
+
+async def test_registration_accepts_a_name_that_does_not_resolve_yet() -> None:
+    """A hook registered before its DNS record (or with the resolver offline) is kept;
+    every delivery resolves and checks it again."""
+    await check_registration("https://hooks.example.com/x", frozenset(), FailingResolver())
+    with pytest.raises(UnsafeUrl, match="does not resolve"):
+        await check_url("https://hooks.example.com/x", frozenset(), FailingResolver())
+    with pytest.raises(UnsafeUrl, match="loopback"):
+        await check_registration(
+            "https://hooks.example.com/x", frozenset(), CountingResolver(["127.0.0.1"])
+        )
+
+
+async def test_the_api_registers_hooks_on_names_that_do_not_resolve(
+    http: httpx.AsyncClient,
+) -> None:
+    """`.invalid` never resolves (RFC 2606): a status webhook and an alert on it are
+    created (they were a 400 `invalid_webhook_url`, which failed every registration on a
+    gateway whose resolver was offline)."""
+    url = "https://hooks.example.invalid/status"
+    response = await http.post(
+        "/v1/status/webhooks", json={"url": url, "events": ["incident.created"]}
+    )
+    assert response.status_code == 201, response.text
+    alert = {
+        "name": "a",
+        "condition": {"metric": "cost", "operator": "gt", "threshold": 1, "window_minutes": 5},
+        "notify": {"webhook": url},
+    }
+    response = await http.post("/v1/alerts", json=alert)
+    assert response.status_code == 201, response.text
+
+
+async def test_a_delivery_to_a_name_that_does_not_resolve_is_retried() -> None:
+    """Registration accepts such a name, so DNS failing at delivery is treated like a
+    refused connection (retried within the window), not like an unsafe address."""
+    async with httpx.AsyncClient() as client:
+        deliverer = Deliverer(client, RetryPolicy(), frozenset(), resolve=FailingResolver())
+        attempt = await deliverer.attempt(job("https://hooks.example.com/in"))
+    assert not attempt.ok and attempt.retryable
+    assert attempt.error is not None and "does not resolve" in attempt.error

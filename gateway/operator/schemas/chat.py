@@ -53,7 +53,9 @@ CHAT_REQUEST = obj(
     user=STR,
     n=INT,
     logit_bias=ANY_OBJ,
-    response_format=ANY_OBJ,
+    response_format=obj(
+        ("type",), type={"enum": ["text", "json_object", "json_schema"]}, json_schema=ANY_OBJ
+    ),
     stream_options=ANY_OBJ,
     parallel_tool_calls=BOOL,
     functions=arr(ANY_OBJ),

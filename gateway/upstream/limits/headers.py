@@ -31,6 +31,7 @@ CODES: dict[LimitType, str] = {
     "daily": "daily_limit_exceeded",
     "monthly": "monthly_limit_exceeded",
 }
+CONCURRENT_RETRY_AFTER_S = 1
 
 
 @attrs.frozen
@@ -157,6 +158,11 @@ def refusal(
         headers["Retry-After"] = str(retry_after)
         fields["retry_after"] = retry_after
         fields["reset_at"] = iso_z(snap.now + wait_s)
+    elif limit_type == "concurrent":
+        # No time frees a slot (a request ending does), so the body names no wait; the
+        # spec's 429 headers still include `Retry-After`, and clients that honour it (the
+        # official SDKs retry a 429 after it) should poll soon rather than back off long.
+        headers["Retry-After"] = str(CONCURRENT_RETRY_AFTER_S)
     message = _message(limit_type, limit, current, requested)
     return RateLimitExceeded(limit_type, message, retry_at=retry_at, headers=headers, **fields)
 
