@@ -115,13 +115,17 @@ async def test_transcription_only_fields_are_400s(
     assert f"'{field.removesuffix('[]')}' is not a parameter of translations" in error["message"]
 
 
-async def test_a_png_named_wav_is_a_400(client: openai.AsyncOpenAI) -> None:
+async def test_a_png_named_wav_and_an_empty_file_are_400s(client: openai.AsyncOpenAI) -> None:
     png = b"\x89PNG\r\n\x1a\n" + b"\0" * 256
     with pytest.raises(openai.BadRequestError) as caught:
         await client.audio.translations.create(model="whisper-1", file=("a.wav", png))
     error = caught.value.body
     assert isinstance(error, dict)
     assert error["code"] == "invalid_audio" and error["param"] == "file"
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.audio.translations.create(model="whisper-1", file=("a.wav", b""))
+    error = caught.value.body
+    assert isinstance(error, dict) and error["param"] == "file"
 
 
 async def test_usage_record_and_fallback_to_gemini(
