@@ -4,6 +4,7 @@ usage record, and a fallback from a failing OpenAI to Gemini."""
 
 from __future__ import annotations
 
+import httpx
 import openai
 import pytest
 
@@ -173,3 +174,20 @@ async def test_auto_picks_a_translating_model(client: openai.AsyncOpenAI) -> Non
     # By quality Voxtral (84) leads the transcription models; it does not translate.
     assert response.headers["x-service-model"] == "gemini-2.5-flash-transcribe"
     assert response.parse().text == TRANSLATED
+
+
+async def test_a_key_without_the_audio_permission_is_refused(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    created = await http.post(
+        "/v1/management/api-keys", json={"name": "chat only", "permissions": ["chat"]}
+    )
+    assert created.status_code in (200, 201), created.text
+    response = await http.post(
+        "/v1/audio/translations",
+        files={"file": ("a.wav", SILENCE_WAV, "audio/wav")},
+        data={"model": "whisper-1"},
+        headers={"authorization": f"Bearer {created.json()['key']}"},
+    )
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "insufficient_permissions"
