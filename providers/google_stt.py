@@ -10,8 +10,10 @@ by the API, below the gateway's 25 MB upload limit only by the base64 overhead; 
 files would need the Files API (not used). The base64 is encoded from the clip's spool
 piece by piece as the body is sent (`providers.inline_body`), never built whole.
 
-Gemini gives no timestamps: the result is one segment spanning the measured duration, and
-word timestamps are not available. The catalog names these models
+A translation (`TranscriptionRequest.translate`) asks the same model for an English
+translation instead of a transcript (`TRANSLATE_INSTRUCTION`); its result's language is
+English. Gemini gives no timestamps: the result is one segment spanning the measured
+duration, and word timestamps are not available. The catalog names these models
 `gemini-2.5-flash-transcribe` and `gemini-2.5-flash-lite-transcribe` (upstream ids
 `gemini-2.5-flash`, `gemini-2.5-flash-lite`).
 """

@@ -94,9 +94,14 @@ TRANSCRIPTION_EVENT = obj(
     error=obj(code=STR, message=STR),
 )
 
+AUDIO_FILE: Schema = {
+    **BINARY,
+    "description": "mp3, mp4, mpeg, mpga, m4a, wav, webm, flac, ogg; 25 MB",
+}
+
 TRANSCRIPTION_FORM = obj(
     ("file", "model"),
-    file={**BINARY, "description": "mp3, mp4, mpeg, mpga, m4a, wav, webm, flac, ogg; 25 MB"},
+    file=AUDIO_FILE,
     model={"type": "string", "description": "A model id, or `auto`"},
     language={"type": "string", "pattern": "^[a-z]{2}$"},
     prompt=STR,
@@ -111,7 +116,7 @@ TRANSCRIPTION_FORM = obj(
 
 TRANSLATION_FORM = obj(
     ("file", "model"),
-    file=TRANSCRIPTION_FORM["properties"]["file"],
+    file=AUDIO_FILE,
     model={"type": "string", "description": "whisper-1, a Gemini transcription model, or `auto`"},
     prompt=STR,
     response_format={"enum": ["json", "text", "srt", "verbose_json", "vtt"]},
