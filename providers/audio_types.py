@@ -78,6 +78,8 @@ class TranscriptionRequest:
 
     `context_bias` holds at most 100 domain words; `diarize` and `context_bias` reach only
     adapters that support them (the gateway refuses them elsewhere before calling).
+    `translate` asks for the speech translated into English text instead of transcribed
+    (`POST /v1/audio/translations`); it reaches only adapters that translate.
     """
 
     model: str
@@ -88,6 +90,7 @@ class TranscriptionRequest:
     word_timestamps: bool = False
     diarize: bool = False
     context_bias: tuple[str, ...] = ()
+    translate: bool = False
 
 
 @attrs.frozen(slots=True)

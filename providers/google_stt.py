@@ -10,8 +10,10 @@ by the API, below the gateway's 25 MB upload limit only by the base64 overhead; 
 files would need the Files API (not used). The base64 is encoded from the clip's spool
 piece by piece as the body is sent (`providers.inline_body`), never built whole.
 
-Gemini gives no timestamps: the result is one segment spanning the measured duration, and
-word timestamps are not available. The catalog names these models
+A translation (`TranscriptionRequest.translate`) asks the same model for an English
+translation instead of a transcript (`TRANSLATE_INSTRUCTION`); its result's language is
+English. Gemini gives no timestamps: the result is one segment spanning the measured
+duration, and word timestamps are not available. The catalog names these models
 `gemini-2.5-flash-transcribe` and `gemini-2.5-flash-lite-transcribe` (upstream ids
 `gemini-2.5-flash`, `gemini-2.5-flash-lite`).
 """
@@ -41,12 +43,18 @@ INSTRUCTION = (
     "Transcribe this audio verbatim. Answer with the spoken words only, without "
     "timestamps, speaker labels or commentary. If nothing is spoken, answer with nothing."
 )
+# A translation (`POST /v1/audio/translations`) asks the same model for English instead.
+TRANSLATE_INSTRUCTION = (
+    "Translate the speech in this audio into English. Answer with the English translation "
+    "only, without timestamps, speaker labels or commentary. If nothing is spoken, answer "
+    "with nothing."
+)
 
 
 def instruction(request: TranscriptionRequest) -> str:
     """The instruction, with the language and the caller's prompt when given."""
-    text = INSTRUCTION
-    if request.language:
+    text = TRANSLATE_INSTRUCTION if request.translate else INSTRUCTION
+    if request.language and not request.translate:
         text += f" The audio is in the language with ISO-639-1 code '{request.language}'."
     if request.prompt:
         text += f" Context and spellings to follow: {request.prompt}"
@@ -87,7 +95,8 @@ def result_of(text: str, request: TranscriptionRequest) -> TranscriptionResult:
     text = text.strip()
     seconds = request.audio.duration_s
     segments = (Segment(0, 0.0, seconds, text),) if text else ()
-    return TranscriptionResult(text, request.language, seconds, segments)
+    language = "en" if request.translate else request.language
+    return TranscriptionResult(text, language, seconds, segments)
 
 
 class GoogleTranscription(HttpProvider):

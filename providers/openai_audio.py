@@ -1,6 +1,7 @@
 """OpenAI's audio API: `POST /audio/transcriptions` (multipart; streamed as SSE for the
-gpt-4o transcribe models) and `POST /audio/speech` (JSON in, audio bytes out, sent as the
-model produces them).
+gpt-4o transcribe models), `POST /audio/translations` (the same multipart form without
+`language` and timestamp granularities; English text back; whisper-1 only) and
+`POST /audio/speech` (JSON in, audio bytes out, sent as the model produces them).
 
 `whisper-1` answers `verbose_json` with segments and words; the gpt-4o transcribe models
 answer `json` only (text) but stream `transcript.text.delta` events. Pure translation
@@ -38,16 +39,23 @@ def is_whisper(model: str) -> bool:
     return model.startswith("whisper")
 
 
+def audio_path(request: TranscriptionRequest) -> str:
+    return "/audio/translations" if request.translate else "/audio/transcriptions"
+
+
 def transcription_fields(request: TranscriptionRequest, *, stream: bool) -> list[tuple[str, str]]:
+    """The form's text fields. A translation asks `verbose_json` too (segments and duration
+    come back) but has no `language` or `timestamp_granularities` at OpenAI."""
     fields = [("model", request.model)]
     if is_whisper(request.model):
         fields.append(("response_format", "verbose_json"))
-        fields.append(("timestamp_granularities[]", "segment"))
-        if request.word_timestamps:
+        if not request.translate:
+            fields.append(("timestamp_granularities[]", "segment"))
+        if request.word_timestamps and not request.translate:
             fields.append(("timestamp_granularities[]", "word"))
     else:
         fields.append(("response_format", "json"))
-    if request.language:
+    if request.language and not request.translate:
         fields.append(("language", request.language))
     if request.prompt:
         fields.append(("prompt", request.prompt))
@@ -126,9 +134,8 @@ class OpenAIAudio(HttpProvider):
         body, content_type = self._form(request, stream=False)
         headers = self._form_headers(content_type)
         try:
-            response = await self.client.request(
-                "POST", self.url("/audio/transcriptions"), headers, body
-            )
+            url = self.url(audio_path(request))
+            response = await self.client.request("POST", url, headers, body)
         except UpstreamError as exc:
             raise self.transport_error(exc) from exc
         data = self.checked_json(response, request.model)
@@ -144,7 +151,7 @@ class OpenAIAudio(HttpProvider):
             return
         body, content_type = self._form(request, stream=True)
         async with (
-            self._open(self.url("/audio/transcriptions"), body, content_type, request.model) as r,
+            self._open(self.url(audio_path(request)), body, content_type, request.model) as r,
             aclosing(self._transcript_events(r, request)) as events,
         ):
             yield events

@@ -1,5 +1,6 @@
-"""Audio endpoints: transcriptions (multipart, Quart), speech (fast path), the voice catalog
-and its previews, and the management API of workspace voice mappings."""
+"""Audio endpoints: transcriptions and translations (multipart, Quart), speech (fast
+path), the voice catalog and its previews, and the management API of workspace voice
+mappings."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from gateway.platform.web import (
 from providers.voices import load_voices
 
 TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
+TRANSLATIONS_PATH = "/v1/audio/translations"
 MAPPINGS = "/v1/management/voice-mappings"
 
 
@@ -56,6 +58,17 @@ def audio_blueprint(state: AppState) -> Blueprint:
             return stream_response(StreamAnswer(body, {"Cache-Control": "no-cache"}))
         try:
             answer = await serve_transcription(state, principal, upload, headers)
+        finally:
+            upload.close()
+        return Response(answer.body, headers=dict(answer.headers), content_type=answer.media_type)
+
+    @bp.post(TRANSLATIONS_PATH)
+    async def translations() -> Response:
+        principal = await authenticate(state)
+        headers = cast(Mapping[str, str], request.headers)
+        upload = await read_upload(request.body, request.headers.get("content-type"))
+        try:
+            answer = await serve_transcription(state, principal, upload, headers, translate=True)
         finally:
             upload.close()
         return Response(answer.body, headers=dict(answer.headers), content_type=answer.media_type)

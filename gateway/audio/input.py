@@ -73,6 +73,7 @@ class TranscriptionParams:
     context_bias: tuple[str, ...] = ()
     service: ServiceOptions = attrs.field(factory=ServiceOptions)
     prefer: Prefer | None = None
+    translate: bool = False  # POST /v1/audio/translations: English text, whole
 
     @property
     def words(self) -> bool:
@@ -168,6 +169,24 @@ def parse_transcription(form: Mapping[str, Sequence[str]]) -> TranscriptionParam
         service=parse_service(service),
         prefer=_prefer(service),
     )
+
+
+# OpenAI's translations have none of these: the answer is always English text, whole.
+NOT_IN_TRANSLATIONS = ("language", "timestamp_granularities", "stream", "diarize", "context_bias")
+
+
+def parse_translation(form: Mapping[str, Sequence[str]]) -> TranscriptionParams:
+    """The text fields of a translation upload: a transcription's, without the fields a
+    translation cannot honour (a 400 naming the first one sent with a value)."""
+    for name, values in form.items():
+        field = name.removesuffix("[]")
+        if field in NOT_IN_TRANSLATIONS and any(values):
+            raise invalid_request(
+                f"'{field}' is not a parameter of translations: they answer English text, "
+                "whole, from audio in any language.",
+                param=field,
+            )
+    return attrs.evolve(parse_transcription(form), translate=True)
 
 
 def _granularities(form: Mapping[str, Sequence[str]], response_format: str) -> tuple[str, ...]:

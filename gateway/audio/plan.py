@@ -77,9 +77,7 @@ def _planned(
     prefer: str | None,
 ) -> Plan:
     if model == "auto":
-        targets = ranked(state.catalog, _offered(state, principal), capability, prefer)
-        served = AUDIO_ADAPTERS[capability]
-        targets = [t for t in targets if t.provider_id in served and _allowed(principal, t)]
+        targets = ranked_allowed(state, principal, capability, prefer)
         return plan_of(
             [*targets, *_local(state, capability)], capability=capability, service=service
         )
@@ -121,6 +119,16 @@ def ranked(
         if m.provider in active and m.provider != LOCAL_PROVIDER and m.status != "deprecated"
     ]
     return [target_of(m) for m in sorted(models, key=_preference(prefer or "quality"))]
+
+
+def ranked_allowed(
+    state: AppState, principal: Principal, capability: str, prefer: str | None
+) -> list[Target]:
+    """What `model: "auto"` ranks: the workspace's active models of `capability` that the
+    key may use and the gateway can call, best first for `prefer` (`local` not among them)."""
+    served = AUDIO_ADAPTERS[capability]
+    targets = ranked(state.catalog, _offered(state, principal), capability, prefer)
+    return [t for t in targets if t.provider_id in served and _allowed(principal, t)]
 
 
 def _preference(prefer: str) -> Callable[[ModelInfo], tuple[object, ...]]:

@@ -38,9 +38,14 @@ MEDIA_TYPES = {
 
 
 def render_transcription(
-    result: TranscriptionResult, response_format: str, granularities: Sequence[str]
+    result: TranscriptionResult,
+    response_format: str,
+    granularities: Sequence[str],
+    *,
+    task: str = "transcribe",
 ) -> bytes:
-    """The body for `response_format` (its media type is `MEDIA_TYPES[response_format]`)."""
+    """The body for `response_format` (its media type is `MEDIA_TYPES[response_format]`);
+    `task` is `translate` for a translation's verbose answer."""
     if response_format == "text":
         return (result.text + "\n").encode()
     if response_format == "srt":
@@ -48,17 +53,21 @@ def render_transcription(
     if response_format == "vtt":
         return vtt(result.segments or _one_segment(result)).encode()
     if response_format == "verbose_json":
-        return orjson.dumps(verbose(result, granularities))
+        return orjson.dumps(verbose(result, granularities, task=task))
     return orjson.dumps({"text": result.text})
 
 
-def verbose(result: TranscriptionResult, granularities: Sequence[str]) -> dict[str, Any]:
+def verbose(
+    result: TranscriptionResult, granularities: Sequence[str], *, task: str = "transcribe"
+) -> dict[str, Any]:
     """The spec's verbose answer: `segments` always (the spec and issue 10 list them for
     every verbose answer; OpenAI drops them when only `word` is asked, which leaves a
-    client reading `segments` with nothing), `words` when `word` timing is asked."""
+    client reading `segments` with nothing), `words` when `word` timing is asked. A
+    translation's language is always English, whatever the vendor said it heard."""
+    language = LANGUAGE_NAMES.get(result.language or "", result.language or "english")
     body: dict[str, Any] = {
-        "task": "transcribe",
-        "language": LANGUAGE_NAMES.get(result.language or "", result.language or "english"),
+        "task": task,
+        "language": "english" if task == "translate" else language,
         "duration": round(result.duration_s, 3),
         "text": result.text,
     }

@@ -1,4 +1,6 @@
-"""Serving POST /v1/audio/transcriptions: check the upload, plan, race, render.
+"""Serving POST /v1/audio/transcriptions and /v1/audio/translations: check the upload,
+plan, race, render. A translation is a transcription asking for English text
+(`gateway.audio.translation` says which candidates can); it is never streamed.
 
 The upload has been spooled (`gateway.audio.upload`); here its container is checked by its
 bytes and its length measured by decoding (in a worker thread), so an empty, truncated or
@@ -24,7 +26,7 @@ import attrs
 import trio
 
 from gateway.audio.errors import audio_errors
-from gateway.audio.input import TranscriptionParams, parse_transcription
+from gateway.audio.input import TranscriptionParams, parse_transcription, parse_translation
 from gateway.audio.plan import admit_audio, audio_plan
 from gateway.audio.render import (
     MEDIA_TYPES,
@@ -33,6 +35,8 @@ from gateway.audio.render import (
     error_event,
     render_transcription,
 )
+from gateway.audio.translation import ENDPOINT as TRANSLATIONS
+from gateway.audio.translation import translation_plan
 from gateway.audio.upload import HEAD_BYTES, Upload
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
@@ -63,6 +67,11 @@ DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without nam
 ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac", "mpeg"})
 
 ENDPOINT = "audio.transcriptions"
+
+
+def endpoint_of(translate: bool) -> str:
+    """The usage records' endpoint: translations are counted apart from transcriptions."""
+    return TRANSLATIONS if translate else ENDPOINT
 
 
 @attrs.frozen
@@ -135,6 +144,8 @@ def transcription_plan(state: AppState, principal: Principal, params: Transcript
         service=params.service,
         prefer=params.prefer,
     )
+    if params.translate:
+        return translation_plan(state, principal, params, plan)
     if not (params.diarize or params.context_bias):
         return plan
     if plan.primary.provider_id not in DIARIZING_PROVIDERS:
@@ -159,22 +170,34 @@ def transcription_request(
         word_timestamps=params.words,
         diarize=params.diarize,
         context_bias=params.context_bias,
+        translate=params.translate,
     )
 
 
 async def serve_transcription(
-    state: AppState, principal: Principal, upload: Upload, headers: Mapping[str, str]
+    state: AppState,
+    principal: Principal,
+    upload: Upload,
+    headers: Mapping[str, str],
+    *,
+    translate: bool = False,
 ) -> Transcribed:
-    """A whole transcription (raises `ApiError`; cancellation closes the upstream)."""
+    """A whole transcription, or (`translate`) translation into English (raises
+    `ApiError`; cancellation closes the upstream)."""
     principal.require("audio")
-    with recording_rejection(state, new_facts(ENDPOINT, principal, headers), upload.model):
-        params = parse_transcription(upload.fields)
+    facts = new_facts(endpoint_of(translate), principal, headers)
+    with recording_rejection(state, facts, upload.model):
+        parse = parse_translation if translate else parse_transcription
+        params = parse(upload.fields)
         clip = await checked_clip(upload)
         plan = transcription_plan(state, principal, params)
     with audio_errors():
         done = await transcribe_clip(state, principal, clip, params, headers, plan=plan)
     served = done.served
-    body = render_transcription(served.value, params.response_format, params.granularities)
+    task = "translate" if params.translate else "transcribe"
+    body = render_transcription(
+        served.value, params.response_format, params.granularities, task=task
+    )
     return Transcribed(
         body,
         MEDIA_TYPES[params.response_format],
@@ -206,7 +229,7 @@ async def transcribe_clip(
     cancellation closes the upstream."""
     if plan is None:
         plan = transcription_plan(state, principal, params)
-    facts = new_facts(ENDPOINT, principal, headers)
+    facts = new_facts(endpoint_of(params.translate), principal, headers)
     hold = await admit_audio(
         state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
     )

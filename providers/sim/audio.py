@@ -66,6 +66,11 @@ def heard(seconds: float) -> str:
     return f"This is a simulated transcription of {seconds:.1f} seconds of audio."
 
 
+def translated(seconds: float) -> str:
+    """What the simulated recogniser answers when asked for an English translation."""
+    return f"This is a simulated English translation of {seconds:.1f} seconds of audio."
+
+
 def pieces(data: bytes) -> list[bytes]:
     return [data[i : i + STREAM_PIECE] for i in range(0, len(data), STREAM_PIECE)]
 

@@ -5,7 +5,9 @@ transcript as text, as a Gemini model asked to transcribe does.
 The transcript is deterministic like the other vendors' (`providers.sim.audio.heard`,
 naming the audio's measured length) or scripted through `POST /_sim/transcripts`. The
 streamed answer sends it word by word at the simulator's pace, one
-`GenerateContentResponse` per SSE event, the last with `finishReason` and usage; faults
+`GenerateContentResponse` per SSE event, the last with `finishReason` and usage. An
+instruction that begins "Translate" is answered with the deterministic English
+translation sentence instead (`providers.sim.audio.translated`); faults
 delay, refuse, stall or cut it. Audio that does not decode is Google's 400. Requests
 without audio go on to the speech handler (`providers.sim.google_tts`), which hands
 non-speech calls to the chat handlers.
@@ -20,7 +22,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Any
 
-from providers.sim.audio import heard
+from providers.sim.audio import heard, translated
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import apply_fault
 from providers.sim.google import (
@@ -51,8 +53,17 @@ def audio_part(body: Any) -> tuple[str, str] | None:
     return None
 
 
+def asks_translation(body: Any) -> bool:
+    """Whether the first text part of the contents asks for a translation."""
+    for content in body.get("contents") or ():
+        for part in (content or {}).get("parts") or ():
+            if isinstance(part.get("text"), str):
+                return bool(part["text"].lstrip().startswith("Translate"))
+    return False
+
+
 async def _heard(
-    request: SimRequest, ctx: SimContext, data: str
+    request: SimRequest, ctx: SimContext, body: Any, data: str
 ) -> tuple[str, float, Fault | None]:
     """(transcript, seconds, fault) for an audio request; `GoogleError` when refused."""
     check_auth(request)
@@ -68,7 +79,8 @@ async def _heard(
     seconds = await ctx.audio().measured_seconds(audio)
     if seconds is None:
         raise GoogleError(400, "Request contains an invalid argument: unable to process audio.")
-    return ctx.next_transcript() or heard(seconds), seconds, fault
+    default = translated if asks_translation(body) else heard
+    return ctx.next_transcript() or default(seconds), seconds, fault
 
 
 def _answer(text: str | None, seconds: float, *, last: bool) -> dict[str, Any]:
@@ -90,11 +102,12 @@ def _answer(text: str | None, seconds: float, *, last: bool) -> dict[str, Any]:
 
 async def generate_or_transcribe(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:
     """`:generateContent`: a transcript when the contents hold audio."""
-    found = audio_part(_body(request))
+    body = _body(request)
+    found = audio_part(body)
     if found is None:
         return await generate(request, ctx)
     try:
-        text, seconds, _ = await _heard(request, ctx, found[1])
+        text, seconds, _ = await _heard(request, ctx, body, found[1])
     except GoogleError as error:
         return error.response()
     return SimResponse.of_json(_answer(text, seconds, last=True))
@@ -102,11 +115,12 @@ async def generate_or_transcribe(request: SimRequest, ctx: SimContext) -> SimRes
 
 async def stream_or_transcribe(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:
     """`:streamGenerateContent`: the transcript word by word when the contents hold audio."""
-    found = audio_part(_body(request))
+    body = _body(request)
+    found = audio_part(body)
     if found is None:
         return await stream_generate_content(request, ctx)
     try:
-        text, seconds, fault = await _heard(request, ctx, found[1])
+        text, seconds, fault = await _heard(request, ctx, body, found[1])
     except GoogleError as error:
         return error.response()
     events = _pieces(text, seconds, ctx, fault)

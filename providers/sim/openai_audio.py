@@ -1,8 +1,9 @@
 """OpenAI's audio endpoints in the simulator: `POST /v1/audio/speech` (audio bytes in the
 asked format, always chunked as produced) and `POST /v1/audio/
 transcriptions` (multipart; json, text, verbose_json, srt, vtt; `stream=true` answers
-`transcript.text.delta` / `transcript.text.done` server-sent events). Faults apply per
-model as for chat."""
+`transcript.text.delta` / `transcript.text.done` server-sent events) and `POST /v1/audio/
+translations` (the same form and formats, never streamed; `task: "translate"` and
+`language: "english"` in verbose_json). Faults apply per model as for chat."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import trio
 
-from providers.sim.audio import heard, parse_form, pieces
+from providers.sim.audio import heard, parse_form, pieces, translated
 from providers.sim.core import (
     Fault,
     Route,
@@ -78,6 +79,18 @@ async def _relay(data: bytes, fault: Fault | None) -> AsyncIterator[bytes]:
 
 
 async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:
+    return await _recognise(request, ctx, translate=False)
+
+
+async def translations(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:
+    return await _recognise(request, ctx, translate=True)
+
+
+async def _recognise(
+    request: SimRequest, ctx: SimContext, *, translate: bool
+) -> SimResponse | SimStream:
+    """A transcription, or (`translate`) an English translation: the scripted text when
+    one is queued, else the deterministic sentence naming the audio's length."""
     try:
         check_auth(request)
         fields, audio = parse_form(request.headers.get("content-type", ""), request.body)
@@ -90,15 +103,15 @@ async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse | 
             raise OpenAIError(400, "Invalid file format.", param="file")
     except OpenAIError as error:
         return error.response()
-    text = ctx.next_transcript() or heard(seconds)
-    if (fields.get("stream") or ["false"])[-1] == "true":
+    text = ctx.next_transcript() or (translated if translate else heard)(seconds)
+    if not translate and (fields.get("stream") or ["false"])[-1] == "true":
         return SimStream(_deltas(text, seconds))
     fmt = (fields.get("response_format") or ["json"])[-1]
-    words = "word" in fields.get("timestamp_granularities[]", [])
-    return _answer(text, seconds, fmt, words)
+    words = not translate and "word" in fields.get("timestamp_granularities[]", [])
+    return _answer(text, seconds, fmt, words, task="translate" if translate else "transcribe")
 
 
-def _answer(text: str, seconds: float, fmt: str, words: bool) -> SimResponse:
+def _answer(text: str, seconds: float, fmt: str, words: bool, *, task: str) -> SimResponse:
     if fmt == "text":
         return SimResponse(200, text.encode(), content_type="text/plain")
     if fmt != "verbose_json":
@@ -106,7 +119,7 @@ def _answer(text: str, seconds: float, fmt: str, words: bool) -> SimResponse:
     tokens = text.split()
     step = seconds / max(1, len(tokens))
     body: dict[str, Any] = {
-        "task": "transcribe",
+        "task": task,
         "language": "english",
         "duration": seconds,
         "text": text,
@@ -151,4 +164,5 @@ def _event(payload: dict[str, Any]) -> bytes:
 ROUTES: list[Route] = [
     Route("POST", "/v1/audio/speech", speech),
     Route("POST", "/v1/audio/transcriptions", transcriptions),
+    Route("POST", "/v1/audio/translations", translations),
 ]

@@ -75,3 +75,24 @@ async def test_faults_and_errors_in_openai_shape(
         await vendor.audio.transcriptions.create(
             model="whisper-1", file=("a.wav", b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
         )
+
+
+@pytest.mark.filterwarnings("ignore:deprecated:DeprecationWarning")  # the SDK marks it so
+async def test_translations_in_openai_shape(sim: SimServer, vendor: openai.AsyncOpenAI) -> None:
+    audio = (
+        await vendor.audio.speech.create(
+            model="tts-1", voice="alloy", input="Un deux trois.", response_format="wav"
+        )
+    ).content
+    seconds = soundfile.info(io.BytesIO(audio)).duration
+    plain = await vendor.audio.translations.create(model="whisper-1", file=("a.wav", audio))
+    expected = f"This is a simulated English translation of {seconds:.1f} seconds of audio."
+    assert plain.text == expected
+    verbose = await vendor.audio.translations.create(
+        model="whisper-1", file=("a.wav", audio), response_format="verbose_json"
+    )
+    assert (verbose.task, verbose.language) == ("translate", "english")  # type: ignore[attr-defined]
+    assert verbose.duration == pytest.approx(seconds, abs=0.01)
+    sim.transcripts.append("Good evening, a table for two.")
+    scripted = await vendor.audio.translations.create(model="whisper-1", file=("a.wav", audio))
+    assert scripted.text == "Good evening, a table for two."

@@ -1,5 +1,5 @@
-"""The audio family: transcriptions (multipart), speech (fast path, audio bodies), the
-voice catalog and its previews, and workspace voice mappings.
+"""The audio family: transcriptions and translations (multipart), speech (fast path,
+audio bodies), the voice catalog and its previews, and workspace voice mappings.
 
 Audio endpoints answer a vendor's failure with 500 `provider_error` (the spec's status for
 them, `gateway.audio.errors`), so 500 is a documented answer here, not only a bug.
@@ -71,6 +71,20 @@ TRANSCRIPTION = {
     ]
 }
 
+TRANSLATION = {
+    "anyOf": [
+        all_required(text=STR),
+        obj(
+            ("task", "language", "duration", "text", "segments"),
+            task={"const": "translate"},
+            language={"const": "english"},
+            duration=NUM,
+            text=STR,
+            segments=arr(SEGMENT),
+        ),
+    ]
+}
+
 TRANSCRIPTION_EVENT = obj(
     ("type",),
     type={"enum": ["transcript.text.delta", "transcript.text.done", "error"]},
@@ -80,9 +94,14 @@ TRANSCRIPTION_EVENT = obj(
     error=obj(code=STR, message=STR),
 )
 
+AUDIO_FILE: Schema = {
+    **BINARY,
+    "description": "mp3, mp4, mpeg, mpga, m4a, wav, webm, flac, ogg; 25 MB",
+}
+
 TRANSCRIPTION_FORM = obj(
     ("file", "model"),
-    file={**BINARY, "description": "mp3, mp4, mpeg, mpga, m4a, wav, webm, flac, ogg; 25 MB"},
+    file=AUDIO_FILE,
     model={"type": "string", "description": "A model id, or `auto`"},
     language={"type": "string", "pattern": "^[a-z]{2}$"},
     prompt=STR,
@@ -92,6 +111,16 @@ TRANSCRIPTION_FORM = obj(
     stream={"enum": ["true", "false"]},
     diarize={"enum": ["true", "false"]},
     context_bias={"type": "string", "description": "comma-separated words, at most 100"},
+    service={"type": "string", "description": "a JSON object: `prefer`, `fallbacks`"},
+)
+
+TRANSLATION_FORM = obj(
+    ("file", "model"),
+    file=AUDIO_FILE,
+    model={"type": "string", "description": "whisper-1, a Gemini transcription model, or `auto`"},
+    prompt=STR,
+    response_format={"enum": ["json", "text", "srt", "verbose_json", "vtt"]},
+    temperature={"type": "number", "minimum": 0, "maximum": 1},
     service={"type": "string", "description": "a JSON object: `prefer`, `fallbacks`"},
 )
 
@@ -125,6 +154,24 @@ TRANSCRIPTIONS = Operation(
     headers=SERVICE_HEADERS,
     description="`response_format` chooses the body: `json` `{text}`, `verbose_json` "
     "(segments, words), `text`, `srt` or `vtt`.",
+)
+
+TRANSLATIONS = Operation(
+    "Translate speech in an audio file into English text (multipart)",
+    TAG,
+    TRANSLATION,
+    request=TRANSLATION_FORM,
+    request_media_type="multipart/form-data",
+    errors=UPSTREAM_ERRORS,
+    alternatives=(
+        ("text/plain", TEXT_BODY),
+        ("application/x-subrip", TEXT_BODY),
+        ("text/vtt", TEXT_BODY),
+    ),
+    headers=SERVICE_HEADERS,
+    description="OpenAI's whisper-1 and Gemini translate; Mistral's Voxtral and the offline "
+    "`local` model do not (a 400 when named, left out of fallbacks). `language`, "
+    "`timestamp_granularities`, `stream`, `diarize` and `context_bias` are a 400.",
 )
 
 # -- speech --------------------------------------------------------------------------------
@@ -283,6 +330,7 @@ MAPPING_OPERATIONS = {
 
 OPERATIONS = {
     "audio.transcriptions": TRANSCRIPTIONS,
+    "audio.translations": TRANSLATIONS,
     "fast.audio_speech": SPEECH,
     **VOICE_OPERATIONS,
     **MAPPING_OPERATIONS,
