@@ -106,7 +106,7 @@ def recognizer() -> Any:
 
     class PersonNameRecognizer(LocalRecognizer):
         def load(self) -> None:
-            """Nothing here: the model loads at the first scan, in the scanning thread."""
+            """Nothing here: the model loads at the first scan, in the process that scans."""
 
         def analyze(
             self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
