@@ -127,6 +127,16 @@ def check_max_tokens(body: Mapping[str, Any]) -> int | None:
     return value
 
 
+def _answer_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Cohere's JSON mode: `response_format` `{"type": "json_object"}`, with the schema
+    itself under `json_schema` when there is one; None (prose) otherwise."""
+    value = body.get("response_format")
+    if not isinstance(value, dict) or value.get("type") != "json_object":
+        return None
+    schema = value.get("json_schema")
+    return schema if isinstance(schema, dict) else content.JSON_OBJECT_SCHEMA
+
+
 def plan_chat(body: Mapping[str, Any], ctx: SimContext) -> ChatPlan:
     """Validate the request and decide the whole answer."""
     check_fields(body)
@@ -144,7 +154,7 @@ def plan_chat(body: Mapping[str, Any], ctx: SimContext) -> ChatPlan:
             f"{CONTEXT_LIMIT} - received {prompt_tokens}. Try using a shorter prompt"
         )
     call = _tool_call(tools, choice, messages[-1].get("role"), prompt)
-    tokens = [] if call else ctx.reply_tokens(prompt, max_tokens)
+    tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, _answer_schema(body))
     if call is not None:
         finish = "TOOL_CALL"
     elif max_tokens is not None and len(tokens) >= max_tokens:

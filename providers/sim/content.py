@@ -155,6 +155,30 @@ def tool_call_id(seed: str) -> str:
     return "call_" + _stream("id\x00" + seed, 12).hex()
 
 
+# What a JSON mode without a schema answers (OpenAI's and Mistral's `json_object`,
+# Gemini's `responseMimeType` alone, Cohere's `json_object`): an object, as the vendors'
+# models give, so a client that parses the content gets JSON.
+JSON_OBJECT_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+}
+
+
+def response_format_schema(value: Any) -> Mapping[str, Any] | None:
+    """The schema the answer must satisfy under a chat-completions `response_format`
+    (OpenAI, Mistral): `json_schema`'s own schema, any object for `json_object`, None
+    (prose) otherwise."""
+    if not isinstance(value, dict):
+        return None
+    if value.get("type") == "json_object":
+        return JSON_OBJECT_SCHEMA
+    if value.get("type") != "json_schema":
+        return None
+    schema = (value.get("json_schema") or {}).get("schema")
+    return schema if isinstance(schema, dict) else JSON_OBJECT_SCHEMA
+
+
 def arguments_for(schema: Mapping[str, Any], seed: str) -> Any:
     """A plausible value of the type `schema` describes.
 

@@ -246,9 +246,20 @@ def plan_generate(
         return Plan(model, response_id, prompt_tokens, [], None, "SAFETY", blocked)
     call = _tool_call(functions, body.get("toolConfig"), contents[-1], prompt)
     max_tokens = _max_tokens(body)
-    tokens = [] if call else ctx.reply_tokens(prompt, max_tokens)
+    tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, _answer_schema(body))
     finish = "MAX_TOKENS" if call is None and max_tokens is not None else "STOP"
     return Plan(model, response_id, prompt_tokens, tokens, call, finish)
+
+
+def _answer_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """What `generationConfig` asks the answer to be: JSON satisfying `responseSchema`
+    (or `responseJsonSchema`) under `responseMimeType: application/json`, any object with
+    no schema; None (prose) otherwise."""
+    config = body.get("generationConfig")
+    if not isinstance(config, dict) or config.get("responseMimeType") != "application/json":
+        return None
+    schema = config.get("responseSchema") or config.get("responseJsonSchema")
+    return lower_types(schema) if isinstance(schema, dict) else content.JSON_OBJECT_SCHEMA
 
 
 def declarations(tools: Any) -> list[dict[str, Any]]:

@@ -235,7 +235,8 @@ def plan_chat(body: Mapping[str, Any], ctx: SimContext) -> ChatPlan:
             f"with {CONTEXT_LIMIT} maximum context length",
         )
     tool_call = _tool_call(tools, choice, messages[-1].get("role"), prompt)
-    tokens = [] if tool_call else ctx.reply_tokens(prompt, max_tokens)
+    schema = content.response_format_schema(body.get("response_format"))
+    tokens = [] if tool_call else ctx.reply_tokens(prompt, max_tokens, schema)
     finish = "tool_calls" if tool_call else "length" if max_tokens is not None else "stop"
     return ChatPlan(
         id=os.urandom(16).hex(),

@@ -298,6 +298,38 @@ async def test_every_response_format_type_is_accepted(client: openai.AsyncOpenAI
 
 
 @pytest.mark.parametrize(
+    "model", ["gpt-4o-mini", "mistral-small-latest", "gemini-2.5-flash", "command-a-03-2025"]
+)
+async def test_json_mode_answers_json_from_every_vendor_that_has_it(
+    client: openai.AsyncOpenAI, model: str
+) -> None:
+    """JSON mode reaches each vendor in its own terms (OpenAI's and Mistral's
+    `response_format`, Gemini's `responseMimeType`/`responseSchema`, Cohere's
+    `json_object`), and the content parses: an object, and the asked shape with a schema."""
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+        "required": ["city", "population"],
+    }
+    formats: list[Any] = [
+        {"type": "json_object"},
+        {"type": "json_schema", "json_schema": {"name": "place", "schema": schema}},
+    ]
+    free, shaped = [
+        await client.chat.completions.create(
+            model=model,
+            messages=HELLO,
+            response_format=f,
+            extra_body={"service": {"cache": "skip"}},
+        )
+        for f in formats
+    ]
+    assert isinstance(json.loads(free.choices[0].message.content or ""), dict)
+    place = json.loads(shaped.choices[0].message.content or "")
+    assert isinstance(place["city"], str) and isinstance(place["population"], int)
+
+
+@pytest.mark.parametrize(
     "messages",
     [
         [],

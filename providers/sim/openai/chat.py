@@ -45,7 +45,7 @@ class ChatArgs:
     include_usage: bool
     tools: Sequence[Mapping[str, Any]]
     tool_choice: str | Mapping[str, Any] | None
-    schema: Mapping[str, Any] | None = None  # `response_format` `json_schema`'s schema
+    schema: Mapping[str, Any] | None = None  # what `response_format` asks the answer to be
 
 
 @attrs.frozen(slots=True)
@@ -80,16 +80,8 @@ def chat_args(body: Mapping[str, Any]) -> ChatArgs:
         include_usage=bool(options.get("include_usage")) if isinstance(options, dict) else False,
         tools=_tools(body.get("tools")),
         tool_choice=body.get("tool_choice"),
-        schema=_json_schema(body.get("response_format")),
+        schema=content.response_format_schema(body.get("response_format")),
     )
-
-
-def _json_schema(value: Any) -> Mapping[str, Any] | None:
-    """The schema of a `{"type": "json_schema", "json_schema": {"schema": ...}}` format."""
-    if not isinstance(value, dict) or value.get("type") != "json_schema":
-        return None
-    schema = (value.get("json_schema") or {}).get("schema")
-    return schema if isinstance(schema, dict) else None
 
 
 def _max_tokens(body: Mapping[str, Any]) -> int | None:
