@@ -68,7 +68,24 @@ def needed_capabilities(messages: Sequence[Mapping[str, Any]]) -> frozenset[str]
 
 
 VISION = frozenset({"vision"})
+JSON_MODE = frozenset({"json_mode"})
 NOTHING: frozenset[str] = frozenset()
+
+
+def json_needs(response_format: Mapping[str, Any] | None) -> frozenset[str]:
+    """`json_mode` when the request asks for JSON (`json_object` or `json_schema`)."""
+    kind = (response_format or {}).get("type")
+    return JSON_MODE if kind in ("json_object", "json_schema") else NOTHING
+
+
+def fallbacks_with(resolution: Resolution, needs: frozenset[str]) -> Resolution:
+    """The resolution with only the fallbacks whose model can do what `needs` names (a
+    model without JSON mode would answer a JSON request in prose); its target is kept
+    as named (an adapter with no JSON mode drops the format, as its docs say)."""
+    kept = tuple(t for t in resolution.alternatives if fits(t.info, 0, None, needs))
+    if kept == resolution.alternatives:
+        return resolution
+    return attrs.evolve(resolution, alternatives=kept)
 
 
 def fits(
@@ -121,11 +138,18 @@ def misfit(
     """The error for a request `target`'s model cannot take."""
     info = target.info
     assert info is not None  # a target without catalog facts always fits
-    if not needs <= set(info.capabilities):
+    if not VISION & needs <= set(info.capabilities):
         return invalid_request(
             f"The model '{info.id}' cannot read images; name a model with 'vision' (see "
             "/v1/models?capability=vision) or use 'auto'.",
             param="messages",
+            value=None,
+        )
+    if not needs <= set(info.capabilities):
+        return invalid_request(
+            f"No model that can be routed to has JSON mode for this request (the routed "
+            f"'{info.id}' has none); see /v1/models?capability=json_mode.",
+            param="response_format",
             value=None,
         )
     if max_tokens is not None and 0 < info.max_output_tokens < max_tokens:

@@ -17,7 +17,14 @@ import attrs
 
 from gateway.chat.cache import cache_key, decide_cache
 from gateway.chat.input import ChatParams
-from gateway.chat.model_fit import fitted, needed_capabilities, prompt_tokens
+from gateway.chat.model_fit import (
+    NOTHING,
+    fallbacks_with,
+    fitted,
+    json_needs,
+    needed_capabilities,
+    prompt_tokens,
+)
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
 from gateway.platform.auth import Principal
@@ -76,13 +83,17 @@ def plan_trip(
         resolution = resolve_chat_target(
             state.catalog, active, model=params.model, provider=params.provider, mode=mode
         )
+    flexible = params.model == "auto"
+    json_mode = json_needs(params.request.response_format)
     resolution = fitted(
         resolution,
         prompt=prompt_tokens(params.request.messages, params.request.tools),
         max_tokens=params.request.max_tokens,
-        flexible=params.model == "auto",
-        needs=needed_capabilities(params.request.messages),
+        flexible=flexible,
+        needs=needed_capabilities(params.request.messages) | (json_mode if flexible else NOTHING),
     )
+    if json_mode and not flexible:
+        resolution = fallbacks_with(resolution, json_mode)
     principal.require_model(resolution.target.model_id)
     return Trip(
         facts=facts,

@@ -204,3 +204,46 @@ async def test_an_image_for_a_model_that_cannot_see_is_a_400(client: openai.Asyn
     error = error_of(caught)
     assert (error["code"], error["param"]) == ("invalid_request", "messages")
     assert "cannot read images" in error["message"]
+
+
+JSON_OBJECT: Any = {"type": "json_object"}
+
+
+def _has_json_mode(model: str) -> bool:
+    info = load_catalog().model(model)
+    return info is not None and "json_mode" in info.capabilities
+
+
+@pytest.mark.parametrize(
+    "mode", ["balanced", "cost_optimized", "low_latency", "performance", "sustain_optimized"]
+)
+async def test_auto_routes_a_json_request_only_to_models_with_json_mode(
+    client: openai.AsyncOpenAI, mode: str
+) -> None:
+    """Anthropic's models have no JSON mode (their adapter drops `response_format`):
+    `auto` must not answer a JSON request in prose through one, nor fall back to one."""
+    raw = await client.chat.completions.with_raw_response.create(
+        model="auto",
+        messages=HELLO,
+        response_format=JSON_OBJECT,
+        extra_body={"routing_mode": mode, "service": {"cache": "skip"}},
+    )
+    served = raw.headers["x-service-model-used"].split("/", 1)[1]
+    assert _has_json_mode(served), served
+    alternatives = (raw.parse().model_extra or {})["_gateway"]["alternatives"]
+    assert all(_has_json_mode(a["model"]) for a in alternatives), alternatives
+
+
+async def test_a_named_model_keeps_its_target_and_falls_back_only_to_json_mode(
+    client: openai.AsyncOpenAI,
+) -> None:
+    for model in ("gpt-4o-mini", "claude-haiku-4-5"):
+        raw = await client.chat.completions.with_raw_response.create(
+            model=model,
+            messages=HELLO,
+            response_format=JSON_OBJECT,
+            extra_body={"service": {"cache": "skip"}},
+        )
+        assert raw.headers["x-service-model-used"].endswith("/" + model)
+        alternatives = (raw.parse().model_extra or {})["_gateway"]["alternatives"]
+        assert all(_has_json_mode(a["model"]) for a in alternatives), (model, alternatives)
