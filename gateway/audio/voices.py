@@ -111,19 +111,25 @@ def voice_or_404(voices: VoiceCatalog, voice_id: str) -> VoiceInfo:
 # -- mappings ------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class MappingInput:
-    name: str
-    description: str
-    mappings: Mapping[str, str]
-    default_settings: Mapping[str, float]
+MAPPING_FIELDS = frozenset({"name", "description", "mappings", "default_settings"})
+MAPPING_READ_ONLY = frozenset({"id", "object", "created_at", "updated_at"})
 
 
 def parse_mapping(
     body: Any, voices: VoiceCatalog, catalog: Catalog, *, partial: bool = False
 ) -> dict[str, Any]:
-    """The fields of a create (all that matter) or an update (`partial`: those present)."""
+    """The fields of a create (all that matter) or an update (`partial`: those present).
+    A field the mapping does not have is a 400 (a misspelt `default_setting` was dropped
+    silently); the read-only fields of its own answer are let through, so that a mapping
+    read and sent back is accepted."""
     data = body_object(body)
+    unknown = sorted(set(data) - MAPPING_FIELDS - MAPPING_READ_ONLY)
+    if unknown:
+        raise invalid_request(
+            f"Unknown field '{unknown[0]}'; a voice mapping takes "
+            f"{', '.join(sorted(MAPPING_FIELDS))}.",
+            param=unknown[0],
+        )
     found: dict[str, Any] = {}
     if not partial or "name" in data:
         found["name"] = _name(required_string(data, "name"), voices)

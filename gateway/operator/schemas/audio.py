@@ -16,6 +16,7 @@ from gateway.operator.apidoc import (
     Schema,
     all_required,
     arr,
+    closed,
     deleted,
     header,
     listing,
@@ -280,6 +281,11 @@ MAPPING_BODY: dict[str, Schema] = dict(
         "description": "speech provider id to that provider's voice id",
     },
     default_settings=obj(stability=UNIT, speed=SPEED) | {"additionalProperties": False},
+    # A mapping read and sent back is accepted: its read-only fields are ignored.
+    id={"type": "string", "description": "read-only, ignored"},
+    object={"type": "string", "description": "read-only, ignored"},
+    created_at={"type": "string", "description": "read-only, ignored"},
+    updated_at={"type": "string", "description": "read-only, ignored"},
 )
 
 VOICE_MAPPING = obj(
@@ -301,7 +307,7 @@ MAPPING_OPERATIONS = {
         MAPPINGS_TAG,
         VOICE_MAPPING,
         status=201,
-        request=obj(("name", "mappings"), **MAPPING_BODY),
+        request=closed(("name", "mappings"), **MAPPING_BODY),
         errors=(*MAPPING_ERRORS, 409),
     ),
     "audio.list_mappings": Operation(
@@ -317,7 +323,7 @@ MAPPING_OPERATIONS = {
         "Change a voice mapping (PATCH: the fields given; PUT: `name` and `mappings` too)",
         MAPPINGS_TAG,
         VOICE_MAPPING,
-        request=obj((), **MAPPING_BODY),
+        request=closed((), **MAPPING_BODY),
         errors=(*MAPPING_ERRORS, 409),
     ),
     "audio.delete_mapping": Operation(

@@ -133,6 +133,10 @@ async def test_mapping_lifecycle_is_audited_and_usable(
             {"name": "x", "mappings": {"local": "en"}, "default_settings": {"speed": 9}},
             "default_settings.speed",
         ),
+        (
+            {"name": "x", "mappings": {"local": "en"}, "default_setting": {"speed": 1.2}},
+            "default_setting",
+        ),
     ],
 )
 async def test_bad_mappings_are_400(
@@ -213,3 +217,13 @@ async def test_a_named_model_without_the_voice_is_reported_as_a_fallback(
     assert elsewhere["x-service-provider"] == "openai"
     assert elsewhere["x-service-fallback"] == "true"
     assert (await headers("tts-1"))["x-service-fallback"] == "false"
+
+
+async def test_a_mapping_read_and_sent_back_is_accepted(http: httpx.AsyncClient) -> None:
+    """The read-only fields of a mapping's own answer are let through on a PUT."""
+    body = {"name": "narrator", "mappings": {"local": "en"}}
+    created = (await http.post(MAPPINGS, json=body)).json()
+    sent_back = created | {"description": "the narrator's voice"}
+    answer = await http.put(f"{MAPPINGS}/{created['id']}", json=sent_back)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["description"] == "the narrator's voice"
