@@ -14,7 +14,7 @@ from gateway.audio import voices as voice_views
 from gateway.audio.preview import speak_preview
 from gateway.audio.speech import SPEECH_PATH, serve_speech
 from gateway.audio.transcription import prepare_stream, serve_transcription
-from gateway.audio.upload import read_upload
+from gateway.audio.upload import Upload, read_upload
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
@@ -44,6 +44,22 @@ def answer_speech(
     return serve_speech(state, principal, body, headers)
 
 
+async def _whole(
+    state: AppState,
+    principal: Principal,
+    upload: Upload,
+    headers: Mapping[str, str],
+    *,
+    translate: bool,
+) -> Response:
+    """A whole transcription or translation; the upload is closed on every path."""
+    try:
+        answer = await serve_transcription(state, principal, upload, headers, translate=translate)
+    finally:
+        upload.close()
+    return Response(answer.body, headers=dict(answer.headers), content_type=answer.media_type)
+
+
 def audio_blueprint(state: AppState) -> Blueprint:
     bp = Blueprint("audio", __name__)
 
@@ -56,22 +72,14 @@ def audio_blueprint(state: AppState) -> Blueprint:
             # The body reads the spooled clip while it streams, and closes the upload.
             body = await prepare_stream(state, principal, upload, headers)
             return stream_response(StreamAnswer(body, {"Cache-Control": "no-cache"}))
-        try:
-            answer = await serve_transcription(state, principal, upload, headers)
-        finally:
-            upload.close()
-        return Response(answer.body, headers=dict(answer.headers), content_type=answer.media_type)
+        return await _whole(state, principal, upload, headers, translate=False)
 
     @bp.post(TRANSLATIONS_PATH)
     async def translations() -> Response:
         principal = await authenticate(state)
         headers = cast(Mapping[str, str], request.headers)
         upload = await read_upload(request.body, request.headers.get("content-type"))
-        try:
-            answer = await serve_transcription(state, principal, upload, headers, translate=True)
-        finally:
-            upload.close()
-        return Response(answer.body, headers=dict(answer.headers), content_type=answer.media_type)
+        return await _whole(state, principal, upload, headers, translate=True)
 
     @bp.get("/v1/audio/voices")
     async def voices() -> Response:

@@ -33,11 +33,3 @@ async def run_scan(
     worker processes (each with its own copy of the model) scan at once."""
     result: Result = await trio_parallel.run_sync(scan, *args, kill_on_cancel=True, limiter=limiter)
     return result
-
-
-async def warm(limiter: trio.CapacityLimiter) -> None:
-    """Spawn a worker and load the model in it now, so the first file does not wait for
-    it (the test suite's processes do this once, before their first test)."""
-    from gateway.files import pii
-
-    await run_scan(pii.scan_text, "Dr. Ada Lovelace", limiter=limiter)

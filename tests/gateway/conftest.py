@@ -31,9 +31,10 @@ def warm_pii_worker(request: pytest.FixtureRequest) -> Iterator[None]:
     10 s timeout runs: at load 4-5 that timed out (test_docx_and_xlsx_are_extracted).
     """
     if hasattr(request.config, "workerinput"):
-        from gateway.files import pii_worker
+        from gateway.files import pii, pii_worker
 
-        trio.run(pii_worker.warm, trio.CapacityLimiter(1))
+        limiter = trio.CapacityLimiter(1)
+        trio.run(partial(pii_worker.run_scan, pii.scan_text, "Dr. Ada Lovelace", limiter=limiter))
     yield
 
 

@@ -131,6 +131,13 @@ SERVICE_HEADERS = (
     header("X-Service-Trace-Id", "a trace id of the caller's"),
 )
 
+# The `text`, `srt` and `vtt` answers of transcriptions and translations.
+TEXT_ALTERNATIVES = (
+    ("text/plain", TEXT_BODY),
+    ("application/x-subrip", TEXT_BODY),
+    ("text/vtt", TEXT_BODY),
+)
+
 TRANSCRIPTIONS = Operation(
     "Transcribe an audio file (multipart), whole or streamed",
     TAG,
@@ -139,9 +146,7 @@ TRANSCRIPTIONS = Operation(
     request_media_type="multipart/form-data",
     errors=UPSTREAM_ERRORS,
     alternatives=(
-        ("text/plain", TEXT_BODY),
-        ("application/x-subrip", TEXT_BODY),
-        ("text/vtt", TEXT_BODY),
+        *TEXT_ALTERNATIVES,
         (
             "text/event-stream",
             {
@@ -164,11 +169,7 @@ TRANSLATIONS = Operation(
     request=TRANSLATION_FORM,
     request_media_type="multipart/form-data",
     errors=UPSTREAM_ERRORS,
-    alternatives=(
-        ("text/plain", TEXT_BODY),
-        ("application/x-subrip", TEXT_BODY),
-        ("text/vtt", TEXT_BODY),
-    ),
+    alternatives=TEXT_ALTERNATIVES,
     headers=SERVICE_HEADERS,
     description="OpenAI's whisper-1 and Gemini translate; Mistral's Voxtral and the offline "
     "`local` model do not (a 400 when named, left out of fallbacks). `language`, "
