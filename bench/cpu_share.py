@@ -20,10 +20,12 @@ import attrs
 from bench.procs import children, cpu_seconds
 
 
-def machine_jiffies() -> tuple[int, int]:
-    """(all, idle + iowait) jiffies of every core so far, from /proc/stat."""
+def machine_jiffies() -> tuple[int, int, int]:
+    """(all, idle + iowait, steal) jiffies of every core so far, from /proc/stat. Steal
+    is the time the hypervisor gave this VM's cores to others: on a shared host it moves
+    from second to second, and every process's CPU per request rises with it."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return sum(fields[:8]), fields[3] + fields[4]
+    return sum(fields[:8]), fields[3] + fields[4], fields[7]
 
 
 def _self_children_cpu_s() -> float:
@@ -40,7 +42,7 @@ class CpuShare:
     processes: Mapping[str, int]  # name -> pid
     supervisor: int | None = None  # its children are counted one by one, `worker <pid>`
     _before: dict[str, float] = attrs.field(factory=dict, init=False)
-    _machine: tuple[int, int] = attrs.field(default=(0, 0), init=False)
+    _machine: tuple[int, int, int] = attrs.field(default=(0, 0, 0), init=False)
 
     def _now(self) -> dict[str, float]:
         found: dict[str, float] = {}
@@ -58,18 +60,19 @@ class CpuShare:
 
     def figures(self, requests: int) -> dict[str, Any]:
         """CPU-ms per request of each process (workers by pid), the total, and the
-        machine's idle share over the point."""
+        machine's idle and stolen shares over the point."""
         after = self._now()
         per_request = {
             name: round((spent - self._before.get(name, 0.0)) * 1000 / max(requests, 1), 3)
             for name, spent in after.items()
         }
-        total, idle = machine_jiffies()
+        total, idle, steal = machine_jiffies()
         spent_total = max(total - self._machine[0], 1)
         return {
             "cpu_ms_per_request": per_request,
             "cpu_ms_per_request_total": round(sum(per_request.values()), 3),
             "machine_idle_share": round((idle - self._machine[1]) / spent_total, 3),
+            "machine_steal_share": round((steal - self._machine[2]) / spent_total, 3),
             "cores": os.cpu_count(),
         }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -443,7 +444,8 @@ def _workers_text(results: dict[str, Any]) -> str:
     if w is None or "skipped" in w:
         return f"### 7. Several workers\n\nSkipped: {w['skipped']}" if w else ""
     rows = [
-        f"### 7. Several workers, limits on Redis ({w['duration_s']:g} s per point, `wrk`,"
+        f"### 7. Several workers, limits on Redis, static upstream ({w['rounds']} alternating"
+        f" rounds of {w['round_s']:g} s per worker count and concurrency, `wrk`,"
         f" servers on cores {_cores(w['server_cores'])}, load average"
         f" {w['load_average_before'][0]:.2f} before, {w['load_average_after'][0]:.2f} after)",
         "",
@@ -457,9 +459,10 @@ def _workers_text(results: dict[str, Any]) -> str:
             "Redis scripts/req c=32",
             "others' CPU-ms/req c=32",
             "idle c=32",
+            "steal c=32",
         ),
     ]
-    for name, label in (("gateway", "our gateway"), ("litellm", "LiteLLM")):
+    for name, label in WORKERS_ROWS:
         for n, points in w.get(name, {}).items():
             busy, one = points.get("32", {}), points.get("1", {})
             rows.append(
@@ -473,9 +476,10 @@ def _workers_text(results: dict[str, Any]) -> str:
                     _fmt(busy.get("redis_scripts_per_request"), 3),
                     _others_cpu(busy.get("cpu", {})),
                     _fmt(busy.get("cpu", {}).get("machine_idle_share"), 3),
+                    _fmt(busy.get("cpu", {}).get("machine_steal_share"), 3),
                 )
             )
-    sc = w["scaling"]
+    sc, simulated = w["scaling"], w.get("scaling_with_simulator", {})
     added = sc["added_p50_ms_c1"]
     versus = sc["ratio_to_litellm"]
     rows += [
@@ -483,16 +487,44 @@ def _workers_text(results: dict[str, Any]) -> str:
         f"- Two workers answer {_fmt(sc['rps_ratio_two_over_one'])}x the requests/s of one;"
         f" added p50 at c=1: {_fmt(added['1'], 3)} ms with one, {_fmt(added['2'], 3)} ms"
         " with two.",
+        f"- Round by round at c=32 (two workers over the one just before):"
+        f" {_ratios(sc.get('rps_ratio_by_round', []))}; change of the added p50 at c=1,"
+        f" round by round: {_changes(sc.get('added_p50_change_by_round_ms', []))}.",
         f"- Against LiteLLM with as many workers: {_fmt(versus.get('1'))}x with one,"
         f" {_fmt(versus.get('2'))}x with two.",
+        f"- With the simulator as upstream on the same cores (c=32 only): two workers answer"
+        f" {_fmt(simulated.get('rps_ratio_two_over_one'))}x the requests/s of one; round by"
+        f" round {_ratios(simulated.get('rps_ratio_by_round', []))}.",
     ]
     return "\n".join(rows)
 
 
+WORKERS_ROWS = (
+    ("gateway", "our gateway"),
+    ("gateway_with_simulator", "our gateway, simulator upstream"),
+    ("litellm", "LiteLLM"),
+)
+
+
+def _ratios(values: list[float]) -> str:
+    if not values:
+        return "—"
+    listed = ", ".join(f"{v:.2f}x" for v in values)
+    return f"{listed} (median {statistics.median(values):.2f}x)"
+
+
+def _changes(values: list[float]) -> str:
+    if not values:
+        return "—"
+    listed = ", ".join(f"{v:+.2f}" for v in values)
+    return f"{listed} ms (median {statistics.median(values):+.2f} ms)"
+
+
 def _others_cpu(cpu: dict[str, Any]) -> str:
-    """The simulator's, Redis's and `wrk`'s CPU per request (section 7's `cpu`)."""
+    """The upstream's, Redis's and `wrk`'s CPU per request (section 7's `cpu`)."""
     spent = cpu.get("cpu_ms_per_request", {})
-    parts = [f"{name} {spent[name]:.2f}" for name in ("simulator", "redis", "wrk") if name in spent]
+    names = ("upstream", "simulator", "redis", "wrk")
+    parts = [f"{name} {spent[name]:.2f}" for name in names if name in spent]
     return ", ".join(parts) or "—"
 
 

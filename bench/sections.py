@@ -76,9 +76,12 @@ def _nonstream_point(run: Run, stack: Stack, target: Target, concurrency: int) -
     return point | {"upstream_calls_per_request": round(upstream_share, 3)}
 
 
-def wrk_point(run: Run, target: Target, concurrency: int, section: str) -> dict[str, Any]:
-    """One `wrk` load point of non-streamed chat against `target`: the load figures, the
-    server's CPU milliseconds per request and its peak RSS (used by sections 1 and 6)."""
+def wrk_point(
+    run: Run, target: Target, concurrency: int, section: str, duration_s: float | None = None
+) -> dict[str, Any]:
+    """One `wrk` load point of non-streamed chat against `target` (for the plan's point
+    length unless `duration_s` is given): the load figures, the server's CPU milliseconds
+    per request and its peak RSS (used by sections 1, 6 and 7)."""
     cpu_before = target.server.cpu_s()
     log_offset = timeline.log_size(target.server.log_path)
     with Sampler([target.server]) as sampler:
@@ -86,7 +89,7 @@ def wrk_point(run: Run, target: Target, concurrency: int, section: str) -> dict[
             target.url,
             wrk_script(run, target),
             connections=concurrency,
-            duration_s=run.plan.point_s,
+            duration_s=run.plan.point_s if duration_s is None else duration_s,
         )
     cpu_ms = (target.server.cpu_s() - cpu_before) * 1000 / max(result.requests, 1)
     run.say(

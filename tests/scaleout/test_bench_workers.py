@@ -8,11 +8,31 @@ from typing import Any
 
 from bench import checks, litellm_env, report
 from bench.cpu_share import CpuShare
-from bench.workers import scaling
+from bench.workers import combined, scaling
 
 
 def point(rps: float, p50_ms: float) -> dict[str, Any]:
     return {"rps": rps, "p50_ms": p50_ms, "server_cpu_ms_per_request": 1.0}
+
+
+def round_point(requests: int, p50_ms: float, cpu_ms: float, steal: float) -> dict[str, Any]:
+    """One round as `_round` records it: 2 s of `wrk`, CPU shares, Redis scripts."""
+    return {
+        "requests": requests,
+        "duration_s": 2.0,
+        "errors": 0,
+        "rps": requests / 2.0,
+        "p50_ms": p50_ms,
+        "p99_ms": p50_ms * 3,
+        "server_cpu_ms_per_request": cpu_ms,
+        "cpu": {
+            "cpu_ms_per_request": {"main": cpu_ms, "simulator": 0.3},
+            "machine_idle_share": 0.1,
+            "machine_steal_share": steal,
+        },
+        "redis_scripts": requests,
+        "redis_script_us": requests * 100,
+    }
 
 
 DIRECT = {"1": point(5000, 0.2)}
@@ -27,10 +47,33 @@ def test_scaling_is_two_workers_over_one_and_the_ratio_to_litellm() -> None:
     figures = scaling(DIRECT, GATEWAY, LITELLM)
     assert figures == {
         "rps_ratio_two_over_one": 1.8,
+        "rps_ratio_by_round": [],
         "added_p50_ms_c1": {"1": 0.8, "2": 0.9},
         "added_p50_change_ms": 0.1,
+        "added_p50_change_by_round_ms": [],
         "ratio_to_litellm": {"1": 10.0, "2": 12.0},
     }
+
+
+def test_rounds_combine_into_one_figure_and_a_ratio_per_round() -> None:
+    one = combined([round_point(600, 4.0, 3.0, 0.0), round_point(400, 6.0, 4.0, 0.2)])
+    assert one["rps"] == 250.0  # 1,000 requests in 4 s, not the mean of 300 and 200
+    assert one["p50_ms"] == 5.0  # the median of the rounds' p50s
+    assert one["server_cpu_ms_per_request"] == 3.4  # weighted by requests
+    assert one["cpu"]["machine_steal_share"] == 0.1
+    assert one["redis_scripts_per_request"] == 1.0
+    assert [r["machine_steal_share"] for r in one["rounds"]] == [0.0, 0.2]
+    two = combined([round_point(1100, 4.0, 3.0, 0.0), round_point(800, 6.0, 3.0, 0.1)])
+    c1_one = combined([round_point(200, 4.0, 4.0, 0.0), round_point(100, 9.0, 6.0, 0.3)])
+    c1_two = combined([round_point(190, 4.2, 4.0, 0.0), round_point(180, 4.3, 4.0, 0.0)])
+    c1_two["rounds"].append(c1_two["rounds"][0] | {"p50_ms": 4.1})  # a third, unpaired
+    gateway = {"1": {"1": c1_one, "32": one}, "2": {"1": c1_two, "32": two}}
+    figures = scaling(DIRECT, gateway, {})
+    assert figures["rps_ratio_two_over_one"] == 1.9
+    assert figures["rps_ratio_by_round"] == [1.833, 2.0]
+    # paired by round: +0.2 and -4.7 (the one worker's round hit by steal); the median
+    assert figures["added_p50_change_by_round_ms"] == [0.2, -4.7]
+    assert figures["added_p50_change_ms"] == -2.25
 
 
 def test_missing_points_are_not_measured_rather_than_passed() -> None:
@@ -44,7 +87,8 @@ def test_missing_points_are_not_measured_rather_than_passed() -> None:
 
 def test_the_report_states_the_ratio_and_the_load() -> None:
     section = {
-        "duration_s": 3.0,
+        "rounds": 3,
+        "round_s": 2.0,
         "server_cores": [0, 1],
         "load_average_before": [8.27, 1, 1],
         "load_average_after": [9.53, 1, 1],
@@ -58,6 +102,7 @@ def test_the_report_states_the_ratio_and_the_load() -> None:
     assert "load average 8.27 before, 9.53 after" in text
     assert "1.80x the requests/s of one" in text
     assert "12.00x with two" in text
+    assert "3 alternating rounds of 2 s" in text
     passed = {c.name: c.passed for c in checks.evaluate(results) if "worker" in c.name}
     assert passed == {
         "req/s, 2 workers / 1 worker, c=32": True,
@@ -75,6 +120,7 @@ def test_cpu_share_counts_each_process_per_request_and_the_idle_share() -> None:
     assert figures["cpu_ms_per_request"]["main"] >= 3.0  # >= 30 ms over 10 requests
     assert figures["cpu_ms_per_request_total"] >= figures["cpu_ms_per_request"]["main"]
     assert 0.0 <= figures["machine_idle_share"] <= 1.0
+    assert 0.0 <= figures["machine_steal_share"] <= 1.0
 
 
 def test_litellm_workers_count_as_started_by_their_log_lines() -> None:
