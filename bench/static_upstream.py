@@ -26,6 +26,7 @@ import json
 import selectors
 import socket
 from collections.abc import Sequence
+from typing import cast
 
 from providers.sim.http11 import ProtocolError, RequestParser, ResponseWriter
 
@@ -69,18 +70,16 @@ def _answer(writer: ResponseWriter, status: int, payload: object, keep_alive: bo
 
 
 class Answers:
-    """Every byte string the server sends, rendered once."""
+    """Every byte string the server sends, rendered once, for keep-alive and for close."""
 
     def __init__(self) -> None:
-        writer = ResponseWriter()
-        self.completion = {
-            alive: _answer(writer, 200, COMPLETION, alive) for alive in (True, False)
-        }
-        self.not_found = {alive: _answer(writer, 404, NOT_FOUND, alive) for alive in (True, False)}
-        self.health = {
-            alive: _answer(writer, 200, {"status": "ok"}, alive) for alive in (True, False)
-        }
-        self.writer = writer
+        self.writer = ResponseWriter()
+        self.completion = self._both(200, COMPLETION)
+        self.not_found = self._both(404, NOT_FOUND)
+        self.health = self._both(200, {"status": "ok"})
+
+    def _both(self, status: int, payload: object) -> dict[bool, bytes]:
+        return {alive: _answer(self.writer, status, payload, alive) for alive in (True, False)}
 
     def to(self, method: str, path: str, keep_alive: bool) -> bytes:
         if method == "POST" and path.endswith("/chat/completions"):
@@ -122,7 +121,7 @@ def serve(listener: socket.socket) -> None:
             if key.data is None:
                 _accept(listener, selector)
             else:
-                _read(key.fileobj, key.data, selector, answers)  # type: ignore[arg-type]
+                _read(cast(socket.socket, key.fileobj), key.data, selector, answers)
 
 
 def _accept(listener: socket.socket, selector: selectors.BaseSelector) -> None:
