@@ -230,3 +230,27 @@ async def test_latency_comes_from_real_traffic(
     expected = round(records[0]["latency_ms"], 1)
     assert service(page, "api")["latency_p50_ms"] == expected
     assert service(page, records[0]["provider"])["latency_p50_ms"] == expected
+
+
+async def test_an_incident_keeps_its_kind_and_names_a_service(http: httpx.AsyncClient) -> None:
+    """Maintenance and outages have different statuses and events: a severity change across
+    the two was accepted and left, say, a `minor` incident `in_progress`."""
+    incidents = "/v1/management/incidents"
+    window = (
+        await http.post(incidents, json={"title": "Upgrade", "severity": "maintenance"})
+    ).json()
+    outage = (await http.post(incidents, json={"title": "Slow", "severity": "minor"})).json()
+    for record, severity in ((window, "minor"), (outage, "maintenance")):
+        response = await http.patch(f"{incidents}/{record['id']}", json={"severity": severity})
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["param"] == "severity"
+        assert (await http.get(f"{incidents}/{record['id']}")).json()["severity"] == record[
+            "severity"
+        ]
+    raised = await http.patch(f"{incidents}/{outage['id']}", json={"severity": "critical"})
+    assert raised.json()["severity"] == "critical"
+    empty = await http.post(
+        incidents, json={"title": "x", "severity": "minor", "affected_services": []}
+    )
+    assert empty.status_code == 400
+    assert empty.json()["error"]["param"] == "affected_services"
