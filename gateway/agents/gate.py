@@ -59,10 +59,21 @@ def spent(usage: Usage, model: ModelInfo | None, capability: str) -> Amounts:
 
 
 def session_of(header: str | None) -> str:
-    """The session a request names (`X-Agent-Session`), else the agent's default one."""
+    """The session a request names (`X-Agent-Session`), else the agent's default one.
+
+    A longer name is refused rather than cut: two sessions sharing their first 200
+    characters would silently share one budget."""
     if not header:
         return DEFAULT_SESSION
-    return header.strip()[:MAX_SESSION_CHARS] or DEFAULT_SESSION
+    name = header.strip()
+    if len(name) > MAX_SESSION_CHARS:
+        raise ApiError(
+            400,
+            "invalid_request",
+            f"'X-Agent-Session' names a session in at most {MAX_SESSION_CHARS} characters.",
+            param="X-Agent-Session",
+        )
+    return name or DEFAULT_SESSION
 
 
 async def admit_agent(

@@ -18,6 +18,7 @@ from quart import Blueprint, Response, request
 
 from gateway.agents import render
 from gateway.agents.book import Loaded
+from gateway.agents.gate import session_of
 from gateway.agents.input import merged_auto_suspend, parse_alert, parse_create, parse_patch
 from gateway.agents.limits import (
     LIMIT_NAMES,
@@ -222,7 +223,10 @@ class AgentsApi:
         principal = await self._usage_reader(agent_id)
         loaded = await self._loaded(principal, agent_id)
         book = self.state.agents
-        session = request.args.get("session") or "default"
+        # An agent reading its own usage sees the session its request names, as the MCP
+        # tool does; `?session=` chooses another.
+        asked = request.args.get("session")
+        session = session_of(asked) if asked else principal.agent_session
         figures = await book.figures(loaded, session)
         body = render.usage(loaded, figures, session, book.counters.wall())
         body["sessions"] = render.sessions(await book.session_rows(agent_id))

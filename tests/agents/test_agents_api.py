@@ -252,3 +252,36 @@ async def test_the_organisation_sets_the_ceilings_its_agents_inherit(
     assert bad.status_code == 400
     events = (await http.get("/v1/management/audit-log")).json()["events"]
     assert "agent_limits.updated" in [e["type"] for e in events]
+
+
+async def test_the_session_header_is_the_usage_default_and_is_bounded(
+    gateway: RunningGateway, create_agent: Create
+) -> None:
+    """An agent's own usage read named no session and showed `default` although the
+    request's `X-Agent-Session` said otherwise (the MCP tool follows the header); a
+    session name over 200 characters was cut, so two long names shared one budget."""
+    agent = await create_agent(name="long-runner")
+    async with agent_client(gateway, agent["key"], session="run-7") as me:
+        spent = await me.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+        )
+        assert spent.status_code == 200, spent.text
+        own = (await me.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()
+        chosen = (
+            await me.get(f"/v1/mcp/agents/{agent['id']}/usage", params={"session": "other"})
+        ).json()
+        long = await me.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+            headers={"X-Agent-Session": "s" * 201},
+        )
+    assert own["session"]["id"] == "run-7" and own["session"]["cost"] > 0
+    assert chosen["session"] == {
+        "id": "other",
+        "cost": 0.0,
+        "committed": 0.0,
+        "remaining_budget": own["limits"]["cost_per_session"],
+    }
+    assert long.status_code == 400, long.text
+    assert long.json()["error"]["param"] == "X-Agent-Session"
