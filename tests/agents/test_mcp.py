@@ -143,6 +143,11 @@ async def test_the_transport_negotiates_and_refuses_clearly(
         "id": 1,
         "result": {},
     }
+    long = await post(
+        gateway, key, rpc("tools/call", name=USAGE_TOOL, arguments={"session": "s" * 201}), **same
+    )
+    assert long.json()["error"]["code"] == -32602
+    assert "at most 200 characters" in long.json()["error"]["message"]
     batch = await post(gateway, key, [rpc("ping")], **same)
     assert batch.status_code == 400
     async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as raw:
