@@ -36,6 +36,7 @@ class AgentPatch:
     name: str | None
     limits: dict[str, float | None] | None
     auto_suspend: dict[str, Any] | None
+    tools: tuple[str, ...] | None = None
 
 
 @attrs.frozen
@@ -135,8 +136,9 @@ def _auto_suspend(raw: object, current: AutoSuspend) -> dict[str, Any]:
 
 
 def parse_patch(body: Mapping[str, Any]) -> AgentPatch:
-    """`limits` (merged: a null removes an override), `auto_suspend` (merged), `name`."""
-    _closed(body, ("name", "limits", "auto_suspend"))
+    """`limits` (merged: a null removes an override), `auto_suspend` (merged), `name`,
+    `permissions.tools` (replaced: an agent's tools change without a new key)."""
+    _closed(body, ("name", "permissions", "limits", "auto_suspend"))
     name = _name(body["name"]) if "name" in body else None
     limits = parse_limits(body["limits"]) if body.get("limits") is not None else None
     raw = body.get("auto_suspend")
@@ -144,7 +146,8 @@ def parse_patch(body: Mapping[str, Any]) -> AgentPatch:
         raise invalid_request("'auto_suspend' must be an object.", param="auto_suspend")
     if raw is not None:
         _auto_suspend(raw, AutoSuspend())  # validated now, merged over the stored one later
-    return AgentPatch(name, limits, raw)
+    tools = _tools(body["permissions"]) if body.get("permissions") is not None else None
+    return AgentPatch(name, limits, raw, tools)
 
 
 def merged_auto_suspend(current: AutoSuspend, raw: dict[str, Any] | None) -> AutoSuspend:

@@ -164,6 +164,7 @@ class AgentsApi:
         changed = attrs.evolve(
             record,
             name=patch.name or record.name,
+            tools=record.tools if patch.tools is None else patch.tools,
             limits=own,
             auto_suspend=merged_auto_suspend(record.auto_suspend, patch.auto_suspend),
             updated_at=datetime.now(UTC),
@@ -173,7 +174,11 @@ class AgentsApi:
             "agent.updated",
             target_type="agent",
             target_id=agent_id,
-            details={"limits": own, "auto_suspend": attrs.asdict(changed.auto_suspend)},
+            details={
+                "limits": own,
+                "auto_suspend": attrs.asdict(changed.auto_suspend),
+                "tools": list(changed.tools),
+            },
         )
         await audited(self.state, event, written(lambda d: agent_store.replace(d, changed)))
         return json_response(render.agent(await self.state.agents.changed(changed)))

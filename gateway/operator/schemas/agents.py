@@ -79,15 +79,16 @@ AGENT = obj(
 )
 CREATED = {"allOf": [AGENT, all_required(key=STR)]}
 NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200}
+PERMISSIONS = closed(tools=arr({"type": "string", "minLength": 1, "maxLength": 200}))
 CREATE = closed(
     ("name",),
     name=NAME,
-    permissions=closed(tools=arr({"type": "string", "minLength": 1, "maxLength": 200})),
+    permissions=PERMISSIONS,
     limits={"anyOf": [LIMITS_IN, TEMPLATE]},
     template=TEMPLATE,
     auto_suspend=AUTO_SUSPEND_IN,
 )
-PATCH = closed(name=NAME, limits=LIMITS_IN, auto_suspend=AUTO_SUSPEND_IN)
+PATCH = closed(name=NAME, permissions=PERMISSIONS, limits=LIMITS_IN, auto_suspend=AUTO_SUSPEND_IN)
 PERIOD = obj(
     ("cost", "committed", "remaining_budget", "resets_at"),
     cost=NUM,
