@@ -32,7 +32,9 @@ def health_blueprint(state: AppState) -> Blueprint:
                 "status": "healthy" if status == "unknown" else status,
                 "latency_ms": figures.latency_ms,
             }
-        degraded = any(p["status"] != "healthy" for p in providers.values())
+        # A provider the operator switched off is a choice, not a fault: as on the status
+        # page, it does not make the whole gateway degraded.
+        degraded = any(p["status"] not in ("healthy", "disabled") for p in providers.values())
         return json_response(
             {
                 "status": "degraded" if degraded else "healthy",
