@@ -16,7 +16,12 @@ from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, authenticate_manager, json_response, read_object
+from gateway.platform.web import (
+    authenticate_manager,
+    authenticate_reader,
+    json_response,
+    read_object,
+)
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.signing import new_secret
@@ -71,7 +76,7 @@ class StatusApi:
         return await authenticate_manager(self.state, action)
 
     async def status_page(self) -> Response:
-        principal = await authenticate(self.state)
+        principal = await authenticate_reader(self.state)
         page = await service.status_page(self.state, principal.workspace_id, datetime.now(UTC))
         return json_response(page)
 

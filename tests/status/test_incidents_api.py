@@ -254,3 +254,29 @@ async def test_an_incident_keeps_its_kind_and_names_a_service(http: httpx.AsyncC
     )
     assert empty.status_code == 400
     assert empty.json()["error"]["param"] == "affected_services"
+
+
+async def test_the_status_page_is_of_the_workspace_asked_for(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """`X-Workspace-ID` was ignored here (unlike the management routes): an operator asking
+    for another workspace's page was shown its home workspace's incidents."""
+    opened = await http.post(
+        "/v1/management/incidents", json={"title": "Home", "severity": "major"}
+    )
+    assert opened.status_code == 201
+    created = await http.post("/v1/management/workspaces", json={"name": "second"})
+    other = {"x-workspace-id": created.json()["id"]}
+    home = (await http.get("/v1/status")).json()
+    assert [i["title"] for i in home["incidents"]] == ["Home"]
+    page = (await http.get("/v1/status", headers=other)).json()
+    assert page["incidents"] == [] and page["status"] == "operational"
+    assert (await http.get("/v1/health/detailed", headers=other)).status_code == 200
+    unknown = await http.get("/v1/status", headers={"x-workspace-id": "ws_nope"})
+    assert unknown.status_code == 404
+    key = (await http.post("/v1/management/api-keys", json={"name": "app", "type": "dev"})).json()
+    async with httpx.AsyncClient(
+        base_url=gateway.url, headers={"authorization": f"Bearer {key['key']}"}, timeout=10
+    ) as app:
+        assert (await app.get("/v1/status", headers=other)).status_code in (403, 404)
+        assert (await app.get("/v1/status")).json()["incidents"] == home["incidents"]
