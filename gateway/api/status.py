@@ -180,7 +180,7 @@ class StatusApi:
             now=datetime.now(UTC),
             audit=self._audit(principal, "incident.created", "", title=spec.title),
         )
-        return json_response(render.incident(record, []), 201)
+        return await self._incident_answer(record, 201)
 
     def _check_services(self, names: tuple[str, ...]) -> None:
         """The services of `/v1/status` are `api` and the providers: an incident naming
@@ -199,8 +199,7 @@ class StatusApi:
 
     async def read_incident(self, incident_id: str) -> Response:
         record = await self._incident(await self._manager("view_configuration"), incident_id)
-        updates = await self.state.db.run(lambda d: incident_store.updates(d, incident_id))
-        return json_response(render.incident(record, updates))
+        return await self._incident_answer(record)
 
     async def update_incident(self, incident_id: str) -> Response:
         principal = await self._manager("configure_providers")
@@ -215,7 +214,7 @@ class StatusApi:
             now=datetime.now(UTC),
             audit=self._audit(principal, "incident.updated", incident_id, status=change.status),
         )
-        return json_response(render.incident(changed))
+        return await self._incident_answer(changed)
 
     async def resolve_incident(self, incident_id: str) -> Response:
         principal = await self._manager("configure_providers")
@@ -228,7 +227,13 @@ class StatusApi:
             now=datetime.now(UTC),
             audit=self._audit(principal, "incident.resolved", incident_id),
         )
-        return json_response(render.incident(resolved))
+        return await self._incident_answer(resolved)
+
+    async def _incident_answer(self, record: IncidentRecord, status: int = 200) -> Response:
+        """An incident with its `updates` history, the same after every change as on a
+        read (the creation answer showed none, the change answers no history at all)."""
+        updates = await self.state.db.run(lambda d: incident_store.updates(d, record.id))
+        return json_response(render.incident(record, updates), status)
 
     def _audit(
         self, principal: Principal, kind: str, incident_id: str, **details: object

@@ -247,8 +247,13 @@ async def test_an_incident_keeps_its_kind_and_names_a_service(http: httpx.AsyncC
         assert (await http.get(f"{incidents}/{record['id']}")).json()["severity"] == record[
             "severity"
         ]
+    assert [u["severity"] for u in outage["updates"]] == ["minor"]  # was [] until read
     raised = await http.patch(f"{incidents}/{outage['id']}", json={"severity": "critical"})
     assert raised.json()["severity"] == "critical"
+    assert [u["severity"] for u in raised.json()["updates"]] == ["minor", "critical"]
+    resolved = await http.post(f"{incidents}/{outage['id']}/resolve", json={"message": "ok"})
+    assert resolved.json()["updates"][-1]["status"] == "resolved"
+    assert resolved.json() == (await http.get(f"{incidents}/{outage['id']}")).json()
     empty = await http.post(
         incidents, json={"title": "x", "severity": "minor", "affected_services": []}
     )
