@@ -188,12 +188,17 @@ class PendingDelivery:
 
 
 def pending_deliveries(db: sqlite_utils.Database) -> list[PendingDelivery]:
-    """Every `pending` delivery, oldest first, for the worker to resume at start."""
+    """Every `pending` delivery, oldest first, for the worker to resume at start, with the
+    secret of its source (a status webhook, a usage alert or an agent's alert; None when
+    the source was deleted)."""
     rows = db.query(
-        "SELECT d.*, COALESCE(w.encrypted_secret, a.encrypted_secret) AS source_secret "
+        "SELECT d.*, "
+        "COALESCE(w.encrypted_secret, a.encrypted_secret, g.encrypted_secret) AS source_secret "
         "FROM webhook_deliveries d "
         "LEFT JOIN status_webhooks w ON d.source_kind = 'status_webhook' AND w.id = d.source_id "
         "LEFT JOIN alerts a ON d.source_kind = 'alert' AND a.id = d.source_id "
+        # an agent's limit-warning alert logs its deliveries as `alert` too
+        "LEFT JOIN agent_alerts g ON d.source_kind = 'alert' AND g.id = d.source_id "
         "WHERE d.status = 'pending' ORDER BY d.created_at, d.rowid"
     )
     found = []
