@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
+from typing import Any
 
 import attrs
 import sqlite_utils
@@ -41,10 +42,12 @@ from gateway.platform.web import (
     json_response,
     read_object,
 )
+from gateway.status import render as status_render
 from gateway.status.signing import new_secret
 from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
 from store import agents as agent_store
 from store import keys
+from store import webhooks as webhook_store
 from store.agents import AgentAlertRecord, AgentRecord
 
 AGENTS = "/v1/mcp/agents"
@@ -53,6 +56,7 @@ ORG_LIMITS = "/v1/management/agent-limits"
 AGENT_KEY_PREFIX = "gw_agent_"
 AGENT_PERMISSIONS = ("chat", "embeddings", "audio", "files", "models")
 MAX_ALERTS_PER_AGENT = 20
+LIST_LIMIT = 100  # deliveries shown with an alert, newest first
 
 
 def agents_blueprint(state: AppState) -> Blueprint:
@@ -69,6 +73,9 @@ def agents_blueprint(state: AppState) -> Blueprint:
     bp.add_url_rule(f"{one}/usage", "agent_usage", api.agent_usage, methods=["GET"])
     bp.add_url_rule(f"{one}/alerts", "list_alerts", api.list_alerts, methods=["GET"])
     bp.add_url_rule(f"{one}/alerts", "create_alert", api.create_alert, methods=["POST"])
+    alert = f"{one}/alerts/<alert_id>"
+    bp.add_url_rule(alert, "read_alert", api.read_alert, methods=["GET"])
+    bp.add_url_rule(alert, "delete_alert", api.delete_alert, methods=["DELETE"])
     bp.add_url_rule(ORG_LIMITS, "organization_limits", api.organization_limits, methods=["GET"])
     bp.add_url_rule(ORG_LIMITS, "set_organization_limits", api.set_limits, methods=["PUT"])
     return bp
@@ -76,6 +83,10 @@ def agents_blueprint(state: AppState) -> Blueprint:
 
 def agent_not_found(agent_id: str) -> ApiError:
     return not_found("agent_not_found", f"No agent '{agent_id}'.", param="agent_id")
+
+
+def alert_not_found(alert_id: str) -> ApiError:
+    return not_found("alert_not_found", f"No alert '{alert_id}'.", param="alert_id")
 
 
 class AgentsApi:
@@ -278,6 +289,40 @@ class AgentsApi:
         await self._loaded(principal, agent_id)
         records = await self.state.db.run(lambda d: agent_store.list_alerts(d, agent_id))
         return json_response({"object": "list", "data": [render.alert(r) for r in records]})
+
+    async def read_alert(self, agent_id: str, alert_id: str) -> Response:
+        """One alert with its delivery log (newest first): whether its warnings arrived."""
+        principal = await self._manager("view_configuration")
+        await self._loaded(principal, agent_id)
+        ws = principal.workspace_id
+
+        def read(d: sqlite_utils.Database) -> tuple[AgentAlertRecord | None, list[Any]]:
+            found = agent_store.get_alert(d, alert_id, agent_id)
+            return found, webhook_store.list_deliveries(d, alert_id, ws, limit=LIST_LIMIT)
+
+        record, deliveries = await self.state.db.run(read)
+        if record is None:
+            raise alert_not_found(alert_id)
+        body = render.alert(record)
+        body["deliveries"] = [status_render.delivery(r) for r in deliveries]
+        return json_response(body)
+
+    async def delete_alert(self, agent_id: str, alert_id: str) -> Response:
+        """Without it an agent at its alert ceiling could only be deleted and made again."""
+        principal = await self._manager("create_api_keys")
+        await self._loaded(principal, agent_id)
+        event = audit_event(
+            principal,
+            "agent.alert_deleted",
+            target_type="agent",
+            target_id=agent_id,
+            details={"alert_id": alert_id},
+        )
+        if not await audited(
+            self.state, event, lambda d: agent_store.delete_alert(d, alert_id, agent_id)
+        ):
+            raise alert_not_found(alert_id)
+        return json_response({"id": alert_id, "object": "agent_alert", "deleted": True})
 
     async def organization_limits(self) -> Response:
         principal = await self._manager("view_configuration")

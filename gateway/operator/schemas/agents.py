@@ -27,6 +27,7 @@ from gateway.operator.apidoc import (
     obj,
     query,
 )
+from gateway.operator.schemas.status import DELIVERY
 
 TAG = "agents"
 ERRORS = (*AUTH_ERRORS, 404)
@@ -194,6 +195,15 @@ OPERATIONS: dict[str, Operation] = {
         errors=CONFLICTS,
     ),
     "agents.list_alerts": Operation("An agent's alerts", TAG, listing(ALERT), errors=ERRORS),
+    "agents.read_alert": Operation(
+        "One of an agent's alerts with its webhook delivery log, newest first",
+        TAG,
+        {"allOf": [ALERT, all_required(deliveries=arr(DELIVERY))]},
+        errors=ERRORS,
+    ),
+    "agents.delete_alert": Operation(
+        "Delete one of an agent's alerts", TAG, deleted("agent_alert"), errors=ERRORS
+    ),
     "agents.organization_limits": Operation(
         "The organisation's agent limits: the ceilings its agents inherit",
         TAG,
