@@ -145,12 +145,18 @@ async def test_operators_create_update_and_resolve_incidents(
     assert started.json()["status"] == "in_progress"
     page = (await http.get("/v1/status")).json()
     assert service(page, "api")["status"] == "maintenance"
+    # A note while it runs is an update, not a second start (it sent maintenance.started).
+    noted = await http.patch(
+        f"/v1/management/incidents/{created['id']}", json={"message": "Half way."}
+    )
+    assert noted.json()["status"] == "in_progress"
     done = await http.post(f"/v1/management/incidents/{created['id']}/resolve", json={})
     assert done.json()["status"] == "completed"
     again = await http.post(f"/v1/management/incidents/{created['id']}/resolve")
     assert again.status_code == 409
-    names = [check_signed(await next_request(receiver), hook["secret"])["event"] for _ in range(3)]
+    names = [check_signed(await next_request(receiver), hook["secret"])["event"] for _ in range(4)]
     assert sorted(names) == [
+        "incident.updated",
         "maintenance.completed",
         "maintenance.scheduled",
         "maintenance.started",
