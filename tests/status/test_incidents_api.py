@@ -16,6 +16,7 @@ from gateway.status.signing import verify
 from gateway.workers import incident_monitor
 from gateway.workers.health_probes import probe_round
 from providers.sim.openai import MODEL_LIST
+from store import webhooks as webhook_store
 from tests.status.receivers import Received, WebhookReceiver
 
 
@@ -291,3 +292,27 @@ async def test_the_status_page_is_of_the_workspace_asked_for(
     ) as app:
         assert (await app.get("/v1/status", headers=other)).status_code in (403, 404)
         assert (await app.get("/v1/status")).json()["incidents"] == home["incidents"]
+
+
+async def test_an_unsubscribed_receiver_gets_no_more_retries(
+    gateway: RunningGateway, http: httpx.AsyncClient, receiver: WebhookReceiver
+) -> None:
+    """A delivery being retried went on calling the receiver for up to the retry window
+    (an hour) after its subscription was deleted."""
+    receiver.statuses.extend([500] * 40)
+    hook = await subscribe(http, receiver.url(), ["incident.created"])
+    body = {"title": "Elevated errors", "severity": "minor"}
+    assert (await http.post("/v1/management/incidents", json=body)).status_code == 201
+    await next_request(receiver)
+    assert (await http.delete(f"/v1/status/webhooks/{hook['id']}")).status_code == 200
+    ws = "default"
+    with trio.fail_after(10):
+        while True:
+            log = await gateway.state.db.run(
+                lambda d: webhook_store.list_deliveries(d, hook["id"], ws)
+            )
+            if log[0].status != "pending":
+                break
+            await trio.sleep(0.01)
+    assert (log[0].status, log[0].last_error) == ("failed", webhook_store.SOURCE_GONE)
+    assert log[0].attempts < 40
