@@ -104,6 +104,7 @@ def _tools(permissions: object) -> tuple[str, ...]:
         raise invalid_request(
             f"'permissions.tools' must be an array of at most {MAX_TOOLS} tool names.",
             param="permissions.tools",
+            value=tools,
         )
     return tuple(dict.fromkeys(tools))
 

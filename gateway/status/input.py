@@ -95,7 +95,9 @@ def parse_webhook(raw: Any) -> WebhookSpec:
     url = _bounded_text(body, "url", MAX_URL, required=True)
     events = _strings(body.get("events"), "events")
     if not events:
-        raise invalid_request("'events' must name at least one event.", param="events")
+        raise invalid_request(
+            "'events' must name at least one event.", param="events", value=list(events)
+        )
     unknown = [e for e in events if e not in STATUS_EVENTS]
     if unknown:
         raise invalid_request(

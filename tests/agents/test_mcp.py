@@ -103,6 +103,7 @@ async def test_a_patch_changes_the_agents_tools(
     bad = await http.patch(path, json={"permissions": {"tools": "self_inspect/*"}})
     assert bad.status_code == 400
     assert bad.json()["error"]["param"] == "permissions.tools"
+    assert bad.json()["error"]["value"] == "self_inspect/*"  # was null
     headers = {"Authorization": f"Bearer {agent['key']}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=30) as transport_client,

@@ -219,6 +219,8 @@ async def test_bad_bodies_are_400s_naming_the_field(http: httpx.AsyncClient) -> 
         response = await http.post(path, json=body)
         assert response.status_code == 400, (body, response.text)
         assert response.json()["error"]["param"] == param
+    none = await http.post("/v1/status/webhooks", json={"url": "https://example.com", "events": []})
+    assert (none.json()["error"]["param"], none.json()["error"]["value"]) == ("events", [])
 
 
 async def test_latency_comes_from_real_traffic(
