@@ -29,6 +29,7 @@ from gateway.agents.limits import (
     organization_ceilings,
     parse_limits,
     shown,
+    template_limits,
 )
 from gateway.agents.suspension import Actor, set_status
 from gateway.api.audit_trail import audit_event, audited, written
@@ -165,7 +166,7 @@ class AgentsApi:
         patch = parse_patch(await read_object())
         loaded = await self._loaded(principal, agent_id)
         record = loaded.record
-        own = dict(record.limits)
+        own = dict(record.limits) if patch.template is None else template_limits(patch.template)
         for name, value in (patch.limits or {}).items():
             if value is None:
                 own.pop(name, None)
@@ -177,6 +178,7 @@ class AgentsApi:
             name=patch.name or record.name,
             tools=record.tools if patch.tools is None else patch.tools,
             limits=own,
+            template=record.template if patch.template is None else patch.template,
             auto_suspend=merged_auto_suspend(record.auto_suspend, patch.auto_suspend),
             updated_at=datetime.now(UTC),
         )

@@ -285,3 +285,30 @@ async def test_the_session_header_is_the_usage_default_and_is_bounded(
     }
     assert long.status_code == 400, long.text
     assert long.json()["error"]["param"] == "X-Agent-Session"
+
+
+async def test_a_patch_applies_a_template_as_creation_does(
+    http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    """Creation takes `template` or `limits` naming one; a PATCH refused both (`limits`
+    had to be an object), so moving an agent to another template meant every figure by
+    hand."""
+    agent = await create_agent(name="promoted", template="Free", limits={"cost_daily": 1})
+    path = f"/v1/mcp/agents/{agent['id']}"
+    standard = await http.patch(path, json={"limits": "Standard"})
+    assert standard.status_code == 200, standard.text
+    body = standard.json()
+    assert body["template"] == "Standard"
+    assert body["limit_overrides"] == {
+        "requests_per_minute": 60,
+        "cost_per_session": 5.0,
+        "cost_daily": 100.0,
+        "cost_monthly": 1000.0,
+        "concurrent_sessions": 5,
+    }
+    tuned = await http.patch(path, json={"template": "Free", "limits": {"cost_daily": 2}})
+    assert tuned.json()["template"] == "Free"
+    assert tuned.json()["limits"]["cost_daily"] == 2.0
+    assert tuned.json()["limits"]["requests_per_minute"] == 10
+    unknown = await http.patch(path, json={"template": "Gold"})
+    assert (unknown.status_code, unknown.json()["error"]["param"]) == (400, "template")

@@ -89,7 +89,13 @@ CREATE = closed(
     template=TEMPLATE,
     auto_suspend=AUTO_SUSPEND_IN,
 )
-PATCH = closed(name=NAME, permissions=PERMISSIONS, limits=LIMITS_IN, auto_suspend=AUTO_SUSPEND_IN)
+PATCH = closed(
+    name=NAME,
+    permissions=PERMISSIONS,
+    limits={"anyOf": [LIMITS_IN, TEMPLATE]},
+    template=TEMPLATE,
+    auto_suspend=AUTO_SUSPEND_IN,
+)
 PERIOD = obj(
     ("cost", "committed", "remaining_budget", "resets_at"),
     cost=NUM,
