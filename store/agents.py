@@ -284,6 +284,21 @@ def list_alerts(db: sqlite_utils.Database, agent_id: str) -> list[AgentAlertReco
     return [_alert_from_row(row) for row in rows]
 
 
+def get_alert(db: sqlite_utils.Database, alert_id: str, agent_id: str) -> AgentAlertRecord | None:
+    rows = list(
+        db.query("SELECT * FROM agent_alerts WHERE id = ? AND agent_id = ?", [alert_id, agent_id])
+    )
+    return _alert_from_row(rows[0]) if rows else None
+
+
+def delete_alert(db: sqlite_utils.Database, alert_id: str, agent_id: str) -> bool:
+    """Remove one of an agent's alerts (its firings go with it); False when unknown."""
+    cursor = db.execute(
+        "DELETE FROM agent_alerts WHERE id = ? AND agent_id = ?", [alert_id, agent_id]
+    )
+    return bool(cursor.rowcount)
+
+
 def claim_firing(
     db: sqlite_utils.Database,
     alert_id: str,

@@ -127,6 +127,9 @@ def insert_delivery(db: sqlite_utils.Database, record: DeliveryRecord) -> Delive
     return record
 
 
+SOURCE_GONE = "its subscription or alert was deleted"
+
+
 def record_attempt(
     db: sqlite_utils.Database,
     delivery_id: str,
@@ -135,9 +138,13 @@ def record_attempt(
     status_code: int | None,
     error: str | None,
     now: datetime,
-) -> None:
-    """One more attempt of a delivery: its outcome and the delivery's resulting status."""
+) -> str:
+    """One more attempt of a delivery: its outcome and the delivery's resulting status,
+    which is returned. A delivery that would be retried but whose subscription or alert
+    was deleted meanwhile fails instead: an unsubscribed receiver gets no more calls."""
     with db.atomic():
+        if status == "pending" and not _source_exists(db, delivery_id):
+            status, error = "failed", SOURCE_GONE
         db.execute(
             "UPDATE webhook_deliveries SET attempts = attempts + 1, status = ?, "
             "last_status_code = ?, last_error = ?, updated_at = ?, "
@@ -153,6 +160,19 @@ def record_attempt(
                 delivery_id,
             ],
         )
+    return status
+
+
+def _source_exists(db: sqlite_utils.Database, delivery_id: str) -> bool:
+    row = db.execute(
+        "SELECT COALESCE(w.id, a.id, g.id) FROM webhook_deliveries d "
+        "LEFT JOIN status_webhooks w ON d.source_kind = 'status_webhook' AND w.id = d.source_id "
+        "LEFT JOIN alerts a ON d.source_kind = 'alert' AND a.id = d.source_id "
+        "LEFT JOIN agent_alerts g ON d.source_kind = 'alert' AND g.id = d.source_id "
+        "WHERE d.id = ?",
+        [delivery_id],
+    ).fetchone()
+    return row is not None and row[0] is not None
 
 
 def mark(
@@ -188,12 +208,17 @@ class PendingDelivery:
 
 
 def pending_deliveries(db: sqlite_utils.Database) -> list[PendingDelivery]:
-    """Every `pending` delivery, oldest first, for the worker to resume at start."""
+    """Every `pending` delivery, oldest first, for the worker to resume at start, with the
+    secret of its source (a status webhook, a usage alert or an agent's alert; None when
+    the source was deleted)."""
     rows = db.query(
-        "SELECT d.*, COALESCE(w.encrypted_secret, a.encrypted_secret) AS source_secret "
+        "SELECT d.*, "
+        "COALESCE(w.encrypted_secret, a.encrypted_secret, g.encrypted_secret) AS source_secret "
         "FROM webhook_deliveries d "
         "LEFT JOIN status_webhooks w ON d.source_kind = 'status_webhook' AND w.id = d.source_id "
         "LEFT JOIN alerts a ON d.source_kind = 'alert' AND a.id = d.source_id "
+        # an agent's limit-warning alert logs its deliveries as `alert` too
+        "LEFT JOIN agent_alerts g ON d.source_kind = 'alert' AND g.id = d.source_id "
         "WHERE d.status = 'pending' ORDER BY d.created_at, d.rowid"
     )
     found = []

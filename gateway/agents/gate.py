@@ -59,10 +59,21 @@ def spent(usage: Usage, model: ModelInfo | None, capability: str) -> Amounts:
 
 
 def session_of(header: str | None) -> str:
-    """The session a request names (`X-Agent-Session`), else the agent's default one."""
+    """The session a request names (`X-Agent-Session`), else the agent's default one.
+
+    A longer name is refused rather than cut: two sessions sharing their first 200
+    characters would silently share one budget."""
     if not header:
         return DEFAULT_SESSION
-    return header.strip()[:MAX_SESSION_CHARS] or DEFAULT_SESSION
+    name = header.strip()
+    if len(name) > MAX_SESSION_CHARS:
+        raise ApiError(
+            400,
+            "invalid_request",
+            f"'X-Agent-Session' names a session in at most {MAX_SESSION_CHARS} characters.",
+            param="X-Agent-Session",
+        )
+    return name or DEFAULT_SESSION
 
 
 async def admit_agent(
@@ -218,6 +229,7 @@ def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
         )
         if resets_at is not None:  # formatted only for a refusal
             error.extra["resets_at"] = resets_at(wall)
+            error.headers.update(_retry_after(error.extra["resets_at"], wall))
         return Refusal(error, "cost")
     return None
 
@@ -252,8 +264,16 @@ def _units(limits: Limits, figures: Figures, amounts: Amounts, wall: float) -> R
             requested=round(wanted, 6),
             resets_at=next_midnight(wall) if daily else next_month(wall),
         )
+        error.headers.update(_retry_after(error.extra["resets_at"], wall))
         return Refusal(error, "units")
     return None
+
+
+def _retry_after(resets_at: str, wall: float) -> dict[str, str]:
+    """`Retry-After` (seconds) until a period's budget resets, as the spec's rate-limit
+    errors carry it: a client that honours it waits instead of spending its retries."""
+    reset = datetime.fromisoformat(resets_at.replace("Z", "+00:00")).timestamp()
+    return {"Retry-After": str(max(1, math.ceil(reset - wall)))}
 
 
 def next_midnight(wall: float) -> str:

@@ -36,6 +36,8 @@ class AgentPatch:
     name: str | None
     limits: dict[str, float | None] | None
     auto_suspend: dict[str, Any] | None
+    tools: tuple[str, ...] | None = None
+    template: str | None = None
 
 
 @attrs.frozen
@@ -103,6 +105,7 @@ def _tools(permissions: object) -> tuple[str, ...]:
         raise invalid_request(
             f"'permissions.tools' must be an array of at most {MAX_TOOLS} tool names.",
             param="permissions.tools",
+            value=tools,
         )
     return tuple(dict.fromkeys(tools))
 
@@ -135,16 +138,27 @@ def _auto_suspend(raw: object, current: AutoSuspend) -> dict[str, Any]:
 
 
 def parse_patch(body: Mapping[str, Any]) -> AgentPatch:
-    """`limits` (merged: a null removes an override), `auto_suspend` (merged), `name`."""
-    _closed(body, ("name", "limits", "auto_suspend"))
+    """`limits` (merged: a null removes an override), `auto_suspend` (merged), `name`,
+    `permissions.tools` (replaced: an agent's tools change without a new key), and, as at
+    creation, `template` or `limits` naming one (its figures replace the overrides, the
+    `limits` object given with it is merged over them)."""
+    _closed(body, ("name", "permissions", "limits", "template", "auto_suspend"))
     name = _name(body["name"]) if "name" in body else None
-    limits = parse_limits(body["limits"]) if body.get("limits") is not None else None
+    template, raw_limits = body.get("template"), body.get("limits")
+    if isinstance(raw_limits, str):
+        if template is not None and template != raw_limits:
+            raise invalid_request("'limits' and 'template' name different templates.")
+        template, raw_limits = raw_limits, None
+    if template is not None:
+        template_limits(template)  # a 400 naming it now, before anything is read
+    limits = parse_limits(raw_limits) if raw_limits is not None else None
     raw = body.get("auto_suspend")
     if raw is not None and not isinstance(raw, dict):
         raise invalid_request("'auto_suspend' must be an object.", param="auto_suspend")
     if raw is not None:
         _auto_suspend(raw, AutoSuspend())  # validated now, merged over the stored one later
-    return AgentPatch(name, limits, raw)
+    tools = _tools(body["permissions"]) if body.get("permissions") is not None else None
+    return AgentPatch(name, limits, raw, tools, template)
 
 
 def merged_auto_suspend(current: AutoSuspend, raw: dict[str, Any] | None) -> AutoSuspend:

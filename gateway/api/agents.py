@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
+from typing import Any
 
 import attrs
 import sqlite_utils
@@ -18,6 +19,7 @@ from quart import Blueprint, Response, request
 
 from gateway.agents import render
 from gateway.agents.book import Loaded
+from gateway.agents.gate import session_of
 from gateway.agents.input import merged_auto_suspend, parse_alert, parse_create, parse_patch
 from gateway.agents.limits import (
     LIMIT_NAMES,
@@ -27,6 +29,7 @@ from gateway.agents.limits import (
     organization_ceilings,
     parse_limits,
     shown,
+    template_limits,
 )
 from gateway.agents.suspension import Actor, set_status
 from gateway.api.audit_trail import audit_event, audited, written
@@ -40,10 +43,12 @@ from gateway.platform.web import (
     json_response,
     read_object,
 )
+from gateway.status import render as status_render
 from gateway.status.signing import new_secret
 from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
 from store import agents as agent_store
 from store import keys
+from store import webhooks as webhook_store
 from store.agents import AgentAlertRecord, AgentRecord
 
 AGENTS = "/v1/mcp/agents"
@@ -52,6 +57,7 @@ ORG_LIMITS = "/v1/management/agent-limits"
 AGENT_KEY_PREFIX = "gw_agent_"
 AGENT_PERMISSIONS = ("chat", "embeddings", "audio", "files", "models")
 MAX_ALERTS_PER_AGENT = 20
+LIST_LIMIT = 100  # deliveries shown with an alert, newest first
 
 
 def agents_blueprint(state: AppState) -> Blueprint:
@@ -68,6 +74,9 @@ def agents_blueprint(state: AppState) -> Blueprint:
     bp.add_url_rule(f"{one}/usage", "agent_usage", api.agent_usage, methods=["GET"])
     bp.add_url_rule(f"{one}/alerts", "list_alerts", api.list_alerts, methods=["GET"])
     bp.add_url_rule(f"{one}/alerts", "create_alert", api.create_alert, methods=["POST"])
+    alert = f"{one}/alerts/<alert_id>"
+    bp.add_url_rule(alert, "read_alert", api.read_alert, methods=["GET"])
+    bp.add_url_rule(alert, "delete_alert", api.delete_alert, methods=["DELETE"])
     bp.add_url_rule(ORG_LIMITS, "organization_limits", api.organization_limits, methods=["GET"])
     bp.add_url_rule(ORG_LIMITS, "set_organization_limits", api.set_limits, methods=["PUT"])
     return bp
@@ -75,6 +84,10 @@ def agents_blueprint(state: AppState) -> Blueprint:
 
 def agent_not_found(agent_id: str) -> ApiError:
     return not_found("agent_not_found", f"No agent '{agent_id}'.", param="agent_id")
+
+
+def alert_not_found(alert_id: str) -> ApiError:
+    return not_found("alert_not_found", f"No alert '{alert_id}'.", param="alert_id")
 
 
 class AgentsApi:
@@ -153,7 +166,7 @@ class AgentsApi:
         patch = parse_patch(await read_object())
         loaded = await self._loaded(principal, agent_id)
         record = loaded.record
-        own = dict(record.limits)
+        own = dict(record.limits) if patch.template is None else template_limits(patch.template)
         for name, value in (patch.limits or {}).items():
             if value is None:
                 own.pop(name, None)
@@ -163,7 +176,9 @@ class AgentsApi:
         changed = attrs.evolve(
             record,
             name=patch.name or record.name,
+            tools=record.tools if patch.tools is None else patch.tools,
             limits=own,
+            template=record.template if patch.template is None else patch.template,
             auto_suspend=merged_auto_suspend(record.auto_suspend, patch.auto_suspend),
             updated_at=datetime.now(UTC),
         )
@@ -172,7 +187,11 @@ class AgentsApi:
             "agent.updated",
             target_type="agent",
             target_id=agent_id,
-            details={"limits": own, "auto_suspend": attrs.asdict(changed.auto_suspend)},
+            details={
+                "limits": own,
+                "auto_suspend": attrs.asdict(changed.auto_suspend),
+                "tools": list(changed.tools),
+            },
         )
         await audited(self.state, event, written(lambda d: agent_store.replace(d, changed)))
         return json_response(render.agent(await self.state.agents.changed(changed)))
@@ -222,7 +241,10 @@ class AgentsApi:
         principal = await self._usage_reader(agent_id)
         loaded = await self._loaded(principal, agent_id)
         book = self.state.agents
-        session = request.args.get("session") or "default"
+        # An agent reading its own usage sees the session its request names, as the MCP
+        # tool does; `?session=` chooses another.
+        asked = request.args.get("session")
+        session = session_of(asked) if asked else principal.agent_session
         figures = await book.figures(loaded, session)
         body = render.usage(loaded, figures, session, book.counters.wall())
         body["sessions"] = render.sessions(await book.session_rows(agent_id))
@@ -269,6 +291,40 @@ class AgentsApi:
         await self._loaded(principal, agent_id)
         records = await self.state.db.run(lambda d: agent_store.list_alerts(d, agent_id))
         return json_response({"object": "list", "data": [render.alert(r) for r in records]})
+
+    async def read_alert(self, agent_id: str, alert_id: str) -> Response:
+        """One alert with its delivery log (newest first): whether its warnings arrived."""
+        principal = await self._manager("view_configuration")
+        await self._loaded(principal, agent_id)
+        ws = principal.workspace_id
+
+        def read(d: sqlite_utils.Database) -> tuple[AgentAlertRecord | None, list[Any]]:
+            found = agent_store.get_alert(d, alert_id, agent_id)
+            return found, webhook_store.list_deliveries(d, alert_id, ws, limit=LIST_LIMIT)
+
+        record, deliveries = await self.state.db.run(read)
+        if record is None:
+            raise alert_not_found(alert_id)
+        body = render.alert(record)
+        body["deliveries"] = [status_render.delivery(r) for r in deliveries]
+        return json_response(body)
+
+    async def delete_alert(self, agent_id: str, alert_id: str) -> Response:
+        """Without it an agent at its alert ceiling could only be deleted and made again."""
+        principal = await self._manager("create_api_keys")
+        await self._loaded(principal, agent_id)
+        event = audit_event(
+            principal,
+            "agent.alert_deleted",
+            target_type="agent",
+            target_id=agent_id,
+            details={"alert_id": alert_id},
+        )
+        if not await audited(
+            self.state, event, lambda d: agent_store.delete_alert(d, alert_id, agent_id)
+        ):
+            raise alert_not_found(alert_id)
+        return json_response({"id": alert_id, "object": "agent_alert", "deleted": True})
 
     async def organization_limits(self) -> Response:
         principal = await self._manager("view_configuration")

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from quart import Blueprint, Response
 
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, iso, json_response
+from gateway.platform.web import authenticate_reader, iso, json_response
 
 
 def health_blueprint(state: AppState) -> Blueprint:
@@ -20,7 +20,7 @@ def health_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/health/detailed")
     async def detailed() -> Response:
-        principal = await authenticate(state)
+        principal = await authenticate_reader(state)
         started = time.perf_counter()
         await state.db.run(lambda d: d.execute("SELECT 1").fetchone())
         db_ms = round((time.perf_counter() - started) * 1000, 2)
@@ -32,7 +32,9 @@ def health_blueprint(state: AppState) -> Blueprint:
                 "status": "healthy" if status == "unknown" else status,
                 "latency_ms": figures.latency_ms,
             }
-        degraded = any(p["status"] != "healthy" for p in providers.values())
+        # A provider the operator switched off is a choice, not a fault: as on the status
+        # page, it does not make the whole gateway degraded.
+        degraded = any(p["status"] not in ("healthy", "disabled") for p in providers.values())
         return json_response(
             {
                 "status": "degraded" if degraded else "healthy",

@@ -16,7 +16,12 @@ from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, authenticate_manager, json_response, read_object
+from gateway.platform.web import (
+    authenticate_manager,
+    authenticate_reader,
+    json_response,
+    read_object,
+)
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.signing import new_secret
@@ -71,7 +76,7 @@ class StatusApi:
         return await authenticate_manager(self.state, action)
 
     async def status_page(self) -> Response:
-        principal = await authenticate(self.state)
+        principal = await authenticate_reader(self.state)
         page = await service.status_page(self.state, principal.workspace_id, datetime.now(UTC))
         return json_response(page)
 
@@ -175,7 +180,7 @@ class StatusApi:
             now=datetime.now(UTC),
             audit=self._audit(principal, "incident.created", "", title=spec.title),
         )
-        return json_response(render.incident(record, []), 201)
+        return await self._incident_answer(record, 201)
 
     def _check_services(self, names: tuple[str, ...]) -> None:
         """The services of `/v1/status` are `api` and the providers: an incident naming
@@ -194,8 +199,7 @@ class StatusApi:
 
     async def read_incident(self, incident_id: str) -> Response:
         record = await self._incident(await self._manager("view_configuration"), incident_id)
-        updates = await self.state.db.run(lambda d: incident_store.updates(d, incident_id))
-        return json_response(render.incident(record, updates))
+        return await self._incident_answer(record)
 
     async def update_incident(self, incident_id: str) -> Response:
         principal = await self._manager("configure_providers")
@@ -210,7 +214,7 @@ class StatusApi:
             now=datetime.now(UTC),
             audit=self._audit(principal, "incident.updated", incident_id, status=change.status),
         )
-        return json_response(render.incident(changed))
+        return await self._incident_answer(changed)
 
     async def resolve_incident(self, incident_id: str) -> Response:
         principal = await self._manager("configure_providers")
@@ -223,7 +227,13 @@ class StatusApi:
             now=datetime.now(UTC),
             audit=self._audit(principal, "incident.resolved", incident_id),
         )
-        return json_response(render.incident(resolved))
+        return await self._incident_answer(resolved)
+
+    async def _incident_answer(self, record: IncidentRecord, status: int = 200) -> Response:
+        """An incident with its `updates` history, the same after every change as on a
+        read (the creation answer showed none, the change answers no history at all)."""
+        updates = await self.state.db.run(lambda d: incident_store.updates(d, record.id))
+        return json_response(render.incident(record, updates), status)
 
     def _audit(
         self, principal: Principal, kind: str, incident_id: str, **details: object

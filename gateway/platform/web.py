@@ -80,6 +80,19 @@ async def authenticate_manager(
     return principal.in_workspace(req.headers.get("x-workspace-id") or None)
 
 
+async def authenticate_reader(state: AppState, req: Request | None = None) -> Principal:
+    """Any valid API key, in its own workspace, or in the one `X-Workspace-ID` names when
+    the caller may reach it (as on the management routes, with a role that may view
+    analytics): the status page and detailed health of the workspace asked for, never
+    silently the caller's home one."""
+    req = req if req is not None else request
+    principal = await authenticate(state, req)
+    wanted = req.headers.get("x-workspace-id") or None
+    if wanted is None or wanted == principal.workspace_id:
+        return principal
+    return await authenticate_manager(state, "view_analytics", req)
+
+
 async def _with_organization_reach(state: AppState, principal: Principal) -> Principal:
     """The operator's key reaching every workspace of its organisation, its own first."""
     org, home = principal.organization_id, principal.key.workspace_id

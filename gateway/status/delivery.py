@@ -48,7 +48,9 @@ class Attempt:
     error: str | None = None
 
 
-Recorder = Callable[[Attempt, str], Awaitable[None]]
+# Told each attempt's outcome and the status it leads to; answers the status the log
+# now holds when that differs (the source was deleted: `failed`), else None.
+Recorder = Callable[[Attempt, str], Awaitable[str | None]]
 
 
 @attrs.frozen
@@ -65,7 +67,8 @@ class Deliverer:
     async def deliver(self, job: DeliveryJob, record: Recorder) -> str:
         """Attempt until delivered, refused, or out of time; `record` is told every
         attempt's outcome with the delivery's status after it (`pending` while retries
-        remain). Returns the final status. Cancellation stops it between or during
+        remain), and stops when the log says otherwise. Returns the final status.
+        Cancellation stops it between or during
         attempts; the delivery then stays `pending` in the log."""
         started = trio.current_time() - job.elapsed_s
         number = job.attempts
@@ -78,7 +81,7 @@ class Deliverer:
                 status = "delivered"
             else:
                 status = "failed" if late or not outcome.retryable else "pending"
-            await record(outcome, status)
+            status = await record(outcome, status) or status
             if status != "pending":
                 return status
             await trio.sleep(delay)

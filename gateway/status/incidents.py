@@ -77,13 +77,15 @@ def decide(open_severity: str | None, signal: Signal) -> Action:
     return TRANSITIONS.get((open_severity, signal), Action.NOTHING)
 
 
-def event_name(severity: str, change: str, status: str) -> str:
-    """The webhook event for a change (`created`, `updated`, `resolved`) of an incident;
-    maintenance incidents use the maintenance events."""
+def event_name(severity: str, change: str, status: str, previous: str | None = None) -> str:
+    """The webhook event for a change (`created`, `updated`, `resolved`) of an incident
+    whose status was `previous`; maintenance incidents use the maintenance events, and a
+    window starts once: when it becomes `in_progress` (opened so, or moved to it), not
+    again at each later update while it runs."""
     if severity != "maintenance":
         return f"incident.{change}"
-    if change == "created":
-        return "maintenance.scheduled"
     if change == "resolved":
         return "maintenance.completed"
-    return "maintenance.started" if status == "in_progress" else "incident.updated"
+    if status == "in_progress" and previous != "in_progress":
+        return "maintenance.started"
+    return "maintenance.scheduled" if change == "created" else "incident.updated"

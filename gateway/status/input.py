@@ -95,7 +95,9 @@ def parse_webhook(raw: Any) -> WebhookSpec:
     url = _bounded_text(body, "url", MAX_URL, required=True)
     events = _strings(body.get("events"), "events")
     if not events:
-        raise invalid_request("'events' must name at least one event.", param="events")
+        raise invalid_request(
+            "'events' must name at least one event.", param="events", value=list(events)
+        )
     unknown = [e for e in events if e not in STATUS_EVENTS]
     if unknown:
         raise invalid_request(
@@ -122,17 +124,22 @@ def parse_incident(raw: Any) -> IncidentSpec:
     statuses = MAINTENANCE_STATUSES if severity == "maintenance" else INCIDENT_STATUSES
     status = _choice(body, "status", statuses[:-1]) or statuses[0]
     services = _strings(body.get("affected_services", ["api"]), "affected_services")
-    if len(services) > MAX_SERVICES or any(not 0 < len(name) <= MAX_NAME for name in services):
+    if (
+        not services
+        or len(services) > MAX_SERVICES
+        or any(not 0 < len(name) <= MAX_NAME for name in services)
+    ):
         raise invalid_request(
             f"'affected_services' holds 1 to {MAX_SERVICES} names of up to {MAX_NAME} characters.",
             param="affected_services",
+            value=list(services),
         )
     return IncidentSpec(
         title=_bounded_text(body, "title", MAX_NAME, required=True),
         severity=severity,
         status=status,
         message=_bounded_text(body, "message", MAX_TEXT, required=False),
-        affected_services=services or ("api",),
+        affected_services=services,
     )
 
 
@@ -140,6 +147,15 @@ def parse_incident_change(raw: Any, current_severity: str) -> IncidentChange:
     body = body_object(raw)
     _only(body, ("status", "severity", "message"))
     severity = _choice(body, "severity", SEVERITIES)
+    if severity is not None and (severity == "maintenance") != (current_severity == "maintenance"):
+        # The two kinds have different statuses and events: crossing would leave, say, a
+        # `minor` incident `in_progress` and send `maintenance.completed` for an outage.
+        raise invalid_request(
+            f"A '{current_severity}' incident cannot become '{severity}': maintenance and "
+            "outages are separate incidents; resolve this one and open another.",
+            param="severity",
+            value=severity,
+        )
     kind = severity or current_severity
     statuses = MAINTENANCE_STATUSES if kind == "maintenance" else INCIDENT_STATUSES
     change = IncidentChange(

@@ -135,7 +135,7 @@ async def resumable(state: AppState, now: datetime) -> list[DeliveryJob]:
         record = item.record
         elapsed = max(0.0, (now - record.created_at).total_seconds())
         if item.encrypted_secret is None:
-            failed.append((record.id, "its subscription or alert was deleted"))
+            failed.append((record.id, webhook_store.SOURCE_GONE))
             continue
         if elapsed >= window:
             failed.append((record.id, "retry window ended while the gateway was stopped"))

@@ -87,7 +87,7 @@ async def change_incident(
         updated_at=now,
     )
     await state.db.run(lambda d: _write(d, incident_store.save, changed, audit))
-    _publish(state, "updated", changed, now)
+    _publish(state, "updated", changed, now, previous=record.status)
     return changed
 
 
@@ -122,8 +122,15 @@ def _write(
             audit_store.append(db, attrs.evolve(event, target_id=record.id))
 
 
-def _publish(state: AppState, change: str, record: IncidentRecord, now: datetime) -> None:
-    event = event_name(record.severity, change, record.status)
+def _publish(
+    state: AppState,
+    change: str,
+    record: IncidentRecord,
+    now: datetime,
+    *,
+    previous: str | None = None,
+) -> None:
+    event = event_name(record.severity, change, record.status, previous)
     state.status.publish(
         StatusEvent(record.workspace_id, event, render.event_payload(event, record, now))
     )

@@ -130,10 +130,10 @@ class Router:
                     # trio.Cancelled is not an Exception, so shutdown still goes through.
                     logger.exception("delivery %s failed unexpectedly", job.delivery_id)
 
-    def _recorder(self, job: DeliveryJob) -> Callable[[Attempt, str], Awaitable[None]]:
-        async def record(outcome: Attempt, status: str) -> None:
+    def _recorder(self, job: DeliveryJob) -> Callable[[Attempt, str], Awaitable[str | None]]:
+        async def record(outcome: Attempt, status: str) -> str | None:
             now = datetime.now(UTC)
-            await self.state.db.run(
+            return await self.state.db.run(
                 lambda d: webhook_store.record_attempt(
                     d,
                     job.delivery_id,

@@ -84,6 +84,19 @@ async def test_each_threshold_fires_once_at_the_receiver(
     listed = (await http.get(f"/v1/mcp/agents/{agent['id']}/alerts")).json()["data"]
     assert [a["id"] for a in listed] == [alert["id"]]
     assert "secret" not in listed[0]
+    # One alert with its delivery log, then deleted (an agent at its alert ceiling had no
+    # way to drop one but to delete the agent).
+    one = f"/v1/mcp/agents/{agent['id']}/alerts/{alert['id']}"
+    read = (await http.get(one)).json()
+    assert len(read["deliveries"]) == 2 and "secret" not in read
+    assert {d["event"] for d in read["deliveries"]} == {"limit_warning"}
+    other = await create_agent(name="neighbour")
+    assert (await http.get(f"/v1/mcp/agents/{other['id']}/alerts/{alert['id']}")).status_code == 404
+    deleted = await http.delete(one)
+    assert deleted.json() == {"id": alert["id"], "object": "agent_alert", "deleted": True}
+    assert (await http.get(one)).json()["error"]["code"] == "alert_not_found"
+    assert (await http.delete(one)).status_code == 404
+    assert (await http.get(f"/v1/mcp/agents/{agent['id']}/alerts")).json()["data"] == []
 
 
 async def test_bad_alerts_are_refused(http: httpx.AsyncClient, create_agent: Create) -> None:

@@ -4,6 +4,7 @@ rpm limit and rpm abuse, sessions, and the metered-unit daily limits."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -113,7 +114,16 @@ async def test_without_auto_suspend_the_budget_refuses_but_the_agent_stays_activ
     error = answers[-1].json()["error"]
     assert error["code"] == "cost_limit_exceeded"
     assert error["resets_at"].endswith("T00:00:00Z")
+    assert_retry_after_until(answers[-1], error["resets_at"])
     assert (await http.get(f"/v1/mcp/agents/{agent['id']}")).json()["status"] == "active"
+
+
+def assert_retry_after_until(refused: httpx.Response, resets_at: str) -> None:
+    """The budget refusals carried no `Retry-After` (the rpm one did): it counts the
+    seconds to the reset."""
+    reset = datetime.fromisoformat(resets_at.replace("Z", "+00:00"))
+    expected = (reset - datetime.now(UTC)).total_seconds()
+    assert abs(int(refused.headers["retry-after"]) - expected) <= 60
 
 
 async def test_rpm_limit_then_rpm_abuse_suspends(
@@ -191,6 +201,7 @@ async def test_embedding_tokens_daily_is_a_daily_limit(
     assert error["limit_type"] == "embedding_tokens_daily"
     assert error["limit"] == 3
     assert error["resets_at"].endswith("T00:00:00Z")
+    assert_retry_after_until(refused, error["resets_at"])
 
 
 async def test_ocr_pages_are_counted_and_limited_per_day(

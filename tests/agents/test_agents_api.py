@@ -252,3 +252,63 @@ async def test_the_organisation_sets_the_ceilings_its_agents_inherit(
     assert bad.status_code == 400
     events = (await http.get("/v1/management/audit-log")).json()["events"]
     assert "agent_limits.updated" in [e["type"] for e in events]
+
+
+async def test_the_session_header_is_the_usage_default_and_is_bounded(
+    gateway: RunningGateway, create_agent: Create
+) -> None:
+    """An agent's own usage read named no session and showed `default` although the
+    request's `X-Agent-Session` said otherwise (the MCP tool follows the header); a
+    session name over 200 characters was cut, so two long names shared one budget."""
+    agent = await create_agent(name="long-runner")
+    async with agent_client(gateway, agent["key"], session="run-7") as me:
+        spent = await me.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+        )
+        assert spent.status_code == 200, spent.text
+        own = (await me.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()
+        chosen = (
+            await me.get(f"/v1/mcp/agents/{agent['id']}/usage", params={"session": "other"})
+        ).json()
+        long = await me.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+            headers={"X-Agent-Session": "s" * 201},
+        )
+    assert own["session"]["id"] == "run-7" and own["session"]["cost"] > 0
+    assert chosen["session"] == {
+        "id": "other",
+        "cost": 0.0,
+        "committed": 0.0,
+        "remaining_budget": own["limits"]["cost_per_session"],
+    }
+    assert long.status_code == 400, long.text
+    assert long.json()["error"]["param"] == "X-Agent-Session"
+
+
+async def test_a_patch_applies_a_template_as_creation_does(
+    http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    """Creation takes `template` or `limits` naming one; a PATCH refused both (`limits`
+    had to be an object), so moving an agent to another template meant every figure by
+    hand."""
+    agent = await create_agent(name="promoted", template="Free", limits={"cost_daily": 1})
+    path = f"/v1/mcp/agents/{agent['id']}"
+    standard = await http.patch(path, json={"limits": "Standard"})
+    assert standard.status_code == 200, standard.text
+    body = standard.json()
+    assert body["template"] == "Standard"
+    assert body["limit_overrides"] == {
+        "requests_per_minute": 60,
+        "cost_per_session": 5.0,
+        "cost_daily": 100.0,
+        "cost_monthly": 1000.0,
+        "concurrent_sessions": 5,
+    }
+    tuned = await http.patch(path, json={"template": "Free", "limits": {"cost_daily": 2}})
+    assert tuned.json()["template"] == "Free"
+    assert tuned.json()["limits"]["cost_daily"] == 2.0
+    assert tuned.json()["limits"]["requests_per_minute"] == 10
+    unknown = await http.patch(path, json={"template": "Gold"})
+    assert (unknown.status_code, unknown.json()["error"]["param"]) == (400, "template")

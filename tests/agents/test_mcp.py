@@ -88,6 +88,36 @@ async def test_tools_are_filtered_by_the_agents_permissions(
         assert (limits.structured_content or {})["limits"]["cost_daily"] == 1000.0
 
 
+async def test_a_patch_changes_the_agents_tools(
+    gateway: RunningGateway, http: httpx.AsyncClient, create_agent: Create
+) -> None:
+    """`permissions` was refused by PATCH: changing an agent's tools meant a new agent
+    and a new key."""
+    agent = await create_agent(
+        name="widened", permissions={"tools": ["self_inspect/get_my_limits"]}
+    )
+    path = f"/v1/mcp/agents/{agent['id']}"
+    patched = await http.patch(path, json={"permissions": {"tools": ["self_inspect/*"]}})
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["permissions"] == {"tools": ["self_inspect/*"]}
+    bad = await http.patch(path, json={"permissions": {"tools": "self_inspect/*"}})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["param"] == "permissions.tools"
+    assert bad.json()["error"]["value"] == "self_inspect/*"  # was null
+    headers = {"Authorization": f"Bearer {agent['key']}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as transport_client,
+        streamable_http_client(gateway.url + "/v1/mcp", http_client=transport_client) as (
+            read,
+            write,
+        ),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        listed = await session.list_tools()
+        assert USAGE_TOOL in [tool.name for tool in listed.tools]
+
+
 async def post(gateway: RunningGateway, key: str, body: Any, **headers: str) -> httpx.Response:
     async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as raw:
         return await raw.post(
@@ -143,6 +173,11 @@ async def test_the_transport_negotiates_and_refuses_clearly(
         "id": 1,
         "result": {},
     }
+    long = await post(
+        gateway, key, rpc("tools/call", name=USAGE_TOOL, arguments={"session": "s" * 201}), **same
+    )
+    assert long.json()["error"]["code"] == -32602
+    assert "at most 200 characters" in long.json()["error"]["message"]
     batch = await post(gateway, key, [rpc("ping")], **same)
     assert batch.status_code == 400
     async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as raw:

@@ -98,6 +98,8 @@ ROUTES: tuple[Route, ...] = (
     ("GET", "/v1/mcp/agents/{id}/usage", "view_configuration", None),
     ("GET", "/v1/mcp/agents/{id}/alerts", "view_configuration", None),
     ("POST", "/v1/mcp/agents/{id}/alerts", "create_api_keys", {}),
+    ("GET", "/v1/mcp/agents/{id}/alerts/{id}", "view_configuration", None),
+    ("DELETE", "/v1/mcp/agents/{id}/alerts/{id}", "create_api_keys", None),
     ("GET", f"{M}/agent-limits", "view_configuration", None),
     ("PUT", f"{M}/agent-limits", "manage_billing", {"cost_daily": "high"}),
     ("GET", f"{M}/organization", "view_configuration", None),

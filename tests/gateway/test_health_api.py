@@ -100,6 +100,18 @@ async def test_detailed_health_shows_failures_and_disabled_providers(
     assert providers["anthropic"]["status"] == "healthy"
 
 
+async def test_a_disabled_provider_does_not_degrade_the_gateway(
+    http: httpx.AsyncClient,
+) -> None:
+    """An operator's switched-off provider made the overall status `degraded` for good
+    (the status page does not count it either)."""
+    assert (await http.post("/v1/management/providers/mistral/disable")).status_code == 200
+    body = (await http.get("/v1/health/detailed")).json()
+    assert body["components"]["providers"]["mistral"]["status"] == "disabled"
+    assert body["status"] == "healthy"
+    assert (await http.get("/v1/status")).json()["status"] == "operational"
+
+
 # -- routing errors ------------------------------------------------------------------------
 
 

@@ -102,3 +102,36 @@ async def test_a_pending_delivery_is_resumed_after_a_restart(
     assert reasons[stale.id] == "retry window ended while the gateway was stopped"
     assert reasons[orphan.id] == "its subscription or alert was deleted"
     assert receiver.requests.statistics().current_buffer_used == 0  # nothing else was sent
+
+
+async def test_a_pending_agent_alert_delivery_is_resumed_not_failed(
+    settings: Settings, receiver: WebhookReceiver
+) -> None:
+    """Agent limit warnings share the delivery log (`source_kind` `alert`), but the resume
+    looked their secret up among the usage alerts only: every pending one was marked
+    failed at the next start as if its alert had been deleted."""
+    async with running(settings) as http:
+        agent = (await http.post("/v1/mcp/agents", json={"name": "watched"})).json()
+        alert = await http.post(
+            f"/v1/mcp/agents/{agent['id']}/alerts",
+            json={
+                "type": "limit_warning",
+                "thresholds": {"cost_daily": [0.5]},
+                "webhook_url": receiver.url(),
+            },
+        )
+        assert alert.status_code == 201, alert.text
+    warning = pending(
+        workspace_id="default",
+        source_kind="alert",
+        source_id=alert.json()["id"],
+        url=receiver.url(),
+        event="limit_warning",
+        body=b'{"event": "limit_warning"}',
+        now=datetime.now(UTC),
+    )
+    stored(settings, lambda d: webhook_store.insert_delivery(d, warning))
+    async with running(settings):
+        again = await next_request(receiver)
+    assert again.headers["x-service-delivery"] == warning.id
+    assert check_signed(again, alert.json()["secret"]) == {"event": "limit_warning"}

@@ -56,18 +56,24 @@ def test_decide(severity: str | None, signal: Signal, action: Action) -> None:
 
 
 @pytest.mark.parametrize(
-    ("severity", "change", "status", "event"),
+    ("severity", "change", "status", "previous", "event"),
     [
-        ("major", "created", "investigating", "incident.created"),
-        ("minor", "updated", "identified", "incident.updated"),
-        ("critical", "resolved", "resolved", "incident.resolved"),
-        ("maintenance", "created", "scheduled", "maintenance.scheduled"),
-        ("maintenance", "updated", "in_progress", "maintenance.started"),
-        ("maintenance", "resolved", "completed", "maintenance.completed"),
+        ("major", "created", "investigating", None, "incident.created"),
+        ("minor", "updated", "identified", "investigating", "incident.updated"),
+        ("critical", "resolved", "resolved", "monitoring", "incident.resolved"),
+        ("maintenance", "created", "scheduled", None, "maintenance.scheduled"),
+        ("maintenance", "updated", "in_progress", "scheduled", "maintenance.started"),
+        ("maintenance", "resolved", "completed", "in_progress", "maintenance.completed"),
+        # a window opened already running starts (it was announced as scheduled)
+        ("maintenance", "created", "in_progress", None, "maintenance.started"),
+        # a message while it runs does not start it again
+        ("maintenance", "updated", "in_progress", "in_progress", "incident.updated"),
     ],
 )
-def test_event_names(severity: str, change: str, status: str, event: str) -> None:
-    assert event_name(severity, change, status) == event
+def test_event_names(
+    severity: str, change: str, status: str, previous: str | None, event: str
+) -> None:
+    assert event_name(severity, change, status, previous) == event
 
 
 FIGURES = WindowFigures(

@@ -17,6 +17,7 @@ import attrs
 from gateway.agents import render
 from gateway.agents.book import AgentBook, Loaded
 from gateway.agents.counters import Figures
+from gateway.agents.gate import MAX_SESSION_CHARS
 from gateway.agents.mcp.protocol import INVALID_PARAMS, RpcError
 
 SESSION_ARG = {
@@ -24,6 +25,8 @@ SESSION_ARG = {
     "properties": {
         "session": {
             "type": "string",
+            "minLength": 1,
+            "maxLength": MAX_SESSION_CHARS,
             "description": "The session to report (default: the X-Agent-Session header of "
             "this MCP request, else 'default').",
         }
@@ -104,8 +107,11 @@ async def call(
     if unknown:
         raise RpcError(INVALID_PARAMS, f"Unknown argument '{unknown[0]}' for {tool.name}.")
     session = arguments.get("session", default_session)
-    if not isinstance(session, str) or not session or len(session) > 200:
-        raise RpcError(INVALID_PARAMS, "'session' must be a non-empty string.")
+    if not isinstance(session, str) or not session or len(session) > MAX_SESSION_CHARS:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"'session' must be a non-empty string of at most {MAX_SESSION_CHARS} characters.",
+        )
     figures = await book.figures(loaded, session)
     value = tool.handler(book, loaded, session, figures)
     return {

@@ -27,6 +27,7 @@ from gateway.operator.apidoc import (
     obj,
     query,
 )
+from gateway.operator.schemas.status import DELIVERY
 
 TAG = "agents"
 ERRORS = (*AUTH_ERRORS, 404)
@@ -79,15 +80,22 @@ AGENT = obj(
 )
 CREATED = {"allOf": [AGENT, all_required(key=STR)]}
 NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200}
+PERMISSIONS = closed(tools=arr({"type": "string", "minLength": 1, "maxLength": 200}))
 CREATE = closed(
     ("name",),
     name=NAME,
-    permissions=closed(tools=arr({"type": "string", "minLength": 1, "maxLength": 200})),
+    permissions=PERMISSIONS,
     limits={"anyOf": [LIMITS_IN, TEMPLATE]},
     template=TEMPLATE,
     auto_suspend=AUTO_SUSPEND_IN,
 )
-PATCH = closed(name=NAME, limits=LIMITS_IN, auto_suspend=AUTO_SUSPEND_IN)
+PATCH = closed(
+    name=NAME,
+    permissions=PERMISSIONS,
+    limits={"anyOf": [LIMITS_IN, TEMPLATE]},
+    template=TEMPLATE,
+    auto_suspend=AUTO_SUSPEND_IN,
+)
 PERIOD = obj(
     ("cost", "committed", "remaining_budget", "resets_at"),
     cost=NUM,
@@ -193,6 +201,15 @@ OPERATIONS: dict[str, Operation] = {
         errors=CONFLICTS,
     ),
     "agents.list_alerts": Operation("An agent's alerts", TAG, listing(ALERT), errors=ERRORS),
+    "agents.read_alert": Operation(
+        "One of an agent's alerts with its webhook delivery log, newest first",
+        TAG,
+        {"allOf": [ALERT, all_required(deliveries=arr(DELIVERY))]},
+        errors=ERRORS,
+    ),
+    "agents.delete_alert": Operation(
+        "Delete one of an agent's alerts", TAG, deleted("agent_alert"), errors=ERRORS
+    ),
     "agents.organization_limits": Operation(
         "The organisation's agent limits: the ceilings its agents inherit",
         TAG,
