@@ -212,9 +212,13 @@ def _message(message: Any, where: str) -> dict[str, Any]:
     role = message.get("role")
     if role not in ROLES:
         raise invalid_request(
-            f"'{where}.role' must be one of system, user, assistant, tool.",
+            f"'{where}.role' must be one of system, user, assistant, tool (or developer).",
             param=f"{where}.role",
             value=role,
+        )
+    if message.get("name") is not None and not isinstance(message["name"], str):
+        raise invalid_request(
+            f"'{where}.name' must be a string.", param=f"{where}.name", value=message["name"]
         )
     has_calls = role == "assistant" and bool(message.get("tool_calls"))
     _content(message.get("content"), f"{where}.content", optional=has_calls)
@@ -236,9 +240,11 @@ def _content(content: Any, where: str, *, optional: bool) -> None:
         raise invalid_request(f"'{where}' is required.", param=where)
     if isinstance(content, str):
         return
-    if not isinstance(content, list):
+    if not isinstance(content, list) or not content:
         raise invalid_request(
-            f"'{where}' must be a string or an array of parts.", param=where, value=content
+            f"'{where}' must be a string or a non-empty array of parts.",
+            param=where,
+            value=content,
         )
     for i, part in enumerate(content):
         _content_part(part, f"{where}[{i}]")
@@ -253,7 +259,9 @@ def _content_part(part: Any, where: str) -> None:
         if isinstance(image, dict) and isinstance(image.get("url"), str):
             return
         raise invalid_request(
-            f"'{where}.image_url.url' must be a string.", param=f"{where}.image_url", value=image
+            f"'{where}.image_url.url' must be a string.",
+            param=f"{where}.image_url.url",
+            value=image,
         )
     if kind in ("input_audio", "file"):
         return

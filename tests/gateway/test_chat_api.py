@@ -344,6 +344,28 @@ async def test_bad_messages_are_rejected(client: openai.AsyncOpenAI, messages: A
     assert str(caught.value.body["param"]).startswith("messages")  # type: ignore[index]
 
 
+@pytest.mark.parametrize(
+    ("messages", "param"),
+    [
+        ([{"role": "user", "content": "x", "name": 5}], "messages[0].name"),
+        ([{"role": "user", "content": []}], "messages[0].content"),
+        (
+            [{"role": "user", "content": [{"type": "image_url", "image_url": "https://x/a.png"}]}],
+            "messages[0].content[0].image_url.url",
+        ),
+    ],
+)
+async def test_bad_message_fields_name_their_exact_field(
+    client: openai.AsyncOpenAI, messages: Any, param: str
+) -> None:
+    """A non-string `name` and an empty parts array were passed upstream (a 200), and a bad
+    `image_url` named its parent rather than the field its message names."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
+    body: Any = caught.value.body
+    assert (body["code"], body["param"]) == ("invalid_request", param)
+
+
 async def test_an_unknown_model_lists_the_available_ones(client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as caught:
         await client.chat.completions.create(model="gpt-17-ultra", messages=HELLO)
