@@ -233,6 +233,18 @@ async def test_a_named_fallback_the_key_may_not_use_is_403(
     assert response.json()["error"]["model"] == "gpt-4o"
 
 
+async def test_the_model_list_shows_a_restricted_key_its_models(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """The list showed the whole catalog to a key that may use only some of it."""
+    created = await create_key(http, allowed_models=["gpt-4o-mini*", "rerank-v3.5"])
+    listed = await get_with(gateway, "/v1/models", bearer(created["key"]))
+    ids = {m["id"] for m in listed.json()["data"]}
+    assert ids == {"gpt-4o-mini", "gpt-4o-mini-transcribe", "rerank-v3.5"}
+    everything = await http.get("/v1/models")
+    assert len(everything.json()["data"]) > len(ids)
+
+
 async def test_official_client_raises_permission_denied_for_a_forbidden_model(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
