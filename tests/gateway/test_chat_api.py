@@ -481,6 +481,28 @@ async def test_a_stream_cut_midway_ends_with_an_error_event(
     assert received and received[0].choices[0].delta.role == "assistant"
 
 
+@pytest.mark.parametrize("model", [*CHAT_MODELS, "command-a-03-2025"])
+async def test_a_malformed_stream_event_is_an_error_never_a_gap(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, model: str
+) -> None:
+    """An upstream event that is not JSON was skipped: the answer arrived finished and
+    marked a success, with that piece of its text missing. With the provider forced (no
+    fallback) the client now gets an error, before or after the first chunk."""
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model=upstream(model), malformed=True, remaining=1))
+    info = load_catalog().model(model)
+    assert info is not None
+    forced = {"provider": info.provider, "service": {"cache": "skip"}}
+    received = []
+    with trio.fail_after(5), pytest.raises(openai.APIError) as caught:
+        async for chunk in await client.chat.completions.create(
+            model=model, messages=HELLO, stream=True, extra_body=forced
+        ):
+            received.append(chunk)
+    assert not any(c.choices and c.choices[0].finish_reason for c in received)
+    assert caught.value.body["code"] == "provider_error"  # type: ignore[index]
+
+
 async def test_a_client_disconnect_closes_the_upstream_at_once(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
