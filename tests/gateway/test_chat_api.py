@@ -224,6 +224,33 @@ async def test_a_bad_key_is_an_authentication_error(gateway: RunningGateway) -> 
     assert caught.value.code == "invalid_api_key"
 
 
+@pytest.mark.parametrize("model", [*CHAT_MODELS, "command-a-03-2025"])
+@pytest.mark.parametrize("stream", [False, True])
+async def test_stop_ends_the_answer_before_the_sequence(
+    client: openai.AsyncOpenAI, model: str, stream: bool
+) -> None:
+    """Only the Anthropic simulator honoured stop sequences: through the others a `stop`
+    reached the vendor (as `stop`, `stopSequences`, `stop_sequences`) and was ignored."""
+    skip: Any = {"service": {"cache": "skip"}}
+    whole = await client.chat.completions.create(model=model, messages=HELLO, extra_body=skip)
+    text = whole.choices[0].message.content or ""
+    word = text.split()[3]
+    if stream:
+        chunks = client.chat.completions.create(
+            model=model, messages=HELLO, stop=[word, "zzz"], stream=True, extra_body=skip
+        )
+        pieces = [c async for c in await chunks if c.choices]
+        cut = "".join(c.choices[0].delta.content or "" for c in pieces)
+        finish = pieces[-1].choices[0].finish_reason
+    else:
+        answer = await client.chat.completions.create(
+            model=model, messages=HELLO, stop=word, extra_body=skip
+        )
+        cut, finish = answer.choices[0].message.content or "", answer.choices[0].finish_reason
+    assert cut == text[: text.index(word)]
+    assert finish == "stop"
+
+
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
