@@ -6,6 +6,7 @@ each vendor's real protocol behind the gateway.
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime
 from typing import Any
@@ -391,6 +392,27 @@ async def test_bad_message_fields_name_their_exact_field(
         await client.chat.completions.create(model="gpt-4o-mini", messages=messages)
     body: Any = caught.value.body
     assert (body["code"], body["param"]) == ("invalid_request", param)
+
+
+async def test_an_error_answer_carries_the_request_id_of_its_usage_record(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    """Refusals and provider failures answered without `X-Request-ID`, so a client (the
+    official one reads it into `request_id`) had no id to quote for a failed call."""
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model="gpt-4o-mini", status=500, remaining=1))
+    forced: Any = {"provider": "openai", "service": {"cache": "skip"}}
+    with pytest.raises(openai.InternalServerError) as failed:
+        await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body=forced)
+    with pytest.raises(openai.BadRequestError) as refused:
+        await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, temperature=9)
+    await gateway.state.usage.flush()
+    for caught, status in ((failed, 502), (refused, 400)):
+        request_id = caught.value.request_id
+        assert request_id is not None
+        lookup = functools.partial(usage.list_for_request, request_id=request_id)
+        records = await gateway.state.db.run(lookup)
+        assert [(r.endpoint, r.status) for r in records] == [("chat", status)]
 
 
 async def test_an_unknown_model_lists_the_available_ones(client: openai.AsyncOpenAI) -> None:
