@@ -206,6 +206,19 @@ class HttpProvider(Provider):
                 self.provider_id, f"the upstream stream broke: {type(exc).__name__}"
             ) from exc
 
+    def event_json(self, event: SSEEvent) -> Any:
+        """The decoded JSON of a stream event; None for an event without data or the
+        `[DONE]` terminator. Data that is not JSON is `StreamInterrupted`: skipping it
+        handed the client a finished-looking answer with a piece of its text missing."""
+        if not event.data or event.data == "[DONE]":
+            return None
+        try:
+            return orjson.loads(event.data)
+        except ValueError:
+            raise StreamInterrupted(
+                self.provider_id, "the upstream sent a stream event that is not JSON"
+            ) from None
+
     def transport_error(self, exc: UpstreamError) -> ProviderError:
         """Map a transport failure that happened before any answer."""
         if isinstance(exc, Timeout):

@@ -434,14 +434,15 @@ class MistralProvider(MistralAudio):
         that the byte iterators underneath finish rather than being left to the collector.
         """
         done = False
-        async for event in self.sse_events(response):
-            done = done or event.data == "[DONE]"
-            data = None if done else read_json(event.data)
-            if not isinstance(data, dict):
-                continue
-            if data.get("object") == "error":
-                raise stream_error(self.provider_id, data)
-            yield data
+        async with aclosing(self.sse_events(response)) as events:
+            async for event in events:
+                done = done or event.data == "[DONE]"
+                data = None if done else self.event_json(event)
+                if not isinstance(data, dict):
+                    continue
+                if data.get("object") == "error":
+                    raise stream_error(self.provider_id, data)
+                yield data
 
     async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
         data = await self.post_json(

@@ -217,7 +217,7 @@ class OpenAIProvider(OpenAIAudio):
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
 
     def _event_chunk(self, event: SSEEvent) -> ChatChunk | None:
-        data = read_json(event.data)
+        data = self.event_json(event)
         if not isinstance(data, dict):
             return None
         if "error" in data:

@@ -15,11 +15,14 @@ def models_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/models")
     async def list_models() -> Response:
-        (await authenticate(state)).require("models")
+        principal = await authenticate(state)
+        principal.require("models")
         provider = _provider(state)
         capability = _filter("capability", CAPABILITIES)
         status = _filter("status", MODEL_STATUSES)
         models = state.catalog.models(provider=provider, capability=capability, status=status)
+        # Like the vendors' lists, the models this key may use (its `allowed_models`).
+        models = [m for m in models if principal.may_use(m.id)]
         return json_response(
             {"object": "list", "data": [model_to_api(m, detail=False) for m in models]}
         )

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.params import (
     bounded_number,
     optional_bool,
@@ -54,9 +54,12 @@ def parse_chat_body(body: Any) -> ChatParams:
     if not isinstance(body, dict):
         raise invalid_request("The request body must be a JSON object.", param=None)
     model = required_string(body, "model")
-    tools, tool_choice, legacy = _tools_and_choice(body)
-    messages = _messages(body.get("messages"), legacy)
-    _check_tool_choice(tool_choice, tools)
+    try:
+        tools, tool_choice, legacy = _tools_and_choice(body)
+        messages = _messages(body.get("messages"), legacy)
+        _check_tool_choice(tool_choice, tools)
+    except ApiError as error:
+        raise _in_legacy_terms(error, body) from None
     _check_n(body.get("n"))
     _check_logprobs(body)
     request = ChatRequest(
@@ -212,9 +215,13 @@ def _message(message: Any, where: str) -> dict[str, Any]:
     role = message.get("role")
     if role not in ROLES:
         raise invalid_request(
-            f"'{where}.role' must be one of system, user, assistant, tool.",
+            f"'{where}.role' must be one of system, user, assistant, tool (or developer).",
             param=f"{where}.role",
             value=role,
+        )
+    if message.get("name") is not None and not isinstance(message["name"], str):
+        raise invalid_request(
+            f"'{where}.name' must be a string.", param=f"{where}.name", value=message["name"]
         )
     has_calls = role == "assistant" and bool(message.get("tool_calls"))
     _content(message.get("content"), f"{where}.content", optional=has_calls)
@@ -236,9 +243,11 @@ def _content(content: Any, where: str, *, optional: bool) -> None:
         raise invalid_request(f"'{where}' is required.", param=where)
     if isinstance(content, str):
         return
-    if not isinstance(content, list):
+    if not isinstance(content, list) or not content:
         raise invalid_request(
-            f"'{where}' must be a string or an array of parts.", param=where, value=content
+            f"'{where}' must be a string or a non-empty array of parts.",
+            param=where,
+            value=content,
         )
     for i, part in enumerate(content):
         _content_part(part, f"{where}[{i}]")
@@ -253,7 +262,9 @@ def _content_part(part: Any, where: str) -> None:
         if isinstance(image, dict) and isinstance(image.get("url"), str):
             return
         raise invalid_request(
-            f"'{where}.image_url.url' must be a string.", param=f"{where}.image_url", value=image
+            f"'{where}.image_url.url' must be a string.",
+            param=f"{where}.image_url.url",
+            value=image,
         )
     if kind in ("input_audio", "file"):
         return
@@ -299,6 +310,30 @@ def _tools_and_choice(
     else:
         tools_value, choice = body.get("tools"), body.get("tool_choice")
     return _tools(tools_value), choice, legacy
+
+
+def _in_legacy_terms(error: ApiError, body: Mapping[str, Any]) -> ApiError:
+    """An error about the tools converted from `functions`/`function_call`, told in the
+    fields the client sent (it named `tools[0].function.name` and `tool_choice`, which a
+    legacy request never has)."""
+    param = error.extra.get("param")
+    legacy = body.get("functions") is not None or body.get("function_call") is not None
+    if not legacy or not isinstance(param, str):
+        return error
+    if param.startswith("tools["):
+        index, _, rest = param.removeprefix("tools[").partition("]")
+        named = f"functions[{index}]" + rest.removeprefix(".function")
+        if not rest:  # the item itself: not an object
+            message = f"'{named}' must be an object {{name, description, parameters}}."
+            value = body["functions"][int(index)]
+            return invalid_request(message, param=named, value=value)
+    elif param == "tool_choice":
+        named = "function_call"
+        error.extra["value"] = body.get("function_call")
+    else:
+        return error
+    message = error.message.replace(f"'{param}'", f"'{named}'").replace("'tools'", "'functions'")
+    return ApiError(error.status, error.code, message, param=named, value=error.extra.get("value"))
 
 
 def _legacy_functions(functions: Any) -> Any:

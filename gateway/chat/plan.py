@@ -34,7 +34,7 @@ from gateway.upstream.accounting import estimate_prompt_tokens
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.options import ROUTING_MODES
 from gateway.upstream.plan import Plan, explicit_fallbacks, plan_of
-from gateway.upstream.resolve import RoutingSignals, resolve_chat_target
+from gateway.upstream.resolve import Resolution, RoutingSignals, resolve_chat_target
 from gateway.upstream.routing.apply import routed_resolution
 from gateway.upstream.routing.context import chat_context
 from gateway.upstream.routing.rules import Rule, match_rule
@@ -67,7 +67,8 @@ def plan_trip(
     if transform is not None:  # after matching: the conditions saw what the client sent
         params = attrs.evolve(params, request=apply_transform(transform, params.request))
     if params.provider is None:
-        explicit_fallbacks(state.catalog, params.service.fallbacks)  # a 400 before admission
+        for fallback in explicit_fallbacks(state.catalog, params.service.fallbacks):
+            principal.require_model(fallback.model_id)  # a 400 or 403 before admission
         signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
         disabled = frozenset(state.registry.configured(principal.workspace_id)) - active
         resolution = routed_resolution(
@@ -94,13 +95,36 @@ def plan_trip(
     )
     if json_mode and not flexible:
         resolution = fallbacks_with(resolution, json_mode)
-    principal.require_model(resolution.target.model_id)
+    resolution = permitted(resolution, principal, flexible=flexible)
     return Trip(
         facts=facts,
         params=params,
         resolution=resolution,
         task_type=classify(params.request.messages, headers.get("x-service-task-type")),
         rule=rule,
+    )
+
+
+def permitted(resolution: Resolution, principal: Principal, *, flexible: bool) -> Resolution:
+    """The resolution without the models the key may not use (its `allowed_models`).
+
+    A key restricted to some models is never served by another: the catalog's
+    alternatives it may not use leave the chain (a failing model fell back to one), and
+    `auto` takes the first candidate it may use (it answered 403 for the routed one). A
+    named model it may not use, or no permitted candidate at all, is `403
+    model_not_allowed` naming the routed target.
+    """
+    chain = [resolution.target, *resolution.alternatives]
+    allowed = [t for t in chain if principal.may_use(t.model_id)]
+    if not allowed or (allowed[0] != resolution.target and not flexible):
+        principal.require_model(resolution.target.model_id)
+    if allowed == chain:
+        return resolution
+    reasoning = resolution.reasoning
+    if allowed[0] != resolution.target:
+        reasoning += f"; {allowed[0].model_id} instead, as the key may not use the others"
+    return attrs.evolve(
+        resolution, target=allowed[0], alternatives=tuple(allowed[1:]), reasoning=reasoning
     )
 
 

@@ -44,7 +44,7 @@ from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting, account, estimate_tokens
 from gateway.upstream.admission import admit, settle
 from gateway.upstream.engine import Served, call, open_stream
-from gateway.upstream.facts import new_facts
+from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.footprint_render import footprint_headers
 from gateway.upstream.limits import Hold
 from gateway.upstream.usage import record_refusal, record_usage, unplanned
@@ -93,9 +93,13 @@ class ChatAnswering:
         return await self._held.__aexit__(exc_type, exc, tb)
 
     async def _answer(self, stack: AsyncExitStack) -> Answer:
-        state, principal = self._state, self._principal
-        principal.require("chat")
-        facts = new_facts("chat", principal, self._headers)
+        self._principal.require("chat")
+        facts = new_facts("chat", self._principal, self._headers)
+        with identified(facts):
+            return await self._answer_with(stack, facts)
+
+    async def _answer_with(self, stack: AsyncExitStack, facts: RequestFacts) -> Answer:
+        state = self._state
         try:
             trip = plan_trip(state, facts, parse_chat_body(self._body), self._headers, self._body)
         except ApiError as error:  # refused before planning (its body, its model): recorded

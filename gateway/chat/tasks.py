@@ -59,7 +59,9 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def classify(messages: Sequence[Mapping[str, Any]], override: str | None = None) -> str:
-    """The task type: the header's value if it names one, else the first rule that fits."""
+    """The task type: the header's value (trimmed, lower-cased) when one is sent, else the
+    first rule that fits. Any value is taken: a client may name its own kinds of task,
+    and no task type changes routing (README, choices where the spec is silent)."""
     if override:
         return override.strip().lower()
     text = last_user_text(messages)[:4000]

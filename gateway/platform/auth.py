@@ -155,9 +155,13 @@ class Principal:
             raise not_found("workspace_not_found", f"No workspace '{workspace_id}'.")
         return attrs.evolve(self, workspace=workspace_id)
 
+    def may_use(self, model: str) -> bool:
+        """Whether the key's `allowed_models` let it use `model`."""
+        return model_allowed(self.key.allowed_models, model)
+
     def require_model(self, model: str) -> None:
         """Raise 403 when the key is restricted to other models."""
-        if not model_allowed(self.key.allowed_models, model):
+        if not self.may_use(model):
             raise ApiError(
                 403,
                 "model_not_allowed",

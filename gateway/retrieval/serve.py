@@ -8,18 +8,17 @@ limits; the upstream call is the engine's (`gateway.upstream.engine.call`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Generic, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
-from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.admission import admit, settle
 from gateway.upstream.engine import Served, call
-from gateway.upstream.facts import RequestFacts, new_facts
+from gateway.upstream.facts import RequestFacts
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import plan_named
 from gateway.upstream.resolve import Target
@@ -59,13 +58,16 @@ class Answered(Generic[T]):
         return self.served.target
 
 
+def model_named(body: Any) -> object:
+    """The model a request body names, whatever its shape (for a refusal's record)."""
+    return body.get("model") if isinstance(body, dict) else None
+
+
 async def serve_retrieval(
     state: AppState,
-    principal: Principal,
-    headers: Mapping[str, str],
+    facts: RequestFacts,
     params: P,
     *,
-    endpoint: str,
     capability: str,
     check: Callable[[P, ModelInfo | None], None],
     tokens: Callable[[P], int],
@@ -76,7 +78,7 @@ async def serve_retrieval(
     it), `operation` is the upstream call, `usage_of` measures what the answer used.
     Raises `ApiError` for client mistakes and upstream failures; cancellation closes the
     upstream call and propagates."""
-    facts = new_facts(endpoint, principal, headers)
+    principal = facts.principal
     try:
         plan = plan_named(
             state,

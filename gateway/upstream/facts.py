@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 import attrs
 
 from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError
 from gateway.upstream.labels import RequestLabels
 
 
@@ -41,3 +43,15 @@ def new_facts(endpoint: str, principal: Principal, headers: Mapping[str, str]) -
         labels=RequestLabels.from_headers(headers),
         endpoint=endpoint,
     )
+
+
+@contextmanager
+def identified(facts: RequestFacts) -> Iterator[None]:
+    """An `ApiError` leaving the block answers with the request's `X-Request-ID`, as its
+    success does: a client reporting a failure (the official clients read the header into
+    the exception's `request_id`) quotes the id its usage record and the error pages know."""
+    try:
+        yield
+    except ApiError as error:
+        error.headers.setdefault("X-Request-ID", facts.request_id)
+        raise

@@ -88,7 +88,8 @@ def plan_named(
     """The plan of a request naming one model: the model, then `fallbacks` (each resolved
     like the model; a bad one is a 400 naming `service.fallbacks`), else (with
     `catalog_fallbacks`) the model's catalog chain. A forced `provider` has no fallbacks.
-    Raises 4xx when the model or a fallback cannot be used, or the key may not use it."""
+    Raises 4xx when the model or a named fallback cannot be used, or the key may not use
+    it; the catalog's chain keeps only the models the key may use."""
     catalog, active = state.catalog, state.registry.active_ids(principal.workspace_id)
     resolution = resolve_chat_target(
         catalog, active, model=model, provider=provider, mode="balanced", capability=capability
@@ -97,10 +98,15 @@ def plan_named(
     targets = [resolution.target]
     if provider is None and fallbacks:
         targets += [_fallback(catalog, active, name, capability) for name in fallbacks]
-    elif provider is None and catalog_fallbacks:
-        targets += [t for t in resolution.alternatives if _offers(t, capability)]
     for target in targets:
         principal.require_model(target.model_id)
+    if provider is None and not fallbacks and catalog_fallbacks:
+        # The catalog's chain, less the models the key may not use: it never asked for them.
+        targets += [
+            t
+            for t in resolution.alternatives
+            if _offers(t, capability) and principal.may_use(t.model_id)
+        ]
     return plan_of(targets, capability=capability, service=service)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 from providers.anthropic.answers import AnthropicStreamTranslator, parse_message
@@ -17,7 +17,7 @@ from providers.anthropic.payload import (
 from providers.errors import (
     ProviderError,
 )
-from providers.http import HttpProvider, read_json
+from providers.http import HttpProvider
 from providers.types import (
     JSON,
     ChatChunk,
@@ -73,18 +73,19 @@ class AnthropicProvider(HttpProvider):
         """
         translator = AnthropicStreamTranslator(self.provider_id, model)
         failure: ProviderError | None = None
-        async for event in self.sse_events(response):
-            data = read_json(event.data)
-            if failure is not None or translator.done or not isinstance(data, dict):
-                continue
-            data.setdefault("type", event.event)
-            try:
-                chunks = translator.feed(data)
-            except ProviderError as exc:
-                failure = exc
-                continue
-            for chunk in chunks:
-                yield chunk
+        async with aclosing(self.sse_events(response)) as events:
+            async for event in events:
+                data = self.event_json(event)
+                if failure is not None or translator.done or not isinstance(data, dict):
+                    continue
+                data.setdefault("type", event.event)
+                try:
+                    chunks = translator.feed(data)
+                except ProviderError as exc:
+                    failure = exc
+                    continue
+                for chunk in chunks:
+                    yield chunk
         if failure is not None:
             raise failure
         translator.finish()

@@ -20,7 +20,7 @@ from providers.cohere.retrieval import (
     rerank_payload,
 )
 from providers.errors import ProviderError, StreamInterrupted
-from providers.http import HttpProvider, batches, merge_embeddings, read_json
+from providers.http import HttpProvider, batches, merge_embeddings
 from providers.types import (
     ChatChunk,
     ChatRequest,
@@ -64,14 +64,15 @@ class CohereProvider(HttpProvider):
     async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
         """Canonical chunks until `message-end`; a stream ending before it was cut."""
         finished = False
-        async for event in self.sse_events(response):
-            data = read_json(event.data) if event.data != "[DONE]" else None
-            if not isinstance(data, dict) or finished:
-                continue  # read on to the end, so the byte iterators underneath finish
-            chunk = read_event(data, self.provider_id)
-            if chunk is not None:
-                finished = chunk.finish_reason is not None
-                yield chunk
+        async with aclosing(self.sse_events(response)) as events:
+            async for event in events:
+                data = self.event_json(event)
+                if not isinstance(data, dict) or finished:
+                    continue  # read on to the end, so the byte iterators underneath finish
+                chunk = read_event(data, self.provider_id)
+                if chunk is not None:
+                    finished = chunk.finish_reason is not None
+                    yield chunk
         if not finished:
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
 

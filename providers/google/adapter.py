@@ -28,7 +28,6 @@ from providers.google_audio import GoogleAudio
 from providers.http import (
     batches,
     merge_embeddings,
-    read_json,
 )
 from providers.types import (
     ChatChunk,
@@ -79,7 +78,7 @@ class GoogleProvider(GoogleAudio):
         failure: ProviderError | None = None
         async with aclosing(self.sse_events(response)) as events:
             async for event in events:
-                data = read_json(event.data)
+                data = self.event_json(event)
                 if failure is not None or not isinstance(data, dict):
                     continue
                 try:

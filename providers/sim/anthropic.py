@@ -230,7 +230,7 @@ def plan_answer(ask: Ask, natural: Sequence[str]) -> Plan:
     message_id = "msg_" + os.urandom(12).hex()
     if call is not None:
         return Plan(message_id, (), call, "tool_use", None, input_tokens)
-    tokens, matched = cut_at_stop(list(natural[: ask.max_tokens]), ask.stop_sequences)
+    tokens, matched = content.cut_at_stop(list(natural[: ask.max_tokens]), ask.stop_sequences)
     if matched is not None:
         reason = "stop_sequence"
     else:
@@ -247,24 +247,6 @@ def _tool_call(ask: Ask) -> ToolCall | None:
         raise Invalid("tool_choice: the tool it names is not in tools")
     call = content.plan_tool_call(function, ask.prompt)
     return attrs.evolve(call, id="toolu_" + call.id.removeprefix("call_"))
-
-
-def cut_at_stop(tokens: list[str], stops: Sequence[str]) -> tuple[list[str], str | None]:
-    """The tokens up to (not including) the earliest stop sequence, and which one matched."""
-    text = "".join(tokens)
-    found = [(text.find(stop), stop) for stop in stops if stop and stop in text]
-    if not found:
-        return tokens, None
-    at, stop = min(found)
-    kept: list[str] = []
-    length = 0
-    for token in tokens:
-        if length + len(token) > at:
-            kept.append(token[: at - length])
-            break
-        kept.append(token)
-        length += len(token)
-    return [token for token in kept if token], stop
 
 
 def message_json(ask: Ask, plan: Plan) -> dict[str, Any]:

@@ -155,8 +155,12 @@ def plan_chat(body: Mapping[str, Any], ctx: SimContext) -> ChatPlan:
         )
     call = _tool_call(tools, choice, messages[-1].get("role"), prompt)
     tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, _answer_schema(body))
+    stops = content.stop_sequences(body.get("stop_sequences"))
+    tokens, stopped = content.cut_at_stop(tokens, stops)
     if call is not None:
         finish = "TOOL_CALL"
+    elif stopped is not None:
+        finish = "STOP_SEQUENCE"
     elif max_tokens is not None and len(tokens) >= max_tokens:
         finish = "MAX_TOKENS"
     else:

@@ -68,6 +68,33 @@ def scripted_tokens(text: str, count: int) -> list[str]:
     return re.findall(r"\s*\S+", text)[: max(0, count)]
 
 
+def stop_sequences(value: Any) -> tuple[str, ...]:
+    """A request's stop sequences: one string or an array of them (anything else, none)."""
+    if isinstance(value, str):
+        return (value,) if value else ()
+    if isinstance(value, list):
+        return tuple(stop for stop in value if isinstance(stop, str) and stop)
+    return ()
+
+
+def cut_at_stop(tokens: list[str], stops: Sequence[str]) -> tuple[list[str], str | None]:
+    """The tokens up to (not including) the earliest stop sequence, and which one matched."""
+    text = "".join(tokens)
+    found = [(text.find(stop), stop) for stop in stops if stop and stop in text]
+    if not found:
+        return tokens, None
+    at, stop = min(found)
+    kept: list[str] = []
+    length = 0
+    for token in tokens:
+        if length + len(token) > at:
+            kept.append(token[: at - length])
+            break
+        kept.append(token)
+        length += len(token)
+    return [token for token in kept if token], stop
+
+
 def count_tokens(text: str) -> int:
     """A rough token count (~4 characters a token, at least 1), as used for usage."""
     return max(1, math.ceil(len(text) / CHARS_PER_TOKEN))

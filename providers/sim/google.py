@@ -247,7 +247,9 @@ def plan_generate(
     call = _tool_call(functions, body.get("toolConfig"), contents[-1], prompt)
     max_tokens = _max_tokens(body)
     tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, _answer_schema(body))
-    finish = "MAX_TOKENS" if call is None and max_tokens is not None else "STOP"
+    stops = content.stop_sequences((body.get("generationConfig") or {}).get("stopSequences"))
+    tokens, stopped = content.cut_at_stop(tokens, stops)
+    finish = "MAX_TOKENS" if call is None and max_tokens and not stopped else "STOP"
     return Plan(model, response_id, prompt_tokens, tokens, call, finish)
 
 

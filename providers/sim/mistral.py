@@ -237,7 +237,8 @@ def plan_chat(body: Mapping[str, Any], ctx: SimContext) -> ChatPlan:
     tool_call = _tool_call(tools, choice, messages[-1].get("role"), prompt)
     schema = content.response_format_schema(body.get("response_format"))
     tokens = [] if tool_call else ctx.reply_tokens(prompt, max_tokens, schema)
-    finish = "tool_calls" if tool_call else "length" if max_tokens is not None else "stop"
+    tokens, stopped = content.cut_at_stop(tokens, content.stop_sequences(body.get("stop")))
+    finish = "tool_calls" if tool_call else "length" if max_tokens and not stopped else "stop"
     return ChatPlan(
         id=os.urandom(16).hex(),
         model=model,

@@ -15,6 +15,7 @@ import pytest
 import trio
 
 from gateway.platform.server import RunningGateway
+from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY
 
 CHAT_BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}
@@ -185,6 +186,63 @@ async def test_allowed_models_prefix_pattern(
     assert (await chat_with(gateway, created["key"], model="gpt-4o")).status_code == 200
     response = await chat_with(gateway, created["key"], model="claude-sonnet-4-5")
     assert_envelope(response, 403, "permission_error", "model_not_allowed")
+
+
+async def test_a_restricted_key_is_never_served_by_a_model_it_may_not_use(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """gpt-4o-mini failing fell back to its catalog chain (Gemini) for a key allowed
+    only gpt-4o-mini; the chain now keeps only the models the key may use."""
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model="gpt-4o-mini", status=500))
+    created = await create_key(http, allowed_models=["gpt-4o-mini"])
+    response = await chat_with(gateway, created["key"], service={"cache": "skip"})
+    assert_envelope(response, 502, "provider_error", "provider_error")
+    assert response.json()["error"]["provider"] == "openai"
+    assert "fallback_provider" not in response.json()["error"]
+
+
+async def test_a_restricted_key_falls_back_only_to_models_it_may_use(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model="gpt-4o-mini", status=500))
+    created = await create_key(http, allowed_models=["gpt-4o-mini", "claude-haiku-4-5"])
+    response = await chat_with(gateway, created["key"], service={"cache": "skip"})
+    assert response.status_code == 200, response.text
+    assert response.headers["x-service-model-used"] == "anthropic/claude-haiku-4-5"
+
+
+async def test_auto_routes_among_the_models_a_key_may_use(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """`auto` answered 403 naming the model it routed to when the key was restricted."""
+    created = await create_key(http, allowed_models=["mistral-*"])
+    response = await chat_with(gateway, created["key"], model="auto")
+    assert response.status_code == 200, response.text
+    assert response.json()["model"].startswith("mistral-")
+    assert response.headers["x-service-model-used"].startswith("mistral/")
+
+
+async def test_a_named_fallback_the_key_may_not_use_is_403(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    created = await create_key(http, allowed_models=["gpt-4o-mini"])
+    response = await chat_with(gateway, created["key"], service={"fallbacks": ["gpt-4o"]})
+    assert_envelope(response, 403, "permission_error", "model_not_allowed")
+    assert response.json()["error"]["model"] == "gpt-4o"
+
+
+async def test_the_model_list_shows_a_restricted_key_its_models(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """The list showed the whole catalog to a key that may use only some of it."""
+    created = await create_key(http, allowed_models=["gpt-4o-mini*", "rerank-v3.5"])
+    listed = await get_with(gateway, "/v1/models", bearer(created["key"]))
+    ids = {m["id"] for m in listed.json()["data"]}
+    assert ids == {"gpt-4o-mini", "gpt-4o-mini-transcribe", "rerank-v3.5"}
+    everything = await http.get("/v1/models")
+    assert len(everything.json()["data"]) > len(ids)
 
 
 async def test_official_client_raises_permission_denied_for_a_forbidden_model(

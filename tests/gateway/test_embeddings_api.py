@@ -146,6 +146,19 @@ async def test_an_input_over_the_model_limit_names_its_index(
     assert body["index"] == 1 and body["param"] == "input[1]" and body["max_tokens"] == 512
 
 
+async def test_a_refusal_carries_the_request_id_of_its_usage_record(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    """A refused embeddings request answered without `X-Request-ID`."""
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.embeddings.create(model="text-embedding-3-small", input="")
+    request_id = caught.value.request_id
+    assert request_id is not None
+    await gateway.state.usage.flush()
+    records = await gateway.state.db.run(lambda d: usage.list_for_request(d, request_id))
+    assert [(r.endpoint, r.status) for r in records] == [("embeddings", 400)]
+
+
 async def test_an_unknown_model_lists_the_embedding_models(client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as caught:
         await client.embeddings.create(model="text-embedding-9", input=TEXTS)

@@ -95,3 +95,24 @@ async def test_tools_requests_keep_tool_calls(client: openai.AsyncOpenAI) -> Non
     assert answer.choices[0].finish_reason == "tool_calls"
     assert answer.choices[0].message.tool_calls
     assert answer.choices[0].message.function_call is None
+
+
+@pytest.mark.parametrize(
+    ("extra", "param", "value"),
+    [
+        ({"function_call": {"name": "nope"}}, "function_call", {"name": "nope"}),
+        ({"functions": [{"name": "has space"}]}, "functions[0].name", "has space"),
+        ({"functions": ["get_weather"]}, "functions[0]", "get_weather"),
+    ],
+)
+async def test_a_bad_legacy_request_names_the_field_the_client_sent(
+    client: openai.AsyncOpenAI, extra: dict[str, Any], param: str, value: Any
+) -> None:
+    """The errors named the converted fields (`tool_choice`, `tools[0].function.name`),
+    which a legacy request does not have."""
+    body = {"functions": [WEATHER]} | extra
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o-mini", messages=ASK, extra_body=body)
+    error: Any = caught.value.body
+    assert (error["code"], error["param"], error["value"]) == ("invalid_request", param, value)
+    assert param in error["message"] and "tool" not in error["message"]

@@ -109,6 +109,10 @@ async def test_an_upstream_failure_is_a_provider_error(
     error = response.json()["error"]
     assert error["code"] == "provider_error" and error["provider"] == "cohere"
     assert error["type"] == "provider_error"
+    await gateway.state.usage.flush()
+    request_id = response.headers["x-request-id"]  # it had none
+    records = await gateway.state.db.run(lambda d: usage.list_for_request(d, request_id))
+    assert [(r.endpoint, r.status) for r in records] == [("rerank", 502)]
 
 
 async def test_each_request_leaves_one_usage_record_and_feeds_health(

@@ -30,6 +30,7 @@ from providers.errors import (
     UpstreamHTTPError,
 )
 from providers.sim import anthropic as sim_anthropic
+from providers.sim import content
 from providers.sim.core import Fault
 from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.types import ChatChunk, ChatRequest, ToolCallDelta
@@ -433,7 +434,7 @@ async def test_adapter_cancelled_stream_closes_upstream(
     ],
 )
 def test_cut_at_stop(stops: list[str], kept: list[str], matched: str | None) -> None:
-    assert sim_anthropic.cut_at_stop(["Ab", " cd", " ef"], stops) == (kept, matched)
+    assert content.cut_at_stop(["Ab", " cd", " ef"], stops) == (kept, matched)
 
 
 @pytest.mark.parametrize(

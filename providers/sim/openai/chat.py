@@ -46,6 +46,7 @@ class ChatArgs:
     tools: Sequence[Mapping[str, Any]]
     tool_choice: str | Mapping[str, Any] | None
     schema: Mapping[str, Any] | None = None  # what `response_format` asks the answer to be
+    stop: tuple[str, ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -81,6 +82,7 @@ def chat_args(body: Mapping[str, Any]) -> ChatArgs:
         tools=_tools(body.get("tools")),
         tool_choice=body.get("tool_choice"),
         schema=content.response_format_schema(body.get("response_format")),
+        stop=content.stop_sequences(body.get("stop")),
     )
 
 
@@ -157,7 +159,8 @@ def plan_chat(args: ChatArgs, ctx: SimContext) -> ChatPlan:
         )
     tool_call = _tool_call(args, prompt)
     tokens = [] if tool_call else ctx.reply_tokens(prompt, args.max_tokens, args.schema)
-    finish = "tool_calls" if tool_call else "length" if args.max_tokens is not None else "stop"
+    tokens, stopped = content.cut_at_stop(tokens, args.stop)
+    finish = "tool_calls" if tool_call else "length" if args.max_tokens and not stopped else "stop"
     return ChatPlan(
         id="chatcmpl-" + os.urandom(12).hex(),
         model=args.model,
