@@ -34,7 +34,7 @@ from providers.audio_types import (
     TranscriptionResult,
 )
 from providers.errors import StreamInterrupted, UpstreamHTTPError
-from providers.http import HttpProvider, read_json
+from providers.http import HttpProvider
 from providers.inline_body import InlineJsonBody, inline_json
 from providers.upstream import UpstreamStream
 
@@ -132,7 +132,7 @@ class GoogleTranscription(HttpProvider):
         finished = False
         async with aclosing(self.sse_events(response)) as events:
             async for event in events:
-                data = read_json(event.data)
+                data = self.event_json(event)
                 if not isinstance(data, dict):
                     continue
                 if "error" in data:

@@ -25,7 +25,7 @@ from providers.audio_types import (
     TranscriptionResult,
 )
 from providers.errors import StreamInterrupted
-from providers.http import HttpProvider, read_json
+from providers.http import HttpProvider
 from providers.multipart_body import form_stream
 from providers.upstream import RequestBody, UpstreamStream
 
@@ -102,7 +102,7 @@ class MistralAudio(HttpProvider):
         reading = _StreamState(request.audio.duration_s)
         async with aclosing(self.sse_events(response)) as events:
             async for event in events:
-                data = read_json(event.data)
+                data = self.event_json(event)
                 if not isinstance(data, dict):
                     continue
                 found = reading.take(str(data.get("type") or event.event or ""), data)

@@ -28,7 +28,7 @@ from providers.audio_types import (
     Word,
 )
 from providers.errors import StreamInterrupted, UpstreamHTTPError
-from providers.http import HttpProvider, read_json
+from providers.http import HttpProvider
 from providers.multipart_body import form_stream
 from providers.upstream import RequestBody, UpstreamError, UpstreamStream
 
@@ -161,7 +161,7 @@ class OpenAIAudio(HttpProvider):
     ) -> AsyncGenerator[TranscriptEvent, None]:
         async with aclosing(self.sse_events(response)) as events:
             async for event in events:
-                data = read_json(event.data)
+                data = self.event_json(event)
                 if not isinstance(data, dict):
                     continue
                 kind = data.get("type")

@@ -15,6 +15,7 @@ import soundfile
 import trio
 
 from gateway.platform.server import RunningGateway
+from providers.catalog import load_catalog
 from providers.sim.core import Fault
 
 TEXT = "Your table for two is booked for seven o'clock tonight."
@@ -243,3 +244,31 @@ async def test_gemini_speech_through_the_gateway(client: openai.AsyncOpenAI) -> 
     )
     assert response.headers["x-service-provider"] == "google"
     assert soundfile.info(io.BytesIO(response.content)).format == "FLAC"
+
+
+# Mistral's adapter reads its events the same way (`event_json`); its simulator sends a
+# short transcript whole in its first chunk, so the garbled event would come after the
+# end and there is no gap to show.
+@pytest.mark.parametrize("model", ["gpt-4o-mini-transcribe", "gemini-2.5-flash-transcribe"])
+async def test_a_malformed_transcript_event_is_an_error_never_a_gap(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, model: str
+) -> None:
+    """An upstream event that is not JSON was skipped by the OpenAI, Mistral and Google
+    adapters: the transcript arrived finished (`transcript.text.done`) with a piece
+    missing. Now the stream ends in an error."""
+    audio = (
+        await client.audio.speech.create(
+            model="tts-1", voice="echo", input=TEXT, response_format="mp3"
+        )
+    ).content
+    info = load_catalog().model(model)
+    assert info is not None
+    sim_of(gateway).faults.add(Fault(model=info.upstream_id, malformed=True, remaining=1))
+    events = []
+    with trio.fail_after(10), pytest.raises(openai.APIError):
+        stream = await client.audio.transcriptions.create(
+            model=model, file=("a.mp3", audio), stream=True
+        )
+        async for event in stream:
+            events.append(event)
+    assert not any(e.type == "transcript.text.done" for e in events)
