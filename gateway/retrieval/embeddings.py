@@ -24,10 +24,8 @@ from gateway.retrieval.embedding_input import (
     parse_embeddings_body,
     token_estimate,
 )
-from gateway.retrieval.serve import Answered, model_named, serve_retrieval
-from gateway.upstream.facts import identified, new_facts
+from gateway.retrieval.serve import Answered, serve_retrieval
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import recording_rejection
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
 from providers.types import EmbeddingRequest, EmbeddingResult, Usage
@@ -44,20 +42,19 @@ async def serve_embeddings(
     """Answer one embeddings request (raises `ApiError` for client mistakes and upstream
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
-    facts = new_facts("embeddings", principal, headers)
-    with identified(facts):
-        with recording_rejection(state, facts, lambda: model_named(body)):
-            params = parse_embeddings_body(body)
-        answered = await serve_retrieval(
-            state,
-            facts,
-            params,
-            capability="embeddings",
-            check=check_for_model,
-            tokens=lambda p: token_estimate(p.inputs),
-            operation=_embed,
-            usage_of=_usage,
-        )
+    params, answered = await serve_retrieval(
+        state,
+        principal,
+        headers,
+        body,
+        endpoint="embeddings",
+        parse=parse_embeddings_body,
+        capability="embeddings",
+        check=check_for_model,
+        tokens=lambda p: token_estimate(p.inputs),
+        operation=_embed,
+        usage_of=_usage,
+    )
     return JsonAnswer(200, embeddings_body(answered, params), answer_headers(answered))
 
 

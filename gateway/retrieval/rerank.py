@@ -23,10 +23,8 @@ from gateway.retrieval.rerank_input import (
     parse_rerank_body,
     token_estimate,
 )
-from gateway.retrieval.serve import Answered, model_named, serve_retrieval
-from gateway.upstream.facts import identified, new_facts
+from gateway.retrieval.serve import Answered, serve_retrieval
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import recording_rejection
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
 from providers.types import RerankHit, RerankRequest, RerankResult, Usage
@@ -38,20 +36,19 @@ async def serve_rerank(
     """Answer one rerank request (raises `ApiError` for client mistakes and upstream
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
-    facts = new_facts("rerank", principal, headers)
-    with identified(facts):
-        with recording_rejection(state, facts, lambda: model_named(body)):
-            params = parse_rerank_body(body)
-        answered = await serve_retrieval(
-            state,
-            facts,
-            params,
-            capability="rerank",
-            check=check_for_model,
-            tokens=token_estimate,
-            operation=_rerank,
-            usage_of=_usage,
-        )
+    params, answered = await serve_retrieval(
+        state,
+        principal,
+        headers,
+        body,
+        endpoint="rerank",
+        parse=parse_rerank_body,
+        capability="rerank",
+        check=check_for_model,
+        tokens=token_estimate,
+        operation=_rerank,
+        usage_of=_usage,
+    )
     return JsonAnswer(200, rerank_body(answered, params), answer_headers(answered))
 
 

@@ -8,21 +8,28 @@ limits; the upstream call is the engine's (`gateway.upstream.engine.call`).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
+from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.admission import admit, settle
 from gateway.upstream.engine import Served, call
-from gateway.upstream.facts import RequestFacts
+from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import plan_named
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_refusal, record_usage, recording_refusal, unplanned
+from gateway.upstream.usage import (
+    record_refusal,
+    record_usage,
+    recording_refusal,
+    recording_rejection,
+    unplanned,
+)
 from providers.base import Provider
 from providers.catalog import ModelInfo
 from providers.types import Usage
@@ -58,12 +65,48 @@ class Answered(Generic[T]):
         return self.served.target
 
 
-def model_named(body: Any) -> object:
+def _model_named(body: Any) -> object:
     """The model a request body names, whatever its shape (for a refusal's record)."""
     return body.get("model") if isinstance(body, dict) else None
 
 
 async def serve_retrieval(
+    state: AppState,
+    principal: Principal,
+    headers: Mapping[str, str],
+    body: Any,
+    *,
+    endpoint: str,
+    parse: Callable[[Any], P],
+    capability: str,
+    check: Callable[[P, ModelInfo | None], None],
+    tokens: Callable[[P], int],
+    operation: Callable[[Provider, Target, P], Awaitable[T]],
+    usage_of: Callable[[P, T], Usage],
+) -> tuple[P, Answered[T]]:
+    """Serve one request body: `parse` checks it (a refusal is recorded), `tokens`
+    estimates what it reads (the limits reserve it), `operation` is the upstream call,
+    `usage_of` measures what the answer used. Raises `ApiError` for client mistakes and
+    upstream failures, with the `X-Request-ID` of its usage record; cancellation closes
+    the upstream call and propagates."""
+    facts = new_facts(endpoint, principal, headers)
+    with identified(facts):
+        with recording_rejection(state, facts, lambda: _model_named(body)):
+            params = parse(body)
+        answered = await _serve(
+            state,
+            facts,
+            params,
+            capability=capability,
+            check=check,
+            tokens=tokens,
+            operation=operation,
+            usage_of=usage_of,
+        )
+    return params, answered
+
+
+async def _serve(
     state: AppState,
     facts: RequestFacts,
     params: P,
@@ -74,10 +117,7 @@ async def serve_retrieval(
     operation: Callable[[Provider, Target, P], Awaitable[T]],
     usage_of: Callable[[P, T], Usage],
 ) -> Answered[T]:
-    """Serve one validated request: `tokens` estimates what it reads (the limits reserve
-    it), `operation` is the upstream call, `usage_of` measures what the answer used.
-    Raises `ApiError` for client mistakes and upstream failures; cancellation closes the
-    upstream call and propagates."""
+    """Serve one validated request (see `serve_retrieval`)."""
     principal = facts.principal
     try:
         plan = plan_named(
