@@ -211,8 +211,8 @@ def _sessions(limits: Limits, figures: Figures) -> Refusal | None:
 def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
     committed = (
         ("cost_per_session", figures.session_cost, None),
-        ("cost_daily", figures.daily.cost, next_midnight),
-        ("cost_monthly", figures.monthly.cost, next_month),
+        ("cost_daily", figures.daily.cost, midnight_after),
+        ("cost_monthly", figures.monthly.cost, month_after),
     )
     for name, current, resets_at in committed:
         limit = limits[name]
@@ -228,8 +228,7 @@ def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
             current=round(current, 6),
         )
         if resets_at is not None:  # formatted only for a refusal
-            error.extra["resets_at"] = resets_at(wall)
-            error.headers.update(_retry_after(error.extra["resets_at"], wall))
+            _resets(error, resets_at(wall), wall)
         return Refusal(error, "cost")
     return None
 
@@ -262,30 +261,38 @@ def _units(limits: Limits, figures: Figures, amounts: Amounts, wall: float) -> R
             limit=limit,
             current=round(current, 6),
             requested=round(wanted, 6),
-            resets_at=next_midnight(wall) if daily else next_month(wall),
         )
-        error.headers.update(_retry_after(error.extra["resets_at"], wall))
+        _resets(error, midnight_after(wall) if daily else month_after(wall), wall)
         return Refusal(error, "units")
     return None
 
 
-def _retry_after(resets_at: str, wall: float) -> dict[str, str]:
-    """`Retry-After` (seconds) until a period's budget resets, as the spec's rate-limit
-    errors carry it: a client that honours it waits instead of spending its retries."""
-    reset = datetime.fromisoformat(resets_at.replace("Z", "+00:00")).timestamp()
-    return {"Retry-After": str(max(1, math.ceil(reset - wall)))}
+def _resets(error: ApiError, moment: datetime, wall: float) -> None:
+    """A period refusal's `resets_at`, and `Retry-After` (seconds) until then, as the
+    spec's rate-limit errors carry it: a client that honours it waits instead of spending
+    its retries."""
+    error.extra["resets_at"] = _iso(moment)
+    error.headers["Retry-After"] = str(max(1, math.ceil(moment.timestamp() - wall)))
 
 
-def next_midnight(wall: float) -> str:
+def midnight_after(wall: float) -> datetime:
     day = datetime.fromtimestamp(wall, UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    return _iso(day + timedelta(days=1))
+    return day + timedelta(days=1)
 
 
-def next_month(wall: float) -> str:
+def month_after(wall: float) -> datetime:
     first = datetime.fromtimestamp(wall, UTC).replace(
         day=1, hour=0, minute=0, second=0, microsecond=0
     )
-    return _iso((first + timedelta(days=32)).replace(day=1))
+    return (first + timedelta(days=32)).replace(day=1)
+
+
+def next_midnight(wall: float) -> str:
+    return _iso(midnight_after(wall))
+
+
+def next_month(wall: float) -> str:
+    return _iso(month_after(wall))
 
 
 def _iso(moment: datetime) -> str:

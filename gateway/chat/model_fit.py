@@ -13,7 +13,7 @@ allowance rather than as the size of its encoded bytes, which say nothing of its
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -118,17 +118,37 @@ def fitted(
     without a capability the request `needs` (an image for one that cannot see) does not
     fit: `auto` chose text-only models for images, and fallbacks would fail on them.
     """
+    return narrowed(
+        resolution,
+        lambda t: fits(t.info, prompt, max_tokens, needs),
+        flexible=flexible,
+        refusal=lambda: misfit(resolution.target, prompt, max_tokens, needs),
+        why="the request does not fit the others",
+    )
+
+
+def narrowed(
+    resolution: Resolution,
+    keep: Callable[[Target], bool],
+    *,
+    flexible: bool,
+    refusal: Callable[[], ApiError],
+    why: str,
+) -> Resolution:
+    """The resolution with only the targets `keep` accepts. Its target must be kept,
+    unless `flexible` (`auto`): then the first kept candidate becomes the target and the
+    reasoning says `why`. Nothing kept, or an inflexible target dropped: `refusal()`."""
     chain = [resolution.target, *resolution.alternatives]
-    fitting = [t for t in chain if fits(t.info, prompt, max_tokens, needs)]
-    if not fitting or (fitting[0] != resolution.target and not flexible):
-        raise misfit(resolution.target, prompt, max_tokens, needs)
-    if fitting == chain:
+    kept = [t for t in chain if keep(t)]
+    if not kept or (kept[0] != resolution.target and not flexible):
+        raise refusal()
+    if kept == chain:
         return resolution
     reasoning = resolution.reasoning
-    if fitting[0] != resolution.target:
-        reasoning += f"; {fitting[0].model_id} instead, as the request does not fit the others"
+    if kept[0] != resolution.target:
+        reasoning += f"; {kept[0].model_id} instead, as {why}"
     return attrs.evolve(
-        resolution, target=fitting[0], alternatives=tuple(fitting[1:]), reasoning=reasoning
+        resolution, target=kept[0], alternatives=tuple(kept[1:]), reasoning=reasoning
     )
 
 

@@ -22,6 +22,7 @@ from gateway.chat.model_fit import (
     fallbacks_with,
     fitted,
     json_needs,
+    narrowed,
     needed_capabilities,
     prompt_tokens,
 )
@@ -114,17 +115,12 @@ def permitted(resolution: Resolution, principal: Principal, *, flexible: bool) -
     named model it may not use, or no permitted candidate at all, is `403
     model_not_allowed` naming the routed target.
     """
-    chain = [resolution.target, *resolution.alternatives]
-    allowed = [t for t in chain if principal.may_use(t.model_id)]
-    if not allowed or (allowed[0] != resolution.target and not flexible):
-        principal.require_model(resolution.target.model_id)
-    if allowed == chain:
-        return resolution
-    reasoning = resolution.reasoning
-    if allowed[0] != resolution.target:
-        reasoning += f"; {allowed[0].model_id} instead, as the key may not use the others"
-    return attrs.evolve(
-        resolution, target=allowed[0], alternatives=tuple(allowed[1:]), reasoning=reasoning
+    return narrowed(
+        resolution,
+        lambda t: principal.may_use(t.model_id),
+        flexible=flexible,
+        refusal=lambda: principal.model_refusal(resolution.target.model_id),
+        why="the key may not use the others",
     )
 
 

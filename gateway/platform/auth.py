@@ -162,13 +162,17 @@ class Principal:
     def require_model(self, model: str) -> None:
         """Raise 403 when the key is restricted to other models."""
         if not self.may_use(model):
-            raise ApiError(
-                403,
-                "model_not_allowed",
-                f"This API key may not use the model '{model}'.",
-                type="permission_error",
-                model=model,
-            )
+            raise self.model_refusal(model)
+
+    def model_refusal(self, model: str) -> ApiError:
+        """The 403 for a model the key's `allowed_models` leave out."""
+        return ApiError(
+            403,
+            "model_not_allowed",
+            f"This API key may not use the model '{model}'.",
+            type="permission_error",
+            model=model,
+        )
 
 
 def operator_key(credential: ApiKeyRecord | UserSession) -> bool:
