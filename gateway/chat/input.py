@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.errors import invalid_request
 from gateway.platform.params import (
     bounded_number,
     optional_bool,
@@ -54,12 +54,8 @@ def parse_chat_body(body: Any) -> ChatParams:
     if not isinstance(body, dict):
         raise invalid_request("The request body must be a JSON object.", param=None)
     model = required_string(body, "model")
-    try:
-        tools, tool_choice, legacy = _tools_and_choice(body)
-        messages = _messages(body.get("messages"), legacy)
-        _check_tool_choice(tool_choice, tools)
-    except ApiError as error:
-        raise _in_legacy_terms(error, body) from None
+    tools, tool_choice, legacy = _tools_and_choice(body)
+    messages = _messages(body.get("messages"), legacy)
     _check_n(body.get("n"))
     _check_logprobs(body)
     request = ChatRequest(
@@ -297,51 +293,40 @@ def _tool_calls(calls: Any, role: Any, where: str) -> None:
 def _tools_and_choice(
     body: Mapping[str, Any],
 ) -> tuple[tuple[dict[str, Any], ...] | None, Any, bool]:
-    """`tools` and `tool_choice`, converting the legacy `functions` form when used."""
+    """`tools` and `tool_choice`, converting the legacy `functions` form when used. Each
+    form is checked in its own fields' names: a legacy request has no `tools`."""
     legacy = body.get("functions") is not None or body.get("function_call") is not None
     if legacy and (body.get("tools") is not None or body.get("tool_choice") is not None):
         raise invalid_request(
             "Use either 'tools'/'tool_choice' or the deprecated 'functions'/'function_call'.",
             param="functions",
         )
-    if legacy:
-        tools_value = _legacy_functions(body.get("functions"))
-        choice = _legacy_function_call(body.get("function_call"))
-    else:
-        tools_value, choice = body.get("tools"), body.get("tool_choice")
-    return _tools(tools_value), choice, legacy
+    if not legacy:
+        tools = _tools(body.get("tools"))
+        _check_tool_choice(body.get("tool_choice"), tools, "tool_choice", "tools")
+        return tools, body.get("tool_choice"), False
+    tools = _legacy_functions(body.get("functions"))
+    call = body.get("function_call")
+    choice = _legacy_function_call(call)
+    _check_tool_choice(choice, tools, "function_call", "functions", sent=call)
+    return tools, choice, True
 
 
-def _in_legacy_terms(error: ApiError, body: Mapping[str, Any]) -> ApiError:
-    """An error about the tools converted from `functions`/`function_call`, told in the
-    fields the client sent (it named `tools[0].function.name` and `tool_choice`, which a
-    legacy request never has)."""
-    param = error.extra.get("param")
-    legacy = body.get("functions") is not None or body.get("function_call") is not None
-    if not legacy or not isinstance(param, str):
-        return error
-    if param.startswith("tools["):
-        index, _, rest = param.removeprefix("tools[").partition("]")
-        named = f"functions[{index}]" + rest.removeprefix(".function")
-        if not rest:  # the item itself: not an object
-            message = f"'{named}' must be an object {{name, description, parameters}}."
-            value = body["functions"][int(index)]
-            return invalid_request(message, param=named, value=value)
-    elif param == "tool_choice":
-        named = "function_call"
-        error.extra["value"] = body.get("function_call")
-    else:
-        return error
-    message = error.message.replace(f"'{param}'", f"'{named}'").replace("'tools'", "'functions'")
-    return ApiError(error.status, error.code, message, param=named, value=error.extra.get("value"))
-
-
-def _legacy_functions(functions: Any) -> Any:
+def _legacy_functions(functions: Any) -> tuple[dict[str, Any], ...] | None:
     if functions is None:
         return None
     if not isinstance(functions, list):
         raise invalid_request("'functions' must be an array.", param="functions", value=functions)
-    return [{"type": "function", "function": f} for f in functions]
+    for i, function in enumerate(functions):
+        where = f"functions[{i}]"
+        if not isinstance(function, dict):
+            raise invalid_request(
+                f"'{where}' must be an object {{name, description, parameters}}.",
+                param=where,
+                value=function,
+            )
+        _function(function, where)
+    return tuple({"type": "function", "function": f} for f in functions)
 
 
 def _legacy_function_call(value: Any) -> Any:
@@ -376,45 +361,60 @@ def _tool(tool: Any, where: str) -> None:
             param=where,
             value=tool,
         )
+    _function(function, f"{where}.function")
+
+
+def _function(function: Mapping[str, Any], where: str) -> None:
+    """A function's `name` and `parameters`; `where` is its path in the request."""
     name = function.get("name")
     if not isinstance(name, str) or not TOOL_NAME.match(name):
         raise invalid_request(
-            f"'{where}.function.name' must be 1-64 letters, digits, '_' or '-'.",
-            param=f"{where}.function.name",
+            f"'{where}.name' must be 1-64 letters, digits, '_' or '-'.",
+            param=f"{where}.name",
             value=name,
         )
     parameters = function.get("parameters")
     if parameters is not None and not isinstance(parameters, dict):
         raise invalid_request(
-            f"'{where}.function.parameters' must be a JSON-schema object.",
-            param=f"{where}.function.parameters",
+            f"'{where}.parameters' must be a JSON-schema object.",
+            param=f"{where}.parameters",
             value=parameters,
         )
 
 
-def _check_tool_choice(choice: Any, tools: Sequence[Mapping[str, Any]] | None) -> None:
+def _check_tool_choice(
+    choice: Any,
+    tools: Sequence[Mapping[str, Any]] | None,
+    field: str,
+    tools_field: str,
+    *,
+    sent: Any = None,
+) -> None:
+    """`choice` against the tools offered; errors name `field` and `tools_field` as the
+    client sent them, with the client's own value (`sent`, for a converted one)."""
     if choice is None:
         return
+    value = choice if sent is None else sent
     if choice in ("auto", "none", "required"):
         if choice == "required" and not tools:
             raise invalid_request(
-                "'tool_choice' = 'required' needs 'tools'.", param="tool_choice", value=choice
+                f"'{field}' = 'required' needs '{tools_field}'.", param=field, value=value
             )
         return
     function = choice.get("function") if isinstance(choice, dict) else None
     name = function.get("name") if isinstance(function, dict) else None
     if not isinstance(name, str) or choice.get("type") != "function":
         raise invalid_request(
-            "'tool_choice' must be 'auto', 'none', 'required' or {type: 'function', "
+            f"'{field}' must be 'auto', 'none', 'required' or {{type: 'function', "
             "function: {name}}.",
-            param="tool_choice",
-            value=choice,
+            param=field,
+            value=value,
         )
     if name not in {t["function"]["name"] for t in tools or ()}:
         raise invalid_request(
-            f"'tool_choice' names '{name}', which is not among 'tools'.",
-            param="tool_choice",
-            value=choice,
+            f"'{field}' names '{name}', which is not among '{tools_field}'.",
+            param=field,
+            value=value,
         )
 
 

@@ -12,7 +12,6 @@ follows no redirects. At start the deliveries a stop left `pending` are queued a
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -20,7 +19,7 @@ import attrs
 import httpx
 import trio
 
-from gateway.status.delivery import Attempt, Deliverer, RetryPolicy
+from gateway.status.delivery import Attempt, Deliverer, Recorder, RetryPolicy
 from gateway.status.hub import DeliveryJob, StatusEvent
 from gateway.status.notify import fan_out, resumable
 from gateway.status.ssrf import allow_list
@@ -130,7 +129,7 @@ class Router:
                     # trio.Cancelled is not an Exception, so shutdown still goes through.
                     logger.exception("delivery %s failed unexpectedly", job.delivery_id)
 
-    def _recorder(self, job: DeliveryJob) -> Callable[[Attempt, str], Awaitable[str | None]]:
+    def _recorder(self, job: DeliveryJob) -> Recorder:
         async def record(outcome: Attempt, status: str) -> str | None:
             now = datetime.now(UTC)
             return await self.state.db.run(
