@@ -10,11 +10,10 @@ from typing import Any
 
 from quart import Blueprint, Response, current_app, send_from_directory
 
-from gateway.operator.openapi import app_routes, build_document, readme_choices
+from gateway.operator.openapi import app_routes, build_document
 from gateway.platform.web import json_response
 
 VIEWER = Path(__file__).resolve().parent.parent / "operator" / "static" / "swagger-ui"
-README = Path(__file__).resolve().parents[2] / "README.md"
 VIEWER_PAGE = """<!doctype html>
 <html lang="en">
 <head>
@@ -39,11 +38,7 @@ def openapi_blueprint() -> Blueprint:
     async def document() -> Response:
         # Built on first use: by then every blueprint is registered.
         if not built:
-            built.update(
-                build_document(
-                    app_routes(current_app), version=_version(), choices=readme_choices(README)
-                )
-            )
+            built.update(build_document(app_routes(current_app), version=_version()))
         return json_response(built)
 
     @bp.get("/docs")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -91,7 +90,7 @@ def undocumented(routes: Iterable[Route]) -> list[Route]:
     return [r for r in routes if r.endpoint not in OPERATIONS]
 
 
-def build_document(routes: Iterable[Route], *, version: str, choices: str = "") -> dict[str, Any]:
+def build_document(routes: Iterable[Route], *, version: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     ids: set[str] = set()
     for route in routes:
@@ -106,7 +105,7 @@ def build_document(routes: Iterable[Route], *, version: str, choices: str = "") 
         "info": {
             "title": "AI gateway",
             "version": version,
-            "description": _description(choices),
+            "description": _description(),
         },
         "servers": [{"url": "/"}],
         "paths": dict(sorted(paths.items())),
@@ -184,27 +183,16 @@ def _responses(op: Operation) -> dict[str, Any]:
     return responses
 
 
-def _description(choices: str) -> str:
-    text = (
+def _description() -> str:
+    """A short opening for the viewer: the choices where the interface spec is silent
+    live in docs/decisions.md (they once opened the page as a 37 KB table)."""
+    return (
         "One HTTP service in front of several AI providers: the chat-completions protocol "
         "plus routing, fallbacks, limits, cost, energy and carbon metadata, and a "
         "management API. Every error answers with the envelope "
-        "`{error: {message, type, code, doc_url}}`."
+        "`{error: {message, type, code, doc_url}}`. Choices where the interface spec is "
+        "silent: docs/decisions.md."
     )
-    if choices:
-        text += "\n\n## Choices where the interface spec is silent\n\n" + choices
-    return text
-
-
-def readme_choices(readme: Path) -> str:
-    """The README's "Choices where the spec is silent" table, when the README is there
-    (a source checkout); an installed wheel has none, and the document says less."""
-    try:
-        text = readme.read_text(encoding="utf-8")
-    except OSError:
-        return ""
-    match = re.search(r"^## Choices where the spec is silent\n(.*?)(?=^## )", text, re.M | re.S)
-    return match.group(1).strip() if match else ""
 
 
 def schema_names(document: Mapping[str, Any]) -> set[str]:

@@ -1,4 +1,4 @@
-"""The role matrix: the README's table is the enforced one, and every route obeys it."""
+"""The role matrix: the table in docs/organizations.md is the enforced one, and every route obeys it."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .conftest import ADMIN_KEY
 from .management_routes import ANY_CALLER, ROUTES
 from .org_world import World, bearer, build_world
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROLES_PAGE = Path(__file__).resolve().parents[2] / "docs" / "organizations.md"
 SPEC_ROWS = (
     "delete_organization",
     "manage_billing",
@@ -33,7 +33,7 @@ SPEC_ROWS = (
 
 
 def readme_matrix() -> dict[str, dict[str, bool]]:
-    text = README.read_text()
+    text = ROLES_PAGE.read_text()
     start = text.index("| action | owner | admin | developer | viewer |")
     rows: dict[str, dict[str, bool]] = {}
     for line in text[start:].splitlines()[2:]:
