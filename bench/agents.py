@@ -33,7 +33,7 @@ import trio
 
 from gateway.platform.auth import Principal
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.upstream.admission import admit
 from gateway.upstream.options import ServiceOptions
 from providers.types import Usage

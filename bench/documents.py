@@ -143,7 +143,7 @@ async def ingestion(pages: int) -> float:
     from fpdf import FPDF
 
     from gateway.platform.config import Settings
-    from gateway.platform.server import run_gateway
+    from gateway.app.server import run_gateway
 
     pdf = FPDF()
     pdf.set_font("helvetica", size=11)

@@ -12,7 +12,7 @@ import pytest
 
 from bench.fault_requests import judge_stream
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 
 BODY = {

@@ -14,7 +14,7 @@ import httpx
 import trio
 
 from gateway.platform.config import Settings
-from gateway.platform.server import run_gateway
+from gateway.app.server import run_gateway
 from tests.gateway.conftest import ADMIN_KEY
 
 PROVIDERS = "/v1/management/providers"

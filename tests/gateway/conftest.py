@@ -17,7 +17,7 @@ import pytest
 import trio
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
+from gateway.app.server import RunningGateway, run_gateway
 
 ADMIN_KEY = "gw_admin_test_0123456789abcdefghijklmnop"
 

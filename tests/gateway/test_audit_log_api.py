@@ -12,7 +12,7 @@ import httpx
 import trio
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
+from gateway.app.server import RunningGateway, run_gateway
 
 from .conftest import ADMIN_KEY
 from .org_world import bearer, join, ok

@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 
 BODY_TIMEOUT_S = 0.5

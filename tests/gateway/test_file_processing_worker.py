@@ -11,7 +11,7 @@ import trio
 
 from gateway.files.input import ServiceOptions
 from gateway.platform.config import Settings
-from gateway.platform.server import run_gateway
+from gateway.app.server import run_gateway
 from store import files as file_store
 from store.blobs import BlobStore
 from store.db import open_database

@@ -17,7 +17,7 @@ import trio
 
 from gateway.files import render
 from gateway.files.chunking import count_tokens
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store.files import FileRecord
 
 from . import documents

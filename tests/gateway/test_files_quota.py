@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 from .test_files_api import processed, upload
 

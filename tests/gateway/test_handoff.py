@@ -22,9 +22,9 @@ import trio
 import trio.lowlevel
 
 from gateway.api.chat import chat_routes
-from gateway.platform.app import create_app
+from gateway.app.factory import create_app
 from gateway.platform.asgi import FastPath
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.upstream.registry import ConfiguredProvider
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, Usage

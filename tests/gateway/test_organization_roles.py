@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from gateway.organization import roles
-from gateway.platform.app import create_app
-from gateway.platform.server import RunningGateway
+from gateway.app.factory import create_app
+from gateway.app.server import RunningGateway
 
 from .conftest import ADMIN_KEY
 from .management_routes import ANY_CALLER, ROUTES

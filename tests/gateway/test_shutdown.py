@@ -9,7 +9,7 @@ import openai
 import trio
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
+from gateway.app.server import RunningGateway, run_gateway
 from store import usage
 from store.db import open_database
 from tests.gateway.conftest import ADMIN_KEY

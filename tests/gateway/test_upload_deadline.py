@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
+from gateway.app.server import RunningGateway, run_gateway
 from tests.gateway.conftest import ADMIN_KEY
 
 BOUNDARY = "sl0w"

@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from gateway.operator.logs import configure_logging, redact
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store.workspaces import DEFAULT_WORKSPACE_ID
 from tests.operator.conftest import ADMIN_KEY
 

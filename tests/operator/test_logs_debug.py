@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.operator.conftest import ADMIN_KEY
 from tests.operator.test_logs import PROMPT, access, exercise, log_stream
 

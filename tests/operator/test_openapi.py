@@ -17,7 +17,7 @@ from gateway.operator.openapi import (
     undocumented,
 )
 from gateway.operator.schemas import OPERATIONS
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 
 async def fetch_document(gateway: RunningGateway) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import trio
 from bench import timeline
 from gateway.operator.metrics import GatewayMetrics
 from gateway.platform.pauses import PauseTracer, settle_heap
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.operator.prom import scrape, total
 
 

@@ -14,7 +14,7 @@ import soundfile
 import trio
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from providers.sim.server import SimServer
 

@@ -24,7 +24,7 @@ import trio.testing
 from trio_websocket import open_websocket_url
 
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.audio_codec import decode
 from providers.sim.core import Fault
 from providers.sim.server import SimServer

@@ -24,14 +24,14 @@ from hypercorn.trio import serve
 from gateway.api.routes import fast_routes
 from gateway.chat.cache import ResponseCache
 from gateway.operator.middleware import ObservedApp
-from gateway.platform import bootstrap
-from gateway.platform.app import create_app
+from gateway.app import bootstrap
+from gateway.app.factory import create_app
 from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.pauses import PauseTracer
-from gateway.platform.scaleout import open_shared
+from gateway.app.scaleout import open_shared
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -193,7 +193,7 @@ async def run_gateway(
 
     Reports a `RunningGateway` through `task_status` once the port is bound. With
     `listen_fd` (a worker of `gateway serve --workers N`, see
-    `gateway.platform.supervisor`) it serves the supervisor's listening socket, and the
+    `gateway.app.supervisor`) it serves the supervisor's listening socket, and the
     admin key and providers, made once by the supervisor, are only read from the store.
     """
     env = os.environ if env is None else env

@@ -17,9 +17,9 @@ from gateway.operator.logs import configure_logging
 from gateway.platform.auth import DEFAULT_PERMISSIONS
 from gateway.platform.config import Settings, load_settings
 from gateway.platform.pauses import settle_heap
-from gateway.platform.scaleout import check_workers
-from gateway.platform.server import RunningGateway, run_gateway
-from gateway.platform.supervisor import supervise
+from gateway.app.scaleout import check_workers
+from gateway.app.server import RunningGateway, run_gateway
+from gateway.app.supervisor import supervise
 from store import keys
 from store.db import open_database
 from store.secrets import KeyKind, new_api_key

@@ -58,7 +58,7 @@ TRANSCRIPTION_UPLOAD_LIMIT = 26 * 1024 * 1024
 
 
 def create_app(state: AppState) -> QuartTrio:
-    """An app serving `state`; the caller owns the state's lifetime (`gateway.platform.server`)."""
+    """An app serving `state`; the caller owns the state's lifetime (`gateway.app.server`)."""
     app = QuartTrio(__name__)
     app.request_class = upload_request_class(
         file_upload_limits(LARGEST_UPLOAD)
