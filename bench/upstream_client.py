@@ -28,8 +28,8 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gateway.platform.config import Settings  # noqa: E402
 from gateway.app.server import upstream_client  # noqa: E402
+from gateway.platform.config import Settings  # noqa: E402
 from providers.upstream import Upstream  # noqa: E402
 
 HEADERS = {"content-type": "application/json", "authorization": "Bearer sk-bench"}

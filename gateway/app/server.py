@@ -21,17 +21,18 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve
 
-from gateway.api.routes import fast_routes
+from gateway.app import bootstrap
+from gateway.app.assembly import assemble
+from gateway.app.factory import create_app
+from gateway.app.families import FAMILIES
+from gateway.app.scaleout import open_shared
 from gateway.chat.cache import ResponseCache
 from gateway.operator.middleware import ObservedApp
-from gateway.app import bootstrap
-from gateway.app.factory import create_app
+from gateway.operator.pauses import PauseTracer
 from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
-from gateway.platform.pauses import PauseTracer
-from gateway.app.scaleout import open_shared
 from gateway.platform.state import AppState
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -98,6 +99,7 @@ class RunningGateway:
     sim: SimServer | None
     printed_admin_key: str | None
     providers: tuple[str, ...]
+    http: FastPath | None = None  # the HTTP app inside the observers (None: a supervisor)
 
 
 def upstream_client(settings: Settings) -> Upstream:
@@ -148,7 +150,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             rules = RuleBook()
             rules.load(await db.run(rule_store.all_enabled))
             async with open_shared(settings, db, usage) as shared:
-                yield AppState(
+                state = AppState(
                     settings,
                     db,
                     cipher,
@@ -165,6 +167,8 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_breakers=shared.breakers,
                     shared_live=shared.live,
                 )
+                assemble(state)
+                yield state
     finally:
         db.close()
 
@@ -210,7 +214,7 @@ async def run_gateway(
 
 @asynccontextmanager
 async def _traced(state: AppState) -> AsyncIterator[PauseTracer]:
-    """Collections and loop stalls timed while the gateway runs (`gateway.platform.pauses`)."""
+    """Collections and loop stalls timed while the gateway runs (`gateway.operator.pauses`)."""
     settings = state.settings
     tracer = PauseTracer(
         state.metrics, trace=settings.trace_pauses, threshold_ms=settings.trace_threshold_ms
@@ -242,14 +246,29 @@ async def _serve_in(
     if listen_fd is None:
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-    fast = FastPath(create_app(state), state, routes=fast_routes())
+    fast = http_app(state)
     app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
     config = hypercorn_config(settings, settings.host, settings.port)
     if listen_fd is not None:
         config.bind = [f"fd://{listen_fd}"]
     trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
     binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
-    task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
+    running = RunningGateway(binds[0], state, sim, printed_key, tuple(configured), http=fast)
+    task_status.started(running)
+
+
+def http_app(state: AppState) -> FastPath:
+    """The mounted families as one ASGI app: their fast-path routes in front of Quart."""
+    settings = state.settings
+    mounted = [family.mount(state) for family in FAMILIES]
+    return FastPath(
+        create_app(settings, mounted),
+        [route for family in mounted for route in family.routes],
+        authenticator=state.auth,
+        drain=state.drain,
+        max_body_bytes=settings.max_body_bytes,
+        body_timeout_s=settings.body_timeout_s,
+    )
 
 
 def _draining(app: FastPath, trigger: ShutdownTrigger, grace_s: float) -> ShutdownTrigger:

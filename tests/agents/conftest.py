@@ -11,8 +11,8 @@ import httpx
 import pytest
 import trio
 
-from gateway.platform.config import Settings
 from gateway.app.server import RunningGateway
+from gateway.platform.config import Settings
 from tests.gateway.conftest import ADMIN_KEY, gateway, gateway_settings, http
 from tests.status.receivers import WebhookReceiver
 

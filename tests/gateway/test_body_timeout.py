@@ -12,8 +12,8 @@ import attrs
 import pytest
 import trio
 
-from gateway.platform.config import Settings
 from gateway.app.server import RunningGateway
+from gateway.platform.config import Settings
 from tests.gateway.conftest import ADMIN_KEY
 
 BODY_TIMEOUT_S = 0.5
