@@ -29,6 +29,7 @@ from gateway.platform.app import create_app
 from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
+from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.pauses import PauseTracer
 from gateway.platform.scaleout import open_shared
@@ -243,7 +244,8 @@ async def _serve_in(
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
     fast = FastPath(create_app(state), state, routes=fast_routes())
-    app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
+    links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
+    app = ObservedApp(links, state.metrics, log_bodies=settings.log_request_bodies)
     config = hypercorn_config(settings, settings.host, settings.port)
     if listen_fd is not None:
         config.bind = [f"fd://{listen_fd}"]
