@@ -18,6 +18,7 @@ from gateway.platform.doc_links import base_of, public_base_url
 from gateway.platform.server import RunningGateway, run_gateway
 from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY, gateway_settings
+from tests.hardening.wire import connect, parse_answer, read_to_end
 
 HELLO = [{"role": "user", "content": "Hello"}]
 
@@ -127,6 +128,27 @@ async def test_the_public_base_url_setting_wins(nursery: trio.Nursery, tmp_path:
         answer = await client.get("/v1/models", headers={"authorization": "Bearer no"})
     error = answer.json()["error"]
     assert error["doc_url"] == "https://ai.example.com/gateway/docs/pages/errors#invalid_api_key"
+
+
+async def test_the_servers_own_answers_link_with_the_public_base(
+    gateway: RunningGateway, nursery: trio.Nursery, tmp_path: Path
+) -> None:
+    """A request the HTTP parser refuses has no Host to go by: its doc_url is the public
+    base when one is set, else the page's path alone (a reference the client resolves
+    against the address it called)."""
+    public = gateway_settings(
+        tmp_path, usage_writer="thread", public_base_url="https://ai.example.com"
+    )
+    behind_proxy: RunningGateway = await nursery.start(partial(run_gateway, public, env={}))
+    links = []
+    for running in (gateway, behind_proxy):
+        async with await connect(running.url) as stream:
+            await stream.send_all(b"GARBAGE\r\n\r\n")
+            links.append(parse_answer(await read_to_end(stream)).error()["doc_url"])
+    assert links == [
+        "/docs/pages/errors#malformed_request",
+        "https://ai.example.com/docs/pages/errors#malformed_request",
+    ]
 
 
 def test_a_malformed_host_falls_back_to_the_servers_address() -> None:
