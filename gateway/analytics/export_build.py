@@ -18,7 +18,7 @@ import trio
 
 from gateway.analytics.export_file import Sink, open_sink
 from gateway.analytics.period import Period
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from store import exports as store
 from store.exports import COST_COLUMNS, USAGE_COLUMNS, Cursor, ExportRecord
 from store.usage_rollups import error_type

@@ -19,9 +19,9 @@ from quart import Response, send_file
 
 from gateway.analytics.export_file import CONTENT_TYPES
 from gateway.analytics.period import parse_period
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
-from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from store import columns
 from store import exports as store

@@ -16,7 +16,7 @@ from sqlite_utils import Database
 from gateway.analytics import render
 from gateway.analytics.input import AnalyticsQuery
 from gateway.analytics.live import LiveFigures
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from gateway.platform.web import iso
 from store import analytics
 from store.analytics import Dimension, Group

@@ -32,10 +32,10 @@ from gateway.agents.limits import (
 )
 from gateway.agents.suspension import Actor, set_status
 from gateway.api.audit_trail import audit_event, audited, written
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal, session_of
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object
 from gateway.status import render as status_render
 from gateway.status.signing import new_secret

@@ -15,10 +15,10 @@ from quart import Blueprint, Response, request
 
 from gateway.analytics import exports, service
 from gateway.analytics.input import parse_query
+from gateway.app.state import AppState
 from gateway.platform import jsonio
 from gateway.platform.auth import Principal
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object
 
 A = "/v1/management/analytics"

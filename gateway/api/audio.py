@@ -9,6 +9,7 @@ from typing import cast
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.audio import mappings
 from gateway.audio import voices as voice_views
 from gateway.audio.preview import speak_preview
@@ -18,7 +19,6 @@ from gateway.audio.upload import Upload, read_upload
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object, stream_response
 from providers.voices import load_voices
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.organization.audit_log import list_events
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response
 
 

@@ -14,8 +14,8 @@ import attrs
 import sqlite_utils
 from quart import request
 
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from store import audit
 from store.audit import ORGANIZATION_WIDE, AuditEvent
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.organization import access, members
 from gateway.platform.auth import bearer_token
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from quart import Blueprint, Response, request, send_from_directory
 
+from gateway.app.state import AppState
 from gateway.operator.usage_view import parse_query, render_series
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response
 from store.usage_series import usage_series
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event
-from gateway.api.uploading import upload_request
+from gateway.app.state import AppState
 from gateway.documents import render, search, service
-from gateway.platform.state import AppState
+from gateway.kernels.uploads.request import upload_request
 from gateway.platform.web import json_response, read_object
 
 
@@ -17,7 +17,7 @@ def documents_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/data/documents")
     async def upload() -> Response:
-        up = await upload_request(state)
+        up = await upload_request(state.auth)
         return json_response(await service.upload(state, up.principal, up.chunks, up.boundary))
 
     @bp.get("/v1/data/documents")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request, send_file
 
-from gateway.api.uploading import upload_request
+from gateway.app.state import AppState
 from gateway.files import render, search, service
-from gateway.platform.state import AppState
+from gateway.kernels.uploads.request import upload_request
 from gateway.platform.web import json_response, read_object
 
 
@@ -15,7 +15,7 @@ def files_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/files")
     async def upload() -> Response:
-        up = await upload_request(state, media_type_status=415)
+        up = await upload_request(state.auth, media_type_status=415)
         body = await service.upload(state, up.principal, up.chunks, up.boundary, up.headers)
         return json_response(body)
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from gateway.platform.web import iso, json_response
 
 

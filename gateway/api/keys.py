@@ -24,10 +24,10 @@ from gateway.api.key_input import (
     parse_rate_limits,
     parse_strings,
 )
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import iso, json_response, read_object
 from store import keys, usage
 from store.audit import AuditEvent

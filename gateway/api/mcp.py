@@ -12,7 +12,7 @@ import json
 from quart import Blueprint, Response, request
 
 from gateway.agents.mcp.server import McpServer, Reply
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from gateway.platform.web import json_response, read_json
 
 MCP_PATH = "/v1/mcp"

@@ -8,11 +8,11 @@ from functools import partial
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.operator.live import live_figures
 from gateway.operator.metrics import CONTENT_TYPE
 from gateway.platform.auth import bearer_token
 from gateway.platform.errors import permission_denied
-from gateway.platform.state import AppState
 
 
 def metrics_blueprint(state: AppState) -> Blueprint:

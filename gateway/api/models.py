@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.platform.errors import invalid_request, not_found
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response
 from providers.catalog import CAPABILITIES, MODEL_STATUSES, model_to_api
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.organization import access, accounts, members, plans, workspaces
 from gateway.platform.auth import Principal
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object
 
 MANAGEMENT = "/v1/management"

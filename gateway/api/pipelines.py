@@ -10,6 +10,7 @@ import orjson
 from quart import Blueprint, Response, request, websocket
 
 from gateway.api.audit_trail import audit_event, audited, written
+from gateway.app.state import AppState
 from gateway.audio.upload import read_upload
 from gateway.audio.voices import mapping_named
 from gateway.pipelines import custom
@@ -33,7 +34,6 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object, stream_response
 from gateway.upstream.facts import new_facts
 from providers.voices import load_voices

@@ -23,10 +23,10 @@ from gateway.api.provider_input import (
     parse_credentials,
     parse_settings,
 )
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import iso, json_response, read_object
 from providers.catalog import ProviderInfo
 from providers.errors import ProviderError, Unsupported

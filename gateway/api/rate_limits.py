@@ -18,8 +18,8 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.platform.roles import allowed
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response
 from gateway.upstream.limits import RateLimiter, Snapshot
 from gateway.upstream.limits.headers import iso_z

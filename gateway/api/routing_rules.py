@@ -18,11 +18,11 @@ import sqlite_utils
 from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event, audited
+from gateway.app.state import AppState
 from gateway.chat.input import parse_chat_body
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import iso, json_response, read_object
 from gateway.upstream.options import ROUTING_MODES
 from gateway.upstream.routing.apply import DryRun, dry_run

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 from quart import Blueprint, Response
 
 from gateway.api.audit_trail import audit_event, audited, written
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object
 from gateway.status import input as status_input
 from gateway.status import render, service

@@ -11,8 +11,8 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from gateway.platform.web import json_response
 from gateway.sustainability import service
 

@@ -9,10 +9,14 @@ the admission policies (an agent's limits). The core runs with none of them.
 
 from __future__ import annotations
 
+import trio
+
 from gateway.agents.policy import AgentPolicy
+from gateway.app.state import AppState
 from gateway.chat.services import ChatServices
+from gateway.ocr.services import OcrServices
 from gateway.platform.callers import Authenticator
-from gateway.platform.state import AppState
+from gateway.retrieval.services import RetrievalServices
 from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
 from gateway.upstream.usage import UsageLog, UsageSink
@@ -44,6 +48,15 @@ def assemble(state: AppState) -> None:
         state.cache,
         settings,
         shared_cache=state.shared_cache,
+    )
+    state.retrieval = RetrievalServices(state.engine, state.admission, state.auth, settings)
+    state.ocr = OcrServices(
+        state.engine,
+        state.admission,
+        state.auth,
+        settings,
+        state.files.blobs,
+        trio.CapacityLimiter(settings.ocr_page_concurrency),
     )
 
 

@@ -23,28 +23,27 @@ from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.billing import billing_blueprint
 from gateway.api.console import console_blueprint
 from gateway.api.documents import documents_blueprint
-from gateway.api.embeddings import embeddings_blueprint
 from gateway.api.files import files_blueprint
 from gateway.api.health import health_blueprint
 from gateway.api.keys import keys_blueprint
 from gateway.api.mcp import mcp_blueprint
 from gateway.api.metrics import metrics_blueprint
 from gateway.api.models import models_blueprint
-from gateway.api.ocr import ocr_blueprint
 from gateway.api.openapi import openapi_blueprint
 from gateway.api.organization import organization_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
-from gateway.api.rerank import rerank_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
 from gateway.api.sustainability import sustainability_blueprint
+from gateway.app.state import AppState
 from gateway.chat.routes import chat_routes
+from gateway.kernels.uploads.formats import LARGEST_UPLOAD
+from gateway.ocr.routes import ocr_blueprint
 from gateway.platform.asgi import Route
-from gateway.platform.state import AppState
 from gateway.platform.uploads import file_upload_limits
-from gateway.uploads.formats import LARGEST_UPLOAD
+from gateway.retrieval.routes import retrieval_blueprints
 
 # The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
 # as a stream with its own limit; Quart's MAX_CONTENT_LENGTH would refuse it at once.
@@ -71,7 +70,7 @@ def _chat(state: AppState) -> Mounted:
 
 
 def _retrieval(state: AppState) -> Mounted:
-    return Mounted((embeddings_blueprint(state), rerank_blueprint(state)))
+    return Mounted(retrieval_blueprints(state.retrieval))
 
 
 def _audio(state: AppState) -> Mounted:
@@ -135,7 +134,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("operator", _operator),
     Family("documents", _blueprint(documents_blueprint)),
     Family("files", _files),
-    Family("ocr", _blueprint(ocr_blueprint)),
+    Family("ocr", lambda state: Mounted((ocr_blueprint(state.ocr),))),
     Family("sustainability", _blueprint(sustainability_blueprint)),
     Family("agents", lambda state: Mounted((agents_blueprint(state), mcp_blueprint(state)))),
     Family("pipelines", _pipelines),

@@ -25,6 +25,7 @@ from gateway.app.assembly import assemble
 from gateway.app.factory import create_app
 from gateway.app.families import FAMILIES
 from gateway.app.scaleout import open_shared
+from gateway.app.state import AppState
 from gateway.chat.cache import ResponseCache
 from gateway.operator.middleware import ObservedApp
 from gateway.operator.pauses import PauseTracer
@@ -36,7 +37,6 @@ from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.errors import doc_base
 from gateway.platform.listen import serve_http
-from gateway.platform.state import AppState
 from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.api.audit_trail import audit_event, audited, written
+from gateway.app.state import AppState
 from gateway.audio import voices as voice_views
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from providers.voices import load_voices
 from store import voice_mappings
 from store.voice_mappings import NameTakenError, VoiceMappingRecord

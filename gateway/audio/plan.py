@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions

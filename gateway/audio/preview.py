@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gateway.app.state import AppState
 from gateway.audio.input import SpeechParams
 from gateway.audio.plan import audio_plan, resolve_voice, voiced_targets
 from gateway.audio.speech import speak_once, speech_body_headers
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from gateway.upstream.options import ServiceOptions
 from providers.voices import VoiceInfo, load_voices
 

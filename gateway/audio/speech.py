@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
+from gateway.app.state import AppState
 from gateway.audio.errors import audio_errors
 from gateway.audio.input import SpeechParams, parse_speech, with_mapping_defaults
 from gateway.audio.plan import (
@@ -31,7 +32,6 @@ from gateway.audio.plan import (
 from gateway.audio.voices import mapping_record_named
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
-from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
 from gateway.upstream.engine import Called, Served
 from gateway.upstream.facts import RequestFacts, new_facts

@@ -24,6 +24,7 @@ from contextlib import aclosing, asynccontextmanager
 import attrs
 import trio
 
+from gateway.app.state import AppState
 from gateway.audio.errors import audio_errors
 from gateway.audio.input import TranscriptionParams, parse_transcription, parse_translation
 from gateway.audio.plan import admit_audio, audio_plan
@@ -39,7 +40,6 @@ from gateway.audio.translation import translation_plan
 from gateway.audio.upload import HEAD_BYTES, Upload
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.engine import Called, Streaming
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold

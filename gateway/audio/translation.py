@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import attrs
 
+from gateway.app.state import AppState
 from gateway.audio.input import TranscriptionParams
 from gateway.audio.plan import LOCAL_PROVIDER, ranked_allowed
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
 from providers.openai_audio import is_whisper

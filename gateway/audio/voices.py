@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
+from gateway.app.state import AppState
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.params import body_object, optional_string, required_string
-from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from providers.catalog import Catalog
 from providers.voices import StandardVoice, VoiceCatalog, VoiceInfo

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from store import audit, erasure
 from store import documents as document_store
 from store.audit import AuditEvent

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import trio
 
+from gateway.app.state import AppState
 from gateway.documents.residency import EmbeddingTarget, embedding_target
 from gateway.files.chunking import Piece, chunk_document
 from gateway.files.extraction import Extracted, ExtractionError, extract
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
 from gateway.retrieval.embeddings import serve_embeddings
 from providers.local import ocr as local_ocr
 from store import documents as document_store
@@ -167,7 +167,7 @@ async def embed(
         "encoding_format": "base64",
     }
     try:
-        answer = await serve_embeddings(state, principal, body, {})
+        answer = await serve_embeddings(state.retrieval, principal, body, {})
     except ApiError as exc:
         raise Failed(f"Embedding failed ({exc.code}): {exc.message}") from None
     return [base64.b64decode(item["embedding"]) for item in answer.body["data"]]

@@ -14,8 +14,8 @@ from pathlib import Path
 import attrs
 import trio
 
+from gateway.kernels.vectors.cache import VectorCache
 from gateway.platform.work_queue import WorkQueue
-from gateway.retrieval.vector_cache import VectorCache
 from store.blobs import BlobStore
 
 

@@ -2,7 +2,7 @@
 
 Two rankings of the chunks the caller may see (workspace, readable classifications, the
 request's filters, completed documents): cosine similarity of the query's embedding against
-the workspace's in-memory vector index (`gateway.retrieval.vector_index`, one space per
+the workspace's in-memory vector index (`gateway.kernels.vectors.index`, one space per
 embedding model; the query is embedded by the provider
 that embedded those documents, so it stays in their region), and BM25 from SQLite FTS5. They
 are fused by reciprocal rank (k = 60), which needs no score calibration between the two.
@@ -20,14 +20,14 @@ import attrs
 import numpy as np
 import trio
 
+from gateway.app.state import AppState
 from gateway.documents import access
 from gateway.documents.processing import Failed, embed
 from gateway.documents.residency import EmbeddingTarget
 from gateway.documents.search_input import SearchParams, search_body
+from gateway.kernels.vectors import index as vector_index
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
-from gateway.retrieval import vector_index
 from gateway.retrieval.rerank import serve_rerank
 from store import documents as document_store
 from store.documents import DocumentRecord
@@ -196,7 +196,7 @@ async def _reranked(
         "documents": [r["content"] for r in results],
         "top_n": params.top_k,
     }
-    answer = await serve_rerank(state, principal, body, {})
+    answer = await serve_rerank(state.retrieval, principal, body, {})
     ordered = []
     for item in answer.body["results"]:
         result = results[item["index"]]

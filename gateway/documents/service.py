@@ -14,14 +14,14 @@ from typing import Any
 
 import trio
 
+from gateway.app.state import AppState
 from gateway.documents import access, render
 from gateway.documents import input as document_input
 from gateway.documents.erasure import erase_document
+from gateway.kernels.uploads import formats, integrity
+from gateway.kernels.uploads.receive import Received, receive, upload_deadline
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
-from gateway.platform.state import AppState
-from gateway.uploads import formats, integrity
-from gateway.uploads.receive import Received, receive, upload_deadline
 from store import columns
 from store import documents as document_store
 from store.audit import AuditEvent

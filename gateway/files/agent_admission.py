@@ -26,11 +26,11 @@ import trio
 from gateway.agents.counters import Amounts
 from gateway.agents.gate import admit_agent, suspended_error
 from gateway.agents.hold import AgentShare
+from gateway.app.state import AppState
 from gateway.audio.transcription import DIARIZING_MODEL, measured_clip
 from gateway.files.input import ServiceOptions
 from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from gateway.upstream.admission import PolicyBound
 from gateway.upstream.limits import Unlimited
 from providers.catalog import Catalog, ModelInfo

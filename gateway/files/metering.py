@@ -10,7 +10,7 @@ which the request limits do not count (`LIMITED_ENDPOINTS`).
 
 from __future__ import annotations
 
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.resolve import Target
 from providers.types import Usage

@@ -16,19 +16,19 @@ from typing import Any
 
 import trio
 
+from gateway.app.state import AppState
 from gateway.audio.input import TranscriptionParams
 from gateway.audio.render import transcript_text
 from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
 from gateway.files import chunking, pii, pii_worker, render
 from gateway.files.extraction import Extracted, ExtractionError, extract
 from gateway.files.input import ServiceOptions
+from gateway.kernels.uploads.formats import KINDS
 from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS
 from gateway.ocr.service import read_pages
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
 from gateway.retrieval.embeddings import serve_embeddings
-from gateway.uploads.formats import KINDS
 from providers.audio_types import AudioClip
 from providers.local import ocr as local_ocr
 from store import files as file_store
@@ -175,7 +175,12 @@ async def _ocr_chain(
     data = await trio.to_thread.run_sync(state.files.blobs.path_of(record.sha256).read_bytes)
     try:
         result = await read_pages(
-            state, principal, data, KINDS[record.kind], model=str(options.ocr_model), pages=blank
+            state.ocr,
+            principal,
+            data,
+            KINDS[record.kind],
+            model=str(options.ocr_model),
+            pages=blank,
         )
     except ApiError as exc:
         raise StageFailed("ocr", f"{exc.code}: {exc.message}") from None
@@ -245,7 +250,9 @@ async def embed_texts(
 ) -> list[list[float]]:
     """The one way files reach an embedding provider (the retrieval family's service)."""
     try:
-        answer = await serve_embeddings(state, principal, {"model": model, "input": texts}, {})
+        answer = await serve_embeddings(
+            state.retrieval, principal, {"model": model, "input": texts}, {}
+        )
     except ApiError as exc:
         raise StageFailed("embedding", f"{exc.code}: {exc.message}") from None
     return [item["embedding"] for item in answer.body["data"]]

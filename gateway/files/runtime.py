@@ -16,8 +16,8 @@ from pathlib import Path
 import attrs
 import trio
 
+from gateway.kernels.vectors.cache import VectorCache
 from gateway.platform.work_queue import WorkQueue
-from gateway.retrieval.vector_cache import VectorCache
 from gateway.upstream.limits import Hold
 from store.blobs import BlobStore
 
@@ -27,8 +27,6 @@ class FilesRuntime:
     blobs: BlobStore
     queue: WorkQueue
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
-    # Pages the local OCR engine reads at once, across every request and file.
-    ocr_pages: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
     # PII scans at once, each in a worker process with its own copy of the name model
     # (`gateway.files.pii_worker`): files' processing and the scribe pipeline's notes.
     pii_scans: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
@@ -50,9 +48,5 @@ class FilesRuntime:
             hold.release()
 
     @classmethod
-    def under(cls, data_dir: Path, *, queue_size: int, ocr_pages: int) -> FilesRuntime:
-        return cls(
-            BlobStore(data_dir / "blobs"),
-            WorkQueue(queue_size),
-            ocr_pages=trio.CapacityLimiter(ocr_pages),
-        )
+    def under(cls, data_dir: Path, *, queue_size: int) -> FilesRuntime:
+        return cls(BlobStore(data_dir / "blobs"), WorkQueue(queue_size))

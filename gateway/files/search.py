@@ -1,7 +1,7 @@
 """POST /v1/files/search (beyond the spec): nearest chunks of the workspace's vectorized files.
 
 The files' vectors (`vectorize` at upload) are searched through the same in-memory vector
-index as the data documents (`gateway.retrieval.vector_index`): one index per workspace,
+index as the data documents (`gateway.kernels.vectors.index`): one index per workspace,
 one space per embedding model. The query is embedded through the gateway's embeddings
 service (limits, usage and cost apply) with each model that embedded a wanted file, and the
 hits of all spaces are ordered by cosine similarity. Only processed files of the caller's
@@ -16,12 +16,12 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.app.state import AppState
+from gateway.kernels.vectors import index as vector_index
+from gateway.kernels.vectors.search_body import query_and_top_k
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
-from gateway.platform.state import AppState
-from gateway.retrieval import vector_index
 from gateway.retrieval.embeddings import serve_embeddings
-from gateway.retrieval.search_body import query_and_top_k
 from store import files as file_store
 
 _FIELDS = frozenset({"query", "top_k", "collection", "file_ids", "embedding_model"})
@@ -96,7 +96,9 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
 async def _embedded(state: AppState, principal: Principal, model: str, text: str) -> list[float]:
     """The query's vector by `model`, through the embeddings service in the caller's name
     (its errors, such as a limit's 429, are the answer's)."""
-    answer = await serve_embeddings(state, principal, {"model": model, "input": [text]}, {})
+    answer = await serve_embeddings(
+        state.retrieval, principal, {"model": model, "input": [text]}, {}
+    )
     return [float(x) for x in answer.body["data"][0]["embedding"]]
 
 

@@ -16,14 +16,14 @@ import attrs
 import sqlite_utils
 import trio
 
+from gateway.app.state import AppState
 from gateway.files import agent_admission, render
 from gateway.files import input as file_input
 from gateway.files.metering import record_stored
+from gateway.kernels.uploads import integrity
+from gateway.kernels.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
-from gateway.platform.state import AppState
-from gateway.uploads import integrity
-from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
 from store import erasure

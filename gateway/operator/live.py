@@ -24,7 +24,7 @@ from prometheus_client.core import (
 from gateway.operator.metrics import BoundedLabel
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 BREAKER_STATES = ("closed", "open", "half_open")
 

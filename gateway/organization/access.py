@@ -15,12 +15,12 @@ import sqlite_utils
 import trio
 
 from gateway.api.audit_trail import audit_event, audited
+from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render
 from gateway.organization.secrets import new_user_token, verify_password
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_api_key
-from gateway.platform.state import AppState
 from store import members, organizations, tokens, workspaces
 from store.organizations import OrganizationRecord
 from store.secrets import hash_key

@@ -13,6 +13,7 @@ from typing import Any
 import sqlite_utils
 
 from gateway.api.audit_trail import audit_event, audited
+from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render, scope
 from gateway.organization.members import (
@@ -23,7 +24,6 @@ from gateway.organization.members import (
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import KEY_PERMISSIONS
-from gateway.platform.state import AppState
 from store import keys, service_accounts
 from store.secrets import KeyKind, new_api_key
 from store.service_accounts import ServiceAccountRecord

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from gateway.app.state import AppState
 from gateway.organization import render, scope
 from gateway.organization.input import parse_audit_filter
 from gateway.organization.members import organization_workspace_ids
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from store import audit
 from store.audit import AuditQuery
 

@@ -15,13 +15,13 @@ import sqlite_utils
 import trio
 
 from gateway.api.audit_trail import audit_event, audited
+from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render, scope
 from gateway.organization.secrets import hash_password, new_invitation_token, verify_password
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
 from gateway.platform.roles import Role, outranks_or_equals
-from gateway.platform.state import AppState
 from store import members, workspaces
 from store.audit import AuditEvent
 from store.members import MemberRecord

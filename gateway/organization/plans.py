@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.api.audit_trail import audit_event, audited
+from gateway.app.state import AppState
 from gateway.organization.render import iso
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
-from gateway.platform.state import AppState
 from store import organizations
 from store.organizations import OrganizationRecord
 

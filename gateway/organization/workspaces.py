@@ -19,11 +19,11 @@ import attrs
 import sqlite_utils
 
 from gateway.api.audit_trail import audit_event, audited
+from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
-from gateway.platform.state import AppState
 from store import audit, erasure, workspaces
 from store import documents as document_store
 from store import files as file_store

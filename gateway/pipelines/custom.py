@@ -8,9 +8,9 @@ from typing import Any
 
 import attrs
 
+from gateway.app.state import AppState
 from gateway.pipelines.templates import Template, builtin_templates, template_from_json
 from gateway.platform.errors import ApiError, not_found
-from gateway.platform.state import AppState
 from store import pipeline_templates
 from store.pipeline_templates import PipelineTemplateRecord
 

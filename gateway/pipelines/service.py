@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.app.state import AppState
 from gateway.audio.errors import audio_status
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
@@ -41,7 +42,6 @@ from gateway.pipelines.templates import Overrides, Template, with_overrides
 from gateway.platform.auth import Principal
 from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
+from gateway.app.state import AppState
 from gateway.audio.input import SpeechParams, TranscriptionParams
 from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_targets
 from gateway.audio.speech import speech_request
@@ -36,7 +37,6 @@ from gateway.pipelines.templates import Template, TtsSettings
 from gateway.pipelines.voice_line import SocketLine, SocketSpeaker, socket_plan
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
 from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.chain import deadline_exceeded
 from gateway.upstream.engine import Served

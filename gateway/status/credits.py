@@ -19,7 +19,7 @@ from store.audit import AuditEvent
 from store.sla import SlaCreditRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 
 async def plan_of(state: AppState, organization_id: str) -> str:

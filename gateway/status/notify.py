@@ -21,7 +21,7 @@ from store.secrets import CipherError
 from store.webhooks import DeliveryRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from store.audit import AuditEvent
 from store.incidents import IncidentRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 UPTIME_SPAN = timedelta(days=30)
 API_SERVICE = "api"

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from gateway.app.state import AppState
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from gateway.sustainability import figures, opportunities, score
 from gateway.sustainability.period import (
     Filters,

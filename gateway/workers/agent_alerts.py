@@ -23,7 +23,7 @@ from gateway.status.notify import alert_delivery
 from store import agents as agent_store
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 logger = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from gateway.agents.book import EVERY_AGENT
 from gateway.platform import broadcast
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 
 async def run(

@@ -21,7 +21,7 @@ from store import usage as usage_store
 from store.alerts import AlertRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 SMTP_THREADS = 2
 

@@ -22,7 +22,7 @@ from gateway.analytics.export_build import build, expire_due
 from store import exports as export_store
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from gateway.platform.work_queue import Work, serve
 from store import documents as document_store
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 
 async def run(

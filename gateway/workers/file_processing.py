@@ -18,7 +18,7 @@ from gateway.platform.work_queue import Work, serve
 from store import files as file_store
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 logger = logging.getLogger(__name__)
 

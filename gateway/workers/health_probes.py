@@ -20,7 +20,7 @@ from providers.base import Provider
 from providers.errors import ProviderError, Unsupported
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 PROBE_CONCURRENCY = 8
 

@@ -20,7 +20,7 @@ from store import incidents as incident_store
 from store.incidents import IncidentRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 
 async def run(

@@ -24,7 +24,7 @@ from gateway.platform import broadcast
 from store import keys
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 
 RELOAD_ALL = "*"

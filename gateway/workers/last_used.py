@@ -13,7 +13,7 @@ import trio
 from store import keys
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 FLUSH_EVERY_S = 5.0
 FINAL_WRITE_DEADLINE_S = 2.0

@@ -24,7 +24,7 @@ from store.audit import AuditEvent
 from store.documents import DocumentRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 logger = logging.getLogger(__name__)
 

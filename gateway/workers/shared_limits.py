@@ -13,7 +13,7 @@ import trio
 from gateway.workers import leased
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 SETTLE_TASKS = 4
 

@@ -18,7 +18,7 @@ from gateway.analytics.service import queue_depth
 
 if TYPE_CHECKING:
     from gateway.analytics.live import Gauges
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 
 async def run(

@@ -35,8 +35,8 @@ from store.db import DB_FILENAME, Database
 from store.usage import UsageRecord
 
 if TYPE_CHECKING:
+    from gateway.app.state import AppState
     from gateway.platform.config import Settings
-    from gateway.platform.state import AppState
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from gateway.status.ssrf import allow_list
 from store import webhooks as webhook_store
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.app.state import AppState
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import trio
 
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from gateway.status.hub import DeliveryJob
 from gateway.workers.webhook_delivery import Router
 

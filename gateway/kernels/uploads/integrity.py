@@ -12,7 +12,7 @@ import wave
 import zipfile
 from pathlib import Path
 
-from gateway.uploads.formats import Kind
+from gateway.kernels.uploads.formats import Kind
 
 # A ZIP-based office file whose members would expand past this, or any member of which
 # would grow more than this ratio, is treated as a zip bomb.

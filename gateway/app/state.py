@@ -1,8 +1,9 @@
 """Everything the request handlers share, built once by the app's lifespan.
 
-Transitional (issue 32): the families not yet converted to narrow services still take
-this; the composition root (`gateway.app.assembly`) adds the core services it builds
-(the engine, admission, the authenticator) and the converted families' services.
+Only the composition root should know this object (issue 32): the families not yet
+converted to narrow services still take it, and the root (`gateway.app.assembly`) adds
+the core services it builds (the engine, admission, the authenticator) and the converted
+families' services, which the unconverted ones reach through it meanwhile.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from gateway.chat.cache.shared import SharedResponseCache
 from gateway.chat.services import ChatServices
 from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
+from gateway.ocr.services import OcrServices
 from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
@@ -28,6 +30,7 @@ from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
 from gateway.platform.drain import Drain
 from gateway.platform.resp import RedisClient
+from gateway.retrieval.services import RetrievalServices
 from gateway.status.hub import StatusHub
 from gateway.upstream.admission import Admission
 from gateway.upstream.circuit import BreakerBook
@@ -87,6 +90,8 @@ class AppState:
     admission: Admission = attrs.field(init=False)
     auth: Authenticator = attrs.field(init=False)
     chat: ChatServices = attrs.field(init=False)
+    retrieval: RetrievalServices = attrs.field(init=False)
+    ocr: OcrServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.
@@ -114,11 +119,7 @@ class AppState:
     @files.default
     def _default_files(self) -> FilesRuntime:
         settings = self.settings
-        return FilesRuntime.under(
-            settings.data_dir,
-            queue_size=settings.file_queue_size,
-            ocr_pages=settings.ocr_page_concurrency,
-        )
+        return FilesRuntime.under(settings.data_dir, queue_size=settings.file_queue_size)
 
     @documents.default
     def _default_documents(self) -> DocumentsRuntime:

@@ -3,7 +3,7 @@
 A workspace's `Snapshot` is loaded in bulk the first time it is searched (the rows read
 from SQLite, decoded with one `frombuffer` per space and indexed in a thread) and then kept
 up to date: an owner (document or file) whose vectors were stored is added, an erased one
-removed, each in a thread and without rebuilding the rest (`gateway.retrieval.vector_index`).
+removed, each in a thread and without rebuilding the rest (`gateway.kernels.vectors.index`).
 Updates of one workspace run one at a time (a lock), and each bumps the workspace's version
 so that a bulk load that raced with it is returned to its searcher but never cached: a
 cached snapshot never holds an erased owner's vectors nor misses a new one's.
@@ -17,8 +17,8 @@ import attrs
 import numpy as np
 import trio
 
-from gateway.retrieval import vector_index
-from gateway.retrieval.vector_index import Bools, Space
+from gateway.kernels.vectors import index as vector_index
+from gateway.kernels.vectors.index import Bools, Space
 from store.vector_rows import VectorRows
 
 Load = Callable[[], Awaitable[VectorRows]]

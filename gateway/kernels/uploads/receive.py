@@ -16,10 +16,10 @@ from contextlib import contextmanager
 import attrs
 import trio
 
+from gateway.kernels.uploads import formats
+from gateway.kernels.uploads.formats import SNIFF_BYTES, Kind
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.multipart import Event, MultipartEvents, PartData, PartEnd, PartStart
-from gateway.uploads import formats
-from gateway.uploads.formats import SNIFF_BYTES, Kind
 from store.blobs import BlobStore, BlobWriter
 
 MAX_FIELD_BYTES = 64 * 1024

@@ -11,9 +11,9 @@ import attrs
 from quart import request
 
 from gateway.platform.auth import Principal
+from gateway.platform.callers import Authenticator
 from gateway.platform.errors import ApiError
 from gateway.platform.multipart import boundary_of
-from gateway.platform.state import AppState
 
 
 @attrs.frozen
@@ -24,11 +24,11 @@ class Upload:
     headers: Mapping[str, str]
 
 
-async def upload_request(state: AppState, *, media_type_status: int = 400) -> Upload:
+async def upload_request(auth: Authenticator, *, media_type_status: int = 400) -> Upload:
     """`media_type_status` 415 answers a body that is not multipart at all with 415
     `unsupported_media_type` (the spec's file-upload row has it; the OCR and data-document
     rows do not, so they keep the 400)."""
-    principal = await state.auth.caller()
+    principal = await auth.caller()
     principal.require("files")
     content_type = request.headers.get("content-type")
     if media_type_status == 415 and not _multipart(content_type):
