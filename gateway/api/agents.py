@@ -31,15 +31,15 @@ from gateway.agents.limits import (
     template_limits,
 )
 from gateway.agents.suspension import Actor, set_status
-from gateway.api.audit_trail import audit_event, audited, written
 from gateway.app.state import AppState
+from gateway.kernels.webhooks.render import delivery as delivery_body
+from gateway.kernels.webhooks.signing import new_secret
+from gateway.kernels.webhooks.ssrf import UnsafeUrl, allow_list, check_registration
+from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal, session_of
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
-from gateway.status import render as status_render
-from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
 from store import agents as agent_store
 from store import keys
 from store import webhooks as webhook_store
@@ -136,7 +136,7 @@ class AgentsApi:
             target_id=agent_id,
             details={"name": spec.name, "template": spec.template},
         )
-        await audited(self.state, event, written(lambda d: agent_store.insert(d, record, key)))
+        await audited(self.state.db, event, written(lambda d: agent_store.insert(d, record, key)))
         self.state.keyring.put(key)
         loaded = await self.state.agents.refresh(record)
         return json_response(render.agent(loaded, key, full_key), 201)
@@ -187,14 +187,16 @@ class AgentsApi:
                 "tools": list(changed.tools),
             },
         )
-        await audited(self.state, event, written(lambda d: agent_store.replace(d, changed)))
+        await audited(self.state.db, event, written(lambda d: agent_store.replace(d, changed)))
         return json_response(render.agent(await self.state.agents.changed(changed)))
 
     async def delete_agent(self, agent_id: str) -> Response:
         principal = await self._manager("create_api_keys")
         ws = principal.workspace_id
         event = audit_event(principal, "agent.deleted", target_type="agent", target_id=agent_id)
-        key_hash = await audited(self.state, event, lambda d: agent_store.delete(d, agent_id, ws))
+        key_hash = await audited(
+            self.state.db, event, lambda d: agent_store.delete(d, agent_id, ws)
+        )
         if key_hash is None:
             raise agent_not_found(agent_id)
         self.state.keyring.forget(key_hash)
@@ -277,7 +279,7 @@ class AgentsApi:
             target_id=agent_id,
             details={"alert_id": record.id},
         )
-        await audited(self.state, event, written(lambda d: agent_store.insert_alert(d, record)))
+        await audited(self.state.db, event, written(lambda d: agent_store.insert_alert(d, record)))
         return json_response(render.alert(record, secret), 201)
 
     async def list_alerts(self, agent_id: str) -> Response:
@@ -300,7 +302,7 @@ class AgentsApi:
         if record is None:
             raise alert_not_found(alert_id)
         body = render.alert(record)
-        body["deliveries"] = [status_render.delivery(r) for r in deliveries]
+        body["deliveries"] = [delivery_body(r) for r in deliveries]
         return json_response(body)
 
     async def delete_alert(self, agent_id: str, alert_id: str) -> Response:
@@ -315,7 +317,7 @@ class AgentsApi:
             details={"alert_id": alert_id},
         )
         if not await audited(
-            self.state, event, lambda d: agent_store.delete_alert(d, alert_id, agent_id)
+            self.state.db, event, lambda d: agent_store.delete_alert(d, alert_id, agent_id)
         ):
             raise alert_not_found(alert_id)
         return json_response({"id": alert_id, "object": "agent_alert", "deleted": True})
@@ -344,7 +346,7 @@ class AgentsApi:
         def change(d: sqlite_utils.Database) -> None:
             agent_store.set_organization_limits(d, org, ceilings)
 
-        await audited(self.state, event, written(change))
+        await audited(self.state.db, event, written(change))
         self.state.agents.forget_limits()
         return json_response(_org_limits(await self._ceilings(org)))
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from gateway.api.audit_trail import audit_event
 from gateway.app.state import AppState
 from gateway.documents import render, search, service
 from gateway.kernels.uploads.request import upload_request
+from gateway.platform.audit import audit_event
 from gateway.platform.web import json_response, read_object
 
 

@@ -13,7 +13,6 @@ from typing import Any
 import attrs
 from quart import Blueprint, Response
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.api.key_input import (
     parse_create,
     parse_expiry,
@@ -25,6 +24,7 @@ from gateway.api.key_input import (
     parse_strings,
 )
 from gateway.app.state import AppState
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.roles import Action
@@ -131,7 +131,7 @@ class KeysApi:
             organization_id=principal.organization_id,
         )
         event = _event(principal, "api_key.created", record)
-        await audited(self.state, event, lambda d: keys.insert_returning(d, record))
+        await audited(self.state.db, event, lambda d: keys.insert_returning(d, record))
         self.state.keyring.put(record)
         return json_response(key_to_api(record) | {"key": full_key}, 201)
 
@@ -159,7 +159,7 @@ class KeysApi:
         record = await self._find_controlled(principal, key_id)
         changes = _patch_changes(principal, record, await read_object())
         event = _event(principal, "api_key.updated", record, sorted(changes))
-        updated = await audited(self.state, event, lambda d: keys.update(d, key_id, **changes))
+        updated = await audited(self.state.db, event, lambda d: keys.update(d, key_id, **changes))
         if updated is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         if updated.status == "active":
@@ -184,7 +184,7 @@ class KeysApi:
 
         event = _event(principal, "api_key.created", new)
         old_updated = await audited(
-            self.state, event, lambda d: keys.rotate(d, old.id, new, expires)
+            self.state.db, event, lambda d: keys.rotate(d, old.id, new, expires)
         )
         self.state.keyring.put(new)
         if old_updated is not None:
@@ -204,7 +204,7 @@ class KeysApi:
         found = await self._find_controlled(principal, key_id)
         now = datetime.now(UTC)
         event = _event(principal, "api_key.revoked", found)
-        record = await audited(self.state, event, lambda d: keys.revoke(d, key_id, now))
+        record = await audited(self.state.db, event, lambda d: keys.revoke(d, key_id, now))
         if record is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         self.state.keyring.forget(record.key_hash)
@@ -216,7 +216,7 @@ class KeysApi:
         principal = await self._manager("revoke_api_keys")
         record = await self._find_controlled(principal, key_id)
         event = _event(principal, "api_key.deleted", record)
-        await audited(self.state, event, lambda d: keys.delete(d, key_id))
+        await audited(self.state.db, event, lambda d: keys.delete(d, key_id))
         self.state.keyring.forget(record.key_hash)
         return json_response({"id": key_id, "object": "api_key", "deleted": True})
 

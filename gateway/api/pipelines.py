@@ -9,7 +9,6 @@ from typing import cast
 import orjson
 from quart import Blueprint, Response, request, websocket
 
-from gateway.api.audit_trail import audit_event, audited, written
 from gateway.app.state import AppState
 from gateway.audio.upload import read_upload
 from gateway.audio.voices import mapping_named
@@ -30,6 +29,7 @@ from gateway.pipelines.stages import ENDPOINT
 from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
 from gateway.pipelines.templates import builtin_templates
 from gateway.pipelines.vad import webrtc_classifier
+from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
 from gateway.platform.errors import ApiError, invalid_request
@@ -173,7 +173,7 @@ def _template_routes(bp: Blueprint, state: AppState) -> None:
         record = custom.new_record(principal.workspace_id, fields)
         event = _template_event(principal, "pipeline_template.created", record.id, record.name)
         try:
-            await audited(state, event, written(lambda d: pipeline_templates.insert(d, record)))
+            await audited(state.db, event, written(lambda d: pipeline_templates.insert(d, record)))
         except NameTakenError:
             raise _name_taken(record.name) from None
         return json_response(_record_body(record), 201)
@@ -200,7 +200,9 @@ def _template_routes(bp: Blueprint, state: AppState) -> None:
         changed = custom.updated(record, fields)
         event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
         try:
-            await audited(state, event, written(lambda d: pipeline_templates.replace(d, changed)))
+            await audited(
+                state.db, event, written(lambda d: pipeline_templates.replace(d, changed))
+            )
         except NameTakenError:
             raise _name_taken(changed.name) from None
         return json_response(_record_body(changed))
@@ -211,7 +213,9 @@ def _template_routes(bp: Blueprint, state: AppState) -> None:
         _refuse_builtin(template_id)
         ws = principal.workspace_id
         event = _template_event(principal, "pipeline_template.deleted", template_id, None)
-        if not await audited(state, event, lambda d: pipeline_templates.delete(d, ws, template_id)):
+        if not await audited(
+            state.db, event, lambda d: pipeline_templates.delete(d, ws, template_id)
+        ):
             raise custom.template_not_found(template_id)
         return json_response({"id": template_id, "object": "pipeline_template", "deleted": True})
 

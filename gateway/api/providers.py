@@ -16,7 +16,6 @@ import sqlite_utils
 import trio
 from quart import Blueprint, Response
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.api.keys import start_of_day
 from gateway.api.provider_input import (
     next_status,
@@ -24,6 +23,7 @@ from gateway.api.provider_input import (
     parse_settings,
 )
 from gateway.app.state import AppState
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
 from gateway.platform.roles import Action
@@ -219,7 +219,7 @@ class ProvidersApi:
         self._configured(principal, provider_id)
         ws = principal.workspace_id
         event = _event(principal, "provider.deleted", provider_id)
-        await audited(self.state, event, lambda d: provider_store.delete(d, ws, provider_id))
+        await audited(self.state.db, event, lambda d: provider_store.delete(d, ws, provider_id))
         self.state.registry.remove(ws, provider_id)
         self.state.health.forget(ws, provider_id)
         return json_response(
@@ -430,4 +430,4 @@ async def _write(
     """A store write, with its audit event in the same transaction when there is one."""
     if event is None:
         return await state.db.run(change)
-    return await audited(state, event, change)
+    return await audited(state.db, event, change)

@@ -17,9 +17,9 @@ import attrs
 import sqlite_utils
 from quart import Blueprint, Response, request
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.app.state import AppState
 from gateway.chat.input import parse_chat_body
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.roles import Action
@@ -151,7 +151,7 @@ class RoutingRulesApi:
         record = await self._find(principal, rule_id)
         ws = principal.workspace_id
         event = _event(principal, "routing_rule.deleted", record.name, record.priority, rule_id)
-        if not await audited(self.state, event, lambda d: rule_store.delete(d, rule_id, ws)):
+        if not await audited(self.state.db, event, lambda d: rule_store.delete(d, rule_id, ws)):
             raise rule_not_found(rule_id)
         self.book.remove(ws, rule_id)
         return json_response({"id": rule_id, "object": "routing_rule", "deleted": True})
@@ -174,7 +174,7 @@ class RoutingRulesApi:
             if event is None:
                 record = await self.state.db.run(fn)
             else:
-                record = await audited(self.state, event, fn, target_of=_rule_id)
+                record = await audited(self.state.db, event, fn, target_of=_rule_id)
         except PriorityConflictError as exc:
             raise priority_conflict(exc) from None
         if record is None:

@@ -14,9 +14,12 @@ import trio
 from gateway.agents.policy import AgentPolicy
 from gateway.app.state import AppState
 from gateway.chat.services import ChatServices
+from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.services import OcrServices
 from gateway.platform.callers import Authenticator
 from gateway.retrieval.services import RetrievalServices
+from gateway.status.services import StatusServices
+from gateway.sustainability.services import SustainabilityServices
 from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
 from gateway.upstream.usage import UsageLog, UsageSink
@@ -57,6 +60,19 @@ def assemble(state: AppState) -> None:
         settings,
         state.files.blobs,
         trio.CapacityLimiter(settings.ocr_page_concurrency),
+    )
+    state.sustainability = SustainabilityServices(
+        state.db, state.catalog, state.registry, state.auth
+    )
+    state.webhooks = Webhooks(state.db, state.cipher, settings, state.status)
+    state.status_services = StatusServices(
+        state.db,
+        settings,
+        state.catalog,
+        state.registry,
+        state.health,
+        state.auth,
+        state.webhooks,
     )
 
 

@@ -9,18 +9,17 @@ A new family is one entry here (docs/architecture.md, "Adding a family").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 
 import attrs
 from quart import Blueprint
 
 from gateway.api.agents import agents_blueprint
-from gateway.api.alerts import alerts_blueprint
 from gateway.api.analytics import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.api.audit_log import audit_log_blueprint
 from gateway.api.auth_tokens import auth_tokens_blueprint
-from gateway.api.billing import billing_blueprint
 from gateway.api.console import console_blueprint
 from gateway.api.documents import documents_blueprint
 from gateway.api.files import files_blueprint
@@ -35,8 +34,6 @@ from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
-from gateway.api.status import status_blueprint
-from gateway.api.sustainability import sustainability_blueprint
 from gateway.app.state import AppState
 from gateway.chat.routes import chat_routes
 from gateway.kernels.uploads.formats import LARGEST_UPLOAD
@@ -44,10 +41,20 @@ from gateway.ocr.routes import ocr_blueprint
 from gateway.platform.asgi import Route
 from gateway.platform.uploads import file_upload_limits
 from gateway.retrieval.routes import retrieval_blueprints
+from gateway.status import alert_evaluator, incident_monitor
+from gateway.status.alert_routes import alerts_blueprint
+from gateway.status.billing_routes import billing_blueprint
+from gateway.status.routes import status_blueprint
+from gateway.sustainability.routes import sustainability_blueprint
 
 # The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
 # as a stream with its own limit; Quart's MAX_CONTENT_LENGTH would refuse it at once.
 TRANSCRIPTION_UPLOAD_LIMIT = 26 * 1024 * 1024
+
+
+# A long-lived task of the family: started with `nursery.start(worker)` by the server's
+# lifespan, it reports readiness through `task_status` and runs until cancelled.
+Worker = Callable[..., Awaitable[None]]
 
 
 @attrs.frozen
@@ -57,6 +64,7 @@ class Mounted:
     blueprints: tuple[Blueprint, ...] = ()
     routes: tuple[Route, ...] = ()  # served by the fast path, before Quart
     upload_limits: Mapping[str, int] = attrs.field(factory=dict)  # POST path -> bytes
+    workers: tuple[Worker, ...] = ()
 
 
 @attrs.frozen
@@ -92,6 +100,14 @@ def _files(state: AppState) -> Mounted:
     return Mounted((files_blueprint(state),), upload_limits=file_upload_limits(LARGEST_UPLOAD))
 
 
+def _status(state: AppState) -> Mounted:
+    svc = state.status_services
+    return Mounted(
+        (status_blueprint(svc), alerts_blueprint(svc), billing_blueprint(svc)),
+        workers=(partial(incident_monitor.run, svc), partial(alert_evaluator.run, svc)),
+    )
+
+
 def _admin(state: AppState) -> Mounted:
     return Mounted(
         (
@@ -109,7 +125,6 @@ def _organization(state: AppState) -> Mounted:
     return Mounted(
         (
             organization_blueprint(state),
-            billing_blueprint(state),
             audit_log_blueprint(state),
             auth_tokens_blueprint(state),
         )
@@ -129,13 +144,15 @@ FAMILIES: tuple[Family, ...] = (
     Family("chat", _chat),
     Family("retrieval", _retrieval),
     Family("audio", _audio),
-    Family("status", lambda state: Mounted((status_blueprint(state), alerts_blueprint(state)))),
+    Family("status", _status),
     Family("organization", _organization),
     Family("operator", _operator),
     Family("documents", _blueprint(documents_blueprint)),
     Family("files", _files),
     Family("ocr", lambda state: Mounted((ocr_blueprint(state.ocr),))),
-    Family("sustainability", _blueprint(sustainability_blueprint)),
+    Family(
+        "sustainability", lambda state: Mounted((sustainability_blueprint(state.sustainability),))
+    ),
     Family("agents", lambda state: Mounted((agents_blueprint(state), mcp_blueprint(state)))),
     Family("pipelines", _pipelines),
     Family("analytics", _blueprint(analytics_blueprint)),

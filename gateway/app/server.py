@@ -1,7 +1,7 @@
 """Running the gateway: the app's lifespan as one trio nursery that owns everything.
 
 `run_gateway` opens the store and the upstream connection pool, starts the background
-workers (`WORKERS`, see `gateway.workers`; in `--demo` also the simulators), then serves
+workers (`core_workers`, then the mounted families'; in `--demo` also the simulators), then serves
 HTTP with Hypercorn until the shutdown trigger fires or it is cancelled. On the way out
 Hypercorn lets in-flight requests finish (up to the grace period), the usage log is
 flushed, and the database is closed.
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
+from functools import partial
 from typing import Any
 
 import attrs
@@ -23,7 +24,7 @@ from hypercorn.config import Config as HypercornConfig
 from gateway.app import bootstrap
 from gateway.app.assembly import assemble
 from gateway.app.factory import create_app
-from gateway.app.families import FAMILIES
+from gateway.app.families import FAMILIES, Mounted, Worker
 from gateway.app.scaleout import open_shared
 from gateway.app.state import AppState
 from gateway.chat.cache import ResponseCache
@@ -44,12 +45,10 @@ from gateway.workers import (
     agent_alerts,
     agent_counters,
     agent_events,
-    alert_evaluator,
     analytics_export,
     document_processing,
     file_processing,
     health_probes,
-    incident_monitor,
     key_events,
     last_used,
     retention,
@@ -70,28 +69,32 @@ from store.db import open_database
 from store.secrets import load_or_create_cipher
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
-Worker = Callable[..., Awaitable[None]]
-# Every long-lived worker, started in this order by the lifespan nursery (the usage log
-# first: the others may record usage).
-WORKERS: tuple[Worker, ...] = (
-    usage_writer.run,
-    last_used.run,
-    health_probes.run,
-    webhook_delivery.run,
-    incident_monitor.run,
-    alert_evaluator.run,
-    file_processing.run,
-    document_processing.run,
-    retention.run,
-    agent_alerts.run,  # agents (issue 18): limit-warning webhooks
-    analytics_export.run,
-    # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
-    shared_limits.run,
-    key_events.run,
-    agent_events.run,  # agents (issue 18): agent and organisation-limit changes
-    agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
-    shared_state.run,  # the response cache, breakers and realtime counters on Redis
-)
+
+
+def core_workers(state: AppState) -> list[Worker]:
+    """The core's long-lived workers, started in this order by the lifespan nursery before
+    the families' own (`Mounted.workers`): the usage log first, since the others may
+    record usage."""
+    transitional = (  # still take the root's state (issue 32)
+        last_used.run,
+        health_probes.run,
+        file_processing.run,
+        document_processing.run,
+        retention.run,
+        agent_alerts.run,  # agents (issue 18): limit-warning webhooks
+        analytics_export.run,
+        # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
+        shared_limits.run,
+        key_events.run,
+        agent_events.run,  # agents (issue 18): agent and organisation-limit changes
+        agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
+        shared_state.run,  # the response cache, breakers and realtime counters on Redis
+    )
+    return [
+        partial(usage_writer.run, state),
+        partial(webhook_delivery.run, state.webhooks),
+        *(partial(run, state) for run in transitional),
+    ]
 
 
 @attrs.frozen
@@ -243,15 +246,16 @@ async def _serve_in(
     """Start the workers, the providers and the HTTP server in `nursery`. A worker of
     `--workers N` (`listen_fd` set) only reads the admin key and providers the supervisor
     made."""
-    for worker in WORKERS:
-        await nursery.start(worker, state)
+    mounted = [family.mount(state) for family in FAMILIES]
+    for worker in [*core_workers(state), *(w for family in mounted for w in family.workers)]:
+        await nursery.start(worker)
     printed_key: str | None = None
     sim: SimServer | None = None
     configured: list[str] = []
     if listen_fd is None:
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-    fast = http_app(state)
+    fast = http_app(state, mounted)
     links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
     app = ObservedApp(links, state.metrics, log_bodies=settings.log_request_bodies)
     config = hypercorn_config(settings, settings.host, settings.port)
@@ -267,10 +271,9 @@ async def _serve_in(
     task_status.started(running)
 
 
-def http_app(state: AppState) -> FastPath:
+def http_app(state: AppState, mounted: Sequence[Mounted]) -> FastPath:
     """The mounted families as one ASGI app: their fast-path routes in front of Quart."""
     settings = state.settings
-    mounted = [family.mount(state) for family in FAMILIES]
     return FastPath(
         create_app(settings, mounted),
         [route for family in mounted for route in family.routes],

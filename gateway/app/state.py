@@ -22,6 +22,8 @@ from gateway.chat.cache.shared import SharedResponseCache
 from gateway.chat.services import ChatServices
 from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
+from gateway.kernels.webhooks.hub import StatusHub
+from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.services import OcrServices
 from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
@@ -31,7 +33,8 @@ from gateway.platform.config import Settings
 from gateway.platform.drain import Drain
 from gateway.platform.resp import RedisClient
 from gateway.retrieval.services import RetrievalServices
-from gateway.status.hub import StatusHub
+from gateway.status.services import StatusServices
+from gateway.sustainability.services import SustainabilityServices
 from gateway.upstream.admission import Admission
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.engine import Engine
@@ -92,6 +95,9 @@ class AppState:
     chat: ChatServices = attrs.field(init=False)
     retrieval: RetrievalServices = attrs.field(init=False)
     ocr: OcrServices = attrs.field(init=False)
+    sustainability: SustainabilityServices = attrs.field(init=False)
+    webhooks: Webhooks = attrs.field(init=False)
+    status_services: StatusServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.api.audit_trail import audit_event, audited, written
 from gateway.app.state import AppState
 from gateway.audio import voices as voice_views
+from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from providers.voices import load_voices
 from store import voice_mappings
@@ -30,7 +30,7 @@ async def create(state: AppState, principal: Principal, body: dict[str, Any]) ->
         details={"name": record.name},
     )
     try:
-        await audited(state, event, written(lambda d: voice_mappings.insert(d, record)))
+        await audited(state.db, event, written(lambda d: voice_mappings.insert(d, record)))
     except NameTakenError:
         raise voice_views.name_taken(record.name) from None
     state.voice_mappings.changed(principal.workspace_id)
@@ -69,7 +69,7 @@ async def update(
         details={"fields": sorted(fields)},
     )
     try:
-        await audited(state, event, written(lambda d: voice_mappings.replace(d, changed)))
+        await audited(state.db, event, written(lambda d: voice_mappings.replace(d, changed)))
     except NameTakenError:
         raise voice_views.name_taken(changed.name) from None
     state.voice_mappings.changed(principal.workspace_id)
@@ -81,7 +81,7 @@ async def delete(state: AppState, principal: Principal, mapping_id: str) -> dict
     event = audit_event(
         principal, "voice_mapping.deleted", target_type="voice_mapping", target_id=mapping_id
     )
-    if not await audited(state, event, lambda d: voice_mappings.delete(d, ws, mapping_id)):
+    if not await audited(state.db, event, lambda d: voice_mappings.delete(d, ws, mapping_id)):
         raise voice_views.mapping_not_found(mapping_id)
     state.voice_mappings.changed(ws)
     return {"id": mapping_id, "object": "voice_mapping", "deleted": True}

@@ -14,11 +14,11 @@ import attrs
 import sqlite_utils
 import trio
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render
 from gateway.organization.secrets import new_user_token, verify_password
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_api_key
 from store import members, organizations, tokens, workspaces
@@ -152,7 +152,7 @@ async def create_organization(
         organization_wide=True,
     )
     # Recorded in the new organisation's log, not in the caller's current one.
-    await audited(state, attrs.evolve(event, organization_id=org.id), store)
+    await audited(state.db, attrs.evolve(event, organization_id=org.id), store)
     return {
         "id": org.id,
         "object": "organization",

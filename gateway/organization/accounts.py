@@ -12,7 +12,6 @@ from typing import Any
 
 import sqlite_utils
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render, scope
@@ -21,6 +20,7 @@ from gateway.organization.members import (
     checked_workspaces,
     organization_workspace_ids,
 )
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import KEY_PERMISSIONS
@@ -72,7 +72,7 @@ async def create(state: AppState, principal: Principal, body: dict[str, Any]) ->
         details={"name": spec.name, "role": spec.role, "key_id": key.id},
         organization_wide=True,
     )
-    await audited(state, event, store)
+    await audited(state.db, event, store)
     state.keyring.put(key)
     return render.service_account(account) | {"api_key": full_key, "key_id": key.id}
 
@@ -106,7 +106,7 @@ async def delete(state: AppState, principal: Principal, account_id: str) -> dict
         organization_wide=True,
     )
     _, hashes = await audited(
-        state, event, lambda d: (account_id, service_accounts.delete(d, account_id))
+        state.db, event, lambda d: (account_id, service_accounts.delete(d, account_id))
     )
     for key_hash in hashes:
         state.keyring.forget(key_hash)

@@ -14,11 +14,11 @@ from typing import Any
 import sqlite_utils
 import trio
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render, scope
 from gateway.organization.secrets import hash_password, new_invitation_token, verify_password
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
 from gateway.platform.roles import Role, outranks_or_equals
@@ -78,7 +78,7 @@ async def invite(state: AppState, principal: Principal, body: dict[str, Any]) ->
         return members.insert_member(d, record)
 
     event = _event(principal, "member.invited", "", spec.email, {"role": spec.role})
-    record = await audited(state, event, store, target_of=lambda r: r.id)
+    record = await audited(state.db, event, store, target_of=lambda r: r.id)
     return render.member(record) | {
         "invitation_token": token,
         "invitation_expires_at": render.iso(expires),
@@ -104,7 +104,7 @@ async def change_role(
 
     details = {"from": current.role, "to": new_role}
     event = _event(principal, "member.role_changed", member_id, current.email, details)
-    return render.member(await audited(state, event, store))
+    return render.member(await audited(state.db, event, store))
 
 
 async def remove(state: AppState, principal: Principal, member_id: str) -> dict[str, Any]:
@@ -119,7 +119,7 @@ async def remove(state: AppState, principal: Principal, member_id: str) -> dict[
         return True
 
     event = _event(principal, "member.removed", member_id, current.email, {"role": current.role})
-    await audited(state, event, store)
+    await audited(state.db, event, store)
     return {"id": member_id, "object": "member", "deleted": True}
 
 
@@ -166,7 +166,7 @@ async def accept(state: AppState, body: dict[str, Any], address: str | None) -> 
         timestamp=now,
         details={"role": found.role},
     )
-    joined = await audited(state, event, store)
+    joined = await audited(state.db, event, store)
     if joined is None:
         raise invalid_invitation()
     return render.member(joined) | {"organization_id": joined.organization_id}

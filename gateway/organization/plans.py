@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.app.state import AppState
 from gateway.organization.render import iso
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
 from store import organizations
@@ -62,7 +62,7 @@ async def update(state: AppState, principal: Principal, body: dict[str, Any]) ->
         details={"plan": plan},
         organization_wide=True,
     )
-    record = await audited(state, event, lambda d: organizations.set_plan(d, org_id, plan))
+    record = await audited(state.db, event, lambda d: organizations.set_plan(d, org_id, plan))
     if record is None:
         raise not_found("organization_not_found", f"No organisation '{org_id}'.")
     return render(record)

@@ -18,10 +18,10 @@ from typing import Any
 import attrs
 import sqlite_utils
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.app.state import AppState
 from gateway.organization import input as parse
 from gateway.organization import render
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from store import audit, erasure, workspaces
@@ -61,7 +61,7 @@ async def create(state: AppState, principal: Principal, body: dict[str, Any]) ->
         details={"name": name},
         organization_wide=True,
     )
-    await audited(state, event, lambda d: workspaces.insert(d, record))
+    await audited(state.db, event, lambda d: workspaces.insert(d, record))
     return render.workspace(record)
 
 
@@ -90,7 +90,7 @@ async def update(
         organization_wide=True,
     )
     updated = await audited(
-        state,
+        state.db,
         event,
         lambda d: workspaces.update(d, workspace_id, name=name, description=description),
     )

@@ -4,7 +4,7 @@ Settling an agent's request queues a notice (`AgentBook.notify`, bounded, never
 waiting); this worker reads the notices, computes which thresholds of the agent's alerts
 are crossed (`gateway.agents.alerts`), claims each crossing once per limit period in the
 store, and hands the claimed ones to the status family's signed, retried, SSRF-safe
-delivery (`gateway.status.notify.alert_delivery`). Cancellation ends it between notices
+delivery (`gateway.kernels.webhooks.notify.alert_delivery`). Cancellation ends it between notices
 or during a store call; a claimed crossing whose delivery was not queued yet is lost with
 the process (at most once, never twice).
 """
@@ -19,7 +19,7 @@ import trio
 
 from gateway.agents.alerts import Crossing, crossings, payload
 from gateway.agents.book import Notice
-from gateway.status.notify import alert_delivery
+from gateway.kernels.webhooks.notify import alert_delivery
 from store import agents as agent_store
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ async def check(state: AppState, notice: Notice) -> None:
         if not await _claim(state, crossing, now):
             continue
         await alert_delivery(
-            state,
+            state.webhooks,
             workspace_id=crossing.alert.workspace_id,
             alert_id=crossing.alert.id,
             url=crossing.alert.webhook_url,

@@ -11,7 +11,7 @@ import trio
 
 from gateway.agents.book import Notice
 from gateway.app.server import RunningGateway
-from gateway.status.signing import SIGNATURE_HEADER, verify
+from gateway.kernels.webhooks.signing import SIGNATURE_HEADER, verify
 from gateway.workers import agent_alerts
 from store import webhooks as webhook_store
 from tests.agents.conftest import Create, agent_client

@@ -9,9 +9,9 @@ import httpx
 import pytest
 import trio
 
-from gateway.status.delivery import Deliverer, RetryPolicy
-from gateway.status.hub import DeliveryJob
-from gateway.status.ssrf import UnsafeUrl, check_registration, check_url, refusal
+from gateway.kernels.webhooks.delivery import Deliverer, RetryPolicy
+from gateway.kernels.webhooks.hub import DeliveryJob
+from gateway.kernels.webhooks.ssrf import UnsafeUrl, check_registration, check_url, refusal
 
 REFUSED_URLS = [
     "http://127.0.0.1/hook",

@@ -14,10 +14,10 @@ import attrs
 import sqlite_utils
 from quart import request
 
-from gateway.app.state import AppState
 from gateway.platform.auth import Principal
 from store import audit
 from store.audit import ORGANIZATION_WIDE, AuditEvent
+from store.db import Database
 
 T = TypeVar("T")
 
@@ -50,7 +50,7 @@ def audit_event(
 
 
 async def audited(
-    state: AppState,
+    db: Database,
     event: AuditEvent,
     change: Callable[[sqlite_utils.Database], T],
     *,
@@ -71,7 +71,7 @@ async def audited(
                 audit.append(db, attrs.evolve(event, target_id=target))
         return result
 
-    return await state.db.run(run)
+    return await db.run(run)
 
 
 def written(
@@ -88,7 +88,7 @@ def written(
 
 
 async def record_audit(
-    state: AppState,
+    db: Database,
     principal: Principal,
     kind: str,
     *,
@@ -101,4 +101,4 @@ async def record_audit(
     event = audit_event(
         principal, kind, target_type=target_type, target_id=target_id, details=details
     )
-    await state.db.run(lambda d: audit.append(d, event))
+    await db.run(lambda d: audit.append(d, event))

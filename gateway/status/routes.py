@@ -11,16 +11,17 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
-from gateway.api.audit_trail import audit_event, audited, written
-from gateway.app.state import AppState
+from gateway.kernels.webhooks.render import delivery as delivery_body
+from gateway.kernels.webhooks.signing import new_secret
+from gateway.kernels.webhooks.ssrf import UnsafeUrl, allow_list, check_registration
+from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
 from gateway.status import input as status_input
 from gateway.status import render, service
-from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
+from gateway.status.services import StatusServices
 from store import incidents as incident_store
 from store import webhooks as webhook_store
 from store.audit import AuditEvent
@@ -34,8 +35,8 @@ LIST_LIMIT = 100
 MAX_WEBHOOKS = 25
 
 
-def status_blueprint(state: AppState) -> Blueprint:
-    api = StatusApi(state)
+def status_blueprint(svc: StatusServices) -> Blueprint:
+    api = StatusApi(svc)
     bp = Blueprint("status", __name__)
     bp.add_url_rule("/v1/status", "status_page", api.status_page, methods=["GET"])
     bp.add_url_rule(WEBHOOKS, "list_webhooks", api.list_webhooks, methods=["GET"])
@@ -62,17 +63,17 @@ def incident_not_found(incident_id: str) -> ApiError:
 
 
 class StatusApi:
-    def __init__(self, state: AppState) -> None:
-        self.state = state
+    def __init__(self, svc: StatusServices) -> None:
+        self.svc = svc
 
     async def _manager(self, action: Action) -> Principal:
         """The one permission check of this blueprint's management routes: the caller's
         role (`gateway.platform.roles`) must allow `action` in its workspace."""
-        return await self.state.auth.manager(action)
+        return await self.svc.auth.manager(action)
 
     async def status_page(self) -> Response:
-        principal = await self.state.auth.reader()
-        page = await service.status_page(self.state, principal.workspace_id, datetime.now(UTC))
+        principal = await self.svc.auth.reader()
+        page = await service.status_page(self.svc, principal.workspace_id, datetime.now(UTC))
         return json_response(page)
 
     # -- webhooks ----------------------------------------------------------------------------
@@ -81,13 +82,11 @@ class StatusApi:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_webhook(await read_object())
         try:
-            await check_registration(
-                spec.url, allow_list(self.state.settings.webhook_allowed_hosts)
-            )
+            await check_registration(spec.url, allow_list(self.svc.settings.webhook_allowed_hosts))
         except UnsafeUrl as exc:
             raise ApiError(400, exc.code, str(exc), param="url", value=spec.url) from None
         ws = principal.workspace_id
-        existing = await self.state.db.run(lambda d: webhook_store.list_webhooks(d, ws))
+        existing = await self.svc.db.run(lambda d: webhook_store.list_webhooks(d, ws))
         if len(existing) >= MAX_WEBHOOKS:
             raise ApiError(
                 409,
@@ -100,7 +99,7 @@ class StatusApi:
             workspace_id=principal.workspace_id,
             url=spec.url,
             events=spec.events,
-            encrypted_secret=self.state.cipher.encrypt({"secret": secret}),
+            encrypted_secret=self.svc.webhooks.cipher.encrypt({"secret": secret}),
             created_at=datetime.now(UTC),
         )
         event = audit_event(
@@ -110,12 +109,14 @@ class StatusApi:
             target_id=record.id,
             details={"url": record.url, "events": list(record.events)},
         )
-        await audited(self.state, event, written(lambda d: webhook_store.insert_webhook(d, record)))
+        await audited(
+            self.svc.db, event, written(lambda d: webhook_store.insert_webhook(d, record))
+        )
         return json_response(render.webhook(record, secret), 201)
 
     async def list_webhooks(self) -> Response:
         ws = (await self._manager("view_configuration")).workspace_id
-        records = await self.state.db.run(lambda d: webhook_store.list_webhooks(d, ws))
+        records = await self.svc.db.run(lambda d: webhook_store.list_webhooks(d, ws))
         return json_response({"object": "list", "data": [render.webhook(r) for r in records]})
 
     async def read_webhook(self, webhook_id: str) -> Response:
@@ -129,7 +130,7 @@ class StatusApi:
             principal, "status_webhook.deleted", target_type="status_webhook", target_id=webhook_id
         )
         if not await audited(
-            self.state, event, lambda d: webhook_store.delete_webhook(d, webhook_id, ws)
+            self.svc.db, event, lambda d: webhook_store.delete_webhook(d, webhook_id, ws)
         ):
             raise webhook_not_found(webhook_id)
         return json_response({"id": webhook_id, "object": "status_webhook", "deleted": True})
@@ -138,14 +139,14 @@ class StatusApi:
         principal = await self._manager("view_configuration")
         await self._webhook(principal, webhook_id)
         ws = principal.workspace_id
-        records = await self.state.db.run(
+        records = await self.svc.db.run(
             lambda d: webhook_store.list_deliveries(d, webhook_id, ws, limit=LIST_LIMIT)
         )
-        return json_response({"object": "list", "data": [render.delivery(r) for r in records]})
+        return json_response({"object": "list", "data": [delivery_body(r) for r in records]})
 
     async def _webhook(self, principal: Principal, webhook_id: str) -> WebhookRecord:
         ws = principal.workspace_id
-        record = await self.state.db.run(lambda d: webhook_store.get_webhook(d, webhook_id, ws))
+        record = await self.svc.db.run(lambda d: webhook_store.get_webhook(d, webhook_id, ws))
         if record is None:
             raise webhook_not_found(webhook_id)
         return record
@@ -154,7 +155,7 @@ class StatusApi:
 
     async def list_incidents(self) -> Response:
         ws = (await self._manager("view_configuration")).workspace_id
-        records = await self.state.db.run(
+        records = await self.svc.db.run(
             lambda d: incident_store.list_recent(d, ws, limit=LIST_LIMIT)
         )
         return json_response({"object": "list", "data": [render.incident(r) for r in records]})
@@ -164,7 +165,7 @@ class StatusApi:
         spec = status_input.parse_incident(await read_object())
         self._check_services(spec.affected_services)
         record = await service.open_incident(
-            self.state,
+            self.svc,
             workspace_id=principal.workspace_id,
             title=spec.title,
             severity=spec.severity,
@@ -180,7 +181,7 @@ class StatusApi:
     def _check_services(self, names: tuple[str, ...]) -> None:
         """The services of `/v1/status` are `api` and the providers: an incident naming
         another affected nothing the page shows, silently."""
-        known = {"api"} | {p.id for p in self.state.catalog.providers()}
+        known = {"api"} | {p.id for p in self.svc.catalog.providers()}
         unknown = [name for name in names if name not in known]
         if unknown:
             raise ApiError(
@@ -201,7 +202,7 @@ class StatusApi:
         record = await self._open_incident(principal, incident_id)
         change = status_input.parse_incident_change(await read_object(), record.severity)
         changed = await service.change_incident(
-            self.state,
+            self.svc,
             record,
             status=change.status,
             severity=change.severity,
@@ -216,7 +217,7 @@ class StatusApi:
         record = await self._open_incident(principal, incident_id)
         message = status_input.parse_resolution(await read_object(optional=True))
         resolved = await service.resolve_incident(
-            self.state,
+            self.svc,
             record,
             message=message,
             now=datetime.now(UTC),
@@ -227,7 +228,7 @@ class StatusApi:
     async def _incident_answer(self, record: IncidentRecord, status: int = 200) -> Response:
         """An incident with its `updates` history, the same after every change as on a
         read (the creation answer showed none, the change answers no history at all)."""
-        updates = await self.state.db.run(lambda d: incident_store.updates(d, record.id))
+        updates = await self.svc.db.run(lambda d: incident_store.updates(d, record.id))
         return json_response(render.incident(record, updates), status)
 
     def _audit(
@@ -241,7 +242,7 @@ class StatusApi:
 
     async def _incident(self, principal: Principal, incident_id: str) -> IncidentRecord:
         ws = principal.workspace_id
-        record = await self.state.db.run(lambda d: incident_store.get(d, incident_id, ws))
+        record = await self.svc.db.run(lambda d: incident_store.get(d, incident_id, ws))
         if record is None:
             raise incident_not_found(incident_id)
         return record

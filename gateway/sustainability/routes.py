@@ -11,12 +11,12 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
-from gateway.app.state import AppState
 from gateway.platform.auth import Principal
 from gateway.platform.web import json_response
 from gateway.sustainability import service
+from gateway.sustainability.services import SustainabilityServices
 
-Report = Callable[[AppState, Principal, Mapping[str, str]], Awaitable[dict[str, Any]]]
+Report = Callable[[SustainabilityServices, Principal, Mapping[str, str]], Awaitable[dict[str, Any]]]
 PREFIX = "/v1/sustainability"
 REPORTS: tuple[tuple[str, str, Report], ...] = (
     ("dashboard", "dashboard", service.dashboard),
@@ -26,16 +26,18 @@ REPORTS: tuple[tuple[str, str, Report], ...] = (
 )
 
 
-def sustainability_blueprint(state: AppState) -> Blueprint:
+def sustainability_blueprint(sustainability: SustainabilityServices) -> Blueprint:
     bp = Blueprint("sustainability", __name__)
     for path, name, report in REPORTS:
-        bp.add_url_rule(f"{PREFIX}/{path}", name, _handler(state, report), methods=["GET"])
+        bp.add_url_rule(f"{PREFIX}/{path}", name, _handler(sustainability, report), methods=["GET"])
     return bp
 
 
-def _handler(state: AppState, report: Report) -> Callable[[], Awaitable[Response]]:
+def _handler(
+    sustainability: SustainabilityServices, report: Report
+) -> Callable[[], Awaitable[Response]]:
     async def handle() -> Response:
-        principal = await state.auth.manager("view_analytics")
-        return json_response(await report(state, principal, request.args.to_dict()))
+        principal = await sustainability.auth.manager("view_analytics")
+        return json_response(await report(sustainability, principal, request.args.to_dict()))
 
     return handle

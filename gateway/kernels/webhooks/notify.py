@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
-from gateway.status.hub import DeliveryJob, StatusEvent
+from gateway.kernels.webhooks.hub import DeliveryJob, StatusEvent
 from store import webhooks as webhook_store
 from store.secrets import CipherError
 from store.webhooks import DeliveryRecord
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.kernels.webhooks.services import Webhooks
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +58,9 @@ def pending(
     )
 
 
-async def fan_out(state: AppState, event: StatusEvent, now: datetime) -> list[DeliveryJob]:
+async def fan_out(webhooks: Webhooks, event: StatusEvent, now: datetime) -> list[DeliveryJob]:
     """The deliveries of one status event, logged as pending before they are returned."""
-    hooks = await state.db.run(lambda d: webhook_store.list_webhooks(d, event.workspace_id))
+    hooks = await webhooks.db.run(lambda d: webhook_store.list_webhooks(d, event.workspace_id))
     body = encode(event.payload)
     records: list[DeliveryRecord] = []
     jobs: list[DeliveryJob] = []
@@ -77,7 +77,7 @@ async def fan_out(state: AppState, event: StatusEvent, now: datetime) -> list[De
             now=now,
         )
         try:
-            secret = state.cipher.decrypt(hook.encrypted_secret)["secret"]
+            secret = webhooks.cipher.decrypt(hook.encrypted_secret)["secret"]
         except CipherError:
             # The master key changed: the subscription must be created again.
             logger.error("status webhook %s: secret unreadable, not delivered", hook.id)
@@ -85,12 +85,12 @@ async def fan_out(state: AppState, event: StatusEvent, now: datetime) -> list[De
         records.append(record)
         jobs.append(DeliveryJob(record.id, hook.url, secret, event.event, body))
     if records:
-        await state.db.run(lambda d: [webhook_store.insert_delivery(d, r) for r in records])
+        await webhooks.db.run(lambda d: [webhook_store.insert_delivery(d, r) for r in records])
     return jobs
 
 
 async def alert_delivery(
-    state: AppState,
+    webhooks: Webhooks,
     *,
     workspace_id: str,
     alert_id: str,
@@ -111,24 +111,26 @@ async def alert_delivery(
         body=body,
         now=now,
     )
-    await state.db.run(lambda d: webhook_store.insert_delivery(d, record))
+    await webhooks.db.run(lambda d: webhook_store.insert_delivery(d, record))
     try:
-        secret = state.cipher.decrypt(encrypted_secret)["secret"]
+        secret = webhooks.cipher.decrypt(encrypted_secret)["secret"]
     except CipherError:
         why = "signing secret unreadable (the master key changed)"
-        await state.db.run(lambda d: webhook_store.mark(d, record.id, "failed", why, now))
+        await webhooks.db.run(lambda d: webhook_store.mark(d, record.id, "failed", why, now))
         return
-    if not state.status.submit(DeliveryJob(record.id, url, secret, event, body)):
-        await state.db.run(lambda d: webhook_store.mark(d, record.id, "dropped", "queue full", now))
+    if not webhooks.hub.submit(DeliveryJob(record.id, url, secret, event, body)):
+        await webhooks.db.run(
+            lambda d: webhook_store.mark(d, record.id, "dropped", "queue full", now)
+        )
 
 
-async def resumable(state: AppState, now: datetime) -> list[DeliveryJob]:
+async def resumable(webhooks: Webhooks, now: datetime) -> list[DeliveryJob]:
     """The `pending` deliveries of the log as jobs to make again, with their attempts and
     the time already spent in the retry window; those that cannot be made any more (their
     window ended while the gateway was stopped, their subscription or alert is gone, their
     secret is unreadable) are marked `failed` with the reason."""
-    pending = await state.db.run(webhook_store.pending_deliveries)
-    window = state.settings.webhook_retry_window_s
+    pending = await webhooks.db.run(webhook_store.pending_deliveries)
+    window = webhooks.settings.webhook_retry_window_s
     jobs: list[DeliveryJob] = []
     failed: list[tuple[str, str]] = []
     for item in pending:
@@ -141,7 +143,7 @@ async def resumable(state: AppState, now: datetime) -> list[DeliveryJob]:
             failed.append((record.id, "retry window ended while the gateway was stopped"))
             continue
         try:
-            secret = state.cipher.decrypt(item.encrypted_secret)["secret"]
+            secret = webhooks.cipher.decrypt(item.encrypted_secret)["secret"]
         except CipherError:
             failed.append((record.id, "signing secret unreadable (the master key changed)"))
             continue
@@ -158,7 +160,7 @@ async def resumable(state: AppState, now: datetime) -> list[DeliveryJob]:
             )
         )
     if failed:
-        await state.db.run(lambda d: _mark_failed(d, failed, now))
+        await webhooks.db.run(lambda d: _mark_failed(d, failed, now))
     return jobs
 
 

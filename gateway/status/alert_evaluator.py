@@ -2,7 +2,7 @@
 
 Every `alert_eval_interval_s` each alert's metric is computed from the workspace's usage
 records of the last `window_minutes` (`store.usage.window_figures`); when the alert's
-state changes (`gateway.status.alert_rules.transition`) it notifies once: a signed webhook
+svc changes (`gateway.status.alert_rules.transition`) it notifies once: a signed webhook
 through the delivery worker, an email through SMTP, and an event in the alert's history.
 Unchanged states send nothing, so a lasting condition is one notification, not a storm.
 """
@@ -14,50 +14,50 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from gateway.kernels.webhooks.notify import alert_delivery
 from gateway.status import alert_rules, mail, render
-from gateway.status.notify import alert_delivery
 from store import alerts as alert_store
 from store import usage as usage_store
 from store.alerts import AlertRecord
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.status.services import StatusServices
 
 SMTP_THREADS = 2
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    svc: StatusServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Evaluate every interval until cancelled (0 turns the evaluator off)."""
-    interval = state.settings.alert_eval_interval_s
+    interval = svc.settings.alert_eval_interval_s
     limiter = trio.CapacityLimiter(SMTP_THREADS)
     task_status.started()
     if interval <= 0:
         return
     while True:
         await trio.sleep(interval)
-        await evaluate_all(state, datetime.now(UTC), limiter)
+        await evaluate_all(svc, datetime.now(UTC), limiter)
 
 
-def smtp_settings(state: AppState) -> mail.SmtpSettings:
-    s = state.settings
+def smtp_settings(svc: StatusServices) -> mail.SmtpSettings:
+    s = svc.settings
     return mail.SmtpSettings(s.smtp_host, s.smtp_port, s.smtp_from, s.smtp_timeout_s)
 
 
-async def evaluate_all(state: AppState, now: datetime, limiter: trio.CapacityLimiter) -> None:
+async def evaluate_all(svc: StatusServices, now: datetime, limiter: trio.CapacityLimiter) -> None:
     """One pass over every alert, in creation order."""
-    for record in await state.db.run(alert_store.list_alerts):
-        await evaluate(state, record, now, limiter)
+    for record in await svc.db.run(alert_store.list_alerts):
+        await evaluate(svc, record, now, limiter)
 
 
 async def evaluate(
-    state: AppState, record: AlertRecord, now: datetime, limiter: trio.CapacityLimiter
+    svc: StatusServices, record: AlertRecord, now: datetime, limiter: trio.CapacityLimiter
 ) -> str | None:
     """Evaluate one alert; returns the event sent (`alert.triggered`/`alert.resolved`) or
-    None when its state did not change."""
+    None when its svc did not change."""
     since = now - timedelta(minutes=record.window_minutes)
-    figures = await state.db.run(
+    figures = await svc.db.run(
         lambda d: usage_store.window_figures(
             d, workspace_id=record.workspace_id, since=since, until=now
         )
@@ -67,7 +67,7 @@ async def evaluate(
         record.state, alert_rules.holds(record.operator, value, record.threshold)
     )
     if change is None:
-        await state.db.run(
+        await svc.db.run(
             lambda d: alert_store.record_evaluation(d, record.id, value=value, now=now)
         )
         return None
@@ -75,7 +75,7 @@ async def evaluate(
     payload = render.alert_payload(event, record, value, now)
     if record.notify_webhook and record.encrypted_secret:
         await alert_delivery(
-            state,
+            svc.webhooks,
             workspace_id=record.workspace_id,
             alert_id=record.id,
             url=record.notify_webhook,
@@ -85,10 +85,10 @@ async def evaluate(
             now=now,
         )
     mailed = await mail.send(
-        smtp_settings(state), record.notify_email, _subject(event, record), _text(payload), limiter
+        smtp_settings(svc), record.notify_email, _subject(event, record), _text(payload), limiter
     )
     kind = event.removeprefix("alert.")
-    await state.db.run(
+    await svc.db.run(
         lambda d: alert_store.record_transition(
             d, record.id, state=next_state, kind=kind, value=value, email_status=mailed, now=now
         )

@@ -2,7 +2,7 @@
 
 Each attempt re-checks the URL with the SSRF guard (the name is resolved again, and the
 call goes to the address just checked), signs the body with the current timestamp
-(`gateway.status.signing`) and posts it. A 2xx answer delivers; a 408, 429, 5xx, a
+(`gateway.kernels.webhooks.signing`) and posts it. A 2xx answer delivers; a 408, 429, 5xx, a
 timeout or a connection failure is retried after `RetryPolicy.delay`; any other answer
 (a redirect included: it is never followed) and a refused URL fail at once. Retrying
 stops when the next attempt would start later than `window_s` after the first (for a
@@ -19,9 +19,15 @@ import attrs
 import httpx
 import trio
 
-from gateway.status.hub import DeliveryJob
-from gateway.status.signing import SIGNATURE_HEADER, signature_header
-from gateway.status.ssrf import Resolver, Unresolved, UnsafeUrl, check_url, system_resolver
+from gateway.kernels.webhooks.hub import DeliveryJob
+from gateway.kernels.webhooks.signing import SIGNATURE_HEADER, signature_header
+from gateway.kernels.webhooks.ssrf import (
+    Resolver,
+    Unresolved,
+    UnsafeUrl,
+    check_url,
+    system_resolver,
+)
 
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
 

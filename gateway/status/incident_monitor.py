@@ -20,24 +20,24 @@ from store import incidents as incident_store
 from store.incidents import IncidentRecord
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.status.services import StatusServices
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    svc: StatusServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Check every interval until cancelled (0 turns the monitor off)."""
-    interval = state.settings.incident_check_interval_s
+    interval = svc.settings.incident_check_interval_s
     task_status.started()
     if interval <= 0:
         return
     while True:
         await trio.sleep(interval)
-        await check(state, datetime.now(UTC))
+        await check(svc, datetime.now(UTC))
 
 
-def thresholds(state: AppState) -> Thresholds:
-    s = state.settings
+def thresholds(svc: StatusServices) -> Thresholds:
+    s = svc.settings
     return Thresholds(
         down_after=s.incident_down_after_probes,
         degraded_after=s.incident_degraded_after_probes,
@@ -46,30 +46,30 @@ def thresholds(state: AppState) -> Thresholds:
     )
 
 
-async def check(state: AppState, now: datetime) -> None:
+async def check(svc: StatusServices, now: datetime) -> None:
     """One pass over every active provider and every open monitor incident."""
-    opened = await state.db.run(incident_store.list_open)
+    opened = await svc.db.run(incident_store.list_open)
     by_provider = {
         (i.workspace_id, i.affected_services[0]): i
         for i in opened
         if i.source == "monitor" and i.affected_services
     }
     active = set()
-    for workspace_id, provider_id, _ in state.registry.active_adapters():
+    for workspace_id, provider_id, _ in svc.registry.active_adapters():
         active.add((workspace_id, provider_id))
-        flags = [p.ok for p in state.health.probes(workspace_id, provider_id)]
-        signal = classify(flags, thresholds(state))
+        flags = [p.ok for p in svc.health.probes(workspace_id, provider_id)]
+        signal = classify(flags, thresholds(svc))
         current = by_provider.get((workspace_id, provider_id))
         action = decide(current.severity if current else None, signal)
-        await _apply(state, action, workspace_id, provider_id, current, now)
+        await _apply(svc, action, workspace_id, provider_id, current, now)
     for key, incident in by_provider.items():
         if key not in active:
             message = f"{key[1]} is no longer an active provider of this workspace."
-            await service.resolve_incident(state, incident, message=message, now=now)
+            await service.resolve_incident(svc, incident, message=message, now=now)
 
 
 async def _apply(
-    state: AppState,
+    svc: StatusServices,
     action: Action,
     workspace_id: str,
     provider_id: str,
@@ -79,7 +79,7 @@ async def _apply(
     if action in (Action.OPEN_MAJOR, Action.OPEN_MINOR):
         major = action is Action.OPEN_MAJOR
         await service.open_incident(
-            state,
+            svc,
             workspace_id=workspace_id,
             title=f"{provider_id} {'unavailable' if major else 'degraded'}",
             severity="major" if major else "minor",
@@ -91,11 +91,11 @@ async def _apply(
         )
     elif action is Action.ESCALATE and current is not None:
         await service.change_incident(
-            state, current, severity="major", message=_message(provider_id, True), now=now
+            svc, current, severity="major", message=_message(provider_id, True), now=now
         )
     elif action is Action.RESOLVE and current is not None:
         message = f"{provider_id} answers its health probes again."
-        await service.resolve_incident(state, current, message=message, now=now)
+        await service.resolve_incident(svc, current, message=message, now=now)
 
 
 def _message(provider_id: str, down: bool) -> str:
