@@ -16,6 +16,7 @@ from gateway.app.state import AppState
 from gateway.chat.services import ChatServices
 from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.services import OcrServices
+from gateway.organization.services import OrganizationServices
 from gateway.platform.callers import Authenticator
 from gateway.retrieval.services import RetrievalServices
 from gateway.status.services import StatusServices
@@ -73,6 +74,15 @@ def assemble(state: AppState) -> None:
         state.health,
         state.auth,
         state.webhooks,
+    )
+    state.organization = OrganizationServices(
+        state.db,
+        settings,
+        state.auth,
+        state.keyring,
+        state.logins,
+        state.kdf_limiter,
+        workspace_data=(state.files, state.documents),
     )
 
 

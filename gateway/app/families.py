@@ -18,8 +18,6 @@ from quart import Blueprint
 from gateway.api.agents import agents_blueprint
 from gateway.api.analytics import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
-from gateway.api.audit_log import audit_log_blueprint
-from gateway.api.auth_tokens import auth_tokens_blueprint
 from gateway.api.console import console_blueprint
 from gateway.api.documents import documents_blueprint
 from gateway.api.files import files_blueprint
@@ -29,7 +27,6 @@ from gateway.api.mcp import mcp_blueprint
 from gateway.api.metrics import metrics_blueprint
 from gateway.api.models import models_blueprint
 from gateway.api.openapi import openapi_blueprint
-from gateway.api.organization import organization_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
@@ -38,6 +35,9 @@ from gateway.app.state import AppState
 from gateway.chat.routes import chat_routes
 from gateway.kernels.uploads.formats import LARGEST_UPLOAD
 from gateway.ocr.routes import ocr_blueprint
+from gateway.organization.audit_routes import audit_log_blueprint
+from gateway.organization.routes import organization_blueprint
+from gateway.organization.token_routes import auth_tokens_blueprint
 from gateway.platform.asgi import Route
 from gateway.platform.uploads import file_upload_limits
 from gateway.retrieval.routes import retrieval_blueprints
@@ -122,11 +122,12 @@ def _admin(state: AppState) -> Mounted:
 
 
 def _organization(state: AppState) -> Mounted:
+    services = state.organization
     return Mounted(
         (
-            organization_blueprint(state),
-            audit_log_blueprint(state),
-            auth_tokens_blueprint(state),
+            organization_blueprint(services),
+            audit_log_blueprint(services),
+            auth_tokens_blueprint(services),
         )
     )
 

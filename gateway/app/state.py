@@ -26,6 +26,7 @@ from gateway.kernels.webhooks.hub import StatusHub
 from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.services import OcrServices
 from gateway.operator.metrics import GatewayMetrics
+from gateway.organization.services import OrganizationServices
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.callers import Authenticator
@@ -98,6 +99,7 @@ class AppState:
     sustainability: SustainabilityServices = attrs.field(init=False)
     webhooks: Webhooks = attrs.field(init=False)
     status_services: StatusServices = attrs.field(init=False)
+    organization: OrganizationServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -14,12 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import sqlite_utils
 import trio
 
 from gateway.kernels.vectors.cache import VectorCache
 from gateway.platform.work_queue import WorkQueue
 from gateway.upstream.limits import Hold
+from store import files as file_store
 from store.blobs import BlobStore
+from store.erasure import Blob
 
 
 @attrs.define(eq=False)
@@ -46,6 +49,13 @@ class FilesRuntime:
         hold = self.holds.pop(file_id, None)
         if hold is not None:
             hold.release()
+
+    def remove_workspace(self, db: sqlite_utils.Database, workspace_id: str) -> list[Blob]:
+        """A deleted workspace's files (`gateway.kernels.workspace_data.WorkspaceData`)."""
+        return [Blob(self.blobs, d) for d in file_store.remove_workspace(db, workspace_id)]
+
+    def forget(self, workspace_id: str) -> None:
+        self.index.forget(workspace_id)
 
     @classmethod
     def under(cls, data_dir: Path, *, queue_size: int) -> FilesRuntime:

@@ -11,8 +11,8 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
-from gateway.app.state import AppState
 from gateway.organization import access, accounts, members, plans, workspaces
+from gateway.organization.services import OrganizationServices
 from gateway.platform.auth import Principal
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
@@ -20,7 +20,7 @@ from gateway.platform.web import json_response, read_object
 MANAGEMENT = "/v1/management"
 
 
-def organization_blueprint(state: AppState) -> Blueprint:
+def organization_blueprint(services: OrganizationServices) -> Blueprint:
     bp = Blueprint("organization", __name__)
 
     def route(
@@ -33,8 +33,8 @@ def organization_blueprint(state: AppState) -> Blueprint:
         status: int = 200,
     ) -> None:
         async def view(**ids: str) -> Response:
-            principal = await state.auth.manager(action)
-            args: list[Any] = [state, principal, *ids.values()]
+            principal = await services.auth.manager(action)
+            args: list[Any] = [services, principal, *ids.values()]
             if body:
                 args.append(await read_object())
             return json_response(await handler(*args), status)
@@ -64,13 +64,13 @@ def organization_blueprint(state: AppState) -> Blueprint:
 
     @bp.get(f"{MANAGEMENT}/organizations")
     async def list_organizations() -> Response:
-        principal = await state.auth.any(request)
-        return json_response(await access.list_organizations(state, principal))
+        principal = await services.auth.any(request)
+        return json_response(await access.list_organizations(services, principal))
 
     @bp.post(f"{MANAGEMENT}/organizations")
     async def create_organization() -> Response:
-        principal: Principal = await state.auth.any(request)
+        principal: Principal = await services.auth.any(request)
         body = await read_object()
-        return json_response(await access.create_organization(state, principal, body), 201)
+        return json_response(await access.create_organization(services, principal, body), 201)
 
     return bp
