@@ -32,7 +32,6 @@ IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
         ("api", "analytics"),
         ("api", "app"),
         ("api", "audio"),
-        ("api", "chat"),
         ("api", "documents"),
         ("api", "files"),
         ("api", "operator"),

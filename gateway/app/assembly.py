@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import trio
 
+from gateway.admin.services import AdminServices
 from gateway.agents.policy import AgentPolicy
 from gateway.app.state import AppState
 from gateway.chat.services import ChatServices
@@ -51,6 +52,8 @@ def assemble(state: AppState) -> None:
         state.rules,
         state.cache,
         settings,
+        state.db,
+        state.auth,
         shared_cache=state.shared_cache,
     )
     state.retrieval = RetrievalServices(state.engine, state.admission, state.auth, settings)
@@ -83,6 +86,19 @@ def assemble(state: AppState) -> None:
         state.logins,
         state.kdf_limiter,
         workspace_data=(state.files, state.documents),
+    )
+    state.admin = AdminServices(
+        state.db,
+        settings,
+        state.auth,
+        state.keyring,
+        state.catalog,
+        state.registry,
+        state.health,
+        state.cipher,
+        state.limiter,
+        state.limits.upstream,
+        state.usage.flush,
     )
 
 

@@ -15,24 +15,24 @@ from functools import partial
 import attrs
 from quart import Blueprint
 
+from gateway.admin.health import health_blueprint
+from gateway.admin.keys import keys_blueprint
+from gateway.admin.models import models_blueprint
+from gateway.admin.provider_routes import providers_blueprint
+from gateway.admin.rate_limits import rate_limits_blueprint
 from gateway.api.agents import agents_blueprint
 from gateway.api.analytics import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.api.console import console_blueprint
 from gateway.api.documents import documents_blueprint
 from gateway.api.files import files_blueprint
-from gateway.api.health import health_blueprint
-from gateway.api.keys import keys_blueprint
 from gateway.api.mcp import mcp_blueprint
 from gateway.api.metrics import metrics_blueprint
-from gateway.api.models import models_blueprint
 from gateway.api.openapi import openapi_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
-from gateway.api.providers import providers_blueprint
-from gateway.api.rate_limits import rate_limits_blueprint
-from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.app.state import AppState
 from gateway.chat.routes import chat_routes
+from gateway.chat.rule_routes import routing_rules_blueprint
 from gateway.kernels.uploads.formats import LARGEST_UPLOAD
 from gateway.ocr.routes import ocr_blueprint
 from gateway.organization.audit_routes import audit_log_blueprint
@@ -74,7 +74,7 @@ class Family:
 
 
 def _chat(state: AppState) -> Mounted:
-    return Mounted(routes=tuple(chat_routes(state.chat)))
+    return Mounted((routing_rules_blueprint(state.chat),), tuple(chat_routes(state.chat)))
 
 
 def _retrieval(state: AppState) -> Mounted:
@@ -109,14 +109,14 @@ def _status(state: AppState) -> Mounted:
 
 
 def _admin(state: AppState) -> Mounted:
+    admin = state.admin
     return Mounted(
         (
-            health_blueprint(state),
-            models_blueprint(state),
-            keys_blueprint(state),
-            providers_blueprint(state),
-            rate_limits_blueprint(state, state.limits),
-            routing_rules_blueprint(state, state.rules),
+            health_blueprint(admin),
+            models_blueprint(admin),
+            keys_blueprint(admin),
+            providers_blueprint(admin),
+            rate_limits_blueprint(admin),
         )
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import attrs
 import trio
 
+from gateway.admin.services import AdminServices
 from gateway.agents.book import AgentBook
 from gateway.agents.counters import MemoryCounters
 from gateway.agents.shared import shared_agent_counters
@@ -100,6 +101,7 @@ class AppState:
     webhooks: Webhooks = attrs.field(init=False)
     status_services: StatusServices = attrs.field(init=False)
     organization: OrganizationServices = attrs.field(init=False)
+    admin: AdminServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -18,39 +18,36 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
-from gateway.app.state import AppState
+from gateway.admin.services import AdminServices
 from gateway.platform.roles import allowed
 from gateway.platform.web import json_response
-from gateway.upstream.limits import RateLimiter, Snapshot
+from gateway.upstream.limits import Snapshot
 from gateway.upstream.limits.headers import iso_z
 
 
-def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
+def rate_limits_blueprint(admin: AdminServices) -> Blueprint:
     bp = Blueprint("rate_limits", __name__)
 
     @bp.get("/v1/management/rate-limits")
     async def rate_limits() -> Response:
-        principal = await state.auth.any(request)
+        principal = await admin.auth.any(request)
         principal = principal.in_workspace(request.headers.get("x-workspace-id") or None)
         body: dict[str, Any] = {}
         if principal.kind != "user":  # a person's token has no key limits of its own
-            keeper = limiter if state.shared_limits is None else state.shared_limits
-            snap = await keeper.current(principal.key)
+            snap = await admin.limits.current(principal.key)
             body["api_key"] = key_figures(principal.key_id, snap)
         if allowed(principal.role, "view_analytics"):
-            body["providers"] = provider_figures(state, limiter, principal.workspace_id)
+            body["providers"] = provider_figures(admin, principal.workspace_id)
         return json_response(body)
 
     return bp
 
 
-def provider_figures(state: AppState, limiter: RateLimiter, workspace: str) -> dict[str, Any]:
+def provider_figures(admin: AdminServices, workspace: str) -> dict[str, Any]:
     """Each configured provider's rpm and tpm: the workspace's upstream capacity."""
     return {
-        provider_id: limiter.upstream.figures(
-            workspace, provider_id, entry.record.settings
-        ).to_api()
-        for provider_id, entry in sorted(state.registry.configured(workspace).items())
+        provider_id: admin.upstream.figures(workspace, provider_id, entry.record.settings).to_api()
+        for provider_id, entry in sorted(admin.registry.configured(workspace).items())
     }
 
 

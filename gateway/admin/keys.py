@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 from quart import Blueprint, Response
 
-from gateway.api.key_input import (
+from gateway.admin.key_input import (
     parse_create,
     parse_expiry,
     parse_grace_hours,
@@ -23,7 +23,7 @@ from gateway.api.key_input import (
     parse_rate_limits,
     parse_strings,
 )
-from gateway.app.state import AppState
+from gateway.admin.services import AdminServices
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
@@ -70,9 +70,9 @@ def start_of_day(now: datetime) -> datetime:
 KEYS = "/v1/management/api-keys"
 
 
-def keys_blueprint(state: AppState) -> Blueprint:
-    """The key-management routes, bound to one app's state."""
-    api = KeysApi(state)
+def keys_blueprint(admin: AdminServices) -> Blueprint:
+    """The key-management routes, bound to one app's admin."""
+    api = KeysApi(admin)
     bp = Blueprint("api_keys", __name__)
     bp.add_url_rule(KEYS, "list_keys", api.list_keys, methods=["GET"])
     bp.add_url_rule(KEYS, "create_key", api.create_key, methods=["POST"])
@@ -87,15 +87,15 @@ def keys_blueprint(state: AppState) -> Blueprint:
 class KeysApi:
     """The handlers of the key-management routes; one method per route."""
 
-    def __init__(self, state: AppState) -> None:
-        self.state = state
+    def __init__(self, admin: AdminServices) -> None:
+        self.admin = admin
 
     def _shown(self, principal: Principal, record: ApiKeyRecord) -> dict[str, Any]:
         """`key_to_api` with the latest use, including one the last-used worker has not
         written yet (it writes every few seconds), so a key read right after a request
         says it was used. The caller's own key is shown as stored: otherwise every read
         would change it (the read is itself a use), and two reads would never agree."""
-        noted = self.state.keyring.noted_use(record.id)
+        noted = self.admin.keyring.noted_use(record.id)
         fresher = noted is not None and (record.last_used_at is None or noted > record.last_used_at)
         if fresher and record.id != principal.key_id:
             record = attrs.evolve(record, last_used_at=noted)
@@ -103,7 +103,7 @@ class KeysApi:
 
     async def list_keys(self) -> Response:
         principal = await self._manager("view_configuration")
-        records = await self.state.db.run(
+        records = await self.admin.db.run(
             lambda d: keys.list_keys(d, principal.workspace_id, agents=False)
         )
         return json_response(
@@ -131,17 +131,17 @@ class KeysApi:
             organization_id=principal.organization_id,
         )
         event = _event(principal, "api_key.created", record)
-        await audited(self.state.db, event, lambda d: keys.insert_returning(d, record))
-        self.state.keyring.put(record)
+        await audited(self.admin.db, event, lambda d: keys.insert_returning(d, record))
+        self.admin.keyring.put(record)
         return json_response(key_to_api(record) | {"key": full_key}, 201)
 
     async def read_key(self, key_id: str) -> Response:
         """The key with its usage since the start of the (UTC) day."""
         principal = await self._manager("view_configuration")
         record = await self._find(principal, key_id)
-        await self.state.usage.flush()
+        await self.admin.flush_usage()
         since = start_of_day(datetime.now(UTC))
-        totals = await self.state.db.run(
+        totals = await self.admin.db.run(
             lambda d: usage.totals_since(d, since=since, key_id=key_id)
         )
         body = self._shown(principal, record) | {
@@ -159,11 +159,11 @@ class KeysApi:
         record = await self._find_controlled(principal, key_id)
         changes = _patch_changes(principal, record, await read_object())
         event = _event(principal, "api_key.updated", record, sorted(changes))
-        updated = await audited(self.state.db, event, lambda d: keys.update(d, key_id, **changes))
+        updated = await audited(self.admin.db, event, lambda d: keys.update(d, key_id, **changes))
         if updated is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         if updated.status == "active":
-            self.state.keyring.put(updated)
+            self.admin.keyring.put(updated)
         shown = key_to_api(updated)
         body = {"id": updated.id, **{name: shown[name] for name in changes}}
         body["updated_at"] = shown["updated_at"]
@@ -184,11 +184,11 @@ class KeysApi:
 
         event = _event(principal, "api_key.created", new)
         old_updated = await audited(
-            self.state.db, event, lambda d: keys.rotate(d, old.id, new, expires)
+            self.admin.db, event, lambda d: keys.rotate(d, old.id, new, expires)
         )
-        self.state.keyring.put(new)
+        self.admin.keyring.put(new)
         if old_updated is not None:
-            self.state.keyring.put(old_updated)
+            self.admin.keyring.put(old_updated)
         return json_response(
             {
                 "id": old.id,
@@ -204,10 +204,10 @@ class KeysApi:
         found = await self._find_controlled(principal, key_id)
         now = datetime.now(UTC)
         event = _event(principal, "api_key.revoked", found)
-        record = await audited(self.state.db, event, lambda d: keys.revoke(d, key_id, now))
+        record = await audited(self.admin.db, event, lambda d: keys.revoke(d, key_id, now))
         if record is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
-        self.state.keyring.forget(record.key_hash)
+        self.admin.keyring.forget(record.key_hash)
         return json_response(
             {"id": record.id, "status": "revoked", "revoked_at": iso(record.revoked_at)}
         )
@@ -216,18 +216,18 @@ class KeysApi:
         principal = await self._manager("revoke_api_keys")
         record = await self._find_controlled(principal, key_id)
         event = _event(principal, "api_key.deleted", record)
-        await audited(self.state.db, event, lambda d: keys.delete(d, key_id))
-        self.state.keyring.forget(record.key_hash)
+        await audited(self.admin.db, event, lambda d: keys.delete(d, key_id))
+        self.admin.keyring.forget(record.key_hash)
         return json_response({"id": key_id, "object": "api_key", "deleted": True})
 
     # -- helpers -----------------------------------------------------------------------------
 
     async def _manager(self, action: Action) -> Principal:
         """The authenticated caller, whose role allows `action`, in its workspace."""
-        return await self.state.auth.manager(action)
+        return await self.admin.auth.manager(action)
 
     async def _find(self, principal: Principal, key_id: str) -> ApiKeyRecord:
-        record = await self.state.db.run(
+        record = await self.admin.db.run(
             lambda d: keys.get(d, key_id, principal.workspace_id, agents=False)
         )
         if record is None:
@@ -249,7 +249,7 @@ class KeysApi:
             raise ApiError(400, "key_revoked", "A revoked key cannot be rotated.", param="key_id")
         if old.expires_at is not None and old.expires_at <= now:
             raise ApiError(400, "key_expired", "An expired key cannot be rotated.", param="key_id")
-        siblings = await self.state.db.run(lambda d: keys.list_keys(d, old.workspace_id))
+        siblings = await self.admin.db.run(lambda d: keys.list_keys(d, old.workspace_id))
         successor = next((k for k in siblings if k.rotated_from == old.id), None)
         if successor is not None:
             raise ApiError(

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from gateway.app.state import AppState
+from gateway.admin.services import AdminServices
 from gateway.platform.errors import invalid_request, not_found
 from gateway.platform.web import json_response
 from providers.catalog import CAPABILITIES, MODEL_STATUSES, model_to_api
 
 
-def models_blueprint(state: AppState) -> Blueprint:
+def models_blueprint(admin: AdminServices) -> Blueprint:
     bp = Blueprint("models", __name__)
 
     @bp.get("/v1/models")
     async def list_models() -> Response:
-        principal = await state.auth.caller()
+        principal = await admin.auth.caller()
         principal.require("models")
-        provider = _provider(state)
+        provider = _provider(admin)
         capability = _filter("capability", CAPABILITIES)
         status = _filter("status", MODEL_STATUSES)
-        models = state.catalog.models(provider=provider, capability=capability, status=status)
+        models = admin.catalog.models(provider=provider, capability=capability, status=status)
         # Like the vendors' lists, the models this key may use (its `allowed_models`).
         models = [m for m in models if principal.may_use(m.id)]
         return json_response(
@@ -29,31 +29,31 @@ def models_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/models/<path:model_id>")
     async def get_model(model_id: str) -> Response:
-        (await state.auth.caller()).require("models")
-        model = state.catalog.model(model_id)
+        (await admin.auth.caller()).require("models")
+        model = admin.catalog.model(model_id)
         if model is None:
             raise not_found(
                 "model_not_found",
                 f"The model '{model_id}' does not exist.",
                 model=model_id,
                 provider=None,
-                available_models=[m.id for m in state.catalog.models()],
+                available_models=[m.id for m in admin.catalog.models()],
             )
         return json_response(model_to_api(model, detail=True))
 
     return bp
 
 
-def _provider(state: AppState) -> str | None:
+def _provider(admin: AdminServices) -> str | None:
     """The `provider` filter: a provider id, or its display name as `owned_by` shows it
     ("OpenAI"), in any case."""
     value = request.args.get("provider")
     if value is None or value == "":
         return None
-    names = {n.lower(): p.id for p in state.catalog.providers() for n in (p.id, p.name)}
+    names = {n.lower(): p.id for p in admin.catalog.providers() for n in (p.id, p.name)}
     found = names.get(value.lower())
     if found is None:
-        ids = sorted({p.id for p in state.catalog.providers()})
+        ids = sorted({p.id for p in admin.catalog.providers()})
         raise invalid_request(
             f"'provider' must be one of: {', '.join(ids)}.", param="provider", value=value
         )

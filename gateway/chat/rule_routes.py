@@ -17,8 +17,8 @@ import attrs
 import sqlite_utils
 from quart import Blueprint, Response, request
 
-from gateway.app.state import AppState
 from gateway.chat.input import parse_chat_body
+from gateway.chat.services import ChatServices
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
@@ -69,9 +69,9 @@ def priority_conflict(error: PriorityConflictError) -> ApiError:
     )
 
 
-def routing_rules_blueprint(state: AppState, book: RuleBook) -> Blueprint:
-    """The routing-rule routes, bound to one app's state and rule book."""
-    api = RoutingRulesApi(state, book)
+def routing_rules_blueprint(chat: ChatServices) -> Blueprint:
+    """The routing-rule routes, bound to one app's chat services (and its rule book)."""
+    api = RoutingRulesApi(chat, chat.rules)
     one = f"{RULES}/<rule_id>"
     bp = Blueprint("routing_rules", __name__)
     bp.add_url_rule(RULES, "list_rules", api.list_rules, methods=["GET"])
@@ -88,19 +88,19 @@ def routing_rules_blueprint(state: AppState, book: RuleBook) -> Blueprint:
 class RoutingRulesApi:
     """The handlers of the routing-rule routes; one method per route."""
 
-    def __init__(self, state: AppState, book: RuleBook) -> None:
-        self.state = state
+    def __init__(self, chat: ChatServices, book: RuleBook) -> None:
+        self.chat = chat
         self.book = book
 
     async def list_rules(self) -> Response:
         principal = await self._manager("view_configuration")
         ws = principal.workspace_id
-        records = await self.state.db.run(lambda d: rule_store.list_rules(d, ws))
+        records = await self.chat.db.run(lambda d: rule_store.list_rules(d, ws))
         return json_response({"object": "list", "rules": [rule_to_api(r) for r in records]})
 
     async def create_rule(self) -> Response:
         principal = await self._manager("edit_routing_rules")
-        spec = parse_create(await read_object(), self.state.catalog)
+        spec = parse_create(await read_object(), self.chat.engine.catalog)
         now = datetime.now(UTC)
         record = await self._write(
             None,
@@ -123,7 +123,7 @@ class RoutingRulesApi:
         principal = await self._manager("view_configuration")
         sent = {name.lower(): value for name, value in request.headers.items()}
         body = await read_object()
-        return json_response(await _test(self.state, self.book, principal, body, sent))
+        return json_response(await _test(self.chat, self.book, principal, body, sent))
 
     async def read_rule(self, rule_id: str) -> Response:
         principal = await self._manager("view_configuration")
@@ -132,7 +132,7 @@ class RoutingRulesApi:
     async def patch_rule(self, rule_id: str) -> Response:
         principal = await self._manager("edit_routing_rules")
         current = await self._find(principal, rule_id)
-        changes = parse_patch(await read_object(), self.state.catalog)
+        changes = parse_patch(await read_object(), self.chat.engine.catalog)
         ws = principal.workspace_id
         event = _event(principal, "routing_rule.updated", current.name, current.priority, rule_id)
         record = await self._write(
@@ -151,7 +151,7 @@ class RoutingRulesApi:
         record = await self._find(principal, rule_id)
         ws = principal.workspace_id
         event = _event(principal, "routing_rule.deleted", record.name, record.priority, rule_id)
-        if not await audited(self.state.db, event, lambda d: rule_store.delete(d, rule_id, ws)):
+        if not await audited(self.chat.db, event, lambda d: rule_store.delete(d, rule_id, ws)):
             raise rule_not_found(rule_id)
         self.book.remove(ws, rule_id)
         return json_response({"id": rule_id, "object": "routing_rule", "deleted": True})
@@ -160,7 +160,7 @@ class RoutingRulesApi:
 
     async def _manager(self, action: Action) -> Principal:
         """The authenticated caller, whose role allows `action`, in its workspace."""
-        return await self.state.auth.manager(action)
+        return await self.chat.auth.manager(action)
 
     async def _write(
         self,
@@ -172,9 +172,9 @@ class RoutingRulesApi:
         one; 409 on a priority clash, 404 when the rule is gone."""
         try:
             if event is None:
-                record = await self.state.db.run(fn)
+                record = await self.chat.db.run(fn)
             else:
-                record = await audited(self.state.db, event, fn, target_of=_rule_id)
+                record = await audited(self.chat.db, event, fn, target_of=_rule_id)
         except PriorityConflictError as exc:
             raise priority_conflict(exc) from None
         if record is None:
@@ -184,13 +184,13 @@ class RoutingRulesApi:
 
     async def _find(self, principal: Principal, rule_id: str) -> RoutingRuleRecord:
         ws = principal.workspace_id
-        record = await self.state.db.run(lambda d: rule_store.get(d, rule_id, ws))
+        record = await self.chat.db.run(lambda d: rule_store.get(d, rule_id, ws))
         if record is None:
             raise rule_not_found(rule_id)
         return record
 
     async def _switch(self, rule_id: str, trigger: str) -> Response:
-        """Enable or disable a rule; audited only when its state actually changed."""
+        """Enable or disable a rule; audited only when its chat actually changed."""
         principal = await self._manager("edit_routing_rules")
         current = await self._find(principal, rule_id)
         enabled = next_enabled(current.enabled, trigger)
@@ -227,7 +227,7 @@ def rule_not_found(rule_id: str) -> ApiError:
 
 
 async def _test(
-    state: AppState,
+    chat: ChatServices,
     book: RuleBook,
     principal: Principal,
     body: dict[str, Any],
@@ -249,13 +249,15 @@ async def _test(
     if chat_body.get("metadata") is not None and not isinstance(chat_body["metadata"], dict):
         raise invalid_request("'metadata' must be an object.", param="metadata")
     headers = sent | _test_headers(body.get("headers"))
-    key = await _test_key(state, principal, body.get("api_key_id"))
-    ctx = chat_context(state.catalog, key, chat_body, headers, _test_instant(body.get("at")))
+    key = await _test_key(chat, principal, body.get("api_key_id"))
+    ctx = chat_context(chat.engine.catalog, key, chat_body, headers, _test_instant(body.get("at")))
     mode = params.routing_mode or _mode(headers.get("x-routing-mode"))
     ws = principal.workspace_id
-    active: Set[str] = state.registry.active_ids(ws) or {p.id for p in state.catalog.providers()}
+    active: Set[str] = chat.engine.registry.active_ids(ws) or {
+        p.id for p in chat.engine.catalog.providers()
+    }
     run = dry_run(
-        state.catalog,
+        chat.engine.catalog,
         active,
         book.enabled(ws),
         ctx,
@@ -263,7 +265,7 @@ async def _test(
         mode=mode,
         request=params.request,
         provider=params.provider,
-        disabled=frozenset(state.registry.configured(ws)) - active,
+        disabled=frozenset(chat.engine.registry.configured(ws)) - active,
     )
     return _dry_run_to_api(run, params.request)
 
@@ -330,13 +332,13 @@ def _mode(value: str | None) -> str:
     return value
 
 
-async def _test_key(state: AppState, principal: Principal, key_id: Any) -> ApiKeyRecord:
+async def _test_key(chat: ChatServices, principal: Principal, key_id: Any) -> ApiKeyRecord:
     if key_id is None:
         return principal.key
     if not isinstance(key_id, str):
         raise invalid_request("'api_key_id' must be a key id.", param="api_key_id", value=key_id)
     ws = principal.workspace_id
-    record = await state.db.run(lambda d: keys.get(d, key_id, ws))
+    record = await chat.db.run(lambda d: keys.get(d, key_id, ws))
     if record is None:
         raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
     return record

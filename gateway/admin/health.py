@@ -7,11 +7,11 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
-from gateway.app.state import AppState
+from gateway.admin.services import AdminServices
 from gateway.platform.web import iso, json_response
 
 
-def health_blueprint(state: AppState) -> Blueprint:
+def health_blueprint(admin: AdminServices) -> Blueprint:
     bp = Blueprint("health", __name__)
 
     @bp.get("/health")
@@ -20,13 +20,13 @@ def health_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/health/detailed")
     async def detailed() -> Response:
-        principal = await state.auth.reader()
+        principal = await admin.auth.reader()
         started = time.perf_counter()
-        await state.db.run(lambda d: d.execute("SELECT 1").fetchone())
+        await admin.db.run(lambda d: d.execute("SELECT 1").fetchone())
         db_ms = round((time.perf_counter() - started) * 1000, 2)
         providers = {}
-        for pid, entry in state.registry.configured(principal.workspace_id).items():
-            figures = state.health.figures(principal.workspace_id, pid)
+        for pid, entry in admin.registry.configured(principal.workspace_id).items():
+            figures = admin.health.figures(principal.workspace_id, pid)
             status = figures.status if entry.active else "disabled"
             providers[pid] = {
                 "status": "healthy" if status == "unknown" else status,
