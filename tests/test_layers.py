@@ -28,7 +28,6 @@ FAMILY_MAY_IMPORT = frozenset({"platform", "upstream", "kernels"})
 IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
     {
         ("analytics", "app"),
-        ("api", "agents"),
         ("api", "analytics"),
         ("api", "app"),
         ("api", "audio"),
@@ -50,7 +49,6 @@ IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
         ("pipelines", "audio"),
         ("pipelines", "chat"),
         ("pipelines", "files"),
-        ("workers", "agents"),
         ("workers", "analytics"),
         ("workers", "app"),
         ("workers", "documents"),

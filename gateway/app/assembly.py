@@ -13,6 +13,7 @@ import trio
 
 from gateway.admin.services import AdminServices
 from gateway.agents.policy import AgentPolicy
+from gateway.agents.services import AgentsServices
 from gateway.app.state import AppState
 from gateway.chat.services import ChatServices
 from gateway.kernels.webhooks.services import Webhooks
@@ -86,6 +87,15 @@ def assemble(state: AppState) -> None:
         state.logins,
         state.kdf_limiter,
         workspace_data=(state.files, state.documents),
+    )
+    state.agents_services = AgentsServices(
+        state.db,
+        settings,
+        state.auth,
+        state.keyring,
+        state.agents,
+        state.webhooks,
+        redis=state.redis,
     )
     state.admin = AdminServices(
         state.db,

@@ -20,13 +20,14 @@ from gateway.admin.keys import keys_blueprint
 from gateway.admin.models import models_blueprint
 from gateway.admin.provider_routes import providers_blueprint
 from gateway.admin.rate_limits import rate_limits_blueprint
-from gateway.api.agents import agents_blueprint
+from gateway.agents import agent_alerts, agent_counters, agent_events
+from gateway.agents.mcp_routes import mcp_blueprint
+from gateway.agents.routes import agents_blueprint
 from gateway.api.analytics import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.api.console import console_blueprint
 from gateway.api.documents import documents_blueprint
 from gateway.api.files import files_blueprint
-from gateway.api.mcp import mcp_blueprint
 from gateway.api.metrics import metrics_blueprint
 from gateway.api.openapi import openapi_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
@@ -108,6 +109,18 @@ def _status(state: AppState) -> Mounted:
     )
 
 
+def _agents(state: AppState) -> Mounted:
+    agents = state.agents_services
+    return Mounted(
+        (agents_blueprint(agents), mcp_blueprint(agents)),
+        workers=(
+            partial(agent_alerts.run, agents),  # limit-warning webhooks
+            partial(agent_events.run, agents),  # agent and organisation-limit changes
+            partial(agent_counters.run, agents),  # settlements and leases of shared budgets
+        ),
+    )
+
+
 def _admin(state: AppState) -> Mounted:
     admin = state.admin
     return Mounted(
@@ -154,7 +167,7 @@ FAMILIES: tuple[Family, ...] = (
     Family(
         "sustainability", lambda state: Mounted((sustainability_blueprint(state.sustainability),))
     ),
-    Family("agents", lambda state: Mounted((agents_blueprint(state), mcp_blueprint(state)))),
+    Family("agents", _agents),
     Family("pipelines", _pipelines),
     Family("analytics", _blueprint(analytics_blueprint)),
 )

@@ -42,9 +42,6 @@ from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
-    agent_alerts,
-    agent_counters,
-    agent_events,
     analytics_export,
     document_processing,
     file_processing,
@@ -81,13 +78,10 @@ def core_workers(state: AppState) -> list[Worker]:
         file_processing.run,
         document_processing.run,
         retention.run,
-        agent_alerts.run,  # agents (issue 18): limit-warning webhooks
         analytics_export.run,
         # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
         shared_limits.run,
         key_events.run,
-        agent_events.run,  # agents (issue 18): agent and organisation-limit changes
-        agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
         shared_state.run,  # the response cache, breakers and realtime counters on Redis
     )
     return [

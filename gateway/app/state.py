@@ -14,6 +14,7 @@ import trio
 from gateway.admin.services import AdminServices
 from gateway.agents.book import AgentBook
 from gateway.agents.counters import MemoryCounters
+from gateway.agents.services import AgentsServices
 from gateway.agents.shared import shared_agent_counters
 from gateway.analytics.live import SharedRealtime
 from gateway.analytics.runtime import ExportRuntime
@@ -102,6 +103,7 @@ class AppState:
     status_services: StatusServices = attrs.field(init=False)
     organization: OrganizationServices = attrs.field(init=False)
     admin: AdminServices = attrs.field(init=False)
+    agents_services: AgentsServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -1,5 +1,5 @@
 """The worker that ends requests on the shared limits and keeps live requests' leases
-(`gateway.workers.leased`).
+(`gateway.kernels.leased`).
 
 Only with `redis_url` set (`AppState.shared_limits`); otherwise it starts and returns.
 """
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from gateway.workers import leased
+from gateway.kernels import leased
 
 if TYPE_CHECKING:
     from gateway.app.state import AppState

@@ -9,7 +9,6 @@ exactly like an unknown one (404). Every change is audited in its own transactio
 
 from __future__ import annotations
 
-import secrets
 from datetime import UTC, datetime
 from typing import Any
 
@@ -30,8 +29,9 @@ from gateway.agents.limits import (
     shown,
     template_limits,
 )
+from gateway.agents.service import AGENT_KEY_PREFIX, create_agent, delete_agent
+from gateway.agents.services import AgentsServices
 from gateway.agents.suspension import Actor, set_status
-from gateway.app.state import AppState
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
 from gateway.kernels.webhooks.ssrf import UnsafeUrl, allow_list, check_registration
@@ -48,14 +48,12 @@ from store.agents import AgentAlertRecord, AgentRecord
 AGENTS = "/v1/mcp/agents"
 # The organisation's agent limits: the ceilings its agents' limits inherit.
 ORG_LIMITS = "/v1/management/agent-limits"
-AGENT_KEY_PREFIX = "gw_agent_"
-AGENT_PERMISSIONS = ("chat", "embeddings", "audio", "files", "models")
 MAX_ALERTS_PER_AGENT = 20
 LIST_LIMIT = 100  # deliveries shown with an alert, newest first
 
 
-def agents_blueprint(state: AppState) -> Blueprint:
-    api = AgentsApi(state)
+def agents_blueprint(services: AgentsServices) -> Blueprint:
+    api = AgentsApi(services)
     bp = Blueprint("agents", __name__)
     one = f"{AGENTS}/<agent_id>"
     bp.add_url_rule(AGENTS, "list_agents", api.list_agents, methods=["GET"])
@@ -85,14 +83,14 @@ def alert_not_found(alert_id: str) -> ApiError:
 
 
 class AgentsApi:
-    def __init__(self, state: AppState) -> None:
-        self.state = state
+    def __init__(self, services: AgentsServices) -> None:
+        self.services = services
 
     async def _manager(self, action: Action) -> Principal:
-        return await self.state.auth.manager(action)
+        return await self.services.auth.manager(action)
 
     async def _ceilings(self, organization_id: str) -> Limits:
-        stored = await self.state.db.run(
+        stored = await self.services.db.run(
             lambda d: agent_store.organization_limits(d, organization_id)
         )
         return organization_ceilings(stored)
@@ -102,49 +100,13 @@ class AgentsApi:
         spec = parse_create(await read_object())
         ceilings = await self._ceilings(principal.organization_id)
         check_lowered(spec.limits, ceilings)
-        now = datetime.now(UTC)
-        full_key = AGENT_KEY_PREFIX + secrets.token_urlsafe(30)
-        agent_id = agent_store.new_agent_id()
-        key = keys.new_record(
-            full_key,
-            workspace_id=principal.workspace_id,
-            name=f"agent {spec.name}",
-            kind="prod",
-            permissions=AGENT_PERMISSIONS,
-            now=now,
-            organization_id=principal.organization_id,
-            agent_id=agent_id,
-        )
-        key = attrs.evolve(key, prefix=AGENT_KEY_PREFIX)
-        record = AgentRecord(
-            id=agent_id,
-            organization_id=principal.organization_id,
-            workspace_id=principal.workspace_id,
-            name=spec.name,
-            key_id=key.id,
-            tools=spec.tools,
-            limits=spec.limits,
-            template=spec.template,
-            auto_suspend=spec.auto_suspend,
-            created_at=now,
-            updated_at=now,
-        )
-        event = audit_event(
-            principal,
-            "agent.created",
-            target_type="agent",
-            target_id=agent_id,
-            details={"name": spec.name, "template": spec.template},
-        )
-        await audited(self.state.db, event, written(lambda d: agent_store.insert(d, record, key)))
-        self.state.keyring.put(key)
-        loaded = await self.state.agents.refresh(record)
+        loaded, key, full_key = await create_agent(self.services, principal, spec)
         return json_response(render.agent(loaded, key, full_key), 201)
 
     async def list_agents(self) -> Response:
         principal = await self._manager("view_configuration")
         ws = principal.workspace_id
-        records = await self.state.db.run(lambda d: agent_store.list_agents(d, ws))
+        records = await self.services.db.run(lambda d: agent_store.list_agents(d, ws))
         ceilings = await self._ceilings(principal.organization_id)
         data = [render.agent(_loaded(r, ceilings)) for r in records]
         return json_response({"object": "list", "data": data})
@@ -152,7 +114,7 @@ class AgentsApi:
     async def read_agent(self, agent_id: str) -> Response:
         principal = await self._manager("view_configuration")
         loaded = await self._loaded(principal, agent_id)
-        key = await self.state.db.run(lambda d: keys.get(d, loaded.record.key_id))
+        key = await self.services.db.run(lambda d: keys.get(d, loaded.record.key_id))
         return json_response(render.agent(loaded, key))
 
     async def update_agent(self, agent_id: str) -> Response:
@@ -187,20 +149,13 @@ class AgentsApi:
                 "tools": list(changed.tools),
             },
         )
-        await audited(self.state.db, event, written(lambda d: agent_store.replace(d, changed)))
-        return json_response(render.agent(await self.state.agents.changed(changed)))
+        await audited(self.services.db, event, written(lambda d: agent_store.replace(d, changed)))
+        return json_response(render.agent(await self.services.agents.changed(changed)))
 
     async def delete_agent(self, agent_id: str) -> Response:
         principal = await self._manager("create_api_keys")
-        ws = principal.workspace_id
-        event = audit_event(principal, "agent.deleted", target_type="agent", target_id=agent_id)
-        key_hash = await audited(
-            self.state.db, event, lambda d: agent_store.delete(d, agent_id, ws)
-        )
-        if key_hash is None:
+        if not await delete_agent(self.services, principal, agent_id):
             raise agent_not_found(agent_id)
-        self.state.keyring.forget(key_hash)
-        self.state.agents.forget(agent_id)
         return json_response({"id": agent_id, "object": "agent", "deleted": True})
 
     async def suspend_agent(self, agent_id: str) -> Response:
@@ -222,7 +177,7 @@ class AgentsApi:
     ) -> Response:
         actor = Actor(principal.key_id, principal.email, request.remote_addr)
         record = await set_status(
-            self.state.agents,
+            self.services.agents,
             agent_id,
             principal.workspace_id,
             "suspended" if status == "suspended" else "active",
@@ -231,12 +186,12 @@ class AgentsApi:
         )
         if record is None:
             raise agent_not_found(agent_id)
-        return json_response(render.agent(await self.state.agents.refresh(record)))
+        return json_response(render.agent(await self.services.agents.refresh(record)))
 
     async def agent_usage(self, agent_id: str) -> Response:
         principal = await self._usage_reader(agent_id)
         loaded = await self._loaded(principal, agent_id)
-        book = self.state.agents
+        book = self.services.agents
         # An agent reading its own usage sees the session its request names, as the MCP
         # tool does; `?session=` chooses another.
         asked = request.args.get("session")
@@ -252,13 +207,13 @@ class AgentsApi:
         loaded = await self._loaded(principal, agent_id)
         try:
             await check_registration(
-                spec.webhook_url, allow_list(self.state.settings.webhook_allowed_hosts)
+                spec.webhook_url, allow_list(self.services.settings.webhook_allowed_hosts)
             )
         except UnsafeUrl as exc:
             raise ApiError(
                 400, exc.code, str(exc), param="webhook_url", value=spec.webhook_url
             ) from None
-        existing = await self.state.db.run(lambda d: agent_store.list_alerts(d, agent_id))
+        existing = await self.services.db.run(lambda d: agent_store.list_alerts(d, agent_id))
         if len(existing) >= MAX_ALERTS_PER_AGENT:
             raise ApiError(
                 409, "too_many_alerts", f"An agent has at most {MAX_ALERTS_PER_AGENT} alerts."
@@ -269,7 +224,7 @@ class AgentsApi:
             workspace_id=loaded.record.workspace_id,
             thresholds=spec.thresholds,
             webhook_url=spec.webhook_url,
-            encrypted_secret=self.state.cipher.encrypt({"secret": secret}),
+            encrypted_secret=self.services.webhooks.cipher.encrypt({"secret": secret}),
             created_at=datetime.now(UTC),
         )
         event = audit_event(
@@ -279,13 +234,15 @@ class AgentsApi:
             target_id=agent_id,
             details={"alert_id": record.id},
         )
-        await audited(self.state.db, event, written(lambda d: agent_store.insert_alert(d, record)))
+        await audited(
+            self.services.db, event, written(lambda d: agent_store.insert_alert(d, record))
+        )
         return json_response(render.alert(record, secret), 201)
 
     async def list_alerts(self, agent_id: str) -> Response:
         principal = await self._manager("view_configuration")
         await self._loaded(principal, agent_id)
-        records = await self.state.db.run(lambda d: agent_store.list_alerts(d, agent_id))
+        records = await self.services.db.run(lambda d: agent_store.list_alerts(d, agent_id))
         return json_response({"object": "list", "data": [render.alert(r) for r in records]})
 
     async def read_alert(self, agent_id: str, alert_id: str) -> Response:
@@ -298,7 +255,7 @@ class AgentsApi:
             found = agent_store.get_alert(d, alert_id, agent_id)
             return found, webhook_store.list_deliveries(d, alert_id, ws, limit=LIST_LIMIT)
 
-        record, deliveries = await self.state.db.run(read)
+        record, deliveries = await self.services.db.run(read)
         if record is None:
             raise alert_not_found(alert_id)
         body = render.alert(record)
@@ -317,7 +274,7 @@ class AgentsApi:
             details={"alert_id": alert_id},
         )
         if not await audited(
-            self.state.db, event, lambda d: agent_store.delete_alert(d, alert_id, agent_id)
+            self.services.db, event, lambda d: agent_store.delete_alert(d, alert_id, agent_id)
         ):
             raise alert_not_found(alert_id)
         return json_response({"id": alert_id, "object": "agent_alert", "deleted": True})
@@ -346,8 +303,8 @@ class AgentsApi:
         def change(d: sqlite_utils.Database) -> None:
             agent_store.set_organization_limits(d, org, ceilings)
 
-        await audited(self.state.db, event, written(change))
-        self.state.agents.forget_limits()
+        await audited(self.services.db, event, written(change))
+        self.services.agents.forget_limits()
         return json_response(_org_limits(await self._ceilings(org)))
 
     async def _usage_reader(self, agent_id: str) -> Principal:
@@ -357,17 +314,17 @@ class AgentsApi:
         token = request.headers.get("authorization", "").partition(" ")[2].strip()
         if not token.startswith(AGENT_KEY_PREFIX):
             return await self._manager("view_configuration")
-        principal = await self.state.auth.caller()
+        principal = await self.services.auth.caller()
         if principal.key.agent_id != agent_id:
             raise agent_not_found(agent_id)
         return principal
 
     async def _loaded(self, principal: Principal, agent_id: str) -> Loaded:
         ws = principal.workspace_id
-        record = await self.state.db.run(lambda d: agent_store.get(d, agent_id, ws))
+        record = await self.services.db.run(lambda d: agent_store.get(d, agent_id, ws))
         if record is None:
             raise agent_not_found(agent_id)
-        return await self.state.agents.refresh(record)
+        return await self.services.agents.refresh(record)
 
 
 def _org_limits(ceilings: Limits) -> dict[str, object]:

@@ -1,5 +1,5 @@
 """The worker that ends agents' requests on the shared counters and keeps their leases
-(`gateway.workers.leased`).
+(`gateway.kernels.leased`).
 
 Only with `redis_url` set (`AgentBook.shared`); otherwise it starts and returns.
 """
@@ -10,19 +10,19 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from gateway.workers import leased
+from gateway.kernels import leased
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.agents.services import AgentsServices
 
 SETTLE_TASKS = 2
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    services: AgentsServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve until cancelled."""
-    counters = state.agents.shared
+    counters = services.agents.shared
     task_status.started()
     if counters is not None:
         await leased.serve(counters, settle_tasks=SETTLE_TASKS)

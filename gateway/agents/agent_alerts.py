@@ -23,41 +23,41 @@ from gateway.kernels.webhooks.notify import alert_delivery
 from store import agents as agent_store
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.agents.services import AgentsServices
 
 logger = logging.getLogger(__name__)
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    services: AgentsServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Check every notice until cancelled."""
     task_status.started()
-    async for notice in state.agents.notices:
+    async for notice in services.agents.notices:
         try:
-            await check(state, notice)
+            await check(services, notice)
         except Exception:
             # One agent's failure (a store error, an unreadable secret) must not stop the
             # alerts of every other; trio.Cancelled is not an Exception.
             logger.exception("limit-warning check for agent %s failed", notice.agent_id)
 
 
-async def check(state: AppState, notice: Notice) -> None:
+async def check(services: AgentsServices, notice: Notice) -> None:
     """Fire the thresholds this notice's agent has newly crossed."""
     agent_id = notice.agent_id
-    alerts = await state.db.run(lambda d: agent_store.list_alerts(d, agent_id))
+    alerts = await services.db.run(lambda d: agent_store.list_alerts(d, agent_id))
     if not alerts:
         return
-    loaded = await state.agents.get(agent_id)
+    loaded = await services.agents.get(agent_id)
     if loaded is None:
         return
-    figures = await state.agents.figures(loaded, notice.session)
+    figures = await services.agents.figures(loaded, notice.session)
     now = datetime.now(UTC)
     for crossing in list(crossings(alerts, loaded, figures, notice.session, now)):
-        if not await _claim(state, crossing, now):
+        if not await _claim(services, crossing, now):
             continue
         await alert_delivery(
-            state.webhooks,
+            services.webhooks,
             workspace_id=crossing.alert.workspace_id,
             alert_id=crossing.alert.id,
             url=crossing.alert.webhook_url,
@@ -68,9 +68,9 @@ async def check(state: AppState, notice: Notice) -> None:
         )
 
 
-async def _claim(state: AppState, crossing: Crossing, now: datetime) -> bool:
+async def _claim(services: AgentsServices, crossing: Crossing, now: datetime) -> bool:
     """Record the firing; False when this threshold already fired in its period."""
-    return await state.db.run(
+    return await services.db.run(
         lambda d: agent_store.claim_firing(
             d, crossing.alert.id, crossing.limit_type, crossing.threshold, crossing.period, now
         )

@@ -22,32 +22,32 @@ from gateway.agents.book import EVERY_AGENT
 from gateway.platform import broadcast
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.agents.services import AgentsServices
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    services: AgentsServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Publish and apply agent changes until cancelled."""
-    client = state.redis
+    client = services.redis
     if client is None:
         task_status.started()
         return
 
     def install(announce: broadcast.Announce | None) -> None:
-        state.agents.on_change = announce
+        services.agents.on_change = announce
 
     async def resync() -> None:
-        state.agents.drop_all()
+        services.agents.drop_all()
 
     async def heard(agent_id: str) -> None:
-        apply(state, agent_id)
+        apply(services, agent_id)
 
     await broadcast.relay(
         client,
-        state.settings.redis_prefix + "agents",
+        services.settings.redis_prefix + "agents",
         what="agent",
-        timeout_s=state.settings.redis_timeout_s,
+        timeout_s=services.settings.redis_timeout_s,
         install=install,
         resync=resync,
         apply=heard,
@@ -55,8 +55,8 @@ async def run(
     )
 
 
-def apply(state: AppState, agent_id: str) -> None:
+def apply(services: AgentsServices, agent_id: str) -> None:
     if agent_id == EVERY_AGENT:
-        state.agents.drop_all()
+        services.agents.drop_all()
     else:
-        state.agents.drop(agent_id)
+        services.agents.drop(agent_id)

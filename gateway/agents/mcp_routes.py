@@ -12,23 +12,23 @@ import json
 from quart import Blueprint, Response, request
 
 from gateway.agents.mcp.server import McpServer, Reply
-from gateway.app.state import AppState
+from gateway.agents.services import AgentsServices
 from gateway.platform.web import json_response, read_json
 
 MCP_PATH = "/v1/mcp"
 
 
-def mcp_blueprint(state: AppState) -> Blueprint:
-    server = McpServer(state.agents, max_sessions=state.settings.mcp_max_sessions)
+def mcp_blueprint(services: AgentsServices) -> Blueprint:
+    server = McpServer(services.agents, max_sessions=services.settings.mcp_max_sessions)
     bp = Blueprint("mcp", __name__)
 
     async def post_message() -> Response:
-        principal = await state.auth.caller()
+        principal = await services.auth.caller()
         body = await read_json()
         return _send(await server.post(principal, _headers(), body))
 
     async def end_session() -> Response:
-        principal = await state.auth.caller()
+        principal = await services.auth.caller()
         return _send(await server.delete(principal, _headers()))
 
     bp.add_url_rule(MCP_PATH, "post_message", post_message, methods=["POST"])
