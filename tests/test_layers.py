@@ -27,8 +27,6 @@ FAMILY_MAY_IMPORT = frozenset({"platform", "upstream", "kernels"})
 # Edges that break the rules and are being taken out (issue 32). Nothing may join them.
 IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
     {
-        ("analytics", "app"),
-        ("api", "analytics"),
         ("api", "app"),
         ("api", "audio"),
         ("api", "documents"),
@@ -49,7 +47,6 @@ IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
         ("pipelines", "audio"),
         ("pipelines", "chat"),
         ("pipelines", "files"),
-        ("workers", "analytics"),
         ("workers", "app"),
         ("workers", "documents"),
         ("workers", "files"),

@@ -14,6 +14,7 @@ import trio
 from gateway.admin.services import AdminServices
 from gateway.agents.policy import AgentPolicy
 from gateway.agents.services import AgentsServices
+from gateway.analytics.services import AnalyticsServices
 from gateway.app.state import AppState
 from gateway.chat.services import ChatServices
 from gateway.kernels.webhooks.services import Webhooks
@@ -97,6 +98,18 @@ def assemble(state: AppState) -> None:
         state.webhooks,
         redis=state.redis,
     )
+    state.analytics = AnalyticsServices(
+        state.db,
+        settings,
+        state.auth,
+        state.exports,
+        state.registry,
+        state.health,
+        state.drain,
+        state.usage.flush,
+        lambda: queue_depth(state),
+        live=state.shared_live,
+    )
     state.admin = AdminServices(
         state.db,
         settings,
@@ -110,6 +123,12 @@ def assemble(state: AppState) -> None:
         state.limits.upstream,
         state.usage.flush,
     )
+
+
+def queue_depth(state: AppState) -> int:
+    """Requests of this process waiting for rate-limit capacity (strategy `queue`)."""
+    shared = state.shared_limits
+    return state.limits.waiting + (shared.waiting if shared is not None else 0)
 
 
 def usage_sinks(state: AppState) -> tuple[UsageSink, ...]:

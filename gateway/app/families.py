@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 
 import attrs
+import trio
 from quart import Blueprint
 
 from gateway.admin.health import health_blueprint
@@ -23,7 +24,9 @@ from gateway.admin.rate_limits import rate_limits_blueprint
 from gateway.agents import agent_alerts, agent_counters, agent_events
 from gateway.agents.mcp_routes import mcp_blueprint
 from gateway.agents.routes import agents_blueprint
-from gateway.api.analytics import analytics_blueprint
+from gateway.analytics import export_worker
+from gateway.analytics.live import live_worker
+from gateway.analytics.routes import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.api.console import console_blueprint
 from gateway.api.documents import documents_blueprint
@@ -58,6 +61,16 @@ TRANSCRIPTION_UPLOAD_LIMIT = 26 * 1024 * 1024
 Worker = Callable[..., Awaitable[None]]
 
 
+async def ready_at_once(
+    serve: Callable[[], Awaitable[None]],
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """`serve` as a worker that is ready at once."""
+    task_status.started()
+    await serve()
+
+
 @attrs.frozen
 class Mounted:
     """What one family adds to the gateway."""
@@ -75,7 +88,11 @@ class Family:
 
 
 def _chat(state: AppState) -> Mounted:
-    return Mounted((routing_rules_blueprint(state.chat),), tuple(chat_routes(state.chat)))
+    chat = state.chat
+    workers: tuple[Worker, ...] = ()
+    if chat.shared_cache is not None:  # several workers: answers go to the shared server
+        workers = (partial(ready_at_once, chat.shared_cache.writer),)
+    return Mounted((routing_rules_blueprint(chat),), tuple(chat_routes(chat)), workers=workers)
 
 
 def _retrieval(state: AppState) -> Mounted:
@@ -119,6 +136,14 @@ def _agents(state: AppState) -> Mounted:
             partial(agent_counters.run, agents),  # settlements and leases of shared budgets
         ),
     )
+
+
+def _analytics(state: AppState) -> Mounted:
+    analytics = state.analytics
+    workers: tuple[Worker, ...] = (partial(export_worker.run, analytics),)
+    if analytics.live is not None:  # several workers: the realtime counters they share
+        workers += (partial(live_worker, analytics.live, analytics.gauges),)
+    return Mounted((analytics_blueprint(analytics),), workers=workers)
 
 
 def _admin(state: AppState) -> Mounted:
@@ -169,5 +194,5 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family("agents", _agents),
     Family("pipelines", _pipelines),
-    Family("analytics", _blueprint(analytics_blueprint)),
+    Family("analytics", _analytics),
 )

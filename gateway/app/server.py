@@ -42,7 +42,6 @@ from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
-    analytics_export,
     document_processing,
     file_processing,
     health_probes,
@@ -78,15 +77,14 @@ def core_workers(state: AppState) -> list[Worker]:
         file_processing.run,
         document_processing.run,
         retention.run,
-        analytics_export.run,
         # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
         shared_limits.run,
         key_events.run,
-        shared_state.run,  # the response cache, breakers and realtime counters on Redis
     )
     return [
         partial(usage_writer.run, state),
         partial(webhook_delivery.run, state.webhooks),
+        partial(shared_state.run, state.shared_breakers, state.breakers),
         *(partial(run, state) for run in transitional),
     ]
 

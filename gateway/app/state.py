@@ -18,6 +18,7 @@ from gateway.agents.services import AgentsServices
 from gateway.agents.shared import shared_agent_counters
 from gateway.analytics.live import SharedRealtime
 from gateway.analytics.runtime import ExportRuntime
+from gateway.analytics.services import AnalyticsServices
 from gateway.audio.mapping_book import VoiceMappingBook
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
@@ -104,6 +105,7 @@ class AppState:
     organization: OrganizationServices = attrs.field(init=False)
     admin: AdminServices = attrs.field(init=False)
     agents_services: AgentsServices = attrs.field(init=False)
+    analytics: AnalyticsServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

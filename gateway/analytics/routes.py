@@ -15,18 +15,18 @@ from quart import Blueprint, Response, request
 
 from gateway.analytics import exports, service
 from gateway.analytics.input import parse_query
-from gateway.app.state import AppState
+from gateway.analytics.services import AnalyticsServices
 from gateway.platform import jsonio
 from gateway.platform.auth import Principal
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
 
 A = "/v1/management/analytics"
-Page = Callable[[AppState, service.Scope], Awaitable[dict[str, Any]]]
+Page = Callable[[AnalyticsServices, service.Scope], Awaitable[dict[str, Any]]]
 
 
-async def _caller(state: AppState, action: Action) -> Principal:
-    principal = await state.auth.manager(action)
+async def _caller(analytics: AnalyticsServices, action: Action) -> Principal:
+    principal = await analytics.auth.manager(action)
     return principal.in_workspace(request.args.get("workspace_id") or None)
 
 
@@ -34,13 +34,13 @@ def _base_url() -> str:
     return request.host_url.rstrip("/")
 
 
-def analytics_blueprint(state: AppState) -> Blueprint:
+def analytics_blueprint(analytics: AnalyticsServices) -> Blueprint:
     bp = Blueprint("analytics", __name__)
 
     async def page(read: Page, *, series: bool = False, groups: bool = False) -> Response:
-        principal = await _caller(state, "view_analytics")
+        principal = await _caller(analytics, "view_analytics")
         query = parse_query(request.args, today=service.today(), series=series, groups=groups)
-        figures = await read(state, service.Scope(principal.workspace_id, query))
+        figures = await read(analytics, service.Scope(principal.workspace_id, query))
         # orjson (`jsonio.dumps`): an hourly series of 30 days is ~450 kB of numbers, which
         # the stdlib encoder takes several times longer to write.
         return Response(jsonio.dumps(figures), content_type="application/json")
@@ -75,27 +75,29 @@ def analytics_blueprint(state: AppState) -> Blueprint:
 
     @bp.get(f"{A}/realtime")
     async def realtime() -> Response:
-        principal = await _caller(state, "view_analytics")
-        active = state.drain.in_flight
-        figures = await service.realtime(state, principal.workspace_id, active_requests=active)
+        principal = await _caller(analytics, "view_analytics")
+        active = analytics.drain.in_flight
+        figures = await service.realtime(analytics, principal.workspace_id, active_requests=active)
         return json_response(figures)
 
     @bp.post(f"{A}/export")
     async def create_export() -> Response:
-        principal = await _caller(state, "export_data")
+        principal = await _caller(analytics, "export_data")
         body = await read_object()
-        record = await exports.create(state, principal.workspace_id, body, today=service.today())
+        record = await exports.create(
+            analytics, principal.workspace_id, body, today=service.today()
+        )
         return json_response(exports.render(record, _base_url()), status=202)
 
     @bp.get(f"{A}/export/<export_id>")
     async def get_export(export_id: str) -> Response:
-        principal = await _caller(state, "export_data")
-        record = await exports.find(state, principal, export_id)
+        principal = await _caller(analytics, "export_data")
+        record = await exports.find(analytics, principal, export_id)
         return json_response(exports.render(record, _base_url()))
 
     @bp.get(f"{A}/export/<export_id>/download")
     async def download_export(export_id: str) -> Response:
-        principal = await _caller(state, "export_data")
-        return await exports.download(state, principal, export_id)
+        principal = await _caller(analytics, "export_data")
+        return await exports.download(analytics, principal, export_id)
 
     return bp
