@@ -41,6 +41,7 @@ CAPABILITIES: frozenset[str] = frozenset(
         "transcription",
         "rerank",
         "ocr",
+        "reasoning",
     }
 )
 MODEL_TYPES: frozenset[str] = frozenset(
@@ -104,6 +105,32 @@ class ProviderInfo:
     status_url: str
 
 
+THINKING_STYLES: frozenset[str] = frozenset({"budget", "effort", "level"})
+SAMPLING: frozenset[str] = frozenset({"always", "never", "without_reasoning"})
+REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+@attrs.frozen(slots=True)
+class ModelParameters:
+    """What one model does with the chat parameters whose support differs by model,
+    from the vendor's model page (the catalog's `parameters` object).
+
+    `sampling`: whether the model takes a temperature, top_p and penalties other than the
+    defaults: `always`, `never` (OpenAI's o-series and GPT-5, Claude from Opus 4.7 on), or
+    `without_reasoning` (GPT-5.4 and later: only with `reasoning_effort` none).
+    `reasoning_efforts`: the `reasoning_effort` values it accepts (none: it has no such
+    control); `thinking` says how its vendor spells them (`budget`: a token budget,
+    `effort`: an effort level, `level`: Gemini's thinking level). `verbosities`: the
+    `verbosity` values it accepts. `prediction`: it takes Predicted Outputs.
+    """
+
+    sampling: str = "always"
+    reasoning_efforts: tuple[str, ...] = ()
+    thinking: str | None = None
+    verbosities: tuple[str, ...] = ()
+    prediction: bool = False
+
+
 @attrs.frozen(slots=True)
 class ModelInfo:
     """One model as the gateway exposes it.
@@ -138,6 +165,10 @@ class ModelInfo:
     fallback_chain: tuple[str, ...] = ()
     deprecation: Deprecation | None = None
     limits: Mapping[str, int] = attrs.field(factory=dict)
+    parameters: ModelParameters = ModelParameters()
+    passthrough: bool = False
+    """A model the catalog does not list, allowed by the operator (see `passthrough_info`):
+    its facts are its provider's, its price the provider's dearest (a ceiling)."""
 
     def has(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -338,6 +369,27 @@ def _parse_model(raw: Mapping[str, Any], provider_names: Mapping[str, str]) -> M
         fallback_chain=tuple(str(f) for f in raw.get("fallback_chain", ())),
         deprecation=deprecation,
         limits=types.MappingProxyType({str(k): int(v) for k, v in raw.get("limits", {}).items()}),
+        parameters=_parse_parameters(raw.get("parameters") or {}, where),
+    )
+
+
+def _parse_parameters(raw: Mapping[str, Any], where: str) -> ModelParameters:
+    unknown = set(raw) - {f.name for f in attrs.fields(ModelParameters)}
+    if unknown:
+        raise CatalogError(f"{where}: unknown parameters facts {sorted(unknown)}")
+    efforts = tuple(str(e) for e in raw.get("reasoning_efforts", ()))
+    if not set(efforts) <= set(REASONING_EFFORTS):
+        raise CatalogError(f"{where}: reasoning_efforts must be among {REASONING_EFFORTS}")
+    thinking = raw.get("thinking")
+    if (thinking is None) != (not efforts) or (thinking and thinking not in THINKING_STYLES):
+        raise CatalogError(f"{where}: 'thinking' ({sorted(THINKING_STYLES)}) goes with efforts")
+    sampling = _one_of(raw.get("sampling", "always"), SAMPLING, where)
+    return ModelParameters(
+        sampling=sampling,
+        reasoning_efforts=efforts,
+        thinking=None if thinking is None else str(thinking),
+        verbosities=tuple(str(v) for v in raw.get("verbosities", ())),
+        prediction=bool(raw.get("prediction", False)),
     )
 
 
