@@ -23,6 +23,13 @@ from typing import Any, Literal, cast
 
 import attrs
 
+from providers.passthrough import (
+    CAPABILITY_TYPES,
+    PassthroughRule,
+    allowed,
+    parse_passthrough,
+    price_rank,
+)
 from providers.types.usage import Usage
 
 ModelType = Literal["chat", "embedding", "rerank", "speech", "transcription", "ocr"]
@@ -230,9 +237,47 @@ class Catalog:
     _models: tuple[ModelInfo, ...]
     _by_name: Mapping[str, ModelInfo]
     _providers_by_id: Mapping[str, ProviderInfo]
+    _passthrough: tuple[PassthroughRule, ...] = ()
 
     def model(self, id_or_alias: str) -> ModelInfo | None:
-        return self._by_name.get(id_or_alias)
+        """A model by id or alias, or `provider/id` (the provider must be the model's)."""
+        found = self._by_name.get(id_or_alias)
+        if found is not None or "/" not in id_or_alias:
+            return found
+        provider, _, name = id_or_alias.partition("/")
+        found = self._by_name.get(name)
+        return found if found is not None and found.provider == provider else None
+
+    def with_passthrough(self, spec: str) -> Catalog:
+        """This catalog allowing the pass-through models of `spec` (comma-separated
+        `provider/pattern` entries); `CatalogError` names a bad entry."""
+        try:
+            rules = parse_passthrough(spec, self._providers_by_id)
+        except ValueError as exc:
+            raise CatalogError(str(exc)) from None
+        return attrs.evolve(self, passthrough=rules)
+
+    def passthrough(self, name: str, capability: str) -> ModelInfo | None:
+        """The description of `name` when the catalog does not list it but the operator
+        allows it for `capability` (see `providers.passthrough`); None otherwise."""
+        if self.model(name) is not None:
+            return None
+        found = allowed(self._passthrough, name, self._providers_by_id)
+        return None if found is None else self.passthrough_for(*found, capability)
+
+    def passthrough_for(self, provider: str, model_id: str, capability: str) -> ModelInfo | None:
+        """`model_id` of `provider` described by the provider's dearest catalog model with
+        `capability`; None when the provider's catalog models offer none."""
+        peers = [m for m in self.models(provider=provider, capability=capability)]
+        if not peers:
+            return None
+        ceiling = max(
+            peers,
+            key=lambda m: price_rank(
+                m.pricing.input_per_1m, m.pricing.output_per_1m, m.pricing.unit_price
+            ),
+        )
+        return _described_by(ceiling, model_id, capability, self._providers_by_id[provider])
 
     def models(
         self,
@@ -257,6 +302,34 @@ class Catalog:
 
     def providers(self) -> list[ProviderInfo]:
         return list(self._providers)
+
+
+def _described_by(
+    ceiling: ModelInfo, model_id: str, capability: str, provider: ProviderInfo
+) -> ModelInfo:
+    """A pass-through model: its own id, its provider's capabilities, the ceiling's price
+    and size, no known limits (0), status `beta`."""
+    return attrs.evolve(
+        ceiling,
+        id=model_id,
+        upstream_id=model_id,
+        type=cast(ModelType, CAPABILITY_TYPES.get(capability, ceiling.type)),
+        name=model_id,
+        created=0,
+        status="beta",
+        capabilities=tuple(dict.fromkeys((*provider.capabilities, *ceiling.capabilities))),
+        context_window=0,
+        max_output_tokens=0,
+        params_note=f"pass-through model: priced and sized like {ceiling.id}, the provider's "
+        "dearest catalog model of its kind",
+        aliases=(),
+        recommended_for=(),
+        fallback_chain=(),
+        deprecation=None,
+        limits={},
+        parameters=ModelParameters(),
+        passthrough=True,
+    )
 
 
 def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]) -> Catalog:

@@ -107,7 +107,13 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
 
 
 def embedding_payload(request: EmbeddingRequest) -> JSON:
-    payload: JSON = {"model": request.model, "input": list(request.inputs)}
+    """The body of `/embeddings`: the client's token ids when it sent ids, else the text."""
+    inputs: list[Any] = (
+        list(request.inputs)
+        if request.token_inputs is None
+        else [list(tokens) for tokens in request.token_inputs]
+    )
+    payload: JSON = {"model": request.model, "input": inputs}
     if request.dimensions is not None:
         payload["dimensions"] = request.dimensions
     if request.user is not None:

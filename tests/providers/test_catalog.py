@@ -378,3 +378,40 @@ def test_deprecation_needs_a_known_replacement() -> None:
     deprecation["replacement"] = "m2"
     built = parse_catalog(_set(doc, ("models", 0, "deprecation"), deprecation))
     assert model(built, "m1").deprecation is not None
+
+
+# -------------------------------------------------------------- provider ids, pass-through
+
+
+def test_a_model_is_found_by_its_provider_id(catalog: Catalog) -> None:
+    assert model(catalog, "openai/gpt-5.4-mini").id == "gpt-5.4-mini"
+    assert model(catalog, "anthropic/claude-sonnet-4-5-20250929").id == "claude-sonnet-4-5"
+    assert catalog.model("google/gpt-5.4-mini") is None  # not that provider's model
+    assert catalog.model("acme/gpt-5.4-mini") is None
+
+
+@pytest.mark.parametrize("spec", ["gpt-9*", "acme/x", "openai/", "/x", "openai/x, nope"])
+def test_a_bad_pass_through_entry_is_refused(catalog: Catalog, spec: str) -> None:
+    with pytest.raises(CatalogError):
+        catalog.with_passthrough(spec)
+
+
+def test_pass_through_models_are_described_by_their_providers_ceiling(catalog: Catalog) -> None:
+    allowing = catalog.with_passthrough("openai/gpt-9*, mistral/*")
+    assert catalog.passthrough("gpt-9", "chat") is None  # nothing allowed by default
+    chat = allowing.passthrough("gpt-9-mini", "chat")
+    assert chat is not None and chat.passthrough and chat.provider == "openai"
+    assert (chat.id, chat.upstream_id, chat.status, chat.context_window) == (
+        "gpt-9-mini", "gpt-9-mini", "beta", 0,
+    )  # fmt: skip
+    dearest = max(
+        catalog.models(provider="openai", capability="chat"),
+        key=lambda m: 3 * m.pricing.input_per_1m + m.pricing.output_per_1m,
+    )
+    assert chat.pricing == dearest.pricing
+    embed = allowing.passthrough("openai/gpt-9-embed", "embeddings")
+    assert embed is not None and embed.type == "embedding"
+    assert embed.pricing == model(catalog, "text-embedding-3-large").pricing
+    assert allowing.passthrough("anything", "chat") is not None  # mistral/*, in order
+    assert allowing.passthrough("anthropic/gpt-9", "chat") is None
+    assert allowing.passthrough("gpt-5.4-mini", "chat") is None  # a catalog model
