@@ -40,12 +40,14 @@ import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 import trio
 
 from providers.sim import content
+from providers.sim.catalog_models import vendor_models
 from providers.sim.core import (
     Fault,
     Route,
@@ -61,10 +63,15 @@ from streams.sse import encode_event
 
 VENDOR = "anthropic"
 CONTEXT_LIMIT = 200_000
-MODELS = (
+MODELS: tuple[tuple[str, str, str], ...] = (
     ("claude-opus-4-5-20251101", "Claude Opus 4.5", "2025-11-01T00:00:00Z"),
     ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"),
     ("claude-haiku-4-5-20251001", "Claude Haiku 4.5", "2025-10-01T00:00:00Z"),
+)
+MODELS += tuple(
+    (m.upstream_id, m.name, datetime.fromtimestamp(m.created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    for m in vendor_models("anthropic")
+    if m.upstream_id not in {model_id for model_id, _, _ in MODELS}
 )
 ERROR_TYPES = {
     400: "invalid_request_error",

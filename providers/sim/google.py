@@ -52,6 +52,7 @@ from typing import Any
 import attrs
 
 from providers.sim import content
+from providers.sim.catalog_models import merged
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import MODEL_LIST, apply_fault
 from providers.types import ToolCall
@@ -62,8 +63,12 @@ MAX_OUTPUT_TOKENS = 65_536
 MAX_BATCH_REQUESTS = 100
 DEFAULT_EMBEDDING_SIZE = 768
 LARGE_EMBEDDING_SIZE = 3072
-CHAT_MODELS = ("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash")
-EMBEDDING_MODELS = ("gemini-embedding-001", "text-embedding-004")
+CHAT_MODELS = merged(
+    ("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash"),
+    "google",
+    ("chat",),
+)
+EMBEDDING_MODELS = merged(("gemini-embedding-001", "text-embedding-004"), "google", ("embedding",))
 _COMPACT = (",", ":")
 _STATUS_NAMES = {
     400: "INVALID_ARGUMENT",

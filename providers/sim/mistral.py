@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from providers.sim import content
+from providers.sim.catalog_models import merged
 from providers.sim.content import ChatPlan
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import MODEL_LIST, apply_fault
@@ -35,15 +36,18 @@ CONTEXT_LIMIT = 128_000
 EMBED_SIZES = {"mistral-embed": 1024, "codestral-embed": 1536}
 MAX_EMBED_DIMENSION = 3072
 MODEL_CREATED = 1_725_000_000
-MODELS = (
-    "mistral-large-latest",
-    "mistral-medium-latest",
-    "mistral-small-latest",
-    "ministral-8b-latest",
-    "codestral-latest",
-    "open-mistral-nemo",
-    "mistral-embed",
-    "codestral-embed",
+MODELS = merged(
+    (
+        "mistral-large-latest",
+        "mistral-medium-latest",
+        "mistral-small-latest",
+        "ministral-8b-latest",
+        "codestral-latest",
+        "open-mistral-nemo",
+        "mistral-embed",
+        "codestral-embed",
+    ),
+    "mistral",
 )
 CHAT_FIELDS = frozenset(
     {
