@@ -13,7 +13,7 @@ from typing import Any
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 
 HELLO: Any = [{"role": "user", "content": "Tell me about rivers."}]

@@ -18,7 +18,7 @@ import tiktoken
 import trio
 from langchain_openai import OpenAIEmbeddings
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers import tokenizers
 from tests.gateway.conftest import ADMIN_KEY
 

@@ -10,8 +10,8 @@ import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from providers.audio_codec import Pcm, encode
 from providers.catalog import load_catalog
 from providers.sim.core import Fault
