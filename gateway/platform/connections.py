@@ -11,9 +11,10 @@ these changes, each for a way a client could hurt the process or hold it:
   (the parser's own 400 to a body cut short, racing the application's answer) raised
   `trio.BusyResourceError`, which ended the process. The close now takes the lock: it
   waits for a write in progress instead of colliding with it or cutting it.
-- A stalled reader: a send the client does not take within `send_stall_timeout_s` closes
-  the connection (Hypercorn shields each send without a deadline, so a client that stops
-  reading held its connection, and a graceful shutdown, forever).
+- A stalled reader: a write the client does not take within `send_stall_timeout_s`, or
+  one cancelled by the shutdown's deadline, closes the connection (Hypercorn shields each
+  write without a deadline, so a client that stops reading held its connection, and a
+  graceful shutdown, for ever).
 - A connection the client closed ends at once (Hypercorn kept it, its task and socket
   until the keep-alive timeout).
 - The request head has `header_timeout_s`: from the connection's opening for its first
@@ -119,22 +120,24 @@ class ConnectionGate:
 async def refuse(stream: trio.SocketStream, error: ApiError, gate: ConnectionGate) -> None:
     """Answer `error` on a connection that will not be served, and close it.
 
-    The request head is read first (within `REFUSAL_DEADLINE_S`) and the connection is
-    drained after the answer: closing a socket with unread data resets it, and the client
-    could lose the answer. Past `REFUSALS_AT_ONCE` refusals in progress the connection is
-    closed at once.
+    The request head is read first, as much of it as comes within `REFUSAL_DEADLINE_S`,
+    and the connection is drained after the answer (within as long again): closing a
+    socket with unread data resets it, and the client could lose the answer. Past
+    `REFUSALS_AT_ONCE` refusals in progress the connection is closed at once.
     """
     async with stream:
         if gate.refusing >= REFUSALS_AT_ONCE:
             return
         gate.refusing += 1
         try:
-            with trio.move_on_after(REFUSAL_DEADLINE_S), suppress(trio.BrokenResourceError):
-                await _read_head(stream)
-                await stream.send_all(wire_answer(error))
-                await stream.send_eof()
-                while await stream.receive_some(MAX_RECV):
-                    pass
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                with trio.move_on_after(REFUSAL_DEADLINE_S):
+                    await _read_head(stream)
+                with trio.move_on_after(REFUSAL_DEADLINE_S):
+                    await stream.send_all(wire_answer(error))
+                    await stream.send_eof()
+                    while await stream.receive_some(MAX_RECV):
+                        pass
         finally:
             gate.refusing -= 1
 
@@ -216,20 +219,26 @@ class GuardedConnection(TCPServer):
         await super().protocol_send(event)
 
     async def _send_raw(self, data: bytes) -> None:
-        """Send under the send lock, shielded (a half-sent event would corrupt the
-        stream) but only for `send_stall_timeout_s`."""
+        """Write under the send lock, for at most `send_stall_timeout_s`. A write cut
+        short (by that deadline, or by a cancellation: the server's shutdown deadline, a
+        cancelled answer) leaves the stream in an unknown state, so the connection is
+        closed: Hypercorn shielded every write without a deadline instead, so a client
+        that stopped reading held it, and the shutdown, for ever."""
         async with self.send_lock:
             closed = False
             try:
-                with trio.move_on_after(self.limits.send_stall_timeout_s, shield=True) as send:
+                with trio.move_on_after(self.limits.send_stall_timeout_s) as send:
                     await self.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
                 # Busy cannot happen while every sender holds the lock (`_close` does now);
                 # should a later Hypercorn add one that does not, it ends this connection.
                 closed = True
+            except trio.Cancelled:
+                await self.stream.aclose()
+                raise
             if send.cancelled_caught:
                 closed = True
-                await self.stream.aclose()  # the stream is undefined after a cut send
+                await self.stream.aclose()
         if closed:
             await self.protocol.handle(Closed())
 

@@ -40,6 +40,9 @@ ShutdownTrigger = Callable[[], Awaitable[None]]
 # Descriptors kept for the process itself (database, logs, files, the usage writer, the
 # listening sockets); of the rest, each client connection may need one for its upstream.
 RESERVED_DESCRIPTORS = 128
+# Connections the kernel completes and queues before the server accepts them (Hypercorn's
+# default is 100: a burst past it has its handshakes dropped and retried for seconds).
+LISTEN_BACKLOG = 1024
 # The automatic cap when the process may open any number of files.
 UNLIMITED_FILES_CAP = 100_000
 

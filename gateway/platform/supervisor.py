@@ -34,12 +34,12 @@ import trio
 
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
+from gateway.platform.listen import LISTEN_BACKLOG
 from gateway.platform.server import RunningGateway, open_state, prepare_store
 
 logger = logging.getLogger(__name__)
 
 RESTART_DELAY_S = 1.0
-LISTEN_BACKLOG = 1024
 KILL_MARGIN_S = 5.0
 
 
