@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -61,6 +62,7 @@ logger = logging.getLogger(__name__)
 REFUSAL_DEADLINE_S = 1.0
 REFUSALS_AT_ONCE = 256
 REFUSAL_HEAD_BYTES = 16 * 1024
+REFUSAL_LOG_EVERY_S = 60.0
 
 
 @attrs.frozen
@@ -90,9 +92,17 @@ class ConnectionGate:
         self.open = 0
         self.refusing = 0
         self._by_address: dict[str, int] = {}
+        self._refused_unlogged = 0
+        self._logged_at = -math.inf
 
     def refusal(self, address: str) -> ApiError | None:
         """Why a new connection from `address` is refused, or None to serve it."""
+        error = self._over_cap(address)
+        if error is not None:
+            self._note_refusal(error)
+        return error
+
+    def _over_cap(self, address: str) -> ApiError | None:
         limits = self.limits
         if self.open >= limits.max_connections:
             return too_many_connections(limits.max_connections, per_address=False)
@@ -100,6 +110,20 @@ class ConnectionGate:
         if cap and self._by_address.get(address, 0) >= cap:
             return too_many_connections(cap, per_address=True)
         return None
+
+    def _note_refusal(self, error: ApiError) -> None:
+        """Log refusals, at most one line every `REFUSAL_LOG_EVERY_S` (a flood of
+        connections must not become a flood of log lines)."""
+        self._refused_unlogged += 1
+        now = time.monotonic()
+        if now - self._logged_at >= REFUSAL_LOG_EVERY_S:
+            logger.warning(
+                "connections refused: %d since the last report (%s)",
+                self._refused_unlogged,
+                error.message,
+            )
+            self._refused_unlogged = 0
+            self._logged_at = now
 
     @contextmanager
     def held(self, address: str) -> Iterator[None]:

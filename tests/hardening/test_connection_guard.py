@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import trio
@@ -19,6 +19,8 @@ from hypercorn.utils import wrap_app
 from gateway.platform.connections import ConnectionGate, ConnectionLimits, GuardedConnection
 
 Message = dict[str, Any]
+T = TypeVar("T")
+REQUEST = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 LIMITS = ConnectionLimits(header_timeout_s=20, send_stall_timeout_s=120)
 KEEP_ALIVE_S = 75.0
 
@@ -83,6 +85,15 @@ async def serve_pair(
     return trio.SocketStream(client), guarded(server, app, limits)
 
 
+async def against(scenario: Callable[[trio.SocketStream], Awaitable[T]], app: Any = ok_app) -> T:
+    """Run `scenario` as the client of a guarded connection serving `app`; returns once
+    both have ended."""
+    client, connection = await serve_pair(app)
+    async with client, trio.open_nursery() as nursery:
+        nursery.start_soon(connection.run)
+        return await scenario(client)
+
+
 async def read_answer(stream: trio.SocketStream) -> bytes:
     answer = b""
     while not answer.endswith(b"ok"):
@@ -93,10 +104,7 @@ async def read_answer(stream: trio.SocketStream) -> bytes:
 async def test_a_connection_that_sends_nothing_is_closed_at_the_header_timeout(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    client, connection = await serve_pair()
-    async with client, trio.open_nursery() as nursery:
-        nursery.start_soon(connection.run)
-        received, closed_at = await read_until_closed(client)
+    received, closed_at = await against(read_until_closed)
     assert received == b""
     assert closed_at == 20.0
 
@@ -104,12 +112,12 @@ async def test_a_connection_that_sends_nothing_is_closed_at_the_header_timeout(
 async def test_a_head_begun_and_not_finished_is_answered_408_at_the_header_timeout(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    client, connection = await serve_pair()
-    async with client, trio.open_nursery() as nursery:
-        nursery.start_soon(connection.run)
+    async def slow_head(client: trio.SocketStream) -> tuple[bytes, float]:
         await trio.sleep(5)
         await client.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n")
-        received, closed_at = await read_until_closed(client)
+        return await read_until_closed(client)
+
+    received, closed_at = await against(slow_head)
     assert received.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
     assert b'"code":"request_timeout"' in received
     assert closed_at == 20.0  # counted from the connection's opening
@@ -118,35 +126,34 @@ async def test_a_head_begun_and_not_finished_is_answered_408_at_the_header_timeo
 async def test_between_requests_the_keep_alive_applies_then_the_head_timeout(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
-    client, connection = await serve_pair()
-    async with client, trio.open_nursery() as nursery:
-        nursery.start_soon(connection.run)
-        await client.send_all(request)
+    async def two_requests_then_a_slow_head(client: trio.SocketStream) -> float:
+        await client.send_all(REQUEST)
         await read_answer(client)
         await trio.sleep(60)  # idle, within the keep-alive timeout
-        await client.send_all(request)
+        await client.send_all(REQUEST)
         await read_answer(client)  # still served
         answered_at = trio.current_time()
         await trio.sleep(30)
         await client.send_all(b"GET / HT")  # a head begun 30 s into the idle time
         received, closed_at = await read_until_closed(client)
-    assert received.startswith(b"HTTP/1.1 408")
-    assert closed_at == answered_at + 30 + 20
+        assert received.startswith(b"HTTP/1.1 408")
+        return closed_at - answered_at
+
+    assert await against(two_requests_then_a_slow_head) == 30 + 20
 
 
 async def test_an_idle_keep_alive_connection_is_closed_at_the_keep_alive_timeout(
     autojump_clock: trio.abc.Clock,
 ) -> None:
-    client, connection = await serve_pair()
-    async with client, trio.open_nursery() as nursery:
-        nursery.start_soon(connection.run)
-        await client.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    async def one_request_then_idle(client: trio.SocketStream) -> float:
+        await client.send_all(REQUEST)
         await read_answer(client)
         answered_at = trio.current_time()
         received, closed_at = await read_until_closed(client)
-    assert received == b""
-    assert closed_at == answered_at + KEEP_ALIVE_S
+        assert received == b""
+        return closed_at - answered_at
+
+    assert await against(one_request_then_idle) == KEEP_ALIVE_S
 
 
 async def test_a_client_that_closes_frees_its_connection_at_once(
@@ -154,14 +161,15 @@ async def test_a_client_that_closes_frees_its_connection_at_once(
 ) -> None:
     """Hypercorn kept a closed connection (task, socket, place under the cap) until the
     idle timeout."""
-    client, connection = await serve_pair()
-    async with client, trio.open_nursery() as nursery:
-        nursery.start_soon(connection.run)
-        await client.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+
+    async def one_request_then_close(client: trio.SocketStream) -> float:
+        await client.send_all(REQUEST)
         await read_answer(client)
-        closed_at = trio.current_time()
         await client.aclose()
-    assert trio.current_time() == closed_at  # run() returned without waiting
+        return trio.current_time()
+
+    closed_at = await against(one_request_then_close)
+    assert trio.current_time() == closed_at  # the connection ended without waiting
 
 
 async def test_a_client_that_takes_no_bytes_is_dropped_at_the_send_stall_timeout(
@@ -169,7 +177,7 @@ async def test_a_client_that_takes_no_bytes_is_dropped_at_the_send_stall_timeout
 ) -> None:
     client, connection = await serve_pair(flood_app)
     async with client:
-        await client.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        await client.send_all(REQUEST)
         with trio.fail_after(1000):
             await connection.run()  # returns once the stalled send is given up
     assert trio.current_time() == 120.0
@@ -183,7 +191,7 @@ async def test_a_client_that_takes_no_bytes_does_not_hold_the_shutdown(
     kept the process from stopping."""
     client, connection = await serve_pair(flood_app)
     async with client, trio.open_nursery() as nursery:
-        await client.send_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        await client.send_all(REQUEST)
         nursery.start_soon(connection.run)
         await trio.sleep(5)
         nursery.cancel_scope.cancel()
@@ -250,7 +258,7 @@ async def test_a_failure_in_one_connection_ends_only_that_connection(
         assert await stream.receive_some() == b""  # closed
 
 
-def test_the_gate_refuses_past_the_cap_and_per_address() -> None:
+def test_the_gate_refuses_past_the_cap_and_per_address(caplog: pytest.LogCaptureFixture) -> None:
     gate = ConnectionGate(ConnectionLimits(max_connections=3, max_connections_per_address=2))
     with gate.held("10.0.0.1"), gate.held("10.0.0.1"):
         refusal = gate.refusal("10.0.0.1")
@@ -262,3 +270,6 @@ def test_the_gate_refuses_past_the_cap_and_per_address() -> None:
             assert refusal is not None and refusal.code == "too_many_connections"
             assert "the gateway holds 3" in refusal.message
     assert gate.open == 0 and gate.refusal("10.0.0.1") is None
+    # Two refusals, one line: a flood of connections is not a flood of log lines.
+    refusals = [r for r in caplog.records if r.getMessage().startswith("connections refused")]
+    assert len(refusals) == 1
