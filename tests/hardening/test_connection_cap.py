@@ -12,8 +12,8 @@ import attrs
 import httpx
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 from tests.hardening.wire import ANSWER_DEADLINE_S, connect, parse_answer, read_to_end
 
 HEALTH = b"GET /health HTTP/1.1\r\nHost: gw\r\nConnection: close\r\n\r\n"

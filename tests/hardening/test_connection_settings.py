@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from gateway.app.server import hypercorn_config
 from gateway.platform.config import Settings, load_settings
 from gateway.platform.connections import ConnectionLimits
 from gateway.platform.listen import LISTEN_BACKLOG, affordable_connections
-from gateway.platform.server import hypercorn_config
 
 
 def test_the_limits_come_from_the_environment() -> None:
