@@ -168,12 +168,15 @@ async def refuse(stream: trio.SocketStream, error: ApiError, gate: ConnectionGat
 
 async def _read_head(stream: trio.SocketStream) -> None:
     """Until the end of a request head, the client's EOF, or `REFUSAL_HEAD_BYTES`."""
-    head = b""
-    while b"\r\n\r\n" not in head and len(head) < REFUSAL_HEAD_BYTES:
+    tail, received = b"", 0
+    while received < REFUSAL_HEAD_BYTES:
         chunk = await stream.receive_some(MAX_RECV)
         if not chunk:
             return
-        head = head[-3:] + chunk if len(head) > 3 else head + chunk
+        received += len(chunk)
+        tail = tail[-3:] + chunk
+        if b"\r\n\r\n" in tail:
+            return
 
 
 class GuardedConnection(TCPServer):
