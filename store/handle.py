@@ -1,0 +1,58 @@
+"""What the store's functions are given: a `Handle` on the database, whatever its backend.
+
+Every aggregate module is plain synchronous code taking a handle: a sqlite-utils
+`Database` (the embedded SQLite file) or a `store.postgres.PgHandle` (a PostgreSQL
+connection from the pool). Both answer the few calls below, with `?` and `:name`
+placeholders and rows as tuples (`execute`) or dicts (`query`); SQL that differs between
+the two is asked of `store.dialect.of(db)`, in one place per construct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+
+class Cursor(Protocol):
+    """The part of a DB-API cursor the store reads."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    @property
+    def description(self) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+Parameters = Sequence[Any] | Mapping[str, Any]
+
+
+class Connection(Protocol):
+    """The raw connection of a handle: statements run without a handle's conveniences."""
+
+    def execute(self, sql: str, parameters: Parameters = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, seq_of_parameters: Iterable[Parameters], /) -> Cursor: ...
+
+
+class Handle(Protocol):
+    """A database the store's functions read and write, one caller at a time."""
+
+    @property
+    def conn(self) -> Any: ...
+
+    def execute(self, sql: str, parameters: Any = None) -> Cursor: ...
+
+    def executescript(self, sql: str) -> Any: ...
+
+    def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]: ...
+
+    def atomic(self) -> AbstractContextManager[Any]: ...
+
+    def close(self) -> None: ...
