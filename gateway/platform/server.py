@@ -135,7 +135,7 @@ def upstream_client(settings: Settings) -> Upstream:
 @asynccontextmanager
 async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterator[AppState]:
     """The shared state, open for the duration of the block."""
-    db = await trio.to_thread.run_sync(open_database, settings.data_dir)
+    db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
         catalog = load_catalog()
