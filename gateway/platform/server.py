@@ -53,6 +53,7 @@ from gateway.workers import (
     retention,
     shared_limits,
     shared_state,
+    store_events,
     usage_writer,
     webhook_delivery,
 )
@@ -86,6 +87,7 @@ WORKERS: tuple[Worker, ...] = (
     # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
     shared_limits.run,
     key_events.run,
+    store_events.run,
     agent_events.run,  # agents (issue 18): agent and organisation-limit changes
     agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
     shared_state.run,  # the response cache, breakers and realtime counters on Redis
