@@ -59,10 +59,13 @@ class ProviderRegistry:
         for record in records:
             self._put(record)
 
-    def put(self, record: ProviderRecord) -> ConfiguredProvider:
-        """Record a (re)configuration; builds a fresh adapter for an active provider."""
+    def put(self, record: ProviderRecord, *, announce: bool = True) -> ConfiguredProvider:
+        """Record a (re)configuration; builds a fresh adapter for an active provider.
+        `announce=False` for a node's own start-up configuration (its environment or
+        `--demo`), which is not another node's business."""
         entry = self._put(record)
-        self._changed(record.workspace_id)
+        if announce:
+            self._changed(record.workspace_id)
         return entry
 
     def _put(self, record: ProviderRecord) -> ConfiguredProvider:
