@@ -9,7 +9,7 @@ the two is asked of `store.dialect.of(db)`, in one place per construct.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -30,22 +30,13 @@ class Cursor(Protocol):
     def __iter__(self) -> Iterator[Any]: ...
 
 
-Parameters = Sequence[Any] | Mapping[str, Any]
-
-
-class Connection(Protocol):
-    """The raw connection of a handle: statements run without a handle's conveniences."""
-
-    def execute(self, sql: str, parameters: Parameters = ..., /) -> Cursor: ...
-
-    def executemany(self, sql: str, seq_of_parameters: Iterable[Parameters], /) -> Cursor: ...
-
-
 class Handle(Protocol):
     """A database the store's functions read and write, one caller at a time."""
 
     @property
-    def conn(self) -> Any: ...
+    def conn(self) -> Any:
+        """The raw connection: `execute` and `executemany` with the same placeholders
+        (sqlite3's own, or `store.postgres`'s for psycopg)."""
 
     def execute(self, sql: str, parameters: Any = None) -> Cursor: ...
 

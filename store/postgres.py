@@ -86,9 +86,6 @@ class _Raw:
         cursor.executemany(placeholders(sql), list(seq_of_parameters))
         return cursor
 
-    def rollback(self) -> None:
-        self._conn.rollback()
-
 
 class PgHandle:
     """A store handle on one PostgreSQL connection: the calls `store.handle.Handle` names."""
@@ -137,9 +134,6 @@ class PgHandle:
         with self.pg.transaction():
             self.pg.execute("SELECT pg_advisory_xact_lock(%s)", [WRITE_LOCK])
             yield self
-
-    def rollback(self) -> None:
-        self.pg.rollback()
 
     def close(self) -> None:
         self.pg.close()
