@@ -29,6 +29,11 @@ import psycopg
 
 START_DEADLINE_S = 30.0
 USER = "gateway"
+PREFIX = "gateway-pg-"
+# A server directory left by a test process that died before its teardown (a killed
+# pytest-xdist worker runs neither fixtures' finalizers nor atexit) is removed by a later
+# start once it is this old and no server runs in it.
+STALE_AFTER_S = 3600.0
 
 
 def binaries() -> Path | None:
@@ -63,7 +68,7 @@ def _demoted() -> tuple[Callable[[], None] | None, int | None, int | None]:
 @attrs.define
 class PostgresServer:
     bin_dir: Path
-    root: Path = attrs.field(factory=lambda: Path(tempfile.mkdtemp(prefix="gateway-pg-")))
+    root: Path = attrs.field(factory=lambda: Path(tempfile.mkdtemp(prefix=PREFIX)))
     port: int = attrs.field(factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     # Tests run without fsync (nothing outlives the server); the bench compares stores
@@ -74,6 +79,7 @@ class PostgresServer:
         return f"postgresql://{USER}@127.0.0.1:{self.port}/{database}"
 
     def start(self) -> None:
+        _remove_stale(self.root.parent)
         demote, uid, gid = _demoted()
         data = self.root / "data"
         if uid is not None and gid is not None:
@@ -123,6 +129,26 @@ class PostgresServer:
             self.process.wait(timeout=30)
             self.process = None
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _remove_stale(parent: Path) -> None:
+    for root in parent.glob(PREFIX + "*"):
+        try:
+            old = root.stat().st_mtime < time.time() - STALE_AFTER_S
+        except FileNotFoundError:
+            continue
+        if old and not _serving(root / "data" / "postmaster.pid"):
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _serving(pid_file: Path) -> bool:
+    try:
+        os.kill(int(pid_file.read_text().split()[0]), 0)
+    except (FileNotFoundError, ValueError, IndexError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @functools.cache
