@@ -37,7 +37,7 @@ from gateway.platform.connections import ConnectionLimits
 from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.errors import doc_base
-from gateway.platform.listen import serve_http
+from gateway.platform.listen import LISTEN_BACKLOG, serve_http
 from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -50,6 +50,7 @@ from gateway.workers import (
     retention,
     shared_limits,
     shared_state,
+    store_events,
     usage_writer,
     webhook_delivery,
 )
@@ -80,6 +81,7 @@ def core_workers(state: AppState) -> list[Worker]:
         # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
         shared_limits.run,
         key_events.run,
+        store_events.run,  # providers and rules changed by another node (a shared store)
     )
     return [
         partial(usage_writer.run, state),
@@ -133,10 +135,10 @@ def upstream_client(settings: Settings) -> Upstream:
 @asynccontextmanager
 async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterator[AppState]:
     """The shared state, open for the duration of the block."""
-    db = await trio.to_thread.run_sync(open_database, settings.data_dir)
+    db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
-        catalog = load_catalog()
+        catalog = load_catalog().with_passthrough(settings.passthrough_models)
         async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
@@ -180,6 +182,7 @@ def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfi
     config.graceful_timeout = settings.shutdown_grace_s + HYPERCORN_MARGIN_S
     config.keep_alive_timeout = settings.keep_alive_timeout_s
     config.h11_max_incomplete_size = settings.max_header_bytes
+    config.backlog = LISTEN_BACKLOG
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     return config

@@ -128,14 +128,20 @@ class AppState:
 
     @exports.default
     def _default_exports(self) -> ExportRuntime:
-        return ExportRuntime.under(self.settings.data_dir)
+        return ExportRuntime.under(self.settings.blob_root)
 
     @files.default
     def _default_files(self) -> FilesRuntime:
         settings = self.settings
-        return FilesRuntime.under(settings.data_dir, queue_size=settings.file_queue_size)
+        return FilesRuntime.under(
+            settings.blob_root, shared=settings.blobs_shared, queue_size=settings.file_queue_size
+        )
 
     @documents.default
     def _default_documents(self) -> DocumentsRuntime:
         settings = self.settings
-        return DocumentsRuntime.under(settings.data_dir, queue_size=settings.document_queue_size)
+        return DocumentsRuntime.under(
+            settings.blob_root,
+            shared=settings.blobs_shared,
+            queue_size=settings.document_queue_size,
+        )

@@ -58,5 +58,5 @@ class FilesRuntime:
         self.index.forget(workspace_id)
 
     @classmethod
-    def under(cls, data_dir: Path, *, queue_size: int) -> FilesRuntime:
-        return cls(BlobStore(data_dir / "blobs"), WorkQueue(queue_size))
+    def under(cls, root: Path, *, shared: bool = False, queue_size: int) -> FilesRuntime:
+        return cls(BlobStore(root / "blobs", shared=shared), WorkQueue(queue_size))
