@@ -19,6 +19,8 @@ from gateway.app.state import AppState
 from gateway.chat.services import ChatServices
 from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.services import OcrServices
+from gateway.operator.live import LiveSources
+from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
 from gateway.platform.callers import Authenticator
 from gateway.retrieval.services import RetrievalServices
@@ -109,6 +111,15 @@ def assemble(state: AppState) -> None:
         state.usage.flush,
         lambda: queue_depth(state),
         live=state.shared_live,
+    )
+    live = LiveSources(
+        state.usage,
+        state.breakers,
+        lambda: state.keyring.pending_last_used,
+        lambda: len(state.cache),
+    )
+    state.operator = OperatorServices(
+        state.db, settings, state.auth, state.metrics, live, state.usage.flush
     )
     state.admin = AdminServices(
         state.db,

@@ -28,17 +28,17 @@ from gateway.analytics import export_worker
 from gateway.analytics.live import live_worker
 from gateway.analytics.routes import analytics_blueprint
 from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
-from gateway.api.console import console_blueprint
 from gateway.api.documents import documents_blueprint
 from gateway.api.files import files_blueprint
-from gateway.api.metrics import metrics_blueprint
-from gateway.api.openapi import openapi_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.app.state import AppState
 from gateway.chat.routes import chat_routes
 from gateway.chat.rule_routes import routing_rules_blueprint
 from gateway.kernels.uploads.formats import LARGEST_UPLOAD
 from gateway.ocr.routes import ocr_blueprint
+from gateway.operator.console_routes import console_blueprint
+from gateway.operator.metrics_routes import metrics_blueprint
+from gateway.operator.openapi_routes import openapi_blueprint
 from gateway.organization.audit_routes import audit_log_blueprint
 from gateway.organization.routes import organization_blueprint
 from gateway.organization.token_routes import auth_tokens_blueprint
@@ -171,7 +171,8 @@ def _organization(state: AppState) -> Mounted:
 
 
 def _operator(state: AppState) -> Mounted:
-    return Mounted((metrics_blueprint(state), openapi_blueprint(), console_blueprint(state)))
+    operator = state.operator
+    return Mounted((metrics_blueprint(operator), openapi_blueprint(), console_blueprint(operator)))
 
 
 def _blueprint(make: Callable[[AppState], Blueprint]) -> Callable[[AppState], Mounted]:

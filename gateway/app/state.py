@@ -29,6 +29,7 @@ from gateway.kernels.webhooks.hub import StatusHub
 from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.services import OcrServices
 from gateway.operator.metrics import GatewayMetrics
+from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
@@ -106,6 +107,7 @@ class AppState:
     admin: AdminServices = attrs.field(init=False)
     agents_services: AgentsServices = attrs.field(init=False)
     analytics: AnalyticsServices = attrs.field(init=False)
+    operator: OperatorServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -8,30 +8,30 @@ from functools import partial
 
 from quart import Blueprint, Response, request
 
-from gateway.app.state import AppState
 from gateway.operator.live import live_figures
 from gateway.operator.metrics import CONTENT_TYPE
+from gateway.operator.services import OperatorServices
 from gateway.platform.auth import bearer_token
 from gateway.platform.errors import permission_denied
 
 
-def metrics_blueprint(state: AppState) -> Blueprint:
+def metrics_blueprint(operator: OperatorServices) -> Blueprint:
     bp = Blueprint("metrics", __name__)
-    state.metrics.watch(partial(live_figures, state, state.metrics.providers))
+    operator.metrics.watch(partial(live_figures, operator.live, operator.metrics.providers))
 
     @bp.get("/metrics")
     async def metrics() -> Response:
-        if not _holds_metrics_token(state, request.headers.get("authorization")):
-            principal = await state.auth.caller()
+        if not _holds_metrics_token(operator, request.headers.get("authorization")):
+            principal = await operator.auth.caller()
             if not principal.has("admin"):
                 raise permission_denied("The metrics need the metrics token or an admin key.")
-        return Response(state.metrics.render(), status=200, content_type=CONTENT_TYPE)
+        return Response(operator.metrics.render(), status=200, content_type=CONTENT_TYPE)
 
     return bp
 
 
-def _holds_metrics_token(state: AppState, authorization: str | None) -> bool:
-    expected = state.settings.metrics_token
+def _holds_metrics_token(operator: OperatorServices, authorization: str | None) -> bool:
+    expected = operator.settings.metrics_token
     presented = bearer_token(authorization)
     if not expected or presented is None:
         return False

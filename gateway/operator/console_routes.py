@@ -8,15 +8,15 @@ from pathlib import Path
 
 from quart import Blueprint, Response, request, send_from_directory
 
-from gateway.app.state import AppState
+from gateway.operator.services import OperatorServices
 from gateway.operator.usage_view import parse_query, render_series
 from gateway.platform.web import json_response
 from store.usage_series import usage_series
 
-FILES = Path(__file__).resolve().parent.parent / "operator" / "console"
+FILES = Path(__file__).resolve().parent / "console"
 
 
-def console_blueprint(state: AppState) -> Blueprint:
+def console_blueprint(operator: OperatorServices) -> Blueprint:
     bp = Blueprint("console", __name__)
 
     @bp.get("/console")
@@ -31,11 +31,11 @@ def console_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/management/console/usage")
     async def usage() -> Response:
-        principal = await state.auth.manager("view_analytics")
+        principal = await operator.auth.manager("view_analytics")
         query = parse_query(request.args)
         since = query.since(datetime.now(UTC))
-        await state.usage.flush()
-        points = await state.db.run(
+        await operator.flush_usage()
+        points = await operator.db.run(
             lambda d: usage_series(
                 d, workspace_id=principal.workspace_id, since=since, bucket_s=query.bucket_s
             )
