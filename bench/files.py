@@ -99,7 +99,7 @@ async def ocr_pages(url: str, pages: int, parallel: int) -> dict[str, float]:
 
 
 def extraction_pages(pages: int) -> dict[str, float]:
-    from gateway.files.extraction import extract
+    from gateway.kernels.text.extraction import extract
     from tests.gateway.documents import pdf_with_text
 
     text = "Contract clause with enough words to fill a line of a page. " * 40

@@ -29,25 +29,11 @@ IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
     {
         ("api", "app"),
         ("api", "audio"),
-        ("api", "documents"),
-        ("api", "files"),
         ("api", "pipelines"),
-        ("audio", "app"),
-        ("documents", "app"),
-        ("documents", "files"),
-        ("documents", "retrieval"),
-        ("files", "agents"),
-        ("files", "app"),
-        ("files", "audio"),
-        ("files", "ocr"),
-        ("files", "retrieval"),
         ("pipelines", "app"),
         ("pipelines", "audio"),
         ("pipelines", "chat"),
-        ("pipelines", "files"),
         ("workers", "app"),
-        ("workers", "documents"),
-        ("workers", "files"),
     }
 )
 

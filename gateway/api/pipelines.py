@@ -247,7 +247,7 @@ async def _check_voice(state: AppState, principal: Principal, fields: dict[str, 
     voice = getattr(tts, "voice", None)
     if voice is None or voice_known(load_voices(), voice):
         return
-    if await mapping_named(state, principal.workspace_id, voice) is None:
+    if await mapping_named(state.audio, principal.workspace_id, voice) is None:
         raise unknown_voice(voice)
 
 

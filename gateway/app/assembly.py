@@ -9,6 +9,9 @@ the admission policies (an agent's limits). The core runs with none of them.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar, cast
+
 import trio
 
 from gateway.admin.services import AdminServices
@@ -16,19 +19,41 @@ from gateway.agents.policy import AgentPolicy
 from gateway.agents.services import AgentsServices
 from gateway.analytics.services import AnalyticsServices
 from gateway.app.state import AppState
+from gateway.audio.input import TranscriptionParams
+from gateway.audio.render import transcript_text
+from gateway.audio.services import AudioServices
+from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
 from gateway.chat.services import ChatServices
+from gateway.documents.services import DocumentsServices
+from gateway.files.capabilities import Capabilities
+from gateway.files.services import FilesServices
+from gateway.kernels.endpoints import Endpoint
+from gateway.kernels.uploads.formats import Kind
 from gateway.kernels.webhooks.services import Webhooks
+from gateway.ocr.input import LOCAL_MODEL as LOCAL_OCR_MODEL
+from gateway.ocr.input import OCR_KINDS
+from gateway.ocr.service import read_pages
 from gateway.ocr.services import OcrServices
 from gateway.operator.live import LiveSources
 from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
+from gateway.platform.auth import Principal
 from gateway.platform.callers import Authenticator
+from gateway.platform.jsonio import JsonAnswer
+from gateway.retrieval.embeddings import serve_embeddings
+from gateway.retrieval.rerank import serve_rerank
 from gateway.retrieval.services import RetrievalServices
 from gateway.status.services import StatusServices
 from gateway.sustainability.services import SustainabilityServices
 from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
 from gateway.upstream.usage import UsageLog, UsageSink
+from providers.audio_types import AudioClip
+from providers.ocr_types import OcrResult
+
+S = TypeVar("S")
+# A family's endpoint function: (its services, principal, body, headers) -> its answer.
+Served = Callable[[S, Principal, Any, Mapping[str, str]], Awaitable[JsonAnswer]]
 
 
 def assemble(state: AppState) -> None:
@@ -121,6 +146,28 @@ def assemble(state: AppState) -> None:
     state.operator = OperatorServices(
         state.db, settings, state.auth, state.metrics, live, state.usage.flush
     )
+    state.audio = AudioServices(
+        state.engine, state.admission, state.auth, settings, state.db, state.voice_mappings
+    )
+    state.files_services = FilesServices(
+        state.db,
+        settings,
+        state.auth,
+        state.engine,
+        state.admission,
+        state.files,
+        file_capabilities(state),
+    )
+    state.documents_services = DocumentsServices(
+        state.db,
+        settings,
+        state.auth,
+        state.catalog,
+        state.registry,
+        state.documents,
+        endpoint(serve_embeddings, state.retrieval),
+        endpoint(serve_rerank, state.retrieval),
+    )
     state.admin = AdminServices(
         state.db,
         settings,
@@ -134,6 +181,48 @@ def assemble(state: AppState) -> None:
         state.limits.upstream,
         state.usage.flush,
     )
+
+
+def file_capabilities(state: AppState) -> Capabilities:
+    """What files' processing uses from the audio, OCR and retrieval families."""
+    audio, ocr, retrieval = state.audio, state.ocr, state.retrieval
+
+    async def transcribe(
+        principal: Principal, clip: AudioClip, language: str | None, diarize: bool
+    ) -> str:
+        params = TranscriptionParams(
+            model=DIARIZING_MODEL if diarize else "auto",
+            response_format="json",
+            language=language,
+            diarize=diarize,
+        )
+        done = await transcribe_clip(audio, principal, clip, params, {})
+        return transcript_text(done.served.value)
+
+    async def read(
+        principal: Principal, data: bytes, kind: Kind, model: str, pages: tuple[int, ...] | None
+    ) -> OcrResult:
+        return await read_pages(ocr, principal, data, kind, model=model, pages=pages)
+
+    return Capabilities(
+        transcribe=transcribe,
+        measure_clip=measured_clip,
+        diarizing_model=DIARIZING_MODEL,
+        read_pages=read,
+        ocr_kinds=frozenset(OCR_KINDS),
+        local_ocr_model=LOCAL_OCR_MODEL,
+        embed=endpoint(serve_embeddings, retrieval),
+    )
+
+
+def endpoint(serve: Served[S], services: S) -> Endpoint:
+    """A family's endpoint called in process, as `principal`, with a body."""
+
+    async def call(principal: Principal, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        answer = await serve(services, principal, body, {})
+        return cast(Mapping[str, Any], answer.body)
+
+    return call
 
 
 def queue_depth(state: AppState) -> int:

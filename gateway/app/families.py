@@ -27,13 +27,16 @@ from gateway.agents.routes import agents_blueprint
 from gateway.analytics import export_worker
 from gateway.analytics.live import live_worker
 from gateway.analytics.routes import analytics_blueprint
-from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
-from gateway.api.documents import documents_blueprint
-from gateway.api.files import files_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.app.state import AppState
+from gateway.audio.routes import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.chat.routes import chat_routes
 from gateway.chat.rule_routes import routing_rules_blueprint
+from gateway.documents import retention
+from gateway.documents import worker as document_worker
+from gateway.documents.routes import documents_blueprint
+from gateway.files import worker as file_worker
+from gateway.files.routes import files_blueprint
 from gateway.kernels.uploads.formats import LARGEST_UPLOAD
 from gateway.ocr.routes import ocr_blueprint
 from gateway.operator.console_routes import console_blueprint
@@ -101,8 +104,8 @@ def _retrieval(state: AppState) -> Mounted:
 
 def _audio(state: AppState) -> Mounted:
     return Mounted(
-        (audio_blueprint(state),),
-        tuple(audio_routes(state)),
+        (audio_blueprint(state.audio),),
+        tuple(audio_routes(state.audio)),
         {TRANSCRIPTIONS_PATH: TRANSCRIPTION_UPLOAD_LIMIT},
     )
 
@@ -114,8 +117,21 @@ def _pipelines(state: AppState) -> Mounted:
     )
 
 
+def _documents(state: AppState) -> Mounted:
+    documents = state.documents_services
+    return Mounted(
+        (documents_blueprint(documents),),
+        workers=(partial(document_worker.run, documents), partial(retention.run, documents)),
+    )
+
+
 def _files(state: AppState) -> Mounted:
-    return Mounted((files_blueprint(state),), upload_limits=file_upload_limits(LARGEST_UPLOAD))
+    files = state.files_services
+    return Mounted(
+        (files_blueprint(files),),
+        upload_limits=file_upload_limits(LARGEST_UPLOAD),
+        workers=(partial(file_worker.run, files),),
+    )
 
 
 def _status(state: AppState) -> Mounted:
@@ -187,7 +203,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("status", _status),
     Family("organization", _organization),
     Family("operator", _operator),
-    Family("documents", _blueprint(documents_blueprint)),
+    Family("documents", _documents),
     Family("files", _files),
     Family("ocr", lambda state: Mounted((ocr_blueprint(state.ocr),))),
     Family(

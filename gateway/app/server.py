@@ -42,12 +42,9 @@ from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
-    document_processing,
-    file_processing,
     health_probes,
     key_events,
     last_used,
-    retention,
     shared_limits,
     shared_state,
     store_events,
@@ -75,9 +72,6 @@ def core_workers(state: AppState) -> list[Worker]:
     transitional = (  # still take the root's state (issue 32)
         last_used.run,
         health_probes.run,
-        file_processing.run,
-        document_processing.run,
-        retention.run,
         # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
         shared_limits.run,
         key_events.run,

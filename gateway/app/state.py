@@ -20,11 +20,14 @@ from gateway.analytics.live import SharedRealtime
 from gateway.analytics.runtime import ExportRuntime
 from gateway.analytics.services import AnalyticsServices
 from gateway.audio.mapping_book import VoiceMappingBook
+from gateway.audio.services import AudioServices
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
 from gateway.chat.services import ChatServices
 from gateway.documents.runtime import DocumentsRuntime
+from gateway.documents.services import DocumentsServices
 from gateway.files.runtime import FilesRuntime
+from gateway.files.services import FilesServices
 from gateway.kernels.webhooks.hub import StatusHub
 from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.services import OcrServices
@@ -108,6 +111,9 @@ class AppState:
     agents_services: AgentsServices = attrs.field(init=False)
     analytics: AnalyticsServices = attrs.field(init=False)
     operator: OperatorServices = attrs.field(init=False)
+    audio: AudioServices = attrs.field(init=False)
+    files_services: FilesServices = attrs.field(init=False)
+    documents_services: DocumentsServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

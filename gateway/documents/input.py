@@ -13,7 +13,7 @@ import attrs
 import orjson
 
 from gateway.documents.access import CLASSIFICATIONS
-from gateway.files.chunking import STRATEGIES
+from gateway.kernels.text.chunking import STRATEGIES
 from gateway.kernels.uploads.formats import MB
 from gateway.platform.errors import invalid_request
 from store.documents import STATUSES

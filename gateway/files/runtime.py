@@ -31,7 +31,7 @@ class FilesRuntime:
     queue: WorkQueue
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
     # PII scans at once, each in a worker process with its own copy of the name model
-    # (`gateway.files.pii_worker`): files' processing and the scribe pipeline's notes.
+    # (`gateway.kernels.pii.worker`): files' processing and the scribe pipeline's notes.
     pii_scans: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
     # The workspaces' file vectors in memory, for POST /v1/files/search.
     index: VectorCache = attrs.field(factory=VectorCache)

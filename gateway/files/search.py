@@ -16,12 +16,11 @@ from typing import Any
 import attrs
 import trio
 
-from gateway.app.state import AppState
+from gateway.files.services import FilesServices
 from gateway.kernels.vectors import index as vector_index
 from gateway.kernels.vectors.search_body import query_and_top_k
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
-from gateway.retrieval.embeddings import serve_embeddings
 from store import files as file_store
 
 _FIELDS = frozenset({"query", "top_k", "collection", "file_ids", "embedding_model"})
@@ -55,18 +54,20 @@ def search_body(body: Mapping[str, Any]) -> FileSearch:
     )
 
 
-async def search(state: AppState, principal: Principal, body: Mapping[str, Any]) -> dict[str, Any]:
+async def search(
+    services: FilesServices, principal: Principal, body: Mapping[str, Any]
+) -> dict[str, Any]:
     principal.require("files")
     params = search_body(body)
     workspace = principal.workspace_id
-    files = await state.db.run(
+    files = await services.db.run(
         lambda d: file_store.searchable(
             d, workspace, collection=params.collection, file_ids=params.file_ids
         )
     )
     by_id = {f.id: f for f in files}
-    snapshot = await state.files.index.snapshot(
-        workspace, lambda: state.db.run(lambda d: file_store.workspace_vectors(d, workspace))
+    snapshot = await services.runtime.index.snapshot(
+        workspace, lambda: services.db.run(lambda d: file_store.workspace_vectors(d, workspace))
     )
     wanted = snapshot.wanted(by_id)
     found: list[tuple[float, int, str]] = []
@@ -75,14 +76,14 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
             continue
         if not any(wanted[c] for c in space.counts):
             continue
-        query = await _embedded(state, principal, model, params.query)
+        query = await _embedded(services, principal, model, params.query)
         near = await trio.to_thread.run_sync(
             vector_index.nearest, space, query, wanted, params.top_k
         )
         found.extend((score, rowid, model) for rowid, score in near)
     found.sort(key=lambda f: (-f[0], f[1]))
     chosen = found[: params.top_k]
-    chunks = await state.db.run(
+    chunks = await services.db.run(
         lambda d: file_store.chunks_by_vector(d, [rowid for _, rowid, _ in chosen])
     )
     data = [
@@ -93,13 +94,13 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
     return {"object": "list", "query": params.query, "data": data}
 
 
-async def _embedded(state: AppState, principal: Principal, model: str, text: str) -> list[float]:
+async def _embedded(
+    services: FilesServices, principal: Principal, model: str, text: str
+) -> list[float]:
     """The query's vector by `model`, through the embeddings service in the caller's name
     (its errors, such as a limit's 429, are the answer's)."""
-    answer = await serve_embeddings(
-        state.retrieval, principal, {"model": model, "input": [text]}, {}
-    )
-    return [float(x) for x in answer.body["data"][0]["embedding"]]
+    answer = await services.capabilities.embed(principal, {"model": model, "input": [text]})
+    return [float(x) for x in answer["data"][0]["embedding"]]
 
 
 def _hit(

@@ -28,7 +28,7 @@ from gateway.app.state import AppState
 from gateway.audio.errors import audio_status
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
-from gateway.files import pii_worker
+from gateway.kernels.pii import worker as pii_worker
 from gateway.pipelines import legal, scribe
 from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
@@ -193,7 +193,7 @@ async def _check_overrides(
     voice = params.overrides.tts_voice
     if voice is None or voice_known(load_voices(), voice):
         return
-    if await mapping_named(state, principal.workspace_id, voice) is None:
+    if await mapping_named(state.audio, principal.workspace_id, voice) is None:
         raise invalid_request(f"Unknown voice '{voice}'.", param="overrides.tts.voice", value=voice)
 
 

@@ -98,16 +98,16 @@ async def prepare_stages(
     stt = TranscriptionParams(
         model=template.stt.model, response_format="json", language=template.stt.language
     )
-    stt_plan = transcription_plan(state, principal, stt)
+    stt_plan = transcription_plan(state.audio, principal, stt)
     body = _chat_body(template, "", history, response_format)
     facts = new_facts(ENDPOINT, principal, headers)
     trip = plan_trip(state.chat, facts, parse_chat_body(body), headers, body)
     tts_plan, voice = None, None
     if template.tts is not None:
-        mapping = await mapping_named(state, principal.workspace_id, template.tts.voice)
+        mapping = await mapping_named(state.audio, principal.workspace_id, template.tts.voice)
         voice = resolve_voice(load_voices(), template.tts.voice, mapping)
         plan = audio_plan(
-            state,
+            state.audio,
             principal,
             model=template.tts.model,
             capability="speech",

@@ -22,7 +22,7 @@ import pytest
 import trio
 
 from gateway.app.server import run_gateway
-from gateway.files.pii import mask
+from gateway.kernels.pii.detector import mask
 from gateway.platform.config import Settings
 from tests.gateway.conftest import ADMIN_KEY
 

@@ -15,32 +15,32 @@ from gateway.platform.work_queue import Work, serve
 from store import documents as document_store
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.documents.services import DocumentsServices
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    services: DocumentsServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve the queue until cancelled (first clearing half-written uploads)."""
-    await trio.to_thread.run_sync(state.documents.blobs.clear_temporary)
+    await trio.to_thread.run_sync(services.runtime.blobs.clear_temporary)
 
     async def one(document_id: str) -> None:
-        record = await state.db.run(lambda d: document_store.get_any(d, document_id))
+        record = await services.db.run(lambda d: document_store.get_any(d, document_id))
         if record is not None and record.status in ("pending", "processing"):
-            await process(state, record)  # else erased while queued, or finished since
+            await process(services, record)  # else erased while queued, or finished since
 
     async def failed(document_id: str, exc: Exception) -> None:
         message = f"Processing failed unexpectedly: {type(exc).__name__}"
-        await state.db.run(
+        await services.db.run(
             lambda d: document_store.update(d, document_id, status="failed", error_message=message)
         )
 
     work = Work(
         "data document",
-        state.documents.queue,
-        state.settings.document_workers,
-        state.settings.file_sweep_interval_s,
-        lambda: state.db.run(document_store.unfinished),
+        services.runtime.queue,
+        services.settings.document_workers,
+        services.settings.file_sweep_interval_s,
+        lambda: services.db.run(document_store.unfinished),
         one,
         failed,
     )

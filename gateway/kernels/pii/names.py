@@ -10,7 +10,7 @@ Measured choices, figures and costs: README, "Files and OCR".
 Only the shared token-to-vector layer and the entity recognizer are loaded (tagger, parser
 and lemmatizer are excluded: they do not change its entities). The model is loaded once, at
 first use, in the process that scans (the gateway's PII worker process,
-`gateway.files.pii_worker`; a test or a benchmark that calls the scan directly), and calls
+`gateway.kernels.pii.worker`; a test or a benchmark that calls the scan directly), and calls
 are serialised by a lock: spaCy does not promise that one pipeline may run in several
 threads at once, and with the GIL little is lost.
 """

@@ -24,29 +24,29 @@ from store.audit import AuditEvent
 from store.documents import DocumentRecord
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.documents.services import DocumentsServices
 
 logger = logging.getLogger(__name__)
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    services: DocumentsServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     task_status.started()
-    interval = state.settings.retention_check_interval_s
+    interval = services.settings.retention_check_interval_s
     if interval <= 0:
         return
     while True:
-        await sweep(state, now=time.time())
+        await sweep(services, now=time.time())
         await trio.sleep(interval)
 
 
-async def sweep(state: AppState, *, now: float) -> list[str]:
+async def sweep(services: DocumentsServices, *, now: float) -> list[str]:
     """Erase every document expired at `now` (Unix seconds); the ids erased."""
     erased = []
-    for record in await state.db.run(lambda d: document_store.expired(d, now)):
+    for record in await services.db.run(lambda d: document_store.expired(d, now)):
         event = _event(record, now)
-        if await erase_document(state, record.workspace_id, record.id, event) is not None:
+        if await erase_document(services, record.workspace_id, record.id, event) is not None:
             logger.info("data document %s erased: retention expired", record.id)
             erased.append(record.id)
     return erased

@@ -1,6 +1,6 @@
 """PII scans run in a worker process, never in a thread of the gateway's own.
 
-The scan (`gateway.files.pii`: Presidio's recognizers and spaCy's name model) is Python
+The scan (`gateway.kernels.pii.detector`: Presidio's recognizers and spaCy's name model) is Python
 work: about 5,000-8,000 characters a second here, and about 3 s of imports and model
 loading before the first one. In a thread it holds the interpreter lock that the event
 loop needs, so every request in flight beside a scan waited for its turns (the first

@@ -18,38 +18,38 @@ from gateway.platform.work_queue import Work, serve
 from store import files as file_store
 
 if TYPE_CHECKING:
-    from gateway.app.state import AppState
+    from gateway.files.services import FilesServices
 
 logger = logging.getLogger(__name__)
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    services: FilesServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Serve the queue until cancelled."""
-    await _sweep_blobs(state)
+    await _sweep_blobs(services)
 
     async def one(file_id: str) -> None:
         # An agent upload's reservation is given back first: the stages reserve their own.
-        state.files.started(file_id)
-        record = await state.db.run(lambda d: file_store.get_any(d, file_id))
+        services.runtime.started(file_id)
+        record = await services.db.run(lambda d: file_store.get_any(d, file_id))
         if record is not None and record.status in ("uploaded", "processing"):
-            await process(state, record)  # else deleted while queued, or finished since
+            await process(services, record)  # else deleted while queued, or finished since
 
     async def failed(file_id: str, exc: Exception) -> None:
         details = f"processing failed unexpectedly: {type(exc).__name__}"
-        await state.db.run(
+        await services.db.run(
             lambda d: file_store.update(d, file_id, status="error", status_details=details)
         )
 
     async def unfinished() -> list[str]:
-        return [r.id for r in await state.db.run(file_store.unfinished)]
+        return [r.id for r in await services.db.run(file_store.unfinished)]
 
     work = Work(
         "file",
-        state.files.queue,
-        state.settings.file_workers,
-        state.settings.file_sweep_interval_s,
+        services.runtime.queue,
+        services.settings.file_workers,
+        services.settings.file_sweep_interval_s,
         unfinished,
         one,
         failed,
@@ -57,9 +57,9 @@ async def run(
     await serve(work, task_status=task_status)
 
 
-async def _sweep_blobs(state: AppState) -> None:
-    in_use = await state.db.run(file_store.blob_digests)
-    temporary, orphans = await trio.to_thread.run_sync(state.files.blobs.sweep, in_use)
+async def _sweep_blobs(services: FilesServices) -> None:
+    in_use = await services.db.run(file_store.blob_digests)
+    temporary, orphans = await trio.to_thread.run_sync(services.runtime.blobs.sweep, in_use)
     if temporary or orphans:
         logger.warning(
             "blob store: removed %d half-written uploads and %d orphan blobs left by a crash",

@@ -130,7 +130,7 @@ def _csv(path: Path) -> list[str]:
 
 
 def _doc(path: Path) -> list[str]:
-    from gateway.files import word97
+    from gateway.kernels.text import word97
 
     try:
         return word97.read_text(path)

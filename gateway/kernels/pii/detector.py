@@ -11,10 +11,10 @@ record numbers (after "MRN"/"medical record"), NPI numbers (10 digits after "NPI
 Luhn-checked with the 80840 prefix), US street addresses, and person names after a title
 or a label ("Dr.", "Mrs.", "Patient:", "Name:"). Names with no title or label come from
 spaCy's English named-entity model, run offline as one more Presidio recognizer
-(`gateway.files.names`); the table test measures both.
+(`gateway.kernels.pii.names`); the table test measures both.
 
 Overlapping findings keep the most specific. Blocking and CPU-bound: the gateway runs it in
-a worker process (`gateway.files.pii_worker`), where it holds no lock the event loop needs.
+a worker process (`gateway.kernels.pii.worker`), where it holds no lock the event loop needs.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from gateway.files import names
+from gateway.kernels.pii import names
 from store.files import Finding, Page
 
 _PRESIDIO_TYPES = {
