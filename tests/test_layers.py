@@ -33,7 +33,6 @@ IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
         ("pipelines", "app"),
         ("pipelines", "audio"),
         ("pipelines", "chat"),
-        ("workers", "app"),
     }
 )
 

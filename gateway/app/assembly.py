@@ -48,6 +48,7 @@ from gateway.sustainability.services import SustainabilityServices
 from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
 from gateway.upstream.usage import UsageLog, UsageSink
+from gateway.workers.health_probes import Probes
 from providers.audio_types import AudioClip
 from providers.ocr_types import OcrResult
 
@@ -75,6 +76,7 @@ def assemble(state: AppState) -> None:
         policies=(AgentPolicy(state.agents),),
     )
     state.auth = Authenticator(state.keyring, state.db)
+    state.probes = Probes(state.registry, state.health, settings)
     state.chat = ChatServices(
         state.engine,
         state.admission,

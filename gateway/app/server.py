@@ -51,6 +51,8 @@ from gateway.workers import (
     usage_writer,
     webhook_delivery,
 )
+from gateway.workers.key_events import KeySync
+from gateway.workers.store_events import StoreSync
 from gateway.workers.usage_writer import usage_writer_for
 from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
@@ -69,20 +71,24 @@ def core_workers(state: AppState) -> list[Worker]:
     """The core's long-lived workers, started in this order by the lifespan nursery before
     the families' own (`Mounted.workers`): the usage log first, since the others may
     record usage."""
-    transitional = (  # still take the root's state (issue 32)
-        last_used.run,
-        health_probes.run,
-        # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
-        shared_limits.run,
-        key_events.run,
-        store_events.run,  # providers and rules changed by another node (a shared store)
-    )
+    settings = state.settings
     return [
-        partial(usage_writer.run, state),
+        partial(usage_writer.run, state.usage),
+        partial(last_used.run, state.keyring, state.db),
+        partial(health_probes.run, state.probes),
         partial(webhook_delivery.run, state.webhooks),
         partial(shared_state.run, state.shared_breakers, state.breakers),
-        *(partial(run, state) for run in transitional),
+        # Scale-out: settlements and leases of the shared limits, key revocations, and
+        # providers, rules and vector indexes changed by another node (a shared store).
+        partial(shared_limits.run, state.shared_limits),
+        partial(key_events.run, KeySync(state.keyring, state.db, settings, state.redis)),
+        partial(store_events.run, store_sync(state)),
     ]
+
+
+def store_sync(state: AppState) -> StoreSync:
+    indexes = {"files": state.files.index, "documents": state.documents.index}
+    return StoreSync(state.db, state.settings, state.redis, state.registry, state.rules, indexes)
 
 
 @attrs.frozen

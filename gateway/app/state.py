@@ -52,6 +52,7 @@ from gateway.upstream.limits.shared import SharedLimiter
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.upstream.shared_breakers import SharedBreakers
+from gateway.workers.health_probes import Probes
 from gateway.workers.usage_writer import UsageWriter
 from providers.catalog import Catalog
 from providers.upstream import Upstream
@@ -114,6 +115,7 @@ class AppState:
     audio: AudioServices = attrs.field(init=False)
     files_services: FilesServices = attrs.field(init=False)
     documents_services: DocumentsServices = attrs.field(init=False)
+    probes: Probes = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

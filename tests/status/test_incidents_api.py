@@ -46,7 +46,7 @@ def check_signed(received: Received, secret: str) -> dict[str, Any]:
 
 async def probe(gateway: RunningGateway, rounds: int) -> None:
     for _ in range(rounds):
-        await probe_round(gateway.state)
+        await probe_round(gateway.state.probes)
     await incident_monitor.check(gateway.state.status_services, datetime.now(UTC))
 
 

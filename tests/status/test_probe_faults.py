@@ -20,7 +20,7 @@ VENDORS = ("openai", "anthropic", "google", "mistral", "cohere", "elevenlabs")
 
 async def probe(gateway: RunningGateway, rounds: int) -> None:
     for _ in range(rounds):
-        await probe_round(gateway.state)
+        await probe_round(gateway.state.probes)
     await incident_monitor.check(gateway.state.status_services, datetime.now(UTC))
 
 
