@@ -30,6 +30,7 @@ from gateway.api.organization import organization_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
+from gateway.api.realtime import realtime_blueprint
 from gateway.api.rerank import rerank_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
@@ -95,6 +96,7 @@ def create_app(state: AppState) -> QuartTrio:
         agents_blueprint(state),
         mcp_blueprint(state),
         pipelines_blueprint(state),
+        realtime_blueprint(state),
         analytics_blueprint(state),
     ):
         app.register_blueprint(blueprint)
