@@ -22,7 +22,7 @@ import trio
 from gateway.pipelines.flow import EVENT_BUFFER, Event, Trace, answer
 from gateway.platform.errors import ApiError
 from gateway.realtime.audio import SPEECH_RATE, OutputAudio
-from gateway.realtime.cascade import Cascade, ResponseStages, ToolCalls
+from gateway.realtime.cascade import Cascade, Responding, ToolCalls
 from gateway.realtime.config import (
     SessionConfig,
     parse_max_tokens,
@@ -137,7 +137,7 @@ class _Out:
     error: ApiError | None = None
     trace: Trace | None = None
     limits: dict[str, str] = attrs.field(factory=dict)
-    stages: ResponseStages | None = None
+    stages: Responding | None = None
     transcribed_at: float | None = None
 
 
@@ -192,7 +192,7 @@ async def _answer(context: AnswerContext, out: _Out) -> None:
     await _function_calls(context, out, calls)
 
 
-async def _speak(context: AnswerContext, out: _Out, stages: ResponseStages, *, speak: bool) -> None:
+async def _speak(context: AnswerContext, out: _Out, stages: Responding, *, speak: bool) -> None:
     assert out.trace is not None
     trace = out.trace
     send, receive = trio.open_memory_channel[Event](EVENT_BUFFER)

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from gateway.pipelines.custom import find_template
-from gateway.pipelines.flow import Line, Opened
+from gateway.pipelines.flow import Line, Opened, Stages
 from gateway.pipelines.stages import EngineStages, Metered, prepare_stages
 from gateway.pipelines.templates import Template
 from gateway.platform.auth import Principal
@@ -70,9 +70,33 @@ async def base_template(caller: Caller, name: str) -> Template:
     return await find_template(caller.state, caller.principal.workspace_id, name)
 
 
+class Responding(Stages, Protocol):
+    """One response's stages, and what they used so far."""
+
+    @property
+    def metered(self) -> Metered: ...
+
+
+class Cascade(Protocol):
+    """What a session runs on (the engine's `EngineCascade`, or a test's script)."""
+
+    @property
+    def template(self) -> Template: ...
+
+    def transcribe(
+        self, clip: AudioClip
+    ) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]: ...
+
+    def response(self, body: dict[str, Any], calls: ToolCalls) -> Responding: ...
+
+    def admitted(
+        self, response: Responding, prompt_tokens: int, max_tokens: int
+    ) -> AbstractAsyncContextManager[Hold]: ...
+
+
 @attrs.frozen
-class Cascade:
-    """One configuration's planned stages."""
+class EngineCascade:
+    """One configuration's stages, planned through the engine."""
 
     caller: Caller
     template: Template
@@ -86,7 +110,7 @@ class Cascade:
 
     @asynccontextmanager
     async def admitted(
-        self, response: ResponseStages, prompt_tokens: int, max_tokens: int
+        self, response: Responding, prompt_tokens: int, max_tokens: int
     ) -> AsyncGenerator[Hold, None]:
         """One response admitted under the key's limits (the 429 `ApiError` when spent),
         settled with what the model used on every path."""
@@ -110,14 +134,14 @@ class Cascade:
             hold.release()
 
 
-async def plan_cascade(caller: Caller, base: Template, config: SessionConfig) -> Cascade:
+async def plan_cascade(caller: Caller, base: Template, config: SessionConfig) -> EngineCascade:
     """Plan every stage of `base` under `config` (the stages' 4xx `ApiError`s)."""
     caller.principal.require("audio")
     template = session_template(base, config)
     stages = await prepare_stages(
         caller.state, caller.principal, caller.headers, template, SILENCE, endpoint=ENDPOINT
     )
-    return Cascade(caller, template, stages)
+    return EngineCascade(caller, template, stages)
 
 
 @attrs.define

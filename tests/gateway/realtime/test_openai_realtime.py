@@ -26,7 +26,7 @@ from tests.gateway.realtime.speech import (
     spoken_pcm,
 )
 
-WEATHER = {
+WEATHER: Any = {
     "type": "function",
     "name": "get_weather",
     "description": "The weather in a city.",
