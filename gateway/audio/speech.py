@@ -3,19 +3,23 @@
 An answering context (`gateway.platform.body.Answering`) served by the fast path: its
 entry admits, races the plan and holds the winner open; the body relays audio; its exit
 settles the key's limits and writes the one usage record (characters, priced per
-character from the catalog). A non-streamed answer is whole before the head is sent, so it
-carries `Content-Length`; a streamed one relays bytes as the upstream produces them.
+character from the catalog). The answer streams unless the body says `stream: false`, as
+OpenAI's does: chunked, its first bytes right behind the vendor's; `stream_format: "sse"`
+writes them as OpenAI's `speech.audio.delta` events, then `speech.audio.done`. A
+non-streamed answer is whole before the head is sent, so it carries `Content-Length`.
 Audio a vendor could not produce in the asked format is re-encoded here (PyAV, in a
 thread), so every `response_format` is really that format.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
 import attrs
+import orjson
 import trio
 
 from gateway.audio.errors import audio_errors
@@ -32,7 +36,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
-from gateway.upstream.accounting import account
+from gateway.upstream.accounting import account, estimate_tokens
 from gateway.upstream.admission import settle
 from gateway.upstream.engine import Served, call, open_stream
 from gateway.upstream.facts import RequestFacts, new_facts
@@ -87,7 +91,10 @@ async def serve_speech(
             async with open_stream(state, facts, plan, opener, timeout_s=timeout) as served:
                 first, rest = served.value
                 shown = _as_asked(served, asked)
-                yield _streamed(facts, shown, params, first, rest, hold.headers())
+                if params.stream_format == "sse":
+                    yield _events(facts, shown, params, first, rest, hold.headers())
+                else:
+                    yield _streamed(facts, shown, params, first, rest, hold.headers())
             _finish(state, facts, served.target, hold, params)
             return
     facts, whole, limits = await speak_once(
@@ -153,6 +160,7 @@ def speech_request(params: SpeechParams, target: Target, choice: VoiceChoice) ->
         response_format=params.response_format,
         speed=params.speed,
         voice_settings=params.voice_settings,
+        instructions=params.instructions,
     )
 
 
@@ -233,6 +241,39 @@ def _streamed(
 ) -> StreamAnswer:
     body = InlineBody(rest, content_type=CONTENT_TYPES[params.response_format], first=first)
     return StreamAnswer(body, _headers(facts, served, limits))
+
+
+def _events(
+    facts: RequestFacts,
+    served: Served[tuple[bytes, AsyncIterator[bytes]]],
+    params: SpeechParams,
+    first: bytes,
+    rest: AsyncIterator[bytes],
+    limits: Mapping[str, str],
+) -> StreamAnswer:
+    """`stream_format: "sse"`: each piece of audio as a `speech.audio.delta` event (its
+    bytes base64, in the asked format), then `speech.audio.done` with the usage."""
+    body = InlineBody(
+        _sse(rest, params), content_type="text/event-stream", first=_sse_event(_delta(first))
+    )
+    return StreamAnswer(body, _headers(facts, served, limits) | {"Cache-Control": "no-cache"})
+
+
+async def _sse(rest: AsyncIterator[bytes], params: SpeechParams) -> AsyncGenerator[bytes, None]:
+    async for chunk in rest:
+        if chunk:
+            yield _sse_event(_delta(chunk))
+    tokens = estimate_tokens(params.input)
+    usage = {"input_tokens": tokens, "output_tokens": 0, "total_tokens": tokens}
+    yield _sse_event({"type": "speech.audio.done", "usage": usage})
+
+
+def _delta(chunk: bytes) -> dict[str, str]:
+    return {"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode()}
+
+
+def _sse_event(event: Mapping[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(event) + b"\n\n"
 
 
 async def _nothing() -> AsyncGenerator[bytes, None]:
