@@ -24,8 +24,7 @@ from gateway.pipelines.input import (
     too_large,
 )
 from gateway.pipelines.render import template_body
-from gateway.pipelines.service import prepare, serve_whole, session_turns, streamed
-from gateway.pipelines.session import Configured, Session
+from gateway.pipelines.service import prepare, serve_whole, streamed
 from gateway.pipelines.stages import ENDPOINT
 from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
 from gateway.pipelines.templates import builtin_templates
@@ -42,6 +41,12 @@ from gateway.platform.web import (
     read_object,
     stream_response,
 )
+from gateway.realtime.cascade import Caller, Cascade, plan_cascade
+from gateway.realtime.config import SessionConfig, parse_format
+from gateway.realtime.events import RealtimeError
+from gateway.realtime.legacy import LegacyWire, input_format
+from gateway.realtime.service import LegacyTemplates
+from gateway.realtime.session import RealtimeSession
 from gateway.upstream.facts import new_facts
 from gateway.upstream.usage import recording_rejection
 from providers.voices import load_voices
@@ -98,26 +103,36 @@ def pipelines_blueprint(state: AppState) -> Blueprint:
     return bp
 
 
-async def _open_session(state: AppState) -> Session:
+async def _open_session(state: AppState) -> RealtimeSession:
+    """The session core (`gateway.realtime`) speaking this endpoint's protocol
+    (`gateway.realtime.legacy`); `?input_audio_format=` and `?sample_rate=` say what the
+    client's audio is (PCM16 at 16 kHz unless they say otherwise)."""
     principal = await authenticate_header(
         state, websocket.headers.get("authorization"), websocket.remote_addr
     )
     headers = cast(Mapping[str, str], websocket.headers)
+    args = websocket.args
+    try:
+        fmt = input_format(args.get("input_audio_format"), args.get("sample_rate"))
+        audio = parse_format(fmt, "sample_rate")
+    except RealtimeError as error:
+        raise invalid_request(error.message, param="sample_rate") from None
+    templates = LegacyTemplates(Caller(state, principal, headers), args.get("context") or None)
+    opening = await templates.open(args.get("template") or DEFAULT_SESSION_TEMPLATE, audio)
 
-    async def configure(template_id: str, context: str | None) -> Configured:
-        template, turn = await session_turns(state, principal, headers, template_id, context)
-        return Configured(template.id, turn, template.tts is not None)
+    async def replan(config: SessionConfig) -> Cascade:
+        return await plan_cascade(templates.caller, opening.base, config)
 
-    context = websocket.args.get("context") or None
-    first = await configure(websocket.args.get("template") or DEFAULT_SESSION_TEMPLATE, context)
-    return Session(
+    return RealtimeSession(
         _QuartSocket(),
-        first.turn,
-        classifier=webrtc_classifier(),
-        speak=first.speak,
-        settings={"template": first.template_id},
-        retemplate=configure,
-        context=context,
+        LegacyWire(),
+        opening.config,
+        opening.cascade,
+        replan,
+        classifier_for=lambda _vad: webrtc_classifier(),
+        lead_s=state.settings.realtime_audio_lead_s,
+        respond_on_commit=True,
+        retemplate=templates.retemplate,
     )
 
 

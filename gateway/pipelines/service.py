@@ -17,8 +17,7 @@ event (built by the caller, in the request, and stored here when the note is don
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -31,13 +30,12 @@ from gateway.files import pii_worker
 from gateway.pipelines import legal, scribe
 from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
-from gateway.pipelines.flow import EVENT_BUFFER, Event, Finisher, Stages, Trace, run_pipeline
+from gateway.pipelines.flow import EVENT_BUFFER, Event, Finisher, Trace, run_pipeline
 from gateway.pipelines.input import PipelineParams
 from gateway.pipelines.render import event_line, result_body
-from gateway.pipelines.session import Turn
 from gateway.pipelines.stages import ENDPOINT, EngineStages, prepare_stages
 from gateway.pipelines.template_input import voice_known
-from gateway.pipelines.templates import Overrides, Template, with_overrides
+from gateway.pipelines.templates import Template, with_overrides
 from gateway.platform.auth import Principal
 from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
@@ -265,48 +263,6 @@ async def _encoded(template: Template, pcm: bytes) -> bytes | None:
     if audio_format == "pcm" or not pcm:
         return pcm
     return await trio.to_thread.run_sync(encode, Pcm(pcm, PCM_RATE), audio_format)
-
-
-async def session_turns(
-    state: AppState,
-    principal: Principal,
-    headers: Mapping[str, str],
-    template_id: str,
-    context: str | None,
-) -> tuple[Template, Turn]:
-    """A voice session's template and its turns: every stage planned once (4xx before the
-    socket is accepted), then each turn admitted against the key's limits, run with the
-    conversation so far, and settled with the model's tokens."""
-    principal.require("audio")
-    template = await find_template(state, principal.workspace_id, template_id)
-    template = with_overrides(template, Overrides(), context)
-    silence = AudioClip(b"", "wav", 0.0, "turn.wav")
-    base = await prepare_stages(state, principal, headers, template, silence)
-    facts = new_facts(ENDPOINT, principal, headers)
-
-    @asynccontextmanager
-    async def turn(
-        clip: AudioClip, history: Sequence[Mapping[str, str]]
-    ) -> AsyncGenerator[Stages, None]:
-        stages = base.with_clip(clip, history)
-        with recording_refusal(state, facts, stages.planned_llm_target):
-            hold = await admit(
-                state,
-                principal,
-                ServiceOptions(),
-                prompt_tokens=stages.prompt_estimate,
-                max_tokens=template.llm.max_tokens,
-            )
-        try:
-            yield stages
-        finally:
-            metered = stages.metered
-            target = metered.llm_target or stages.planned_llm_target
-            usage = Usage(metered.prompt_tokens, metered.completion_tokens)
-            settle(state, facts, target, hold, usage)
-            hold.release()
-
-    return template, turn
 
 
 def _extra(done: Event) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import secrets
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import orjson
@@ -107,14 +107,26 @@ def client_event_id(event: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+class Wire(Protocol):
+    """How one connection's events are read and written (`Dialect`, or the
+    `/v1/audio/sessions` protocol's `legacy.LegacyWire`)."""
+
+    def client_event(self, raw: str | bytes) -> dict[str, Any]: ...
+
+    def render(self, event: Mapping[str, Any]) -> bytes | None: ...
+
+
 @attrs.define
 class Dialect:
-    """How one connection's server events are written: GA or beta names, each with a
-    fresh `event_id`."""
+    """The OpenAI Realtime protocol: GA or beta names, each server event with a fresh
+    `event_id`."""
 
     beta: bool = False
     _ids: Iterator[int] = attrs.field(factory=itertools.count)
     _prefix: str = attrs.field(factory=lambda: f"event_{secrets.token_hex(6)}")
+
+    def client_event(self, raw: str | bytes) -> dict[str, Any]:
+        return parse_client_event(raw)
 
     def render(self, event: Mapping[str, Any]) -> bytes | None:
         """The event as JSON, or None when this dialect has no such event."""

@@ -14,10 +14,17 @@ from collections.abc import Mapping
 
 import attrs
 
-from gateway.pipelines.templates import Template
+from gateway.pipelines.templates import Overrides, Template, with_overrides
 from gateway.platform.errors import ApiError
 from gateway.realtime.cascade import Caller, Cascade, base_template, plan_cascade
-from gateway.realtime.config import SessionConfig, Transcription
+from gateway.realtime.config import (
+    DEFAULT_VOICE,
+    AudioFormat,
+    SessionConfig,
+    Transcription,
+    TurnDetection,
+)
+from gateway.realtime.legacy import KEEP
 
 SUBPROTOCOL_KEY = "openai-insecure-api-key."
 SUBPROTOCOL_BETA = "openai-beta.realtime-v1"
@@ -106,3 +113,49 @@ async def _template_or_404(caller: Caller, model: str) -> Template:
         f"The model '{model}' is neither a realtime model nor a pipeline template.",
         param="model",
     )
+
+
+def legacy_config(template: Template, input_format: AudioFormat, vad: bool) -> SessionConfig:
+    """A `/v1/audio/sessions` session's configuration: its template's prompt, voice and
+    length; the model is the template's id (what the legacy protocol shows)."""
+    tts = template.tts
+    return SessionConfig(
+        kind="realtime",
+        model=template.id,
+        instructions=template.llm.system_prompt,
+        output_modalities=("audio",) if tts is not None else ("text",),
+        input_format=input_format,
+        turn_detection=TurnDetection() if vad else None,
+        voice=tts.voice if tts is not None else DEFAULT_VOICE,
+        speed=tts.speed if tts is not None else 1.0,
+        max_output_tokens=template.llm.max_tokens,
+    )
+
+
+@attrs.define
+class LegacyTemplates:
+    """A `/v1/audio/sessions` session's template and context, changed by its
+    `session.update` (the context stays until another is given)."""
+
+    caller: Caller
+    context: str | None
+
+    async def open(self, template_id: str, input_format: AudioFormat) -> Opening:
+        template = await self._template(template_id)
+        config = legacy_config(template, input_format, vad=True)
+        return Opening(config, template, await plan_cascade(self.caller, template, config))
+
+    async def retemplate(
+        self, template_id: str | None, context: str | None, config: SessionConfig
+    ) -> tuple[Cascade, SessionConfig]:
+        wanted = self.context if context == KEEP else context
+        template = await self._template(template_id or config.model, wanted)
+        changed = legacy_config(template, config.input_format, config.turn_detection is not None)
+        cascade = await plan_cascade(self.caller, template, changed)
+        self.context = wanted
+        return cascade, changed
+
+    async def _template(self, template_id: str, context: str | None = KEEP) -> Template:
+        wanted = self.context if context == KEEP else context
+        found = await base_template(self.caller, template_id)
+        return with_overrides(found, Overrides(), wanted)

@@ -38,13 +38,7 @@ from gateway.realtime.audio import WORK_RATE, AudioFormatError, InputAudio, Outp
 from gateway.realtime.cascade import Cascade
 from gateway.realtime.config import SessionConfig, TurnDetection, apply_update, render_session
 from gateway.realtime.conversation import Conversation, Item, item_from_client, truncated
-from gateway.realtime.events import (
-    Dialect,
-    RealtimeError,
-    client_event_id,
-    new_id,
-    parse_client_event,
-)
+from gateway.realtime.events import RealtimeError, Wire, client_event_id, new_id
 from gateway.realtime.states import SessionState, next_state
 from providers.audio_types import AudioClip, TranscriptDelta, TranscriptDone
 from streams.writer import single_writer
@@ -54,6 +48,11 @@ MAX_BUFFER_S = 300  # five minutes of audio in one turn at most
 BYTES_PER_MS = WORK_RATE * 2 // 1000
 
 Replan = Callable[[SessionConfig], Awaitable[Cascade]]
+# A legacy `session.update` naming a template (or a context): the template's cascade and
+# the configuration under it; the template's `ApiError` (404) when it cannot be used.
+Retemplate = Callable[
+    [str | None, str | None, SessionConfig], Awaitable[tuple[Cascade, SessionConfig]]
+]
 ClassifierFor = Callable[[TurnDetection], Classifier]
 
 
@@ -94,15 +93,18 @@ class RealtimeSession:
     def __init__(
         self,
         socket: Socket,
-        dialect: Dialect,
+        wire: Wire,
         config: SessionConfig,
         cascade: Cascade,
         replan: Replan,
         *,
         classifier_for: ClassifierFor,
         lead_s: float,
+        respond_on_commit: bool = False,
+        retemplate: Retemplate | None = None,
     ) -> None:
-        self._socket, self._dialect = socket, dialect
+        self._socket, self._wire = socket, wire
+        self._respond_on_commit, self._retemplate_to = respond_on_commit, retemplate
         self._config, self._cascade, self._replan = config, cascade, replan
         self._classifier_for, self._lead_s = classifier_for, lead_s
         self.id = new_id("sess")
@@ -132,7 +134,7 @@ class RealtimeSession:
         """Queue one server event for the socket's writer (a cancelled call queued
         nothing)."""
         assert self._outbox is not None, "the session is not running"
-        data = self._dialect.render(event)
+        data = self._wire.render(event)
         if data is not None:
             await self._outbox.send(data.decode())
 
@@ -144,7 +146,7 @@ class RealtimeSession:
                 return
             event: dict[str, Any] = {}
             try:
-                event = parse_client_event(raw)
+                event = self._wire.client_event(raw)
                 await HANDLERS[event["type"]](self, nursery, event)
             except RealtimeError as error:
                 await self.emit({"type": "error", "error": error.body(client_event_id(event))})
@@ -156,30 +158,52 @@ class RealtimeSession:
         if event["type"] == "transcription_session.update" and isinstance(session, dict):
             session = {"type": "transcription"} | session
         config = apply_update(self._config, session)
+        cascade = self._cascade
         if _replanned(self._config, config):
             try:
-                self._cascade = await self._replan(config)
+                cascade = await self._replan(config)
             except ApiError as error:
                 raise RealtimeError(error.code, error.message, param="session") from None
+        self._apply(config, cascade)
+        transcription = "transcription_session" in event["type"]
+        kind = "transcription_session.updated" if transcription else "session.updated"
+        await self.emit({"type": kind, "session": self._session_body()})
+
+    async def _legacy_update(self, nursery: trio.Nursery, event: dict[str, Any]) -> None:
+        """`/v1/audio/sessions`' `session.update` (see `legacy`): a template and context
+        from the next turn, VAD on or off, the input format; all or nothing."""
+        update, config, cascade = event["session"], self._config, self._cascade
+        if "format" in update:
+            config = apply_update(config, {"audio": {"input": {"format": update["format"]}}})
+        if "vad" in update:
+            config = attrs.evolve(config, turn_detection=TurnDetection() if update["vad"] else None)
+        if "template" in update:
+            if self._retemplate_to is None:
+                raise RealtimeError("invalid_event", "This session's template is fixed.")
+            try:
+                cascade, config = await self._retemplate_to(
+                    update["template"], update["context"], config
+                )
+            except ApiError as error:
+                raise RealtimeError(error.code, error.message) from None
+        self._apply(config, cascade)
+        await self.emit({"type": "session.updated", "session": self._session_body()})
+
+    def _apply(self, config: SessionConfig, cascade: Cascade) -> None:
         if config.input_format != self._config.input_format:
             self._input.decoder = InputAudio(config.input_format)
         if config.output_format != self._config.output_format:
             self._output = OutputAudio(config.output_format)
         if config.turn_detection != self._config.turn_detection:
             self._input.detector = self._detector(config)
-        self._config = config
-        kind = (
-            "transcription_session.updated"
-            if "transcription_session" in event["type"]
-            else "session.updated"
-        )
-        await self.emit({"type": kind, "session": self._session_body()})
+        self._config, self._cascade = config, cascade
 
     def _session_body(self) -> dict[str, Any]:
         return render_session(self._config, self.id)
 
     def _created(self) -> str:
-        beta_transcription = self._dialect.beta and self._config.kind == "transcription"
+        beta = getattr(self._wire, "beta", False)
+        beta_transcription = beta and self._config.kind == "transcription"
         return "transcription_session.created" if beta_transcription else "session.created"
 
     def _detector(self, config: SessionConfig) -> TurnDetector | None:
@@ -249,7 +273,8 @@ class RealtimeSession:
         await self._commit_buffer(nursery, respond=respond and self._running is None)
 
     async def _commit(self, nursery: trio.Nursery, event: dict[str, Any]) -> None:
-        await self._commit_buffer(nursery, respond=False)
+        respond = self._respond_on_commit and self._config.kind == "realtime"
+        await self._commit_buffer(nursery, respond=respond)
 
     async def _clear(self, nursery: trio.Nursery, event: dict[str, Any]) -> None:
         self._input.pcm.clear()
@@ -285,6 +310,10 @@ class RealtimeSession:
         self._transcribing.append(done)
         nursery.start_soon(self._transcribe, item, pcm, done)
         if respond:
+            running = self._running
+            if running is not None:  # a new turn replaces the answer being given
+                running.cancel("turn_detected")
+                await running.finished.wait()
             await self._start(nursery, ResponseOptions(self._config))
 
     async def _transcribe(self, item: Item, pcm: bytes, done: trio.Event) -> None:
@@ -419,6 +448,7 @@ _TRANSCRIPT = "conversation.item.input_audio_transcription."
 Handler = Callable[[RealtimeSession, trio.Nursery, dict[str, Any]], Awaitable[None]]
 HANDLERS: Mapping[str, Handler] = {
     "session.update": RealtimeSession._session_update,
+    "session.retemplate": RealtimeSession._legacy_update,
     "transcription_session.update": RealtimeSession._session_update,
     "input_audio_buffer.append": RealtimeSession._append,
     "input_audio_buffer.commit": RealtimeSession._commit,
