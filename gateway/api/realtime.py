@@ -12,7 +12,6 @@ from quart import Blueprint, websocket
 from gateway.pipelines.vad import Classifier, webrtc_classifier
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_header
 from gateway.realtime.cascade import Caller, Cascade, plan_cascade
 from gateway.realtime.config import SessionConfig, TurnDetection
 from gateway.realtime.events import Dialect
@@ -58,7 +57,7 @@ async def _open(
     state: AppState, headers: Mapping[str, str], subprotocols: list[str], dialect: Dialect
 ) -> RealtimeSession:
     authorization = credential(headers.get("authorization"), subprotocols)
-    principal = await authenticate_header(state, authorization, websocket.remote_addr)
+    principal = await state.auth.header(authorization, websocket.remote_addr)
     caller = Caller(state, principal, headers)
     opening = await open_session(caller, websocket.args.get("model"), websocket.args.get("intent"))
 

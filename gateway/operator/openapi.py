@@ -15,7 +15,6 @@ from typing import Any
 
 import attrs
 
-from gateway.api.routes import fast_routes
 from gateway.operator.apidoc import Operation, Schema, ref
 from gateway.operator.schemas import COMPONENTS, OPERATIONS
 
@@ -31,13 +30,16 @@ STATUS_TEXT = {
     408: "The request body did not arrive in time",
     409: "Conflict with the current state",
     413: "Request body too large",
+    410: "Gone: past its download window",
     415: "Unsupported media type",
     422: "Semantically invalid (credentials, models)",
+    426: "Upgrade required: a WebSocket route asked without the upgrade",
     429: "A rate limit of the key was reached",
     500: "The gateway failed unexpectedly",
     502: "The provider answered with an error",
     503: "No provider could serve the request now",
     504: "The provider did not answer in time",
+    507: "The workspace's storage quota would be exceeded",
 }
 
 SUCCESS_TEXT = {101: "Switching Protocols: the connection is a WebSocket from here on"}
@@ -51,11 +53,12 @@ class Route:
     parameters: tuple[str, ...] = ()
 
 
-def fast_path_routes() -> list[Route]:
+def fast_path_routes(table: Iterable[tuple[str, str]]) -> list[Route]:
     """The routes the plain-ASGI fast path serves before Quart sees them (its route
-    table, `gateway.api.routes.fast_routes`). Endpoint names follow the path:
-    `POST /v1/chat/completions` is `fast.chat_completions`."""
-    return [_fast_route(route.method, route.path) for route in fast_routes()]
+    table, as (method, path), which the composition root puts in the app's config as
+    `FAST_ROUTES`). Endpoint names follow the path: `POST /v1/chat/completions` is
+    `fast.chat_completions`."""
+    return [_fast_route(method, path) for method, path in table]
 
 
 def _fast_route(method: str, raw: str) -> Route:
@@ -82,7 +85,7 @@ def quart_routes(url_map: Any) -> list[Route]:
 
 
 def app_routes(app: Any) -> list[Route]:
-    return [*fast_path_routes(), *quart_routes(app.url_map)]
+    return [*fast_path_routes(app.config.get("FAST_ROUTES", ())), *quart_routes(app.url_map)]
 
 
 def undocumented(routes: Iterable[Route]) -> list[Route]:
@@ -190,8 +193,9 @@ def _description() -> str:
         "One HTTP service in front of several AI providers: the chat-completions protocol "
         "plus routing, fallbacks, limits, cost, energy and carbon metadata, and a "
         "management API. Every error answers with the envelope "
-        "`{error: {message, type, code, doc_url}}`. Choices where the interface spec is "
-        "silent: docs/decisions.md."
+        "`{error: {message, type, code, doc_url}}`; `doc_url` points at the code's entry on "
+        "/docs/pages/errors. Choices where the interface spec is silent: docs/decisions.md "
+        "(/docs/pages/decisions)."
     )
 
 

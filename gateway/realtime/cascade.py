@@ -25,11 +25,9 @@ from gateway.pipelines.templates import Template
 from gateway.platform.auth import Principal
 from gateway.platform.state import AppState
 from gateway.realtime.config import SessionConfig
-from gateway.upstream.admission import admit, settle
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
-from gateway.upstream.usage import recording_refusal
 from providers.audio_types import AudioClip, TranscriptEvent
 from providers.types import ToolCallDelta, Usage
 
@@ -117,20 +115,16 @@ class EngineCascade:
         state, principal = self.caller.state, self.caller.principal
         facts = new_facts(ENDPOINT, principal, self.caller.headers)
         target = self.stages.planned_llm_target
-        with recording_refusal(state, facts, target):
-            hold = await admit(
-                state,
-                principal,
-                ServiceOptions(),
-                prompt_tokens=prompt_tokens,
-                max_tokens=max_tokens,
+        with state.engine.usage.refusing(facts, target):
+            hold = await state.admission.admit(
+                principal, ServiceOptions(), prompt_tokens=prompt_tokens, max_tokens=max_tokens
             )
         try:
             yield hold
         finally:
             metered = response.metered
             usage = Usage(metered.prompt_tokens, metered.completion_tokens)
-            settle(state, facts, metered.llm_target or target, hold, usage)
+            state.engine.settle(facts, metered.llm_target or target, hold, usage)
             hold.release()
 
 

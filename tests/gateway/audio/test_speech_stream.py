@@ -11,7 +11,7 @@ import json
 import openai
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from tests.gateway.pipelines.test_pipelines_api import sim_of
 

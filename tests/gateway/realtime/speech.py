@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import httpx
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.audio_codec import decode
 from tests.gateway.pipelines.test_pipelines_api import spoken_wav
 

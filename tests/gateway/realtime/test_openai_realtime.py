@@ -13,7 +13,7 @@ import httpx
 import openai
 from openai.resources.realtime.realtime import AsyncRealtimeConnection
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway.audio.test_local_audio_api import overlap
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.pipelines.test_pipelines_api import sim_of

@@ -15,7 +15,7 @@ import pytest
 import trio
 from websockets.sync.client import ClientConnection, connect
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.pipelines.test_pipelines_api import sim_of
 from tests.gateway.realtime.speech import FIRST, chunks, spoken_pcm, ws_base

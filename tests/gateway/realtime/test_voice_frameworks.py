@@ -21,7 +21,7 @@ import httpx
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.pipelines.test_pipelines_api import sim_of
 from tests.gateway.realtime.speech import FIRST, INTERRUPTION, SECOND, spoken_pcm, ws_base
