@@ -34,10 +34,10 @@ from typing import Any
 
 import trio
 
+from gateway.kernels.voice.flow import EVENT_BUFFER, Event, Opened, run_pipeline
+from gateway.kernels.voice.session import LanguageModel
 from gateway.pipelines.encoding import ThreadedEncoder
-from gateway.pipelines.flow import EVENT_BUFFER, Event, Opened, run_pipeline
 from gateway.pipelines.stages import Metered
-from gateway.pipelines.templates import builtin_templates
 from gateway.realtime.config import SessionConfig, TurnDetection
 from gateway.realtime.events import Dialect
 from gateway.realtime.session import RealtimeSession, SessionClosed
@@ -294,7 +294,7 @@ class LongStages(BenchStages):
 class BenchCascade:
     """The session core's stages, scripted on the real clock (see `BenchStages`)."""
 
-    template = builtin_templates()["voice-agent-fast"]
+    llm = LanguageModel("bench", "You are a voice assistant.")
 
     def transcribe(self, clip: AudioClip) -> Any:
         return BenchStages().transcribe()

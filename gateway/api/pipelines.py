@@ -1,13 +1,13 @@
 """Voice pipelines: `POST /v1/audio/pipelines` (multipart or JSON, whole or NDJSON) and the
-management API of custom pipeline templates."""
+management API of custom pipeline templates. (The live sessions, `/v1/audio/sessions`, are
+the realtime family's: `gateway.realtime.routes`.)"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import cast
 
-import orjson
-from quart import Blueprint, Response, request, websocket
+from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event, audited, written
 from gateway.audio.upload import read_upload
@@ -27,19 +27,12 @@ from gateway.pipelines.service import prepare, serve_whole, streamed
 from gateway.pipelines.stages import ENDPOINT
 from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
 from gateway.pipelines.templates import builtin_templates
-from gateway.pipelines.vad import webrtc_classifier
 from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.roles import Action
 from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object, stream_response
-from gateway.realtime.cascade import Caller, Cascade, plan_cascade
-from gateway.realtime.config import SessionConfig, parse_format
-from gateway.realtime.events import RealtimeError
-from gateway.realtime.legacy import LegacyWire, input_format
-from gateway.realtime.service import LegacyTemplates
-from gateway.realtime.session import RealtimeSession
 from gateway.upstream.facts import new_facts
 from providers.voices import load_voices
 from store import pipeline_templates
@@ -48,8 +41,6 @@ from store.columns import to_iso
 from store.pipeline_templates import NameTakenError, PipelineTemplateRecord
 
 PIPELINES_PATH = "/v1/audio/pipelines"
-SESSIONS_PATH = "/v1/audio/sessions"
-DEFAULT_SESSION_TEMPLATE = "voice-agent-fast"
 TEMPLATES = "/v1/management/pipeline-templates"
 # The request body a pipeline may send: its audio (base64 in JSON) plus the other fields.
 PIPELINE_BODY_LIMIT = BODY_LIMIT
@@ -73,70 +64,8 @@ def pipelines_blueprint(state: AppState) -> Blueprint:
         result = await serve_whole(prepared)
         return json_response(result, headers=_id_header(prepared.id))
 
-    @bp.websocket(SESSIONS_PATH)
-    async def sessions() -> None:
-        """A live voice session (`gateway.pipelines.session`); `?template=` and
-        `?context=` choose its first pipeline (`session.update` may change it). A
-        session that cannot start is accepted, told why in an `error` event and closed
-        with code 4000 + the HTTP status it would have had (4401, 4403, 4404, 4429):
-        browsers cannot read an HTTP answer to a WebSocket handshake."""
-        try:
-            session = await _open_session(state)
-        except ApiError as error:
-            await websocket.accept()
-            body = error.body()["error"]
-            await websocket.send(orjson.dumps({"type": "error", "error": body}).decode())
-            await websocket.close(4000 + error.status, error.code)
-            return
-        await websocket.accept()
-        await session.run()
-
     _template_routes(bp, state)
     return bp
-
-
-async def _open_session(state: AppState) -> RealtimeSession:
-    """The session core (`gateway.realtime`) speaking this endpoint's protocol
-    (`gateway.realtime.legacy`); `?input_audio_format=` and `?sample_rate=` say what the
-    client's audio is (PCM16 at 16 kHz unless they say otherwise)."""
-    principal = await state.auth.header(
-        websocket.headers.get("authorization"), websocket.remote_addr
-    )
-    headers = cast(Mapping[str, str], websocket.headers)
-    args = websocket.args
-    try:
-        fmt = input_format(args.get("input_audio_format"), args.get("sample_rate"))
-        audio = parse_format(fmt, "sample_rate")
-    except RealtimeError as error:
-        raise invalid_request(error.message, param="sample_rate") from None
-    templates = LegacyTemplates(Caller(state, principal, headers), args.get("context") or None)
-    opening = await templates.open(args.get("template") or DEFAULT_SESSION_TEMPLATE, audio)
-
-    async def replan(config: SessionConfig) -> Cascade:
-        return await plan_cascade(templates.caller, opening.base, config)
-
-    return RealtimeSession(
-        _QuartSocket(),
-        LegacyWire(),
-        opening.config,
-        opening.cascade,
-        replan,
-        classifier_for=lambda _vad: webrtc_classifier(),
-        lead_s=state.settings.realtime_audio_lead_s,
-        respond_on_commit=True,
-        retemplate=templates.retemplate,
-    )
-
-
-class _QuartSocket:
-    """The request's WebSocket as a session's `Socket` (a dropped connection cancels the
-    handler, and with it the session)."""
-
-    async def receive(self) -> str | bytes:
-        return await websocket.receive()
-
-    async def send(self, data: str) -> None:
-        await websocket.send(data)
 
 
 def _id_header(pipeline_id: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """Serving `POST /v1/audio/pipelines`: resolve the template, check the audio, plan every
 stage, take the key's share of its limits, then run the overlapped pipeline
-(`gateway.pipelines.flow`) whole or streamed.
+(`gateway.kernels.voice.flow`) whole or streamed.
 
 Everything that can be refused is refused before the answer starts (an unknown template
 is a 404, bad audio or parameters a 400, a spent limit a 429), so a stream's 200 head is
@@ -27,10 +27,10 @@ from gateway.audio.errors import audio_status
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
 from gateway.files import pii_worker
+from gateway.kernels.voice.flow import EVENT_BUFFER, Event, Finisher, Trace, run_pipeline
 from gateway.pipelines import legal, scribe
 from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
-from gateway.pipelines.flow import EVENT_BUFFER, Event, Finisher, Trace, run_pipeline
 from gateway.pipelines.input import PipelineParams
 from gateway.pipelines.render import event_line, result_body
 from gateway.pipelines.stages import ENDPOINT, EngineStages, prepare_stages

@@ -31,7 +31,7 @@ from gateway.chat.calls import open_chat_stream
 from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import chain_plan, plan_trip, prompt_estimate
 from gateway.chat.trip import Trip
-from gateway.pipelines.flow import Line, Opened
+from gateway.kernels.voice.flow import Line, Opened
 from gateway.pipelines.templates import Template, TtsSettings
 from gateway.pipelines.voice_line import SocketLine, SocketSpeaker, socket_plan
 from gateway.platform.auth import Principal
@@ -150,7 +150,7 @@ def _chat_body(
 
 
 class EngineStages:
-    """The `gateway.pipelines.flow.Stages` of one pipeline run (see the module docstring)."""
+    """The `gateway.kernels.voice.flow.Stages` of one pipeline run (see the module docstring)."""
 
     def __init__(
         self,

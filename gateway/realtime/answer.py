@@ -3,7 +3,7 @@ sentence, its function calls handed to the client, every step an event.
 
 The response runs in its own cancel scope inside the session's nursery. Cancelling it
 (barge-in, `response.cancel`, a truncate of the item being spoken) stops the model and
-every synthesis and closes their upstreams at once (`gateway.pipelines.flow.answer`);
+every synthesis and closes their upstreams at once (`gateway.kernels.voice.flow.answer`);
 the events that close the response (`*.done`, `response.done` with status `cancelled`)
 are sent after the scope, so they always go out. Audio is paced (`pacing.Pacer`): the
 gateway runs at most the session's lead ahead of playback, so a cancelled answer keeps
@@ -19,10 +19,10 @@ from typing import Any
 import attrs
 import trio
 
-from gateway.pipelines.flow import EVENT_BUFFER, Event, Trace, answer
+from gateway.kernels.voice.flow import EVENT_BUFFER, Event, Trace, answer
+from gateway.kernels.voice.session import Cascade, Responding, ToolCalls
 from gateway.platform.errors import ApiError
 from gateway.realtime.audio import SPEECH_RATE, OutputAudio
-from gateway.realtime.cascade import Cascade, Responding, ToolCalls
 from gateway.realtime.config import (
     SessionConfig,
     parse_max_tokens,
@@ -167,18 +167,18 @@ async def run_response(context: AnswerContext, running: Running) -> None:
 async def _answer(context: AnswerContext, out: _Out) -> None:
     options, cascade = out.running.options, context.cascade
     config = options.config
-    instructions = options.instructions or cascade.template.llm.system_prompt
+    instructions = options.instructions or cascade.llm.instructions
     messages = chat_messages(context.conversation.items, instructions)
     max_tokens = config.max_output_tokens or DEFAULT_MAX_TOKENS
     body: dict[str, Any] = {
-        "model": cascade.template.llm.model,
+        "model": cascade.llm.model,
         "messages": messages,
         "stream": True,
         "stream_options": {"include_usage": True},
         "max_tokens": max_tokens,
     }
-    if cascade.template.llm.temperature is not None:
-        body["temperature"] = cascade.template.llm.temperature
+    if cascade.llm.temperature is not None:
+        body["temperature"] = cascade.llm.temperature
     if config.tools:
         body["tools"] = chat_tools(config.tools)
         body["tool_choice"] = chat_tool_choice(config.tool_choice)

@@ -10,13 +10,30 @@ changes nothing) and takes both shapes: the GA one (`type`, `audio.input.format`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
+from gateway.kernels.voice.session import (
+    DEFAULT_VOICE,
+    EAGERNESS_SILENCE_MS,
+    AudioFormat,
+    SessionConfig,
+    Transcription,
+    TurnDetection,
+)
 from gateway.realtime.events import RealtimeError
 
-Kind = Literal["realtime", "transcription"]
+__all__ = [
+    "DEFAULT_VOICE",
+    "AudioFormat",
+    "SessionConfig",
+    "Transcription",
+    "TurnDetection",
+    "apply_update",
+    "render_session",
+]
+
 FORMAT_TYPES = ("audio/pcm", "audio/pcmu", "audio/pcma")
 BETA_FORMATS: Mapping[str, tuple[str, int]] = {
     "pcm16": ("audio/pcm", 24_000),
@@ -24,88 +41,6 @@ BETA_FORMATS: Mapping[str, tuple[str, int]] = {
     "g711_alaw": ("audio/pcma", 8_000),
 }
 PCM_RATES = (8_000, 16_000, 24_000, 48_000)
-# semantic_vad's eagerness as the silence that ends a turn (a choice: docs/realtime.md).
-EAGERNESS_SILENCE_MS: Mapping[str, int] = {"low": 800, "medium": 500, "auto": 500, "high": 300}
-DEFAULT_VOICE = "marin"
-
-
-@attrs.frozen
-class AudioFormat:
-    type: str = "audio/pcm"
-    rate: int = 24_000
-
-    def body(self) -> dict[str, Any]:
-        return {"type": self.type, "rate": self.rate}
-
-
-@attrs.frozen
-class Transcription:
-    model: str
-    language: str | None = None
-    prompt: str | None = None
-
-    def body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model}
-        if self.language:
-            body["language"] = self.language
-        if self.prompt:
-            body["prompt"] = self.prompt
-        return body
-
-
-@attrs.frozen
-class TurnDetection:
-    """`server_vad` or `semantic_vad`; None in the session is push-to-talk."""
-
-    type: str = "server_vad"
-    threshold: float = 0.5
-    prefix_padding_ms: int = 300
-    silence_duration_ms: int = 500
-    create_response: bool = True
-    interrupt_response: bool = True
-    eagerness: str = "auto"
-
-    def body(self) -> dict[str, Any]:
-        common = {
-            "type": self.type,
-            "create_response": self.create_response,
-            "interrupt_response": self.interrupt_response,
-        }
-        if self.type == "semantic_vad":
-            return common | {"eagerness": self.eagerness}
-        return common | {
-            "threshold": self.threshold,
-            "prefix_padding_ms": self.prefix_padding_ms,
-            "silence_duration_ms": self.silence_duration_ms,
-        }
-
-    @property
-    def end_silence_ms(self) -> int:
-        if self.type == "semantic_vad":
-            return EAGERNESS_SILENCE_MS[self.eagerness]
-        return self.silence_duration_ms
-
-
-@attrs.frozen
-class SessionConfig:
-    kind: Kind
-    model: str
-    instructions: str = ""
-    output_modalities: tuple[str, ...] = ("audio",)
-    input_format: AudioFormat = AudioFormat()
-    output_format: AudioFormat = AudioFormat()
-    transcription: Transcription | None = None
-    turn_detection: TurnDetection | None = TurnDetection()
-    voice: str = DEFAULT_VOICE
-    speed: float = 1.0
-    tools: tuple[Mapping[str, Any], ...] = ()
-    tool_choice: str | Mapping[str, Any] = "auto"
-    max_output_tokens: int | None = None
-    temperature: float | None = None
-
-    @property
-    def speaks(self) -> bool:
-        return self.kind == "realtime" and "audio" in self.output_modalities
 
 
 def render_session(config: SessionConfig, session_id: str) -> dict[str, Any]:

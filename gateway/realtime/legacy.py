@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from gateway.kernels.voice.session import KEEP
 from gateway.realtime.events import RealtimeError
 
 MAX_LEGACY_EVENT_CHARS = 1024 * 1024
@@ -52,7 +53,6 @@ LEGACY_CODES: Mapping[str, str] = {
     "invalid_json": "invalid_event",
     "input_audio_buffer_too_large": "turn_too_long",
 }
-KEEP = "\x00keep"  # a `context` the update did not name: the session keeps its own
 LEGACY_FORMATS: Mapping[str, str] = {
     "pcm16": "audio/pcm",
     "g711_ulaw": "audio/pcmu",

@@ -25,7 +25,8 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from gateway.pipelines.vad import FRAME_MS, START_FRAMES, Classifier, TurnDetector
+from gateway.kernels.voice.session import Cascade, Replan, Retemplate
+from gateway.kernels.voice.vad import FRAME_MS, START_FRAMES, Classifier, TurnDetector
 from gateway.platform.errors import ApiError
 from gateway.realtime.answer import (
     AnswerContext,
@@ -35,7 +36,6 @@ from gateway.realtime.answer import (
     run_response,
 )
 from gateway.realtime.audio import WORK_RATE, AudioFormatError, InputAudio, OutputAudio
-from gateway.realtime.cascade import Cascade
 from gateway.realtime.config import SessionConfig, TurnDetection, apply_update, render_session
 from gateway.realtime.conversation import Conversation, Item, item_from_client, truncated
 from gateway.realtime.events import RealtimeError, Wire, client_event_id, new_id
@@ -47,12 +47,6 @@ MIN_COMMIT_MS = 100  # what OpenAI's commit asks at least
 MAX_BUFFER_S = 300  # five minutes of audio in one turn at most
 BYTES_PER_MS = WORK_RATE * 2 // 1000
 
-Replan = Callable[[SessionConfig], Awaitable[Cascade]]
-# A legacy `session.update` naming a template (or a context): the template's cascade and
-# the configuration under it; the template's `ApiError` (404) when it cannot be used.
-Retemplate = Callable[
-    [str | None, str | None, SessionConfig], Awaitable[tuple[Cascade, SessionConfig]]
-]
 ClassifierFor = Callable[[TurnDetection], Classifier]
 
 

@@ -272,7 +272,7 @@ REALTIME = Operation(
 
 OPERATIONS = {
     "pipelines.pipelines": PIPELINE,
-    "pipelines.sessions": SESSION,
+    "realtime.sessions": SESSION,
     "realtime.realtime": REALTIME,
     **TEMPLATE_OPERATIONS,
 }

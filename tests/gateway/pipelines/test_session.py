@@ -11,12 +11,12 @@ from typing import Any
 
 import trio
 
+from gateway.kernels.voice.session import Cascade
+from gateway.pipelines.sessions import legacy_config
 from gateway.pipelines.templates import builtin_templates
 from gateway.platform.errors import ApiError
-from gateway.realtime.cascade import Cascade
 from gateway.realtime.config import AudioFormat, SessionConfig
 from gateway.realtime.legacy import LegacyWire
-from gateway.realtime.service import legacy_config
 from gateway.realtime.session import RealtimeSession
 from tests.gateway.realtime.test_session_core import (
     FakeSocket,

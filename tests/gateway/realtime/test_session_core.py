@@ -15,10 +15,9 @@ import attrs
 import pytest
 import trio
 
-from gateway.pipelines.flow import Opened
+from gateway.kernels.voice.flow import Opened
+from gateway.kernels.voice.session import LanguageModel, Responding, ToolCalls
 from gateway.pipelines.stages import Metered
-from gateway.pipelines.templates import Template, builtin_templates
-from gateway.realtime.cascade import Responding, ToolCalls
 from gateway.realtime.config import SessionConfig, TurnDetection
 from gateway.realtime.events import Dialect
 from gateway.realtime.session import RealtimeSession, SessionClosed
@@ -50,7 +49,7 @@ class ScriptedCascade:
     answers: list[PcmStages]
     transcripts: list[Timed] = attrs.field(factory=list)
     bodies: list[dict[str, Any]] = attrs.field(factory=list)
-    template: Template = builtin_templates()["voice-agent-fast"]
+    llm: LanguageModel = attrs.field(factory=lambda: LanguageModel("gpt-4o-mini", "Be brief."))
 
     def transcribe(self, clip: AudioClip) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]:
         return ScriptedStages(stt=self.transcripts.pop(0), llm=[]).transcribe()
