@@ -90,10 +90,7 @@ async def serve_speech(
                 stream.metered = usage  # what a client that leaves has cost too
                 first, rest = stream.value
                 shown = _as_asked(stream.served, asked)
-                if params.stream_format == "sse":
-                    yield _events(facts, shown, params, first, rest, hold.headers())
-                else:
-                    yield _streamed(facts, shown, params, first, rest, hold.headers())
+                yield _streamed(facts, shown, params, first, rest, hold.headers())
                 stream.finished(usage)
             return
     facts, whole, limits = await speak_once(
@@ -231,24 +228,16 @@ def _streamed(
     rest: AsyncIterator[bytes],
     limits: Mapping[str, str],
 ) -> StreamAnswer:
+    """The audio as the vendor gives it; with `stream_format: "sse"`, each piece as a
+    `speech.audio.delta` event (its bytes base64, in the asked format), then
+    `speech.audio.done` with the usage."""
+    headers = _headers(facts, served, limits)
+    if params.stream_format == "sse":
+        events = _sse(rest, params)
+        body = InlineBody(events, content_type="text/event-stream", first=_sse_event(_delta(first)))
+        return StreamAnswer(body, headers | {"Cache-Control": "no-cache"})
     body = InlineBody(rest, content_type=CONTENT_TYPES[params.response_format], first=first)
-    return StreamAnswer(body, _headers(facts, served, limits))
-
-
-def _events(
-    facts: RequestFacts,
-    served: Served[tuple[bytes, AsyncIterator[bytes]]],
-    params: SpeechParams,
-    first: bytes,
-    rest: AsyncIterator[bytes],
-    limits: Mapping[str, str],
-) -> StreamAnswer:
-    """`stream_format: "sse"`: each piece of audio as a `speech.audio.delta` event (its
-    bytes base64, in the asked format), then `speech.audio.done` with the usage."""
-    body = InlineBody(
-        _sse(rest, params), content_type="text/event-stream", first=_sse_event(_delta(first))
-    )
-    return StreamAnswer(body, _headers(facts, served, limits) | {"Cache-Control": "no-cache"})
+    return StreamAnswer(body, headers)
 
 
 async def _sse(rest: AsyncIterator[bytes], params: SpeechParams) -> AsyncGenerator[bytes, None]:

@@ -23,13 +23,7 @@ from gateway.kernels.voice.flow import EVENT_BUFFER, Event, Trace, answer
 from gateway.kernels.voice.session import Cascade, Responding, ToolCalls
 from gateway.platform.errors import ApiError
 from gateway.realtime.audio import SPEECH_RATE, OutputAudio
-from gateway.realtime.config import (
-    SessionConfig,
-    parse_max_tokens,
-    parse_modalities,
-    parse_tool_choice,
-    parse_tools,
-)
+from gateway.realtime.config import SessionConfig, model_changes
 from gateway.realtime.conversation import (
     Conversation,
     Item,
@@ -65,17 +59,7 @@ def response_options(config: SessionConfig, raw: Any) -> ResponseOptions:
         return ResponseOptions(config)
     if not isinstance(raw, Mapping):
         raise RealtimeError("invalid_value", "'response' must be an object.", param="response")
-    changes: dict[str, Any] = {}
-    modalities = raw.get("output_modalities", raw.get("modalities"))
-    if modalities is not None:
-        changes["output_modalities"] = parse_modalities(modalities, "response.output_modalities")
-    if "tools" in raw:
-        changes["tools"] = parse_tools(raw["tools"], "response.tools")
-    if "tool_choice" in raw:
-        changes["tool_choice"] = parse_tool_choice(raw["tool_choice"], "response.tool_choice")
-    limit = raw.get("max_output_tokens", raw.get("max_response_output_tokens"))
-    if limit is not None:
-        changes["max_output_tokens"] = parse_max_tokens(limit, "response.max_output_tokens")
+    changes = model_changes(raw, "response")
     metadata = raw.get("metadata")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise RealtimeError("invalid_value", "'response.metadata' must be an object.")

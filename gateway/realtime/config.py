@@ -118,21 +118,29 @@ def _audio_changes(config: SessionConfig, session: Mapping[str, Any]) -> dict[st
 
 
 def _model_changes(session: Mapping[str, Any]) -> dict[str, Any]:
-    changes: dict[str, Any] = {}
+    changes = model_changes(session, "session")
     if "instructions" in session:
         changes["instructions"] = _string(session["instructions"] or "", "session.instructions")
-    modalities = session.get("output_modalities", session.get("modalities"))
+    return changes
+
+
+def model_changes(fields: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """What the model answers with, from a `session.update`'s `session` or a
+    `response.create`'s `response` (`where` names it in errors): modalities, tools, tool
+    choice, length, temperature; GA and beta names."""
+    changes: dict[str, Any] = {}
+    modalities = fields.get("output_modalities", fields.get("modalities"))
     if modalities is not None:
-        changes["output_modalities"] = parse_modalities(modalities, "session.output_modalities")
-    if "tools" in session:
-        changes["tools"] = parse_tools(session["tools"], "session.tools")
-    if "tool_choice" in session:
-        changes["tool_choice"] = parse_tool_choice(session["tool_choice"], "session.tool_choice")
-    limit = session.get("max_output_tokens", session.get("max_response_output_tokens"))
+        changes["output_modalities"] = parse_modalities(modalities, f"{where}.output_modalities")
+    if "tools" in fields:
+        changes["tools"] = parse_tools(fields["tools"], f"{where}.tools")
+    if "tool_choice" in fields:
+        changes["tool_choice"] = parse_tool_choice(fields["tool_choice"], f"{where}.tool_choice")
+    limit = fields.get("max_output_tokens", fields.get("max_response_output_tokens"))
     if limit is not None:
-        changes["max_output_tokens"] = parse_max_tokens(limit, "session.max_output_tokens")
-    if session.get("temperature") is not None:
-        changes["temperature"] = _number(session["temperature"], "session.temperature", 0.0, 2.0)
+        changes["max_output_tokens"] = parse_max_tokens(limit, f"{where}.max_output_tokens")
+    if fields.get("temperature") is not None:
+        changes["temperature"] = _number(fields["temperature"], f"{where}.temperature", 0.0, 2.0)
     return changes
 
 

@@ -86,19 +86,26 @@ def new_id(prefix: str) -> str:
 
 def parse_client_event(raw: str | bytes) -> dict[str, Any]:
     """A client event: a JSON object with a known `type` (RealtimeError otherwise)."""
+    event = json_object(raw, MAX_EVENT_CHARS)
+    kind = event.get("type")
+    if kind not in CLIENT_EVENTS:
+        raise RealtimeError("invalid_event", f"Unknown event type {kind!r}.", param="type")
+    return event
+
+
+def json_object(raw: str | bytes, max_chars: int) -> dict[str, Any]:
+    """A text message that is a JSON object of at most `max_chars` (RealtimeError:
+    `invalid_json` when it is not JSON, `invalid_event` otherwise)."""
     if isinstance(raw, bytes):
         raise RealtimeError("invalid_event", "Events are JSON text messages, not binary ones.")
-    if len(raw) > MAX_EVENT_CHARS:
-        raise RealtimeError("invalid_event", "An event is at most 16 MB.")
+    if len(raw) > max_chars:
+        raise RealtimeError("invalid_event", f"An event is at most {max_chars} characters.")
     try:
         event = orjson.loads(raw)
     except orjson.JSONDecodeError:
         raise RealtimeError("invalid_json", "The event is not valid JSON.") from None
     if not isinstance(event, dict):
         raise RealtimeError("invalid_event", "An event is a JSON object with a 'type'.")
-    kind = event.get("type")
-    if kind not in CLIENT_EVENTS:
-        raise RealtimeError("invalid_event", f"Unknown event type {kind!r}.", param="type")
     return event
 
 

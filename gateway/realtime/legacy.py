@@ -34,7 +34,7 @@ from typing import Any
 import orjson
 
 from gateway.kernels.voice.session import KEEP
-from gateway.realtime.events import RealtimeError
+from gateway.realtime.events import RealtimeError, json_object
 
 MAX_LEGACY_EVENT_CHARS = 1024 * 1024
 LEGACY_CLIENT_EVENTS = frozenset(
@@ -80,7 +80,7 @@ class LegacyWire:
     beta = False
 
     def client_event(self, raw: str | bytes) -> dict[str, Any]:
-        event = _json_event(raw)
+        event = json_object(raw, MAX_LEGACY_EVENT_CHARS)  # invalid_json: invalid_event
         kind = event.get("type")
         if kind not in LEGACY_CLIENT_EVENTS:
             raise RealtimeError("invalid_event", f"Unknown event type {kind!r}.")
@@ -91,18 +91,6 @@ class LegacyWire:
     def render(self, event: Mapping[str, Any]) -> bytes | None:
         body = _legacy(event)
         return None if body is None else orjson.dumps(body)
-
-
-def _json_event(raw: str | bytes) -> dict[str, Any]:
-    if isinstance(raw, bytes) or len(raw) > MAX_LEGACY_EVENT_CHARS:
-        raise RealtimeError("invalid_event", "Events are JSON text messages of at most 1 MB.")
-    try:
-        event = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise RealtimeError("invalid_event", "An event is not JSON.") from None
-    if not isinstance(event, dict):
-        raise RealtimeError("invalid_event", "An event is a JSON object with a 'type'.")
-    return event
 
 
 def _retemplate(session: Any) -> dict[str, Any]:

@@ -23,9 +23,8 @@ from livekit import rtc
 from livekit.agents import llm, utils
 from livekit.agents.stt import SpeechEventType
 from livekit.plugins import openai as lk_openai
+from seen import CLIENT, SERVER, completed_answers, count, until
 
-SERVER: list[dict[str, Any]] = []
-CLIENT: list[dict[str, Any]] = []
 FINALS: list[str] = []
 BACKGROUND: set[asyncio.Task[None]] = set()  # the tasks the callbacks start
 
@@ -52,27 +51,6 @@ class Player:
 
     def heard_ms(self) -> int:
         return int(min((time.monotonic() - self.started) * 1000, self.audio_ms))
-
-
-async def until(what: str, found: Any, limit_s: float = 90) -> None:
-    deadline = time.monotonic() + limit_s
-    while not found():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no {what}: {[e['type'] for e in SERVER][-12:]}")
-        await asyncio.sleep(0.02)
-
-
-def count(kind: str) -> int:
-    return sum(e["type"] == kind for e in SERVER)
-
-
-def completed_answers() -> int:
-    return sum(
-        e["type"] == "response.done"
-        and e["response"]["status"] == "completed"
-        and any(o["type"] == "message" for o in e["response"]["output"])
-        for e in SERVER
-    )
 
 
 def frames(pcm: bytes) -> list[rtc.AudioFrame]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +28,8 @@ from pipecat.processors.aggregators.llm_response_universal import LLMContextAggr
 from pipecat.services.llm_service import FunctionCallParams
 from pipecat.services.openai.realtime import events
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
+from seen import CLIENT, SERVER, completed_answers, count, until
 
-SERVER: list[dict[str, Any]] = []
-CLIENT: list[dict[str, Any]] = []
 _parse = events.parse_server_event
 
 
@@ -47,28 +45,6 @@ class RecordingService(OpenAIRealtimeLLMService):
     async def _ws_send(self, realtime_message: dict[str, Any]) -> None:
         CLIENT.append(realtime_message)
         await super()._ws_send(realtime_message)
-
-
-async def until(what: str, found: Any, limit_s: float = 90) -> None:
-    deadline = time.monotonic() + limit_s
-    while not found():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no {what}: {[e['type'] for e in SERVER][-12:]}")
-        await asyncio.sleep(0.02)
-
-
-def count(kind: str, **fields: Any) -> int:
-    return sum(e["type"] == kind and all(e.get(k) == v for k, v in fields.items()) for e in SERVER)
-
-
-def completed_answers() -> int:
-    """Responses that finished speaking (not the function calls, not the interrupted)."""
-    return sum(
-        e["type"] == "response.done"
-        and e["response"]["status"] == "completed"
-        and any(o["type"] == "message" for o in e["response"]["output"])
-        for e in SERVER
-    )
 
 
 async def speak(task: PipelineTask, pcm: bytes) -> None:
