@@ -218,3 +218,35 @@ async def test_a_dropped_socket_ends_the_answer_and_closes_every_stage(
             socket.incoming.close()  # the client left mid-answer
     assert stages.all_closed()
     assert not socket.of_type("response.done")
+
+
+async def test_items_are_created_placed_retrieved_and_deleted(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    socket = FakeSocket()
+
+    def text(item_id: str, words: str) -> dict[str, Any]:
+        part = {"type": "input_text", "text": words}
+        return {"id": item_id, "type": "message", "role": "user", "content": [part]}
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(session(socket, ScriptedCascade([])).run)
+        await socket.event(type="conversation.item.create", item=text("item_b", "second"))
+        await socket.event(
+            type="conversation.item.create", item=text("item_a", "first"), previous_item_id="root"
+        )
+        await socket.event(type="conversation.item.delete", item_id="item_b")
+        await socket.event(type="conversation.item.retrieve", item_id="item_b", event_id="evt_9")
+        await socket.event(type="conversation.item.retrieve", item_id="item_a")
+        await until(socket, "conversation.item.retrieved")
+        socket.incoming.close()
+    added = [m for _, m in socket.of_type("conversation.item.added")]
+    assert [(m["item"]["id"], m["previous_item_id"]) for m in added] == [
+        ("item_b", None),
+        ("item_a", None),  # placed first, before item_b
+    ]
+    assert socket.of_type("conversation.item.deleted")[0][1]["item_id"] == "item_b"
+    ((_, error),) = socket.of_type("error")
+    assert (error["error"]["code"], error["error"]["event_id"]) == ("item_not_found", "evt_9")
+    retrieved = socket.of_type("conversation.item.retrieved")[0][1]["item"]
+    assert retrieved["content"] == [{"type": "input_text", "text": "first"}]
