@@ -32,14 +32,13 @@ from types import TracebackType
 import attrs
 import trio
 
-from gateway.chat import render
 from gateway.chat.cache import StreamAssembler
+from gateway.chat.dialect import ChatCompletionFrames, Frames
 from gateway.chat.trip import Trip
 from gateway.platform.errors import ApiError, from_provider_error
 from gateway.upstream.accounting import Accounting
 from providers.errors import ProviderError, UpstreamTimeout
 from providers.types import ChatChunk, Usage
-from streams.sse import DONE
 
 CLEANUP_DEADLINE_S = 2.0
 READ_AHEAD = 64  # chunks buffered between the upstream and the client, at most
@@ -70,10 +69,9 @@ Finisher = Callable[[StreamOutcome], None]
 
 
 class ChatStreamBody:
-    """The SSE body of one streamed chat completion: a `StreamBody` whose frames are
-    chat-completion chunks, ending with `[DONE]` (or one error event)."""
-
-    content_type = "text/event-stream"
+    """The body of one streamed chat answer: a `StreamBody` whose frames are the
+    dialect's (`frames`; chat-completion chunks ending with `[DONE]` by default), ending
+    with its final frames or one error event."""
 
     def __init__(
         self,
@@ -85,14 +83,17 @@ class ChatStreamBody:
         accountant: Accountant,
         on_finish: Finisher,
         assembler: StreamAssembler | None = None,
+        frames: Frames | None = None,
     ) -> None:
         self._trip = trip
+        self._frames = frames or ChatCompletionFrames(trip)
+        self.content_type = self._frames.content_type
         self._chunks = chunks
         self._idle_timeout_s = idle_timeout_s
         self._accountant = accountant
         self._on_finish = on_finish
         self._state = StreamState.STREAMING
-        self._out: deque[bytes] = deque([render.role_chunk(trip)])
+        self._out: deque[bytes] = deque([self._frames.opening()])
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
         self._chars = 0
@@ -100,6 +101,7 @@ class ChatStreamBody:
         self._error: ApiError | None = None
         self._accounting: Accounting | None = None
         self._finished = False
+        self._sealed = False
         self.assembler = assembler
         for chunk in head:
             self._translate(chunk)
@@ -146,6 +148,9 @@ class ChatStreamBody:
             if self._state is not StreamState.STREAMING:
                 raise StopAsyncIteration
             await self._pull()
+        if self._state is not StreamState.STREAMING and not self._sealed:
+            self._sealed = True  # the last frames are queued: the dialect's step first
+            await self._frames.seal()
         frames = b"".join(self._out)
         self._out.clear()
         return frames
@@ -232,13 +237,13 @@ class ChatStreamBody:
             self.assembler.add(chunk)
         if chunk.content:
             self._chars += len(chunk.content)
-            self._out.append(render.content_chunk(self._trip, chunk.content))
-        if chunk.tool_calls:
-            for piece in chunk.tool_calls:
-                self._chars += len(piece.arguments)
-                if piece.name:
-                    self._tools.append(piece.name)
-            self._out.append(render.tool_calls_chunk(self._trip, chunk.tool_calls))
+        for piece in chunk.tool_calls:
+            self._chars += len(piece.arguments)
+            if piece.name:
+                self._tools.append(piece.name)
+        frames = self._frames.chunk(chunk)
+        if frames:
+            self._out.append(frames)
         if chunk.finish_reason is not None:
             self._finish_reason = chunk.finish_reason
         if chunk.usage is not None:
@@ -247,15 +252,12 @@ class ChatStreamBody:
     def _finish(self) -> None:
         accounting = self._accounting = self._accountant(self._usage, self._chars)
         reason = self._finish_reason or "stop"
-        self._out.append(render.final_chunk(self._trip, reason, accounting, self._tools))
-        if self._trip.params.include_usage:
-            self._out.append(render.usage_chunk(self._trip, accounting))
-        self._out.append(DONE)
+        self._out.append(self._frames.finish(reason, accounting, self._tools))
         self._state = StreamState.DONE
 
     def _fail(self, exc: ProviderError) -> None:
         self._error = from_provider_error(exc)
-        self._out.append(render.error_event(self._error.body()))
+        self._out.append(self._frames.fail(self._error))
         self._state = StreamState.FAILED
 
     def report(self) -> None:

@@ -22,11 +22,10 @@ from typing import Any
 
 import attrs
 
-from gateway.chat import render
 from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.cache import ReplayStream, StreamAssembler
 from gateway.chat.calls import OpenChatStream, Opened, complete
-from gateway.chat.input import parse_chat_body
+from gateway.chat.dialect import CHAT, Dialect
 from gateway.chat.plan import (
     CachePlan,
     cache_plan,
@@ -62,20 +61,31 @@ STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def serve_chat(
-    state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
+    state: AppState,
+    principal: Principal,
+    body: Any,
+    headers: Mapping[str, str],
+    dialect: Dialect = CHAT,
 ) -> ChatAnswering:
     """`async with serve_chat(state, principal, body, headers) as answer:` (raises
-    `ApiError` on entry for client mistakes and upstream failures)."""
-    return ChatAnswering(state, principal, body, headers)
+    `ApiError` on entry for client mistakes and upstream failures). `dialect` reads the
+    body and renders the answer (`gateway.chat.dialect`): chat-completions by default."""
+    return ChatAnswering(state, principal, body, headers, dialect)
 
 
 class ChatAnswering:
     """The answering context of one chat request (see the module docstring)."""
 
     def __init__(
-        self, state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
+        self,
+        state: AppState,
+        principal: Principal,
+        body: Any,
+        headers: Mapping[str, str],
+        dialect: Dialect,
     ) -> None:
         self._state, self._principal, self._body, self._headers = state, principal, body, headers
+        self._dialect = dialect
         self._held = AsyncExitStack()
 
     async def __aenter__(self) -> Answer:
@@ -99,9 +109,10 @@ class ChatAnswering:
             return await self._answer_with(stack, facts)
 
     async def _answer_with(self, stack: AsyncExitStack, facts: RequestFacts) -> Answer:
-        state = self._state
+        state, dialect = self._state, self._dialect
         try:
-            trip = plan_trip(state, facts, parse_chat_body(self._body), self._headers, self._body)
+            parsed = dialect.parse(self._body)
+            trip = plan_trip(state, facts, parsed.params, self._headers, parsed.rule_body)
         except ApiError as error:  # refused before planning (its body, its model): recorded
             model = self._body.get("model") if isinstance(self._body, dict) else None
             record_refusal(state, facts, unplanned(model), error)
@@ -116,10 +127,10 @@ class ChatAnswering:
             found = state.cache.get(cache.key) if shared is None else await shared.get(cache.key)
             hit = _counted(state, trip, found)
         if hit is not None:
-            return await _answer_from_cache(state, trip, hit, hold, stack)
+            return await _answer_from_cache(state, dialect, trip, hit, hold, stack)
         if trip.params.stream:
-            return await _stream(state, trip, hold, cache, stack)
-        return await _plain(state, trip, hold, cache)
+            return await _stream(state, dialect, trip, hold, cache, stack)
+        return await _plain(state, dialect, trip, hold, cache)
 
 
 async def _admit(state: AppState, trip: Trip) -> Hold:
@@ -149,7 +160,9 @@ def _decided(trip: Trip, served: Served[Any]) -> Trip:
 # -- plain answers -------------------------------------------------------------------------
 
 
-async def _plain(state: AppState, trip: Trip, hold: Hold, cache: CachePlan | None) -> JsonAnswer:
+async def _plain(
+    state: AppState, dialect: Dialect, trip: Trip, hold: Hold, cache: CachePlan | None
+) -> JsonAnswer:
     async def operation(adapter: Any, target: Any) -> ChatResult:
         return await complete(trip, adapter, target)
 
@@ -165,7 +178,7 @@ async def _plain(state: AppState, trip: Trip, hold: Hold, cache: CachePlan | Non
     if cache is not None and not trip.fell_back:
         _keep(state, cache, attrs.evolve(result, usage=accounting.usage))
     headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
-    return JsonAnswer(200, render.completion_body(trip, result, accounting), headers)
+    return JsonAnswer(200, dialect.answer(trip, result, accounting), headers)
 
 
 def _result_usage(trip: Trip, result: ChatResult) -> Usage:
@@ -179,7 +192,12 @@ def _result_usage(trip: Trip, result: ChatResult) -> Usage:
 
 
 async def _stream(
-    state: AppState, trip: Trip, hold: Hold, cache: CachePlan | None, stack: AsyncExitStack
+    state: AppState,
+    dialect: Dialect,
+    trip: Trip,
+    hold: Hold,
+    cache: CachePlan | None,
+    stack: AsyncExitStack,
 ) -> StreamAnswer:
     """Race the chain to a first content chunk; the winner stays open in `stack` (the
     answering context) and the body relays the rest.
@@ -207,6 +225,7 @@ async def _stream(
         accountant=lambda usage, chars: _stream_accounting(state, trip, usage, chars),
         on_finish=lambda outcome: _finish_stream(state, trip, hold, outcome, cache, assembler),
         assembler=assembler,
+        frames=dialect.frames(trip),
     )
     stack.callback(body.report)  # a body never entered still leaves its record
     return StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)
@@ -277,7 +296,12 @@ def _counted(state: AppState, trip: Trip, found: ChatResult | None) -> ChatResul
 
 
 async def _answer_from_cache(
-    state: AppState, trip: Trip, hit: ChatResult, hold: Hold, stack: AsyncExitStack
+    state: AppState,
+    dialect: Dialect,
+    trip: Trip,
+    hit: ChatResult,
+    hold: Hold,
+    stack: AsyncExitStack,
 ) -> Answer:
     """Serve a cached answer: counted as savings, billed nothing, shaped like a live one."""
     trip = attrs.evolve(trip, cache_hit=True)
@@ -291,7 +315,7 @@ async def _answer_from_cache(
     accounting = attrs.evolve(full, cost=CostBreakdown(0.0, 0.0, 0.0), footprint=None)
     if not trip.params.stream:
         _finish_hit(state, trip, hold, accounting, saved_usd=full.cost.total)
-        answer = render.completion_body(trip, hit, accounting)
+        answer = dialect.answer(trip, hit, accounting)
         # zero, as its `_gateway.energy`: the spec's footprint headers are on every answer
         headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
         return JsonAnswer(200, answer, headers)
@@ -305,6 +329,7 @@ async def _answer_from_cache(
         on_finish=lambda outcome: _finish_hit(
             state, trip, hold, accounting, saved_usd=full.cost.total
         ),
+        frames=dialect.frames(trip),
     )
     stack.callback(body.report)
     return StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)

@@ -31,6 +31,7 @@ from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
 from gateway.api.rerank import rerank_blueprint
+from gateway.api.responses import responses_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
 from gateway.api.sustainability import sustainability_blueprint
@@ -73,6 +74,7 @@ def create_app(state: AppState) -> QuartTrio:
         embeddings_blueprint(state),
         audio_blueprint(state),
         rerank_blueprint(state),
+        responses_blueprint(state),
         models_blueprint(state),
         keys_blueprint(state),
         providers_blueprint(state),
