@@ -71,8 +71,13 @@ def configure(sqlite: sqlite_utils.Database) -> None:
     returns, but a power loss can take the last commits back: a key the client was told
     exists could vanish.) The price is one fsync per commit; the hot path does not
     commit per request (the usage log and `last_used` commit in groups), so it is small.
+
+    secure_delete=ON: space freed by a DELETE or by an UPDATE rewriting a row is
+    overwritten with zeros, so erased content (`store.erasure`) leaves no copy in the
+    file's pages, including older versions of a row that was updated before it was erased.
     """
     sqlite.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    sqlite.execute("PRAGMA secure_delete = ON")
     sqlite.execute("PRAGMA foreign_keys = ON")
     sqlite.enable_wal()
     sqlite.execute("PRAGMA synchronous = FULL")

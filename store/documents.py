@@ -5,13 +5,11 @@ workspace's id answers exactly like an unknown one. Chunks hang off the document
 DELETE CASCADE; the FTS5 index `data_chunks_fts` is an external-content index over the
 chunks' text, kept in step here (FTS5 cannot cascade).
 
-Erasure must leave no copy of the text on disk, and SQLite keeps copies in three places a
-plain DELETE does not clear: the free pages of the database file, the FTS5 index's old
-segments (a deleted term stays in its segment until a merge), and the WAL. `erase` deletes
-with `secure_delete` on (freed pages are overwritten with zeros), removes the chunks from
-the FTS5 index and rewrites the index (`optimize` merges every segment, dropping deleted
-entries), and `checkpoint` then copies the clean pages into the database file and truncates
-the WAL to nothing. Vectors are little-endian float32 blobs.
+Erasure must leave no copy of the text on disk. `remove` runs inside `store.erasure`
+(secure delete, the WAL truncated, the blob shredded) and adds what only this family has:
+the FTS5 index's old segments keep a deleted term until a merge, so the chunks are
+removed from the index and the index is rewritten (`optimize` merges every segment,
+dropping deleted entries). Vectors are little-endian float32 blobs.
 """
 
 from __future__ import annotations
@@ -392,33 +390,40 @@ def _completed_in_workspace(
     return {int(r[0]): str(r[1]) for r in rows}
 
 
-def erase(
-    db: sqlite_utils.Database, workspace_id: str, document_id: str, *, also: Any = None
-) -> Erased | None:
-    """Delete the document, its chunks, vectors and index entries so that no copy stays in
-    the database's pages; `also(db)` runs in the same transaction (the audit event). None
-    when the workspace has no such document. Call `checkpoint` afterwards (outside any
-    transaction) to clear the WAL."""
-    db.execute("PRAGMA secure_delete = ON")
-    try:
-        with db.atomic():
-            record = get(db, workspace_id, document_id)
-            if record is None:
-                return None
-            deleted = _unindex(db, document_id)
-            db.execute("DELETE FROM data_chunks WHERE document_id = ?", [document_id])
-            db.execute("DELETE FROM data_documents WHERE id = ?", [document_id])
-            # Merge every segment into one: the deleted terms leave the index's pages.
-            db.execute("INSERT INTO data_chunks_fts (data_chunks_fts) VALUES ('optimize')")
-            if also is not None:
-                also(db)
-            unused = not blob_in_use(db, record.sha256)
-        return Erased(record.sha256, deleted, unused)
-    finally:
-        db.execute("PRAGMA secure_delete = OFF")
+def remove(db: sqlite_utils.Database, workspace_id: str, document_id: str) -> Erased | None:
+    """Delete the document, its chunks, vectors and index entries; None when the workspace
+    has no such document. Run it through `store.erasure` (secure delete, the WAL
+    checkpoint, the blob shredded), never on its own."""
+    record = get(db, workspace_id, document_id)
+    if record is None:
+        return None
+    deleted = _delete(db, document_id)
+    _merge_index(db)
+    return Erased(record.sha256, deleted, not blob_in_use(db, record.sha256))
 
 
-def checkpoint(db: sqlite_utils.Database) -> None:
-    """Copy the WAL into the database file and truncate it to zero bytes, so the old page
-    images (the erased text among them) are gone from the WAL too."""
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[str]:
+    """Delete every document of the workspace as `remove` does; the digests of the blobs
+    no document names any more. Through `store.erasure` too."""
+    rows = db.execute(
+        "SELECT id, sha256 FROM data_documents WHERE workspace_id = ?", [workspace_id]
+    ).fetchall()
+    for document_id, _ in rows:
+        _delete(db, document_id)
+    if rows:
+        _merge_index(db)
+    return sorted({str(sha) for _, sha in rows if not blob_in_use(db, sha)})
+
+
+def _delete(db: sqlite_utils.Database, document_id: str) -> int:
+    """The document's rows and index entries gone; how many chunks it had."""
+    deleted = _unindex(db, document_id)
+    db.execute("DELETE FROM data_chunks WHERE document_id = ?", [document_id])
+    db.execute("DELETE FROM data_documents WHERE id = ?", [document_id])
+    return deleted
+
+
+def _merge_index(db: sqlite_utils.Database) -> None:
+    """Merge every segment of the full-text index into one: a deleted term stays in its
+    segment until a merge, and the merge drops it (its old pages are zeroed on free)."""
+    db.execute("INSERT INTO data_chunks_fts (data_chunks_fts) VALUES ('optimize')")

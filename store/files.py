@@ -5,7 +5,8 @@ workspace's id answers exactly like an unknown one. Derived rows (pages of extra
 chunks, vectors, PII findings) hang off the file with ON DELETE CASCADE, so deleting a file
 removes everything derived from it in one statement. The bytes are in the blob store
 (store/blobs.py): `delete` reports whether the blob is still named by another row, and the
-caller removes it when not.
+caller erases it when not. Deleting goes through `store.erasure` (secure delete, the WAL
+truncated, the blob shredded).
 
 Vectors are stored as little-endian float32 blobs, the source of the in-memory vector
 index the files search uses (`gateway.retrieval.vector_index`, shared with data documents;
@@ -238,7 +239,7 @@ def unfinished(db: sqlite_utils.Database) -> list[FileRecord]:
 
 def delete(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> str | None:
     """Delete the file and what derives from it; the digest of its blob when no other row
-    names it (the caller removes that blob), else None. A missing file raises LookupError.
+    names it (the caller shreds that blob), else None. A missing file raises LookupError.
     """
     with db.atomic():
         record = get(db, workspace_id, file_id)
@@ -250,6 +251,18 @@ def delete(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> str | 
             "SELECT count(*) FROM files WHERE sha256 = ?", [record.sha256]
         ).fetchone()[0]
     return None if others else record.sha256
+
+
+def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[str]:
+    """Delete every file of the workspace and what derives from them; the digests of the
+    blobs no file names any more. Through `store.erasure`, as `delete` is."""
+    digests = {
+        str(row[0])
+        for row in db.execute("SELECT sha256 FROM files WHERE workspace_id = ?", [workspace_id])
+    }
+    db.execute("DELETE FROM files WHERE workspace_id = ?", [workspace_id])
+    db.execute("DELETE FROM file_cursor_places WHERE workspace_id = ?", [workspace_id])
+    return sorted(d for d in digests if not blob_in_use(db, d))
 
 
 PLACE_KEPT_S = 86_400

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import sqlite_utils
 import trio
 
 from gateway.files import agent_admission, render
@@ -26,8 +27,10 @@ from gateway.uploads.receive import Received, quota_exceeded, receive, upload_de
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.usage import recording_rejection
+from store import erasure
 from store import files as file_store
 from store.columns import new_id
+from store.erasure import Blob, Removal
 from store.files import FileRecord
 
 
@@ -198,20 +201,23 @@ async def patch_metadata(
 
 
 async def delete_file(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
-    """Delete the file, everything derived from it, and its blob unless another file shares
-    the same bytes."""
+    """Erase the file, everything derived from it, and its blob unless another file shares
+    the same bytes (`store.erasure`: nothing of it stays on disk)."""
     principal.require("files")
-    async with state.files.blob_lock:
+    runtime, workspace_id = state.files, principal.workspace_id
+
+    def remove(db: sqlite_utils.Database) -> Removal[str]:
+        unused = file_store.delete(db, workspace_id, file_id)
+        return Removal(file_id, () if unused is None else (Blob(runtime.blobs, unused),))
+
+    async def forget(_: str) -> None:
+        await runtime.index.remove(workspace_id, file_id)
+
+    async with runtime.blob_lock:
         try:
-            unused = await state.db.run(
-                lambda d: file_store.delete(d, principal.workspace_id, file_id)
-            )
+            await erasure.erase(state.db, remove, forget=forget)
         except LookupError:
             raise file_not_found(file_id) from None
-        with trio.CancelScope(shield=True):  # committed: the memory copy goes too
-            await state.files.index.remove(principal.workspace_id, file_id)
-        if unused is not None:
-            await trio.to_thread.run_sync(state.files.blobs.remove, unused)
     return render.deleted(file_id)
 
 

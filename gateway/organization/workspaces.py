@@ -3,8 +3,11 @@
 A caller sees the workspaces it may act in (owners and admins: all of the
 organisation's; others and API keys: theirs). Deleting refuses while the workspace still
 holds active keys, routing rules or provider configurations (409 `workspace_not_empty`,
-with the counts), and refuses the organisation's last workspace: nothing is removed as a
-side effect a caller did not see.
+with the counts), and refuses the organisation's last workspace: no credential or
+configuration is removed as a side effect a caller did not see. The workspace's content
+(files and data documents, with everything derived from them) is erased with it, through
+`store.erasure`, so none of it stays on disk (a cascade alone left the text in free pages
+and the WAL, the blobs on disk and the documents' full-text entries searchable).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
+import sqlite_utils
 
 from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
@@ -20,7 +24,11 @@ from gateway.organization import render
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.state import AppState
-from store import workspaces
+from store import audit, erasure, workspaces
+from store import documents as document_store
+from store import files as file_store
+from store.audit import AuditEvent
+from store.erasure import Blob, Removal
 from store.workspaces import WorkspaceRecord
 
 
@@ -120,8 +128,28 @@ async def delete(state: AppState, principal: Principal, workspace_id: str) -> di
         details={"name": record.name},
         organization_wide=True,
     )
-    await audited(state, event, lambda d: workspaces.delete(d, workspace_id))
+    await _erase(state, workspace_id, event)
     return {"id": workspace_id, "object": "workspace", "deleted": True}
+
+
+async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
+    """The workspace gone with its files and data documents (`store.erasure`)."""
+    files, documents = state.files, state.documents
+
+    def remove(db: sqlite_utils.Database) -> Removal[str]:
+        blobs = [Blob(files.blobs, d) for d in file_store.remove_workspace(db, workspace_id)]
+        held = document_store.remove_workspace(db, workspace_id)
+        blobs += [Blob(documents.blobs, d) for d in held]
+        workspaces.delete(db, workspace_id)
+        audit.append(db, event)
+        return Removal(workspace_id, tuple(blobs))
+
+    async def forget(_: str) -> None:
+        files.index.forget(workspace_id)
+        documents.index.forget(workspace_id)
+
+    async with files.blob_lock, documents.blob_lock:
+        await erasure.erase(state.db, remove, forget=forget)
 
 
 async def _find(state: AppState, principal: Principal, workspace_id: str) -> WorkspaceRecord:

@@ -108,6 +108,11 @@ class VectorCache:
         """Drop an erased owner's rows from the cached snapshot."""
         await self._update(workspace_id, None, owner)
 
+    def forget(self, workspace_id: str) -> None:
+        """Drop an erased workspace's snapshot; a load under way is not cached either."""
+        self._versions[workspace_id] = self._versions.get(workspace_id, 0) + 1
+        self._cache.pop(workspace_id, None)
+
     async def _update(self, workspace_id: str, load: Load | None, owner: str) -> None:
         lock = self._locks.setdefault(workspace_id, trio.Lock())
         async with lock:
