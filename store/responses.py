@@ -5,8 +5,8 @@ A response belongs to one workspace; every read takes the workspace, so another
 workspace's id answers exactly like an unknown one. A row holds the response object as
 it was answered and its request's input items; a conversation is rebuilt by walking the
 chain of `previous_response_id`s back to its start, so each turn is stored once. Rows hold
-user content: `erase` deletes with `secure_delete` on, and the caller checkpoints the WAL
-afterwards (`store.documents.checkpoint`), as for data documents.
+user content: they leave through `store.erasure` (`remove`, `remove_workspace`), which
+clears the free pages and the WAL too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import Any
 
 import attrs
 import sqlite_utils
+
+from store.erasure import Removal
 
 MAX_CHAIN = 10_000  # turns walked back at most (a chain is acyclic; this bounds a bad row)
 
@@ -100,19 +102,21 @@ def conversation(
     return items
 
 
-def erase(db: sqlite_utils.Database, workspace_id: str, response_id: str) -> bool:
-    """Delete the workspace's response so no copy stays in the database's pages; False
-    when there is none. Checkpoint the WAL afterwards (outside any transaction)."""
-    db.execute("PRAGMA secure_delete = ON")
-    try:
-        with db.atomic():
-            cursor = db.execute(
-                "DELETE FROM stored_responses WHERE id = ? AND workspace_id = ?",
-                [response_id, workspace_id],
-            )
-            return cursor.rowcount > 0
-    finally:
-        db.execute("PRAGMA secure_delete = OFF")
+def remove(
+    db: sqlite_utils.Database, workspace_id: str, response_id: str
+) -> Removal[str] | None:
+    """`store.erasure`'s removal of one response; None when the workspace has none."""
+    cursor = db.execute(
+        "DELETE FROM stored_responses WHERE id = ? AND workspace_id = ?",
+        [response_id, workspace_id],
+    )
+    return Removal(response_id) if cursor.rowcount > 0 else None
+
+
+def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> int:
+    """Every response of a workspace (its deletion, inside its erasure's transaction)."""
+    cursor = db.execute("DELETE FROM stored_responses WHERE workspace_id = ?", [workspace_id])
+    return int(cursor.rowcount)
 
 
 def expired(db: sqlite_utils.Database, now: float) -> list[tuple[str, str]]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from functools import partial
 from typing import Any
 
 import attrs
-import trio
 
 from gateway.chat.service import serve_chat
 from gateway.platform.auth import Principal
@@ -31,12 +31,11 @@ from gateway.responses.dialect import ResponsesDialect
 from gateway.responses.input import previous_response_id
 from gateway.upstream.facts import new_facts
 from gateway.upstream.usage import recording_rejection
-from store import documents as document_store
+from store import erasure
 from store import responses as response_store
 from store.responses import BrokenChain, StoredResponse
 
 DAY_S = 86_400
-CLEANUP_DEADLINE_S = 60.0
 MAX_ITEMS_PAGE = 100
 
 
@@ -173,14 +172,10 @@ async def delete(state: AppState, principal: Principal, response_id: str) -> dic
 
 
 async def erase_response(state: AppState, workspace_id: str, response_id: str) -> bool:
-    """Erase a stored response (request or retention): the row with `secure_delete`, then
-    the WAL checkpointed, shielded under a deadline once the row is gone (a client that
-    left after the commit does not leave the text in the WAL)."""
-    erased = await state.db.run(lambda d: response_store.erase(d, workspace_id, response_id))
-    if erased:
-        with trio.move_on_after(CLEANUP_DEADLINE_S, shield=True):
-            await state.db.run(document_store.checkpoint)
-    return erased
+    """Erase a stored response (request or retention) through `store.erasure`: no copy
+    stays in the database's free pages or its WAL."""
+    remove = partial(response_store.remove, workspace_id=workspace_id, response_id=response_id)
+    return await erasure.erase(state.db, remove) is not None
 
 
 async def input_items(
