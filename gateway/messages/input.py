@@ -28,7 +28,12 @@ REFUSED: Mapping[str, str] = {
     "container": "code-execution containers are not supported",
     "mcp_servers": "remote MCP servers are not supported",
     "context_management": "server-side context management is not supported",
+    "inference_geo": "choosing where inference runs is not supported (see data residency)",
+    "user_profile_id": "Anthropic user profiles are not supported",
+    "workspace_id": "the key's workspace is used (X-Workspace-ID chooses another)",
 }
+# Hints that change nothing in the answer, taken and not acted on (docs: Choices).
+HINTS = ("cache_control", "diagnostics")
 KNOWN = frozenset(
     {
         "model",
@@ -45,7 +50,10 @@ KNOWN = frozenset(
         "thinking",
         "stream",
         "service_tier",
+        "output_config",
+        "speed",
         *REFUSED,
+        *HINTS,
         # the gateway's own extensions, as on chat completions
         "service",
         "provider",
@@ -54,8 +62,10 @@ KNOWN = frozenset(
 )
 SKIPPED_BLOCKS = ("thinking", "redacted_thinking")
 SERVICE_TIERS = ("auto", "standard_only")
-# Thinking budgets as reasoning efforts (`reasoning_effort`), by the budget's size.
+# Thinking budgets as reasoning efforts (`reasoning_effort`), by the budget's size, and
+# `output_config.effort` (its two levels above `high` are `high`: chat's highest).
 EFFORTS = ((2_048, "low"), (8_192, "medium"))
+OUTPUT_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 
 
 @attrs.frozen
@@ -81,7 +91,9 @@ def parse_messages_body(body: Any, *, counting: bool = False) -> MessagesRequest
         "top_p": _bounded(body, "top_p", 1.0),
         "top_k": _top_k(body.get("top_k")),
         "user": _user(body.get("metadata")),
-        "reasoning_effort": _thinking(body.get("thinking"), max_tokens),
+        "reasoning_effort": _effort(body.get("output_config"))
+        or _thinking(body.get("thinking"), max_tokens),
+        "response_format": _output_format(body.get("output_config")),
         "service": body.get("service"),
         "provider": body.get("provider"),
         "routing_mode": body.get("routing_mode"),
@@ -108,6 +120,10 @@ def _check_fields(body: Mapping[str, Any], counting: bool) -> None:
             f"'service_tier' must be one of {', '.join(SERVICE_TIERS)}.",
             param="service_tier",
             value=body.get("service_tier"),
+        )
+    if body.get("speed") not in (None, "standard"):
+        raise invalid_request(
+            "'speed': only 'standard' is supported.", param="speed", value=body.get("speed")
         )
     if counting and body.get("stream"):
         raise invalid_request("'stream' is not a count_tokens field.", param="stream")
@@ -190,6 +206,48 @@ def _thinking(value: Any, max_tokens: int | None) -> str | None:
             "thinking.budget_tokens: must be less than max_tokens", param="thinking.budget_tokens"
         )
     return next((effort for limit, effort in EFFORTS if budget < limit), "high")
+
+
+def _output_config(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or set(value) - {"effort", "format"}:
+        raise invalid_request(
+            "output_config: only 'effort' and 'format' are accepted",
+            param="output_config",
+            value=value,
+        )
+    return value
+
+
+def _effort(value: Any) -> str | None:
+    effort = _output_config(value).get("effort")
+    if effort is not None and effort not in OUTPUT_EFFORTS:
+        raise invalid_request(
+            f"output_config.effort: must be one of {', '.join(OUTPUT_EFFORTS)}",
+            param="output_config.effort",
+            value=effort,
+        )
+    return OUTPUT_EFFORTS.get(effort) if effort is not None else None
+
+
+def _output_format(value: Any) -> dict[str, Any] | None:
+    """`output_config.format` (a JSON schema) as chat's `response_format`."""
+    form = _output_config(value).get("format")
+    if form is None:
+        return None
+    schema = form.get("schema") if isinstance(form, dict) else None
+    if (
+        not isinstance(form, dict)
+        or form.get("type") != "json_schema"
+        or not isinstance(schema, dict)
+    ):
+        raise invalid_request(
+            "output_config.format: must be {type: 'json_schema', schema}",
+            param="output_config.format",
+            value=form,
+        )
+    return {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
 
 
 # -- system and messages -------------------------------------------------------------------

@@ -52,6 +52,8 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
             payload[name] = value
     if request.top_p is not None:
         payload["p"] = request.top_p
+    if request.top_k is not None:
+        payload["k"] = request.top_k
     if request.stop is not None:
         payload["stop_sequences"] = list(request.stop)
     payload.update(tool_fields(request.tools, request.tool_choice))

@@ -60,6 +60,9 @@ class ChatRequest:
     user: str | None = None
     response_format: Mapping[str, Any] | None = None
     seed: int | None = None
+    # Sample from the `top_k` likeliest tokens only (Anthropic, Gemini, Cohere's `k`; the
+    # Messages API's field). OpenAI and Mistral have no such setting: they refuse it.
+    top_k: int | None = None
 
 
 @attrs.frozen(slots=True)
