@@ -2,8 +2,11 @@
 end inclusive), validated once for every family that reads usage over days.
 
 Pure: the caller passes today's date. Absent both, the period is the last
-`DEFAULT_DAYS` days up to today; one alone extends `DEFAULT_DAYS` days from (or to) it.
-A range longer than `MAX_DAYS` is refused rather than computed.
+`DEFAULT_DAYS` days up to today; one alone extends `DEFAULT_DAYS` days from (or to) it,
+never past the dates a period may name. A range longer than `MAX_DAYS` is refused rather
+than computed, and so is a date outside `EARLIEST`-`LATEST` (the Unix era, and never so
+late that the day after it, the period's exclusive end, overflows: `9999-12-31` was a 500
+on every page and an export that failed after it was accepted).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from gateway.platform.errors import invalid_request
 DEFAULT_DAYS = 30
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 MAX_DAYS = 366
+EARLIEST, LATEST = date(1970, 1, 1), date(9999, 12, 30)
 
 
 @attrs.frozen
@@ -57,9 +61,9 @@ def parse_period(values: Mapping[str, Any], *, today: date, max_days: int = MAX_
         end = today
     if start is None:
         assert end is not None
-        start = end - span
+        start = max(EARLIEST, end - span)
     if end is None:
-        end = start + span
+        end = start + min(span, LATEST - start)  # never past LATEST (nor the calendar)
     if end < start:
         raise invalid_request(
             f"'end_date' ({end.isoformat()}) is before 'start_date' ({start.isoformat()}).",
@@ -83,9 +87,14 @@ def _date(values: Mapping[str, Any], name: str) -> date | None:
     if not isinstance(raw, str) or not _ISO_DATE.fullmatch(raw):
         raise _bad_date(name, raw)
     try:
-        return date.fromisoformat(raw)
+        found = date.fromisoformat(raw)
     except ValueError:
         raise _bad_date(name, raw) from None
+    if not EARLIEST <= found <= LATEST:
+        raise invalid_request(
+            f"'{name}' must be from {EARLIEST} to {LATEST}.", param=name, value=raw
+        )
+    return found
 
 
 def _bad_date(name: str, raw: object) -> Exception:

@@ -1,8 +1,10 @@
 """Multipart audio uploads, streamed to a spool: never held whole in memory while read.
 
-The body is read chunk by chunk from the server and pushed through python-multipart's
-push parser. Text fields are kept (each at most `MAX_FIELD_BYTES`); the file part goes to a
-`SpooledTemporaryFile` (memory up to `SPOOL_MEMORY_BYTES`, then a temporary file). The
+The body is read chunk by chunk from the server and pushed through the one multipart
+reader every family shares (`gateway.platform.multipart`), so a body cut before its
+closing boundary is the same 400 as on files, OCR and data documents, and nothing is
+transcribed. Text fields are kept (each at most `MAX_FIELD_BYTES`); the file part goes to
+a `SpooledTemporaryFile` (memory up to `SPOOL_MEMORY_BYTES`, then a temporary file). The
 moment the file passes `MAX_AUDIO_BYTES` the upload is refused with 413, before the rest
 is read. The file's container is then checked by its bytes, never its name: a PNG called
 `a.wav`, an empty file or a truncated one is a 400.
@@ -12,18 +14,15 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import AsyncIterable
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 import attrs
-from python_multipart.exceptions import FormParserError
-from python_multipart.multipart import MultipartParser, parse_options_header
+from python_multipart.multipart import parse_options_header
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.multipart import Event, MultipartEvents, PartData, PartStart
 from providers.clip_source import BytesSource, ClipSource, FileSource
-
-if TYPE_CHECKING:  # a typing-only name in python-multipart
-    from python_multipart.multipart import MultipartCallbacks
 
 MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the spec's 25 MB for transcription audio
 MAX_FIELD_BYTES = 64 * 1024
@@ -101,96 +100,62 @@ def boundary_of(content_type: str | None, field: str = "file") -> bytes:
 
 
 class _Collector:
-    """python-multipart callbacks that fill an `Upload` as bytes arrive."""
+    """Fills an `Upload` from the multipart reader's events as bytes arrive."""
 
     def __init__(self, upload: Upload, field: str = "file", *, text_file: bool = False) -> None:
         self.upload = upload
         self._field = field
         self._text_file = text_file  # a text part named `field` is spooled as the file too
+        self._part: PartStart | None = None
         self._in_file = False
         self._limit = MAX_AUDIO_BYTES
-        self._header_field = b""
-        self._header_value = b""
-        self._disposition = b""
-        self._name = ""
-        self._filename: str | None = None
         self._value = bytearray()
-        self.error: ApiError | None = None
 
-    def callbacks(self) -> MultipartCallbacks:
-        return {
-            "on_part_begin": self._part_begin,
-            "on_header_field": self._header_field_data,
-            "on_header_value": self._header_value_data,
-            "on_header_end": self._header_end,
-            "on_headers_finished": self._headers_finished,
-            "on_part_data": self._part_data,
-            "on_part_end": self._part_end,
-        }
+    def handle(self, events: list[Event]) -> None:
+        for event in events:
+            if isinstance(event, PartStart):
+                self._start(event)
+            elif isinstance(event, PartData):
+                self._data(event.data)
+            else:
+                self._end()
 
-    def _part_begin(self) -> None:
-        self._disposition, self._filename, self._value = b"", None, bytearray()
-        self._in_file = False
-
-    def _header_field_data(self, data: bytes, start: int, end: int) -> None:
-        self._header_field += data[start:end]
-
-    def _header_value_data(self, data: bytes, start: int, end: int) -> None:
-        self._header_value += data[start:end]
-
-    def _header_end(self) -> None:
-        if self._header_field.lower() == b"content-disposition":
-            self._disposition = self._header_value
-        self._header_field, self._header_value = b"", b""
-
-    def _headers_finished(self) -> None:
-        _, options = parse_options_header(self._disposition)
-        self._name = options.get(b"name", b"").decode("utf-8", "replace")
-        filename = options.get(b"filename")
-        self._filename = filename.decode("utf-8", "replace") if filename is not None else None
-        self._in_file = self._name == self._field and (
-            self._filename is not None or self._text_file
-        )
-        if self._in_file:
-            if self.upload.file is not None:
-                field = self._field
-                self._fail(invalid_request(f"Send one '{field}' per request.", param=field))
-                return
-            # Closed by `Upload.close`, which the request handler calls on every path.
-            spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115
-            self.upload.file = spool
-            self.upload.filename = self._filename or ""
-            self.upload.as_text = self._filename is None
-            # Base64 text of 25 MB of audio is a third longer.
-            self._limit = MAX_AUDIO_BYTES * 4 // 3 + 4 if self.upload.as_text else MAX_AUDIO_BYTES
-
-    def _part_data(self, data: bytes, start: int, end: int) -> None:
-        if self.error is not None:
+    def _start(self, part: PartStart) -> None:
+        self._part, self._value = part, bytearray()
+        self._in_file = part.name == self._field and (part.filename is not None or self._text_file)
+        if not self._in_file:
             return
+        if self.upload.file is not None:
+            raise invalid_request(f"Send one '{self._field}' per request.", param=self._field)
+        # Closed by `Upload.close`, which the request handler calls on every path.
+        spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115
+        self.upload.file = spool
+        self.upload.filename = part.filename or ""
+        self.upload.as_text = part.filename is None
+        # Base64 text of 25 MB of audio is a third longer.
+        self._limit = MAX_AUDIO_BYTES * 4 // 3 + 4 if self.upload.as_text else MAX_AUDIO_BYTES
+
+    def _data(self, data: bytes) -> None:
         if self._in_file:
-            self.upload.size += end - start
+            self.upload.size += len(data)
             if self.upload.size > self._limit:
-                self._fail(too_large())
-                return
+                raise too_large()
             assert self.upload.file is not None
-            self.upload.file.write(data[start:end])
+            self.upload.file.write(data)
             return
-        self._value += data[start:end]
+        self._value += data
         if len(self._value) > MAX_FIELD_BYTES:
-            self._fail(invalid_request(f"The field '{self._name}' is too long.", param=self._name))
+            name = self._part.name if self._part is not None else ""
+            raise invalid_request(f"The field '{name}' is too long.", param=name)
 
-    def _part_end(self) -> None:
-        if self.error is not None or self._filename is not None or self._in_file:
+    def _end(self) -> None:
+        part, self._part = self._part, None
+        if part is None or part.filename is not None or self._in_file:
             return
-        values = self.upload.fields.setdefault(self._name, [])
+        values = self.upload.fields.setdefault(part.name, [])
         if sum(len(v) for v in self.upload.fields.values()) >= MAX_FIELDS:
-            self._fail(invalid_request("Too many form fields."))
-            return
+            raise invalid_request("Too many form fields.")
         values.append(self._value.decode("utf-8", "replace"))
-
-    def _fail(self, error: ApiError) -> None:
-        if self.error is None:
-            self.error = error
 
 
 async def read_upload(
@@ -208,19 +173,14 @@ async def read_upload(
     boundary = boundary_of(content_type, field)
     upload = Upload()
     collector = _Collector(upload, field, text_file=text_file)
-    parser = MultipartParser(boundary, collector.callbacks())
+    parser = MultipartEvents(boundary)
     try:
         async for chunk in chunks:
-            parser.write(chunk)
-            if collector.error is not None:
-                raise collector.error
-        parser.finalize()
+            collector.handle(parser.feed(chunk))
+        parser.finish()
     except RequestEntityTooLarge:  # the server's own bound on the whole body
         upload.close()
         raise too_large() from None
-    except FormParserError as exc:
-        upload.close()
-        raise invalid_request(f"The multipart body is malformed: {exc}") from None
     except BaseException:
         upload.close()
         raise

@@ -4,7 +4,7 @@
 turns each `feed(chunk)` into a list of events (a part's headers, a slice of its data, its
 end) that an async caller handles one by one, so a file part can go to disk at the pace
 the body arrives and a form never sits whole in memory. Shared by every multipart endpoint
-(files, OCR).
+(files, OCR, data documents, audio transcriptions and translations, pipelines).
 """
 
 from __future__ import annotations
@@ -80,6 +80,12 @@ class MultipartEvents:
             raise invalid_request(f"The multipart body is malformed: {exc}") from None
         events, self._events = self._events, []
         return events
+
+    def finish(self) -> None:
+        """The body is over: 400 unless its closing boundary was read (a client that
+        stopped early sent a form that may lack parts or end mid-file)."""
+        if not self.ended:
+            raise invalid_request("The multipart body ended early.")
 
     def _header_end(self) -> None:
         self._headers.append((bytes(self._field).lower(), bytes(self._value)))

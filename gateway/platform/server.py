@@ -19,7 +19,6 @@ import attrs
 import httpx
 import trio
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve
 
 from gateway.api.routes import fast_routes
 from gateway.chat.cache import ResponseCache
@@ -29,7 +28,9 @@ from gateway.platform.app import create_app
 from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
+from gateway.platform.connections import ConnectionLimits
 from gateway.platform.drain import HYPERCORN_MARGIN_S
+from gateway.platform.listen import serve_http
 from gateway.platform.pauses import PauseTracer
 from gateway.platform.scaleout import open_shared
 from gateway.platform.state import AppState
@@ -176,6 +177,7 @@ def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfi
     # Hypercorn's own deadline, which drops connections, comes a little later.
     config.graceful_timeout = settings.shutdown_grace_s + HYPERCORN_MARGIN_S
     config.keep_alive_timeout = settings.keep_alive_timeout_s
+    config.h11_max_incomplete_size = settings.max_header_bytes
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     return config
@@ -248,7 +250,8 @@ async def _serve_in(
     if listen_fd is not None:
         config.bind = [f"fd://{listen_fd}"]
     trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
-    binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
+    limits = ConnectionLimits.of(settings)
+    binds = await nursery.start(_serve_then_stop, app, config, limits, trigger, nursery)
     task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
 
 
@@ -266,14 +269,18 @@ def _draining(app: FastPath, trigger: ShutdownTrigger, grace_s: float) -> Shutdo
 async def _serve_then_stop(
     app: Any,
     config: HypercornConfig,
+    limits: ConnectionLimits,
     shutdown_trigger: ShutdownTrigger,
     nursery: trio.Nursery,
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve HTTP; once Hypercorn has shut down gracefully, stop the background workers
-    (their cancellation flushes the usage log)."""
-    await serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
+    """Serve HTTP (`gateway.platform.listen`: no connection can end the process); once
+    the server has shut down gracefully, stop the background workers (their cancellation
+    flushes the usage log)."""
+    await serve_http(
+        app, config, limits, shutdown_trigger=shutdown_trigger, task_status=task_status
+    )
     nursery.cancel_scope.cancel()
 
 

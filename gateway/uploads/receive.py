@@ -222,8 +222,7 @@ async def receive(
 def _finish(
     receiver: _Receiver, parser: MultipartEvents, kinds: Mapping[str, int] | None
 ) -> Received:
-    if not parser.ended:
-        raise invalid_request("The multipart body ended early.")
+    parser.finish()
     writer = receiver.writer
     if writer is None or receiver.filename is None:
         raise invalid_request(f"'{receiver.file_field}' is required.", param=receiver.file_field)
