@@ -241,3 +241,23 @@ async def test_a_wrong_method_is_anthropic_shaped(http: httpx.AsyncClient) -> No
     assert answer.status_code == 405
     assert answer.json()["type"] == "error"
     assert answer.json()["error"]["type"] == "invalid_request_error"
+
+
+async def test_a_failure_mid_stream_is_an_error_event(
+    claude: anthropic.AsyncAnthropic, gateway: RunningGateway
+) -> None:
+    """After the first token there is no falling back: the stream ends with Anthropic's
+    `error` event, which the SDK raises as an API error carrying its type."""
+    assert gateway.sim is not None
+    gateway.sim.faults.add(
+        Fault(model=upstream("claude-haiku-4-5"), stop_after_chunks=2, code="stream_error")
+    )
+    received: list[str] = []
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        async with claude.messages.stream(
+            model="claude-haiku-4-5", max_tokens=200, messages=HELLO
+        ) as stream:
+            async for event in stream:
+                received.append(event.type)
+    assert received[0] == "message_start" and "content_block_delta" in received
+    assert caught.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]

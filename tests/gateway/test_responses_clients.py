@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from gateway.platform.server import RunningGateway
+from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -98,8 +99,7 @@ async def test_a_websocket_without_a_valid_key_is_told_why(gateway: RunningGatew
 
 
 def run_agent(gateway: RunningGateway) -> tuple[Any, list[str]]:
-    from agents import Agent, Runner, function_tool, set_default_openai_client
-    from agents import set_tracing_disabled
+    from agents import Agent, Runner, function_tool, set_default_openai_client, set_tracing_disabled
 
     called: list[str] = []
 
@@ -160,3 +160,27 @@ async def test_langchain_chat_openai_on_the_responses_api(gateway: RunningGatewa
     [call] = with_tools.tool_calls
     assert call["name"] == "get_weather" and isinstance(call["args"], dict)
     assert json.dumps(call["args"])
+
+
+async def test_a_dropped_websocket_closes_the_turns_upstream_at_once(
+    gateway: RunningGateway,
+) -> None:
+    """The turn runs in the connection's handler: a client that goes away mid-turn
+    cancels it, and the upstream connection is dropped right away."""
+    from trio_websocket import open_websocket_url
+
+    sim = gateway.sim
+    assert sim is not None
+    sim.faults.add(Fault(model="gpt-4o-mini", stop_after_chunks=2, stall_ms=60_000, remaining=1))
+    before = sim.stats.client_disconnects
+    url = gateway.url.replace("http://", "ws://") + "/v1/responses"
+    headers = [("Authorization", f"Bearer {ADMIN_KEY}")]
+    create = {"type": "response.create", "model": "gpt-4o-mini", "input": "Tell me a story"}
+    with trio.fail_after(10):
+        async with open_websocket_url(url, extra_headers=headers) as socket:
+            await socket.send_message(json.dumps(create))
+            first = json.loads(await socket.get_message())
+            assert first["type"] == "response.created"
+        while sim.stats.client_disconnects == before:  # noqa: ASYNC110 (a counter, no event)
+            await trio.sleep(0.01)
+    assert sim.stats.client_disconnects == before + 1
