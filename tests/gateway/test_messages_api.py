@@ -14,9 +14,9 @@ import httpx
 import pytest
 
 from gateway.platform.server import RunningGateway
-from providers.catalog import load_catalog
 from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY
+from tests.gateway.test_chat_api import upstream
 
 MODELS = ["gpt-4o-mini", "claude-haiku-4-5"]
 HELLO: Any = [{"role": "user", "content": "Hello there"}]
@@ -44,12 +44,6 @@ def stop_reason(message: Any, max_tokens: int) -> str:
     """What the answer's length says its stop reason is (the OpenAI simulator writes an
     answer of `max_tokens` tokens when given one; Anthropic's is its natural length)."""
     return "max_tokens" if message.usage.output_tokens == max_tokens else "end_turn"
-
-
-def upstream(model: str) -> str:
-    info = load_catalog().model(model)
-    assert info is not None
-    return info.upstream_id
 
 
 @pytest.mark.parametrize("model", MODELS)

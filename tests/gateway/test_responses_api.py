@@ -14,8 +14,8 @@ import openai
 import pytest
 
 from gateway.platform.server import RunningGateway
-from providers.catalog import load_catalog
 from providers.sim.core import Fault
+from tests.gateway.test_chat_api import upstream
 
 CHAT_MODELS = ["gpt-4o-mini", "claude-haiku-4-5", "gemini-2.5-flash", "mistral-small-latest"]
 WEATHER = {
@@ -30,13 +30,6 @@ WEATHER = {
     },
     "strict": True,
 }
-
-
-def upstream(model: str) -> str:
-    """The id the simulator sees for a catalog model (faults are set per upstream id)."""
-    info = load_catalog().model(model)
-    assert info is not None
-    return info.upstream_id
 
 
 def extra(answer: Any) -> dict[str, Any]:
