@@ -331,3 +331,30 @@ async def test_a_previous_response_that_never_was_is_a_404(client: openai.AsyncO
             model="gpt-4o-mini", input="Hi", previous_response_id="resp_nothing"
         )
     assert caught.value.code == "previous_response_not_found"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_the_cache_serves_the_same_question_through_any_door(
+    client: openai.AsyncOpenAI, stream: bool
+) -> None:
+    """The cache keys the canonical request: a chat completion's answer serves the same
+    question asked as a response, billed nothing, in this API's shape."""
+    question = f"What is a cache? ({stream})"
+    chat = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": question}]
+    )
+    if stream:
+        events = [
+            e
+            async for e in await client.responses.create(
+                model="gpt-4o-mini", input=question, stream=True
+            )
+        ]
+        assert [e.sequence_number for e in events] == list(range(len(events)))
+        response = events[-1].response  # type: ignore[union-attr]
+    else:
+        response = await client.responses.create(model="gpt-4o-mini", input=question)
+    service = extra(response)["service"]
+    assert service["cache"]["hit"] is True and service["cost"]["total"] == 0
+    assert response.output_text == chat.choices[0].message.content
+    assert (await client.responses.retrieve(response.id)).output_text == response.output_text

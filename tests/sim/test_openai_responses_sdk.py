@@ -83,7 +83,7 @@ async def test_a_function_call_and_its_output(
                 "call_id": call.call_id,
                 "name": call.name,
                 "arguments": call.arguments,
-            },  # fmt: skip
+            },
             {"type": "function_call_output", "call_id": call.call_id, "output": "Sunny"},
         ],
         tools=[WEATHER],

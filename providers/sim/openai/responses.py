@@ -67,9 +67,15 @@ def _messages(value: Any) -> list[dict[str, Any]]:
             messages.append({"role": item.get("role"), "content": _text(item.get("content"))})
         elif kind == "function_call":
             call = {"name": item.get("name"), "arguments": item.get("arguments", "")}
-            messages.append({"role": "assistant", "content": None, "tool_calls": [
-                {"id": item.get("call_id"), "type": "function", "function": call}
-            ]})  # fmt: skip
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": item.get("call_id"), "type": "function", "function": call}
+                    ],
+                }
+            )
         elif kind == "function_call_output":
             messages.append(
                 {
@@ -161,12 +167,27 @@ def output_item(
     call = plan.tool_call
     if call is not None:
         arguments = call.arguments if text is None else text
-        return {"id": item_id, "type": "function_call", "status": status, "call_id": call.id,
-                "name": call.name, "arguments": arguments}  # fmt: skip
-    part = {"type": "output_text", "text": "".join(plan.tokens) if text is None else text,
-            "annotations": [], "logprobs": []}  # fmt: skip
-    return {"id": item_id, "type": "message", "status": status, "role": "assistant",
-            "content": [part] if status != "in_progress" else []}  # fmt: skip
+        return {
+            "id": item_id,
+            "type": "function_call",
+            "status": status,
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": arguments,
+        }
+    part = {
+        "type": "output_text",
+        "text": "".join(plan.tokens) if text is None else text,
+        "annotations": [],
+        "logprobs": [],
+    }
+    return {
+        "id": item_id,
+        "type": "message",
+        "status": status,
+        "role": "assistant",
+        "content": [part] if status != "in_progress" else [],
+    }
 
 
 # -- the stream ----------------------------------------------------------------------------
@@ -192,8 +213,11 @@ async def response_stream(
     snapshot = response_json(plan, body, "in_progress", [])
     yield out.event("response.created", response=snapshot)
     yield out.event("response.in_progress", response=snapshot)
-    yield out.event("response.output_item.added", output_index=0,
-                    item=output_item(plan, item_id, "in_progress", ""))  # fmt: skip
+    yield out.event(
+        "response.output_item.added",
+        output_index=0,
+        item=output_item(plan, item_id, "in_progress", ""),
+    )
     at = {"item_id": item_id, "output_index": 0}
     call = plan.tool_call
     if call is None:
