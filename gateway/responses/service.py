@@ -106,10 +106,12 @@ async def _history(
     memory: Memory | None,
 ) -> list[dict[str, Any]]:
     """The conversation the request continues (none without `previous_response_id`): the
-    connection's memory, else the store. A refusal here is recorded as chat's own are."""
+    connection's memory, else the store. A refusal here is recorded as chat's own are
+    (a request continuing nothing costs no more than a chat completion)."""
+    if not isinstance(body, dict) or body.get("previous_response_id") is None:
+        return []  # chat's parser refuses (and records) a body that is not an object
     facts = new_facts("chat", principal, headers)
-    model = body.get("model") if isinstance(body, dict) else None
-    with recording_rejection(state, facts, lambda: model):
+    with recording_rejection(state, facts, lambda: body.get("model")):
         previous = previous_response_id(body)
         remembered = memory.history(previous) if memory is not None else None
         if remembered is not None:
