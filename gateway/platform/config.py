@@ -16,6 +16,8 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from gateway.platform.doc_links import public_base_url
+
 
 @attrs.frozen
 class Settings:
@@ -160,6 +162,9 @@ class Settings:
     # deleted), and how often the export worker looks for expired ones.
     export_ttl_s: float = 24 * 3600.0
     export_sweep_interval_s: float = 60.0
+    # The address clients reach the gateway at (`https://ai.example.com`), for the links
+    # it gives out: each error's `doc_url`. Unset: each request's own scheme and Host.
+    public_base_url: str | None = attrs.field(default=None, converter=public_base_url)
     # Log lines: "json" (one object per line) or "text" (for a terminal).
     log_format: Literal["json", "text"] = "json"
     # Debug only: add the start of each request body (prompts!) to the access log.

@@ -29,7 +29,9 @@ from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.connections import ConnectionLimits
+from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
+from gateway.platform.errors import doc_base
 from gateway.platform.listen import serve_http
 from gateway.platform.pauses import PauseTracer
 from gateway.platform.scaleout import open_shared
@@ -245,12 +247,16 @@ async def _serve_in(
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
     fast = FastPath(create_app(state), state, routes=fast_routes())
-    app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
+    links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
+    app = ObservedApp(links, state.metrics, log_bodies=settings.log_request_bodies)
     config = hypercorn_config(settings, settings.host, settings.port)
     if listen_fd is not None:
         config.bind = [f"fd://{listen_fd}"]
     trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
     limits = ConnectionLimits.of(settings)
+    # What the server answers on its own (a malformed request, the connection cap) has no
+    # request to take a base from: its doc_url has the public base, else the path alone.
+    doc_base.set(settings.public_base_url or "")  # inherited by the server's tasks
     binds = await nursery.start(_serve_then_stop, app, config, limits, trigger, nursery)
     task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
 
