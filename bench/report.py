@@ -448,8 +448,8 @@ def _fronts_text(results: dict[str, Any]) -> str:
     lines = [
         "### 8. The Responses and Messages doors against chat completions (same load)",
         "",
-        "| door | load | p50 ms | p99 ms | p50 over chat | p99 over chat |",
-        "|---|---|---|---|---|---|",
+        "| door | load | p50 ms | p99 ms | p50 over chat | p99 over chat | CPU over chat |",
+        "|---|---|---|---|---|---|---|",
     ]
     added = f["added_over_chat_pct"]
     for door, by_level in f["non_streamed"].items():
@@ -457,14 +457,16 @@ def _fronts_text(results: dict[str, Any]) -> str:
             over = added.get(door, {}).get(level, {})
             lines.append(
                 f"| {door} | c={level} | {_fmt(point['p50_ms'])} | {_fmt(point['p99_ms'])}"
-                f" | {_pct(over.get('p50_ms'))} | {_pct(over.get('p99_ms'))} |"
+                f" | {_pct(over.get('p50_ms'))} | {_pct(over.get('p99_ms'))}"
+                f" | {_pct(over.get('server_cpu_ms_per_request'))} |"
             )
     for door, point in f["streamed"].items():
         over = added.get(door, {}).get("streamed", {})
         lines.append(
             f"| {door} | streamed c={point['concurrency']} | {_fmt(point['last_chunk_p50_ms'])}"
             f" | {_fmt(point['last_chunk_p99_ms'])} | {_pct(over.get('last_chunk_p50_ms'))}"
-            f" | {_pct(over.get('last_chunk_p99_ms'))} |"
+            f" | {_pct(over.get('last_chunk_p99_ms'))}"
+            f" | {_pct(over.get('server_cpu_ms_per_stream'))} |"
         )
     return "\n".join(lines)
 

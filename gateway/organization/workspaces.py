@@ -150,6 +150,7 @@ async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
         files.index.forget(workspace_id)
         documents.index.forget(workspace_id)
 
+    state.responses.forget_workspace(workspace_id)  # kept, not yet written: never will be
     async with files.blob_lock, documents.blob_lock:
         await erasure.erase(state.db, remove, forget=forget)
 

@@ -4,7 +4,9 @@ A create continues the stored conversation its `previous_response_id` names (ano
 workspace's id, or a deleted one, is a 404 like an unknown one), runs chat's path with the
 Responses dialect, and stores the finished response when `store` is on (the API's
 default): a whole answer before it is sent, a stream before its last event goes out (the
-dialect's `seal`), so a client that continues the conversation at once finds it. A
+dialect's `seal`), so a client that continues the conversation at once finds it: kept in
+memory at once and written behind (`store.responses.ResponseKeeper`), so no disk flush
+stands between an answer and its client. A
 stored response expires `responses_retention_days` after its creation (the retention
 worker erases it) and is erased, not merely deleted, on `DELETE`.
 
@@ -120,7 +122,7 @@ async def _history(
             return []
         workspace = principal.workspace_id
         try:
-            return await state.db.run(lambda d: response_store.conversation(d, workspace, previous))
+            return await state.responses.conversation(workspace, previous)
         except BrokenChain as broken:
             raise _previous_not_found(previous, broken.response_id) from None
 
@@ -155,7 +157,7 @@ async def keep(
         input_items=request.input_items,
         response=final,
     )
-    await state.db.run(lambda d: response_store.put(d, record))
+    await state.responses.keep(record)
 
 
 # -- the stored responses ------------------------------------------------------------------
@@ -176,8 +178,9 @@ async def delete(state: AppState, principal: Principal, response_id: str) -> dic
 async def erase_response(state: AppState, workspace_id: str, response_id: str) -> bool:
     """Erase a stored response (request or retention) through `store.erasure`: no copy
     stays in the database's free pages or its WAL."""
+    kept = state.responses.forget(workspace_id, response_id)  # not yet written: never will be
     remove = partial(response_store.remove, workspace_id=workspace_id, response_id=response_id)
-    return await erasure.erase(state.db, remove) is not None
+    return await erasure.erase(state.db, remove) is not None or kept
 
 
 async def input_items(
@@ -231,8 +234,7 @@ def _before(items: list[dict[str, Any]], cursor: str | None) -> list[dict[str, A
 
 
 async def _stored(state: AppState, principal: Principal, response_id: str) -> StoredResponse:
-    workspace = principal.workspace_id
-    found = await state.db.run(lambda d: response_store.get(d, workspace, response_id))
+    found = await state.responses.get(principal.workspace_id, response_id)
     if found is None:
         raise _not_found(response_id)
     return found

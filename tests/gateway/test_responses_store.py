@@ -9,10 +9,12 @@ import time
 import httpx
 import openai
 import pytest
+import trio
 
 from gateway.platform.config import Settings
 from gateway.platform.server import RunningGateway
 from gateway.workers.retention import sweep_responses
+from store.responses import get
 from tests.durability.test_erasure import found_under, serve_once
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -24,6 +26,10 @@ async def test_retention_erases_expired_responses(
     gateway: RunningGateway, client: openai.AsyncOpenAI
 ) -> None:
     kept = await client.responses.create(model="gpt-4o-mini", input="Hi")
+    # readable at once, written behind: wait for the row, as retention reads the store
+    with trio.fail_after(5):
+        while await gateway.state.db.run(lambda d: get(d, "default", kept.id)) is None:  # noqa: ASYNC110 (a row, no event)
+            await trio.sleep(0.01)
     assert await sweep_responses(gateway.state, now=time.time()) == []  # 30 days to go
     later = time.time() + 31 * 86_400
     assert await sweep_responses(gateway.state, now=later) == [kept.id]
