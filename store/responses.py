@@ -5,7 +5,7 @@ A response belongs to one workspace; every read takes the workspace, so another
 workspace's id answers exactly like an unknown one. A row holds the response object as
 it was answered and its request's input items; a conversation is rebuilt by walking the
 chain of `previous_response_id`s back to its start, so each turn is stored once. Rows hold
-user content: they leave through `store.erasure` (`remove`, `remove_workspace`), which
+user content: they leave through `store.erasure` (`erase_one`, `remove_workspace`), which
 clears the free pages and the WAL too.
 """
 
@@ -14,12 +14,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import attrs
 import sqlite_utils
 import trio
 
+from store import erasure
 from store.db import Database
 from store.erasure import Removal
 
@@ -113,13 +115,24 @@ def conversation(
     return items
 
 
-def remove(db: sqlite_utils.Database, workspace_id: str, response_id: str) -> Removal[str] | None:
+def _remove(db: sqlite_utils.Database, workspace_id: str, response_id: str) -> Removal[str] | None:
     """`store.erasure`'s removal of one response; None when the workspace has none."""
     cursor = db.execute(
         "DELETE FROM stored_responses WHERE id = ? AND workspace_id = ?",
         [response_id, workspace_id],
     )
     return Removal(response_id) if cursor.rowcount > 0 else None
+
+
+async def erase_one(
+    db: Database, keeper: ResponseKeeper, workspace_id: str, response_id: str
+) -> bool:
+    """Erase a stored response (a request's DELETE, or retention) through `store.erasure`:
+    no copy stays in the database's free pages or its WAL, and a kept one not yet written
+    never will be. Whether there was one."""
+    kept = keeper.forget(workspace_id, response_id)
+    remove = partial(_remove, workspace_id=workspace_id, response_id=response_id)
+    return await erasure.erase(db, remove) is not None or kept
 
 
 def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> int:

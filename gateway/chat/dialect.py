@@ -1,95 +1,42 @@
-"""Another dialect in front of chat: the one seam the other front doors use.
+"""Chat's side of the dialect seam (`gateway.kernels.dialects`): its own frames, and what
+another door's dialect is told of an answer.
 
-A dialect reads its own request body into the canonical chat parameters and renders the
-canonical answer back in its own shapes: a whole answer as a JSON object, a streamed one
-as its own frames. Everything between (planning, routing rules, fallbacks, admission and
-limits, the cache, the engine's race, accounting, energy and carbon, the usage record) is
-chat's path, unchanged, so `POST /v1/chat/completions`, `POST /v1/responses` and `POST
-/v1/messages` cannot drift apart in what they do, only in how they say it.
-
-`CHAT` is the chat-completions dialect itself; `gateway.responses` and `gateway.messages`
-bring theirs.
+`ChatCompletionFrames` are the chat-completions stream as the `Frames` every stream body
+renders through; `answered` gives another dialect the facts of a decided answer over core
+types, with the gateway's metadata (`service`, `_gateway`) rendered as chat renders it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
-
-import attrs
+from collections.abc import Sequence
+from typing import Any
 
 from gateway.chat import render
-from gateway.chat.input import ChatParams, parse_chat_body
+from gateway.chat.plan import prompt_estimate
 from gateway.chat.trip import Trip
+from gateway.kernels.dialects import Answered
 from gateway.platform.errors import ApiError
 from gateway.upstream.accounting import Accounting
-from providers.types import ChatChunk, ChatResult
+from providers.types import ChatChunk
 from streams.sse import DONE
 
 
-@attrs.frozen
-class Parsed:
-    """A request read by its dialect: the canonical parameters, and the request as the
-    routing rules read it (chat-completions fields: `model`, `messages`, `tools`,
-    `metadata`, `service`), so a rule matches the same question whichever door it came
-    through."""
+def answered(trip: Trip) -> Answered:
+    """What another dialect is told of `trip`'s answer (the race decided)."""
 
-    params: ChatParams
-    rule_body: Mapping[str, Any]
+    def metadata(accounting: Accounting, tools_called: Sequence[str]) -> dict[str, Any]:
+        return {
+            "service": render.service_object(trip, accounting),
+            "_gateway": render.gateway_metadata(trip, accounting, list(tools_called)),
+        }
 
-
-class Frames(Protocol):
-    """The frames of one streamed answer in a dialect, from a state machine of its own.
-
-    The stream body calls `opening` once, `chunk` for each canonical chunk, then either
-    `finish` (the upstream ended) or `fail` (it failed after the first chunk); each
-    returns the bytes to send (possibly none). `seal` is awaited once, after `finish` or
-    `fail` and before their frames are sent: what must be done before the client can see
-    the end (the Responses API stores the response there, so a client that continues it
-    at once finds it). A cancelled `seal` (the client left) cancels only what it awaits.
-    """
-
-    @property
-    def content_type(self) -> str: ...
-
-    def opening(self) -> bytes: ...
-
-    def chunk(self, chunk: ChatChunk) -> bytes: ...
-
-    def finish(
-        self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]
-    ) -> bytes: ...
-
-    def fail(self, error: ApiError) -> bytes: ...
-
-    async def seal(self) -> None: ...
-
-
-class Dialect(Protocol):
-    """How one front door speaks: see the module docstring."""
-
-    def parse(self, body: Any) -> Parsed:
-        """The canonical request; a 400 `ApiError` naming the field on a bad body."""
-        ...
-
-    def answer(self, trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
-        """A whole answer's JSON body."""
-        ...
-
-    def frames(self, trip: Trip) -> Frames:
-        """A fresh state machine for one streamed answer."""
-        ...
-
-
-def service_fields(
-    trip: Trip, accounting: Accounting, tools_called: Sequence[str]
-) -> dict[str, Any]:
-    """The gateway's metadata every dialect's answer carries, under the names chat uses
-    (`service`, `_gateway`): fields the vendors' clients ignore, read by ours."""
-    return {
-        "service": render.service_object(trip, accounting),
-        "_gateway": render.gateway_metadata(trip, accounting, list(tools_called)),
-    }
+    return Answered(
+        request_id=trip.request_id,
+        created=trip.created,
+        model=trip.target.model_id,
+        prompt_tokens=prompt_estimate(trip),
+        metadata=metadata,
+    )
 
 
 class ChatCompletionFrames:
@@ -126,19 +73,3 @@ class ChatCompletionFrames:
 
     async def seal(self) -> None:
         return None
-
-
-class ChatCompletions:
-    """The chat-completions dialect (`POST /v1/chat/completions`)."""
-
-    def parse(self, body: Any) -> Parsed:
-        return Parsed(parse_chat_body(body), body)
-
-    def answer(self, trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
-        return render.completion_body(trip, result, accounting)
-
-    def frames(self, trip: Trip) -> Frames:
-        return ChatCompletionFrames(trip)
-
-
-CHAT: Dialect = ChatCompletions()

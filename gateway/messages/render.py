@@ -10,7 +10,7 @@ The stream (`MessageEvents`) is the documented sequence: `message_start`, `ping`
 block `content_block_start`, `content_block_delta` (`text_delta`, `input_json_delta`)
 ..., `content_block_stop`, then `message_delta` (stop reason, usage) and
 `message_stop`; a failure after the first chunk is one `error` event. Which block opens
-and closes when is `gateway.chat.blocks`' table. The gateway's metadata (`service`,
+and closes when is `gateway.kernels.blocks`' table. The gateway's metadata (`service`,
 `_gateway`) rides in the message (and in `message_delta`), which the SDK ignores.
 
 Every error on these routes has Anthropic's shape, `{"type": "error", "error": {type,
@@ -24,12 +24,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.chat.blocks import BlockEvent, BlockSequencer, Step
-from gateway.chat.dialect import service_fields
-from gateway.chat.trip import Trip
+from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
+from gateway.kernels.dialects import Answered
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
-from gateway.upstream.accounting import Accounting, estimate_prompt_tokens
+from gateway.upstream.accounting import Accounting
 from providers.types import ChatChunk, ChatResult
 from streams.sse import encode_event
 
@@ -55,36 +54,36 @@ ERROR_TYPES = {
 }
 
 
-def message_id(trip: Trip) -> str:
-    return "msg_" + trip.request_id.replace("-", "")
+def message_id(answered: Answered) -> str:
+    return "msg_" + answered.request_id.replace("-", "")
 
 
 def stop_reason(finish_reason: str) -> str:
     return STOP_REASONS.get(finish_reason, "end_turn")
 
 
-def message_body(trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
+def message_body(answered: Answered, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if result.content:
         content.append({"type": "text", "text": result.content})
     for call in result.tool_calls:
         content.append(tool_use_block(call.id, call.name, _arguments(call.arguments)))
     return {
-        **_head(trip),
+        **_head(answered),
         "content": content,
         "stop_reason": stop_reason(result.finish_reason),
         "stop_sequence": None,
         "usage": usage_object(accounting),
-        **service_fields(trip, accounting, [call.name for call in result.tool_calls]),
+        **answered.metadata(accounting, [call.name for call in result.tool_calls]),
     }
 
 
-def _head(trip: Trip) -> dict[str, Any]:
+def _head(answered: Answered) -> dict[str, Any]:
     return {
-        "id": message_id(trip),
+        "id": message_id(answered),
         "type": "message",
         "role": "assistant",
-        "model": trip.target.model_id,
+        "model": answered.model,
     }
 
 
@@ -135,20 +134,19 @@ class MessageEvents:
 
     content_type = "text/event-stream"
 
-    def __init__(self, trip: Trip) -> None:
-        self._trip = trip
+    def __init__(self, answered: Answered) -> None:
+        self._answered = answered
         self._blocks = BlockSequencer()
         self._index = -1
 
     def opening(self) -> bytes:
-        request = self._trip.params.request
         start = {
-            **_head(self._trip),
+            **_head(self._answered),
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
             "usage": {
-                "input_tokens": estimate_prompt_tokens(request.messages, request.tools),
+                "input_tokens": self._answered.prompt_tokens,
                 "output_tokens": 0,
             },
         }
@@ -165,7 +163,7 @@ class MessageEvents:
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason(finish_reason), "stop_sequence": None},
             "usage": usage_object(accounting),
-            **service_fields(self._trip, accounting, tools_called),
+            **self._answered.metadata(accounting, tools_called),
         }
         return frames + sse(delta) + sse({"type": "message_stop"})
 

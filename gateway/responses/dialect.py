@@ -1,6 +1,6 @@
-"""The Responses API as a dialect in front of chat (`gateway.chat.dialect`).
+"""The Responses API as a dialect in front of chat (`gateway.kernels.dialects`).
 
-One object per request: `parse` reads the body (with the conversation of the previous
+One object per request: `chat_body` reads the body (with the conversation of the previous
 response it continues) and keeps the request, which the answer repeats; `answer` and
 `frames` render the canonical answer as a response, whole or as events. What was
 answered last (`final`) is what the store keeps.
@@ -11,12 +11,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from gateway.chat.dialect import Parsed
-from gateway.chat.input import parse_chat_body
-from gateway.chat.trip import Trip
+from gateway.kernels.dialects import Answered
 from gateway.responses.events import ResponseEvents
 from gateway.responses.input import ResponsesRequest, parse_responses_body
-from gateway.responses.render import answered
+from gateway.responses.render import whole
 from gateway.upstream.accounting import Accounting
 from providers.types import ChatResult
 
@@ -38,7 +36,7 @@ class ResponsesDialect:
 
     @property
     def request(self) -> ResponsesRequest:
-        assert self._request is not None, "parse() first"
+        assert self._request is not None, "chat_body() first"
         return self._request
 
     @property
@@ -48,15 +46,16 @@ class ResponsesDialect:
             return self._events.final
         return self._whole
 
-    def parse(self, body: Any) -> Parsed:
+    def chat_body(self, body: Any) -> dict[str, Any]:
         self._request = parse_responses_body(body, self._history)
-        chat = self._request.chat_body
-        return Parsed(parse_chat_body(chat), chat)
+        return self._request.chat_body
 
-    def answer(self, trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
-        self._whole = answered(self.request, trip, result, accounting)
+    def answer(self, answered: Answered, result: ChatResult, accounting: Accounting) -> Any:
+        self._whole = whole(self.request, answered, result, accounting)
         return self._whole
 
-    def frames(self, trip: Trip) -> ResponseEvents:
-        self._events = ResponseEvents(self.request, trip, sse=self._sse, on_final=self._on_final)
+    def frames(self, answered: Answered) -> ResponseEvents:
+        self._events = ResponseEvents(
+            self.request, answered, sse=self._sse, on_final=self._on_final
+        )
         return self._events

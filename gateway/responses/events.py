@@ -12,7 +12,7 @@ The documented sequence, each event with its `sequence_number` from 0:
     response.completed (or response.incomplete)                 (the finished response)
     or, when the upstream fails after the first chunk: response.failed
 
-Which item opens and closes when is `gateway.chat.blocks`' table; this module only says
+Which item opens and closes when is `gateway.kernels.blocks`' table; this module only says
 each step in this API's words. The finished response object (`final`) is kept for the
 store. The same events travel over the WebSocket mode, one JSON message each.
 """
@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from gateway.chat.blocks import BlockEvent, BlockSequencer, Step
-from gateway.chat.trip import Trip
+from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
+from gateway.kernels.dialects import Answered
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
 from gateway.responses.input import ResponsesRequest
@@ -53,12 +53,13 @@ class ResponseEvents:
     def __init__(
         self,
         request: ResponsesRequest,
-        trip: Trip,
+        answered: Answered,
         *,
         sse: bool = True,
         on_final: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     ) -> None:
-        self._request, self._trip, self._sse, self._on_final = request, trip, sse, on_final
+        self._request, self._answered = request, answered
+        self._sse, self._on_final = sse, on_final
         self._blocks = BlockSequencer()
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
@@ -186,7 +187,7 @@ class ResponseEvents:
     ) -> dict[str, Any]:
         return response_object(
             self._request,
-            self._trip,
+            self._answered,
             status=status,
             output=self._output,
             accounting=accounting,

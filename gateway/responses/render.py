@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gateway.chat.dialect import service_fields
-from gateway.chat.trip import Trip
+from gateway.kernels.dialects import Answered
 from gateway.platform.errors import ApiError
 from gateway.responses.input import ResponsesRequest
 from gateway.responses.items import new_item_id
@@ -24,10 +23,10 @@ from providers.types import ChatResult
 INCOMPLETE_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
 
-def response_id(trip: Trip) -> str:
+def response_id(answered: Answered) -> str:
     """The response's id: the request's id (its `X-Request-ID` and usage record), so one
     id names the answer everywhere."""
-    return "resp_" + trip.request_id.replace("-", "")
+    return "resp_" + answered.request_id.replace("-", "")
 
 
 def status_of(finish_reason: str) -> tuple[str, dict[str, str] | None]:
@@ -40,7 +39,7 @@ def status_of(finish_reason: str) -> tuple[str, dict[str, str] | None]:
 
 def response_object(
     request: ResponsesRequest,
-    trip: Trip,
+    answered: Answered,
     *,
     status: str,
     output: Sequence[Mapping[str, Any]],
@@ -50,21 +49,21 @@ def response_object(
 ) -> dict[str, Any]:
     """The response object, `in_progress` (no usage yet) or finished."""
     body: dict[str, Any] = {
-        "id": response_id(trip),
+        "id": response_id(answered),
         "object": "response",
-        "created_at": trip.created,
+        "created_at": answered.created,
         "status": status,
         "background": False,
         "error": None if error is None else {"code": error.code, "message": error.message},
         "incomplete_details": incomplete,
         **request.echo,
-        "model": trip.target.model_id,
+        "model": answered.model,
         "output": list(output),
         "usage": None if accounting is None else usage_object(accounting),
     }
     if accounting is not None:
         tools = [item["name"] for item in output if item["type"] == "function_call"]
-        body.update(service_fields(trip, accounting, tools))
+        body.update(answered.metadata(accounting, tools))
     return body
 
 
@@ -79,8 +78,8 @@ def usage_object(accounting: Accounting) -> dict[str, Any]:
     }
 
 
-def answered(
-    request: ResponsesRequest, trip: Trip, result: ChatResult, accounting: Accounting
+def whole(
+    request: ResponsesRequest, answered: Answered, result: ChatResult, accounting: Accounting
 ) -> dict[str, Any]:
     """A whole answer as a finished response."""
     status, incomplete = status_of(result.finish_reason)
@@ -91,7 +90,12 @@ def answered(
     for call in result.tool_calls:
         output.append(function_call_item(new_item_id("fc"), call.id, call.name, call.arguments))
     return response_object(
-        request, trip, status=status, output=output, accounting=accounting, incomplete=incomplete
+        request,
+        answered,
+        status=status,
+        output=output,
+        accounting=accounting,
+        incomplete=incomplete,
     )
 
 

@@ -18,22 +18,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from functools import partial
 from typing import Any
 
 import attrs
 
-from gateway.chat.service import serve_chat
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.jsonio import JsonAnswer
-from gateway.platform.state import AppState
 from gateway.responses.dialect import ResponsesDialect
 from gateway.responses.input import previous_response_id
+from gateway.responses.services import ResponsesServices
 from gateway.upstream.facts import new_facts
-from gateway.upstream.usage import recording_rejection
-from store import erasure
 from store import responses as response_store
 from store.responses import BrokenChain, StoredResponse
 
@@ -62,7 +58,7 @@ class Memory:
 
 
 def serve_create(
-    state: AppState,
+    responses: ResponsesServices,
     principal: Principal,
     body: Any,
     headers: Mapping[str, str],
@@ -73,12 +69,12 @@ def serve_create(
     """`async with serve_create(...) as answer:` as chat's `serve_chat` (raises `ApiError`
     on entry). `sse` False frames a stream's events as JSON lines, and `memory` is the
     connection's last response (the WebSocket mode)."""
-    return _create(state, principal, body, headers, sse, memory)
+    return _create(responses, principal, body, headers, sse, memory)
 
 
 @asynccontextmanager
 async def _create(
-    state: AppState,
+    responses: ResponsesServices,
     principal: Principal,
     body: Any,
     headers: Mapping[str, str],
@@ -86,22 +82,22 @@ async def _create(
     memory: Memory | None,
 ) -> AsyncIterator[Answer]:
     principal.require("chat")
-    history = await _history(state, principal, body, headers, memory)
+    history = await _history(responses, principal, body, headers, memory)
 
     async def stored(final: dict[str, Any]) -> None:
-        await keep(state, principal, dialect, final)
+        await keep(responses, principal, dialect, final)
         if memory is not None:
             memory.remember(history, dialect)
 
     dialect = ResponsesDialect(history, sse=sse, on_final=stored)
-    async with serve_chat(state, principal, body, headers, dialect) as answer:
+    async with responses.serve_chat(principal, body, headers, dialect) as answer:
         if isinstance(answer, JsonAnswer):
             await stored(answer.body)
         yield answer
 
 
 async def _history(
-    state: AppState,
+    responses: ResponsesServices,
     principal: Principal,
     body: Any,
     headers: Mapping[str, str],
@@ -113,7 +109,7 @@ async def _history(
     if not isinstance(body, dict) or body.get("previous_response_id") is None:
         return []  # chat's parser refuses (and records) a body that is not an object
     facts = new_facts("chat", principal, headers)
-    with recording_rejection(state, facts, lambda: body.get("model")):
+    with responses.usage.rejecting(facts, lambda: body.get("model")):
         previous = previous_response_id(body)
         remembered = memory.history(previous) if memory is not None else None
         if remembered is not None:
@@ -122,7 +118,7 @@ async def _history(
             return []
         workspace = principal.workspace_id
         try:
-            return await state.responses.conversation(workspace, previous)
+            return await responses.keeper.conversation(workspace, previous)
         except BrokenChain as broken:
             raise _previous_not_found(previous, broken.response_id) from None
 
@@ -139,13 +135,16 @@ def _previous_not_found(previous: str, missing: str) -> ApiError:
 
 
 async def keep(
-    state: AppState, principal: Principal, dialect: ResponsesDialect, final: dict[str, Any]
+    responses: ResponsesServices,
+    principal: Principal,
+    dialect: ResponsesDialect,
+    final: dict[str, Any],
 ) -> None:
     """Store the finished response when its request asked for it."""
     request = dialect.request
     if not request.store:
         return
-    days = state.settings.responses_retention_days
+    days = responses.retention_days
     created = int(final["created_at"])
     record = StoredResponse(
         id=final["id"],
@@ -157,39 +156,38 @@ async def keep(
         input_items=request.input_items,
         response=final,
     )
-    await state.responses.keep(record)
+    await responses.keeper.keep(record)
 
 
 # -- the stored responses ------------------------------------------------------------------
 
 
-async def retrieve(state: AppState, principal: Principal, response_id: str) -> dict[str, Any]:
+async def retrieve(
+    responses: ResponsesServices, principal: Principal, response_id: str
+) -> dict[str, Any]:
     principal.require("chat")
-    return dict((await _stored(state, principal, response_id)).response)
+    return dict((await _stored(responses, principal, response_id)).response)
 
 
-async def delete(state: AppState, principal: Principal, response_id: str) -> dict[str, Any]:
+async def delete(
+    responses: ResponsesServices, principal: Principal, response_id: str
+) -> dict[str, Any]:
     principal.require("chat")
-    if not await erase_response(state, principal.workspace_id, response_id):
+    erased = await response_store.erase_one(
+        responses.db, responses.keeper, principal.workspace_id, response_id
+    )
+    if not erased:
         raise _not_found(response_id)
     return {"id": response_id, "object": "response", "deleted": True}
 
 
-async def erase_response(state: AppState, workspace_id: str, response_id: str) -> bool:
-    """Erase a stored response (request or retention) through `store.erasure`: no copy
-    stays in the database's free pages or its WAL."""
-    kept = state.responses.forget(workspace_id, response_id)  # not yet written: never will be
-    remove = partial(response_store.remove, workspace_id=workspace_id, response_id=response_id)
-    return await erasure.erase(state.db, remove) is not None or kept
-
-
 async def input_items(
-    state: AppState, principal: Principal, response_id: str, query: Mapping[str, str]
+    responses: ResponsesServices, principal: Principal, response_id: str, query: Mapping[str, str]
 ) -> dict[str, Any]:
     """`GET /v1/responses/{id}/input_items`: the request's input items as a list page
     (`limit` 1-100, `order` desc by default, `after`/`before` an item id)."""
     principal.require("chat")
-    stored = await _stored(state, principal, response_id)
+    stored = await _stored(responses, principal, response_id)
     limit, order = _limit(query.get("limit")), query.get("order") or "desc"
     if order not in ("asc", "desc"):
         raise invalid_request("'order' must be 'asc' or 'desc'.", param="order", value=order)
@@ -233,8 +231,10 @@ def _before(items: list[dict[str, Any]], cursor: str | None) -> list[dict[str, A
     return list(reversed(_after(list(reversed(items)), cursor, "before")))
 
 
-async def _stored(state: AppState, principal: Principal, response_id: str) -> StoredResponse:
-    found = await state.responses.get(principal.workspace_id, response_id)
+async def _stored(
+    responses: ResponsesServices, principal: Principal, response_id: str
+) -> StoredResponse:
+    found = await responses.keeper.get(principal.workspace_id, response_id)
     if found is None:
         raise _not_found(response_id)
     return found

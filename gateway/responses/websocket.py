@@ -27,8 +27,8 @@ import trio
 from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.responses.service import Memory, serve_create
+from gateway.responses.services import ResponsesServices
 
 MAX_CONNECTION_S = 3600.0
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -44,7 +44,7 @@ class Socket(Protocol):
 
 
 async def serve_socket(
-    state: AppState, principal: Principal, headers: Mapping[str, str], socket: Socket
+    responses: ResponsesServices, principal: Principal, headers: Mapping[str, str], socket: Socket
 ) -> None:
     """Serve turns until the client closes the connection (which cancels this) or its
     time runs out."""
@@ -60,11 +60,11 @@ async def serve_socket(
         except ApiError as error:
             await send_error(socket, error)
             continue
-        await _turn(state, principal, headers, socket, body, memory)
+        await _turn(responses, principal, headers, socket, body, memory)
 
 
 async def _turn(
-    state: AppState,
+    responses: ResponsesServices,
     principal: Principal,
     headers: Mapping[str, str],
     socket: Socket,
@@ -73,11 +73,11 @@ async def _turn(
 ) -> None:
     try:
         async with serve_create(
-            state, principal, body, headers, sse=False, memory=memory
+            responses, principal, body, headers, sse=False, memory=memory
         ) as answer:
             if not isinstance(answer, StreamAnswer):  # a stream is asked for: never whole
                 raise AssertionError("a WebSocket turn is always streamed")
-            async with answer.body as frames:
+            async with answer.body.open() as frames:
                 async for frame in frames:
                     for line in frame.split(b"\n"):
                         if line:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 import trio
 
 from gateway.documents.erasure import erase_document
-from gateway.responses.service import erase_response
 from store import documents as document_store
 from store import responses as response_store
 from store.audit import AuditEvent
@@ -62,7 +61,7 @@ async def sweep_responses(state: AppState, *, now: float) -> list[str]:
     record, as its usage record is, not a managed object."""
     erased = []
     for workspace_id, response_id in await state.db.run(lambda d: response_store.expired(d, now)):
-        if await erase_response(state, workspace_id, response_id):
+        if await response_store.erase_one(state.db, state.responses, workspace_id, response_id):
             erased.append(response_id)
     if erased:
         logger.info("%d stored responses erased: retention expired", len(erased))

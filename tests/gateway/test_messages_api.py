@@ -13,7 +13,7 @@ import anthropic
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.test_chat_api import upstream

@@ -11,8 +11,8 @@ import openai
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from gateway.workers.retention import sweep_responses
 from store.responses import get
 from tests.durability.test_erasure import found_under, serve_once

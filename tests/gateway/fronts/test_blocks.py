@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.chat.blocks import TRANSITIONS, Block, BlockSequencer, Piece, Step
+from gateway.kernels.blocks import TRANSITIONS, Block, BlockSequencer, Piece, Step
 from providers.types import ChatChunk, ToolCallDelta
 
 

@@ -11,19 +11,28 @@ from contextlib import asynccontextmanager
 
 from gateway.messages.render import error_body
 from gateway.messages.service import count_tokens, serve_message
+from gateway.messages.services import MessagesServices
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, Answering
 from gateway.platform.errors import invalid_request
 from gateway.platform.jsonio import JsonAnswer
-from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
 
 
-def messages_routes() -> list[Route]:
+def messages_routes(messages: MessagesServices) -> list[Route]:
+    def answer_message(principal: Principal, body: bytes, headers: Mapping[str, str]) -> Answering:
+        return serve_message(messages, principal, _decoded(body), headers)
+
+    @asynccontextmanager
+    async def answer_count(
+        principal: Principal, body: bytes, headers: Mapping[str, str]
+    ) -> AsyncIterator[Answer]:
+        yield JsonAnswer(200, count_tokens(messages, principal, _decoded(body)), {})
+
     return [
         Route("POST", path, handler, error_body=error_body, credential=anthropic_credential)
         for path, handler in ((MESSAGES_PATH, answer_message), (COUNT_PATH, answer_count))
@@ -36,23 +45,6 @@ def anthropic_credential(headers: Mapping[str, str]) -> str | None:
         return headers["authorization"]
     key = headers.get("x-api-key")
     return f"Bearer {key}" if key else None
-
-
-def answer_message(
-    state: AppState, principal: Principal, body: bytes, headers: Mapping[str, str]
-) -> Answering:
-    return serve_message(state, principal, _decoded(body), headers)
-
-
-def answer_count(
-    state: AppState, principal: Principal, body: bytes, headers: Mapping[str, str]
-) -> Answering:
-    return _counted(state, principal, body)
-
-
-@asynccontextmanager
-async def _counted(state: AppState, principal: Principal, body: bytes) -> AsyncIterator[Answer]:
-    yield JsonAnswer(200, count_tokens(state, principal, _decoded(body)), {})
 
 
 def _decoded(body: bytes) -> object:

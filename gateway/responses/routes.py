@@ -1,5 +1,5 @@
-"""The Responses API: `POST /v1/responses` on the fast path (it streams), the stored
-responses and the WebSocket mode (`GET /v1/responses` upgraded) on Quart."""
+"""The Responses API's routes: `POST /v1/responses` on the fast path (it streams), the
+stored responses and the WebSocket mode (`GET /v1/responses` upgraded) on Quart."""
 
 from __future__ import annotations
 
@@ -12,48 +12,48 @@ from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, authenticate_header, decode_json, json_response
+from gateway.platform.web import decode_json, json_response
 from gateway.responses import service
+from gateway.responses.services import ResponsesServices
 from gateway.responses.websocket import send_error, serve_socket
 
 RESPONSES_PATH = "/v1/responses"
 
 
-def responses_routes() -> list[Route]:
+def responses_routes(responses: ResponsesServices) -> list[Route]:
+    def answer_responses(
+        principal: Principal, body: bytes, headers: Mapping[str, str]
+    ) -> Answering:
+        if not body:
+            raise invalid_request("The request body must be a JSON object.")
+        return service.serve_create(responses, principal, decode_json(body), headers)
+
     return [Route("POST", RESPONSES_PATH, answer_responses)]
 
 
-def answer_responses(
-    state: AppState, principal: Principal, body: bytes, headers: Mapping[str, str]
-) -> Answering:
-    if not body:
-        raise invalid_request("The request body must be a JSON object.")
-    return service.serve_create(state, principal, decode_json(body), headers)
-
-
-def responses_blueprint(state: AppState) -> Blueprint:
+def responses_blueprint(responses: ResponsesServices) -> Blueprint:
     bp = Blueprint("responses", __name__)
+    auth = responses.auth
 
     @bp.get(RESPONSES_PATH + "/<response_id>")
     async def retrieve(response_id: str) -> Response:
-        principal = await authenticate(state)
+        principal = await auth.caller()
         if request.args.get("stream") in ("true", "1"):
             raise invalid_request(
                 "Streaming a stored response again is not supported.", param="stream"
             )
-        return json_response(await service.retrieve(state, principal, response_id))
+        return json_response(await service.retrieve(responses, principal, response_id))
 
     @bp.delete(RESPONSES_PATH + "/<response_id>")
     async def delete(response_id: str) -> Response:
-        principal = await authenticate(state)
-        return json_response(await service.delete(state, principal, response_id))
+        principal = await auth.caller()
+        return json_response(await service.delete(responses, principal, response_id))
 
     @bp.get(RESPONSES_PATH + "/<response_id>/input_items")
     async def input_items(response_id: str) -> Response:
-        principal = await authenticate(state)
+        principal = await auth.caller()
         query = cast(Mapping[str, str], request.args)
-        return json_response(await service.input_items(state, principal, response_id, query))
+        return json_response(await service.input_items(responses, principal, response_id, query))
 
     @bp.websocket(RESPONSES_PATH)
     async def connect() -> None:
@@ -61,8 +61,8 @@ def responses_blueprint(state: AppState) -> Blueprint:
         key is accepted, told why in an `error` event and closed with code 4000 + the
         HTTP status (4401), as the voice sessions do."""
         try:
-            principal = await authenticate_header(
-                state, websocket.headers.get("authorization"), websocket.remote_addr
+            principal = await auth.header(
+                websocket.headers.get("authorization"), websocket.remote_addr
             )
         except ApiError as error:
             await websocket.accept()
@@ -71,7 +71,7 @@ def responses_blueprint(state: AppState) -> Blueprint:
             return
         await websocket.accept()
         headers = cast(Mapping[str, str], websocket.headers)
-        await serve_socket(state, principal, headers, _QuartSocket())
+        await serve_socket(responses, principal, headers, _QuartSocket())
 
     return bp
 
