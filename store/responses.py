@@ -54,9 +54,10 @@ class BrokenChain(Exception):
 
 def put(db: sqlite_utils.Database, record: StoredResponse) -> None:
     db.execute(
-        "INSERT OR REPLACE INTO stored_responses (id, workspace_id, key_id, "
-        "previous_response_id, created_at, expires_at, input_items, response) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO stored_responses (id, workspace_id, key_id, previous_response_id, "
+        "created_at, expires_at, input_items, response) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET input_items = excluded.input_items, "
+        "response = excluded.response, expires_at = excluded.expires_at",
         [
             record.id,
             record.workspace_id,

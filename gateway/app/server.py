@@ -35,7 +35,7 @@ from gateway.platform.connections import ConnectionLimits
 from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.errors import doc_base
-from gateway.platform.listen import serve_http
+from gateway.platform.listen import LISTEN_BACKLOG, serve_http
 from gateway.platform.state import AppState
 from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
@@ -56,6 +56,7 @@ from gateway.workers import (
     retention,
     shared_limits,
     shared_state,
+    store_events,
     usage_writer,
     webhook_delivery,
 )
@@ -90,6 +91,7 @@ WORKERS: tuple[Worker, ...] = (
     # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
     shared_limits.run,
     key_events.run,
+    store_events.run,
     agent_events.run,  # agents (issue 18): agent and organisation-limit changes
     agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
     shared_state.run,  # the response cache, breakers and realtime counters on Redis
@@ -140,10 +142,10 @@ def upstream_client(settings: Settings) -> Upstream:
 @asynccontextmanager
 async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterator[AppState]:
     """The shared state, open for the duration of the block."""
-    db = await trio.to_thread.run_sync(open_database, settings.data_dir)
+    db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
-        catalog = load_catalog()
+        catalog = load_catalog().with_passthrough(settings.passthrough_models)
         async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
@@ -187,6 +189,7 @@ def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfi
     config.graceful_timeout = settings.shutdown_grace_s + HYPERCORN_MARGIN_S
     config.keep_alive_timeout = settings.keep_alive_timeout_s
     config.h11_max_incomplete_size = settings.max_header_bytes
+    config.backlog = LISTEN_BACKLOG
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     return config

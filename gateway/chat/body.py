@@ -243,10 +243,12 @@ class ChatStreamBody:
             self._translate(item)
 
     def _translate(self, chunk: ChatChunk) -> None:
+        """One upstream chunk as client frames. The first choice's finish is kept for the
+        final chunk (with the gateway's metadata); another choice's ends it at once."""
         if self.assembler is not None:
             self.assembler.add(chunk)
-        if chunk.content:
-            self._chars += len(chunk.content)
+        if chunk.content or chunk.logprobs:
+            self._chars += len(chunk.content or "")
         for piece in chunk.tool_calls:
             self._chars += len(piece.arguments)
             if piece.name:
@@ -254,7 +256,7 @@ class ChatStreamBody:
         frames = self._frames.chunk(chunk)
         if frames:
             self._out.append(frames)
-        if chunk.finish_reason is not None:
+        if chunk.finish_reason is not None and not chunk.index:
             self._finish_reason = chunk.finish_reason
         if chunk.usage is not None:
             self._usage = chunk.usage

@@ -49,14 +49,20 @@ class ChatCompletionFrames:
         self._trip = trip
 
     def opening(self) -> bytes:
-        return render.role_chunk(self._trip)
+        return render.role_chunks(self._trip)
 
     def chunk(self, chunk: ChatChunk) -> bytes:
-        frames = b""
-        if chunk.content:
-            frames += render.content_chunk(self._trip, chunk.content)
+        """A chunk's frames; another choice's finish (`n` > 1) ends that choice at once
+        (the first choice's is in the final chunk, with the gateway's metadata)."""
+        trip, frames = self._trip, b""
+        if chunk.content or chunk.logprobs:
+            frames += render.content_chunk(trip, chunk)
         if chunk.tool_calls:
-            frames += render.tool_calls_chunk(self._trip, chunk.tool_calls)
+            frames += render.tool_calls_chunk(trip, chunk.tool_calls, chunk.index)
+        if chunk.moderation is not None:
+            frames += render.moderation_chunk(trip, chunk.moderation)
+        if chunk.finish_reason is not None and chunk.index:
+            frames += render.finish_chunk(trip, chunk.finish_reason, chunk.index)
         return frames
 
     def finish(
