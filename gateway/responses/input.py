@@ -42,7 +42,7 @@ REFUSED: Mapping[str, str] = {
     "prompt_cache_options": "explicit prompt caching is not supported",
 }
 # Hints that change nothing in the answer, taken and not acted on (docs: Choices).
-HINTS = ("prompt_cache_key", "prompt_cache_retention", "max_tool_calls", "stream_options")
+HINTS = ("max_tool_calls", "stream_options")
 TRANSLATED = (
     "model",
     "input",
@@ -64,6 +64,8 @@ TRANSLATED = (
     "service_tier",
     "truncation",
     "include",
+    "prompt_cache_key",
+    "prompt_cache_retention",
     "top_logprobs",
     # the gateway's own extensions, as on chat completions
     "service",
@@ -169,7 +171,11 @@ def _chat_fields(body: Mapping[str, Any], tools: list[dict[str, Any]]) -> dict[s
         "max_tokens": optional_positive_int(body, "max_output_tokens"),
         "temperature": body.get("temperature"),
         "top_p": body.get("top_p"),
-        "user": optional_string(body, "user") or optional_string(body, "safety_identifier"),
+        "user": optional_string(body, "user"),
+        "safety_identifier": optional_string(body, "safety_identifier"),
+        "prompt_cache_key": body.get("prompt_cache_key"),
+        "prompt_cache_retention": body.get("prompt_cache_retention"),
+        "verbosity": _verbosity(body.get("text")),
         "metadata": _metadata(body.get("metadata")),
         "response_format": _response_format(body.get("text")),
         "reasoning_effort": _reasoning_effort(body.get("reasoning")),
@@ -261,17 +267,11 @@ def _tool_choice(value: Any, tools: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def _response_format(text: Any) -> dict[str, Any] | None:
-    """`text.format` as chat's `response_format`; `text.verbosity` only as the default."""
+    """`text.format` as chat's `response_format`."""
     if text is None:
         return None
     if not isinstance(text, dict):
         raise invalid_request("'text' must be an object.", param="text", value=text)
-    if text.get("verbosity") not in (None, "medium"):
-        raise invalid_request(
-            "'text.verbosity' is not supported (only 'medium', the default).",
-            param="text.verbosity",
-            value=text.get("verbosity"),
-        )
     form = text.get("format")
     if form is None:
         return None
@@ -303,6 +303,11 @@ def _json_schema(form: Mapping[str, Any]) -> dict[str, Any]:
         if form.get(field) is not None:
             out[field] = form[field]
     return out
+
+
+def _verbosity(text: Any) -> str | None:
+    """`text.verbosity`, chat's `verbosity` (checked there)."""
+    return text.get("verbosity") if isinstance(text, dict) else None
 
 
 def _reasoning_effort(reasoning: Any) -> str | None:
@@ -359,7 +364,10 @@ def _echo(
         "service_tier": body.get("service_tier") or "default",
         "store": body.get("store") is not False,
         "temperature": body.get("temperature"),
-        "text": {"format": text.get("format") or {"type": "text"}, "verbosity": "medium"},
+        "text": {
+            "format": text.get("format") or {"type": "text"},
+            "verbosity": text.get("verbosity") or "medium",
+        },
         "tool_choice": body.get("tool_choice") or "auto",
         "tools": tools,
         "top_logprobs": 0,

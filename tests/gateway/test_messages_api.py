@@ -255,3 +255,16 @@ async def test_a_failure_mid_stream_is_an_error_event(
                 received.append(event.type)
     assert received[0] == "message_start" and "content_block_delta" in received
     assert caught.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
+
+
+async def test_thinking_reaches_the_models_that_have_it(claude: anthropic.AsyncAnthropic) -> None:
+    thinking: Any = {"type": "enabled", "budget_tokens": 1024}
+    message = await claude.messages.create(
+        model="claude-haiku-4-5", max_tokens=2000, messages=HELLO, thinking=thinking
+    )
+    assert message.content
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await claude.messages.create(
+            model="gpt-4o-mini", max_tokens=2000, messages=HELLO, thinking=thinking
+        )
+    assert caught.value.body["error"]["param"] == "reasoning_effort"  # type: ignore[index]

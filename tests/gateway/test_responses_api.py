@@ -358,3 +358,17 @@ async def test_the_cache_serves_the_same_question_through_any_door(
     assert service["cache"]["hit"] is True and service["cost"]["total"] == 0
     assert response.output_text == chat.choices[0].message.content
     assert (await client.responses.retrieve(response.id)).output_text == response.output_text
+
+
+async def test_reasoning_reaches_the_models_that_have_it(client: openai.AsyncOpenAI) -> None:
+    """`reasoning.effort` is chat's `reasoning_effort`: taken by a model with a reasoning
+    control, refused naming it by one without (never dropped)."""
+    for model in ("gpt-5-mini", "claude-haiku-4-5"):
+        response = await client.responses.create(
+            model=model, input="Hi", reasoning={"effort": "low"}
+        )
+        assert response.status == "completed" and response.reasoning is not None
+        assert response.reasoning.effort == "low"
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(model="gpt-4o-mini", input="Hi", reasoning={"effort": "low"})
+    assert caught.value.param == "reasoning_effort"  # type: ignore[attr-defined]
