@@ -41,12 +41,12 @@ from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
 from gateway.api.sustainability import sustainability_blueprint
 from gateway.chat.routes import chat_routes
-from gateway.pipelines.sessions import PipelineSessions
 from gateway.chat.service import serve_chat
 from gateway.chat.services import ChatServices
 from gateway.kernels.dialects import Dialect, ServeChat
 from gateway.messages.routes import messages_routes
 from gateway.messages.services import MessagesServices
+from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
