@@ -23,10 +23,12 @@ from gateway.audio.input import TranscriptionParams
 from gateway.audio.render import transcript_text
 from gateway.audio.services import AudioServices
 from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
+from gateway.chat.service import serve_chat
 from gateway.chat.services import ChatServices
 from gateway.documents.services import DocumentsServices
 from gateway.files.capabilities import Capabilities
 from gateway.files.services import FilesServices
+from gateway.kernels.dialects import Dialect, ServeChat
 from gateway.kernels.endpoints import Endpoint
 from gateway.kernels.uploads.formats import Kind
 from gateway.kernels.webhooks.services import Webhooks
@@ -38,8 +40,11 @@ from gateway.operator.live import LiveSources
 from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
 from gateway.platform.auth import Principal
+from gateway.platform.body import Answering
 from gateway.platform.callers import Authenticator
 from gateway.platform.jsonio import JsonAnswer
+from gateway.responses.kept import StoredResponses
+from gateway.responses.services import ResponsesServices
 from gateway.retrieval.embeddings import serve_embeddings
 from gateway.retrieval.rerank import serve_rerank
 from gateway.retrieval.services import RetrievalServices
@@ -116,7 +121,7 @@ def assemble(state: AppState) -> None:
         state.keyring,
         state.logins,
         state.kdf_limiter,
-        workspace_data=(state.files, state.documents),
+        workspace_data=(state.files, state.documents, StoredResponses(state.responses)),
     )
     state.agents_services = AgentsServices(
         state.db,
@@ -170,6 +175,14 @@ def assemble(state: AppState) -> None:
         endpoint(serve_embeddings, state.retrieval),
         endpoint(serve_rerank, state.retrieval),
     )
+    state.responses_services = ResponsesServices(
+        chat_behind(state.chat),
+        state.responses,
+        state.db,
+        state.engine.usage,
+        state.auth,
+        settings.responses_retention_days,
+    )
     state.admin = AdminServices(
         state.db,
         settings,
@@ -183,6 +196,17 @@ def assemble(state: AppState) -> None:
         state.limits.upstream,
         state.usage.flush,
     )
+
+
+def chat_behind(chat: ChatServices) -> ServeChat:
+    """Chat's path for the front doors that put another dialect in front of it."""
+
+    def serve(
+        principal: Principal, body: object, headers: Mapping[str, str], dialect: Dialect
+    ) -> Answering:
+        return serve_chat(chat, principal, body, headers, dialect)
+
+    return serve
 
 
 def file_capabilities(state: AppState) -> Capabilities:

@@ -28,6 +28,7 @@ from gateway.analytics import export_worker
 from gateway.analytics.live import live_worker
 from gateway.analytics.routes import analytics_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
+from gateway.app.assembly import chat_behind
 from gateway.app.state import AppState
 from gateway.audio.routes import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.chat.routes import chat_routes
@@ -38,6 +39,8 @@ from gateway.documents.routes import documents_blueprint
 from gateway.files import worker as file_worker
 from gateway.files.routes import files_blueprint
 from gateway.kernels.uploads.formats import LARGEST_UPLOAD
+from gateway.messages.routes import messages_routes
+from gateway.messages.services import MessagesServices
 from gateway.ocr.routes import ocr_blueprint
 from gateway.operator.console_routes import console_blueprint
 from gateway.operator.metrics_routes import metrics_blueprint
@@ -45,8 +48,14 @@ from gateway.operator.openapi_routes import openapi_blueprint
 from gateway.organization.audit_routes import audit_log_blueprint
 from gateway.organization.routes import organization_blueprint
 from gateway.organization.token_routes import auth_tokens_blueprint
+from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
 from gateway.platform.uploads import file_upload_limits
+from gateway.realtime.routes import realtime_blueprint
+from gateway.realtime.services import RealtimeServices
+from gateway.responses import retention as response_retention
+from gateway.responses import writer as response_writer
+from gateway.responses.routes import responses_blueprint, responses_routes
 from gateway.retrieval.routes import retrieval_blueprints
 from gateway.status import alert_evaluator, incident_monitor
 from gateway.status.alert_routes import alerts_blueprint
@@ -98,6 +107,24 @@ def _chat(state: AppState) -> Mounted:
     return Mounted((routing_rules_blueprint(chat),), tuple(chat_routes(chat)), workers=workers)
 
 
+def _responses(state: AppState) -> Mounted:
+    responses = state.responses_services
+    interval = state.settings.retention_check_interval_s
+    return Mounted(
+        (responses_blueprint(responses),),
+        tuple(responses_routes(responses)),
+        workers=(
+            partial(response_writer.run, state.responses),  # written behind their answers
+            partial(response_retention.run, responses, interval),
+        ),
+    )
+
+
+def _messages(state: AppState) -> Mounted:
+    messages = MessagesServices(chat_behind(state.chat), state.catalog)  # chat's path
+    return Mounted(routes=tuple(messages_routes(messages)))
+
+
 def _retrieval(state: AppState) -> Mounted:
     return Mounted(retrieval_blueprints(state.retrieval))
 
@@ -123,6 +150,12 @@ def _documents(state: AppState) -> Mounted:
         (documents_blueprint(documents),),
         workers=(partial(document_worker.run, documents), partial(retention.run, documents)),
     )
+
+
+def _realtime(state: AppState) -> Mounted:
+    # The realtime family's sessions run on the pipelines family's cascades.
+    realtime = RealtimeServices(state.auth, state.settings, PipelineSessions(state))
+    return Mounted((realtime_blueprint(realtime),))
 
 
 def _files(state: AppState) -> Mounted:
@@ -198,6 +231,8 @@ def _blueprint(make: Callable[[AppState], Blueprint]) -> Callable[[AppState], Mo
 FAMILIES: tuple[Family, ...] = (
     Family("admin", _admin),
     Family("chat", _chat),
+    Family("responses", _responses),  # front doors over chat (gateway.kernels.dialects)
+    Family("messages", _messages),
     Family("retrieval", _retrieval),
     Family("audio", _audio),
     Family("status", _status),
@@ -211,5 +246,6 @@ FAMILIES: tuple[Family, ...] = (
     ),
     Family("agents", _agents),
     Family("pipelines", _pipelines),
+    Family("realtime", _realtime),
     Family("analytics", _analytics),
 )

@@ -40,6 +40,7 @@ from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
 from gateway.platform.drain import Drain
 from gateway.platform.resp import RedisClient
+from gateway.responses.services import ResponsesServices
 from gateway.retrieval.services import RetrievalServices
 from gateway.status.services import StatusServices
 from gateway.sustainability.services import SustainabilityServices
@@ -57,6 +58,7 @@ from gateway.workers.usage_writer import UsageWriter
 from providers.catalog import Catalog
 from providers.upstream import Upstream
 from store.db import Database
+from store.responses import ResponseKeeper
 from store.secrets import CredentialCipher
 
 
@@ -88,6 +90,8 @@ class AppState:
     # Requests in flight (the server's drain), read by the analytics realtime page.
     drain: Drain = attrs.field(factory=Drain)
     exports: ExportRuntime = attrs.field()
+    # Stored responses of the Responses API, written behind their answers.
+    responses: ResponseKeeper = attrs.field()
     # Scale-out: the Redis-protocol server and the limits kept on it (None: one process,
     # limits in memory).
     redis: RedisClient | None = None
@@ -116,6 +120,7 @@ class AppState:
     files_services: FilesServices = attrs.field(init=False)
     documents_services: DocumentsServices = attrs.field(init=False)
     probes: Probes = attrs.field(init=False)
+    responses_services: ResponsesServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.
@@ -135,6 +140,10 @@ class AppState:
     def _default_agents(self) -> AgentBook:
         counters = MemoryCounters(idle_s=self.settings.agent_session_idle_s)
         return AgentBook(self.db, self.usage.flush, counters)
+
+    @responses.default
+    def _default_responses(self) -> ResponseKeeper:
+        return ResponseKeeper(self.db)
 
     @exports.default
     def _default_exports(self) -> ExportRuntime:

@@ -1,4 +1,5 @@
-"""The retention worker: erases data documents past their `retention_days`.
+"""The retention worker: erases data documents past their `retention_days` (stored
+responses have their own, `gateway.responses.retention`).
 
 Every `retention_check_interval_s` (0: off) it erases each expired document exactly as a
 DELETE would (`gateway.documents.erasure`), with an audit event `data_document.erased`

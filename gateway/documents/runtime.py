@@ -29,6 +29,9 @@ class DocumentsRuntime:
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
     index: VectorCache = attrs.field(factory=VectorCache)
 
+    def drop_pending(self, workspace_id: str) -> None:
+        return None  # nothing is written behind: uploads are stored before they answer
+
     def remove_workspace(self, db: sqlite_utils.Database, workspace_id: str) -> list[Blob]:
         """A deleted workspace's documents (`gateway.kernels.workspace_data.WorkspaceData`)."""
         return [Blob(self.blobs, d) for d in document_store.remove_workspace(db, workspace_id)]

@@ -50,6 +50,9 @@ class FilesRuntime:
         if hold is not None:
             hold.release()
 
+    def drop_pending(self, workspace_id: str) -> None:
+        return None  # nothing is written behind: uploads are stored before they answer
+
     def remove_workspace(self, db: sqlite_utils.Database, workspace_id: str) -> list[Blob]:
         """A deleted workspace's files (`gateway.kernels.workspace_data.WorkspaceData`)."""
         return [Blob(self.blobs, d) for d in file_store.remove_workspace(db, workspace_id)]

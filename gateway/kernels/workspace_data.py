@@ -18,6 +18,11 @@ class WorkspaceData(Protocol):
         """Held while blobs are removed, as the family's own deletions hold it."""
         ...
 
+    def drop_pending(self, workspace_id: str) -> None:
+        """Drop what is waiting to be written for the workspace (it never will be): done
+        before its rows are deleted, so nothing lands after them."""
+        ...
+
     def remove_workspace(self, db: sqlite_utils.Database, workspace_id: str) -> list[Blob]:
         """Delete the workspace's rows (inside the caller's transaction); the blobs left
         to remove once it commits."""

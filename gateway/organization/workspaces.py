@@ -152,6 +152,8 @@ async def _erase(services: OrganizationServices, workspace_id: str, event: Audit
         for data in kept:
             data.forget(workspace_id)
 
+    for data in kept:
+        data.drop_pending(workspace_id)
     async with AsyncExitStack() as locks:  # every kind's blob lock, as its deletions hold it
         for data in kept:
             await locks.enter_async_context(data.blob_lock)
