@@ -19,10 +19,12 @@ from gateway.agents.policy import AgentPolicy
 from gateway.agents.services import AgentsServices
 from gateway.analytics.services import AnalyticsServices
 from gateway.app.state import AppState
+from gateway.app.voice_stages import stages_of
 from gateway.audio.input import TranscriptionParams
 from gateway.audio.render import transcript_text
 from gateway.audio.services import AudioServices
 from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
+from gateway.audio.voices import mapping_named
 from gateway.chat.service import serve_chat
 from gateway.chat.services import ChatServices
 from gateway.documents.services import DocumentsServices
@@ -39,6 +41,8 @@ from gateway.ocr.services import OcrServices
 from gateway.operator.live import LiveSources
 from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
+from gateway.pipelines.capabilities import VoiceParts
+from gateway.pipelines.services import PipelinesServices
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.callers import Authenticator
@@ -182,6 +186,19 @@ def assemble(state: AppState) -> None:
         state.engine.usage,
         state.auth,
         settings.responses_retention_days,
+    )
+    state.pipelines = PipelinesServices(
+        state.db,
+        settings,
+        state.auth,
+        state.engine,
+        state.admission,
+        state.files.pii_scans,
+        VoiceParts(
+            stages_of(state),
+            measured_clip,
+            lambda workspace, name: mapping_named(state.audio, workspace, name),
+        ),
     )
     state.admin = AdminServices(
         state.db,

@@ -27,7 +27,6 @@ from gateway.agents.routes import agents_blueprint
 from gateway.analytics import export_worker
 from gateway.analytics.live import live_worker
 from gateway.analytics.routes import analytics_blueprint
-from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.app.assembly import chat_behind
 from gateway.app.state import AppState
 from gateway.audio.routes import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
@@ -48,6 +47,7 @@ from gateway.operator.openapi_routes import openapi_blueprint
 from gateway.organization.audit_routes import audit_log_blueprint
 from gateway.organization.routes import organization_blueprint
 from gateway.organization.token_routes import auth_tokens_blueprint
+from gateway.pipelines.routes import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
 from gateway.platform.uploads import file_upload_limits
@@ -140,7 +140,8 @@ def _audio(state: AppState) -> Mounted:
 def _pipelines(state: AppState) -> Mounted:
     # Audio in a form or as base64.
     return Mounted(
-        (pipelines_blueprint(state),), upload_limits={PIPELINES_PATH: PIPELINE_BODY_LIMIT}
+        (pipelines_blueprint(state.pipelines),),
+        upload_limits={PIPELINES_PATH: PIPELINE_BODY_LIMIT},
     )
 
 
@@ -154,7 +155,7 @@ def _documents(state: AppState) -> Mounted:
 
 def _realtime(state: AppState) -> Mounted:
     # The realtime family's sessions run on the pipelines family's cascades.
-    realtime = RealtimeServices(state.auth, state.settings, PipelineSessions(state))
+    realtime = RealtimeServices(state.auth, state.settings, PipelineSessions(state.pipelines))
     return Mounted((realtime_blueprint(realtime),))
 
 

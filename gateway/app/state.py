@@ -35,6 +35,7 @@ from gateway.operator.metrics import GatewayMetrics
 from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
 from gateway.organization.throttle import LoginThrottle
+from gateway.pipelines.services import PipelinesServices
 from gateway.platform.auth import KeyRing
 from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
@@ -121,6 +122,7 @@ class AppState:
     documents_services: DocumentsServices = attrs.field(init=False)
     probes: Probes = attrs.field(init=False)
     responses_services: ResponsesServices = attrs.field(init=False)
+    pipelines: PipelinesServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -15,7 +15,7 @@ from gateway.audio.preview import speak_preview
 from gateway.audio.services import AudioServices
 from gateway.audio.speech import SPEECH_PATH, serve_speech
 from gateway.audio.transcription import prepare_stream, serve_transcription
-from gateway.audio.upload import Upload, read_upload
+from gateway.kernels.uploads.spooled import Upload, read_upload
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer

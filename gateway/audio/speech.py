@@ -23,7 +23,6 @@ import attrs
 import orjson
 import trio
 
-from gateway.audio.errors import audio_errors
 from gateway.audio.input import SpeechParams, parse_speech, with_mapping_defaults
 from gateway.audio.plan import (
     VoiceChoice,
@@ -34,6 +33,7 @@ from gateway.audio.plan import (
 )
 from gateway.audio.services import AudioServices
 from gateway.audio.voices import mapping_record_named
+from gateway.kernels.voice.errors import audio_errors
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.web import decode_json

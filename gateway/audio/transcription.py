@@ -2,10 +2,10 @@
 plan, race, render. A translation is a transcription asking for English text
 (`gateway.audio.translation` says which candidates can); it is never streamed.
 
-The upload has been spooled (`gateway.audio.upload`); here its container is checked by its
-bytes and its length measured by decoding (in a worker thread), so an empty, truncated or
-non-audio file is a 400 before anything is charged. Usage is the audio's seconds, priced
-per minute from the catalog.
+The upload has been spooled (`gateway.kernels.uploads.spooled`); here its container is
+checked by its bytes and its length measured by decoding (in a worker thread), so an
+empty, truncated or non-audio file is a 400 before anything is charged. Usage is the
+audio's seconds, priced per minute from the catalog.
 
 `diarize` and `context_bias` exist only for Mistral's Voxtral family: a request naming
 another provider's model with them is a 400, and the candidates that cannot honour them
@@ -24,7 +24,6 @@ from contextlib import aclosing, asynccontextmanager
 import attrs
 import trio
 
-from gateway.audio.errors import audio_errors
 from gateway.audio.input import TranscriptionParams, parse_transcription, parse_translation
 from gateway.audio.plan import admit_audio, audio_plan
 from gateway.audio.render import (
@@ -37,7 +36,8 @@ from gateway.audio.render import (
 from gateway.audio.services import AudioServices
 from gateway.audio.translation import ENDPOINT as TRANSLATIONS
 from gateway.audio.translation import translation_plan
-from gateway.audio.upload import HEAD_BYTES, Upload
+from gateway.kernels.uploads.spooled import HEAD_BYTES, Upload
+from gateway.kernels.voice.errors import audio_errors
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.upstream.engine import Called, Streaming

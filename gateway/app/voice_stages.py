@@ -1,5 +1,8 @@
-"""The pipeline's stages through the one upstream engine: recognition, the language model
-and speech, each with its family's plan, fallbacks, deadlines and usage record.
+"""The pipeline's stages through the one upstream engine, planned and opened through the
+audio and chat families: the composition root's adapter behind
+`gateway.pipelines.capabilities.PreparedStages` (only the root may import both). The
+stages: recognition, the language model and speech, each with its family's plan,
+fallbacks, deadlines and usage record.
 
 `prepare_stages` plans all three before anything is answered, so an unknown model, a
 voice no candidate has or a model the key may not use is an ordinary HTTP error. Each
@@ -7,9 +10,8 @@ stage then opens its upstream through the engine's `open_stream` (failures befor
 first result fall back to the next candidate), reads the rest under an idle deadline and
 says what it used; the engine leaves one usage record when it ends: 200 when it
 finished, 499 when it was cancelled (the client left, barge-in) with what it had used so
-far. A speech stage
-runs per sentence, so every sentence leaves its own record; over one socket per answer
-(`voice_line`) the answer leaves one record of its characters.
+far. A speech stage runs per sentence, so every sentence leaves its own record; over one
+socket per answer (`voice_line`) the answer leaves one record of its characters.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import chain_plan, plan_trip, prompt_estimate
 from gateway.chat.trip import Trip
 from gateway.kernels.voice.flow import Line, Opened
+from gateway.pipelines.capabilities import PreparedStages, PrepareStages
+from gateway.pipelines.metered import ENDPOINT, Metered
 from gateway.pipelines.templates import Template, TtsSettings
 from gateway.pipelines.voice_line import SocketLine, SocketSpeaker, socket_plan
 from gateway.platform.auth import Principal
@@ -50,27 +54,8 @@ from providers.elevenlabs_ws import SpeechSocket
 from providers.types import ChatChunk, ToolCallDelta, Usage
 from providers.voices import load_voices
 
-ENDPOINT = "audio.pipelines"  # every stage's usage record, whatever its family
 T = TypeVar("T")
 ToolCallSink = Callable[[ToolCallDelta], None]
-
-
-@attrs.define
-class Metered:
-    """What the stages used so far (the result's `usage`)."""
-
-    stt_seconds: float = 0.0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    tts_characters: int = 0
-    llm_target: Target | None = None
-
-    def body(self) -> dict[str, Any]:
-        return {
-            "stt_seconds": round(self.stt_seconds, 3),
-            "llm_tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
-            "tts_characters": self.tts_characters,
-        }
 
 
 @attrs.frozen
@@ -455,3 +440,30 @@ async def _tokens(
             text = tally.text_of(chunk)
             if text:
                 yield text
+
+
+def stages_of(state: AppState) -> PrepareStages:
+    """`prepare_stages` bound to the root's state, as the pipelines family takes it."""
+
+    async def prepare(
+        principal: Principal,
+        headers: Mapping[str, str],
+        template: Template,
+        clip: AudioClip,
+        *,
+        history: Sequence[Mapping[str, str]] = (),
+        response_format: Mapping[str, Any] | None = None,
+        endpoint: str = ENDPOINT,
+    ) -> PreparedStages:
+        return await prepare_stages(
+            state,
+            principal,
+            headers,
+            template,
+            clip,
+            history=history,
+            response_format=response_format,
+            endpoint=endpoint,
+        )
+
+    return prepare

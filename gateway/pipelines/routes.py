@@ -9,9 +9,7 @@ from typing import cast
 
 from quart import Blueprint, Response, request
 
-from gateway.app.state import AppState
-from gateway.audio.upload import read_upload
-from gateway.audio.voices import mapping_named
+from gateway.kernels.uploads.spooled import read_upload
 from gateway.pipelines import custom
 from gateway.pipelines.input import (
     BODY_LIMIT,
@@ -22,9 +20,10 @@ from gateway.pipelines.input import (
     parse_json,
     too_large,
 )
+from gateway.pipelines.metered import ENDPOINT
 from gateway.pipelines.render import template_body
 from gateway.pipelines.service import prepare, serve_whole, streamed
-from gateway.pipelines.stages import ENDPOINT
+from gateway.pipelines.services import PipelinesServices
 from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
 from gateway.pipelines.templates import builtin_templates
 from gateway.platform.audit import audit_event, audited, written
@@ -47,24 +46,24 @@ PIPELINE_BODY_LIMIT = BODY_LIMIT
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def pipelines_blueprint(state: AppState) -> Blueprint:
+def pipelines_blueprint(services: PipelinesServices) -> Blueprint:
     bp = Blueprint("pipelines", __name__)
 
     @bp.post(PIPELINES_PATH)
     async def pipelines() -> Response:
-        principal = await state.auth.caller()
+        principal = await services.auth.caller()
         headers = cast(Mapping[str, str], request.headers)
-        with state.engine.usage.rejecting(new_facts(ENDPOINT, principal, headers)):
+        with services.engine.usage.rejecting(new_facts(ENDPOINT, principal, headers)):
             params, audio = await _read_pipeline_request()
             event = _scribe_event(principal)
-            prepared = await prepare(state, principal, headers, params, audio, audit_event=event)
+            prepared = await prepare(services, principal, headers, params, audio, audit_event=event)
         if params.stream:
             body = streamed(prepared)
             return stream_response(StreamAnswer(body, STREAM_HEADERS | _id_header(prepared.id)))
         result = await serve_whole(prepared)
         return json_response(result, headers=_id_header(prepared.id))
 
-    _template_routes(bp, state)
+    _template_routes(bp, services)
     return bp
 
 
@@ -99,53 +98,55 @@ def _scribe_event(principal: Principal) -> AuditEvent:
     return audit_event(principal, "pipeline.scribe_note", target_type="pipeline", target_id="")
 
 
-def _template_routes(bp: Blueprint, state: AppState) -> None:
+def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
     @bp.get(TEMPLATES)
     async def list_templates() -> Response:
-        principal = await _manager(state, "view_configuration")
+        principal = await _manager(services, "view_configuration")
         ws = principal.workspace_id
-        records = await state.db.run(lambda d: pipeline_templates.list_for_workspace(d, ws))
+        records = await services.db.run(lambda d: pipeline_templates.list_for_workspace(d, ws))
         data = [template_body(t) for t in builtin_templates().values()]
         data += [_record_body(r) for r in records]
         return json_response({"object": "list", "data": data, "templates": data})
 
     @bp.post(TEMPLATES)
     async def create_template() -> Response:
-        principal = await _manager(state, "configure_providers")
-        fields = parse_template_fields(await read_object(), state.catalog)
-        await _check_voice(state, principal, fields)
+        principal = await _manager(services, "configure_providers")
+        fields = parse_template_fields(await read_object(), services.catalog)
+        await _check_voice(services, principal, fields)
         record = custom.new_record(principal.workspace_id, fields)
         event = _template_event(principal, "pipeline_template.created", record.id, record.name)
         try:
-            await audited(state.db, event, written(lambda d: pipeline_templates.insert(d, record)))
+            await audited(
+                services.db, event, written(lambda d: pipeline_templates.insert(d, record))
+            )
         except NameTakenError:
             raise _name_taken(record.name) from None
         return json_response(_record_body(record), 201)
 
     @bp.get(f"{TEMPLATES}/<template_id>")
     async def get_template(template_id: str) -> Response:
-        principal = await _manager(state, "view_configuration")
+        principal = await _manager(services, "view_configuration")
         builtin = builtin_templates().get(template_id)
         if builtin is not None:
             return json_response(template_body(builtin))
-        return json_response(_record_body(await _record(state, principal, template_id)))
+        return json_response(_record_body(await _record(services, principal, template_id)))
 
     @bp.route(f"{TEMPLATES}/<template_id>", methods=["PATCH", "PUT"])
     async def update_template(template_id: str) -> Response:
-        principal = await _manager(state, "configure_providers")
+        principal = await _manager(services, "configure_providers")
         _refuse_builtin(template_id)
-        record = await _record(state, principal, template_id)
+        record = await _record(services, principal, template_id)
         partial = request.method == "PATCH"
         body = await read_object()
         if partial:
             body = custom.merged_stages(body, _record_body(record))
-        fields = parse_template_fields(body, state.catalog, partial=partial)
-        await _check_voice(state, principal, fields)
+        fields = parse_template_fields(body, services.catalog, partial=partial)
+        await _check_voice(services, principal, fields)
         changed = custom.updated(record, fields)
         event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
         try:
             await audited(
-                state.db, event, written(lambda d: pipeline_templates.replace(d, changed))
+                services.db, event, written(lambda d: pipeline_templates.replace(d, changed))
             )
         except NameTakenError:
             raise _name_taken(changed.name) from None
@@ -153,28 +154,28 @@ def _template_routes(bp: Blueprint, state: AppState) -> None:
 
     @bp.delete(f"{TEMPLATES}/<template_id>")
     async def delete_template(template_id: str) -> Response:
-        principal = await _manager(state, "configure_providers")
+        principal = await _manager(services, "configure_providers")
         _refuse_builtin(template_id)
         ws = principal.workspace_id
         event = _template_event(principal, "pipeline_template.deleted", template_id, None)
         if not await audited(
-            state.db, event, lambda d: pipeline_templates.delete(d, ws, template_id)
+            services.db, event, lambda d: pipeline_templates.delete(d, ws, template_id)
         ):
             raise custom.template_not_found(template_id)
         return json_response({"id": template_id, "object": "pipeline_template", "deleted": True})
 
 
-async def _manager(state: AppState, action: Action) -> Principal:
+async def _manager(services: PipelinesServices, action: Action) -> Principal:
     """Templates are workspace configuration: reading them needs the role's
     `view_configuration`, changing them `configure_providers` (as voice mappings)."""
-    return await state.auth.manager(action)
+    return await services.auth.manager(action)
 
 
 async def _record(
-    state: AppState, principal: Principal, template_id: str
+    services: PipelinesServices, principal: Principal, template_id: str
 ) -> PipelineTemplateRecord:
     ws = principal.workspace_id
-    record = await state.db.run(lambda d: pipeline_templates.get(d, ws, template_id))
+    record = await services.db.run(lambda d: pipeline_templates.get(d, ws, template_id))
     if record is None or record.id != template_id:
         raise custom.template_not_found(template_id)
     return record
@@ -186,12 +187,14 @@ def _record_body(record: PipelineTemplateRecord) -> dict[str, object]:
     return body
 
 
-async def _check_voice(state: AppState, principal: Principal, fields: dict[str, object]) -> None:
+async def _check_voice(
+    services: PipelinesServices, principal: Principal, fields: dict[str, object]
+) -> None:
     tts = fields.get("tts")
     voice = getattr(tts, "voice", None)
     if voice is None or voice_known(load_voices(), voice):
         return
-    if await mapping_named(state.audio, principal.workspace_id, voice) is None:
+    if await services.voice.voice_mapping(principal.workspace_id, voice) is None:
         raise unknown_voice(voice)
 
 
