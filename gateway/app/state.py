@@ -1,9 +1,8 @@
-"""Everything the request handlers share, built once by the app's lifespan.
+"""Everything the composition root built, in one object that only the root sees whole.
 
-Only the composition root should know this object (issue 32): the families not yet
-converted to narrow services still take it, and the root (`gateway.app.assembly`) adds
-the core services it builds (the engine, admission, the authenticator) and the converted
-families' services, which the unconverted ones reach through it meanwhile.
+The root (`gateway.app.assembly`) builds the core's services (the engine, admission, the
+authenticator) and each family's services class into it; a family receives its own
+services class, never this. The tests read it through `RunningGateway.state`.
 """
 
 from __future__ import annotations
