@@ -9,7 +9,7 @@ the admission policies (an agent's limits). The core runs with none of them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, TypeVar, cast
 
 import trio
@@ -66,23 +66,26 @@ S = TypeVar("S")
 Served = Callable[[S, Principal, Any, Mapping[str, str]], Awaitable[JsonAnswer]]
 
 
-def assemble(state: AppState) -> None:
-    """Build the core's services and the converted families' services into `state`."""
+def assemble(state: AppState, mounted: Collection[str]) -> None:
+    """Build the core's services, with the hooks of the `mounted` families plugged in (a
+    family that is not mounted costs the core nothing: none of its hooks is called), and
+    every family's services, into `state`."""
     settings = state.settings
+    observed = "operator" in mounted  # the metrics count records and first results
     state.engine = Engine(
         state.catalog,
         state.registry,
         state.breakers,
         state.health,
         state.limits.upstream,
-        UsageLog(state.catalog, usage_sinks(state) if settings.usage_log_enabled else ()),
+        UsageLog(state.catalog, usage_sinks(state, mounted) if settings.usage_log_enabled else ()),
         hedge_from_latency=settings.hedge_from_latency,
         shared_breakers=state.shared_breakers,
-        on_first_result=(state.metrics.upstream_first_byte,),
+        on_first_result=(state.metrics.upstream_first_byte,) if observed else (),
     )
     state.admission = Admission(
         state.limiter if settings.rate_limits_enabled else None,
-        policies=(AgentPolicy(state.agents),),
+        policies=(AgentPolicy(state.agents),) if "agents" in mounted else (),
     )
     state.auth = Authenticator(state.keyring, state.db)
     state.probes = Probes(state.registry, state.health, settings)
@@ -274,10 +277,12 @@ def queue_depth(state: AppState) -> int:
     return state.limits.waiting + (shared.waiting if shared is not None else 0)
 
 
-def usage_sinks(state: AppState) -> tuple[UsageSink, ...]:
-    """Where each usage record goes: the metrics, the writer, and (several workers) the
-    realtime counters every worker's analytics page reads."""
-    sinks: list[UsageSink] = [state.metrics.observe_usage, state.usage.submit]
-    if state.shared_live is not None:
+def usage_sinks(state: AppState, mounted: Collection[str]) -> tuple[UsageSink, ...]:
+    """Where each usage record goes: the writer, and when their families are mounted the
+    metrics and (several workers) the realtime counters every analytics page reads."""
+    sinks: list[UsageSink] = [state.usage.submit]
+    if "operator" in mounted:
+        sinks.insert(0, state.metrics.observe_usage)
+    if state.shared_live is not None and "analytics" in mounted:
         sinks.append(state.shared_live.count)
     return tuple(sinks)

@@ -168,7 +168,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_breakers=shared.breakers,
                     shared_live=shared.live,
                 )
-                assemble(state)
+                assemble(state, [family.name for family in FAMILIES])
                 yield state
     finally:
         db.close()
