@@ -29,6 +29,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate_manager, iso, json_response, read_object
+from providers.catalog import round_cost
 from store import keys, usage
 from store.audit import AuditEvent
 from store.keys import ApiKeyRecord
@@ -148,7 +149,7 @@ class KeysApi:
             "usage": {
                 "requests_today": totals.requests,
                 "tokens_today": totals.tokens,
-                "cost_today_usd": round(totals.cost_usd, 8),
+                "cost_today_usd": round_cost(totals.cost_usd),
             }
         }
         return json_response(body)

@@ -28,7 +28,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
 from gateway.platform.state import AppState
 from gateway.platform.web import authenticate_manager, iso, json_response, read_object
-from providers.catalog import ProviderInfo
+from providers.catalog import ProviderInfo, round_cost
 from providers.errors import ProviderError, Unsupported
 from store import providers as provider_store
 from store import usage
@@ -322,7 +322,7 @@ async def detail(state: AppState, principal: Principal, info: ProviderInfo) -> d
         "usage": {
             "requests_today": today.requests,
             "tokens_today": today.tokens,
-            "cost_today_usd": round(today.cost_usd, 8),
+            "cost_today_usd": round_cost(today.cost_usd),
         },
     }
 

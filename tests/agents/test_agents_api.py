@@ -7,6 +7,7 @@ import httpx
 import openai
 
 from gateway.platform.server import RunningGateway
+from providers.catalog import round_cost
 from store import agents as agent_store
 from tests.agents.conftest import ADMIN_KEY, Create, agent_client
 from tests.gateway.org_world import bearer, build_world
@@ -153,7 +154,7 @@ async def test_usage_counts_what_the_agent_spent_by_session(
     assert usage["daily"]["cost"] == usage["monthly"]["cost"]
     sessions = {s["id"]: s for s in usage["sessions"]}
     assert sessions["run-1"]["cost"] == usage["daily"]["cost"]
-    assert usage["daily"]["remaining_budget"] == round(1000.0 - usage["daily"]["cost"], 6)
+    assert usage["daily"]["remaining_budget"] == round_cost(1000.0 - usage["daily"]["cost"])
     assert usage["in_flight"] == 0
 
 

@@ -14,6 +14,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.platform.server import RunningGateway
+from providers.catalog import round_cost
 from tests.agents.conftest import ADMIN_KEY, Create
 
 USAGE_TOOL = "self_inspect/get_my_usage"
@@ -63,7 +64,7 @@ async def test_the_sdk_initialises_lists_tools_and_sees_what_the_agent_spent(
     assert usage["session"]["cost"] > 0
     assert usage["session"]["cost"] == spent["session"]["cost"]
     assert usage["daily"]["cost"] == spent["daily"]["cost"]
-    assert usage["daily"]["remaining_budget"] == round(1.0 - usage["daily"]["cost"], 6)
+    assert usage["daily"]["remaining_budget"] == round_cost(1.0 - usage["daily"]["cost"])
     assert usage["limits"]["cost_daily"] == 1.0
     assert usage["warnings"] == []
 
