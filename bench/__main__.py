@@ -1,8 +1,9 @@
 """`python -m bench [--quick] [--skip-litellm] [--only SECTION,...]`: run the benchmarks.
 
 Starts the simulator, the gateway and (unless skipped) LiteLLM, runs the sections in
-order, and writes `bench/results/<date>.json`, `<date>.md` and `<date>-*.png`. A full
-run also refreshes the summary in `bench/README.md`. Progress goes to stderr.
+order, and writes one summary per run: `bench/results/<date>.json` (everything measured) and
+`<date>.png` (one chart). The Markdown summary goes to stdout (`--report` renders it again
+from the JSON); a full run also refreshes it in `bench/README.md`. Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -161,8 +162,9 @@ def _asdict(value: Any) -> dict[str, Any]:
 
 
 def _rerender(path: Path) -> int:
-    """Write the summary and charts of `path` again, with the current checks (and the
-    soak's figures recomputed from its samples); the README too for a full run."""
+    """Write the JSON and chart of `path` again and print its summary, with the current
+    checks (and the soak's figures recomputed from its samples); the README too for a full
+    run."""
     results = json.loads(path.read_text())
     soak = results["sections"].get("soak")
     if soak and "samples" in soak:
@@ -181,20 +183,20 @@ def _rerender(path: Path) -> int:
 def _write(
     stem: Path, results: dict[str, Any], chart_problem: str | None, *, update_readme: bool
 ) -> None:
+    """The run's summary: `<stem>.json` and `<stem>.png`, nothing else (the Markdown is
+    printed, and rendered again from the JSON by `--report`)."""
     stem.parent.mkdir(exist_ok=True)
     verdicts = checks.evaluate(results)
     results["checks"] = [c.to_json() for c in verdicts]
-    drawn: list[Path] = []
+    chart: Path | None = None
     if chart_problem is None:
-        drawn = charts.draw_all(results, stem)
+        chart = charts.draw(results, stem.with_suffix(".png"))
     else:
         results["charts_missing"] = chart_problem
     report.write_json(stem.with_suffix(".json"), results)
-    summary = report.markdown(results, verdicts, drawn)
-    stem.with_suffix(".md").write_text(summary)
     if update_readme:
-        report.update_readme(report.markdown(results, verdicts, drawn, chart_dir="results/"))
-    print(summary)
+        report.update_readme(report.markdown(results, verdicts, chart, chart_dir="results/"))
+    print(report.markdown(results, verdicts, chart))
 
 
 if __name__ == "__main__":

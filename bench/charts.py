@@ -1,9 +1,10 @@
-"""PNG charts of a run with matplotlib: latency distributions, throughput, the soak.
+"""One PNG chart per run with matplotlib: latency distributions, throughput, the soak and
+the latency timeline, each a panel of the same figure (`<stem>.png` beside `<stem>.json`).
 
-matplotlib is not a dependency of the project: `ensure_matplotlib` installs it into
-the running venv the first time a benchmark needs it. Every figure carries a footer
-naming the machine, the pinning and the durations, so a chart copied elsewhere still
-says what it measured.
+matplotlib is in the `dev` extra, which `make bench` installs; `ensure_matplotlib` installs
+it into the running venv when the bench runs without it. The figure carries a footer naming
+the machine, the pinning and the durations, so a chart copied elsewhere still says what it
+measured.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,10 @@ from bench.report import section_of
 
 COLORS = {"direct": "#7f7f7f", "gateway": "#1f77b4", "litellm": "#d62728"}
 LABELS = {"direct": "direct to simulator", "gateway": "our gateway", "litellm": "LiteLLM proxy"}
+PAUSE_COLORS = {"gc": "#d62728", "loop_lag": "#ff7f0e"}
+FOOTER_IN = 0.3  # inches under the panels for the footer
+
+Panel = Callable[[dict[str, Any], Any], None]  # draws one part of the run into a subfigure
 
 
 def ensure_matplotlib() -> str | None:
@@ -36,43 +42,65 @@ def ensure_matplotlib() -> str | None:
     return None
 
 
-def draw_all(results: dict[str, Any], stem: Path) -> list[Path]:
-    """Every chart the results allow; returns the files written."""
+def draw(results: dict[str, Any], path: Path) -> Path | None:
+    """The run's one chart, a panel for each part the results hold; None when they hold
+    none (a section with nothing to plot, such as `workers` alone)."""
     import matplotlib
 
     matplotlib.use("Agg")
-    drawn = [
-        _latency(results, stem.with_name(stem.name + "-latency.png")),
-        _throughput(results, stem.with_name(stem.name + "-throughput.png")),
-        _soak(results, stem.with_name(stem.name + "-soak.png")),
-        _timeline(results, stem.with_name(stem.name + "-timeline.png")),
+    import matplotlib.pyplot as plt
+
+    panels = _panels(results)
+    if not panels:
+        return None
+    heights = [height for height, _ in panels]
+    fig = plt.figure(figsize=(12, sum(heights) + FOOTER_IN), layout="constrained")
+    footer = FOOTER_IN / (sum(heights) + FOOTER_IN)  # the footer's strip, as a fraction
+    fig.get_layout_engine().set(rect=(0, footer, 1, 1 - footer))  # left, bottom, width, height
+    subfigures = fig.subfigures(len(panels), 1, height_ratios=heights, squeeze=False)
+    for sub, (_, panel) in zip(subfigures.flat, panels, strict=True):
+        panel(results, sub)
+    _footer(fig, results)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _panels(results: dict[str, Any]) -> list[tuple[float, Panel]]:
+    """(height in inches, drawer) of each part the results can show, top to bottom."""
+    latency_rows = -(-len(_latency_panels(results)) // 2)
+    candidates: list[tuple[float, Panel]] = [
+        (4.0 * latency_rows, _latency),
+        (4.6 if _throughput_groups(results) else 0, _throughput),
+        (4.6 if _soak_of(results) else 0, _soak),
+        (4.5 if _timeline_of(results) else 0, _timeline),
     ]
-    return [p for p in drawn if p is not None]
+    return [(height, panel) for height, panel in candidates if height]
 
 
-def _footer(fig: Any, results: dict[str, Any], detail: str) -> None:
-    m, pin = results["machine"], results["pinning"]
+def _footer(fig: Any, results: dict[str, Any]) -> None:
+    m, pin, plan = results["machine"], results["pinning"], results["plan"]
+    soak = _soak_of(results)
+    durations = f"{plan['point_s']:g} s per point" + (
+        f", {soak['duration_s']:g} s soak" if soak else ""
+    )
     text = (
         f"{m['cores']} cores, {m['cpu_model']} | gateway/LiteLLM on core {_cores(pin['gateway'])},"
-        f" simulator + load on core {_cores(pin['load'])} | {detail} | {results['date']}"
+        f" simulator + load on core {_cores(pin['load'])} | {durations} | {results['date']}"
     )
-    fig.text(0.01, 0.01, text, fontsize=7, color="#555555")
+    fig.text(0.01, 0.005, text, fontsize=7, color="#555555")
 
 
 def _cores(cores: Any) -> str:
     return ",".join(str(c) for c in cores)
 
 
-def _latency(results: dict[str, Any], path: Path) -> Path | None:
+def _latency(results: dict[str, Any], sub: Any) -> None:
     """Percentile curves: one panel per non-streamed concurrency, two for streams."""
-    import matplotlib.pyplot as plt
-
     panels = _latency_panels(results)
-    if not panels:
-        return None
     columns = 2 if len(panels) > 1 else 1
     rows = -(-len(panels) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(6 * columns, 4 * rows), squeeze=False)
+    axes = sub.subplots(rows, columns, squeeze=False)
     for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax, (title, curves) in zip(axes.flat, panels, strict=False):
@@ -93,12 +121,7 @@ def _latency(results: dict[str, Any], path: Path) -> Path | None:
         ax.set_ylabel("ms (log)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle("Latency distributions")
-    _footer(fig, results, f"{results['plan']['point_s']:g} s per point")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    sub.suptitle("Latency distributions")
 
 
 def _latency_panels(results: dict[str, Any]) -> list[tuple[str, dict[str, dict[str, float]]]]:
@@ -121,15 +144,11 @@ def _latency_panels(results: dict[str, Any]) -> list[tuple[str, dict[str, dict[s
     return panels
 
 
-def _throughput(results: dict[str, Any], path: Path) -> Path | None:
+def _throughput(results: dict[str, Any], sub: Any) -> None:
     """Grouped bars: requests/s per concurrency and streams/s, per target."""
-    import matplotlib.pyplot as plt
-
     groups = _throughput_groups(results)
-    if not groups:
-        return None
     names = [n for n in LABELS if any(n in values for _, values in groups)]
-    fig, ax = plt.subplots(figsize=(8, 4.6))
+    ax = sub.subplots()
     width = 0.8 / len(names)
     for i, name in enumerate(names):
         xs = [g + i * width for g in range(len(groups))]
@@ -145,11 +164,6 @@ def _throughput(results: dict[str, Any], path: Path) -> Path | None:
     ax.set_title("Throughput per target")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    _footer(fig, results, f"{results['plan']['point_s']:g} s per point")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 def _throughput_groups(results: dict[str, Any]) -> list[tuple[str, dict[str, float]]]:
@@ -167,15 +181,17 @@ def _throughput_groups(results: dict[str, Any]) -> list[tuple[str, dict[str, flo
     return groups
 
 
-def _soak(results: dict[str, Any], path: Path) -> Path | None:
-    """The gateway's RSS and open descriptors over the soak."""
-    import matplotlib.pyplot as plt
-
+def _soak_of(results: dict[str, Any]) -> dict[str, Any] | None:
     soak = section_of(results, "soak")
-    if not soak or not soak["samples"]:
-        return None
+    return soak if soak and soak["samples"] else None
+
+
+def _soak(results: dict[str, Any], sub: Any) -> None:
+    """The gateway's RSS and open descriptors over the soak."""
+    soak = _soak_of(results)
+    assert soak is not None  # `_panels` draws this panel only then
     t, rss, fds = zip(*soak["samples"], strict=True)
-    fig, ax = plt.subplots(figsize=(8, 4.6))
+    ax = sub.subplots()
     ax.plot(t, rss, color=COLORS["gateway"], label="RSS (MiB)")
     ax.set_xlabel("seconds")
     ax.set_ylabel("RSS MiB")
@@ -189,36 +205,34 @@ def _soak(results: dict[str, Any], path: Path) -> Path | None:
     ax.legend(loc="lower left", fontsize=8)
     other.legend(loc="lower right", fontsize=8)
     ax.grid(alpha=0.3)
-    _footer(fig, results, f"{soak['duration_s']:g} s soak")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
-PAUSE_COLORS = {"gc": "#d62728", "loop_lag": "#ff7f0e"}
-
-
-def _timeline(results: dict[str, Any], path: Path) -> Path | None:
-    """Latency over time at the timeline's concurrency: one dot per request (the
-    gateway's own latency, at the time it ended), and a tick under the axis for each
-    collection or loop stall the gateway logged. Slow requests stacked in one column
-    share a pause; slow requests spread along the run come from contention."""
-    import matplotlib.pyplot as plt
-
+def _timeline_of(results: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The concurrency and timeline of the gateway's point that recorded one, if any."""
     points = (section_of(results, "nonstream") or {}).get("points", {}).get("gateway", {})
-    found = next(
-        (p["timeline"] for p in points.values() if "points" in p.get("timeline", {})), None
+    for level, point in points.items():
+        timeline = point.get("timeline", {})
+        if timeline.get("points"):
+            return level, timeline
+    return None
+
+
+def _timeline(results: dict[str, Any], sub: Any) -> None:
+    """Latency over time at the timeline's concurrency: one dot per request (the
+    gateway's own latency, at the time it ended), and a mark for each collection or loop
+    stall the gateway logged. Slow requests stacked in one column share a pause; slow
+    requests spread along the run come from contention."""
+    found = _timeline_of(results)
+    assert found is not None  # `_panels` draws this panel only then
+    level, timeline = found
+    ax = sub.subplots()
+    xs = [t / 1000 for t, _ in timeline["points"]]
+    ax.scatter(
+        xs, [ms for _, ms in timeline["points"]], s=2, color=COLORS["gateway"], label="request"
     )
-    if not found or not found["points"]:
-        return None
-    level = next(c for c, p in points.items() if p.get("timeline") is found)
-    fig, ax = plt.subplots(figsize=(12, 4.5))
-    xs = [t / 1000 for t, _ in found["points"]]
-    ax.scatter(xs, [ms for _, ms in found["points"]], s=2, color=COLORS["gateway"], label="request")
-    ax.axhline(found["gateway_p99_ms"], color="#555555", lw=0.8, ls="--", label="p99")
+    ax.axhline(timeline["gateway_p99_ms"], color="#555555", lw=0.8, ls="--", label="p99")
     for kind, color in PAUSE_COLORS.items():
-        ticks = [(t / 1000, ms) for t, k, ms in found["pause_points"] if k == kind]
+        ticks = [(t / 1000, ms) for t, k, ms in timeline["pause_points"] if k == kind]
         if ticks:
             ax.scatter(
                 [t for t, _ in ticks],
@@ -233,14 +247,9 @@ def _timeline(results: dict[str, Any], path: Path) -> Path | None:
     ax.set_ylabel("ms (log)")
     ax.set_title(
         f"non-streamed, concurrency {level}: latency over time; slow requests clustered"
-        f" {found['slow_clustered_share']:.0%}, in flight during a pause"
-        f" {found['slow_during_pause_share']:.0%}",
+        f" {timeline['slow_clustered_share']:.0%}, in flight during a pause"
+        f" {timeline['slow_during_pause_share']:.0%}",
         fontsize=9,
     )
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="upper right")
-    _footer(fig, results, f"{results['plan']['point_s']:g} s per point")
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path

@@ -1,7 +1,8 @@
 """Writing a run down: the JSON results, the Markdown summary, bench/README.md.
 
-The summary is the same text in `results/<stem>.md` and, for full runs, between the
-markers of `bench/README.md`, so the README always shows the latest full run.
+The summary is rendered from the JSON (printed after each run, and by `--report`); for full
+runs it also goes between the markers of `bench/README.md`, so the README always shows the
+latest full run.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def write_json(path: Path, results: dict[str, Any]) -> None:
 
 
 def markdown(
-    results: dict[str, Any], checks: list[Check], charts: list[Path], chart_dir: str = ""
+    results: dict[str, Any], checks: list[Check], chart: Path | None, chart_dir: str = ""
 ) -> str:
     """The summary; chart links are relative to where it is written (`chart_dir`)."""
     parts = [
@@ -40,7 +41,7 @@ def markdown(
         _ceiling_text(results),
         _floor_text(results),
         _workers_text(results),
-        _charts(charts, chart_dir),
+        _chart(chart, chart_dir),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
 
@@ -528,7 +529,7 @@ def _others_cpu(cpu: dict[str, Any]) -> str:
     return ", ".join(parts) or "—"
 
 
-def _charts(charts: list[Path], chart_dir: str) -> str:
-    if not charts:
+def _chart(chart: Path | None, chart_dir: str) -> str:
+    if chart is None:
         return ""
-    return "### Charts\n\n" + "\n\n".join(f"![{p.stem}]({chart_dir}{p.name})" for p in charts)
+    return f"### Chart\n\n![{chart.stem}]({chart_dir}{chart.name})"

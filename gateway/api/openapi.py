@@ -1,5 +1,6 @@
-"""GET /openapi.json (the document, generated from the route table) and GET /docs (Swagger
-UI, served from the package; no CDN). Neither needs a key: the document is public, and
+"""GET /openapi.json (the document, generated from the route table), GET /docs (Swagger
+UI, served from the package; no CDN) and GET /docs/pages/<name> (the documentation pages,
+where every error's `doc_url` points). None needs a key: the documents are public, and
 "Authorize" in the viewer takes one for trying calls."""
 
 from __future__ import annotations
@@ -8,9 +9,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from quart import Blueprint, Response, current_app, send_from_directory
+import trio
+from quart import Blueprint, Response, current_app, send_file, send_from_directory
 
+from gateway.operator import pages
 from gateway.operator.openapi import app_routes, build_document
+from gateway.platform.errors import not_found
 from gateway.platform.web import json_response
 
 VIEWER = Path(__file__).resolve().parent.parent / "operator" / "static" / "swagger-ui"
@@ -49,7 +53,33 @@ def openapi_blueprint() -> Blueprint:
     async def viewer_asset(asset: str) -> Response:
         return await send_from_directory(VIEWER, asset)
 
+    library = pages.Library()
+    rendering = trio.CapacityLimiter(1)
+
+    @bp.get(pages.PREFIX)
+    async def docs_index() -> Response:
+        return await _page(library, pages.INDEX, rendering)
+
+    @bp.get(pages.PREFIX + "<name>")
+    async def docs_page(name: str) -> Response:
+        image = pages.image_file(name)
+        if image is not None:
+            return await send_file(image, mimetype="image/png")
+        return await _page(library, name, rendering)
+
     return bp
+
+
+async def _page(library: pages.Library, name: str, limiter: trio.CapacityLimiter) -> Response:
+    """Page `name` as HTML. Read and rendered off the event loop (a long page takes tens of
+    milliseconds), one at a time, once per version of its file."""
+    page = await trio.to_thread.run_sync(library.page, name, limiter=limiter)
+    if page is None:
+        raise not_found("page_not_found", f"No documentation page '{name}'.", page=name)
+    response = Response(page.html, content_type="text/html; charset=utf-8")
+    response.headers["Content-Security-Policy"] = pages.CSP
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 def _version() -> str:

@@ -31,13 +31,16 @@ STATUS_TEXT = {
     408: "The request body did not arrive in time",
     409: "Conflict with the current state",
     413: "Request body too large",
+    410: "Gone: past its download window",
     415: "Unsupported media type",
     422: "Semantically invalid (credentials, models)",
+    426: "Upgrade required: a WebSocket route asked without the upgrade",
     429: "A rate limit of the key was reached",
     500: "The gateway failed unexpectedly",
     502: "The provider answered with an error",
     503: "No provider could serve the request now",
     504: "The provider did not answer in time",
+    507: "The workspace's storage quota would be exceeded",
 }
 
 SUCCESS_TEXT = {101: "Switching Protocols: the connection is a WebSocket from here on"}
@@ -190,8 +193,9 @@ def _description() -> str:
         "One HTTP service in front of several AI providers: the chat-completions protocol "
         "plus routing, fallbacks, limits, cost, energy and carbon metadata, and a "
         "management API. Every error answers with the envelope "
-        "`{error: {message, type, code, doc_url}}`. Choices where the interface spec is "
-        "silent: docs/decisions.md."
+        "`{error: {message, type, code, doc_url}}`; `doc_url` points at the code's entry on "
+        "/docs/pages/errors. Choices where the interface spec is silent: docs/decisions.md "
+        "(/docs/pages/decisions)."
     )
 
 

@@ -49,6 +49,7 @@ from gateway.pipelines.flow import EVENT_BUFFER, Event, Stages, Trace, run_pipel
 from gateway.pipelines.vad import RATE, Classifier, TurnDetector
 from gateway.platform.errors import ApiError
 from providers.audio_types import AudioClip
+from streams.writer import single_writer
 
 MAX_TURN_BYTES = RATE * 2 * 120  # two minutes of speech in one turn at most
 MAX_MESSAGE_CHARS = 1024 * 1024  # one append message (base64)
@@ -112,7 +113,7 @@ class Session:
         self._buffer = bytearray()
         self._history: list[dict[str, str]] = []
         self._answer: _Answer | None = None
-        self._send_lock = trio.Lock()
+        self._outbox: trio.MemorySendChannel[str] | None = None  # to the socket's writer
         self.cancel_latencies: list[float] = []  # barge-in: speech heard -> upstreams closed
 
     @property
@@ -120,8 +121,14 @@ class Session:
         return list(self._history)
 
     async def run(self) -> None:
-        """Serve until the client leaves; cancellation ends every answer with it."""
-        async with trio.open_nursery() as nursery:
+        """Serve until the client leaves; cancellation ends every answer with it.
+
+        The socket has one writer (`streams.writer`) outside every answer's cancel
+        scope: cancelling an answer never cuts a message halfway."""
+        async with (
+            single_writer(self._socket.send) as self._outbox,
+            trio.open_nursery() as nursery,
+        ):
             await self.send({"type": "session.created", "session": self._settings})
             try:
                 await self._read(nursery)
@@ -129,8 +136,9 @@ class Session:
                 nursery.cancel_scope.cancel()
 
     async def send(self, message: Mapping[str, Any]) -> None:
-        async with self._send_lock:
-            await self._socket.send(orjson.dumps(message).decode())
+        """Queue one event for the socket's writer (a cancelled call queued nothing)."""
+        assert self._outbox is not None, "the session is not running"
+        await self._outbox.send(orjson.dumps(message).decode())
 
     async def _read(self, nursery: trio.Nursery) -> None:
         while True:

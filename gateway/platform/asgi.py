@@ -15,7 +15,8 @@ Like quart-trio, it watches the connection once the body is read: a client disco
 cancels the handler's nursery, which closes the upstream request at once. Every request,
 Quart's included, runs under the graceful shutdown's deadline (`gateway.platform.drain`)
 and through an `Exchange`, which closes the connection after an answer given before the
-request body was read (a keep-alive connection would otherwise wait for the rest).
+request body was read (a keep-alive connection would otherwise wait for the rest), and
+holds the body to the minimum upload rate (408 under it, `gateway.platform.upload_pace`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from gateway.platform.errors import ApiError
 from gateway.platform.exchange import Exchange, Receive, Scope, Send, header_list, send_json
 from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.state import AppState
+from gateway.platform.upload_pace import UploadFloor
 from gateway.platform.web import authenticate_header
 
 logger = logging.getLogger(__name__)
@@ -63,6 +65,8 @@ class FastPath:
         self.app = app
         self.state = state
         self.drain = state.drain
+        settings = state.settings
+        self.floor = UploadFloor(settings.min_upload_rate_bytes_s, settings.upload_rate_grace_s)
         self.routes: dict[str, dict[str, Route]] = {}
         for route in routes:
             self.routes.setdefault(route.path, {})[route.method] = route
@@ -71,11 +75,13 @@ class FastPath:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        exchange = Exchange(scope, receive, send)
+        exchange = Exchange(scope, receive, send, self.floor)
         with self.drain.request() as deadline:
             await self._dispatch(scope, exchange)
         if deadline.cancelled_caught:  # the shutdown's grace period ran out
             await exchange.end_for_shutdown()
+        elif exchange.refusal is not None:  # the body came slower than the floor
+            await exchange.answer_refusal()
 
     async def _dispatch(self, scope: Scope, exchange: Exchange) -> None:
         methods = self.routes.get(scope["path"])
@@ -87,11 +93,12 @@ class FastPath:
             error = _method_not_allowed(methods)
             await send_json(exchange.send, error.status, error.body(), error.headers)
             return
-        await self._serve(route, scope, exchange.receive, exchange.send)
+        await self._serve(route, scope, exchange)
 
-    async def _serve(self, route: Route, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _serve(self, route: Route, scope: Scope, exchange: Exchange) -> None:
         """Authenticate from the headers, then read the body: a caller without a valid key
         is answered before a byte of its body is read."""
+        receive, send = exchange.receive, exchange.send
         headers = _headers(scope)
         settings = self.state.settings
         try:
@@ -102,7 +109,7 @@ class FastPath:
                 agent_session=headers.get(AGENT_SESSION_HEADER),
             )
             body = await _read_body_in_time(
-                receive, headers, settings.max_body_bytes, settings.body_timeout_s
+                exchange, headers, settings.max_body_bytes, settings.body_timeout_s
             )
         except ApiError as error:
             await send_json(send, error.status, error.body(), error.headers)
@@ -160,14 +167,14 @@ def _client_address(scope: Scope) -> str | None:
 
 
 async def _read_body_in_time(
-    receive: Receive, headers: Mapping[str, str], limit: int, timeout_s: float
+    exchange: Exchange, headers: Mapping[str, str], limit: int, timeout_s: float
 ) -> bytes:
     """The body, or 408 when the client takes longer than `timeout_s` to send it (as
     Quart's `BODY_TIMEOUT` answers on the other routes): a half-sent body must not hold a
     handler forever."""
     try:
         with trio.fail_after(timeout_s):
-            return await _read_body(receive, headers, limit)
+            return await _read_body(exchange, headers, limit)
     except trio.TooSlowError:
         raise ApiError(
             408,
@@ -177,16 +184,16 @@ async def _read_body_in_time(
         ) from None
 
 
-async def _read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
+async def _read_body(exchange: Exchange, headers: Mapping[str, str], limit: int) -> bytes:
     declared = headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _too_large(limit)
     parts: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ApiError(400, "client_disconnected", "The client went away.")
+        message = await exchange.receive()
+        if message["type"] == "http.disconnect":  # or it sent slower than the floor
+            raise exchange.refusal or ApiError(400, "client_disconnected", "The client went away.")
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

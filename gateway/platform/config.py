@@ -16,6 +16,8 @@ from typing import Any, Literal
 import attrs
 import cattrs
 
+from gateway.platform.doc_links import public_base_url
+
 
 @attrs.frozen
 class Settings:
@@ -124,10 +126,27 @@ class Settings:
     retention_check_interval_s: float = 3600.0
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
-    # How long an idle client connection is kept open for its next request. Hypercorn
-    # also holds a connection the client has closed after a streamed answer (its task and
-    # socket) until this runs out: lower it when clients open many short connections.
+    # How long an idle client connection is kept open for its next request (longer than
+    # the idle timeout of a load balancer in front, so that the balancer closes first).
     keep_alive_timeout_s: float = 75.0
+    # What a client connection may hold (docs/connections.md). The request line and
+    # headers must arrive within `header_timeout_s` (counted from the connection's opening,
+    # then from the first byte of each later request; 408 when begun and late) and be at
+    # most `max_header_bytes` long (431). A request body must come at
+    # `min_upload_rate_bytes_s` on average after its first `upload_rate_grace_s` seconds
+    # (408 below; 0 turns the floor off). A client that takes none of an answer's bytes for
+    # `send_stall_timeout_s` is disconnected. Past `max_connections` open connections (0:
+    # what the open-file limit affords, half of it beyond a reserve of 128) or
+    # `max_connections_per_address` from one client address (0: no such cap), a new one
+    # is answered 503 too_many_connections and closed. Long streams and WebSockets are
+    # not limited by any of these.
+    header_timeout_s: float = 20.0
+    max_header_bytes: int = 16 * 1024
+    min_upload_rate_bytes_s: float = 500.0
+    upload_rate_grace_s: float = 20.0
+    send_stall_timeout_s: float = 120.0
+    max_connections: int = 0
+    max_connections_per_address: int = 0
     # Organisation access: how long an invitation can be accepted, and how long a user
     # access token (from POST /v1/auth/token) is valid.
     invitation_ttl_s: float = 7 * 24 * 3600.0
@@ -139,6 +158,9 @@ class Settings:
     # deleted), and how often the export worker looks for expired ones.
     export_ttl_s: float = 24 * 3600.0
     export_sweep_interval_s: float = 60.0
+    # The address clients reach the gateway at (`https://ai.example.com`), for the links
+    # it gives out: each error's `doc_url`. Unset: each request's own scheme and Host.
+    public_base_url: str | None = attrs.field(default=None, converter=public_base_url)
     # Log lines: "json" (one object per line) or "text" (for a terminal).
     log_format: Literal["json", "text"] = "json"
     # Debug only: add the start of each request body (prompts!) to the access log.

@@ -3,18 +3,31 @@
 Every error the gateway answers has the spec's shape `{"error": {message, type, code,
 doc_url, ...}}`. Handlers raise `ApiError`; provider failures are translated by
 `from_provider_error`, so a vendor's failure never reaches a client as a 200 or a bare 500.
+`doc_url` is the code's entry on the gateway's own errors page (docs/errors.md, served at
+`/docs/pages/errors`), under the base URL of the request being answered (`doc_base`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import attrs
 
 from providers import errors as upstream
 
-DOC_BASE = "https://docs.gateway.example/errors#"
+ERRORS_PAGE = "/docs/pages/errors#"
+# The gateway's base URL as the client of the request being answered reaches it (no trailing
+# slash), set per request by `gateway.platform.doc_links.DocLinks`: a context variable, so an
+# error raised anywhere under the request (a stream's last event too) links to the same
+# gateway without every layer carrying the request. Outside a request: the path alone.
+doc_base: ContextVar[str] = ContextVar("gateway_doc_base", default="")
+
+
+def doc_url(code: str) -> str:
+    """Where the errors page explains `code`, on this gateway."""
+    return f"{doc_base.get()}{ERRORS_PAGE}{code}"
 
 
 class ApiError(Exception):
@@ -46,7 +59,7 @@ class ApiError(Exception):
             "message": self.message,
             "type": self.type,
             "code": self.code,
-            "doc_url": DOC_BASE + self.code,
+            "doc_url": doc_url(self.code),
         }
         error.update(self.extra)
         return {"error": error}

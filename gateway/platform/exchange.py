@@ -3,8 +3,10 @@
 The `Exchange` notes whether the request body was read to its end and how far the answer
 got, so that the server can (1) close the connection after an answer given before the
 body was read (an early 401, 404 or 413 to a large upload): a keep-alive connection would
-otherwise sit until the client had sent the rest, which it may never do; and (2) finish
-an answer cut short by the shutdown deadline cleanly (`end_for_shutdown`).
+otherwise sit until the client had sent the rest, which it may never do; (2) finish
+an answer cut short by the shutdown deadline cleanly (`end_for_shutdown`); and (3) hold
+the body to the minimum upload rate (`gateway.platform.upload_pace`), answering 408 to a
+client under it (`answer_refusal`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 import trio
 
 from gateway.platform.drain import SHUTTING_DOWN
+from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
+from gateway.platform.upload_pace import UploadFloor, UploadPace
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -32,15 +36,26 @@ CLOSE_DEADLINE_S = 2.0
 class Exchange:
     """Wraps one request's `receive` and `send` (see the module docstring)."""
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(
+        self, scope: Scope, receive: Receive, send: Send, floor: UploadFloor | None = None
+    ) -> None:
         self._receive, self._send = receive, send
         self.body_read = not _declares_body(scope["headers"])
+        self._pace = None if self.body_read or not floor or not floor.enabled else UploadPace(floor)
         self.started = False
         self.finished = False
         self.event_stream = False
 
+    @property
+    def refusal(self) -> ApiError | None:
+        """The 408 of a body that came slower than the floor, once it did."""
+        return None if self._pace is None else self._pace.refusal
+
     async def receive(self) -> Message:
-        message = await self._receive()
+        if self._pace is not None and not self.body_read:
+            message = await self._pace.receive(self._receive)
+        else:
+            message = await self._receive()
         if message["type"] == "http.request" and not message.get("more_body", False):
             self.body_read = True
         return message
@@ -64,9 +79,36 @@ class Exchange:
             # itself on that (Quart's, our fast path's) would abort the close half-way
             # and leave the connection open until Hypercorn's own deadline.
             with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
-                await self._send(message)
+                if self.body_read:
+                    await self._send(message)
+                else:
+                    await self._send_discarding_body(message)
             return
         await self._send(message)
+
+    async def _send_discarding_body(self, message: Message) -> None:
+        """The last message of an answer given before the body was read. Hypercorn
+        closes the connection inside this send, after queueing "disconnect" for the
+        application behind the body's chunks; when its queue (ten messages) is full of a
+        body nobody reads, that wait, and so the close, never ended (issue 31 point 7:
+        the next request on the connection got no answer). The chunks are taken off the
+        queue meanwhile."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._discard_body)
+            await self._send(message)
+            nursery.cancel_scope.cancel()  # the close is done: "disconnect" was queued
+
+    async def _discard_body(self) -> None:
+        while (await self._receive())["type"] != "http.disconnect":
+            pass
+
+    async def answer_refusal(self) -> None:
+        """Answer the 408 of a body under the upload floor, unless an answer began (the
+        application stopped as for a client gone)."""
+        error = self.refusal
+        if error is not None and not self.started:
+            with contextlib.suppress(Exception):
+                await send_json(self.send, error.status, error.body(), error.headers)
 
     async def end_for_shutdown(self) -> None:
         """Answer a request the shutdown deadline cut short: a 503 when nothing was sent,

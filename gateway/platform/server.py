@@ -19,7 +19,6 @@ import attrs
 import httpx
 import trio
 from hypercorn.config import Config as HypercornConfig
-from hypercorn.trio import serve
 
 from gateway.api.routes import fast_routes
 from gateway.chat.cache import ResponseCache
@@ -29,7 +28,11 @@ from gateway.platform.app import create_app
 from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
+from gateway.platform.connections import ConnectionLimits
+from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
+from gateway.platform.errors import doc_base
+from gateway.platform.listen import serve_http
 from gateway.platform.pauses import PauseTracer
 from gateway.platform.scaleout import open_shared
 from gateway.platform.state import AppState
@@ -176,6 +179,7 @@ def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfi
     # Hypercorn's own deadline, which drops connections, comes a little later.
     config.graceful_timeout = settings.shutdown_grace_s + HYPERCORN_MARGIN_S
     config.keep_alive_timeout = settings.keep_alive_timeout_s
+    config.h11_max_incomplete_size = settings.max_header_bytes
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     return config
@@ -243,12 +247,17 @@ async def _serve_in(
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
     fast = FastPath(create_app(state), state, routes=fast_routes())
-    app = ObservedApp(fast, state.metrics, log_bodies=settings.log_request_bodies)
+    links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
+    app = ObservedApp(links, state.metrics, log_bodies=settings.log_request_bodies)
     config = hypercorn_config(settings, settings.host, settings.port)
     if listen_fd is not None:
         config.bind = [f"fd://{listen_fd}"]
     trigger = _draining(fast, shutdown_trigger or trio.sleep_forever, settings.shutdown_grace_s)
-    binds = await nursery.start(_serve_then_stop, app, config, trigger, nursery)
+    limits = ConnectionLimits.of(settings)
+    # What the server answers on its own (a malformed request, the connection cap) has no
+    # request to take a base from: its doc_url has the public base, else the path alone.
+    doc_base.set(settings.public_base_url or "")  # inherited by the server's tasks
+    binds = await nursery.start(_serve_then_stop, app, config, limits, trigger, nursery)
     task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
 
 
@@ -266,14 +275,18 @@ def _draining(app: FastPath, trigger: ShutdownTrigger, grace_s: float) -> Shutdo
 async def _serve_then_stop(
     app: Any,
     config: HypercornConfig,
+    limits: ConnectionLimits,
     shutdown_trigger: ShutdownTrigger,
     nursery: trio.Nursery,
     *,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve HTTP; once Hypercorn has shut down gracefully, stop the background workers
-    (their cancellation flushes the usage log)."""
-    await serve(app, config, shutdown_trigger=shutdown_trigger, task_status=task_status)
+    """Serve HTTP (`gateway.platform.listen`: no connection can end the process); once
+    the server has shut down gracefully, stop the background workers (their cancellation
+    flushes the usage log)."""
+    await serve_http(
+        app, config, limits, shutdown_trigger=shutdown_trigger, task_status=task_status
+    )
     nursery.cancel_scope.cancel()
 
 

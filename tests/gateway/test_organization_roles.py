@@ -1,4 +1,5 @@
-"""The role matrix: the table in docs/organizations.md is the enforced one, and every route obeys it."""
+"""The role matrix: the table in docs/organizations.md is the enforced one, and every route
+obeys it."""
 
 from __future__ import annotations
 

@@ -68,6 +68,27 @@ OPERATIONS = {
         public=True,
         errors=(404,),
     ),
+    "openapi.docs_index": Operation(
+        "The documentation's index page (docs/README.md, rendered to HTML)",
+        "operator",
+        {"type": "string"},
+        media_type="text/html",
+        public=True,
+        errors=(),
+    ),
+    "openapi.docs_page": Operation(
+        "One documentation page (docs/<name>.md rendered to HTML), or an image it shows",
+        "operator",
+        {"type": "string"},
+        media_type="text/html",
+        public=True,
+        errors=(404,),
+        description=(
+            "Every error's `doc_url` points at `/docs/pages/errors#<code>`. An image the pages "
+            "show (`<name>.png`) is answered as `image/png`."
+        ),
+        alternatives=(("image/png", {"type": "string", "format": "binary"}),),
+    ),
     "console.page": Operation(
         "The web console (sign in with an API key)",
         "operator",

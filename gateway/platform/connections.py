@@ -1,0 +1,302 @@
+"""Client connections: what one connection may do to the server, and how many there are.
+
+`GuardedConnection` is Hypercorn's trio `TCPServer` (checked against Hypercorn 0.18.0) with
+these changes, each for a way a client could hurt the process or hold it:
+
+- Containment: an exception from the connection's tasks (its reader, its request's task)
+  ends that connection and is logged; it never reaches the server's nursery, where it would
+  end the process. Cancellation passes through.
+- The send race (docs/upstream/hypercorn-send-eof-race.md): Hypercorn sends the EOF of a
+  closing connection without its send lock, so a send under the lock from another task
+  (the parser's own 400 to a body cut short, racing the application's answer) raised
+  `trio.BusyResourceError`, which ended the process. The close now takes the lock: it
+  waits for a write in progress instead of colliding with it or cutting it.
+- A stalled reader: a send the client does not take within `send_stall_timeout_s` closes
+  the connection (Hypercorn shields each send without a deadline, so a client that stops
+  reading held its connection, and a graceful shutdown, forever).
+- A connection the client closed ends at once (Hypercorn kept it, its task and socket
+  until the keep-alive timeout).
+- The request head has `header_timeout_s`: from the connection's opening for its first
+  request, and from the first byte of each later one (between requests the keep-alive
+  timeout applies). A head begun and not finished in time is answered 408; a connection
+  that sent nothing is closed.
+
+`ConnectionGate` counts the open connections: past `max_connections` (or
+`max_connections_per_address` from one address) a new connection is answered 503
+`too_many_connections` and closed (`refuse`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import attrs
+import h11
+import trio
+from hypercorn.config import Config
+from hypercorn.events import Closed, Event, RawData, Updated
+from hypercorn.trio.task_group import TaskGroup
+from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
+from hypercorn.trio.worker_context import WorkerContext
+from hypercorn.typing import AppWrapper, ConnectionState, LifespanState
+from hypercorn.utils import parse_socket_addr
+
+from gateway.platform.config import Settings
+from gateway.platform.errors import ApiError
+from gateway.platform.wire_errors import (
+    GuardedProtocolWrapper,
+    header_timeout,
+    too_many_connections,
+    wire_answer,
+)
+
+logger = logging.getLogger(__name__)
+
+# A refused connection: the time it gets to send its request head and read the 503, and
+# how many are refused at once (past that, a new one is closed without an answer).
+REFUSAL_DEADLINE_S = 1.0
+REFUSALS_AT_ONCE = 256
+REFUSAL_HEAD_BYTES = 16 * 1024
+
+
+@attrs.frozen
+class ConnectionLimits:
+    """What one client connection may hold (see `Settings` and docs/connections.md)."""
+
+    header_timeout_s: float = 20.0
+    send_stall_timeout_s: float = 120.0
+    max_connections: int = 0  # 0: what the descriptor limit affords (`listen`)
+    max_connections_per_address: int = 0  # 0: no cap per address
+
+    @classmethod
+    def of(cls, settings: Settings) -> ConnectionLimits:
+        return cls(
+            header_timeout_s=settings.header_timeout_s,
+            send_stall_timeout_s=settings.send_stall_timeout_s,
+            max_connections=settings.max_connections,
+            max_connections_per_address=settings.max_connections_per_address,
+        )
+
+
+class ConnectionGate:
+    """The open connections, in all and by client address, against the limits."""
+
+    def __init__(self, limits: ConnectionLimits) -> None:
+        self.limits = limits
+        self.open = 0
+        self.refusing = 0
+        self._by_address: dict[str, int] = {}
+
+    def refusal(self, address: str) -> ApiError | None:
+        """Why a new connection from `address` is refused, or None to serve it."""
+        limits = self.limits
+        if self.open >= limits.max_connections:
+            return too_many_connections(limits.max_connections, per_address=False)
+        cap = limits.max_connections_per_address
+        if cap and self._by_address.get(address, 0) >= cap:
+            return too_many_connections(cap, per_address=True)
+        return None
+
+    @contextmanager
+    def held(self, address: str) -> Iterator[None]:
+        """Count one connection from `address` for the duration of the block."""
+        self.open += 1
+        self._by_address[address] = self._by_address.get(address, 0) + 1
+        try:
+            yield
+        finally:
+            self.open -= 1
+            left = self._by_address[address] - 1
+            if left:
+                self._by_address[address] = left
+            else:
+                del self._by_address[address]
+
+
+async def refuse(stream: trio.SocketStream, error: ApiError, gate: ConnectionGate) -> None:
+    """Answer `error` on a connection that will not be served, and close it.
+
+    The request head is read first (within `REFUSAL_DEADLINE_S`) and the connection is
+    drained after the answer: closing a socket with unread data resets it, and the client
+    could lose the answer. Past `REFUSALS_AT_ONCE` refusals in progress the connection is
+    closed at once.
+    """
+    async with stream:
+        if gate.refusing >= REFUSALS_AT_ONCE:
+            return
+        gate.refusing += 1
+        try:
+            with trio.move_on_after(REFUSAL_DEADLINE_S), suppress(trio.BrokenResourceError):
+                await _read_head(stream)
+                await stream.send_all(wire_answer(error))
+                await stream.send_eof()
+                while await stream.receive_some(MAX_RECV):
+                    pass
+        finally:
+            gate.refusing -= 1
+
+
+async def _read_head(stream: trio.SocketStream) -> None:
+    """Until the end of a request head, the client's EOF, or `REFUSAL_HEAD_BYTES`."""
+    head = b""
+    while b"\r\n\r\n" not in head and len(head) < REFUSAL_HEAD_BYTES:
+        chunk = await stream.receive_some(MAX_RECV)
+        if not chunk:
+            return
+        head = head[-3:] + chunk if len(head) > 3 else head + chunk
+
+
+class GuardedConnection(TCPServer):
+    """One client connection (see the module docstring for what changes)."""
+
+    def __init__(
+        self,
+        app: AppWrapper,
+        config: Config,
+        context: WorkerContext,
+        state: LifespanState,
+        stream: trio.SocketStream,
+        limits: ConnectionLimits,
+    ) -> None:
+        super().__init__(app, config, context, state, stream)  # type: ignore[arg-type]
+        self.limits = limits
+        self._served_a_request = False
+        self._idle = True
+        self._idle_since = trio.current_time()
+        self._head_began_at: float | None = None  # first byte of the awaited request head
+        self._idle_scope: trio.CancelScope | None = None
+
+    async def run(self) -> None:
+        try:
+            await self._serve()
+        except* Exception as failure:
+            logger.error("a client connection failed and was closed", exc_info=failure)
+
+    async def _serve(self) -> None:
+        """`TCPServer.run` for a plain (not TLS) socket, with our protocol wrapper."""
+        stream = self.stream
+        try:
+            client = parse_socket_addr(stream.socket.family, stream.socket.getpeername())
+            server = parse_socket_addr(stream.socket.family, stream.socket.getsockname())
+            async with TaskGroup() as task_group:
+                self._task_group = task_group
+                self.protocol = GuardedProtocolWrapper(
+                    self.app,
+                    self.config,
+                    self.context,
+                    task_group,
+                    ConnectionState(self.state),
+                    False,
+                    client,
+                    server,
+                    self.protocol_send,
+                    "http/1.1",
+                )
+                await self.protocol.initiate()
+                await self.idle_task.restart(self._task_group, self._idle_timeout)
+                await self._read_data()
+                # The client closed (or the connection broke): nothing is idle any more.
+                # Hypercorn left the idle task running, so a closed connection kept its
+                # task, socket and (here) its place under the cap until the timeout.
+                await self.idle_task.stop()
+        except OSError:
+            pass
+        finally:
+            await self._close()
+
+    async def protocol_send(self, event: Event) -> None:
+        if isinstance(event, RawData):
+            await self._send_raw(event.data)
+            return
+        if isinstance(event, Updated):
+            self._note_idle(event.idle)
+        await super().protocol_send(event)
+
+    async def _send_raw(self, data: bytes) -> None:
+        """Send under the send lock, shielded (a half-sent event would corrupt the
+        stream) but only for `send_stall_timeout_s`."""
+        async with self.send_lock:
+            closed = False
+            try:
+                with trio.move_on_after(self.limits.send_stall_timeout_s, shield=True) as send:
+                    await self.stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+                # Busy cannot happen while every sender holds the lock (`_close` does now);
+                # should a later Hypercorn add one that does not, it ends this connection.
+                closed = True
+            if send.cancelled_caught:
+                closed = True
+                await self.stream.aclose()  # the stream is undefined after a cut send
+        if closed:
+            await self.protocol.handle(Closed())
+
+    async def _close(self) -> None:
+        """Hypercorn's close (EOF, then close), after any write in progress; closed
+        even when cancelled while waiting for the write (trio closes before its
+        checkpoint)."""
+        try:
+            async with self.send_lock:
+                await super()._close()
+        finally:
+            await self.stream.aclose()
+
+    async def _read_data(self) -> None:
+        """Hypercorn's reader, noting when a request head begins while idle."""
+        while True:
+            try:
+                with trio.fail_after(self.config.read_timeout or math.inf):
+                    data = await self.stream.receive_some(MAX_RECV)
+            except (trio.ClosedResourceError, trio.BrokenResourceError, trio.TooSlowError):
+                break
+            if self._idle and self._head_began_at is None and data:
+                self._head_begins()
+            await self.protocol.handle(RawData(bytes(data)))
+            if data == b"":
+                break
+        await self.protocol.handle(Closed())
+
+    def _note_idle(self, idle: bool) -> None:
+        """A request head was parsed (not idle), or an answer ended and the connection
+        waits for the next request (idle)."""
+        self._idle = idle
+        self._head_began_at = None
+        self._idle_scope = None
+        if not idle:
+            self._served_a_request = True
+            return
+        self._idle_since = trio.current_time()
+        if self._buffered_bytes():  # the client already sent part of its next request
+            self._head_began_at = self._idle_since
+
+    def _head_begins(self) -> None:
+        self._head_began_at = trio.current_time()
+        if self._idle_scope is not None:
+            self._idle_scope.deadline = self._idle_deadline()
+
+    def _idle_deadline(self) -> float:
+        limits = self.limits
+        wait = self.config.keep_alive_timeout if self._served_a_request else limits.header_timeout_s
+        deadline = self._idle_since + wait
+        if self._head_began_at is not None:
+            deadline = min(deadline, self._head_began_at + limits.header_timeout_s)
+        return deadline
+
+    async def _idle_timeout(self) -> None:
+        """Close the connection at the idle deadline (or when the server shuts down); a
+        request head begun and not finished is answered 408 first."""
+        with trio.CancelScope(deadline=self._idle_deadline()) as scope:
+            self._idle_scope = scope
+            await self.context.terminated.wait()
+        timed_out = scope.cancelled_caught and self._head_began_at is not None
+        with trio.CancelScope(shield=True):
+            if timed_out:
+                await self._send_raw(wire_answer(header_timeout(self.limits.header_timeout_s)))
+            await self._initiate_server_close()
+
+    def _buffered_bytes(self) -> bool:
+        protocol = getattr(self.protocol, "protocol", None)
+        connection = getattr(protocol, "connection", None)
+        return isinstance(connection, h11.Connection) and bool(connection.trailing_data[0])
