@@ -224,6 +224,11 @@ def expired(db: sqlite_utils.Database, now: float) -> list[DocumentRecord]:
     )
 
 
+def blob_digests(db: sqlite_utils.Database) -> set[str]:
+    """Every blob digest some document names (the start-up sweep keeps exactly these)."""
+    return {row[0] for row in db.execute("SELECT DISTINCT sha256 FROM data_documents")}
+
+
 def blob_in_use(db: sqlite_utils.Database, sha256: str) -> bool:
     row = db.execute("SELECT 1 FROM data_documents WHERE sha256 = ? LIMIT 1", [sha256])
     return row.fetchone() is not None
