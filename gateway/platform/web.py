@@ -17,7 +17,7 @@ from gateway.agents.gate import AGENT_SESSION_HEADER, session_of
 from gateway.operator.context import note_caller
 from gateway.organization.roles import Action
 from gateway.organization.secrets import USER_TOKEN_PREFIX
-from gateway.platform.auth import Principal, bearer_token, operator_key
+from gateway.platform.auth import Principal, bearer_token, reaches_organization
 from gateway.platform.body import StreamAnswer, StreamBody
 from gateway.platform.errors import ApiError, invalid_api_key, invalid_request
 from gateway.platform.sessions import user_principal
@@ -75,7 +75,7 @@ async def authenticate_manager(
     req = req if req is not None else request
     principal = await authenticate_any(state, req)
     principal.require_action(action)
-    if operator_key(principal.credential):
+    if reaches_organization(principal.credential):
         principal = await _with_organization_reach(state, principal)
     return principal.in_workspace(req.headers.get("x-workspace-id") or None)
 
@@ -94,7 +94,8 @@ async def authenticate_reader(state: AppState, req: Request | None = None) -> Pr
 
 
 async def _with_organization_reach(state: AppState, principal: Principal) -> Principal:
-    """The operator's key reaching every workspace of its organisation, its own first."""
+    """A key acting as its organisation's owner reaching every workspace of it, its own
+    first."""
     org, home = principal.organization_id, principal.key.workspace_id
     found = await state.db.run(lambda d: workspaces.list_workspaces(d, org))
     return attrs.evolve(principal, reach=(home, *(w.id for w in found if w.id != home)))
