@@ -20,9 +20,9 @@ import attrs
 from python_multipart.multipart import parse_options_header
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from gateway.kernels import declared_types as declared
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.multipart import Event, MultipartEvents, PartData, PartStart
-from gateway.uploads import declared
 from providers.audio_codec import sniff_container
 from providers.clip_source import BytesSource, ClipSource, FileSource
 
@@ -201,7 +201,7 @@ async def read_upload(
 
 def _check_declared(upload: Upload) -> None:
     """Audio whose name or Content-Type declares another format than its bytes' is a 400
-    (`gateway.uploads.declared`); bytes that are no audio at all are left to the audio
+    (`gateway.kernels.declared_types`); bytes that are no audio at all are left to the audio
     check, whose 400 says so (`invalid_audio`)."""
     if upload.as_text:
         return

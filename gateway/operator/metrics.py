@@ -32,7 +32,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from gateway.operator.context import current_request
+from gateway.platform.context import current_request
 
 if TYPE_CHECKING:
     from store.usage import UsageRecord

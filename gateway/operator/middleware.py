@@ -20,9 +20,9 @@ from typing import Any
 
 import attrs
 
-from gateway.operator.context import RequestContext, open_request
 from gateway.operator.families import family_of
 from gateway.operator.metrics import GatewayMetrics
+from gateway.platform.context import RequestContext, open_request
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

@@ -22,9 +22,9 @@ from datetime import datetime
 
 import sqlite_utils
 
-from gateway.organization.roles import legacy_key_role
 from gateway.platform.auth import ip_allowed
 from gateway.platform.errors import ApiError
+from gateway.platform.roles import legacy_key_role
 from store import keys, members
 from store.keys import ApiKeyRecord
 

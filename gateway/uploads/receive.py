@@ -4,7 +4,7 @@ The body is read chunk by chunk; the file part goes to a temporary blob as it ar
 memory holds one chunk at a time whatever the upload's size. Every limit is checked as soon
 as it can be known: the purpose's when the `purpose` field arrives (it may come before or
 after the file), the type's once the first bytes have told the type (a type the file's name or
-Content-Type contradicts is a 400, `gateway.uploads.declared`), the workspace quota
+Content-Type contradicts is a 400, `gateway.kernels.declared_types`), the workspace quota
 throughout. The first one crossed answers 413 (507 for the quota) without reading further.
 On any failure, cancellation included, the temporary blob is removed: nothing is left behind.
 """
@@ -17,9 +17,9 @@ from contextlib import contextmanager
 import attrs
 import trio
 
+from gateway.kernels import declared_types as declared_type
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.multipart import Event, MultipartEvents, PartData, PartEnd, PartStart
-from gateway.uploads import declared as declared_type
 from gateway.uploads import formats
 from gateway.uploads.formats import SNIFF_BYTES, Kind
 from store.blobs import BlobStore, BlobWriter

@@ -20,7 +20,9 @@ class RequestFacts:
     """Who asked, when, under which labels, and at which endpoint.
 
     `endpoint` is the family's name in the usage log (`chat`, `embeddings`, `rerank`, ...):
-    the daily and monthly limits and every report group by it.
+    the daily and monthly limits and every report group by it. A family that learns more
+    while planning adds it with `attrs.evolve`: `task_type` (what the footprint estimate
+    reads) and `prompt_hash` (a chat request's cache key, kept in its usage record).
     """
 
     request_id: str
@@ -29,6 +31,8 @@ class RequestFacts:
     principal: Principal
     labels: RequestLabels
     endpoint: str
+    task_type: str | None = None
+    prompt_hash: str | None = None
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)

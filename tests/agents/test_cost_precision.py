@@ -16,7 +16,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.catalog import load_catalog, round_cost
 
 from .conftest import Create

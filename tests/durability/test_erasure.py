@@ -22,9 +22,9 @@ import pytest
 import sqlite_utils
 import trio
 
+from gateway.app.server import run_gateway
 from gateway.files.pii import mask
 from gateway.platform.config import Settings
-from gateway.platform.server import run_gateway
 from gateway.platform.state import AppState
 from store import documents as document_store
 from store import erasure

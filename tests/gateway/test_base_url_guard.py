@@ -21,8 +21,8 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 from gateway.workers.health_probes import probe_round
 from tests.gateway.conftest import ADMIN_KEY
 

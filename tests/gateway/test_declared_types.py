@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.providers.wav import square_wave_wav
 
 from . import documents

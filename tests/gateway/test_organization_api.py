@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store import columns
 
 from .conftest import ADMIN_KEY
@@ -335,9 +335,7 @@ async def test_the_operators_key_uses_the_workspaces_it_creates(http: httpx.Asyn
     assert "bootstrap-admin" not in [k["name"] for k in chosen["data"]]
 
 
-async def test_a_managing_key_stays_in_its_workspace(
-    http: httpx.AsyncClient, world: World
-) -> None:
+async def test_a_managing_key_stays_in_its_workspace(http: httpx.AsyncClient, world: World) -> None:
     """A key of one workspace holding `management` (not `admin`, whose keys reach the
     organisation: tests/gateway/test_admin_key_reach.py) neither lists nor names another
     workspace."""
