@@ -13,28 +13,19 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import httpx
-import openai
 import pytest
 
 from gateway.app.server import RunningGateway
 from providers.catalog import load_catalog, round_cost
 
-from .conftest import Create
+from .conftest import Create, agent_chat
 
 
 async def test_an_agents_day_cost_is_at_least_the_request_just_made(
     gateway: RunningGateway, http: httpx.AsyncClient, create_agent: Create
 ) -> None:
     agent = await create_agent(name="precise")
-    async with openai.AsyncOpenAI(
-        base_url=gateway.url + "/v1",
-        api_key=agent["key"],
-        max_retries=0,
-        default_headers={"X-Agent-Session": "run-1"},
-    ) as client:
-        answer = await client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], max_tokens=20
-        )
+    answer = await agent_chat(gateway, agent["key"], "run-1")
     cost = (answer.model_extra or {})["service"]["cost"]["total"]
     assert round(cost, 6) != cost  # a cost with digits past the sixth decimal
     usage = (await http.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()

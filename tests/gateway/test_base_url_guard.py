@@ -12,7 +12,6 @@ adapters, with both upstream clients, and redirects are not followed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any, Literal
 
@@ -25,6 +24,7 @@ from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
 from gateway.workers.health_probes import probe_round
 from tests.gateway.conftest import ADMIN_KEY
+from tests.providers.listeners import Answer, recording_listener
 
 PROVIDERS = "/v1/management/providers"
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]}
@@ -88,12 +88,9 @@ async def started(nursery: trio.Nursery, settings: Settings, env: dict[str, str]
     return running
 
 
-@pytest.fixture
-async def admin(gateway: RunningGateway) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(
-        base_url=gateway.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
-    ) as c:
-        yield c
+def as_operator(gateway: RunningGateway) -> httpx.AsyncClient:
+    headers = {"authorization": f"Bearer {ADMIN_KEY}"}
+    return httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=30)
 
 
 def sim_requests(gateway: RunningGateway) -> int:
@@ -108,9 +105,7 @@ async def test_deny_refuses_private_addresses_when_set_and_at_every_connection(
     """The demo simulators listen on 127.0.0.1, configured by the operator at start (no
     API check): with `deny`, no call reaches them, not a byte."""
     gateway = await started(nursery, attrs.evolve(deny, upstream_client=client), {})
-    async with httpx.AsyncClient(
-        base_url=gateway.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
-    ) as http:
+    async with as_operator(gateway) as http:
         for url in [*PRIVATE, "http://localhost:9/v1", *ALWAYS_REFUSED]:
             refused(
                 (await http.patch(f"{PROVIDERS}/openai", json={"settings": {"base_url": url}})), url
@@ -140,9 +135,7 @@ async def test_the_operators_allow_list_lets_a_host_through(
 ) -> None:
     allowed = attrs.evolve(deny, upstream_allowed_hosts="127.0.0.1, 169.254.169.254")
     gateway = await started(nursery, allowed, {})
-    async with httpx.AsyncClient(
-        base_url=gateway.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
-    ) as http:
+    async with as_operator(gateway) as http:
         chat = await http.post("/v1/chat/completions", json=CHAT)
         assert chat.status_code == 200, chat.text
         socket = await http.patch(
@@ -165,41 +158,10 @@ async def test_the_operators_allow_list_lets_a_host_through(
     assert sim_requests(gateway) >= 2
 
 
-async def redirector(to: str, *, task_status: trio.TaskStatus[int]) -> None:
-    """An upstream that answers every request with a redirect to `to`."""
-
-    async def answer(stream: trio.SocketStream) -> None:
-        async with stream:
-            received = b""
-            while b"\r\n\r\n" not in received:
-                piece = await stream.receive_some(65536)
-                if not piece:
-                    return
-                received += piece
-            await stream.send_all(
-                b"HTTP/1.1 307 Temporary Redirect\r\nLocation: " + to.encode()
-                + b"\r\nContent-Length: 0\r\n\r\n"
-            )  # fmt: skip
-
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    async with trio.open_nursery() as nursery:
-        task_status.started(listeners[0].socket.getsockname()[1])
-        await trio.serve_listeners(answer, listeners, handler_nursery=nursery)
-
-
-async def recorder(seen: list[bytes], *, task_status: trio.TaskStatus[int]) -> None:
-    """A listener that records every connection's bytes (a metadata service stand-in)."""
-
-    async def keep(stream: trio.SocketStream) -> None:
-        async with stream:
-            seen.append(b"")
-            while piece := await stream.receive_some(65536):
-                seen[-1] += piece
-
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    async with trio.open_nursery() as nursery:
-        task_status.started(listeners[0].socket.getsockname()[1])
-        await trio.serve_listeners(keep, listeners, handler_nursery=nursery)
+def redirect_to(to: str) -> Answer:
+    """An upstream's answer to every request: a redirect to `to`."""
+    location = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: " + to.encode()
+    return lambda head: location + b"\r\nContent-Length: 0\r\n\r\n"
 
 
 @pytest.mark.parametrize("client", ["lean", "httpx"])
@@ -207,8 +169,10 @@ async def test_a_redirect_to_a_refused_address_is_not_followed(
     nursery: trio.Nursery, deny: Settings, client: Literal["lean", "httpx"]
 ) -> None:
     seen: list[bytes] = []
-    target = await nursery.start(recorder, seen)
-    port = await nursery.start(redirector, f"http://127.0.0.1:{target}/v1/chat/completions")
+    target = await nursery.start(recording_listener, seen)
+    redirected: list[bytes] = []
+    to = f"http://127.0.0.1:{target}/v1/chat/completions"
+    port = await nursery.start(recording_listener, redirected, redirect_to(to))
     settings = attrs.evolve(
         deny, demo=False, upstream_client=client, upstream_allowed_hosts="localhost"
     )
@@ -217,9 +181,7 @@ async def test_a_redirect_to_a_refused_address_is_not_followed(
         "OPENAI_BASE_URL": f"http://localhost:{port}/v1",
     }
     gateway = await started(nursery, settings, env)
-    async with httpx.AsyncClient(
-        base_url=gateway.url, headers={"authorization": f"Bearer {ADMIN_KEY}"}, timeout=30
-    ) as http:
+    async with as_operator(gateway) as http:
         chat = await http.post("/v1/chat/completions", json=CHAT)
     assert chat.status_code >= 400, chat.text
-    assert seen == []  # not even a connection to the redirect's target
+    assert redirected and seen == []  # asked, redirected, and the target never reached

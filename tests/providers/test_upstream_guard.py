@@ -11,8 +11,15 @@ import trio
 from providers.upstream import ConnectError, HttpxUpstream, LeanUpstream, Upstream
 from providers.upstream.guard import AddressPolicy, RefusedAddress, upstream_policy
 from providers.upstream.httpx_upstream import GuardedNetworkBackend, guarded_transport
+from tests.providers.listeners import recording_listener
 
 ALLOW = upstream_policy("allow", "")
+
+
+def no_content(head: bytes) -> bytes:
+    return b"HTTP/1.1 204 No Content\r\n\r\n"
+
+
 DENY = upstream_policy("deny", "")
 
 
@@ -48,21 +55,6 @@ def test_the_policy_table(
     assert policy.refusal(host, address) == reason
 
 
-async def listener(seen: list[bytes], *, task_status: trio.TaskStatus[int]) -> None:
-    async def keep(stream: trio.SocketStream) -> None:
-        async with stream:
-            seen.append(b"")
-            while piece := await stream.receive_some(65536):
-                seen[-1] += piece
-                if b"\r\n\r\n" in seen[-1]:
-                    await stream.send_all(b"HTTP/1.1 204 No Content\r\n\r\n")
-
-    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-    async with trio.open_nursery() as nursery:
-        task_status.started(listeners[0].socket.getsockname()[1])
-        await trio.serve_listeners(keep, listeners, handler_nursery=nursery)
-
-
 def clients(policy: AddressPolicy) -> list[Upstream]:
     limits = httpx.Limits(max_connections=4)
     httpx_client = httpx.AsyncClient(transport=guarded_transport(policy, limits))
@@ -73,7 +65,7 @@ async def test_both_clients_refuse_a_denied_address_before_a_byte_is_sent(
     nursery: trio.Nursery,
 ) -> None:
     seen: list[bytes] = []
-    port = await nursery.start(listener, seen)
+    port = await nursery.start(recording_listener, seen, no_content)
     for client in clients(DENY):
         with pytest.raises(ConnectError, match="loopback"):
             await client.request("GET", f"http://127.0.0.1:{port}/", {"authorization": "secret"})
@@ -85,7 +77,7 @@ async def test_both_clients_refuse_a_denied_address_before_a_byte_is_sent(
 
 async def test_both_clients_reach_an_allowed_address(nursery: trio.Nursery) -> None:
     seen: list[bytes] = []
-    port = await nursery.start(listener, seen)
+    port = await nursery.start(recording_listener, seen, no_content)
     for client in [*clients(ALLOW), *clients(upstream_policy("deny", "127.0.0.1"))]:
         answer = await client.request("GET", f"http://127.0.0.1:{port}/", {})
         assert answer.status == 204
