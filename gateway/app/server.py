@@ -146,7 +146,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     db = await trio.to_thread.run_sync(open_database, settings.data_dir)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
-        catalog = load_catalog()
+        catalog = load_catalog().with_passthrough(settings.passthrough_models)
         async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))

@@ -70,6 +70,9 @@ class Settings:
     # providers without a `hedge_after_ms` setting. Off by default: under overload the
     # gateway's own queueing raises every latency, and automatic hedges would add load.
     hedge_from_latency: bool = False
+    # Model ids the catalog does not list that may be sent to a provider as they are:
+    # comma-separated `provider/pattern` entries (providers.passthrough).
+    passthrough_models: str = ""
     # Exact-match response cache: on by default; routing rules may change the TTL or
     # turn it off, and `service.cache: "skip"` bypasses it per request.
     cache_enabled: bool = True
