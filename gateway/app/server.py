@@ -52,9 +52,11 @@ from gateway.workers import (
     incident_monitor,
     key_events,
     last_used,
+    response_writer,
     retention,
     shared_limits,
     shared_state,
+    store_events,
     usage_writer,
     webhook_delivery,
 )
@@ -77,6 +79,7 @@ Worker = Callable[..., Awaitable[None]]
 # first: the others may record usage).
 WORKERS: tuple[Worker, ...] = (
     usage_writer.run,
+    response_writer.run,  # stored responses, written behind their answers
     last_used.run,
     health_probes.run,
     webhook_delivery.run,
@@ -90,6 +93,7 @@ WORKERS: tuple[Worker, ...] = (
     # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
     shared_limits.run,
     key_events.run,
+    store_events.run,
     agent_events.run,  # agents (issue 18): agent and organisation-limit changes
     agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
     shared_state.run,  # the response cache, breakers and realtime counters on Redis
@@ -143,7 +147,7 @@ def upstream_client(settings: Settings) -> Upstream:
 @asynccontextmanager
 async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterator[AppState]:
     """The shared state, open for the duration of the block."""
-    db = await trio.to_thread.run_sync(open_database, settings.data_dir)
+    db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
         catalog = load_catalog().with_passthrough(settings.passthrough_models)

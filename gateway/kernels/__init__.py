@@ -1,2 +1,2 @@
-"""Kernels: what several families share and no family owns, named for what they are
-(docs/architecture.md). A kernel imports the core (`platform`, `upstream`) and no family."""
+"""Shared kernels: interfaces over core types that several families share, so that no
+family imports another (docs/architecture.md, "Adding a family")."""

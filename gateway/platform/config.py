@@ -135,6 +135,16 @@ class Settings:
         "text-embedding-3-small,mistral-embed,embed-multilingual-v3.0,gemini-embedding-001"
     )
     retention_check_interval_s: float = 3600.0
+    # Realtime sessions (docs/realtime.md): how far the answer's audio may run ahead of
+    # playback (a barge-in then wastes at most this much synthesis, and the history
+    # without a truncate is within it of what was heard), and the pipeline template a
+    # realtime model id (`gpt-realtime`...) is answered by.
+    realtime_audio_lead_s: float = 1.5
+    realtime_template: str = "voice-agent-fast"
+    # Stored responses (`POST /v1/responses` with `store`): erased by the retention worker
+    # this many days after their creation (the Responses API's own is 30); 0 keeps them
+    # until deleted.
+    responses_retention_days: float = 30.0
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
     # How long an idle client connection is kept open for its next request (longer than
@@ -198,10 +208,26 @@ class Settings:
     redis_fail_open: bool = False
     redis_lease_s: float = 30.0
     redis_max_connections: int = 32
+    # The shared store of several nodes (docs/postgresql.md): a PostgreSQL URL
+    # (`postgresql://user:password@host:port/database`); unset, the SQLite file in
+    # `data_dir`. Never shown: it may hold a password.
+    database_url: str | None = attrs.field(default=None, repr=False)
+    # Where uploaded files, data documents and analytics exports live: `data_dir` by
+    # default; with several nodes on one PostgreSQL store, a directory every node mounts.
+    blob_dir: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
 
     @property
     def database_path(self) -> Path:
         return self.data_dir / "gateway.db"
+
+    @property
+    def blob_root(self) -> Path:
+        return self.data_dir if self.blob_dir is None else self.blob_dir
+
+    @property
+    def blobs_shared(self) -> bool:
+        """Other nodes may write the blob directory at any moment (a shared store)."""
+        return self.database_url is not None
 
 
 _converter = cattrs.Converter()
