@@ -292,8 +292,9 @@ def _keeping_an_owner(
     principal: Principal, record: ApiKeyRecord, changes: dict[str, Any], address: str | None
 ) -> Callable[[sqlite_utils.Database], None]:
     """The check a PATCH runs in its transaction: a key that is owner-level now and would
-    not be after the change (its `admin` dropped, or the caller's own key shutting out the
-    caller's address) must not be the organisation's last."""
+    not be after the change (its `admin` dropped, the caller's own key shutting out the
+    caller's address, or an expiry set: it would lapse) must not be the organisation's
+    last."""
     now = datetime.now(UTC)
     after = attrs.evolve(record, **changes)
     if not owners.owner_level(record, now):
@@ -302,6 +303,8 @@ def _keeping_an_owner(
         why = f"This change takes the owner's powers ('admin') from key '{record.id}'"
     elif not owners.usable_by_caller(after, principal.key_id, address):
         why = f"Key '{record.id}' would no longer be usable from your address {address}"
+    elif after.expires_at is not None and after.expires_at != record.expires_at:
+        why = f"Key '{record.id}' would expire at {iso(after.expires_at)}"
     else:
         return lambda d: None
     org = record.organization_id

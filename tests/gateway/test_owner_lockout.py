@@ -1,14 +1,15 @@
 """No change through the API leaves an organisation without an active owner-level
 credential: an owner's key (the operator's), a key holding `admin`, an owner service
 account's key, or an active owner member. The operator's key could delete or revoke
-itself, or shut itself out by its allowed IPs, and an admin key could drop its own
-`admin`: each locked the operator out. Each is now a 409 `last_owner_credential` saying
+itself, shut itself out by its allowed IPs or set itself to expire, and an admin key could
+drop its own `admin`: each locked the operator out. Each is now a 409 `last_owner_credential` saying
 why, and the key still works afterwards; with another owner credential left, each is
 allowed.
 """
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -47,6 +48,8 @@ async def test_the_operators_key_cannot_remove_or_shut_out_the_last_owner_creden
     refused(await http.delete(f"{KEYS}/{me}"), "deleted")
     refused(await http.post(f"{KEYS}/{me}/revoke"), "revoked")
     refused(await http.patch(f"{KEYS}/{me}", json={"allowed_ips": ["10.9.9.9"]}), "127.0.0.1")
+    soon = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    refused(await http.patch(f"{KEYS}/{me}", json={"expires_at": soon}), "expire")
     await still_works(http, ADMIN_KEY)
     # Changes that keep it an owner it can use are fine.
     kept = await http.patch(f"{KEYS}/{me}", json={"allowed_ips": ["127.0.0.0/8"]})
