@@ -10,6 +10,7 @@ from quart import Blueprint, Response
 
 from gateway.admin.provider_input import next_status, parse_credentials, parse_settings
 from gateway.admin.providers import (
+    check_base_url_address,
     configure_provider,
     credential_fields,
     detail,
@@ -80,6 +81,7 @@ class ProvidersApi:
             raise invalid_request("'credentials' is required.", param="credentials")
         credentials = parse_credentials(body["credentials"])
         settings = parse_settings(body.get("settings"), models=self._model_names(provider_id))
+        await check_base_url_address(self.admin, body.get("settings"))
         event = provider_event(principal, "provider.configured", provider_id)
         record = await configure_provider(
             self.admin, principal.workspace_id, provider_id, credentials, settings, event
@@ -118,6 +120,7 @@ class ProvidersApi:
         settings = parse_settings(
             body.get("settings"), record.settings, models=self._model_names(provider_id)
         )
+        await check_base_url_address(self.admin, body.get("settings"))
         now = datetime.now(UTC)
         ws = principal.workspace_id
         event = provider_event(principal, "provider.updated", provider_id)

@@ -18,9 +18,11 @@ from gateway.admin.keys import start_of_day
 from gateway.admin.services import AdminServices
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError
 from gateway.platform.web import iso
-from providers.catalog import ProviderInfo
+from providers.catalog import ProviderInfo, round_cost
 from providers.errors import ProviderError, Unsupported
+from providers.upstream.guard import UnsafeUrl, check_registration, upstream_policy
 from store import providers as provider_store
 from store import usage
 from store.audit import AuditEvent
@@ -57,6 +59,29 @@ async def configure_provider(
     assert record is not None, "an upsert always stores a record"
     admin.registry.put(record)
     return record
+
+
+async def check_base_url_address(admin: AdminServices, given: Any) -> None:
+    """A `settings.base_url` this request sets must lead where the operator's address
+    policy lets providers go (`providers.upstream.guard`): a 400 `unsafe_base_url` naming
+    it otherwise. A name that does not resolve yet is accepted; every connection is
+    checked again when it opens."""
+    url = given.get("base_url") if isinstance(given, dict) else None
+    if url is None:
+        return
+    settings = admin.settings
+    policy = upstream_policy(settings.upstream_private_addresses, settings.upstream_allowed_hosts)
+    try:
+        await check_registration(url, policy)
+    except UnsafeUrl as exc:
+        raise ApiError(
+            400,
+            "unsafe_base_url",
+            f"'settings.base_url' may not point there: {exc} The operator's "
+            "GATEWAY_UPSTREAM_PRIVATE_ADDRESSES and GATEWAY_UPSTREAM_ALLOWED_HOSTS decide.",
+            param="settings.base_url",
+            value=url,
+        ) from None
 
 
 def summary(admin: AdminServices, principal: Principal, info: ProviderInfo) -> dict[str, Any]:
@@ -101,7 +126,7 @@ async def detail(admin: AdminServices, principal: Principal, info: ProviderInfo)
         "usage": {
             "requests_today": today.requests,
             "tokens_today": today.tokens,
-            "cost_today_usd": round(today.cost_usd, 8),
+            "cost_today_usd": round_cost(today.cost_usd),
         },
     }
 

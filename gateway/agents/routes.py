@@ -34,12 +34,12 @@ from gateway.agents.services import AgentsServices
 from gateway.agents.suspension import Actor, set_status
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
-from gateway.kernels.webhooks.ssrf import UnsafeUrl, allow_list, check_registration
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal, session_of
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
+from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import agents as agent_store
 from store import keys
 from store import webhooks as webhook_store
@@ -207,7 +207,7 @@ class AgentsApi:
         loaded = await self._loaded(principal, agent_id)
         try:
             await check_registration(
-                spec.webhook_url, allow_list(self.services.settings.webhook_allowed_hosts)
+                spec.webhook_url, webhook_policy(self.services.settings.webhook_allowed_hosts)
             )
         except UnsafeUrl as exc:
             raise ApiError(

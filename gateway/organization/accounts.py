@@ -2,7 +2,8 @@
 
 The key is made with the account (its clear text is in the creation answer only) and
 carries the role and the workspace scope, so the key ring resolves them at load. Deleting
-the account deletes its key and drops it from the ring before the answer.
+the account deletes its key and drops it from the ring before the answer (never the
+organisation's last owner-level credential: `gateway.platform.owners`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from gateway.organization.members import (
     organization_workspace_ids,
 )
 from gateway.organization.services import OrganizationServices
+from gateway.platform import owners
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
@@ -111,9 +113,17 @@ async def delete(
         details={"name": account.name},
         organization_wide=True,
     )
-    _, hashes = await audited(
-        services.db, event, lambda d: (account_id, service_accounts.delete(d, account_id))
-    )
+    org = principal.organization_id
+
+    def store(d: sqlite_utils.Database) -> tuple[str, list[str]]:
+        if account.role == "owner":
+            held = keys.active_in_organization(d, org)
+            gone = {k.id: None for k in held if k.service_account_id == account_id}
+            why = f"Service account '{account_id}' would be deleted with its key"
+            owners.keep_an_owner(d, org, after=gone, why=why, now=datetime.now(UTC))
+        return account_id, service_accounts.delete(d, account_id)
+
+    _, hashes = await audited(services.db, event, store)
     for key_hash in hashes:
         services.keyring.forget(key_hash)
     return {"id": account_id, "object": "service_account", "deleted": True}

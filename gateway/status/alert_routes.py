@@ -14,7 +14,6 @@ from quart import Blueprint, Response
 
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
-from gateway.kernels.webhooks.ssrf import UnsafeUrl, allow_list, check_registration
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
@@ -23,6 +22,7 @@ from gateway.platform.web import json_response, read_object
 from gateway.status import render
 from gateway.status.input import parse_alert
 from gateway.status.services import StatusServices
+from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import alerts as alert_store
 from store import webhooks as webhook_store
 from store.alerts import AlertRecord
@@ -66,7 +66,7 @@ class AlertsApi:
         if spec.webhook is not None:
             try:
                 await check_registration(
-                    spec.webhook, allow_list(self.svc.settings.webhook_allowed_hosts)
+                    spec.webhook, webhook_policy(self.svc.settings.webhook_allowed_hosts)
                 )
             except UnsafeUrl as exc:
                 raise ApiError(

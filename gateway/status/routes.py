@@ -13,7 +13,6 @@ from quart import Blueprint, Response
 
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
-from gateway.kernels.webhooks.ssrf import UnsafeUrl, allow_list, check_registration
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
@@ -22,6 +21,7 @@ from gateway.platform.web import json_response, read_object
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.services import StatusServices
+from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import incidents as incident_store
 from store import webhooks as webhook_store
 from store.audit import AuditEvent
@@ -82,7 +82,9 @@ class StatusApi:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_webhook(await read_object())
         try:
-            await check_registration(spec.url, allow_list(self.svc.settings.webhook_allowed_hosts))
+            await check_registration(
+                spec.url, webhook_policy(self.svc.settings.webhook_allowed_hosts)
+            )
         except UnsafeUrl as exc:
             raise ApiError(400, exc.code, str(exc), param="url", value=spec.url) from None
         ws = principal.workspace_id

@@ -22,7 +22,7 @@ from gateway.kernels.webhooks.delivery import Attempt, Deliverer, Recorder, Retr
 from gateway.kernels.webhooks.hub import DeliveryJob, StatusEvent
 from gateway.kernels.webhooks.notify import fan_out, resumable
 from gateway.kernels.webhooks.services import Webhooks
-from gateway.kernels.webhooks.ssrf import allow_list
+from providers.upstream.guard import webhook_policy
 from store import webhooks as webhook_store
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def deliverer(webhooks: Webhooks, client: httpx.AsyncClient) -> Deliverer:
         window_s=settings.webhook_retry_window_s,
         attempt_timeout_s=settings.webhook_timeout_s,
     )
-    return Deliverer(client, policy, allow_list(settings.webhook_allowed_hosts))
+    return Deliverer(client, policy, webhook_policy(settings.webhook_allowed_hosts))
 
 
 async def run(
