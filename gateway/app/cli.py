@@ -13,6 +13,7 @@ from typing import Any, cast
 import attrs
 import trio
 
+from gateway.app.extras import installed_report
 from gateway.app.scaleout import check_workers
 from gateway.app.server import RunningGateway, run_gateway
 from gateway.app.supervisor import supervise
@@ -162,6 +163,7 @@ def banner(running: RunningGateway) -> str:
         f"providers: {', '.join(running.providers) or 'none (configure through the API)'}"
         + (" (simulated)" if running.sim else ""),
     ]
+    lines += installed_report()
     if running.printed_admin_key:
         lines.append(f"admin key for this run (shown once): {running.printed_admin_key}")
     lines += [

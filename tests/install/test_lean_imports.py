@@ -20,7 +20,9 @@ HEAVY = sorted(
 
 def _loaded_after(code: str) -> list[str]:
     """The `HEAVY` modules loaded once `code` ran in a fresh interpreter."""
-    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
