@@ -61,7 +61,7 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
     the simulator as upstream, at c=32 (what the upstream's own CPU does to the ratio)."""
     binary = shutil.which("redis-server")
     if binary is None:
-        return {"skipped": "redis-server is not installed (scripts/system-packages.txt)"}
+        return {"skipped": "redis-server is not installed (scripts/test-system-packages.txt)"}
     cores = sorted({*run.pinning.gateway, *run.pinning.simulator, *run.pinning.load})
     load_before = os.getloadavg()
     with _redis(run, binary) as (redis_url, redis), _static_upstream(run) as upstream:
