@@ -39,6 +39,7 @@ SECRET_PATTERN = re.compile(
 )
 REDACTED = "[redacted]"
 LOG_FLUSH_S = 0.1
+IDLE_FLUSH_S = 1.0
 BATCH_LINES = 256  # a batch this long is written at once
 
 
@@ -106,6 +107,10 @@ class BatchedHandler(logging.StreamHandler[TextIO]):
             self.flush()
 
     def flush(self) -> None:
+        self.flush_held()
+
+    def flush_held(self) -> bool:
+        """Write what is held; whether there was anything."""
         self.acquire()
         try:
             held, self._held = self._held, []
@@ -117,7 +122,8 @@ class BatchedHandler(logging.StreamHandler[TextIO]):
                     except Exception:
                         self.handleError(record)
                 self.stream.write("\n".join(lines) + "\n")
-            super().flush()
+                super().flush()
+            return bool(held)
         finally:
             self.release()
 
@@ -136,19 +142,24 @@ async def batched_logs(every_s: float = LOG_FLUSH_S) -> AsyncIterator[None]:
 
 async def flush_periodically(every_s: float = LOG_FLUSH_S) -> None:
     """Write what the batched handlers hold every `every_s`, and once more when
-    cancelled (the server's end), so no line is lost at a graceful exit."""
+    cancelled (the server's end), so no line is lost at a graceful exit. While nothing is
+    logged the wait doubles, up to `IDLE_FLUSH_S`: an idle gateway wakes once a second."""
+    wait = every_s
     try:
         while True:
-            await trio.sleep(every_s)
-            _flush_batched()
+            await trio.sleep(wait)
+            wait = every_s if _flush_batched() else min(wait * 2, IDLE_FLUSH_S)
     finally:
         _flush_batched()
 
 
-def _flush_batched() -> None:
+def _flush_batched() -> bool:
+    """Flush every batched handler; whether any held a line."""
+    wrote = False
     for handler in logging.getLogger().handlers:
         if isinstance(handler, BatchedHandler):
-            handler.flush()
+            wrote = handler.flush_held() or wrote
+    return wrote
 
 
 def configure_logging(
