@@ -13,6 +13,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from bench import report_hotpath
 from bench.checks import Check
 
 README = Path(__file__).resolve().parent / "README.md"
@@ -42,6 +43,9 @@ def markdown(
         _floor_text(results),
         _workers_text(results),
         _fronts_text(results),
+        report_hotpath.hotpath_text(results, checks),
+        report_hotpath.budget_table(results),
+        report_hotpath.instructions_text(results),
         _chart(chart, chart_dir),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
