@@ -175,6 +175,9 @@ def configure_logging(
     Returns the handler, so a caller (a test) can remove it again.
     """
     target = stream if stream is not None else sys.stderr
+    if batched:
+        # No line shows them: each record would look them up (a getpid system call).
+        logging.logProcesses = logging.logThreads = logging.logMultiprocessing = False
     handler: logging.StreamHandler[TextIO] = (
         BatchedHandler(target) if batched else logging.StreamHandler(target)
     )

@@ -177,6 +177,8 @@ class FastPath:
         try:
             async with route.handler(principal, body, headers) as answer:
                 if isinstance(answer, JsonAnswer):
+                    if exchange.link is not None:  # head and body in one write
+                        exchange.link.join_head()
                     await send_json(send, answer.status, answer.body, answer.headers)
                     return
                 async with answer.body.open() as frames:

@@ -199,6 +199,8 @@ class GuardedConnection(TCPServer):
         self._head_began_at: float | None = None  # first byte of the awaited request head
         self._idle_scope: trio.CancelScope | None = None
         self._became_idle: trio.Event | None = None  # awaited only while shutting down
+        self._joining = False  # the next write is a head to send with the body after it
+        self._held = b""
 
     async def run(self) -> None:
         try:
@@ -212,7 +214,7 @@ class GuardedConnection(TCPServer):
         try:
             client = parse_socket_addr(stream.socket.family, stream.socket.getpeername())
             server = parse_socket_addr(stream.socket.family, stream.socket.getsockname())
-            async with LinkedTaskGroup() as task_group:
+            async with LinkedTaskGroup(self._join_next_head) as task_group:
                 self._task_group = task_group
                 self.protocol = GuardedProtocolWrapper(
                     self.app,
@@ -240,13 +242,28 @@ class GuardedConnection(TCPServer):
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
-            if event.data:  # the end of a body of known length is no bytes: no write
-                await self._send_raw(event.data)
+            await self._write(event.data)
             return
+        if self._held:  # whatever happens next, a held head goes first
+            await self._write(b"")
         if isinstance(event, Updated):  # the idle task stays; its deadline moves
             self._note_idle(event.idle)
             return
         await super().protocol_send(event)
+
+    def _join_next_head(self) -> None:
+        """The request's answer is sent whole: hold its head for the body behind it."""
+        self._joining = True
+
+    async def _write(self, data: bytes) -> None:
+        if self._joining:
+            self._joining = False
+            self._held = data
+            return
+        if self._held:
+            data, self._held = self._held + data, b""
+        if data:  # the end of a body of known length is no bytes: no write
+            await self._send_raw(data)
 
     async def _send_raw(self, data: bytes) -> None:
         """Write under the send lock, for at most `send_stall_timeout_s`. A write cut

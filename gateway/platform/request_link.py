@@ -13,6 +13,8 @@ scope's extensions (`link_of(scope)`):
   (Hypercorn hands every finished request a disconnect too), or when the block ends.
 - `take_queued()`: a message already waiting in the request's queue (the request body,
   which usually arrives with its head), taken without a scheduler round trip.
+- `join_head()`: the answer's head leaves in one write with the body bytes that follow
+  it (an answer sent whole: one system call and one lock instead of two).
 
 An application served by another server finds no link and does what ASGI allows (the
 fast path then watches with a task, as before).
@@ -35,12 +37,21 @@ Message = dict[str, Any]
 class RequestLink:
     """One request's link to its connection (see the module docstring)."""
 
-    __slots__ = ("_queue", "_watched", "gone")
+    __slots__ = ("_join_head", "_queue", "_watched", "gone")
 
-    def __init__(self, queue: trio.MemoryReceiveChannel[ASGIReceiveEvent]) -> None:
+    def __init__(
+        self,
+        queue: trio.MemoryReceiveChannel[ASGIReceiveEvent],
+        join_head: Callable[[], None] = lambda: None,
+    ) -> None:
         self._queue = queue
+        self._join_head = join_head
         self._watched: trio.CancelScope | None = None
         self.gone = False  # the server handed the request a disconnect
+
+    def join_head(self) -> None:
+        """The next write (the answer's head) waits for the one after it (its body)."""
+        self._join_head()
 
     def watch(self, scope: trio.CancelScope | None) -> None:
         """Cancel `scope` when the client leaves (at once if it already has); None stops."""
@@ -72,7 +83,12 @@ def link_of(scope: Message) -> RequestLink | None:
 
 class LinkedTaskGroup(TaskGroup):
     """Hypercorn's task group of one connection, spawning each request with a
-    `RequestLink` (its `spawn_app`, checked against Hypercorn 0.18, plus the link)."""
+    `RequestLink` (its `spawn_app`, checked against Hypercorn 0.18, plus the link);
+    `join_head` is the connection's, for the links."""
+
+    def __init__(self, join_head: Callable[[], None] = lambda: None) -> None:
+        super().__init__()
+        self._join_head = join_head
 
     async def spawn_app(
         self,
@@ -82,7 +98,7 @@ class LinkedTaskGroup(TaskGroup):
         send: Callable[[ASGISendEvent | None], Awaitable[None]],
     ) -> Callable[[ASGIReceiveEvent], Awaitable[None]]:
         put, queue = trio.open_memory_channel[ASGIReceiveEvent](config.max_app_queue_size)
-        link = RequestLink(queue)
+        link = RequestLink(queue, self._join_head)
         cast(dict[str, Any], scope)["extensions"][LINK] = link
         assert self._nursery is not None
         self._nursery.start_soon(
