@@ -12,6 +12,10 @@ in a core install, where the audio families are not mounted.
 
 PCM inside the gateway is always 16-bit signed little-endian mono (`bytes`), with its rate
 beside it.
+
+PyAV is imported by the first call that decodes, encodes or resamples, not with this
+module: the adapters that may call it are imported by every gateway, and FFmpeg's
+libraries cost ~24 MiB of resident memory to a gateway that never touches audio.
 """
 
 from __future__ import annotations
