@@ -4,7 +4,9 @@ The composition root is the only place that knows every family. Each entry's `mo
 builds the family's few services from what the root built and returns what the family
 adds: Quart blueprints, routes of the plain-ASGI fast path (streamed answers whose start
 can fail), and the upload limits of its routes whose bodies are larger than a JSON body.
-A new family is one entry here (docs/architecture.md, "Adding a family").
+A new family is one entry here (docs/architecture.md, "Adding a family"). One whose
+packages are heavy says what it `requires` (`gateway.platform.extras.Requires`): where
+an extra is missing it is not mounted (`gateway.app.extras`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from gateway.organization.token_routes import auth_tokens_blueprint
 from gateway.pipelines.routes import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
+from gateway.platform.extras import AUDIO, FILES, Requires
 from gateway.platform.uploads import file_upload_limits
 from gateway.realtime.routes import realtime_blueprint
 from gateway.realtime.services import RealtimeServices
@@ -62,6 +65,8 @@ from gateway.status.alert_routes import alerts_blueprint
 from gateway.status.billing_routes import billing_blueprint
 from gateway.status.routes import status_blueprint
 from gateway.sustainability.routes import sustainability_blueprint
+
+SPEECH_MODELS = ("speech", "transcription")  # the catalog's model types the audio family serves
 
 # The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
 # as a stream with its own limit; Quart's MAX_CONTENT_LENGTH would refuse it at once.
@@ -97,6 +102,7 @@ class Mounted:
 class Family:
     name: str
     mount: Callable[[AppState], Mounted]
+    requires: Requires | None = None  # extras it needs (None: the core's)
 
 
 def _chat(state: AppState) -> Mounted:
@@ -225,9 +231,15 @@ def _operator(state: AppState) -> Mounted:
     return Mounted((metrics_blueprint(operator), openapi_blueprint(), console_blueprint(operator)))
 
 
-def _blueprint(make: Callable[[AppState], Blueprint]) -> Callable[[AppState], Mounted]:
-    return lambda state: Mounted((make(state),))
-
+_AUDIO_PATHS = (
+    "/v1/audio/speech",
+    "/v1/audio/transcriptions",
+    "/v1/audio/translations",
+    "/v1/audio/voices",
+    "/v1/management/voice-mappings",
+)
+_PIPELINE_PATHS = ("/v1/audio/pipelines", "/v1/management/pipeline-templates")
+_REALTIME_PATHS = ("/v1/realtime", "/v1/audio/sessions")
 
 FAMILIES: tuple[Family, ...] = (
     Family("admin", _admin),
@@ -235,18 +247,30 @@ FAMILIES: tuple[Family, ...] = (
     Family("responses", _responses),  # front doors over chat (gateway.kernels.dialects)
     Family("messages", _messages),
     Family("retrieval", _retrieval),
-    Family("audio", _audio),
+    Family(
+        "audio",
+        _audio,
+        Requires((AUDIO,), "Speech, transcription and voices", _AUDIO_PATHS, SPEECH_MODELS),
+    ),
     Family("status", _status),
     Family("organization", _organization),
     Family("operator", _operator),
-    Family("documents", _documents),
-    Family("files", _files),
-    Family("ocr", lambda state: Mounted((ocr_blueprint(state.ocr),))),
+    Family("documents", _documents, Requires((FILES,), "Data documents", ("/v1/data",))),
+    Family("files", _files, Requires((FILES,), "Files", ("/v1/files",))),
+    Family(
+        "ocr",
+        lambda state: Mounted((ocr_blueprint(state.ocr),)),
+        Requires((FILES,), "OCR", ("/v1/ocr",), ("ocr",)),
+    ),
     Family(
         "sustainability", lambda state: Mounted((sustainability_blueprint(state.sustainability),))
     ),
     Family("agents", _agents),
-    Family("pipelines", _pipelines),
-    Family("realtime", _realtime),
+    Family("pipelines", _pipelines, Requires((AUDIO,), "Voice pipelines", _PIPELINE_PATHS)),
+    Family(
+        "realtime",
+        _realtime,
+        Requires((AUDIO,), "Realtime and voice sessions", _REALTIME_PATHS, ("realtime",)),
+    ),
     Family("analytics", _analytics),
 )

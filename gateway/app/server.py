@@ -23,8 +23,9 @@ from hypercorn.config import Config as HypercornConfig
 
 from gateway.app import bootstrap
 from gateway.app.assembly import assemble
+from gateway.app.extras import available, mount_all, offered
 from gateway.app.factory import create_app
-from gateway.app.families import FAMILIES, Mounted, Worker
+from gateway.app.families import Mounted, Worker
 from gateway.app.scaleout import open_shared
 from gateway.app.state import AppState
 from gateway.chat.cache import ResponseCache
@@ -143,7 +144,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
-        catalog = load_catalog().with_passthrough(settings.passthrough_models)
+        catalog = offered(load_catalog().with_passthrough(settings.passthrough_models))
         async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
@@ -173,7 +174,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_breakers=shared.breakers,
                     shared_live=shared.live,
                 )
-                assemble(state, [family.name for family in FAMILIES])
+                assemble(state, [family.name for family in available()])
                 yield state
     finally:
         db.close()
@@ -246,7 +247,7 @@ async def _serve_in(
     """Start the workers, the providers and the HTTP server in `nursery`. A worker of
     `--workers N` (`listen_fd` set) only reads the admin key and providers the supervisor
     made."""
-    mounted = [family.mount(state) for family in FAMILIES]
+    mounted = mount_all(state)
     for worker in [*core_workers(state), *(w for family in mounted for w in family.workers)]:
         await nursery.start(worker)
     printed_key: str | None = None

@@ -12,6 +12,7 @@ import attrs
 
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
+from gateway.chat.resolutions import Resolutions
 from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
 from gateway.upstream.admission import Admission
@@ -31,3 +32,5 @@ class ChatServices:
     auth: Authenticator
     # Several workers: the answers live on the shared server (None: `cache`, per process).
     shared_cache: SharedResponseCache | None = None
+    # The routing of a named model without a rule, made once per provider set.
+    resolutions: Resolutions = attrs.field(factory=Resolutions)

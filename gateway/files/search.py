@@ -17,7 +17,6 @@ import attrs
 import trio
 
 from gateway.files.services import FilesServices
-from gateway.kernels.vectors import index as vector_index
 from gateway.kernels.vectors.search_body import query_and_top_k
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
@@ -77,6 +76,8 @@ async def search(
         if not any(wanted[c] for c in space.counts):
             continue
         query = await _embedded(services, principal, model, params.query)
+        from gateway.kernels.vectors import index as vector_index  # numpy: the `[files]` extra's
+
         near = await trio.to_thread.run_sync(
             vector_index.nearest, space, query, wanted, params.top_k
         )

@@ -24,6 +24,7 @@ from gateway.kernels.uploads import integrity
 from gateway.kernels.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.extras import AUDIO, not_installed
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
 from store import erasure
@@ -83,12 +84,20 @@ async def _checked(
         form = file_input.upload_form(received.fields)
         file_input.check_kind(form.purpose, received.kind)
         file_input.check_models(services.catalog, form.service)
+        _check_installed(form, received)
         await _check_integrity(received)
         hold = await _admit(services, principal, received, form)
     except BaseException:
         services.runtime.blobs.discard(received.writer)
         raise
     return received, form, hold
+
+
+def _check_installed(form: file_input.UploadForm, received: Received) -> None:
+    """An audio file's transcription runs on the audio family's engines: 501 naming the
+    `[audio]` extra at upload when it is missing, not a failed file later."""
+    if form.service.auto_transcribe and received.kind.family == "audio" and not AUDIO.installed():
+        raise not_installed("Transcribing an audio file", (AUDIO,))
 
 
 async def _admit(
