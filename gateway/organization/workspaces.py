@@ -5,9 +5,10 @@ organisation's; others and API keys: theirs). Deleting refuses while the workspa
 holds active keys, routing rules or provider configurations (409 `workspace_not_empty`,
 with the counts), and refuses the organisation's last workspace: no credential or
 configuration is removed as a side effect a caller did not see. The workspace's content
-(files and data documents, with everything derived from them) is erased with it, through
-`store.erasure`, so none of it stays on disk (a cascade alone left the text in free pages
-and the WAL, the blobs on disk and the documents' full-text entries searchable).
+(files and data documents, with everything derived from them, and its request log) is
+erased with it, through `store.erasure`, so none of it stays on disk (a cascade alone left
+the text in free pages and the WAL, the blobs on disk and the documents' full-text
+entries searchable).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from gateway.organization import render
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.state import AppState
-from store import audit, erasure, workspaces
+from store import audit, erasure, request_log, workspaces
 from store import documents as document_store
 from store import files as file_store
 from store.audit import AuditEvent
@@ -140,6 +141,7 @@ async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
         blobs = [Blob(files.blobs, d) for d in file_store.remove_workspace(db, workspace_id)]
         held = document_store.remove_workspace(db, workspace_id)
         blobs += [Blob(documents.blobs, d) for d in held]
+        request_log.remove_workspace(db, workspace_id)
         workspaces.delete(db, workspace_id)
         audit.append(db, event)
         return Removal(workspace_id, tuple(blobs))

@@ -16,7 +16,6 @@ event (built by the caller, in the request, and stored here when the note is don
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -176,7 +175,7 @@ async def prepare(
             max_tokens=template.llm.max_tokens,
         )
     event = audit_event if template.kind == "scribe" else None
-    return Prepared(str(uuid.uuid4()), state, facts, template, stages, hold, event)
+    return Prepared(facts.request_id, state, facts, template, stages, hold, event)
 
 
 async def _check_overrides(

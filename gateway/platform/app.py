@@ -30,6 +30,7 @@ from gateway.api.organization import organization_blueprint
 from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.api.providers import providers_blueprint
 from gateway.api.rate_limits import rate_limits_blueprint
+from gateway.api.request_log import request_log_blueprint
 from gateway.api.rerank import rerank_blueprint
 from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
@@ -96,6 +97,7 @@ def create_app(state: AppState) -> QuartTrio:
         mcp_blueprint(state),
         pipelines_blueprint(state),
         analytics_blueprint(state),
+        request_log_blueprint(state),
     ):
         app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)

@@ -36,6 +36,7 @@ from gateway.platform.listen import serve_http
 from gateway.platform.pauses import PauseTracer
 from gateway.platform.scaleout import open_shared
 from gateway.platform.state import AppState
+from gateway.platform.tracing import Tracing
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
@@ -53,6 +54,7 @@ from gateway.workers import (
     retention,
     shared_limits,
     shared_state,
+    trace_export,
     usage_writer,
     webhook_delivery,
 )
@@ -61,6 +63,7 @@ from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
+from providers.upstream.traced import TracedUpstream
 from store import keys
 from store import providers as provider_store
 from store import rules as rule_store
@@ -89,6 +92,7 @@ WORKERS: tuple[Worker, ...] = (
     agent_events.run,  # agents (issue 18): agent and organisation-limit changes
     agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
     shared_state.run,  # the response cache, breakers and realtime counters on Redis
+    trace_export.run,  # spans to the OTLP endpoint, when tracing is on
 )
 
 
@@ -139,7 +143,8 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
         catalog = load_catalog()
-        async with aclosing(upstream_client(settings)) as client:
+        # Every upstream call carries its request's trace context.
+        async with aclosing(TracedUpstream(upstream_client(settings))) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
             registry = ProviderRegistry(client, cipher, catalog, builtin=builtin_adapters(client))
@@ -167,6 +172,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_cache=shared.cache,
                     shared_breakers=shared.breakers,
                     shared_live=shared.live,
+                    tracing=Tracing.of(settings),
                 )
     finally:
         db.close()
@@ -248,7 +254,9 @@ async def _serve_in(
         sim, configured = await _providers(state, settings, env, nursery)
     fast = FastPath(create_app(state), state, routes=fast_routes())
     links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
-    app = ObservedApp(links, state.metrics, log_bodies=settings.log_request_bodies)
+    app = ObservedApp(
+        links, state.metrics, log_bodies=settings.log_request_bodies, tracing=state.tracing
+    )
     config = hypercorn_config(settings, settings.host, settings.port)
     if listen_fd is not None:
         config.bind = [f"fd://{listen_fd}"]

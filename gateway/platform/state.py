@@ -21,6 +21,7 @@ from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
 from gateway.platform.drain import Drain
 from gateway.platform.resp import RedisClient
+from gateway.platform.tracing import Tracing
 from gateway.status.hub import StatusHub
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.health import HealthBook
@@ -73,6 +74,9 @@ class AppState:
     shared_cache: SharedResponseCache | None = None
     shared_breakers: SharedBreakers | None = None
     shared_live: SharedRealtime | None = None
+    # OpenTelemetry spans (`gateway.platform.tracing`); None when no OTLP endpoint is set,
+    # and then no span is made anywhere.
+    tracing: Tracing | None = None
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

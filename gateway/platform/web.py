@@ -14,12 +14,12 @@ from quart import Request, Response, request
 from quart.wrappers.response import ResponseBody
 
 from gateway.agents.gate import AGENT_SESSION_HEADER, session_of
-from gateway.operator.context import note_caller
 from gateway.organization.roles import Action
 from gateway.organization.secrets import USER_TOKEN_PREFIX
 from gateway.platform.auth import Principal, bearer_token, operator_key
 from gateway.platform.body import StreamAnswer, StreamBody
 from gateway.platform.errors import ApiError, invalid_api_key, invalid_request
+from gateway.platform.request_context import note_caller
 from gateway.platform.sessions import user_principal
 from gateway.platform.state import AppState
 from store import keys, workspaces

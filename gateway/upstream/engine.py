@@ -16,7 +16,8 @@ only for the answer it serves (`gateway.upstream.usage.record_usage`).
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from types import TracebackType
 from typing import Any, Generic, TypeVar
@@ -31,19 +32,20 @@ from gateway.upstream.chain import (
     Candidate,
     attempt_summary,
     deadline_exceeded,
+    logged,
     record_attempts,
     retryable,
     usable,
     with_fallback_fields,
 )
-from gateway.upstream.facts import RequestFacts
+from gateway.upstream.facts import RaceOrigin, RequestFacts
 from gateway.upstream.plan import Plan, hedge_delay
 from gateway.upstream.resolve import UNAVAILABLE_RETRY_AFTER_S, Target, available_models
 from gateway.upstream.usage import record_usage
 from providers.base import Provider
 from providers.errors import ProviderError
 from providers.types import Usage
-from streams.fallback import RaceFailed
+from streams.fallback import Attempt, Outcome, RaceFailed
 from streams.race import AttemptFactory, Race, Winner, from_call, race
 
 T = TypeVar("T")
@@ -89,7 +91,7 @@ async def call(
         except trio.TooSlowError:
             raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
 
-    contest = _contest(state, facts, plan, from_call(attempt))
+    contest = _contest(state, facts, plan, _traced(state, from_call(attempt)))
     try:
         async with contest as winner:
             value: T = winner.value
@@ -137,7 +139,7 @@ class StreamOpening(Generic[S]):
             opened = opener(candidate.adapter, candidate.target)
             return _Deadlined(opened, candidate.target.provider_id, timeout_s)
 
-        self._attempt: AttemptFactory[Candidate, S] = attempt
+        self._attempt: AttemptFactory[Candidate, S] = _traced(state, attempt)
         self._contest: Race[Candidate, S] | None = None
 
     async def __aenter__(self) -> Served[S]:
@@ -218,6 +220,7 @@ def _contest(
         _record_failure(state, facts, plan, error.status, error.code)
         raise error
     state.limits.upstream.record_request(workspace, chain[0].target.provider_id)
+    _start_trail(facts, plan)
     return race(
         chain,
         attempt,
@@ -230,6 +233,45 @@ def _contest(
         ),
         retry=plan.retry,
     )
+
+
+def _traced(state: AppState, factory: AttemptFactory[Candidate, T]) -> AttemptFactory[Candidate, T]:
+    """Each attempt in a span of its own when tracing is on; `factory` itself otherwise."""
+    if state.tracing is None:
+        return factory
+    return state.tracing.traced_attempts(factory, _attempt_attributes)
+
+
+def _attempt_attributes(candidate: Candidate) -> dict[str, object]:
+    target = candidate.target
+    return {
+        "gen_ai.provider.name": target.provider_id,
+        "gen_ai.request.model": target.upstream_model,
+        "gateway.model": target.model_id,
+    }
+
+
+def _start_trail(facts: RequestFacts, plan: Plan) -> None:
+    """Mark where the race starts within the request (its attempts' offsets are measured
+    from the request's arrival), and the model asked for when the family named none."""
+    trail = facts.trail
+    trail.race_origin = RaceOrigin(
+        trio.current_time(), (time.perf_counter() - facts.started) * 1000
+    )
+    if trail.model_requested is None:
+        trail.model_requested = plan.primary.model_id
+
+
+def _log_race(facts: RequestFacts, attempts: Sequence[Attempt[Candidate]]) -> None:
+    """The race's attempts, and the time to the first result (the winner's first chunk,
+    or its whole answer), into the call's trail for its usage record."""
+    origin = facts.trail.race_origin
+    if origin is None:
+        return
+    facts.trail.attempts = logged(attempts, origin)
+    for attempt in attempts:
+        if attempt.outcome is Outcome.WON and attempt.ended_at is not None:
+            facts.trail.ttft_ms = origin.offset_ms(attempt.ended_at)
 
 
 def _configured_hedge(state: AppState, workspace: str) -> Callable[[str], float | None]:
@@ -245,6 +287,7 @@ def _served(
     state: AppState, facts: RequestFacts, plan: Plan, winner: Winner[Candidate, Any], value: T
 ) -> Served[T]:
     record_attempts(state, facts.principal.workspace_id, winner.attempts)
+    _log_race(facts, winner.attempts)
     return Served(
         target=winner.candidate.target,
         value=value,
@@ -258,20 +301,38 @@ def _chain_failed(state: AppState, facts: RequestFacts, plan: Plan, failed: Race
     """The failure the client sees when no attempt won: the deciding error, plus what the
     chain tried. An error that is not a provider's is a bug, raised as it is."""
     record_attempts(state, facts.principal.workspace_id, failed.attempts)
+    _log_race(facts, failed.attempts)
     error = failed.error
     if not isinstance(error, ProviderError):
         raise error
     active = state.registry.active_ids(facts.principal.workspace_id)
     offered = available_models(state.catalog, active, plan.capability)
     mapped = with_fallback_fields(from_provider_error(error, available_models=offered), failed)
-    _record_failure(state, facts, plan, mapped.status, mapped.code)
+    _record_failure(state, facts, plan, mapped.status, mapped.code, _deciding(failed))
     return mapped
 
 
+def _deciding(failed: RaceFailed) -> Target | None:
+    """The target whose failure decided the race (the provider a failed request's record
+    names): the attempt that raised the race's error."""
+    for attempt in failed.attempts:
+        if attempt.error is failed.error:
+            target: Target = attempt.candidate.target
+            return target
+    return None
+
+
 def _record_failure(
-    state: AppState, facts: RequestFacts, plan: Plan, status: int, code: str
+    state: AppState,
+    facts: RequestFacts,
+    plan: Plan,
+    status: int,
+    code: str,
+    target: Target | None = None,
 ) -> None:
-    target = plan.primary
+    """The record of a call no provider served: under the provider that failed it, or
+    the plan's first when none was tried."""
+    target = target or plan.primary
     accounting = account(
         state.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
     )

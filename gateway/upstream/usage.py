@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from gateway.platform.errors import ApiError
+from gateway.platform.request_context import current_request
 from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.facts import RequestFacts
@@ -30,11 +31,16 @@ def record_usage(
 ) -> None:
     """Queue the request's record for the background writer (never blocks the request):
     every metered unit, its cost, footprint and latency, and what served it; `prompt_hash`
-    is a chat request's cache key (what the reports use to find repeated questions)."""
+    is a chat request's cache key (what the reports use to find repeated questions). The
+    call's trail (model asked, attempts, time to first token) and the request's trace id
+    go with it for the request log; its provider, model, tokens and cost reach the access
+    log and the request metrics through the request's context."""
     if not state.settings.usage_log_enabled:
         return
     footprint = accounting.footprint
     usage = accounting.usage
+    trail = facts.trail
+    context = current_request()
     record = UsageRecord(
         request_id=facts.request_id,
         key_id=facts.principal.key_id,
@@ -63,7 +69,14 @@ def record_usage(
         tags=facts.labels.tags,
         prompt_hash=prompt_hash,
         agent_session=_agent_session(facts),
+        request_log=state.settings.request_log_days > 0,
+        model_requested=trail.model_requested or target.model_id or None,
+        ttft_ms=trail.ttft_ms,
+        attempts=trail.attempts,
+        trace_id=context.trace_id if context is not None else None,
     )
+    if context is not None:
+        context.note_usage(record)
     state.metrics.observe_usage(record)
     state.usage.submit(record)
     live = state.shared_live

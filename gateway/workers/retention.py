@@ -1,9 +1,12 @@
-"""The retention worker: erases data documents past their `retention_days`.
+"""The retention worker: erases data documents past their `retention_days`, and the
+request log's entries past its window.
 
 Every `retention_check_interval_s` (0: off) it erases each expired document exactly as a
 DELETE would (`gateway.documents.erasure`), with an audit event `data_document.erased`
-(reason `retention`, no actor) in the erasure's own transaction. `sweep` takes the wall
-time as an argument so tests drive it with a clock of their own.
+(reason `retention`, no actor) in the erasure's own transaction, then the request log's
+entries older than `request_log_days` (`purge_request_log`). `sweep` and
+`purge_request_log` take the wall time as an argument so tests drive them with a clock
+of their own.
 
 Cancellation: the loop stops with the lifespan nursery; an erasure whose transaction has
 committed still finishes its cleanup (see `erasure`).
@@ -16,12 +19,15 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import sqlite_utils
 import trio
 
 from gateway.documents.erasure import erase_document
 from store import documents as document_store
+from store import erasure, request_log
 from store.audit import AuditEvent
 from store.documents import DocumentRecord
+from store.erasure import Removal
 
 if TYPE_CHECKING:
     from gateway.platform.state import AppState
@@ -38,6 +44,7 @@ async def run(
         return
     while True:
         await sweep(state, now=time.time())
+        await purge_request_log(state, now=time.time())
         await trio.sleep(interval)
 
 
@@ -63,3 +70,22 @@ def _event(record: DocumentRecord, now: float) -> AuditEvent:
         timestamp=datetime.fromtimestamp(now, UTC),
         details={"reason": "retention", "retention_days": record.retention_days},
     )
+
+
+async def purge_request_log(state: AppState, *, now: float) -> int:
+    """Erase the request log's entries older than its window (`request_log_days`; with
+    the log off, every entry) at `now` (Unix seconds), through `store.erasure` so that
+    the bodies some hold leave the disk; how many went."""
+    days = max(state.settings.request_log_days, 0.0)
+    cutoff = datetime.fromtimestamp(now - days * 86_400, UTC)
+    if not await state.db.run(lambda d: request_log.oldest_before(d, cutoff)):
+        return 0
+
+    def remove(db: sqlite_utils.Database) -> Removal[tuple[int, int]]:
+        return Removal(request_log.purge_before(db, cutoff))
+
+    purged = await erasure.erase(state.db, remove)
+    deleted, bodies = purged if purged is not None else (0, 0)
+    if deleted:
+        logger.info("request log: %d entries past the window erased (%d bodies)", deleted, bodies)
+    return deleted

@@ -1,0 +1,50 @@
+"""Reading the request log: a workspace's entries, newest first, and one request's.
+
+Every read is the caller's workspace only (`X-Workspace-ID`, as on every management
+route): another workspace's request id answers 404 like an unknown one. Entries are
+written by the usage writer within its batch delay; reading one request that is not there
+yet waits for the writer once before answering 404, so a request that has just failed can
+be looked up at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from gateway.platform.auth import Principal
+from gateway.platform.errors import not_found
+from gateway.platform.state import AppState
+from gateway.requestlog import render
+from gateway.requestlog.input import encode_cursor, parse_log_query
+from store import request_log
+
+
+async def list_entries(
+    state: AppState, principal: Principal, args: Mapping[str, str]
+) -> dict[str, Any]:
+    wanted = parse_log_query(principal.workspace_id, args)
+    asked = attrs.evolve(wanted, limit=wanted.limit + 1)
+    found = await state.db.run(lambda d: request_log.query(d, asked))
+    shown = found[: wanted.limit]
+    more = len(found) > wanted.limit
+    return render.page(shown, encode_cursor(shown[-1].row_id) if more and shown else None)
+
+
+async def read_request(state: AppState, principal: Principal, request_id: str) -> dict[str, Any]:
+    workspace = principal.workspace_id
+
+    def read() -> Any:
+        return state.db.run(lambda d: request_log.entries_of(d, workspace, request_id))
+
+    entries = await read()
+    if not entries:
+        await state.usage.flush()  # written within the writer's batch delay: wait once
+        entries = await read()
+    if not entries:
+        raise not_found(
+            "request_not_found", f"No request '{request_id}' in this workspace's request log."
+        )
+    return render.request(request_id, [render.entry(found) for found in entries])
