@@ -5,7 +5,7 @@ organisation sets every agent limit high, so every check runs and none refuses),
 alternating A and B blocks `--rounds` times so that a change of the machine's load hits
 both alike:
 
-1. `admit`: the admission call alone (`gateway.upstream.admission.admit` then the hold's
+1. `admit`: the admission call alone (`gateway.upstream.admission.Admission.admit` then the hold's
    settlement), in process, `--calls` times per block: microseconds per call.
 2. HTTP: non-streamed chat completions through a demo gateway (simulated provider, no
    pacing) at concurrency `--concurrency`, `--requests` per block: requests per second
@@ -31,10 +31,9 @@ from typing import Any
 import httpx
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.auth import Principal
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
-from gateway.upstream.admission import admit
 from gateway.upstream.options import ServiceOptions
 from providers.types import Usage
 
@@ -71,7 +70,7 @@ async def _admit_block(gateway: RunningGateway, secret: str, calls: int) -> floa
     principal, service = Principal(key), ServiceOptions()
     started = time.perf_counter()
     for _ in range(calls):
-        hold = await admit(state, principal, service, prompt_tokens=20, max_tokens=20)
+        hold = await state.admission.admit(principal, service, prompt_tokens=20, max_tokens=20)
         hold.settle(Usage(20, 20))
         hold.release()
     return (time.perf_counter() - started) / calls * 1e6

@@ -217,7 +217,7 @@ async def run(args: argparse.Namespace) -> None:
             print("usage writer (raw rows + rollups):", writer_rate(args.writer_rows))
             print("fill:", fill(Path(data_dir), args.rows, start))
         env = {**os.environ, "GATEWAY_ADMIN_KEY": ADMIN_KEY, "GATEWAY_HEALTH_PROBE_INTERVAL_S": "0"}
-        code = "from gateway.platform.cli import main; main()"
+        code = "from gateway.app.cli import main; main()"
         argv = [sys.executable, "-c", code, "serve", "--demo", "--host", "127.0.0.1",
                 "--port", str(port), "--data-dir", data_dir]  # fmt: skip
         process = await trio.lowlevel.open_process(

@@ -142,8 +142,8 @@ async def ingestion(pages: int) -> float:
     import httpx
     from fpdf import FPDF
 
+    from gateway.app.server import run_gateway
     from gateway.platform.config import Settings
-    from gateway.platform.server import run_gateway
 
     pdf = FPDF()
     pdf.set_font("helvetica", size=11)

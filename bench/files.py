@@ -138,7 +138,7 @@ async def run(args: argparse.Namespace) -> None:
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as data_dir:
         env = {**os.environ, "GATEWAY_ADMIN_KEY": ADMIN_KEY, "GATEWAY_RATE_LIMITS_ENABLED": "0"}
-        code = "from gateway.platform.cli import main; main()"
+        code = "from gateway.app.cli import main; main()"
         argv = [sys.executable, "-c", code, "serve", "--demo", "--host", "127.0.0.1",
                 "--port", str(port), "--data-dir", data_dir]  # fmt: skip
         log = Path(data_dir) / "gateway.log"  # its access log would bury the figures

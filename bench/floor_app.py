@@ -23,8 +23,8 @@ import orjson
 import trio
 from hypercorn.trio import serve
 
+from gateway.app.server import hypercorn_config
 from gateway.platform.config import load_settings
-from gateway.platform.server import hypercorn_config
 
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]

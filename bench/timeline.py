@@ -4,7 +4,7 @@ gateway's own pauses.
 `wrk` reports a latency histogram, which says how long the slow requests took but not
 when they happened. The gateway's log says both: its access log has one line per request
 (the time it ended and its latency) and, with `GATEWAY_TRACE_PAUSES`, the pause log
-(`gateway.platform.pauses`) has one line per garbage collection or event-loop stall over
+(`gateway.operator.pauses`) has one line per garbage collection or event-loop stall over
 a millisecond. Reading the lines a load point appended gives:
 
 - whether the slow requests (those at or over the point's p99) cluster in time, as

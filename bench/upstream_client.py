@@ -2,7 +2,7 @@
 
 Starts `python -m providers.sim` in a subprocess pinned to one core, pins this process
 to another, and POSTs OpenAI chat completions through each client exactly as the
-gateway builds it (`gateway.platform.server.upstream_client`): N sequential requests, then N
+gateway builds it (`gateway.app.server.upstream_client`): N sequential requests, then N
 requests from 32 concurrent tasks, whole answers and streamed ones. Reports the client
 process's CPU time per request (`time.process_time`, so the simulator's work is not
 counted) and requests per second.
@@ -28,8 +28,8 @@ import trio
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from gateway.app.server import upstream_client  # noqa: E402
 from gateway.platform.config import Settings  # noqa: E402
-from gateway.platform.server import upstream_client  # noqa: E402
 from providers.upstream import Upstream  # noqa: E402
 
 HEADERS = {"content-type": "application/json", "authorization": "Bearer sk-bench"}

@@ -31,10 +31,6 @@ from gateway.platform.errors import ApiError, invalid_api_key
 from providers.catalog import ModelInfo
 from providers.types import Usage
 
-DEFAULT_SESSION = "default"
-AGENT_SESSION_HEADER = "x-agent-session"
-MAX_SESSION_CHARS = 200
-
 
 @attrs.frozen
 class Refusal:
@@ -56,24 +52,6 @@ def estimate(usage: Usage, models: Sequence[ModelInfo | None], capability: str) 
 def spent(usage: Usage, model: ModelInfo | None, capability: str) -> Amounts:
     """What a request really spent on the model that served it."""
     return estimate(usage, (model,), capability)
-
-
-def session_of(header: str | None) -> str:
-    """The session a request names (`X-Agent-Session`), else the agent's default one.
-
-    A longer name is refused rather than cut: two sessions sharing their first 200
-    characters would silently share one budget."""
-    if not header:
-        return DEFAULT_SESSION
-    name = header.strip()
-    if len(name) > MAX_SESSION_CHARS:
-        raise ApiError(
-            400,
-            "invalid_request",
-            f"'X-Agent-Session' names a session in at most {MAX_SESSION_CHARS} characters.",
-            param="X-Agent-Session",
-        )
-    return name or DEFAULT_SESSION
 
 
 async def admit_agent(

@@ -19,7 +19,6 @@ from quart import Blueprint, Response, request
 
 from gateway.agents import render
 from gateway.agents.book import Loaded
-from gateway.agents.gate import session_of
 from gateway.agents.input import merged_auto_suspend, parse_alert, parse_create, parse_patch
 from gateway.agents.limits import (
     LIMIT_NAMES,
@@ -33,16 +32,11 @@ from gateway.agents.limits import (
 )
 from gateway.agents.suspension import Actor, set_status
 from gateway.api.audit_trail import audit_event, audited, written
-from gateway.organization.roles import Action
-from gateway.platform.auth import Principal
+from gateway.platform.auth import Principal, session_of
 from gateway.platform.errors import ApiError, not_found
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import (
-    authenticate,
-    authenticate_manager,
-    json_response,
-    read_object,
-)
+from gateway.platform.web import json_response, read_object
 from gateway.status import render as status_render
 from gateway.status.signing import new_secret
 from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
@@ -95,7 +89,7 @@ class AgentsApi:
         self.state = state
 
     async def _manager(self, action: Action) -> Principal:
-        return await authenticate_manager(self.state, action)
+        return await self.state.auth.manager(action)
 
     async def _ceilings(self, organization_id: str) -> Limits:
         stored = await self.state.db.run(
@@ -361,7 +355,7 @@ class AgentsApi:
         token = request.headers.get("authorization", "").partition(" ")[2].strip()
         if not token.startswith(AGENT_KEY_PREFIX):
             return await self._manager("view_configuration")
-        principal = await authenticate(self.state)
+        principal = await self.state.auth.caller()
         if principal.key.agent_id != agent_id:
             raise agent_not_found(agent_id)
         return principal

@@ -15,18 +15,18 @@ from quart import Blueprint, Response, request
 
 from gateway.analytics import exports, service
 from gateway.analytics.input import parse_query
-from gateway.organization.roles import Action
 from gateway.platform import jsonio
 from gateway.platform.auth import Principal
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, json_response, read_object
+from gateway.platform.web import json_response, read_object
 
 A = "/v1/management/analytics"
 Page = Callable[[AppState, service.Scope], Awaitable[dict[str, Any]]]
 
 
 async def _caller(state: AppState, action: Action) -> Principal:
-    principal = await authenticate_manager(state, action)
+    principal = await state.auth.manager(action)
     return principal.in_workspace(request.args.get("workspace_id") or None)
 
 

@@ -19,13 +19,7 @@ from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.state import AppState
-from gateway.platform.web import (
-    authenticate,
-    authenticate_manager,
-    json_response,
-    read_object,
-    stream_response,
-)
+from gateway.platform.web import json_response, read_object, stream_response
 from providers.voices import load_voices
 
 TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
@@ -33,15 +27,13 @@ TRANSLATIONS_PATH = "/v1/audio/translations"
 MAPPINGS = "/v1/management/voice-mappings"
 
 
-def audio_routes() -> list[Route]:
+def audio_routes(state: AppState) -> list[Route]:
     """The fast-path routes of the family (speech streams audio as the upstream makes it)."""
+
+    def answer_speech(principal: Principal, body: bytes, headers: Mapping[str, str]) -> Answering:
+        return serve_speech(state, principal, body, headers)
+
     return [Route("POST", SPEECH_PATH, answer_speech)]
-
-
-def answer_speech(
-    state: AppState, principal: Principal, body: bytes, headers: Mapping[str, str]
-) -> Answering:
-    return serve_speech(state, principal, body, headers)
 
 
 async def _whole(
@@ -65,7 +57,7 @@ def audio_blueprint(state: AppState) -> Blueprint:
 
     @bp.post(TRANSCRIPTIONS_PATH)
     async def transcriptions() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         headers = cast(Mapping[str, str], request.headers)
         upload = await read_upload(request.body, request.headers.get("content-type"))
         if upload.fields.get("stream", [""])[-1].lower() == "true":
@@ -76,26 +68,26 @@ def audio_blueprint(state: AppState) -> Blueprint:
 
     @bp.post(TRANSLATIONS_PATH)
     async def translations() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         headers = cast(Mapping[str, str], request.headers)
         upload = await read_upload(request.body, request.headers.get("content-type"))
         return await _whole(state, principal, upload, headers, translate=True)
 
     @bp.get("/v1/audio/voices")
     async def voices() -> Response:
-        await authenticate(state)
+        await state.auth.caller()
         query = {k: v for k, v in request.args.items()}
         return json_response(voice_views.voices_listing(load_voices(), query, state.catalog))
 
     @bp.get("/v1/audio/voices/<voice_id>")
     async def voice(voice_id: str) -> Response:
-        await authenticate(state)
+        await state.auth.caller()
         found = voice_views.voice_or_404(load_voices(), voice_id)
         return json_response(voice_views.voice_body(found, detail=True))
 
     @bp.get("/v1/audio/voices/<voice_id>/preview")
     async def preview(voice_id: str) -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         found = voice_views.voice_or_404(load_voices(), voice_id)
         headers = cast(Mapping[str, str], request.headers)
         audio, answer_headers = await speak_preview(state, principal, found, headers)
@@ -111,22 +103,22 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
 
     @bp.post(MAPPINGS)
     async def create_mapping() -> Response:
-        principal = await authenticate_manager(state, "configure_providers")
+        principal = await state.auth.manager("configure_providers")
         return json_response(await mappings.create(state, principal, await read_object()), 201)
 
     @bp.get(MAPPINGS)
     async def list_mappings() -> Response:
-        principal = await authenticate_manager(state, "view_configuration")
+        principal = await state.auth.manager("view_configuration")
         return json_response(await mappings.list_mappings(state, principal))
 
     @bp.get(f"{MAPPINGS}/<mapping_id>")
     async def get_mapping(mapping_id: str) -> Response:
-        principal = await authenticate_manager(state, "view_configuration")
+        principal = await state.auth.manager("view_configuration")
         return json_response(await mappings.read(state, principal, mapping_id))
 
     @bp.route(f"{MAPPINGS}/<mapping_id>", methods=["PATCH", "PUT"])
     async def update_mapping(mapping_id: str) -> Response:
-        principal = await authenticate_manager(state, "configure_providers")
+        principal = await state.auth.manager("configure_providers")
         body = await read_object()
         partial = request.method == "PATCH"
         return json_response(
@@ -135,5 +127,5 @@ def _mapping_routes(bp: Blueprint, state: AppState) -> None:
 
     @bp.delete(f"{MAPPINGS}/<mapping_id>")
     async def delete_mapping(mapping_id: str) -> Response:
-        principal = await authenticate_manager(state, "configure_providers")
+        principal = await state.auth.manager("configure_providers")
         return json_response(await mappings.delete(state, principal, mapping_id))

@@ -6,7 +6,7 @@ from quart import Blueprint, Response, request
 
 from gateway.organization.audit_log import list_events
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, json_response
+from gateway.platform.web import json_response
 
 
 def audit_log_blueprint(state: AppState) -> Blueprint:
@@ -14,7 +14,7 @@ def audit_log_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/management/audit-log")
     async def audit_log() -> Response:
-        principal = await authenticate_manager(state, "view_audit_log")
+        principal = await state.auth.manager("view_audit_log")
         return json_response(await list_events(state, principal, dict(request.args)))
 
     return bp

@@ -12,11 +12,11 @@ from datetime import UTC, datetime
 from quart import Blueprint, Response
 
 from gateway.api.audit_trail import audit_event
-from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import not_found
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, json_response, read_object
+from gateway.platform.web import json_response, read_object
 from gateway.status import render
 from gateway.status.credits import plan_of, request_credit
 from gateway.status.input import parse_sla_request
@@ -39,8 +39,8 @@ class BillingApi:
 
     async def _manager(self, action: Action) -> Principal:
         """The one permission check of this blueprint's management routes: the caller's
-        role (`gateway.organization.roles`) must allow `action` in its workspace."""
-        return await authenticate_manager(self.state, action)
+        role (`gateway.platform.roles`) must allow `action` in its workspace."""
+        return await self.state.auth.manager(action)
 
     async def create(self) -> Response:
         principal = await self._manager("manage_billing")

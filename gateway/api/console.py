@@ -10,7 +10,7 @@ from quart import Blueprint, Response, request, send_from_directory
 
 from gateway.operator.usage_view import parse_query, render_series
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, json_response
+from gateway.platform.web import json_response
 from store.usage_series import usage_series
 
 FILES = Path(__file__).resolve().parent.parent / "operator" / "console"
@@ -31,7 +31,7 @@ def console_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/management/console/usage")
     async def usage() -> Response:
-        principal = await authenticate_manager(state, "view_analytics")
+        principal = await state.auth.manager("view_analytics")
         query = parse_query(request.args)
         since = query.since(datetime.now(UTC))
         await state.usage.flush()

@@ -9,7 +9,7 @@ from gateway.api.audit_trail import audit_event
 from gateway.api.uploading import upload_request
 from gateway.documents import render, search, service
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response, read_object
+from gateway.platform.web import json_response, read_object
 
 
 def documents_blueprint(state: AppState) -> Blueprint:
@@ -22,23 +22,23 @@ def documents_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/data/documents")
     async def list_documents() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         return json_response(await service.list_documents(state, principal, request.args))
 
     @bp.get("/v1/data/documents/<document_id>")
     async def read(document_id: str) -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         record = await service.get_document(state, principal, document_id)
         return json_response(render.document(record))
 
     @bp.get("/v1/data/documents/<document_id>/chunks")
     async def chunks(document_id: str) -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         return json_response(await service.chunks(state, principal, document_id, request.args))
 
     @bp.delete("/v1/data/documents/<document_id>")
     async def delete(document_id: str) -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         event = audit_event(
             principal,
             "data_document.erased",
@@ -50,7 +50,7 @@ def documents_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/data/search")
     async def search_documents() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         body = await read_object()
         return json_response(await search.search(state, principal, body))
 

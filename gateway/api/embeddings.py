@@ -8,7 +8,7 @@ from typing import cast
 from quart import Blueprint, Response, request
 
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, read_json
+from gateway.platform.web import read_json
 from gateway.retrieval.embeddings import encode_body, serve_embeddings
 
 
@@ -17,7 +17,7 @@ def embeddings_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/embeddings")
     async def embeddings() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         body = await read_json()
         headers = cast(Mapping[str, str], request.headers)  # case-insensitive lookups
         answer = await serve_embeddings(state, principal, body, headers)

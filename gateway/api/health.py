@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from quart import Blueprint, Response
 
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_reader, iso, json_response
+from gateway.platform.web import iso, json_response
 
 
 def health_blueprint(state: AppState) -> Blueprint:
@@ -20,7 +20,7 @@ def health_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/health/detailed")
     async def detailed() -> Response:
-        principal = await authenticate_reader(state)
+        principal = await state.auth.reader()
         started = time.perf_counter()
         await state.db.run(lambda d: d.execute("SELECT 1").fetchone())
         db_ms = round((time.perf_counter() - started) * 1000, 2)

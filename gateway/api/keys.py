@@ -24,11 +24,11 @@ from gateway.api.key_input import (
     parse_rate_limits,
     parse_strings,
 )
-from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, iso, json_response, read_object
+from gateway.platform.web import iso, json_response, read_object
 from store import keys, usage
 from store.audit import AuditEvent
 from store.keys import ApiKeyRecord
@@ -224,7 +224,7 @@ class KeysApi:
 
     async def _manager(self, action: Action) -> Principal:
         """The authenticated caller, whose role allows `action`, in its workspace."""
-        return await authenticate_manager(self.state, action)
+        return await self.state.auth.manager(action)
 
     async def _find(self, principal: Principal, key_id: str) -> ApiKeyRecord:
         record = await self.state.db.run(

@@ -13,7 +13,7 @@ from quart import Blueprint, Response, request
 
 from gateway.agents.mcp.server import McpServer, Reply
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response, read_json
+from gateway.platform.web import json_response, read_json
 
 MCP_PATH = "/v1/mcp"
 
@@ -23,12 +23,12 @@ def mcp_blueprint(state: AppState) -> Blueprint:
     bp = Blueprint("mcp", __name__)
 
     async def post_message() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         body = await read_json()
         return _send(await server.post(principal, _headers(), body))
 
     async def end_session() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         return _send(await server.delete(principal, _headers()))
 
     bp.add_url_rule(MCP_PATH, "post_message", post_message, methods=["POST"])

@@ -13,7 +13,6 @@ from gateway.operator.metrics import CONTENT_TYPE
 from gateway.platform.auth import bearer_token
 from gateway.platform.errors import permission_denied
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate
 
 
 def metrics_blueprint(state: AppState) -> Blueprint:
@@ -23,7 +22,7 @@ def metrics_blueprint(state: AppState) -> Blueprint:
     @bp.get("/metrics")
     async def metrics() -> Response:
         if not _holds_metrics_token(state, request.headers.get("authorization")):
-            principal = await authenticate(state)
+            principal = await state.auth.caller()
             if not principal.has("admin"):
                 raise permission_denied("The metrics need the metrics token or an admin key.")
         return Response(state.metrics.render(), status=200, content_type=CONTENT_TYPE)

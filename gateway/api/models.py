@@ -6,7 +6,7 @@ from quart import Blueprint, Response, request
 
 from gateway.platform.errors import invalid_request, not_found
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response
+from gateway.platform.web import json_response
 from providers.catalog import CAPABILITIES, MODEL_STATUSES, model_to_api
 
 
@@ -15,7 +15,7 @@ def models_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/models")
     async def list_models() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         principal.require("models")
         provider = _provider(state)
         capability = _filter("capability", CAPABILITIES)
@@ -29,7 +29,7 @@ def models_blueprint(state: AppState) -> Blueprint:
 
     @bp.get("/v1/models/<path:model_id>")
     async def get_model(model_id: str) -> Response:
-        (await authenticate(state)).require("models")
+        (await state.auth.caller()).require("models")
         model = state.catalog.model(model_id)
         if model is None:
             raise not_found(

@@ -1,7 +1,7 @@
 """Routes of the organisation family: workspaces, members, service accounts, organisations.
 
 Thin: each route authenticates with the one action it needs (see
-`gateway.organization.roles`) and hands over to the family's service modules.
+`gateway.platform.roles`) and hands over to the family's service modules.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any
 from quart import Blueprint, Response, request
 
 from gateway.organization import access, accounts, members, plans, workspaces
-from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_any, authenticate_manager, json_response, read_object
+from gateway.platform.web import json_response, read_object
 
 MANAGEMENT = "/v1/management"
 
@@ -33,7 +33,7 @@ def organization_blueprint(state: AppState) -> Blueprint:
         status: int = 200,
     ) -> None:
         async def view(**ids: str) -> Response:
-            principal = await authenticate_manager(state, action)
+            principal = await state.auth.manager(action)
             args: list[Any] = [state, principal, *ids.values()]
             if body:
                 args.append(await read_object())
@@ -64,12 +64,12 @@ def organization_blueprint(state: AppState) -> Blueprint:
 
     @bp.get(f"{MANAGEMENT}/organizations")
     async def list_organizations() -> Response:
-        principal = await authenticate_any(state, request)
+        principal = await state.auth.any(request)
         return json_response(await access.list_organizations(state, principal))
 
     @bp.post(f"{MANAGEMENT}/organizations")
     async def create_organization() -> Response:
-        principal: Principal = await authenticate_any(state, request)
+        principal: Principal = await state.auth.any(request)
         body = await read_object()
         return json_response(await access.create_organization(state, principal, body), 201)
 

@@ -12,7 +12,6 @@ from quart import Blueprint, Response, request, websocket
 from gateway.api.audit_trail import audit_event, audited, written
 from gateway.audio.upload import read_upload
 from gateway.audio.voices import mapping_named
-from gateway.organization.roles import Action
 from gateway.pipelines import custom
 from gateway.pipelines.input import (
     BODY_LIMIT,
@@ -33,17 +32,10 @@ from gateway.pipelines.vad import webrtc_classifier
 from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import (
-    authenticate,
-    authenticate_header,
-    authenticate_manager,
-    json_response,
-    read_object,
-    stream_response,
-)
+from gateway.platform.web import json_response, read_object, stream_response
 from gateway.upstream.facts import new_facts
-from gateway.upstream.usage import recording_rejection
 from providers.voices import load_voices
 from store import pipeline_templates
 from store.audit import AuditEvent
@@ -64,9 +56,9 @@ def pipelines_blueprint(state: AppState) -> Blueprint:
 
     @bp.post(PIPELINES_PATH)
     async def pipelines() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         headers = cast(Mapping[str, str], request.headers)
-        with recording_rejection(state, new_facts(ENDPOINT, principal, headers)):
+        with state.engine.usage.rejecting(new_facts(ENDPOINT, principal, headers)):
             params, audio = await _read_pipeline_request()
             event = _scribe_event(principal)
             prepared = await prepare(state, principal, headers, params, audio, audit_event=event)
@@ -99,8 +91,8 @@ def pipelines_blueprint(state: AppState) -> Blueprint:
 
 
 async def _open_session(state: AppState) -> Session:
-    principal = await authenticate_header(
-        state, websocket.headers.get("authorization"), websocket.remote_addr
+    principal = await state.auth.header(
+        websocket.headers.get("authorization"), websocket.remote_addr
     )
     headers = cast(Mapping[str, str], websocket.headers)
 
@@ -227,7 +219,7 @@ def _template_routes(bp: Blueprint, state: AppState) -> None:
 async def _manager(state: AppState, action: Action) -> Principal:
     """Templates are workspace configuration: reading them needs the role's
     `view_configuration`, changing them `configure_providers` (as voice mappings)."""
-    return await authenticate_manager(state, action)
+    return await state.auth.manager(action)
 
 
 async def _record(

@@ -23,11 +23,11 @@ from gateway.api.provider_input import (
     parse_credentials,
     parse_settings,
 )
-from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, iso, json_response, read_object
+from gateway.platform.web import iso, json_response, read_object
 from providers.catalog import ProviderInfo
 from providers.errors import ProviderError, Unsupported
 from store import providers as provider_store
@@ -230,7 +230,7 @@ class ProvidersApi:
 
     async def _manager(self, action: Action) -> Principal:
         """The authenticated caller, whose role allows `action`, in its workspace."""
-        return await authenticate_manager(self.state, action)
+        return await self.state.auth.manager(action)
 
     def _known(self, provider_id: str) -> ProviderInfo:
         """The catalog entry of a provider; 404 listing the known ones otherwise."""

@@ -18,9 +18,9 @@ from typing import Any
 
 from quart import Blueprint, Response, request
 
-from gateway.organization.roles import allowed
+from gateway.platform.roles import allowed
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_any, json_response
+from gateway.platform.web import json_response
 from gateway.upstream.limits import RateLimiter, Snapshot
 from gateway.upstream.limits.headers import iso_z
 
@@ -30,7 +30,7 @@ def rate_limits_blueprint(state: AppState, limiter: RateLimiter) -> Blueprint:
 
     @bp.get("/v1/management/rate-limits")
     async def rate_limits() -> Response:
-        principal = await authenticate_any(state, request)
+        principal = await state.auth.any(request)
         principal = principal.in_workspace(request.headers.get("x-workspace-id") or None)
         body: dict[str, Any] = {}
         if principal.kind != "user":  # a person's token has no key limits of its own

@@ -8,7 +8,7 @@ from typing import cast
 from quart import Blueprint, Response, request
 
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate, json_response, read_json
+from gateway.platform.web import json_response, read_json
 from gateway.retrieval.rerank import serve_rerank
 
 
@@ -17,7 +17,7 @@ def rerank_blueprint(state: AppState) -> Blueprint:
 
     @bp.post("/v1/rerank")
     async def rerank() -> Response:
-        principal = await authenticate(state)
+        principal = await state.auth.caller()
         body = await read_json()
         headers = cast(Mapping[str, str], request.headers)  # case-insensitive lookups
         answer = await serve_rerank(state, principal, body, headers)

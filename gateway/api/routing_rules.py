@@ -19,11 +19,11 @@ from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event, audited
 from gateway.chat.input import parse_chat_body
-from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, iso, json_response, read_object
+from gateway.platform.web import iso, json_response, read_object
 from gateway.upstream.options import ROUTING_MODES
 from gateway.upstream.routing.apply import DryRun, dry_run
 from gateway.upstream.routing.book import RuleBook
@@ -160,7 +160,7 @@ class RoutingRulesApi:
 
     async def _manager(self, action: Action) -> Principal:
         """The authenticated caller, whose role allows `action`, in its workspace."""
-        return await authenticate_manager(self.state, action)
+        return await self.state.auth.manager(action)
 
     async def _write(
         self,

@@ -12,16 +12,11 @@ from datetime import UTC, datetime
 from quart import Blueprint, Response
 
 from gateway.api.audit_trail import audit_event, audited, written
-from gateway.organization.roles import Action
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
+from gateway.platform.roles import Action
 from gateway.platform.state import AppState
-from gateway.platform.web import (
-    authenticate_manager,
-    authenticate_reader,
-    json_response,
-    read_object,
-)
+from gateway.platform.web import json_response, read_object
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.signing import new_secret
@@ -72,11 +67,11 @@ class StatusApi:
 
     async def _manager(self, action: Action) -> Principal:
         """The one permission check of this blueprint's management routes: the caller's
-        role (`gateway.organization.roles`) must allow `action` in its workspace."""
-        return await authenticate_manager(self.state, action)
+        role (`gateway.platform.roles`) must allow `action` in its workspace."""
+        return await self.state.auth.manager(action)
 
     async def status_page(self) -> Response:
-        principal = await authenticate_reader(self.state)
+        principal = await self.state.auth.reader()
         page = await service.status_page(self.state, principal.workspace_id, datetime.now(UTC))
         return json_response(page)
 

@@ -13,7 +13,7 @@ from quart import Blueprint, Response, request
 
 from gateway.platform.auth import Principal
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, json_response
+from gateway.platform.web import json_response
 from gateway.sustainability import service
 
 Report = Callable[[AppState, Principal, Mapping[str, str]], Awaitable[dict[str, Any]]]
@@ -35,7 +35,7 @@ def sustainability_blueprint(state: AppState) -> Blueprint:
 
 def _handler(state: AppState, report: Report) -> Callable[[], Awaitable[Response]]:
     async def handle() -> Response:
-        principal = await authenticate_manager(state, "view_analytics")
+        principal = await state.auth.manager("view_analytics")
         return json_response(await report(state, principal, request.args.to_dict()))
 
     return handle

@@ -14,7 +14,6 @@ from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.multipart import boundary_of
 from gateway.platform.state import AppState
-from gateway.platform.web import authenticate
 
 
 @attrs.frozen
@@ -29,7 +28,7 @@ async def upload_request(state: AppState, *, media_type_status: int = 400) -> Up
     """`media_type_status` 415 answers a body that is not multipart at all with 415
     `unsupported_media_type` (the spec's file-upload row has it; the OCR and data-document
     rows do not, so they keep the 400)."""
-    principal = await authenticate(state)
+    principal = await state.auth.caller()
     principal.require("files")
     content_type = request.headers.get("content-type")
     if media_type_status == 415 and not _multipart(content_type):

@@ -24,13 +24,11 @@ import attrs
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
-from gateway.upstream.admission import admit
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
-from gateway.upstream.plan import Plan, plan_named, plan_of
+from gateway.upstream.plan import Plan, plan_of
 from gateway.upstream.resolve import Target, target_of
-from gateway.upstream.usage import recording_refusal
 from providers.catalog import Catalog, ModelInfo
 from providers.types import Usage
 from providers.voices import VoiceCatalog
@@ -98,8 +96,7 @@ def _named(
             )
         principal.require_model(info.id)
         return plan_of([target_of(info)], capability=capability, service=service)
-    return plan_named(
-        state,
+    return state.engine.plan_named(
         principal,
         model=model,
         provider=None,
@@ -228,10 +225,9 @@ async def admit_audio(
 ) -> Hold:
     """Admit an audio request against the key's (and an agent's) limits, priced by what
     it meters (`usage`: characters spoken or seconds heard, no tokens); a refusal leaves
-    its usage record (`recording_refusal`)."""
-    with recording_refusal(state, facts, plan.primary):
-        return await admit(
-            state,
+    its usage record (`UsageLog.refusing`)."""
+    with state.engine.usage.refusing(facts, plan.primary):
+        return await state.admission.admit(
             facts.principal,
             service,
             prompt_tokens=0,

@@ -1,10 +1,11 @@
 """Serving POST /v1/audio/speech: validate, plan with voices, race, relay the audio.
 
 An answering context (`gateway.platform.body.Answering`) served by the fast path: its
-entry admits, races the plan and holds the winner open; the body relays audio; its exit
+entry admits, races the plan and holds the winner open; the body relays audio; the engine
 settles the key's limits and writes the one usage record (characters, priced per
-character from the catalog). A non-streamed answer is whole before the head is sent, so it
-carries `Content-Length`; a streamed one relays bytes as the upstream produces them.
+character from the catalog) when the answer is whole, or when the client left. A
+non-streamed answer is whole before the head is sent, so it carries `Content-Length`; a
+streamed one relays bytes as the upstream produces them.
 Audio a vendor could not produce in the asked format is re-encoded here (PyAV, in a
 thread), so every `response_format` is really that format.
 """
@@ -32,14 +33,10 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
-from gateway.upstream.accounting import account
-from gateway.upstream.admission import settle
-from gateway.upstream.engine import Served, call, open_stream
+from gateway.upstream.engine import Called, Served
 from gateway.upstream.facts import RequestFacts, new_facts
-from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage, recording_rejection
 from providers.audio_codec import decode, encode
 from providers.audio_types import CONTENT_TYPES, SpeechAudio, SpeechRequest
 from providers.base import Provider
@@ -59,7 +56,7 @@ async def serve_speech(
     principal.require("audio")
     facts = new_facts("audio.speech", principal, headers)
     payload = None
-    with recording_rejection(state, facts, lambda: _named(payload)):
+    with state.engine.usage.rejecting(facts, lambda: _named(payload)):
         payload = decode_json(body) if body else None
         params = parse_speech(payload)
         mapping = await mapping_record_named(state, principal.workspace_id, params.voice)
@@ -78,17 +75,18 @@ async def serve_speech(
         asked = plan.primary if params.model != "auto" else None
         plan = voiced_targets(plan, choice)
     if params.stream:
-        hold = await admit_audio(
-            state, facts, plan, params.service, Usage(characters=len(params.input))
-        )
+        usage = Usage(characters=len(params.input))
+        hold = await admit_audio(state, facts, plan, params.service, usage)
         timeout = state.settings.upstream_timeout_s
         with hold, audio_errors():
             opener = _opener(params, choice)
-            async with open_stream(state, facts, plan, opener, timeout_s=timeout) as served:
-                first, rest = served.value
-                shown = _as_asked(served, asked)
+            opening = state.engine.open_stream(facts, plan, opener, hold=hold, timeout_s=timeout)
+            async with opening as stream:
+                stream.metered = usage  # what a client that leaves has cost too
+                first, rest = stream.value
+                shown = _as_asked(stream.served, asked)
                 yield _streamed(facts, shown, params, first, rest, hold.headers())
-            _finish(state, facts, served.target, hold, params)
+                stream.finished(usage)
             return
     facts, whole, limits = await speak_once(
         state, principal, params, plan, choice, headers, endpoint="audio.speech"
@@ -118,29 +116,22 @@ async def speak_once(
     headers: Mapping[str, str],
     *,
     endpoint: str,
-) -> tuple[RequestFacts, Served[bytes], dict[str, str]]:
-    """Synthesise the whole clip: admit, race, settle, record. Returns the facts, what
-    served and the key's rate-limit headers."""
+) -> tuple[RequestFacts, Called[bytes], dict[str, str]]:
+    """Synthesise the whole clip: admit, then the engine's race (which settles and
+    records). Returns the facts, what served and the key's rate-limit headers."""
     facts = new_facts(endpoint, principal, headers)
-    hold = await admit_audio(
-        state, facts, plan, params.service, Usage(characters=len(params.input))
-    )
-    with hold, audio_errors():
-        timeout = state.settings.upstream_timeout_s
-        served = await call(state, facts, plan, _operation(params, choice), timeout_s=timeout)
-        _finish(state, facts, served.target, hold, params)
-        return facts, served, hold.headers()
-
-
-def _finish(
-    state: AppState, facts: RequestFacts, target: Target, hold: Hold, params: SpeechParams
-) -> None:
     usage = Usage(characters=len(params.input))
-    accounting = account(
-        state.catalog, target.info, usage, latency_ms=facts.elapsed_ms(), task_type=None
-    )
-    settle(state, facts, target, hold, usage)
-    record_usage(state, facts, target, accounting, status=200)
+    hold = await admit_audio(state, facts, plan, params.service, usage)
+    with hold, audio_errors():
+        served = await state.engine.call(
+            facts,
+            plan,
+            _operation(params, choice),
+            hold=hold,
+            timeout_s=state.settings.upstream_timeout_s,
+            meter=lambda _: usage,
+        )
+        return facts, served, hold.headers()
 
 
 def speech_request(params: SpeechParams, target: Target, choice: VoiceChoice) -> SpeechRequest:

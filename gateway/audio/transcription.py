@@ -19,8 +19,7 @@ reported in-band as an `error` event (the status line is already 200).
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import AsyncExitStack, aclosing, asynccontextmanager
-from types import TracebackType
+from contextlib import aclosing, asynccontextmanager
 
 import attrs
 import trio
@@ -41,14 +40,11 @@ from gateway.audio.upload import HEAD_BYTES, Upload
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
-from gateway.upstream.accounting import account
-from gateway.upstream.admission import settle
-from gateway.upstream.engine import Served, call, open_stream
+from gateway.upstream.engine import Called, Streaming
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage, recording_rejection
 from providers.audio_codec import AudioDecodeError, decoded_duration, sniff_container
 from providers.audio_types import (
     AudioClip,
@@ -186,7 +182,7 @@ async def serve_transcription(
     `ApiError`; cancellation closes the upstream)."""
     principal.require("audio")
     facts = new_facts(endpoint_of(translate), principal, headers)
-    with recording_rejection(state, facts, upload.model):
+    with state.engine.usage.rejecting(facts, upload.model):
         parse = parse_translation if translate else parse_transcription
         params = parse(upload.fields)
         clip = await checked_clip(upload)
@@ -211,7 +207,7 @@ class ClipTranscribed:
     rate-limit headers as of the answer."""
 
     facts: RequestFacts
-    served: Served[TranscriptionResult]
+    served: Called[TranscriptionResult]
     limit_headers: dict[str, str]
 
 
@@ -224,35 +220,33 @@ async def transcribe_clip(
     *,
     plan: Plan | None = None,
 ) -> ClipTranscribed:
-    """Plan (unless the caller has), admit, race and account one transcription: what the
-    endpoint and file processing (`auto_transcribe`) share. Raises `ApiError`;
-    cancellation closes the upstream."""
+    """Plan (unless the caller has), admit and race one transcription (the engine
+    accounts for it): what the endpoint and file processing (`auto_transcribe`) share.
+    Raises `ApiError`; cancellation closes the upstream."""
     if plan is None:
         plan = transcription_plan(state, principal, params)
     facts = new_facts(endpoint_of(params.translate), principal, headers)
-    hold = await admit_audio(
-        state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
-    )
+    usage = heard(clip)
+    hold = await admit_audio(state, facts, plan, params.service, usage)
 
     async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
         return await adapter.transcribe(transcription_request(params, clip, target))
 
     with hold:
-        timeout = state.settings.upstream_timeout_s
-        served = await call(state, facts, plan, operation, timeout_s=timeout)
-        _finish(state, facts, served.target, hold, clip)
+        served = await state.engine.call(
+            facts,
+            plan,
+            operation,
+            hold=hold,
+            timeout_s=state.settings.upstream_timeout_s,
+            meter=lambda _: usage,
+        )
         return ClipTranscribed(facts, served, hold.headers())
 
 
-def _finish(
-    state: AppState, facts: RequestFacts, target: Target, hold: Hold, clip: AudioClip
-) -> None:
-    usage = Usage(audio_seconds=round(clip.duration_s, 3))
-    accounting = account(
-        state.catalog, target.info, usage, latency_ms=facts.elapsed_ms(), task_type=None
-    )
-    settle(state, facts, target, hold, usage)
-    record_usage(state, facts, target, accounting, status=200)
+def heard(clip: AudioClip) -> Usage:
+    """What transcribing `clip` meters: its seconds."""
+    return Usage(audio_seconds=round(clip.duration_s, 3))
 
 
 def _headers(facts: RequestFacts, target: Target, fell_back: bool) -> dict[str, str]:
@@ -280,7 +274,7 @@ async def prepare_stream(
     try:
         principal.require("audio")
         facts = new_facts(ENDPOINT, principal, headers)
-        with recording_rejection(state, facts, upload.model):
+        with state.engine.usage.rejecting(facts, upload.model):
             params = parse_transcription(upload.fields)
             clip = await checked_clip(upload)
             plan = transcription_plan(state, principal, params)
@@ -296,11 +290,11 @@ async def prepare_stream(
 class TranscriptStreamBody:
     """SSE body of a streamed transcription (a `gateway.platform.body.StreamBody`).
 
-    Entering it races the plan until one candidate gives its first text and holds that
-    stream open; exiting closes it (and every loser), releases the key's hold, closes the
-    upload whose spool the clip is read from and, when the transcription finished, writes
-    the usage record. Cancellation (the client left)
-    closes the upstream at once.
+    Opening it races the plan until one candidate gives its first text and holds that
+    stream open; leaving closes it (and every loser), releases the key's hold and closes
+    the upload whose spool the clip is read from; the engine records the usage once the
+    transcription finished (or the client left). Cancellation (the client left) closes
+    the upstream at once.
     """
 
     content_type = "text/event-stream"
@@ -316,31 +310,37 @@ class TranscriptStreamBody:
         upload: Upload,
     ) -> None:
         self._state, self._facts, self._plan, self._hold = state, facts, plan, hold
-        self._params, self._clip = params, clip
-        self._stack = AsyncExitStack()
-        self._stack.callback(upload.close)  # the last thing exiting does
+        self._params, self._clip, self._upload = params, clip, upload
 
-    async def __aenter__(self) -> AsyncIterator[bytes]:
-        stack = self._stack
-        stack.enter_context(self._hold)
-        timeout = self._state.settings.upstream_timeout_s
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[AsyncIterator[bytes]]:
         try:
-            served = await stack.enter_async_context(
-                open_stream(self._state, self._facts, self._plan, self._opener, timeout_s=timeout)
-            )
-        except ApiError as error:  # the head is sent: the failure travels in-band
-            await stack.aclose()
-            return _single(error_event(error.code, error.message))
-        first, rest = served.value
-        return await stack.enter_async_context(aclosing(self._frames(served.target, first, rest)))
+            with self._hold:
+                async with self._frames() as frames:
+                    yield frames
+        finally:
+            self._upload.close()  # the last thing leaving does
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._stack.__aexit__(exc_type, exc, tb)
+    @asynccontextmanager
+    async def _frames(self) -> AsyncIterator[AsyncIterator[bytes]]:
+        timeout = self._state.settings.upstream_timeout_s
+        opening = self._state.engine.open_stream(
+            self._facts, self._plan, self._opener, hold=self._hold, timeout_s=timeout
+        )
+        entered = False
+        try:
+            async with opening as stream:
+                entered = True
+                stream.metered = heard(self._clip)
+                first, rest = stream.value
+                async with aclosing(self._relayed(stream, first, rest)) as frames:
+                    yield frames
+                return
+        except ApiError as error:
+            if entered:
+                raise
+            failure = error  # no candidate: the head is sent, the failure travels in-band
+        yield _single(error_event(failure.code, failure.message))
 
     @asynccontextmanager
     async def _opener(
@@ -353,15 +353,18 @@ class TranscriptStreamBody:
                 return
             raise ApiError(502, "provider_error", "The upstream ended without a transcription.")
 
-    async def _frames(
-        self, target: Target, first: TranscriptEvent, rest: AsyncIterator[TranscriptEvent]
+    async def _relayed(
+        self,
+        stream: Streaming[tuple[TranscriptEvent, AsyncIterator[TranscriptEvent]]],
+        first: TranscriptEvent,
+        rest: AsyncIterator[TranscriptEvent],
     ) -> AsyncGenerator[bytes, None]:
         event: TranscriptEvent | None = first
         while event is not None:
             if isinstance(event, TranscriptDelta):
                 yield delta_event(event.text)
             elif isinstance(event, TranscriptDone):
-                _finish(self._state, self._facts, target, self._hold, self._clip)
+                stream.finished(stream.metered)
                 yield done_event(event.result)
                 return
             event = await anext(rest, None)

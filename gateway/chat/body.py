@@ -1,6 +1,6 @@
 """A streamed chat answer as a response body (`gateway.platform.body.StreamBody`).
 
-A read-ahead task (owned by the body: started in `__aenter__`, cancelled in `__aexit__`)
+A read-ahead task (owned by the body's `open()`: started on entry, cancelled on exit)
 pulls upstream chunks into a small bounded channel; each write to the client takes every
 chunk already there, so a burst of upstream events (one network read often carries many)
 goes out as one write instead of one per event.
@@ -8,10 +8,15 @@ goes out as one write instead of one per event.
 The chat service opens the upstream stream (the engine's race) and waits for its first
 chunk *before* answering, so a failure to start is an ordinary HTTP error (never a 200
 followed by an error); the race stays open in the service's answering context, which
-outlives the body. The server enters the body (`async with`), iterates it, and exits it
-on every path; the exit stops the reader and closes the chunk iterator, and the answering
-context then closes the upstream response. A client disconnect cancels the iteration,
-which is how the upstream learns at once that nobody listens.
+outlives the body. The server enters the body (`async with body.open()`), iterates it,
+and exits it on every path; the exit stops the reader and closes the chunk iterator, and
+the answering context then closes the upstream response. A client disconnect cancels the
+iteration, which is how the upstream learns at once that nobody listens.
+
+How the stream ended is the engine's to account for (`Tab`, which
+`gateway.upstream.engine.Streaming` is): the final chunk's figures come from `tab.finished`
+(priced, settled and recorded there), a failure after the head is mapped by `tab.failed`,
+and a client that left leaves what was sent so far in `tab.metered`.
 
 The lifecycle is a small state table rather than a set of flags:
 
@@ -26,8 +31,8 @@ import enum
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
-from types import TracebackType
+from contextlib import asynccontextmanager
+from typing import Protocol
 
 import attrs
 import trio
@@ -35,10 +40,11 @@ import trio
 from gateway.chat import render
 from gateway.chat.cache import StreamAssembler
 from gateway.chat.trip import Trip
-from gateway.platform.errors import ApiError, from_provider_error
+from gateway.platform.errors import ApiError
 from gateway.upstream.accounting import Accounting
 from providers.errors import ProviderError, UpstreamTimeout
 from providers.types import ChatChunk, Usage
+from streams.held import background
 from streams.sse import DONE
 
 CLEANUP_DEADLINE_S = 2.0
@@ -65,8 +71,18 @@ class StreamOutcome:
     accounting: Accounting | None = None  # what the final chunk reported (DONE only)
 
 
-Accountant = Callable[[Usage | None, int], Accounting]
+Measure = Callable[[Usage | None, int], Usage]  # reported usage (if any), chars sent
 Finisher = Callable[[StreamOutcome], None]
+
+
+class Tab(Protocol):
+    """Where the body says how its stream ended (see the module docstring)."""
+
+    metered: Usage
+
+    def finished(self, usage: Usage) -> Accounting: ...
+
+    def failed(self, error: ProviderError) -> ApiError: ...
 
 
 class ChatStreamBody:
@@ -82,14 +98,15 @@ class ChatStreamBody:
         head: Sequence[ChatChunk],
         *,
         idle_timeout_s: float,
-        accountant: Accountant,
-        on_finish: Finisher,
+        tab: Tab,
+        measure: Measure,
+        on_finish: Finisher | None = None,
         assembler: StreamAssembler | None = None,
     ) -> None:
         self._trip = trip
         self._chunks = chunks
         self._idle_timeout_s = idle_timeout_s
-        self._accountant = accountant
+        self._tab, self._measure = tab, measure
         self._on_finish = on_finish
         self._state = StreamState.STREAMING
         self._out: deque[bytes] = deque([render.role_chunk(trip)])
@@ -104,39 +121,31 @@ class ChatStreamBody:
         for chunk in head:
             self._translate(chunk)
         self._send, self._receive = trio.open_memory_channel[ChatChunk | ProviderError](READ_AHEAD)
-        self._reader: AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._reader_scope: trio.CancelScope | None = None
 
-    async def __aenter__(self) -> ChatStreamBody:
-        self._reader = trio.open_nursery()
-        nursery = await self._reader.__aenter__()
-        self._reader_scope = nursery.cancel_scope
-        nursery.start_soon(self._read_ahead)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Stop the reader and close the chunk iterator whatever happened (a cancelled
-        exit still closes it, shielded for at most `CLEANUP_DEADLINE_S`), then report how
-        the stream ended. The upstream response itself is closed by whoever opened it."""
-        if self._state is StreamState.STREAMING:
-            self._state = StreamState.ABANDONED
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[ChatStreamBody]:
+        """Start the reader; leaving stops it and closes the chunk iterator whatever
+        happened (a cancelled exit still closes it, shielded for at most
+        `CLEANUP_DEADLINE_S`), then reports how the stream ended. The upstream response
+        itself is closed by whoever opened it."""
         try:
-            if self._reader is not None and self._reader_scope is not None:
-                self._reader_scope.cancel()  # the reader may be waiting on the upstream
-                self._receive.close()
-                await self._reader.__aexit__(None, None, None)
-            with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
-                cleanup.shield = True
-                aclose = getattr(self._chunks, "aclose", None)
-                if aclose is not None:
-                    await aclose()
+            async with background() as nursery:
+                nursery.start_soon(self._read_ahead)
+                try:
+                    yield self
+                finally:
+                    if self._state is StreamState.STREAMING:
+                        self._state = StreamState.ABANDONED
+                    nursery.cancel_scope.cancel()  # the reader may be waiting on the upstream
+                    self._receive.close()
         finally:
-            self.report()
+            try:
+                with trio.move_on_after(CLEANUP_DEADLINE_S, shield=True):
+                    aclose = getattr(self._chunks, "aclose", None)
+                    if aclose is not None:
+                        await aclose()
+            finally:
+                self.report()
 
     def __aiter__(self) -> ChatStreamBody:
         return self
@@ -245,7 +254,8 @@ class ChatStreamBody:
             self._usage = chunk.usage
 
     def _finish(self) -> None:
-        accounting = self._accounting = self._accountant(self._usage, self._chars)
+        usage = self._measure(self._usage, self._chars)
+        accounting = self._accounting = self._tab.finished(usage)
         reason = self._finish_reason or "stop"
         self._out.append(render.final_chunk(self._trip, reason, accounting, self._tools))
         if self._trip.params.include_usage:
@@ -254,18 +264,25 @@ class ChatStreamBody:
         self._state = StreamState.DONE
 
     def _fail(self, exc: ProviderError) -> None:
-        self._error = from_provider_error(exc)
+        self._tab.metered = self._measure(self._usage, self._chars)
+        self._error = self._tab.failed(exc)
         self._out.append(render.error_event(self._error.body()))
         self._state = StreamState.FAILED
 
     def report(self) -> None:
-        """Report the outcome once (later calls do nothing). A body never entered (the
-        client left before sending began) is reported as abandoned by its owner."""
+        """Report the outcome once (later calls do nothing): what a client that left was
+        sent goes into the tab, then the owner's `on_finish` hears the outcome. A body
+        never entered (the client left before sending began) is reported as abandoned by
+        its owner."""
         if self._state is StreamState.STREAMING:
             self._state = StreamState.ABANDONED
         if self._finished:
             return
         self._finished = True
+        if self._state is StreamState.ABANDONED:
+            self._tab.metered = self._measure(self._usage, self._chars)
+        if self._on_finish is None:
+            return
         self._on_finish(
             StreamOutcome(
                 state=self._state,

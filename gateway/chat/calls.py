@@ -9,14 +9,13 @@ covers opening the stream and reading that far).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
-from types import TracebackType
+from contextlib import asynccontextmanager
 
 import attrs
 
 from gateway.chat.trip import Trip
 from gateway.upstream.resolve import Target
-from providers.base import ChatStream, Provider
+from providers.base import Provider
 from providers.types import ChatChunk, ChatRequest, ChatResult
 
 
@@ -37,28 +36,13 @@ async def complete(trip: Trip, adapter: Provider, target: Target) -> ChatResult:
     return await adapter.chat(request_for(trip, target))
 
 
-class OpenChatStream:
-    """`async with OpenChatStream(trip, adapter, target) as opened:` opens the upstream
+@asynccontextmanager
+async def open_chat_stream(trip: Trip, adapter: Provider, target: Target) -> AsyncIterator[Opened]:
+    """`async with open_chat_stream(trip, adapter, target) as opened:` opens the upstream
     stream and reads up to its first result; leaving closes the upstream response."""
-
-    def __init__(self, trip: Trip, adapter: Provider, target: Target) -> None:
-        self._stream: ChatStream = adapter.chat_stream(request_for(trip, target))
-        self._open = AsyncExitStack()
-
-    async def __aenter__(self) -> Opened:
-        async with AsyncExitStack() as stack:
-            chunks = await stack.enter_async_context(self._stream)
-            head = await _read_head(chunks)
-            self._open = stack.pop_all()  # a failure before here closed the stream
-        return Opened(head, chunks)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._open.__aexit__(exc_type, exc, tb)
+    async with adapter.chat_stream(request_for(trip, target)) as chunks:
+        head = await _read_head(chunks)
+        yield Opened(head, chunks)
 
 
 async def _read_head(chunks: AsyncIterator[ChatChunk]) -> tuple[ChatChunk, ...]:

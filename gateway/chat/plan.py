@@ -26,11 +26,11 @@ from gateway.chat.model_fit import (
     needed_capabilities,
     prompt_tokens,
 )
+from gateway.chat.services import ChatServices
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.accounting import estimate_prompt_tokens
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.options import ROUTING_MODES
@@ -49,7 +49,7 @@ class CachePlan:
 
 
 def plan_trip(
-    state: AppState,
+    chat: ChatServices,
     facts: RequestFacts,
     params: ChatParams,
     headers: Mapping[str, str],
@@ -58,22 +58,23 @@ def plan_trip(
     """Route the request: a forced provider, else the first matching rule, else the mode.
 
     A matching rule's `transform` is applied here, so the limits, the cache key and the
-    upstream all see the request as transformed.
+    upstream all see the request as transformed. The task type goes into the facts.
     """
     principal = facts.principal
+    engine = chat.engine
     mode = params.routing_mode or _header_mode(headers) or "balanced"
-    active = state.registry.active_ids(principal.workspace_id)
-    rule = _matching_rule(state, principal, params, headers, body)
+    active = engine.active(principal.workspace_id)
+    rule = _matching_rule(chat, principal, params, headers, body)
     transform = rule.actions.transform if rule else None
     if transform is not None:  # after matching: the conditions saw what the client sent
         params = attrs.evolve(params, request=apply_transform(transform, params.request))
     if params.provider is None:
-        for fallback in explicit_fallbacks(state.catalog, params.service.fallbacks):
+        for fallback in explicit_fallbacks(engine.catalog, params.service.fallbacks):
             principal.require_model(fallback.model_id)  # a 400 or 403 before admission
-        signals = _signals(state, principal.workspace_id) if params.model == "auto" else None
-        disabled = frozenset(state.registry.configured(principal.workspace_id)) - active
+        signals = _signals(chat, principal.workspace_id) if params.model == "auto" else None
+        disabled = frozenset(engine.registry.configured(principal.workspace_id)) - active
         resolution = routed_resolution(
-            state.catalog,
+            engine.catalog,
             active,
             rule,
             model=params.model,
@@ -83,7 +84,7 @@ def plan_trip(
         )
     else:
         resolution = resolve_chat_target(
-            state.catalog, active, model=params.model, provider=params.provider, mode=mode
+            engine.catalog, active, model=params.model, provider=params.provider, mode=mode
         )
     flexible = params.model == "auto"
     json_mode = json_needs(params.request.response_format)
@@ -97,11 +98,11 @@ def plan_trip(
     if json_mode and not flexible:
         resolution = fallbacks_with(resolution, json_mode)
     resolution = permitted(resolution, principal, flexible=flexible)
+    task_type = classify(params.request.messages, headers.get("x-service-task-type"))
     return Trip(
-        facts=facts,
+        facts=attrs.evolve(facts, task_type=task_type),
         params=params,
         resolution=resolution,
-        task_type=classify(params.request.messages, headers.get("x-service-task-type")),
         rule=rule,
     )
 
@@ -124,7 +125,7 @@ def permitted(resolution: Resolution, principal: Principal, *, flexible: bool) -
     )
 
 
-def chain_plan(state: AppState, trip: Trip) -> Plan:
+def chain_plan(chat: ChatServices, trip: Trip) -> Plan:
     """The routed target, then explicit fallbacks (rule or request), else the catalog's
     chain for the model (or, for `auto`, the other candidates it was chosen among). A
     forced provider bypasses routing entirely: no fallbacks."""
@@ -133,7 +134,7 @@ def chain_plan(state: AppState, trip: Trip) -> Plan:
     if trip.params.provider is None:
         explicit = service.fallbacks
         if explicit:
-            targets += explicit_fallbacks(state.catalog, explicit)
+            targets += explicit_fallbacks(chat.engine.catalog, explicit)
         else:
             targets += trip.resolution.alternatives
     return plan_of(
@@ -144,9 +145,9 @@ def chain_plan(state: AppState, trip: Trip) -> Plan:
     )
 
 
-def cache_plan(state: AppState, trip: Trip) -> CachePlan | None:
+def cache_plan(chat: ChatServices, trip: Trip) -> CachePlan | None:
     """Whether and under which key the answer is cached (settings, the rule, the request)."""
-    settings = state.settings
+    settings = chat.settings
     rule_cache = trip.rule.actions.cache if trip.rule else None
     decision = decide_cache(
         default_enabled=settings.cache_enabled,
@@ -174,15 +175,17 @@ def prompt_estimate(trip: Trip) -> int:
     return estimate_prompt_tokens(trip.params.request.messages, trip.params.request.tools)
 
 
-def _signals(state: AppState, workspace_id: str) -> RoutingSignals:
+def _signals(chat: ChatServices, workspace_id: str) -> RoutingSignals:
+    health = chat.engine.health
+
     def observed(provider_id: str) -> float | None:
-        return state.health.figures(workspace_id, provider_id).latency_ms
+        return health.figures(workspace_id, provider_id).latency_ms
 
     return RoutingSignals(observed_latency_ms=observed)
 
 
 def _matching_rule(
-    state: AppState,
+    chat: ChatServices,
     principal: Principal,
     params: ChatParams,
     headers: Mapping[str, str],
@@ -190,10 +193,10 @@ def _matching_rule(
 ) -> Rule | None:
     if params.provider is not None:  # a forced provider bypasses routing, rules included
         return None
-    rules = state.rules.enabled(principal.workspace_id)
+    rules = chat.rules.enabled(principal.workspace_id)
     if not rules:
         return None
-    context = chat_context(state.catalog, principal.key, body, headers, datetime.now(UTC))
+    context = chat_context(chat.engine.catalog, principal.key, body, headers, datetime.now(UTC))
     return match_rule(rules, context)
 
 

@@ -1,23 +1,23 @@
 """Serving one chat completion: plan it, take its share of the limits, answer it from
-the cache or through the upstream engine, and account for it.
+the cache or through the upstream engine.
 
-`serve_chat` is an async context manager: entering it authenticates nothing (the caller
-did), validates and plans the request, admits it and produces the answer; the answer is
-sent inside the block; leaving it releases everything the answer held (the key's
-concurrency slot, the winning upstream stream). A stream's body is entered by the sender
-before the response head goes out. Nothing is acquired outside an `async with`, so a
-cancellation at any point (the client went away) closes the upstream and releases the
-slot, with no finalizer involved. Every request leaves one usage record whatever its
-outcome.
+`serve_chat` is an answering context (`gateway.platform.body.Answering`): entering it
+authenticates nothing (the caller did), validates and plans the request, admits it and
+produces the answer; the answer is sent inside the block; leaving it releases everything
+the answer held (the key's concurrency slot, the winning upstream stream). A stream's
+body is entered by the sender before the response head goes out. Everything is owned by
+an `async with` (or a `with`) in this one generator, so a cancellation at any point (the
+client went away) closes the upstream and releases the slot, with no finalizer involved.
+Every request leaves one usage record whatever its outcome: the engine writes it for
+what it served, this module only for a refusal or a cache hit (which no race served).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from types import TracebackType
 from typing import Any
 
 import attrs
@@ -25,7 +25,7 @@ import attrs
 from gateway.chat import render
 from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.cache import ReplayStream, StreamAssembler
-from gateway.chat.calls import OpenChatStream, Opened, complete
+from gateway.chat.calls import Opened, complete, open_chat_stream
 from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import (
     CachePlan,
@@ -35,20 +35,21 @@ from gateway.chat.plan import (
     prompt_estimate,
     prompt_key,
 )
+from gateway.chat.services import ChatServices
 from gateway.chat.trip import Trip
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, StreamAnswer
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import JsonAnswer
-from gateway.platform.state import AppState
-from gateway.upstream.accounting import Accounting, account, estimate_tokens
-from gateway.upstream.admission import admit, settle
-from gateway.upstream.engine import Served, call, open_stream
+from gateway.upstream.accounting import Accounting, billed_nothing, estimate_tokens
+from gateway.upstream.engine import Served
 from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.footprint_render import footprint_headers
 from gateway.upstream.limits import Hold
-from gateway.upstream.usage import record_refusal, record_usage, unplanned
-from providers.catalog import CostBreakdown, Deprecation
+from gateway.upstream.usage import unplanned
+from providers.base import Provider
+from providers.catalog import Deprecation
+from providers.errors import ProviderError
 from providers.types import ChatResult, Usage
 
 DEPRECATION_HEADERS = {
@@ -61,82 +62,56 @@ DEPRECATION_HEADERS = {
 STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
-def serve_chat(
-    state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
-) -> ChatAnswering:
-    """`async with serve_chat(state, principal, body, headers) as answer:` (raises
-    `ApiError` on entry for client mistakes and upstream failures)."""
-    return ChatAnswering(state, principal, body, headers)
+@asynccontextmanager
+async def serve_chat(
+    chat: ChatServices, principal: Principal, body: Any, headers: Mapping[str, str]
+) -> AsyncIterator[Answer]:
+    """`async with serve_chat(chat, principal, body, headers) as answer:` (raises
+    `ApiError` on entry for client mistakes and upstream failures; see the module
+    docstring)."""
+    principal.require("chat")
+    facts = new_facts("chat", principal, headers)
+    with identified(facts):
+        trip = _planned(chat, facts, body, headers)
+        cache = cache_plan(chat, trip)
+        prompt_hash = cache.key if cache else prompt_key(trip)
+        trip = attrs.evolve(trip, facts=attrs.evolve(trip.facts, prompt_hash=prompt_hash))
+        with await _admit(chat, trip) as hold:  # the slot comes back when the answer is done
+            hit = await _cached(chat, trip, cache)
+            if hit is not None:
+                yield _from_cache(chat, trip, hit, hold)
+            elif trip.params.stream:
+                async with _streamed(chat, trip, hold, cache) as answer:
+                    yield answer
+            else:
+                yield await _plain(chat, trip, hold, cache)
 
 
-class ChatAnswering:
-    """The answering context of one chat request (see the module docstring)."""
-
-    def __init__(
-        self, state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
-    ) -> None:
-        self._state, self._principal, self._body, self._headers = state, principal, body, headers
-        self._held = AsyncExitStack()
-
-    async def __aenter__(self) -> Answer:
-        async with AsyncExitStack() as stack:
-            answer = await self._answer(stack)
-            self._held = stack.pop_all()  # a failure before here released everything
-        return answer
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._held.__aexit__(exc_type, exc, tb)
-
-    async def _answer(self, stack: AsyncExitStack) -> Answer:
-        self._principal.require("chat")
-        facts = new_facts("chat", self._principal, self._headers)
-        with identified(facts):
-            return await self._answer_with(stack, facts)
-
-    async def _answer_with(self, stack: AsyncExitStack, facts: RequestFacts) -> Answer:
-        state = self._state
-        try:
-            trip = plan_trip(state, facts, parse_chat_body(self._body), self._headers, self._body)
-        except ApiError as error:  # refused before planning (its body, its model): recorded
-            model = self._body.get("model") if isinstance(self._body, dict) else None
-            record_refusal(state, facts, unplanned(model), error)
-            raise
-        cache = cache_plan(state, trip)
-        trip = attrs.evolve(trip, prompt_hash=cache.key if cache else prompt_key(trip))
-        hold = await _admit(state, trip)
-        stack.enter_context(hold)  # the concurrency slot comes back when the answer is done
-        hit = None
-        if cache is not None:  # one attribute check more without a shared server
-            shared = state.shared_cache
-            found = state.cache.get(cache.key) if shared is None else await shared.get(cache.key)
-            hit = _counted(state, trip, found)
-        if hit is not None:
-            return await _answer_from_cache(state, trip, hit, hold, stack)
-        if trip.params.stream:
-            return await _stream(state, trip, hold, cache, stack)
-        return await _plain(state, trip, hold, cache)
+def _planned(
+    chat: ChatServices, facts: RequestFacts, body: Any, headers: Mapping[str, str]
+) -> Trip:
+    try:
+        return plan_trip(chat, facts, parse_chat_body(body), headers, body)
+    except ApiError as error:  # refused before planning (its body, its model): recorded
+        model = body.get("model") if isinstance(body, dict) else None
+        chat.engine.usage.refusal(facts, unplanned(model), error)
+        raise
 
 
-async def _admit(state: AppState, trip: Trip) -> Hold:
+async def _admit(chat: ChatServices, trip: Trip) -> Hold:
     """Take the request's share of the key's limits (or wait, with `queue`); 429 if none
     (and the refusal is recorded, so analytics count rate-limit hits)."""
     try:
-        return await admit(
-            state,
+        return await chat.admission.admit(
             trip.principal,
             trip.params.service,
             prompt_tokens=prompt_estimate(trip),
             max_tokens=trip.params.request.max_tokens,
-            plan=lambda: chain_plan(state, trip),
+            plan=lambda: chain_plan(chat, trip),
         )
     except ApiError as error:
         if error.status == 429:
-            record_refusal(state, trip.facts, trip.target, error)
+            chat.engine.usage.refusal(trip.facts, trip.target, error)
         raise
 
 
@@ -149,21 +124,22 @@ def _decided(trip: Trip, served: Served[Any]) -> Trip:
 # -- plain answers -------------------------------------------------------------------------
 
 
-async def _plain(state: AppState, trip: Trip, hold: Hold, cache: CachePlan | None) -> JsonAnswer:
-    async def operation(adapter: Any, target: Any) -> ChatResult:
+async def _plain(chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | None) -> JsonAnswer:
+    async def operation(adapter: Provider, target: Any) -> ChatResult:
         return await complete(trip, adapter, target)
 
-    plan = chain_plan(state, trip)
-    served = await call(
-        state, trip.facts, plan, operation, timeout_s=state.settings.upstream_timeout_s
+    served = await chat.engine.call(
+        trip.facts,
+        chain_plan(chat, trip),
+        operation,
+        hold=hold,
+        timeout_s=chat.settings.upstream_timeout_s,
+        meter=lambda result: _result_usage(trip, result),
     )
     trip = _decided(trip, served)
-    result = served.value
-    accounting = _account(state, trip, _result_usage(trip, result))
-    settle(state, trip.facts, trip.target, hold, accounting.usage)
-    _record(state, trip, accounting, status=200)
+    result, accounting = served.value, served.accounting
     if cache is not None and not trip.fell_back:
-        _keep(state, cache, attrs.evolve(result, usage=accounting.usage))
+        _keep(chat, cache, attrs.evolve(result, usage=accounting.usage))
     headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
     return JsonAnswer(200, render.completion_body(trip, result, accounting), headers)
 
@@ -178,147 +154,138 @@ def _result_usage(trip: Trip, result: ChatResult) -> Usage:
 # -- streamed answers ----------------------------------------------------------------------
 
 
-async def _stream(
-    state: AppState, trip: Trip, hold: Hold, cache: CachePlan | None, stack: AsyncExitStack
-) -> StreamAnswer:
-    """Race the chain to a first content chunk; the winner stays open in `stack` (the
-    answering context) and the body relays the rest.
+@asynccontextmanager
+async def _streamed(
+    chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | None
+) -> AsyncIterator[StreamAnswer]:
+    """Race the chain to a first content chunk; the winner stays open for the block and
+    the body relays the rest.
 
     Failures up to the first content fall back invisibly; later ones end the stream with
-    an error event (see `ChatStreamBody`).
+    an error event (see `ChatStreamBody`), which the engine maps and records.
     """
 
-    def opener(adapter: Any, target: Any) -> OpenChatStream:
-        return OpenChatStream(trip, adapter, target)
+    def opener(adapter: Provider, target: Any) -> Any:
+        return open_chat_stream(trip, adapter, target)
 
-    plan = chain_plan(state, trip)
-    opening = open_stream(
-        state, trip.facts, plan, opener, timeout_s=state.settings.first_chunk_timeout_s
+    opening = chat.engine.open_stream(
+        trip.facts,
+        chain_plan(chat, trip),
+        opener,
+        hold=hold,
+        timeout_s=chat.settings.first_chunk_timeout_s,
     )
-    served = await stack.enter_async_context(opening)
-    trip = _decided(trip, served)
-    opened: Opened = served.value
-    assembler = StreamAssembler(max_chars=state.settings.cache_max_bytes) if cache else None
-    body = ChatStreamBody(
-        trip,
-        opened.rest,
-        opened.head,
-        idle_timeout_s=state.settings.stream_idle_timeout_s,
-        accountant=lambda usage, chars: _stream_accounting(state, trip, usage, chars),
-        on_finish=lambda outcome: _finish_stream(state, trip, hold, outcome, cache, assembler),
-        assembler=assembler,
-    )
-    stack.callback(body.report)  # a body never entered still leaves its record
-    return StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)
+    async with opening as stream:
+        trip = _decided(trip, stream.served)
+        opened: Opened = stream.value
+        assembler = StreamAssembler(max_chars=chat.settings.cache_max_bytes) if cache else None
+        body = ChatStreamBody(
+            trip,
+            opened.rest,
+            opened.head,
+            idle_timeout_s=chat.settings.stream_idle_timeout_s,
+            tab=stream,
+            measure=lambda usage, chars: _stream_usage(trip, usage, chars),
+            on_finish=lambda outcome: _store_stream(chat, trip, cache, assembler, outcome),
+            assembler=assembler,
+        )
+        try:
+            yield StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)
+        finally:
+            body.report()  # a body never entered still says what it sent (nothing)
 
 
-def _stream_accounting(state: AppState, trip: Trip, usage: Usage | None, chars: int) -> Accounting:
+def _stream_usage(trip: Trip, usage: Usage | None, chars: int) -> Usage:
+    """The final chunk's figures when the stream finished, so the client and the usage
+    log agree to the digit; otherwise counted from what was sent."""
     if usage is None or not usage.total_tokens:
-        usage = Usage(prompt_estimate(trip), max(0, (chars + 3) // 4))
-    return _account(state, trip, usage)
-
-
-def _finish_stream(
-    state: AppState,
-    trip: Trip,
-    hold: Hold,
-    outcome: StreamOutcome,
-    cache: CachePlan | None,
-    assembler: StreamAssembler | None,
-) -> None:
-    # The final chunk's figures when the stream finished, so the client and the usage log
-    # agree to the digit; otherwise counted now from what was sent.
-    accounting = outcome.accounting or _stream_accounting(
-        state, trip, outcome.usage, outcome.completion_chars
-    )
-    settle(state, trip.facts, trip.target, hold, accounting.usage)
-    hold.release()
-    if outcome.state is StreamState.DONE:
-        _record(state, trip, accounting, status=200)
-        _store_stream(state, trip, cache, assembler, accounting)
-    elif outcome.error is not None:
-        _record(state, trip, accounting, status=outcome.error.status, code=outcome.error.code)
-    else:
-        _record(state, trip, accounting, status=499, code="client_disconnected")
+        return Usage(prompt_estimate(trip), max(0, (chars + 3) // 4))
+    return usage
 
 
 def _store_stream(
-    state: AppState,
+    chat: ChatServices,
     trip: Trip,
     cache: CachePlan | None,
     assembler: StreamAssembler | None,
-    accounting: Accounting,
+    outcome: StreamOutcome,
 ) -> None:
+    if outcome.state is not StreamState.DONE or outcome.accounting is None:
+        return
     if cache is None or assembler is None or trip.fell_back:
         return  # the key names the routed model; a fallback's answer is not its answer
     result = assembler.result(
-        id=trip.request_id, model=trip.target.upstream_model, usage=accounting.usage
+        id=trip.request_id, model=trip.target.upstream_model, usage=outcome.accounting.usage
     )
     if result is not None:
-        _keep(state, cache, result)
+        _keep(chat, cache, result)
 
 
-def _keep(state: AppState, cache: CachePlan, result: ChatResult) -> None:
+def _keep(chat: ChatServices, cache: CachePlan, result: ChatResult) -> None:
     """Cache an answer in this process, or (several workers) queue it for the shared
     server without waiting."""
-    shared = state.shared_cache
-    (state.cache if shared is None else shared).put(cache.key, result, ttl_s=cache.ttl_s)
+    shared = chat.shared_cache
+    (chat.cache if shared is None else shared).put(cache.key, result, ttl_s=cache.ttl_s)
 
 
 # -- cache ---------------------------------------------------------------------------------
 
 
-def _counted(state: AppState, trip: Trip, found: ChatResult | None) -> ChatResult | None:
+async def _cached(chat: ChatServices, trip: Trip, cache: CachePlan | None) -> ChatResult | None:
     """A cache lookup's result (from this process, or from the shared server, where an
     error or a slow answer is a miss), its miss counted."""
+    if cache is None:
+        return None
+    shared = chat.shared_cache  # one attribute check more without a shared server
+    found = chat.cache.get(cache.key) if shared is None else await shared.get(cache.key)
     if found is None:
-        state.cache.stats.record_miss(trip.principal.workspace_id, trip.target.model_id)
+        chat.cache.stats.record_miss(trip.principal.workspace_id, trip.target.model_id)
     return found
 
 
-async def _answer_from_cache(
-    state: AppState, trip: Trip, hit: ChatResult, hold: Hold, stack: AsyncExitStack
-) -> Answer:
-    """Serve a cached answer: counted as savings, billed nothing, shaped like a live one."""
+def _from_cache(chat: ChatServices, trip: Trip, hit: ChatResult, hold: Hold) -> Answer:
+    """Serve a cached answer: counted as savings, billed nothing, shaped like a live one.
+    No race served it, so its record is written here, through the engine, at once."""
     trip = attrs.evolve(trip, cache_hit=True)
-    full = _account(state, trip, hit.usage)
-    state.cache.stats.record_hit(
+    full = chat.engine.served_from_cache(trip.facts, trip.target, hold, hit.usage)
+    chat.cache.stats.record_hit(
         trip.principal.workspace_id,
         trip.target.model_id,
         tokens_saved=hit.usage.total_tokens,
         cost_saved_usd=full.cost.total,
     )
-    accounting = attrs.evolve(full, cost=CostBreakdown(0.0, 0.0, 0.0), footprint=None)
+    accounting = billed_nothing(full)
     if not trip.params.stream:
-        _finish_hit(state, trip, hold, accounting, saved_usd=full.cost.total)
         answer = render.completion_body(trip, hit, accounting)
         # zero, as its `_gateway.energy`: the spec's footprint headers are on every answer
         headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
         return JsonAnswer(200, answer, headers)
-    chunks = await stack.enter_async_context(ReplayStream(hit))
     body = ChatStreamBody(
         trip,
-        chunks,
+        ReplayStream(hit),
         (),
-        idle_timeout_s=state.settings.stream_idle_timeout_s,
-        accountant=lambda usage, chars: accounting,
-        on_finish=lambda outcome: _finish_hit(
-            state, trip, hold, accounting, saved_usd=full.cost.total
-        ),
+        idle_timeout_s=chat.settings.stream_idle_timeout_s,
+        tab=_Replayed(accounting),
+        measure=lambda usage, chars: accounting.usage,
     )
-    stack.callback(body.report)
     return StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)
 
 
-def _finish_hit(
-    state: AppState, trip: Trip, hold: Hold, accounting: Accounting, *, saved_usd: float
-) -> None:
-    hold.settle(Usage())
-    hold.release()
-    _record(state, trip, accounting, status=200, saved_usd=saved_usd)
+@attrs.define
+class _Replayed:
+    """The tab of a cached answer replayed as a stream: already recorded, billed nothing."""
+
+    accounting: Accounting
+    metered: Usage = attrs.field(factory=Usage)
+
+    def finished(self, usage: Usage) -> Accounting:
+        return self.accounting
+
+    def failed(self, error: ProviderError) -> ApiError:  # a replay does not fail
+        raise AssertionError("a cached answer's replay failed") from error
 
 
-# -- accounting ----------------------------------------------------------------------------
+# -- headers -------------------------------------------------------------------------------
 
 
 def base_headers(trip: Trip) -> dict[str, str]:
@@ -356,35 +323,3 @@ def _http_date(day: str) -> str | None:
     except ValueError:
         return None
     return format_datetime(moment, usegmt=True)
-
-
-def _account(state: AppState, trip: Trip, usage: Usage) -> Accounting:
-    return account(
-        state.catalog,
-        trip.target.info,
-        usage,
-        latency_ms=trip.facts.elapsed_ms(),
-        task_type=trip.task_type,
-    )
-
-
-def _record(
-    state: AppState,
-    trip: Trip,
-    accounting: Accounting,
-    *,
-    status: int,
-    code: str | None = None,
-    saved_usd: float = 0.0,
-) -> None:
-    record_usage(
-        state,
-        trip.facts,
-        trip.target,
-        accounting,
-        status=status,
-        error_code=code,
-        cache_hit=trip.cache_hit,
-        prompt_hash=trip.prompt_hash,
-        cache_savings_usd=saved_usd,
-    )

@@ -2,7 +2,8 @@
 
 Built once when the request has been authenticated, validated and routed; the renderer
 and the usage log read it. It changes only by `attrs.evolve` once the race is decided
-(or the cache answered).
+(or the cache answered). Its facts carry the task type and the cache key
+(`RequestFacts.task_type`, `prompt_hash`), which the usage record keeps.
 """
 
 from __future__ import annotations
@@ -24,16 +25,12 @@ class Trip:
     facts: RequestFacts
     params: ChatParams
     resolution: Resolution
-    task_type: str
     rule: Rule | None = None  # the routing rule that matched, if any
     # Filled in once the upstream race is decided (or the cache answered).
     served: Target | None = None
     attempts: tuple[Mapping[str, object], ...] = ()
     retries: int = 0
     cache_hit: bool = False
-    # The request's cache key, computed even with the cache off: the usage record keeps it
-    # so that the sustainability reports can find repeated identical questions.
-    prompt_hash: str | None = None
 
     @property
     def request_id(self) -> str:
@@ -46,6 +43,10 @@ class Trip:
     @property
     def principal(self) -> Principal:
         return self.facts.principal
+
+    @property
+    def task_type(self) -> str:
+        return self.facts.task_type or "chat"
 
     @property
     def labels(self) -> RequestLabels:

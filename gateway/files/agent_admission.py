@@ -25,12 +25,13 @@ import trio
 
 from gateway.agents.counters import Amounts
 from gateway.agents.gate import admit_agent, suspended_error
-from gateway.agents.hold import AgentHold
+from gateway.agents.hold import AgentShare
 from gateway.audio.transcription import DIARIZING_MODEL, measured_clip
 from gateway.files.input import ServiceOptions
 from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS
 from gateway.platform.auth import Principal
 from gateway.platform.state import AppState
+from gateway.upstream.admission import PolicyBound
 from gateway.upstream.limits import Unlimited
 from providers.catalog import Catalog, ModelInfo
 from providers.types import Usage
@@ -66,7 +67,7 @@ async def admit_upload(
     kind: str,
     filename: str,
     options: ServiceOptions,
-) -> AgentHold | None:
+) -> PolicyBound | None:
     """Admit an agent's upload with its processing's estimate reserved (None for any
     other key); raises the agent's 403/429. Cancellation: nothing is reserved."""
     agent_id = agent_of(principal)
@@ -77,7 +78,7 @@ async def admit_upload(
         pages, seconds = await trio.to_thread.run_sync(_measure, path, kind, filename, options)
         amounts = processing_estimate(state.catalog, options, kind, size, pages, seconds)
     reservation = await admit_agent(state.agents, agent_id, principal.agent_session, amounts)
-    return AgentHold(Unlimited(), state.agents, reservation, "files")
+    return PolicyBound(Unlimited(), [AgentShare(state.agents, reservation, "files")])
 
 
 def processing_estimate(

@@ -1,8 +1,8 @@
 """The usage record of a stored upload: its bytes, so that storage shows in the key's usage.
 
 One record per upload kept (a refused or abandoned upload stores nothing and records
-nothing), built by the one usage-record builder (`gateway.upstream.usage.record_usage`)
-with `bytes_stored` set. Its cost goes through the catalog's one pricing rule; the catalog
+nothing), accounted by the engine like any served answer (`Engine.served`: no race served
+it) with `bytes_stored` set. Its cost goes through the catalog's one pricing rule; the catalog
 prices no storage today (no vendor it lists sells it per byte), so the cost is 0 and the
 bytes are recorded for reports, quotas and a price added later. `endpoint` is `files`,
 which the request limits do not count (`LIMITED_ENDPOINTS`).
@@ -11,10 +11,8 @@ which the request limits do not count (`LIMITED_ENDPOINTS`).
 from __future__ import annotations
 
 from gateway.platform.state import AppState
-from gateway.upstream.accounting import account
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage
 from providers.types import Usage
 from store.files import FileRecord
 
@@ -24,11 +22,4 @@ STORAGE_TARGET = Target("gateway", "file-storage", "blob-store", None)
 
 def record_stored(state: AppState, facts: RequestFacts, record: FileRecord) -> None:
     """Queue the usage record of `record`'s stored bytes (never blocks)."""
-    accounting = account(
-        state.catalog,
-        STORAGE_TARGET.info,
-        Usage(bytes_stored=record.bytes),
-        latency_ms=facts.elapsed_ms(),
-        task_type=None,
-    )
-    record_usage(state, facts, STORAGE_TARGET, accounting, status=200)
+    state.engine.served(facts, STORAGE_TARGET, None, Usage(bytes_stored=record.bytes))

@@ -26,7 +26,6 @@ from gateway.uploads import integrity
 from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
-from gateway.upstream.usage import recording_rejection
 from store import erasure
 from store import files as file_store
 from store.columns import new_id
@@ -53,7 +52,7 @@ async def upload(
     principal.require("files")
     facts = new_facts("files", principal, headers)
     runtime = state.files
-    with recording_rejection(state, facts):
+    with state.engine.usage.rejecting(facts):
         received, form, hold = await _checked(state, principal, chunks, boundary)
     handed_over = False
     try:

@@ -27,20 +27,12 @@ from gateway.platform.state import AppState
 from gateway.uploads import integrity
 from gateway.uploads.formats import LARGEST_UPLOAD, Kind
 from gateway.uploads.receive import Received, receive, upload_deadline
-from gateway.upstream.accounting import account
-from gateway.upstream.admission import admit, settle
-from gateway.upstream.engine import call
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
-from gateway.upstream.plan import Plan, plan_named
+from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target, target_of
-from gateway.upstream.usage import (
-    record_usage,
-    recording_refusal,
-    recording_rejection,
-    unplanned,
-)
+from gateway.upstream.usage import unplanned
 from providers.base import Provider
 from providers.local import ocr as local_ocr
 from providers.ocr_types import OcrRequest, OcrResult
@@ -62,7 +54,7 @@ async def serve_ocr(
     principal.require("files")
     started = time.perf_counter()
     facts = new_facts("ocr", principal, headers)
-    with recording_rejection(state, facts):
+    with state.engine.usage.rejecting(facts):
         request, sources, params = await _checked(state, chunks, boundary)
     target, result, cost = await _read(state, facts, request, sources)
     if not any(page.text.strip() for page in result.pages):
@@ -161,9 +153,8 @@ async def _read(
     sources: list[local_ocr.PageSource],
 ) -> tuple[Target, OcrResult, float]:
     """Mistral through the engine when it can serve, else (or after its failure) local."""
-    with recording_refusal(state, facts, unplanned(request.model)):
-        hold = await admit(
-            state,
+    with state.engine.usage.refusing(facts, unplanned(request.model)):
+        hold = await state.admission.admit(
             facts.principal,
             ServiceOptions(),
             prompt_tokens=0,
@@ -172,7 +163,7 @@ async def _read(
             usage=Usage(pages=len(sources)),
         )
     with hold:
-        active = state.registry.active_ids(facts.principal.workspace_id)
+        active = state.engine.active(facts.principal.workspace_id)
         if request.model != LOCAL_MODEL and MISTRAL_PROVIDER in active:
             try:
                 return await _upstream(state, facts, request, len(sources), hold)
@@ -180,15 +171,14 @@ async def _read(
                 if exc.status < 500:
                     raise
         result = await local_ocr.read_document(request, sources, state.files.ocr_pages)
-        _account(state, facts, LOCAL_TARGET, result, hold)
+        state.engine.served(facts, LOCAL_TARGET, hold, result.usage)  # no race: priced here
         return LOCAL_TARGET, result, 0.0
 
 
 async def _upstream(
     state: AppState, facts: RequestFacts, request: OcrRequest, total: int, hold: Hold
 ) -> tuple[Target, OcrResult, float]:
-    plan = plan_named(
-        state,
+    plan = state.engine.plan_named(
         facts.principal,
         model=request.model,
         provider=None,
@@ -201,15 +191,21 @@ async def _upstream(
     async def operation(adapter: Provider, target: Target) -> OcrResult:
         return await adapter.ocr(_for(request, target))
 
-    served = await call(state, facts, plan, operation, timeout_s=state.settings.upstream_timeout_s)
+    served = await state.engine.call(
+        facts,
+        plan,
+        operation,
+        hold=hold,
+        timeout_s=state.settings.upstream_timeout_s,
+        meter=lambda value: value.usage,
+    )
     result = OcrResult(
         model=served.target.model_id,
         pages=served.value.pages,
         total_pages=total,
         usage=served.value.usage,
     )
-    cost = _account(state, facts, served.target, result, hold)
-    return served.target, result, cost
+    return served.target, result, float(served.accounting.cost.total)
 
 
 def _pricing(state: AppState, request: OcrRequest) -> Plan:
@@ -220,20 +216,3 @@ def _pricing(state: AppState, request: OcrRequest) -> Plan:
 
 def _for(request: OcrRequest, target: Target) -> OcrRequest:
     return attrs.evolve(request, model=target.upstream_model)
-
-
-def _account(
-    state: AppState, facts: RequestFacts, target: Target, result: OcrResult, hold: Hold
-) -> float:
-    """Settle the limits and write the one usage record; the cost in USD."""
-    accounting = account(
-        state.catalog,
-        target.info,
-        result.usage,
-        latency_ms=facts.elapsed_ms(),
-        task_type=None,
-        provider_id=target.provider_id,
-    )
-    settle(state, facts, target, hold, result.usage)
-    record_usage(state, facts, target, accounting, status=200)
-    return float(accounting.cost.total)

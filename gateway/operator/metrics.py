@@ -34,7 +34,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from gateway.platform.request_context import current_request
+from gateway.platform.context import current_request
 
 if TYPE_CHECKING:
     from store.request_log import LoggedAttempt

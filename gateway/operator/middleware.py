@@ -32,7 +32,7 @@ import attrs
 
 from gateway.operator.families import family_of
 from gateway.operator.metrics import GatewayMetrics
-from gateway.platform.request_context import RequestContext, open_request
+from gateway.platform.context import RequestContext, open_request
 from gateway.platform.tracecontext import (
     REQUEST_ID_MAX,
     new_request_id,

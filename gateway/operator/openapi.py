@@ -15,7 +15,6 @@ from typing import Any
 
 import attrs
 
-from gateway.api.routes import fast_routes
 from gateway.operator.apidoc import Operation, Schema, ref
 from gateway.operator.schemas import COMPONENTS, OPERATIONS
 
@@ -54,11 +53,12 @@ class Route:
     parameters: tuple[str, ...] = ()
 
 
-def fast_path_routes() -> list[Route]:
+def fast_path_routes(table: Iterable[tuple[str, str]]) -> list[Route]:
     """The routes the plain-ASGI fast path serves before Quart sees them (its route
-    table, `gateway.api.routes.fast_routes`). Endpoint names follow the path:
-    `POST /v1/chat/completions` is `fast.chat_completions`."""
-    return [_fast_route(route.method, route.path) for route in fast_routes()]
+    table, as (method, path), which the composition root puts in the app's config as
+    `FAST_ROUTES`). Endpoint names follow the path: `POST /v1/chat/completions` is
+    `fast.chat_completions`."""
+    return [_fast_route(method, path) for method, path in table]
 
 
 def _fast_route(method: str, raw: str) -> Route:
@@ -85,7 +85,7 @@ def quart_routes(url_map: Any) -> list[Route]:
 
 
 def app_routes(app: Any) -> list[Route]:
-    return [*fast_path_routes(), *quart_routes(app.url_map)]
+    return [*fast_path_routes(app.config.get("FAST_ROUTES", ())), *quart_routes(app.url_map)]
 
 
 def undocumented(routes: Iterable[Route]) -> list[Route]:

@@ -20,9 +20,9 @@ from gateway.organization.members import (
     checked_workspaces,
     organization_workspace_ids,
 )
-from gateway.organization.roles import KEY_PERMISSIONS
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
+from gateway.platform.roles import KEY_PERMISSIONS
 from gateway.platform.state import AppState
 from store import keys, service_accounts
 from store.secrets import KeyKind, new_api_key

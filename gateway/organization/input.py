@@ -8,8 +8,8 @@ from typing import Any
 
 import attrs
 
-from gateway.organization.roles import ROLES, Role
 from gateway.platform.errors import invalid_request
+from gateway.platform.roles import ROLES, Role
 
 MAX_NAME = 200
 MAX_DESCRIPTION = 2000

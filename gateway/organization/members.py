@@ -17,10 +17,10 @@ import trio
 from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
 from gateway.organization import render, scope
-from gateway.organization.roles import Role, outranks_or_equals
 from gateway.organization.secrets import hash_password, new_invitation_token, verify_password
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
+from gateway.platform.roles import Role, outranks_or_equals
 from gateway.platform.state import AppState
 from store import members, workspaces
 from store.audit import AuditEvent

@@ -14,8 +14,9 @@ import secrets
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from gateway.platform.auth import USER_TOKEN_PREFIX
+
 INVITATION_PREFIX = "gwi_"
-USER_TOKEN_PREFIX = "gwu_"
 _RANDOM_BYTES = 30
 _HASHER = PasswordHasher()
 # Verified against when the email is unknown, so that a wrong email costs the same time

@@ -41,11 +41,9 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.state import AppState
-from gateway.upstream.admission import admit, settle
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
-from gateway.upstream.usage import recording_refusal
 from providers.audio_codec import Pcm, codec_for, encode
 from providers.audio_types import PCM_RATE, AudioClip
 from providers.types import Usage
@@ -119,7 +117,7 @@ class Prepared:
         metered = self.stages.metered
         target = metered.llm_target or self.stages.planned_llm_target
         usage = Usage(metered.prompt_tokens, metered.completion_tokens)
-        settle(self.state, self.facts, target, self.hold, usage)
+        self.state.engine.settle(self.facts, target, self.hold, usage)
         self.hold.release()
 
 
@@ -166,9 +164,8 @@ async def prepare(
         state, principal, headers, template, clip, response_format=response_format
     )
     facts = new_facts(ENDPOINT, principal, headers)
-    with recording_refusal(state, facts, stages.planned_llm_target):
-        hold = await admit(
-            state,
+    with state.engine.usage.refusing(facts, stages.planned_llm_target):
+        hold = await state.admission.admit(
             principal,
             ServiceOptions(),
             prompt_tokens=stages.prompt_estimate,
@@ -288,9 +285,8 @@ async def session_turns(
         clip: AudioClip, history: Sequence[Mapping[str, str]]
     ) -> AsyncGenerator[Stages, None]:
         stages = base.with_clip(clip, history)
-        with recording_refusal(state, facts, stages.planned_llm_target):
-            hold = await admit(
-                state,
+        with state.engine.usage.refusing(facts, stages.planned_llm_target):
+            hold = await state.admission.admit(
                 principal,
                 ServiceOptions(),
                 prompt_tokens=stages.prompt_estimate,
@@ -302,7 +298,7 @@ async def session_turns(
             metered = stages.metered
             target = metered.llm_target or stages.planned_llm_target
             usage = Usage(metered.prompt_tokens, metered.completion_tokens)
-            settle(state, facts, target, hold, usage)
+            state.engine.settle(facts, target, hold, usage)
             hold.release()
 
     return template, turn

@@ -3,10 +3,11 @@ and speech, each with its family's plan, fallbacks, deadlines and usage record.
 
 `prepare_stages` plans all three before anything is answered, so an unknown model, a
 voice no candidate has or a model the key may not use is an ordinary HTTP error. Each
-stage then opens its upstream through `gateway.upstream.engine.open_stream` (failures
-before the first result fall back to the next candidate), reads the rest under an idle
-deadline and leaves one usage record when it ends: 200 when it finished, 499 when it
-was cancelled (the client left, barge-in) with what it had used so far. A speech stage
+stage then opens its upstream through the engine's `open_stream` (failures before the
+first result fall back to the next candidate), reads the rest under an idle deadline and
+says what it used; the engine leaves one usage record when it ends: 200 when it
+finished, 499 when it was cancelled (the client left, barge-in) with what it had used so
+far. A speech stage
 runs per sentence, so every sentence leaves its own record; over one socket per answer
 (`voice_line`) the answer leaves one record of its characters.
 """
@@ -25,8 +26,8 @@ from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_ta
 from gateway.audio.speech import speech_request
 from gateway.audio.transcription import transcription_plan, transcription_request
 from gateway.audio.voices import mapping_named
-from gateway.chat.calls import OpenChatStream
 from gateway.chat.calls import Opened as ChatOpened
+from gateway.chat.calls import open_chat_stream
 from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import chain_plan, plan_trip, prompt_estimate
 from gateway.chat.trip import Trip
@@ -36,14 +37,13 @@ from gateway.pipelines.voice_line import SocketLine, SocketSpeaker, socket_plan
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
-from gateway.upstream.accounting import account, estimate_tokens
+from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.chain import deadline_exceeded
-from gateway.upstream.engine import Served, open_stream
+from gateway.upstream.engine import Served
 from gateway.upstream.facts import new_facts
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import record_usage
 from providers.audio_types import AudioClip, TranscriptDone, TranscriptEvent
 from providers.base import Provider
 from providers.elevenlabs_ws import SpeechSocket
@@ -101,7 +101,7 @@ async def prepare_stages(
     stt_plan = transcription_plan(state, principal, stt)
     body = _chat_body(template, "", history, response_format)
     facts = new_facts(ENDPOINT, principal, headers)
-    trip = plan_trip(state, facts, parse_chat_body(body), headers, body)
+    trip = plan_trip(state.chat, facts, parse_chat_body(body), headers, body)
     tts_plan, voice = None, None
     if template.tts is not None:
         mapping = await mapping_named(state, principal.workspace_id, template.tts.voice)
@@ -210,21 +210,19 @@ class EngineStages:
                 raise ApiError(502, "provider_error", "The upstream ended without a transcript.")
 
         settings = self._state.settings
-        opening = open_stream(
-            self._state, facts, planned.stt_plan, opener, timeout_s=settings.upstream_timeout_s
+        opening = self._state.engine.open_stream(
+            facts, planned.stt_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as served:
-            first, rest = served.value
-            finished = False
+        async with opening as stream:
+            first, rest = stream.value
+            stream.metered = Usage(audio_seconds=round(clip.duration_s, 3))
             try:
-                events = _idle_deadlined(first, rest, served.target, settings.stream_idle_timeout_s)
+                events = _idle_deadlined(first, rest, stream.target, settings.stream_idle_timeout_s)
                 async with aclosing(events) as items:
-                    yield _opened(served, items)
-                finished = True
+                    yield _opened(stream.served, items)
+                stream.finished(stream.metered)
             finally:
                 self.metered.stt_seconds += clip.duration_s
-                usage = Usage(audio_seconds=round(clip.duration_s, 3))
-                self._record(facts, served.target, usage, finished)
 
     # -- the language model ----------------------------------------------------------------
 
@@ -232,30 +230,35 @@ class EngineStages:
     async def complete(self, transcript: str) -> AsyncGenerator[Opened[str], None]:
         body = _chat_body(self._template, transcript, self._history, self._response_format)
         facts = new_facts(ENDPOINT, self._principal, self._headers)
-        trip = plan_trip(self._state, facts, parse_chat_body(body), self._headers, body)
-        plan = chain_plan(self._state, trip)
+        chat = self._state.chat
+        trip = plan_trip(chat, facts, parse_chat_body(body), self._headers, body)
 
-        def opener(adapter: Provider, target: Target) -> OpenChatStream:
-            return OpenChatStream(trip, adapter, target)
+        def opener(adapter: Provider, target: Target) -> AbstractAsyncContextManager[ChatOpened]:
+            return open_chat_stream(trip, adapter, target)
 
         settings = self._state.settings
-        opening = open_stream(
-            self._state, facts, plan, opener, timeout_s=settings.first_chunk_timeout_s
+        opening = self._state.engine.open_stream(
+            trip.facts,
+            chain_plan(chat, trip),
+            opener,
+            hold=None,  # the pipeline's hold is settled on the model's tokens at its end
+            timeout_s=settings.first_chunk_timeout_s,
         )
-        async with opening as served:
+        async with opening as stream:
             tally = _ChatTally()
             finished = False
             try:
-                tokens = _tokens(served.value, tally, served.target, settings.stream_idle_timeout_s)
+                tokens = _tokens(stream.value, tally, stream.target, settings.stream_idle_timeout_s)
                 async with aclosing(tokens) as items:
-                    yield _opened(served, items)
+                    yield _opened(stream.served, items)
                 finished = True
             finally:
-                usage = tally.usage(prompt_estimate(trip))
+                usage = stream.metered = tally.usage(prompt_estimate(trip))
                 self.metered.prompt_tokens += usage.prompt_tokens
                 self.metered.completion_tokens += usage.completion_tokens
-                self.metered.llm_target = served.target
-                self._record(facts, served.target, usage, finished, task_type=trip.task_type)
+                self.metered.llm_target = stream.target
+                if finished:
+                    stream.finished(usage)
 
     # -- speech ----------------------------------------------------------------------------
 
@@ -279,20 +282,19 @@ class EngineStages:
                 raise ApiError(502, "provider_error", "The upstream sent no audio.")
 
         settings = self._state.settings
-        opening = open_stream(
-            self._state, facts, planned.tts_plan, opener, timeout_s=settings.upstream_timeout_s
+        opening = self._state.engine.open_stream(
+            facts, planned.tts_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as served:
-            first, rest = served.value
-            finished = False
+        async with opening as stream:
+            first, rest = stream.value
+            stream.metered = Usage(characters=len(sentence))
             try:
-                chunks = _idle_deadlined(first, rest, served.target, settings.stream_idle_timeout_s)
+                chunks = _idle_deadlined(first, rest, stream.target, settings.stream_idle_timeout_s)
                 async with aclosing(_whole_samples(chunks)) as items:
-                    yield _opened(served, items)
-                finished = True
+                    yield _opened(stream.served, items)
+                stream.finished(stream.metered)
             finally:
                 self.metered.tts_characters += len(sentence)
-                self._record(facts, served.target, Usage(characters=len(sentence)), finished)
 
     def voice_line(self) -> AbstractAsyncContextManager[Line] | None:
         """One socket for the whole answer when the speech plan's first choice speaks
@@ -301,9 +303,8 @@ class EngineStages:
         if planned.tts_plan is None:
             return None
         workspace = self._principal.workspace_id
-        plan = socket_plan(
-            planned.tts_plan, lambda pid: self._state.registry.adapter(workspace, pid)
-        )
+        registry = self._state.engine.registry
+        plan = socket_plan(planned.tts_plan, lambda pid: registry.adapter(workspace, pid))
         return None if plan is None else self._line(plan)
 
     @asynccontextmanager
@@ -324,10 +325,11 @@ class EngineStages:
 
         settings = self._state.settings
         facts = new_facts(ENDPOINT, self._principal, self._headers)
-        opening = open_stream(
-            self._state, facts, plan, opener, timeout_s=settings.upstream_timeout_s
+        opening = self._state.engine.open_stream(
+            facts, plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as served:
+        async with opening as stream:
+            served = stream.served
             before = served.primary.provider_id if served.fell_back else None
             line = SocketLine(
                 served.value,
@@ -342,8 +344,9 @@ class EngineStages:
                 finished = True
             finally:
                 self.metered.tts_characters += line.characters
-                usage = Usage(characters=line.characters)
-                self._record(facts, served.target, usage, finished)
+                usage = stream.metered = Usage(characters=line.characters)
+                if finished:
+                    stream.finished(usage)
 
     def _speech_params(self, tts: TtsSettings, text: str) -> SpeechParams:
         return SpeechParams(
@@ -355,27 +358,6 @@ class EngineStages:
             stream=True,
             service=ServiceOptions(),
         )
-
-    # -- records ---------------------------------------------------------------------------
-
-    def _record(
-        self,
-        facts: Any,
-        target: Target,
-        usage: Usage,
-        finished: bool,
-        *,
-        task_type: str | None = None,
-    ) -> None:
-        accounting = account(
-            self._state.catalog,
-            target.info,
-            usage,
-            latency_ms=facts.elapsed_ms(),
-            task_type=task_type,
-        )
-        status, code = (200, None) if finished else (499, "client_disconnected")
-        record_usage(self._state, facts, target, accounting, status=status, error_code=code)
 
 
 def _opened(served: Served[Any], items: AsyncIterator[T]) -> Opened[T]:

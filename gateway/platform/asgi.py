@@ -28,19 +28,18 @@ from typing import Any
 import attrs
 import trio
 
-from gateway.agents.gate import AGENT_SESSION_HEADER
-from gateway.platform.auth import Principal
+from gateway.platform.auth import AGENT_SESSION_HEADER, Principal
 from gateway.platform.body import Answering, StreamAnswer
+from gateway.platform.callers import Authenticator
+from gateway.platform.drain import Drain
 from gateway.platform.errors import ApiError
 from gateway.platform.exchange import Exchange, Receive, Scope, Send, header_list, send_json
 from gateway.platform.jsonio import JsonAnswer
-from gateway.platform.state import AppState
 from gateway.platform.upload_pace import UploadFloor
-from gateway.platform.web import authenticate_header
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[AppState, Principal, bytes, Mapping[str, str]], Answering]
+Handler = Callable[[Principal, bytes, Mapping[str, str]], Answering]
 
 INTERNAL_ERROR = ApiError(
     500, "internal_error", "The gateway failed unexpectedly.", type="server_error"
@@ -50,7 +49,8 @@ INTERNAL_ERROR = ApiError(
 @attrs.frozen
 class Route:
     """One route of the fast path: the caller is authenticated, the body read (within the
-    body deadline and size limit) before `handler(state, principal, body, headers)`."""
+    body deadline and size limit) before `handler(principal, body, headers)` (a family's
+    function, closed over the services it uses)."""
 
     method: str
     path: str
@@ -60,13 +60,23 @@ class Route:
 class FastPath:
     """ASGI middleware: the routes of `routes` served directly, everything else by `app`."""
 
-    def __init__(self, app: Any, state: AppState, routes: Sequence[Route]) -> None:
+    def __init__(
+        self,
+        app: Any,
+        routes: Sequence[Route],
+        *,
+        authenticator: Authenticator,
+        drain: Drain,
+        max_body_bytes: int,
+        body_timeout_s: float,
+        floor: UploadFloor,
+    ) -> None:
         # `Any`: Quart's ASGI signature uses its own typed-dict scopes.
         self.app = app
-        self.state = state
-        self.drain = state.drain
-        settings = state.settings
-        self.floor = UploadFloor(settings.min_upload_rate_bytes_s, settings.upload_rate_grace_s)
+        self.authenticator = authenticator
+        self.drain = drain
+        self.max_body_bytes, self.body_timeout_s = max_body_bytes, body_timeout_s
+        self.floor = floor  # the slowest a request body may come
         self.routes: dict[str, dict[str, Route]] = {}
         for route in routes:
             self.routes.setdefault(route.path, {})[route.method] = route
@@ -100,16 +110,14 @@ class FastPath:
         is answered before a byte of its body is read."""
         receive, send = exchange.receive, exchange.send
         headers = _headers(scope)
-        settings = self.state.settings
         try:
-            principal = await authenticate_header(
-                self.state,
+            principal = await self.authenticator.header(
                 headers.get("authorization"),
                 _client_address(scope),
                 agent_session=headers.get(AGENT_SESSION_HEADER),
             )
             body = await _read_body_in_time(
-                exchange, headers, settings.max_body_bytes, settings.body_timeout_s
+                exchange, headers, self.max_body_bytes, self.body_timeout_s
             )
         except ApiError as error:
             await send_json(send, error.status, error.body(), error.headers)
@@ -129,11 +137,11 @@ class FastPath:
     ) -> None:
         started = False
         try:
-            async with route.handler(self.state, principal, body, headers) as answer:
+            async with route.handler(principal, body, headers) as answer:
                 if isinstance(answer, JsonAnswer):
                     await send_json(send, answer.status, answer.body, answer.headers)
                     return
-                async with answer.body as frames:
+                async with answer.body.open() as frames:
                     started = True
                     await _send_stream_head(send, answer)
                     async for frame in frames:

@@ -9,7 +9,7 @@ A principal is one of three credentials: a plain API key (its permissions decide
 operator's key made at start is its organisation's owner, see `operator_key`), a service
 account's key (its role within its workspace scope, resolved when the key is loaded) or
 a person's user access token (the member's role in one organisation). Management routes
-ask `require_action`, which reads the one roles table (`gateway.organization.roles`).
+ask `require_action`, which reads the one roles table (`gateway.platform.roles`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Literal
 
 import attrs
 
-from gateway.organization.roles import Action, allowed, legacy_key_role
 from gateway.platform.errors import ApiError, invalid_api_key, not_found, permission_denied
+from gateway.platform.roles import Action, allowed, legacy_key_role
 from store.keys import ApiKeyRecord
 from store.secrets import hash_key
 
@@ -35,6 +35,11 @@ DEFAULT_PERMISSIONS: Mapping[str, tuple[str, ...]] = {
     "tenant": ("chat", "embeddings", "audio", "files", "models"),
 }
 MANAGEMENT_PERMISSIONS = frozenset({"management", "admin"})
+USER_TOKEN_PREFIX = "gwu_"  # a person's user access token (`gateway.platform.callers`)
+# An agent's key names the session a request belongs to (its budgets are per session).
+AGENT_SESSION_HEADER = "x-agent-session"
+DEFAULT_SESSION = "default"
+MAX_SESSION_CHARS = 200
 
 
 CredentialKind = Literal["api_key", "service_account", "user"]
@@ -65,8 +70,8 @@ class Principal:
     # The operator's key only (`operator_key`): every workspace of its organisation, its
     # own first, read per management request so a workspace it just created is included.
     reach: tuple[str, ...] = ()
-    # The session an agent's request names (`X-Agent-Session`, `gateway.agents.gate`).
-    agent_session: str = "default"
+    # The session an agent's request names (`X-Agent-Session`, `session_of`).
+    agent_session: str = DEFAULT_SESSION
 
     @property
     def key(self) -> ApiKeyRecord:
@@ -117,7 +122,7 @@ class Principal:
 
     @property
     def role(self) -> str | None:
-        """The role on the management API (see `gateway.organization.roles`)."""
+        """The role on the management API (see `gateway.platform.roles`)."""
         credential = self.credential
         if isinstance(credential, UserSession):
             return credential.role
@@ -215,6 +220,24 @@ def ip_allowed(allowlist: Iterable[str], address: str | None) -> bool:
         except ValueError:
             continue
     return False
+
+
+def session_of(header: str | None) -> str:
+    """The session a request names (`X-Agent-Session`), else the agent's default one.
+
+    A longer name is refused rather than cut: two sessions sharing their first 200
+    characters would silently share one budget."""
+    if not header:
+        return DEFAULT_SESSION
+    name = header.strip()
+    if len(name) > MAX_SESSION_CHARS:
+        raise ApiError(
+            400,
+            "invalid_request",
+            f"'X-Agent-Session' names a session in at most {MAX_SESSION_CHARS} characters.",
+            param="X-Agent-Session",
+        )
+    return name or DEFAULT_SESSION
 
 
 def bearer_token(authorization: str | None) -> str | None:

@@ -1,11 +1,13 @@
 """The one streamed-body protocol, framework-free, for every answer that is not sent whole.
 
-A `StreamBody` is an async context manager: entering it starts whatever produces the
-frames (a reader task in a nursery the body owns, filling a bounded channel) and returns
-an async iterator of `bytes`; exiting it stops that work and closes what it read from, on
-every path, cancellation included. The server enters the body *before* it sends the
-response head, so a body that cannot start is still an ordinary HTTP error, and nothing
-the body owns outlives the `async with` that entered it.
+A `StreamBody` says its content type and opens with `async with body.open() as frames:`:
+entering starts whatever produces the frames (a reader task in a nursery the body owns,
+filling a bounded channel) and gives an async iterator of `bytes`; leaving stops that work
+and closes what it read from, on every path, cancellation included. `open` is one
+`@asynccontextmanager` per body: its resources are owned in one place, never entered by
+hand. The server enters the body *before* it sends the response head, so a body that
+cannot start is still an ordinary HTTP error, and nothing the body owns outlives the
+`async with` that entered it.
 
 Chat's SSE body (`gateway.chat.body`) implements it; `TaskBody` sends what a producer
 task of its own makes (a streamed voice pipeline's NDJSON events); `InlineBody` relays an
@@ -18,8 +20,7 @@ stream_response`) both send it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AbstractAsyncContextManager
-from types import TracebackType
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Generic, Protocol, TypeVar
 
 import attrs
@@ -27,6 +28,7 @@ import trio
 
 from gateway.platform.jsonio import JsonAnswer
 from streams.handoff import take
+from streams.held import background
 
 FRAME_BUFFER = 16  # frames between a body's producer task and the client, at most
 CLOSE_DEADLINE_S = 2.0
@@ -39,14 +41,7 @@ class StreamBody(Protocol):
     @property
     def content_type(self) -> str: ...
 
-    async def __aenter__(self) -> AsyncIterator[bytes]: ...
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None: ...
+    def open(self) -> AbstractAsyncContextManager[AsyncIterator[bytes]]: ...
 
 
 @attrs.frozen
@@ -86,31 +81,22 @@ class TaskBody(Generic[T]):
     ) -> None:
         self.content_type = content_type
         self._produce, self._render, self._on_close = produce, render, on_close
-        self._send, self._receive = trio.open_memory_channel[T](buffer)
-        self._nursery_manager: AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._nursery: trio.Nursery | None = None
+        self._buffer = buffer
 
-    async def __aenter__(self) -> AsyncIterator[bytes]:
-        self._nursery_manager = trio.open_nursery()
-        self._nursery = await self._nursery_manager.__aenter__()
-        self._nursery.start_soon(self._produce, self._send)
-        return _Frames(self._receive, self._render)
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        assert self._nursery is not None and self._nursery_manager is not None
-        self._nursery.cancel_scope.cancel()
-        self._receive.close()
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[AsyncIterator[bytes]]:
+        send, receive = trio.open_memory_channel[T](self._buffer)
         try:
-            await self._nursery_manager.__aexit__(None, None, None)
+            async with background() as nursery:
+                nursery.start_soon(self._produce, send)
+                try:
+                    yield _Frames(receive, self._render)
+                finally:
+                    nursery.cancel_scope.cancel()
+                    receive.close()
         finally:
             if self._on_close is not None:
                 await self._on_close()
-        return None
 
 
 class InlineBody:
@@ -131,29 +117,32 @@ class InlineBody:
         self.content_type = content_type
         self._source, self._first = source, first
 
-    async def __aenter__(self) -> AsyncIterator[bytes]:
-        return self
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[AsyncIterator[bytes]]:
+        try:
+            yield _Inline(self._source, self._first)
+        finally:
+            with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
+                aclose = getattr(self._source, "aclose", None)
+                if aclose is not None:
+                    await aclose()
 
-    def __aiter__(self) -> InlineBody:
+
+class _Inline:
+    """`first`, then what `source` gives (a class, not an async generator: nothing is
+    left for the garbage collector, and the body closes `source`)."""
+
+    def __init__(self, source: AsyncIterator[bytes], first: bytes) -> None:
+        self._source, self._first = source, first
+
+    def __aiter__(self) -> _Inline:
         return self
 
     async def __anext__(self) -> bytes:
         if self._first:
             first, self._first = self._first, b""
             return first
-        return await self._source.__anext__()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        with trio.move_on_after(CLOSE_DEADLINE_S, shield=True):
-            aclose = getattr(self._source, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        return None
+        return await anext(self._source)
 
 
 class _Frames(Generic[T]):

@@ -179,7 +179,7 @@ class Settings:
     log_format: Literal["json", "text"] = "json"
     # Debug only: add the start of each request body (prompts!) to the access log.
     log_request_bodies: bool = False
-    # Tail latency (`gateway.platform.pauses`): log every garbage collection and event-loop
+    # Tail latency (`gateway.operator.pauses`): log every garbage collection and event-loop
     # stall longer than `trace_threshold_ms` (for the benchmark's timeline), and the
     # young-generation collection threshold set once the gateway serves (Python's
     # default is 700 allocations), after freezing the start-up heap (`gc_freeze`).

@@ -50,7 +50,7 @@ class ApiError(Exception):
         self.type = type
         self.headers = dict(headers or {})
         self.extra = extra
-        # Set once the refusal has a usage record (`gateway.upstream.usage.record_refusal`),
+        # Set once the refusal has a usage record (`gateway.upstream.usage.UsageLog.refusal`),
         # so a check further out does not record the same request twice.
         self.recorded = False
 

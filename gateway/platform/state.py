@@ -1,4 +1,9 @@
-"""Everything the request handlers share, built once by the app's lifespan."""
+"""Everything the request handlers share, built once by the app's lifespan.
+
+Transitional (issue 32): the families not yet converted to narrow services still take
+this; the composition root (`gateway.app.assembly`) adds the core services it builds
+(the engine, admission, the authenticator) and the converted families' services.
+"""
 
 from __future__ import annotations
 
@@ -13,17 +18,21 @@ from gateway.analytics.runtime import ExportRuntime
 from gateway.audio.mapping_book import VoiceMappingBook
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
+from gateway.chat.services import ChatServices
 from gateway.documents.runtime import DocumentsRuntime
 from gateway.files.runtime import FilesRuntime
 from gateway.operator.metrics import GatewayMetrics
 from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
+from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
 from gateway.platform.drain import Drain
 from gateway.platform.resp import RedisClient
 from gateway.platform.tracing import Tracing
 from gateway.status.hub import StatusHub
+from gateway.upstream.admission import Admission
 from gateway.upstream.circuit import BreakerBook
+from gateway.upstream.engine import Engine
 from gateway.upstream.health import HealthBook
 from gateway.upstream.limits import LimitBackend, RateLimiter, store_count_loader
 from gateway.upstream.limits.shared import SharedLimiter
@@ -77,6 +86,11 @@ class AppState:
     # OpenTelemetry spans (`gateway.platform.tracing`); None when no OTLP endpoint is set,
     # and then no span is made anywhere.
     tracing: Tracing | None = None
+    # Built by the composition root (`gateway.app.assembly.assemble`).
+    engine: Engine = attrs.field(init=False)
+    admission: Admission = attrs.field(init=False)
+    auth: Authenticator = attrs.field(init=False)
+    chat: ChatServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

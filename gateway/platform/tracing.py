@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
@@ -43,8 +43,8 @@ from opentelemetry.trace import (
     TraceFlags,
 )
 
+from gateway.platform.context import RequestContext, current_request
 from gateway.platform.errors import ApiError, from_provider_error
-from gateway.platform.request_context import RequestContext, current_request
 from providers.errors import ProviderError
 from providers.upstream.traced import OUTGOING_TRACE
 
@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+A = TypeVar("A")  # an adapter
+Tg = TypeVar("Tg")  # a target
 SERVICE_NAME = "ai-gateway"
 QUEUE_CAPACITY = 8192
 BATCH_SIZE = 512
@@ -179,30 +181,51 @@ class Tracing:
         finally:
             span.end()
 
-    def traced_attempts(
+    def traced_operation(
         self,
-        factory: Callable[[Any], AbstractAsyncContextManager[T]],
-        describe: Callable[[Any], Mapping[str, Any]],
-    ) -> Callable[[Any], AbstractAsyncContextManager[T]]:
-        """An attempt factory whose attempts each run in a client span of their own, and
-        send that span's id upstream as the `traceparent` parent."""
-        return lambda candidate: self._attempt(factory(candidate), describe(candidate))
+        operation: Callable[[A, Tg], Awaitable[T]],
+        describe: Callable[[Tg], Mapping[str, Any]],
+    ) -> Callable[[A, Tg], Awaitable[T]]:
+        """An upstream call made in a client span of its own, whose id it sends upstream
+        as the `traceparent` parent (`describe(target)`: the span's attributes)."""
 
-    @asynccontextmanager
-    async def _attempt(
-        self, opened: AbstractAsyncContextManager[T], attributes: Mapping[str, Any]
-    ) -> AsyncIterator[T]:
+        async def traced(adapter: A, target: Tg) -> T:
+            with self._attempt(describe(target)):
+                return await operation(adapter, target)
+
+        return traced
+
+    def traced_opener(
+        self,
+        opener: Callable[[A, Tg], AbstractAsyncContextManager[T]],
+        describe: Callable[[Tg], Mapping[str, Any]],
+    ) -> Callable[[A, Tg], AbstractAsyncContextManager[T]]:
+        """`traced_operation` for a stream: the span lasts as long as the stream is open
+        (entered and left in the one task that holds it)."""
+
+        @asynccontextmanager
+        async def traced(adapter: A, target: Tg) -> AsyncIterator[T]:
+            with self._attempt(describe(target)):
+                async with opener(adapter, target) as value:
+                    yield value
+
+        return traced
+
+    @contextmanager
+    def _attempt(self, attributes: Mapping[str, Any]) -> Iterator[Span]:
+        """A client span around an upstream attempt; this task's upstream calls name it
+        as their parent while it is open."""
         name = f"upstream {attributes.get('gen_ai.provider.name', '')}".strip()
         span = self.child_span(name, kind=SpanKind.CLIENT, attributes=attributes)
-        OUTGOING_TRACE.set(_outgoing(span))  # this attempt's task only
+        token = OUTGOING_TRACE.set(_outgoing(span))
         try:
-            async with opened as value:
-                span.set_attribute("gateway.outcome", "answered")
-                yield value
+            yield span
+            span.set_attribute("gateway.outcome", "answered")
         except BaseException as exc:
             _failed(span, exc)
             raise
         finally:
+            OUTGOING_TRACE.reset(token)
             span.end()
 
     # -- export ------------------------------------------------------------------------

@@ -16,32 +16,34 @@ import attrs
 
 from gateway.platform.auth import Principal
 from gateway.platform.errors import not_found
-from gateway.platform.state import AppState
 from gateway.requestlog import render
 from gateway.requestlog.input import encode_cursor, parse_log_query
+from gateway.requestlog.services import RequestLogServices
 from store import request_log
 
 
 async def list_entries(
-    state: AppState, principal: Principal, args: Mapping[str, str]
+    services: RequestLogServices, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     wanted = parse_log_query(principal.workspace_id, args)
     asked = attrs.evolve(wanted, limit=wanted.limit + 1)
-    found = await state.db.run(lambda d: request_log.query(d, asked))
+    found = await services.db.run(lambda d: request_log.query(d, asked))
     shown = found[: wanted.limit]
     more = len(found) > wanted.limit
     return render.page(shown, encode_cursor(shown[-1].row_id) if more and shown else None)
 
 
-async def read_request(state: AppState, principal: Principal, request_id: str) -> dict[str, Any]:
+async def read_request(
+    services: RequestLogServices, principal: Principal, request_id: str
+) -> dict[str, Any]:
     workspace = principal.workspace_id
 
     def read() -> Any:
-        return state.db.run(lambda d: request_log.entries_of(d, workspace, request_id))
+        return services.db.run(lambda d: request_log.entries_of(d, workspace, request_id))
 
     entries = await read()
     if not entries:
-        await state.usage.flush()  # written within the writer's batch delay: wait once
+        await services.flush()  # written within the writer's batch delay: wait once
         entries = await read()
     if not entries:
         raise not_found(

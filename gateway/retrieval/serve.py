@@ -1,4 +1,4 @@
-"""The path embeddings and rerank share: plan, admit, call the engine, account, record.
+"""The path embeddings and rerank share: plan, admit, call the engine (which accounts).
 
 A request names one model and, optionally, explicit fallbacks (`service.fallbacks`); the
 catalog's chain is not used, because vectors and scores are comparable only within one
@@ -16,20 +16,12 @@ import attrs
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
-from gateway.upstream.accounting import Accounting, account
-from gateway.upstream.admission import admit, settle
-from gateway.upstream.engine import Served, call
+from gateway.upstream.accounting import Accounting
+from gateway.upstream.engine import Called
 from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.options import ServiceOptions
-from gateway.upstream.plan import plan_named
 from gateway.upstream.resolve import Target
-from gateway.upstream.usage import (
-    record_refusal,
-    record_usage,
-    recording_refusal,
-    recording_rejection,
-    unplanned,
-)
+from gateway.upstream.usage import unplanned
 from providers.base import Provider
 from providers.catalog import ModelInfo
 from providers.types import Usage
@@ -56,13 +48,16 @@ class Answered(Generic[T]):
     rate-limit headers of its key as of the answer."""
 
     facts: RequestFacts
-    served: Served[T]
-    accounting: Accounting
+    served: Called[T]
     limit_headers: dict[str, str]
 
     @property
     def target(self) -> Target:
         return self.served.target
+
+    @property
+    def accounting(self) -> Accounting:
+        return self.served.accounting
 
 
 def _model_named(body: Any) -> object:
@@ -91,7 +86,7 @@ async def serve_retrieval(
     the upstream call and propagates."""
     facts = new_facts(endpoint, principal, headers)
     with identified(facts):
-        with recording_rejection(state, facts, lambda: _model_named(body)):
+        with state.engine.usage.rejecting(facts, lambda: _model_named(body)):
             params = parse(body)
         answered = await _serve(
             state,
@@ -119,9 +114,9 @@ async def _serve(
 ) -> Answered[T]:
     """Serve one validated request (see `serve_retrieval`)."""
     principal = facts.principal
+    engine = state.engine
     try:
-        plan = plan_named(
-            state,
+        plan = engine.plan_named(
             principal,
             model=params.model,
             provider=params.provider,
@@ -133,23 +128,23 @@ async def _serve(
         for target in plan.targets:
             check(params, target.info)
     except ApiError as error:  # refused before any call (its model, its input): recorded
-        record_refusal(state, facts, unplanned(params.model), error)
+        engine.usage.refusal(facts, unplanned(params.model), error)
         raise
-    with recording_refusal(state, facts, plan.primary):
-        hold = await admit(
-            state, principal, params.service, prompt_tokens=tokens(params), max_tokens=0, plan=plan
+    with engine.usage.refusing(facts, plan.primary):
+        hold = await state.admission.admit(
+            principal, params.service, prompt_tokens=tokens(params), max_tokens=0, plan=plan
         )
 
     async def one_call(adapter: Provider, target: Target) -> T:
         return await operation(adapter, target, params)
 
     with hold:
-        timeout = state.settings.upstream_timeout_s
-        served = await call(state, facts, plan, one_call, timeout_s=timeout)
-        usage = usage_of(params, served.value)
-        accounting = account(
-            state.catalog, served.target.info, usage, latency_ms=facts.elapsed_ms(), task_type=None
+        served = await engine.call(
+            facts,
+            plan,
+            one_call,
+            hold=hold,
+            timeout_s=state.settings.upstream_timeout_s,
+            meter=lambda value: usage_of(params, value),
         )
-        settle(state, facts, served.target, hold, usage)
-        record_usage(state, facts, served.target, accounting, status=200)
-        return Answered(facts, served, accounting, hold.headers())
+        return Answered(facts, served, hold.headers())

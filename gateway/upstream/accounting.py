@@ -30,6 +30,12 @@ class Accounting:
     latency_ms: int
 
 
+def billed_nothing(accounting: Accounting) -> Accounting:
+    """`accounting` of an answer that cost nothing to give (a cache hit): its usage kept,
+    no cost, no footprint."""
+    return attrs.evolve(accounting, cost=CostBreakdown(0.0, 0.0, 0.0), footprint=None)
+
+
 def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN) if text else 0
 

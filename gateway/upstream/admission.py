@@ -6,97 +6,195 @@ endpoint. The request's `service.rate_limit_strategy` decides what a full limit 
 `queue` waits (at most `service.max_wait_ms`) for capacity, anything else is refused at
 once with the 429 of the limit that is spent.
 
-An agent's key (`key.agent_id`) also passes its agent's limits here, before its key's
-(`gateway.agents.gate`): the request's expected `usage`, priced at the dearest of the
-`plan`'s candidates, is reserved and settled from what the request really used. For any
-other key that costs one attribute check.
+The composition root may plug in admission policies (an agent's limits, from the agents
+family): a policy that claims the request's key admits it before the key's own limits and
+holds its share until the request ends, charged what the request really cost on the
+model that served it. Without policies (or for a key no policy claims) admission costs no
+more than the key's limits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Protocol
 
-from gateway.agents.gate import admit_agent, estimate
-from gateway.agents.hold import AgentHold
+import attrs
+
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
-from gateway.upstream.facts import RequestFacts
-from gateway.upstream.limits import Hold, Unlimited
+from gateway.upstream.limits import Hold, LimitBackend, Unlimited
 from gateway.upstream.limits.policy import DEFAULT_COMPLETION_RESERVE
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.plan import Plan
-from gateway.upstream.resolve import Target
+from providers.catalog import ModelInfo
 from providers.types import Usage
 from store.keys import ApiKeyRecord
 
-
-async def admit(
-    state: AppState,
-    principal: Principal,
-    service: ServiceOptions,
-    *,
-    prompt_tokens: int,
-    max_tokens: int | None,
-    plan: Plan | Callable[[], Plan] | None = None,
-    usage: Usage | None = None,
-) -> Hold:
-    """Admit one request of `principal`'s key (raises the 429 `ApiError` when a limit is
-    spent, the 403 of a suspended agent).
-
-    `max_tokens` is what the answer may add to `prompt_tokens` (0 for endpoints whose
-    answer is not text); None reserves the default completion. `plan` (or a function
-    that makes it, called only for an agent) and `usage` (the metered units the request
-    is expected to use; by default its tokens) price an agent's request. The hold is
-    settled with the real count when the request ends. Cancellation: nothing has been
-    taken.
-    """
-    key = principal.key
-    agent_id = key.agent_id
-    if agent_id is None:
-        return await _key_hold(state, key, service, prompt_tokens, max_tokens)
-    if usage is None:
-        completion = DEFAULT_COMPLETION_RESERVE if max_tokens is None else max_tokens
-        usage = Usage(prompt_tokens, completion)
-    if callable(plan):
-        plan = plan()
-    models = () if plan is None else tuple(t.info for t in plan.targets)
-    capability = "" if plan is None else plan.capability
-    amounts = estimate(usage, models, capability)
-    session = principal.agent_session
-    reservation = await admit_agent(state.agents, agent_id, session, amounts)
-    hold = AgentHold(Unlimited(), state.agents, reservation, capability)
-    try:
-        hold.inner = await _key_hold(state, key, service, prompt_tokens, max_tokens)
-    except BaseException:
-        hold.release()
-        raise
-    return hold
+PlanMaker = Callable[[], Plan]
 
 
-async def _key_hold(
-    state: AppState,
-    key: ApiKeyRecord,
-    service: ServiceOptions,
-    prompt_tokens: int,
-    max_tokens: int | None,
-) -> Hold:
-    if not state.settings.rate_limits_enabled:
-        return Unlimited()
-    limiter = state.limiter
-    reserve = limiter.estimate(key, prompt_tokens, max_tokens)
-    if service.rate_limit_strategy == "queue":
-        max_wait_s = (service.max_wait_ms or 0) / 1000
-        return await limiter.wait_for_capacity(key, reserve, max_wait_s)
-    return await limiter.acquire(key, reserve)
+@attrs.frozen
+class Ask:
+    """What one request asks of an admission policy: who calls, the metered units it is
+    expected to use, and the plan that prices them (made only when a policy needs it).
+    `cost` is the expected cost when the caller knows it better than a plan can (an
+    upload's processing)."""
+
+    principal: Principal
+    usage: Usage
+    plan: Plan | PlanMaker | None = None
+    cost: float | None = None
+
+    def planned(self) -> Plan | None:
+        return self.plan() if callable(self.plan) else self.plan
+
+    def candidates(self) -> tuple[Sequence[ModelInfo | None], str]:
+        """The models that may serve the request, and the capability they serve."""
+        plan = self.planned()
+        if plan is None:
+            return (), ""
+        return tuple(t.info for t in plan.targets), plan.capability
 
 
-def settle(state: AppState, facts: RequestFacts, target: Target, hold: Hold, usage: Usage) -> None:
-    """Charge the key what the request really used (admission reserved an estimate), and
-    count the tokens against what the gateway sends the serving provider; an agent is
-    charged the cost of `usage` on the model that served."""
-    hold.settle(usage)
-    if isinstance(hold, AgentHold):
-        hold.charge(target.info, usage)
-    state.limits.upstream.record_tokens(
-        facts.principal.workspace_id, target.provider_id, usage.total_tokens
-    )
+class PolicyHold(Protocol):
+    """A policy's share of one request, held until the request ends."""
+
+    def charge(self, model: ModelInfo | None, usage: Usage) -> None:
+        """Replace the share by what `usage` cost on `model` (the first call counts)."""
+        ...
+
+    def release(self) -> None:
+        """Give the share back, charging nothing more than was charged (idempotent)."""
+        ...
+
+
+class AdmissionPolicy(Protocol):
+    """Limits beyond the key's own, plugged in by a family (see the module docstring)."""
+
+    def claims(self, key: ApiKeyRecord) -> bool:
+        """Whether this policy limits requests of `key` (a cheap, synchronous check)."""
+        ...
+
+    async def admit(self, ask: Ask) -> PolicyHold:
+        """Take the request's share or raise the refusal (`ApiError`). Cancellation:
+        nothing is taken."""
+        ...
+
+
+@attrs.define(eq=False)
+class Admission:
+    """Admission under the key's limits (`limits`, None when they are switched off) and
+    the policies plugged in."""
+
+    limits: LimitBackend | None
+    policies: tuple[AdmissionPolicy, ...] = ()
+
+    async def admit(
+        self,
+        principal: Principal,
+        service: ServiceOptions,
+        *,
+        prompt_tokens: int,
+        max_tokens: int | None,
+        plan: Plan | PlanMaker | None = None,
+        usage: Usage | None = None,
+        cost: float | None = None,
+    ) -> Hold:
+        """Admit one request of `principal`'s key (raises the 429 `ApiError` when a limit is
+        spent, a policy's refusal).
+
+        `max_tokens` is what the answer may add to `prompt_tokens` (0 for endpoints whose
+        answer is not text); None reserves the default completion. `plan` (or a function
+        that makes it, called only when a policy prices the request), `usage` (the
+        metered units the request is expected to use; by default its tokens) and `cost`
+        are what a policy sees. The hold is settled with the real count when the request
+        ends (`gateway.upstream.engine.Engine.settle`). Cancellation: nothing has been
+        taken.
+        """
+        key = principal.key
+        policies = [p for p in self.policies if p.claims(key)] if self.policies else ()
+        if not policies:
+            return await self._key_hold(key, service, prompt_tokens, max_tokens)
+        if usage is None:
+            completion = DEFAULT_COMPLETION_RESERVE if max_tokens is None else max_tokens
+            usage = Usage(prompt_tokens, completion)
+        ask = Ask(principal, usage, plan, cost)
+        hold = PolicyBound(Unlimited(), [])
+        try:
+            for policy in policies:
+                hold.shares.append(await policy.admit(ask))
+            hold.inner = await self._key_hold(key, service, prompt_tokens, max_tokens)
+        except BaseException:
+            hold.release()
+            raise
+        return hold
+
+    async def admit_policies(self, ask: Ask) -> PolicyBound | None:
+        """Only the policies' shares, for a request the key's limits do not count (an
+        upload whose processing a policy prices); None when no policy claims the key."""
+        policies = [p for p in self.policies if p.claims(ask.principal.key)]
+        if not policies:
+            return None
+        hold = PolicyBound(Unlimited(), [])
+        try:
+            for policy in policies:
+                hold.shares.append(await policy.admit(ask))
+        except BaseException:
+            hold.release()
+            raise
+        return hold
+
+    async def _key_hold(
+        self,
+        key: ApiKeyRecord,
+        service: ServiceOptions,
+        prompt_tokens: int,
+        max_tokens: int | None,
+    ) -> Hold:
+        limiter = self.limits
+        if limiter is None:
+            return Unlimited()
+        reserve = limiter.estimate(key, prompt_tokens, max_tokens)
+        if service.rate_limit_strategy == "queue":
+            max_wait_s = (service.max_wait_ms or 0) / 1000
+            return await limiter.wait_for_capacity(key, reserve, max_wait_s)
+        return await limiter.acquire(key, reserve)
+
+
+@attrs.define(eq=False)
+class PolicyBound:
+    """A key's hold together with the shares of the policies that admitted the request:
+    given back, or settled and charged, together."""
+
+    inner: Hold
+    shares: list[PolicyHold]
+
+    @property
+    def released(self) -> bool:
+        return self.inner.released
+
+    def headers(self) -> dict[str, str]:
+        return self.inner.headers()
+
+    def settle(self, usage: Usage) -> None:
+        self.inner.settle(usage)
+
+    def charge(self, model: ModelInfo | None, usage: Usage) -> None:
+        for share in self.shares:
+            share.charge(model, usage)
+
+    def release(self) -> None:
+        self.inner.release()
+        for share in self.shares:
+            share.release()
+
+    def __enter__(self) -> PolicyBound:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()

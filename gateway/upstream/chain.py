@@ -3,8 +3,9 @@
 Chat, embeddings and rerank all fall back the same way: the candidates whose provider is
 active and whose circuit lets requests through, tried in order (or raced, with hedging);
 timeouts, throttling and 5xx move on, other failures stop. This module holds what they
-share: the candidate, which failures are retryable, what the attempts are reported as,
-and how they feed provider health and the circuit breakers.
+share: the candidate, which failures are retryable and what the attempts are reported
+as (the engine, `gateway.upstream.engine`, feeds them into provider health and the
+breakers).
 """
 
 from __future__ import annotations
@@ -12,14 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import attrs
-import trio
 
 from gateway.platform.errors import ApiError, from_provider_error
-from gateway.platform.state import AppState
-from gateway.upstream.circuit import BreakerBook, State
+from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.facts import RaceOrigin
 from gateway.upstream.resolve import Target
-from gateway.upstream.shared_breakers import Report
 from providers.base import Provider
 from providers.errors import ProviderError, UpstreamTimeout
 from store.request_log import LoggedAttempt
@@ -109,7 +107,7 @@ def attempt_summary(attempts: Sequence[Attempt[Candidate]]) -> list[dict[str, ob
                 "error": from_provider_error(error).code
                 if isinstance(error, ProviderError)
                 else None,
-                "latency_ms": _span_ms(attempt),
+                "latency_ms": span_ms(attempt),
             }
         )
     return summary
@@ -147,46 +145,7 @@ def _error_code(error: Exception | None) -> str | None:
     return type(error).__name__
 
 
-def _span_ms(attempt: Attempt[Candidate]) -> int | None:
+def span_ms(attempt: Attempt[Candidate]) -> int | None:
     if attempt.started_at is None or attempt.ended_at is None:
         return None
     return int((attempt.ended_at - attempt.started_at) * 1000)
-
-
-def record_attempts(
-    state: AppState, workspace: str, attempts: Sequence[Attempt[Candidate]]
-) -> None:
-    """Feed each attempt into provider health and its circuit breaker.
-
-    Losers cancelled by a faster candidate say nothing about their provider; failures
-    that are the client's fault (a bad request) do not count against it either.
-    """
-    now = trio.current_time()
-    shared = state.shared_breakers
-    for attempt in attempts:
-        target = attempt.candidate.target
-        ms = float(_span_ms(attempt) or 0)
-        breaker = state.breakers.breaker(workspace, target.provider_id, target.upstream_model)
-        if attempt.outcome is Outcome.WON:
-            state.health.record(workspace, target.provider_id, ok=True, latency_ms=ms)
-            state.health.record_first_result(workspace, target.provider_id, ms)
-            state.metrics.upstream_first_byte(target.provider_id, ms)
-            if shared is not None and not breaker.clean:  # the healthy path sends nothing
-                shared.report(Report(workspace, target.provider_id, target.upstream_model, True))
-            breaker.record(True, now)
-        elif attempt.outcome is Outcome.FAILED and _providers_fault(attempt.error):
-            assert isinstance(attempt.error, ProviderError)
-            kind = from_provider_error(attempt.error).code  # the spec's code, e.g. provider_timeout
-            state.health.record(
-                workspace, target.provider_id, ok=False, latency_ms=ms, error_type=kind
-            )
-            probe = breaker.state is State.HALF_OPEN
-            breaker.record(False, now)
-            if shared is not None:
-                shared.report(
-                    Report(workspace, target.provider_id, target.upstream_model, False, probe)
-                )
-
-
-def _providers_fault(error: Exception | None) -> bool:
-    return isinstance(error, ProviderError) and error.retryable

@@ -1,62 +1,78 @@
-"""The one upstream engine every endpoint family calls: race a plan, report the outcome.
+"""The one upstream engine every endpoint family calls: race a plan, account for the call.
 
-A family validates its input, plans its candidates (`gateway.upstream.plan`) and hands
-the engine one operation: `call` for an answer that arrives whole, `open_stream` for one
-that streams. The engine keeps the candidates whose provider is active and whose circuit
-lets requests through (none: 503 `provider_unavailable`), races them through
-`streams.race` with the caller's deadline per attempt, the plan's retries and the
-provider's hedge delay, feeds every attempt into provider health and the breakers, and
-maps the deciding failure to the spec's error with the chain's fallback fields.
+A family validates its input, plans its candidates (`Engine.plan_named`, or
+`gateway.upstream.plan.plan_of` over targets it chose), admits the request
+(`gateway.upstream.admission`) and hands the engine one operation: `call` for an answer
+that arrives whole, `open_stream` for one that streams. The engine keeps the candidates
+whose provider is active and whose circuit lets requests through (none: 503
+`provider_unavailable`), races them through `streams.race` with the caller's deadline per
+attempt, the plan's retries and the provider's hedge delay, feeds every attempt into
+provider health and the breakers, and maps the deciding failure to the spec's error with
+the chain's fallback fields.
 
-Usage records: a request the engine could not serve (no candidate, every attempt failed,
-or the client went away while it waited) leaves its record here, so a family writes one
-only for the answer it serves (`gateway.upstream.usage.record_usage`).
+The engine owns the whole call, so no family writes a usage record or settles limits for
+an answer it served: the family says what was metered (`call`'s `meter`, or the stream's
+`finished`), and the engine prices it, settles the request's hold with it and writes the
+one usage record; a failure (no candidate, every attempt failed, the client went away,
+a stream that broke after its head) is recorded here too. An answer that did not come
+from a race (a cache hit, a local engine) is accounted the same way through `served`.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from types import TracebackType
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence, Set
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Generic, TypeVar
 
 import attrs
 import trio
 
+from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, from_provider_error, provider_unavailable
-from gateway.platform.state import AppState
-from gateway.upstream.accounting import account
+from gateway.platform.tracing import Tracing
+from gateway.upstream.accounting import Accounting, account, billed_nothing
+from gateway.upstream.admission import PolicyBound
 from gateway.upstream.chain import (
     Candidate,
     attempt_summary,
     deadline_exceeded,
     logged,
-    record_attempts,
     retryable,
+    span_ms,
     usable,
     with_fallback_fields,
 )
+from gateway.upstream.circuit import BreakerBook, State
 from gateway.upstream.facts import RaceOrigin, RequestFacts
-from gateway.upstream.plan import Plan, hedge_delay
+from gateway.upstream.health import HealthBook
+from gateway.upstream.limits import Hold, UpstreamMeter
+from gateway.upstream.options import ServiceOptions
+from gateway.upstream.plan import Plan, hedge_delay, plan_named
+from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.resolve import UNAVAILABLE_RETRY_AFTER_S, Target, available_models
-from gateway.upstream.usage import record_usage
+from gateway.upstream.shared_breakers import Report, SharedBreakers
+from gateway.upstream.usage import UsageLog
 from providers.base import Provider
+from providers.catalog import Catalog
 from providers.errors import ProviderError
 from providers.types import Usage
 from streams.fallback import Attempt, Outcome, RaceFailed
-from streams.race import AttemptFactory, Race, Winner, from_call, race
+from streams.held import Held, background, hold_open
+from streams.race import Winner, race
 
 T = TypeVar("T")
 S = TypeVar("S")
 Operation = Callable[[Provider, Target], Awaitable[T]]
 Opener = Callable[[Provider, Target], AbstractAsyncContextManager[S]]
+FirstResultObserver = Callable[[str, float], None]
+CLIENT_LEFT = (499, "client_disconnected")
 
 
 @attrs.frozen
 class Served(Generic[T]):
-    """What won the race: the target that served, its value, and the chain's record."""
+    """What won the race: the target that served, its value and the chain's record."""
 
     target: Target
     value: T
@@ -69,195 +85,475 @@ class Served(Generic[T]):
         return self.target != self.primary
 
 
-async def call(
-    state: AppState,
-    facts: RequestFacts,
-    plan: Plan,
-    operation: Operation[T],
-    *,
-    timeout_s: float,
-) -> Served[T]:
-    """Race the plan until one candidate's `operation` returns; each attempt has
-    `timeout_s` (running out is a retryable `provider_timeout`).
+@attrs.frozen
+class Called(Served[T]):
+    """A whole answer the engine served, with what it cost (`accounting`: priced,
+    settled and recorded by the engine)."""
 
-    Raises the mapped `ApiError` when no candidate served. Cancellation (the client went
-    away) closes every upstream request, writes a 499 record and propagates.
+    accounting: Accounting
+
+
+@attrs.define(eq=False)
+class Engine:
+    """The engine, built once by the composition root with the services it needs.
+
+    `on_first_result` are the observers of each winning attempt's time to its first result
+    (provider, milliseconds), plugged in by the root (the metrics); none by default.
+
+    Each call's trail (`RequestFacts.trail`) gets the race's attempts, offsets from the
+    request's arrival and the time to the first result, for its usage record and the
+    request log.
     """
 
-    async def attempt(candidate: Candidate) -> T:
-        try:
-            with trio.fail_after(timeout_s):
-                return await operation(candidate.adapter, candidate.target)
-        except trio.TooSlowError:
-            raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
+    catalog: Catalog
+    registry: ProviderRegistry
+    breakers: BreakerBook
+    health: HealthBook
+    upstream: UpstreamMeter
+    usage: UsageLog
+    hedge_from_latency: bool = False
+    shared_breakers: SharedBreakers | None = None
+    on_first_result: tuple[FirstResultObserver, ...] = ()
+    # OpenTelemetry (`gateway.platform.tracing`): a span per attempt, its id sent upstream
+    # in `traceparent`. None (tracing off): no span is made.
+    tracing: Tracing | None = None
 
-    contest = _contest(state, facts, plan, _traced(state, from_call(attempt)))
-    try:
-        async with contest as winner:
-            value: T = winner.value
-    except RaceFailed as failed:
-        raise _chain_failed(state, facts, plan, failed) from None
-    except trio.Cancelled:
-        _record_failure(state, facts, plan, 499, "client_disconnected")
-        raise
-    return _served(state, facts, plan, winner, value)
+    # -- planning ------------------------------------------------------------------------
 
+    def active(self, workspace_id: str) -> Set[str]:
+        """The providers the workspace may call now."""
+        return self.registry.active_ids(workspace_id)
 
-def open_stream(
-    state: AppState,
-    facts: RequestFacts,
-    plan: Plan,
-    opener: Opener[S],
-    *,
-    timeout_s: float,
-) -> StreamOpening[S]:
-    """`async with open_stream(state, facts, plan, opener, timeout_s=...) as served:`
-    (see `StreamOpening`)."""
-    return StreamOpening(state, facts, plan, opener, timeout_s=timeout_s)
-
-
-class StreamOpening(Generic[S]):
-    """Race the plan until one candidate's `opener` has been entered (an async context
-    manager whose entry opens the stream and reads up to its first result, all within
-    `timeout_s`); the winner stays open for the block and is closed when it ends, on
-    every path, cancellation included. Failures before the first result fall back as in
-    `call`; what happens after is the family's to report.
-    """
-
-    def __init__(
+    def plan_named(
         self,
-        state: AppState,
+        principal: Principal,
+        *,
+        model: str,
+        provider: str | None,
+        fallbacks: Sequence[str],
+        capability: str,
+        service: ServiceOptions,
+        catalog_fallbacks: bool = True,
+    ) -> Plan:
+        """`gateway.upstream.plan.plan_named` over this engine's catalog and providers."""
+        return plan_named(
+            self.catalog,
+            self.active(principal.workspace_id),
+            principal,
+            model=model,
+            provider=provider,
+            fallbacks=fallbacks,
+            capability=capability,
+            service=service,
+            catalog_fallbacks=catalog_fallbacks,
+        )
+
+    # -- calls -------------------------------------------------------------------------
+
+    async def call(
+        self,
+        facts: RequestFacts,
+        plan: Plan,
+        operation: Operation[T],
+        *,
+        hold: Hold | None,
+        timeout_s: float,
+        meter: Callable[[T], Usage],
+    ) -> Called[T]:
+        """Race the plan until one candidate's `operation` returns; each attempt has
+        `timeout_s` (running out is a retryable `provider_timeout`). The answer's usage is
+        `meter(value)`: priced, settled on `hold` (None: a part of a request whose hold
+        is settled by another call) and recorded before this returns.
+
+        Raises the mapped `ApiError` when no candidate served. Cancellation (the client went
+        away) closes every upstream request, writes a 499 record and propagates.
+        """
+
+        if self.tracing is not None:
+            operation = self.tracing.traced_operation(operation, _attempt_attributes)
+
+        async def attempt(candidate: Candidate) -> T:
+            try:
+                with trio.fail_after(timeout_s):
+                    return await operation(candidate.adapter, candidate.target)
+            except trio.TooSlowError:
+                raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
+
+        winner = await self._race(facts, plan, self._chain(facts, plan), attempt)
+        served = self._served(plan, winner, winner.value)
+        accounting = self.served(facts, served.target, hold, meter(served.value))
+        return Called(
+            served.target, served.value, served.primary, served.attempts, served.retries, accounting
+        )
+
+    def open_stream(
+        self,
         facts: RequestFacts,
         plan: Plan,
         opener: Opener[S],
         *,
+        hold: Hold | None,
         timeout_s: float,
-    ) -> None:
-        self._state, self._facts, self._plan = state, facts, plan
+    ) -> AbstractAsyncContextManager[Streaming[S]]:
+        """`async with engine.open_stream(...) as stream:` races the plan until one
+        candidate's `opener` has been entered (an async context manager whose entry opens
+        the stream and reads up to its first result, all within `timeout_s`); the winner
+        stays open for the block and is closed when it ends, on every path, cancellation
+        included. Failures before the first result fall back as in `call`.
 
-        def attempt(candidate: Candidate) -> AbstractAsyncContextManager[S]:
-            opened = opener(candidate.adapter, candidate.target)
-            return _Deadlined(opened, candidate.target.provider_id, timeout_s)
+        The stream's end is the family's to say: `stream.finished(usage)` (success),
+        `stream.failed(error)` (a failure after the first result, mapped here); leaving
+        the block without either is recorded as the client's departure (499), or as the
+        `ApiError` that left it, with what `stream.metered` says was used. Either way the
+        engine settles `hold` and writes the one usage record.
+        """
+        return self._streaming(facts, plan, opener, hold, timeout_s)
 
-        self._attempt: AttemptFactory[Candidate, S] = _traced(state, attempt)
-        self._contest: Race[Candidate, S] | None = None
-
-    async def __aenter__(self) -> Served[S]:
-        state, facts, plan = self._state, self._facts, self._plan
-        self._contest = _contest(state, facts, plan, self._attempt)
-        try:
-            winner = await self._contest.__aenter__()
-        except RaceFailed as failed:
-            raise _chain_failed(state, facts, plan, failed) from None
-        except trio.Cancelled:
-            _record_failure(state, facts, plan, 499, "client_disconnected")
-            raise
-        return _served(state, facts, plan, winner, winner.value)
-
-    async def __aexit__(
+    @asynccontextmanager
+    async def _streaming(
         self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        assert self._contest is not None
-        return await self._contest.__aexit__(exc_type, exc, tb)
+        facts: RequestFacts,
+        plan: Plan,
+        opener: Opener[S],
+        hold: Hold | None,
+        timeout_s: float,
+    ) -> AsyncIterator[Streaming[S]]:
+        chain = self._chain(facts, plan)
+        if self.tracing is not None:
+            opener = self.tracing.traced_opener(opener, _attempt_attributes)
+        tried: Attempt[Candidate] | None = None
+        if self._alone(chain[0], plan, facts.principal.workspace_id):
+            async with self._first(facts, plan, chain[0], opener, hold, timeout_s) as first:
+                if first.stream is not None:
+                    yield first.stream
+                    return
+                tried = first.tried
+        # The winner is held open by a task of this nursery (`streams.held`): the race
+        # hands it out as a plain object, as `trio.open_tcp_stream` hands out a socket.
+        async with background() as holders:
+
+            async def attempt(candidate: Candidate) -> Held[S]:
+                opened = opener(candidate.adapter, candidate.target)
+                try:
+                    return await hold_open(holders, opened, enter_within=timeout_s)
+                except trio.TooSlowError:
+                    raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
+
+            winner = await self._race(facts, plan, chain, attempt, close=_release, tried=tried)
+            held = winner.value
+            try:
+                served = self._served(plan, winner, held.value)
+                async with self._ended(facts, hold, served) as stream:
+                    yield stream
+            finally:
+                held.release()
+
+    @asynccontextmanager
+    async def _first(
+        self,
+        facts: RequestFacts,
+        plan: Plan,
+        first: Candidate,
+        opener: Opener[S],
+        hold: Hold | None,
+        timeout_s: float,
+    ) -> AsyncIterator[_FirstTry[S]]:
+        """The first candidate with nothing to race it, entered here, in the caller's task,
+        with no nursery (as `race` tries a lone first candidate inline): most requests end
+        with it. Yields its open stream, or (it failed before its first result) the failed
+        try the race goes on from."""
+        started, entered = trio.current_time(), False
+        try:
+            async with _deadlined(opener(first.adapter, first.target), first, timeout_s) as value:
+                entered = True
+                won = Attempt(first, 0, 1, Outcome.WON, started, trio.current_time())
+                self._record_attempts(facts.principal.workspace_id, (won,))
+                _log_race(facts, (won,))
+                served = self._served(plan, Winner(first, 0, value, (won,)), value)
+                async with self._ended(facts, hold, served) as stream:
+                    yield _FirstTry(stream=stream)
+                return
+        except Exception as exc:
+            if entered:
+                raise
+            failed = Attempt(first, 0, 1, Outcome.FAILED, started, trio.current_time(), exc)
+        except trio.Cancelled:
+            if not entered:
+                self.usage.failure(facts, plan.primary, *CLIENT_LEFT)
+            raise
+        yield _FirstTry(tried=failed)
+
+    @asynccontextmanager
+    async def _ended(
+        self, facts: RequestFacts, hold: Hold | None, served: Served[S]
+    ) -> AsyncIterator[Streaming[S]]:
+        """The open stream's block: whatever leaves it, the stream's end is recorded once."""
+        stream = Streaming(self, facts, hold, served)
+        try:
+            yield stream
+        except BaseException as exc:
+            stream.left(exc)
+            raise
+        finally:
+            stream.left(None)
+
+    def served(
+        self, facts: RequestFacts, target: Target, hold: Hold | None, usage: Usage
+    ) -> Accounting:
+        """Account for an answer `target` served with `usage`: price it, settle `hold` with
+        it and write the request's 200 record. The end of every successful call; a family
+        calls it itself only for an answer that came from no race (a local engine, the
+        blob store)."""
+        accounting = self.price(facts, target, usage)
+        if hold is not None:
+            self.settle(facts, target, hold, usage)
+        self.usage.record(facts, target, accounting, status=200)
+        return accounting
+
+    def served_from_cache(
+        self, facts: RequestFacts, target: Target, hold: Hold, usage: Usage
+    ) -> Accounting:
+        """Account for an answer a cache held (`usage`: what it used when it was made): the
+        key is charged nothing, and the record bills nothing and counts what it would
+        have cost as saved. Returns that full accounting (`billed_nothing` of it is what
+        the client is shown)."""
+        full = self.price(facts, target, usage)
+        facts.trail.ttft_ms = float(full.latency_ms)  # the whole answer is at hand
+        hold.settle(Usage())
+        billed = billed_nothing(full)
+        saved = full.cost.total
+        self.usage.record(
+            facts, target, billed, status=200, cache_hit=True, cache_savings_usd=saved
+        )
+        return full
+
+    def price(self, facts: RequestFacts, target: Target, usage: Usage) -> Accounting:
+        """What `usage` on `target` cost (pure, no record)."""
+        return account(
+            self.catalog,
+            target.info,
+            usage,
+            latency_ms=facts.elapsed_ms(),
+            task_type=facts.task_type,
+            provider_id=target.provider_id,
+        )
+
+    def settle(self, facts: RequestFacts, target: Target, hold: Hold, usage: Usage) -> None:
+        """Charge the key what the request really used (admission reserved an estimate),
+        a policy's share (an agent's) the cost of `usage` on the model that served, and
+        count the tokens against what the gateway sends the serving provider."""
+        hold.settle(usage)
+        if isinstance(hold, PolicyBound):
+            hold.charge(target.info, usage)
+        self.upstream.record_tokens(
+            facts.principal.workspace_id, target.provider_id, usage.total_tokens
+        )
+
+    # -- the race --------------------------------------------------------------------------
+
+    def _chain(self, facts: RequestFacts, plan: Plan) -> list[Candidate]:
+        """The plan's candidates that can be tried now (none: the 503, recorded)."""
+        workspace = facts.principal.workspace_id
+        chain = usable(
+            plan.targets,
+            lambda pid: self.registry.adapter(workspace, pid),
+            self.breakers,
+            workspace,
+            trio.current_time(),
+        )
+        if not chain:
+            error = unavailable(plan.primary.provider_id)
+            self.usage.failure(facts, plan.primary, error.status, error.code)
+            raise error
+        self.upstream.record_request(workspace, chain[0].target.provider_id)
+        _start_trail(facts, plan)
+        return chain
+
+    def _hedge(self, workspace: str) -> Callable[[Candidate], float | None]:
+        return hedge_delay(
+            self.health,
+            workspace,
+            self._configured_hedge(workspace),
+            from_latency=self.hedge_from_latency,
+        )
+
+    def _alone(self, first: Candidate, plan: Plan, workspace: str) -> bool:
+        """Whether the first candidate runs with nothing to race it (no hedge, no retry)."""
+        return plan.retry.max_attempts == 1 and self._hedge(workspace)(first) is None
+
+    async def _race(
+        self,
+        facts: RequestFacts,
+        plan: Plan,
+        chain: list[Candidate],
+        attempt: Callable[[Candidate], Awaitable[T]],
+        *,
+        close: Callable[[T], Awaitable[None]] | None = None,
+        tried: Attempt[Candidate] | None = None,
+    ) -> Winner[Candidate, T]:
+        workspace = facts.principal.workspace_id
+        try:
+            winner = await race(
+                chain,
+                attempt,
+                is_retryable=retryable(plan.retryable_codes),
+                hedge_delay=self._hedge(workspace),
+                retry=plan.retry,
+                close=close,
+                tried=tried,
+            )
+        except RaceFailed as failed:
+            raise self._chain_failed(facts, plan, failed) from None
+        except trio.Cancelled:
+            self.usage.failure(facts, plan.primary, *CLIENT_LEFT)
+            raise
+        self._record_attempts(workspace, winner.attempts)
+        _log_race(facts, winner.attempts)
+        return winner
+
+    def _configured_hedge(self, workspace: str) -> Callable[[str], float | None]:
+        def configured(provider_id: str) -> float | None:
+            entry = self.registry.get(workspace, provider_id)
+            value = entry.record.settings.get("hedge_after_ms") if entry else None
+            return float(value) if isinstance(value, int | float) else None
+
+        return configured
+
+    def _served(self, plan: Plan, winner: Winner[Candidate, Any], value: T) -> Served[T]:
+        return Served(
+            target=winner.candidate.target,
+            value=value,
+            primary=plan.primary,
+            attempts=tuple(attempt_summary(winner.attempts)),
+            retries=sum(1 for a in winner.attempts if a.try_number > 1),
+        )
+
+    def _chain_failed(self, facts: RequestFacts, plan: Plan, failed: RaceFailed) -> ApiError:
+        """The failure the client sees when no attempt won: the deciding error, plus what
+        the chain tried. An error that is not a provider's is a bug, raised as it is."""
+        workspace = facts.principal.workspace_id
+        self._record_attempts(workspace, failed.attempts)
+        _log_race(facts, failed.attempts)
+        error = failed.error
+        if not isinstance(error, ProviderError):
+            raise error
+        offered = available_models(self.catalog, self.active(workspace), plan.capability)
+        mapped = with_fallback_fields(from_provider_error(error, available_models=offered), failed)
+        # Filed under the provider that failed it (the request log, metrics, analytics).
+        failing = _deciding(failed) or plan.primary
+        self.usage.failure(facts, failing, mapped.status, mapped.code)
+        return mapped
+
+    def _record_attempts(self, workspace: str, attempts: Sequence[Attempt[Candidate]]) -> None:
+        """Feed each attempt into provider health and its circuit breaker.
+
+        Losers cancelled by a faster candidate say nothing about their provider; failures
+        that are the client's fault (a bad request) do not count against it either.
+        """
+        now = trio.current_time()
+        for attempt in attempts:
+            target = attempt.candidate.target
+            ms = float(span_ms(attempt) or 0)
+            if attempt.outcome is Outcome.WON:
+                self._record_win(workspace, target, ms, now)
+            elif attempt.outcome is Outcome.FAILED and _providers_fault(attempt.error):
+                assert isinstance(attempt.error, ProviderError)
+                self._record_failure(workspace, target, attempt.error, ms, now)
+
+    def _record_win(self, workspace: str, target: Target, ms: float, now: float) -> None:
+        breaker = self.breakers.breaker(workspace, target.provider_id, target.upstream_model)
+        self.health.record(workspace, target.provider_id, ok=True, latency_ms=ms)
+        self.health.record_first_result(workspace, target.provider_id, ms)
+        for observe in self.on_first_result:
+            observe(target.provider_id, ms)
+        shared = self.shared_breakers
+        if shared is not None and not breaker.clean:  # the healthy path sends nothing
+            shared.report(Report(workspace, target.provider_id, target.upstream_model, True))
+        breaker.record(True, now)
+
+    def _record_failure(
+        self, workspace: str, target: Target, error: ProviderError, ms: float, now: float
+    ) -> None:
+        breaker = self.breakers.breaker(workspace, target.provider_id, target.upstream_model)
+        kind = from_provider_error(error).code  # the spec's code, e.g. provider_timeout
+        self.health.record(workspace, target.provider_id, ok=False, latency_ms=ms, error_type=kind)
+        probe = breaker.state is State.HALF_OPEN
+        breaker.record(False, now)
+        if self.shared_breakers is not None:
+            report = Report(workspace, target.provider_id, target.upstream_model, False, probe)
+            self.shared_breakers.report(report)
 
 
-class _Deadlined(Generic[S]):
-    """An attempt's opener whose entry must finish within `timeout_s`: an upstream that
-    never sends its answer's head is as late as one that sends no first result."""
+@attrs.frozen
+class _FirstTry(Generic[S]):
+    stream: Streaming[S] | None = None
+    tried: Attempt[Candidate] | None = None
+
+
+class Streaming(Generic[S]):
+    """The open winner of `Engine.open_stream` and the end of its story (see there)."""
 
     def __init__(
-        self, opened: AbstractAsyncContextManager[S], provider_id: str, timeout_s: float
+        self, engine: Engine, facts: RequestFacts, hold: Hold | None, served: Served[S]
     ) -> None:
-        self._opened, self._provider_id, self._timeout_s = opened, provider_id, timeout_s
-        self._held = AsyncExitStack()
+        self._engine, self._facts, self._hold = engine, facts, hold
+        self.served = served
+        self.metered = Usage()  # what the stream has used so far, as its family counts it
+        self._ended = False
 
-    async def __aenter__(self) -> S:
-        # The deadline's scope stays entered, lifted, until the opener is left: an opener
-        # may hold a nursery for the block (a WebSocket's reader task), which must nest
-        # inside every scope that was entered before it.
-        async with AsyncExitStack() as stack:
-            deadline = stack.enter_context(trio.move_on_after(self._timeout_s))
-            value = await stack.enter_async_context(self._opened)
-            deadline.deadline = math.inf
-            self._held = stack.pop_all()
-            return value
-        raise deadline_exceeded(self._provider_id, self._timeout_s)  # the deadline passed
+    @property
+    def value(self) -> S:
+        return self.served.value
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        return await self._held.__aexit__(exc_type, exc, tb)
+    @property
+    def target(self) -> Target:
+        return self.served.target
 
+    def price(self, usage: Usage) -> Accounting:
+        """What `usage` costs on the serving target (for a final chunk's figures)."""
+        return self._engine.price(self._facts, self.target, usage)
 
-def unavailable(provider_id: str | None) -> ApiError:
-    """The spec's 503 when no provider that could serve the request can be tried."""
-    return provider_unavailable(
-        provider_id,
-        "Every provider that could serve this request is failing; try again shortly.",
-        UNAVAILABLE_RETRY_AFTER_S,
-    )
+    def finished(self, usage: Usage) -> Accounting:
+        """The stream ended well, having used `usage`: settled and recorded (200). Only
+        the first end counts."""
+        self.metered = usage
+        if self._ended:
+            return self.price(usage)
+        self._ended = True
+        return self._engine.served(self._facts, self.target, self._hold, usage)
 
+    def failed(self, error: ProviderError | ApiError, usage: Usage | None = None) -> ApiError:
+        """The stream broke after its first result (`error`, mapped to the spec's error
+        the client is told in-band); settled with what it used and recorded."""
+        mapped = from_provider_error(error) if isinstance(error, ProviderError) else error
+        self._end(usage or self.metered, mapped.status, mapped.code)
+        return mapped
 
-def _contest(
-    state: AppState, facts: RequestFacts, plan: Plan, attempt: AttemptFactory[Candidate, T]
-) -> Race[Candidate, T]:
-    workspace = facts.principal.workspace_id
-    chain = usable(
-        plan.targets,
-        lambda pid: state.registry.adapter(workspace, pid),
-        state.breakers,
-        workspace,
-        trio.current_time(),
-    )
-    if not chain:
-        error = unavailable(plan.primary.provider_id)
-        _record_failure(state, facts, plan, error.status, error.code)
-        raise error
-    state.limits.upstream.record_request(workspace, chain[0].target.provider_id)
-    _start_trail(facts, plan)
-    return race(
-        chain,
-        attempt,
-        is_retryable=retryable(plan.retryable_codes),
-        hedge_delay=hedge_delay(
-            state.health,
-            workspace,
-            _configured_hedge(state, workspace),
-            from_latency=state.settings.hedge_from_latency,
-        ),
-        retry=plan.retry,
-    )
+    def left(self, exc: BaseException | None) -> None:
+        """The block is left by `exc` (None: normally) without the family's word: the
+        client went away (499), or the `ApiError` that left it. Nothing after an end."""
+        if isinstance(exc, ApiError):
+            self._end(self.metered, exc.status, exc.code)
+        else:
+            self._end(self.metered, *CLIENT_LEFT)
 
-
-def _traced(state: AppState, factory: AttemptFactory[Candidate, T]) -> AttemptFactory[Candidate, T]:
-    """Each attempt in a span of its own when tracing is on; `factory` itself otherwise."""
-    if state.tracing is None:
-        return factory
-    return state.tracing.traced_attempts(factory, _attempt_attributes)
-
-
-def _attempt_attributes(candidate: Candidate) -> dict[str, object]:
-    target = candidate.target
-    return {
-        "gen_ai.provider.name": target.provider_id,
-        "gen_ai.request.model": target.upstream_model,
-        "gateway.model": target.model_id,
-    }
+    def _end(self, usage: Usage, status: int, code: str) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        engine, facts, target = self._engine, self._facts, self.target
+        accounting = engine.price(facts, target, usage)
+        if self._hold is not None:
+            engine.settle(facts, target, self._hold, usage)
+        engine.usage.record(facts, target, accounting, status=status, error_code=code)
 
 
 def _start_trail(facts: RequestFacts, plan: Plan) -> None:
     """Mark where the race starts within the request (its attempts' offsets are measured
     from the request's arrival), and the model asked for when the family named none."""
     trail = facts.trail
-    trail.race_origin = RaceOrigin(
-        trio.current_time(), (time.perf_counter() - facts.started) * 1000
-    )
+    elapsed_ms = (time.perf_counter() - facts.started) * 1000
+    trail.race_origin = RaceOrigin(trio.current_time(), elapsed_ms)
     if trail.model_requested is None:
         trail.model_requested = plan.primary.model_id
 
@@ -274,47 +570,8 @@ def _log_race(facts: RequestFacts, attempts: Sequence[Attempt[Candidate]]) -> No
             facts.trail.ttft_ms = origin.offset_ms(attempt.ended_at)
 
 
-def _configured_hedge(state: AppState, workspace: str) -> Callable[[str], float | None]:
-    def configured(provider_id: str) -> float | None:
-        entry = state.registry.get(workspace, provider_id)
-        value = entry.record.settings.get("hedge_after_ms") if entry else None
-        return float(value) if isinstance(value, int | float) else None
-
-    return configured
-
-
-def _served(
-    state: AppState, facts: RequestFacts, plan: Plan, winner: Winner[Candidate, Any], value: T
-) -> Served[T]:
-    record_attempts(state, facts.principal.workspace_id, winner.attempts)
-    _log_race(facts, winner.attempts)
-    return Served(
-        target=winner.candidate.target,
-        value=value,
-        primary=plan.primary,
-        attempts=tuple(attempt_summary(winner.attempts)),
-        retries=sum(1 for a in winner.attempts if a.try_number > 1),
-    )
-
-
-def _chain_failed(state: AppState, facts: RequestFacts, plan: Plan, failed: RaceFailed) -> ApiError:
-    """The failure the client sees when no attempt won: the deciding error, plus what the
-    chain tried. An error that is not a provider's is a bug, raised as it is."""
-    record_attempts(state, facts.principal.workspace_id, failed.attempts)
-    _log_race(facts, failed.attempts)
-    error = failed.error
-    if not isinstance(error, ProviderError):
-        raise error
-    active = state.registry.active_ids(facts.principal.workspace_id)
-    offered = available_models(state.catalog, active, plan.capability)
-    mapped = with_fallback_fields(from_provider_error(error, available_models=offered), failed)
-    _record_failure(state, facts, plan, mapped.status, mapped.code, _deciding(failed))
-    return mapped
-
-
 def _deciding(failed: RaceFailed) -> Target | None:
-    """The target whose failure decided the race (the provider a failed request's record
-    names): the attempt that raised the race's error."""
+    """The target whose failure decided the race: the attempt that raised its error."""
     for attempt in failed.attempts:
         if attempt.error is failed.error:
             target: Target = attempt.candidate.target
@@ -322,18 +579,43 @@ def _deciding(failed: RaceFailed) -> Target | None:
     return None
 
 
-def _record_failure(
-    state: AppState,
-    facts: RequestFacts,
-    plan: Plan,
-    status: int,
-    code: str,
-    target: Target | None = None,
-) -> None:
-    """The record of a call no provider served: under the provider that failed it, or
-    the plan's first when none was tried."""
-    target = target or plan.primary
-    accounting = account(
-        state.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
+def _attempt_attributes(target: Target) -> dict[str, object]:
+    """An attempt span's attributes (OpenTelemetry's GenAI names where they exist)."""
+    return {
+        "gen_ai.provider.name": target.provider_id,
+        "gen_ai.request.model": target.upstream_model,
+        "gateway.model": target.model_id,
+    }
+
+
+async def _release(held: Held[Any]) -> None:
+    held.release()
+
+
+@asynccontextmanager
+async def _deadlined(
+    opened: AbstractAsyncContextManager[S], candidate: Candidate, timeout_s: float
+) -> AsyncIterator[S]:
+    """`opened`, whose entry must finish within `timeout_s` (a retryable
+    `provider_timeout` otherwise). The deadline's scope stays entered, lifted, for the
+    block: an opener may hold a nursery, which must nest inside every scope entered
+    before it."""
+    with trio.CancelScope(deadline=trio.current_time() + timeout_s) as deadline:
+        async with opened as value:
+            deadline.deadline = math.inf
+            yield value
+            return
+    raise deadline_exceeded(candidate.target.provider_id, timeout_s)
+
+
+def unavailable(provider_id: str | None) -> ApiError:
+    """The spec's 503 when no provider that could serve the request can be tried."""
+    return provider_unavailable(
+        provider_id,
+        "Every provider that could serve this request is failing; try again shortly.",
+        UNAVAILABLE_RETRY_AFTER_S,
     )
-    record_usage(state, facts, target, accounting, status=status, error_code=code)
+
+
+def _providers_fault(error: Exception | None) -> bool:
+    return isinstance(error, ProviderError) and error.retryable

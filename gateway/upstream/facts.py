@@ -10,8 +10,8 @@ from contextlib import contextmanager
 import attrs
 
 from gateway.platform.auth import Principal
+from gateway.platform.context import current_request_id
 from gateway.platform.errors import ApiError
-from gateway.platform.request_context import current_request_id
 from gateway.upstream.labels import RequestLabels
 from store.request_log import LoggedAttempt
 
@@ -46,7 +46,9 @@ class RequestFacts:
     """Who asked, when, under which labels, and at which endpoint.
 
     `endpoint` is the family's name in the usage log (`chat`, `embeddings`, `rerank`, ...):
-    the daily and monthly limits and every report group by it.
+    the daily and monthly limits and every report group by it. A family that learns more
+    while planning adds it with `attrs.evolve`: `task_type` (what the footprint estimate
+    reads) and `prompt_hash` (a chat request's cache key, kept in its usage record).
     """
 
     request_id: str
@@ -55,6 +57,8 @@ class RequestFacts:
     principal: Principal
     labels: RequestLabels
     endpoint: str
+    task_type: str | None = None
+    prompt_hash: str | None = None
     trail: CallTrail = attrs.field(factory=CallTrail, eq=False)
 
     def elapsed_ms(self) -> int:

@@ -16,7 +16,6 @@ import attrs
 
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.chain import Candidate
 from gateway.upstream.health import HealthBook
 from gateway.upstream.options import ServiceOptions
@@ -75,7 +74,8 @@ def plan_of(
 
 
 def plan_named(
-    state: AppState,
+    catalog: Catalog,
+    active: Set[str],
     principal: Principal,
     *,
     model: str,
@@ -90,7 +90,6 @@ def plan_named(
     `catalog_fallbacks`) the model's catalog chain. A forced `provider` has no fallbacks.
     Raises 4xx when the model or a named fallback cannot be used, or the key may not use
     it; the catalog's chain keeps only the models the key may use."""
-    catalog, active = state.catalog, state.registry.active_ids(principal.workspace_id)
     resolution = resolve_chat_target(
         catalog, active, model=model, provider=provider, mode="balanced", capability=capability
     )

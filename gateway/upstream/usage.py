@@ -1,4 +1,12 @@
-"""One usage record per request, whatever the endpoint: the only place they are built."""
+"""One usage record per request, whatever the endpoint: the only place they are built.
+
+`UsageLog` builds the record and hands it to the sinks the composition root plugged in
+(the background writer, and, when their families are mounted, the metrics and the
+realtime counters of several workers). With the usage log switched off it has no sinks
+and builds nothing. The engine (`gateway.upstream.engine`) writes the record of every call
+it makes; a family writes one itself only for a request refused before any call
+(`refusal`, `rejecting`, `refusing`).
+"""
 
 from __future__ import annotations
 
@@ -6,19 +14,105 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
+import attrs
+
+from gateway.platform.context import current_request
 from gateway.platform.errors import ApiError
-from gateway.platform.request_context import current_request
-from gateway.platform.state import AppState
 from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.resolve import Target
+from providers.catalog import Catalog
 from providers.types import Usage
 from store.keys import ApiKeyRecord
 from store.usage import UsageRecord
 
+UsageSink = Callable[[UsageRecord], object]  # what it returns is not read
 
-def record_usage(
-    state: AppState,
+
+@attrs.frozen
+class UsageLog:
+    """Builds each request's record and gives it to every sink (see the module docstring)."""
+
+    catalog: Catalog
+    sinks: tuple[UsageSink, ...] = ()
+    request_log: bool = False  # the records ask to be kept in the request log
+
+    def record(
+        self,
+        facts: RequestFacts,
+        target: Target,
+        accounting: Accounting,
+        *,
+        status: int,
+        error_code: str | None = None,
+        cache_hit: bool = False,
+        cache_savings_usd: float = 0.0,
+    ) -> None:
+        """Hand the request's record to the sinks (never blocks the request): every
+        metered unit, its cost, footprint and latency, what served it, and the request's
+        `prompt_hash` (a chat request's cache key, which the reports use to find repeated
+        questions)."""
+        if not self.sinks:
+            return
+        record = usage_record(
+            facts,
+            target,
+            accounting,
+            status=status,
+            error_code=error_code,
+            cache_hit=cache_hit,
+            cache_savings_usd=cache_savings_usd,
+            request_log=self.request_log,
+        )
+        for sink in self.sinks:
+            sink(record)
+
+    def nothing(self, facts: RequestFacts, target: Target) -> Accounting:
+        """The accounting of a request that metered nothing (refused, or failed upstream)."""
+        return account(
+            self.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
+        )
+
+    def failure(self, facts: RequestFacts, target: Target, status: int, code: str) -> None:
+        """The record of a request that metered nothing and failed with `status`/`code`."""
+        self.record(facts, target, self.nothing(facts, target), status=status, error_code=code)
+
+    def refusal(self, facts: RequestFacts, target: Target, error: ApiError) -> None:
+        """A request refused with `error` before any provider answered it (a limit's 429, or
+        a 4xx for its body or parameters): a record with that status and code, metering
+        nothing, so rate-limit hits and error rates count it. A plain call in the caller's
+        `except` block: the chat path pays nothing for it when nothing is refused."""
+        error.recorded = True
+        self.failure(facts, target, error.status, error.code)
+
+    @contextmanager
+    def rejecting(
+        self, facts: RequestFacts, named: Callable[[], object] = lambda: None
+    ) -> Iterator[None]:
+        """Around the checks of a request's form, body, file and parameters (never around
+        its upstream call, which records itself): a client error there is recorded
+        (`refusal`, once, under the model `named()` gives by then) so the error pages count
+        invalid requests of every endpoint, not only chat's; the error goes on unchanged."""
+        try:
+            yield
+        except ApiError as error:
+            if 400 <= error.status < 500 and not error.recorded:
+                self.refusal(facts, unplanned(named()), error)
+            raise
+
+    @contextmanager
+    def refusing(self, facts: RequestFacts, target: Target) -> Iterator[None]:
+        """Around admission: a request the limits refuse (429) is recorded (`refusal`); the
+        error goes on unchanged."""
+        try:
+            yield
+        except ApiError as error:
+            if error.status == 429:
+                self.refusal(facts, target, error)
+            raise
+
+
+def usage_record(
     facts: RequestFacts,
     target: Target,
     accounting: Accounting,
@@ -26,22 +120,18 @@ def record_usage(
     status: int,
     error_code: str | None = None,
     cache_hit: bool = False,
-    prompt_hash: str | None = None,
     cache_savings_usd: float = 0.0,
-) -> None:
-    """Queue the request's record for the background writer (never blocks the request):
-    every metered unit, its cost, footprint and latency, and what served it; `prompt_hash`
-    is a chat request's cache key (what the reports use to find repeated questions). The
-    call's trail (model asked, attempts, time to first token) and the request's trace id
-    go with it for the request log; its provider, model, tokens and cost reach the access
-    log and the request metrics through the request's context."""
-    if not state.settings.usage_log_enabled:
-        return
+    request_log: bool = False,
+) -> UsageRecord:
+    """The record of one request. With `request_log`, it carries what the request log
+    adds: the call's trail (model asked, attempts, time to first token) and the trace id
+    of the request running in this task."""
     footprint = accounting.footprint
     usage = accounting.usage
+    labels = facts.labels
     trail = facts.trail
-    context = current_request()
-    record = UsageRecord(
+    context = current_request() if request_log else None
+    return UsageRecord(
         request_id=facts.request_id,
         key_id=facts.principal.key_id,
         workspace_id=facts.principal.workspace_id,
@@ -64,24 +154,17 @@ def record_usage(
         error_code=error_code,
         cache_hit=cache_hit,
         cache_savings_usd=cache_savings_usd,
-        project=facts.labels.project,
-        team=facts.labels.team,
-        tags=facts.labels.tags,
-        prompt_hash=prompt_hash,
+        project=labels.project,
+        team=labels.team,
+        tags=labels.tags,
+        prompt_hash=facts.prompt_hash,
         agent_session=_agent_session(facts),
-        request_log=state.settings.request_log_days > 0,
+        request_log=request_log,
         model_requested=trail.model_requested or target.model_id or None,
         ttft_ms=trail.ttft_ms,
         attempts=trail.attempts,
         trace_id=context.trace_id if context is not None else None,
     )
-    if context is not None:
-        context.note_usage(record)
-    state.metrics.observe_usage(record)
-    state.usage.submit(record)
-    live = state.shared_live
-    if live is not None:  # several workers: the realtime page counts every one
-        live.count(record)
 
 
 def _agent_session(facts: RequestFacts) -> str | None:
@@ -92,49 +175,8 @@ def _agent_session(facts: RequestFacts) -> str | None:
     return None
 
 
-def record_refusal(state: AppState, facts: RequestFacts, target: Target, error: ApiError) -> None:
-    """A request refused with `error` before any provider answered it (a limit's 429, or a
-    4xx for its body or parameters): a record with that status and code, metering nothing,
-    so rate-limit hits and error rates count it. A plain call in the caller's `except`
-    block: the chat path pays nothing for it when nothing is refused."""
-    nothing = account(
-        state.catalog, target.info, Usage(), latency_ms=facts.elapsed_ms(), task_type=None
-    )
-    error.recorded = True
-    record_usage(state, facts, target, nothing, status=error.status, error_code=error.code)
-
-
 def unplanned(model: object) -> Target:
     """The target of a request refused before it was planned: the model it named (when it
     named one as text), no provider."""
     name = model if isinstance(model, str) else ""
     return Target(provider_id="", model_id=name, upstream_model=name, info=None)
-
-
-@contextmanager
-def recording_rejection(
-    state: AppState, facts: RequestFacts, named: Callable[[], object] = lambda: None
-) -> Iterator[None]:
-    """Around the checks of a request's form, body, file and parameters (never around its
-    upstream call, which records itself): a client error there is recorded
-    (`record_refusal`, once, under the model `named()` gives by then) so the error pages
-    count invalid requests of every endpoint, not only chat's; the error goes on
-    unchanged."""
-    try:
-        yield
-    except ApiError as error:
-        if 400 <= error.status < 500 and not error.recorded:
-            record_refusal(state, facts, unplanned(named()), error)
-        raise
-
-
-@contextmanager
-def recording_refusal(state: AppState, facts: RequestFacts, target: Target) -> Iterator[None]:
-    """Around admission: a request the limits refuse (429) is recorded (`record_refusal`);
-    the error goes on unchanged. (The chat path calls `record_refusal` itself.)"""
-    try:
-        yield
-    except ApiError as error:
-        if error.status == 429:
-            record_refusal(state, facts, target, error)
-        raise

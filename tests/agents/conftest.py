@@ -11,8 +11,8 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY, gateway, gateway_settings, http
 from tests.status.receivers import WebhookReceiver
 

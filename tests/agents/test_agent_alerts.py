@@ -10,7 +10,7 @@ import httpx
 import trio
 
 from gateway.agents.book import Notice
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.status.signing import SIGNATURE_HEADER, verify
 from gateway.workers import agent_alerts
 from store import webhooks as webhook_store

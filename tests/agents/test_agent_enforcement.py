@@ -12,7 +12,7 @@ import openai
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.types import Usage
 from tests.agents.conftest import Create, agent_client
 from tests.gateway import documents

@@ -11,10 +11,10 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.files.agent_admission import processing_estimate
 from gateway.files.input import ServiceOptions
 from gateway.files.runtime import FilesRuntime
-from gateway.platform.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.types import Usage
 from tests.agents.conftest import Create, agent_client

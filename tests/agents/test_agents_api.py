@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import openai
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store import agents as agent_store
 from tests.agents.conftest import ADMIN_KEY, Create, agent_client
 from tests.gateway.org_world import bearer, build_world

@@ -13,7 +13,7 @@ import openai
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.agents.conftest import ADMIN_KEY, Create
 
 USAGE_TOOL = "self_inspect/get_my_usage"

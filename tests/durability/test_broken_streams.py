@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from bench.fault_requests import judge_stream
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from providers.sim.core import Fault
 
 BODY = {

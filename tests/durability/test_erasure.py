@@ -21,9 +21,9 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import run_gateway
 from gateway.files.pii import mask
 from gateway.platform.config import Settings
-from gateway.platform.server import run_gateway
 from tests.gateway.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

@@ -3,8 +3,8 @@ long a connection the client closed after a streamed answer keeps its task and s
 
 from __future__ import annotations
 
+from gateway.app.server import hypercorn_config
 from gateway.platform.config import Settings, load_settings
-from gateway.platform.server import hypercorn_config
 
 
 def test_the_keep_alive_timeout_is_the_settings() -> None:

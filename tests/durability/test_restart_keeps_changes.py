@@ -13,8 +13,8 @@ import attrs
 import httpx
 import trio
 
+from gateway.app.server import run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import run_gateway
 from tests.gateway.conftest import ADMIN_KEY
 
 PROVIDERS = "/v1/management/providers"

@@ -16,8 +16,8 @@ import openai
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 
 ADMIN_KEY = "gw_admin_test_0123456789abcdefghijklmnop"
 

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 
 from .conftest import ADMIN_KEY
 from .org_world import bearer, join, ok

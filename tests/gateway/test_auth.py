@@ -14,7 +14,7 @@ import openai
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY
 

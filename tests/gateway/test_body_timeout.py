@@ -12,8 +12,8 @@ import attrs
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 
 BODY_TIMEOUT_S = 0.5

@@ -7,7 +7,7 @@ clock and asserts exact virtual times.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
 import pytest
@@ -29,12 +29,10 @@ from gateway.chat.cache.replay import split_even, split_words
 from gateway.chat.cache.store import ENTRY_OVERHEAD_BYTES, result_size
 from gateway.chat.input import parse_chat_body
 from gateway.chat.trip import Trip
-from gateway.upstream.accounting import account
-from providers.catalog import load_catalog
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, ChatResult, ToolCall, ToolCallDelta, Usage
 from tests.gateway import chat_bodies
-from tests.gateway.chat_bodies import OwnedBody
+from tests.gateway.chat_bodies import PricingTab, owned_body
 
 # -- the key -------------------------------------------------------------------------------
 
@@ -525,20 +523,19 @@ def make_trip() -> Trip:
 
 async def frames_of(trip: Trip, upstream: Any, outcomes: list[StreamOutcome]) -> list[Any]:
     """Run `upstream` through `ChatStreamBody` as `serve_chat` does; the decoded SSE events."""
-    catalog = load_catalog()
-    chunks = await upstream.__aenter__()
-    first = await chunks.__anext__()
-    body = ChatStreamBody(
-        trip,
-        chunks,
-        (first,),
-        idle_timeout_s=60,
-        accountant=lambda usage, chars: account(
-            catalog, trip.target.info, usage or Usage(1, 1), latency_ms=1, task_type=None
-        ),
-        on_finish=outcomes.append,
-    )
-    async with OwnedBody(body, upstream) as owned:
+
+    def build(chunks: AsyncIterator[ChatChunk], first: ChatChunk) -> ChatStreamBody:
+        return ChatStreamBody(
+            trip,
+            chunks,
+            (first,),
+            idle_timeout_s=60,
+            tab=PricingTab(trip),
+            measure=lambda usage, chars: usage or Usage(1, 1),
+            on_finish=outcomes.append,
+        )
+
+    async with owned_body(upstream, build) as owned:
         writes = [write async for write in owned]
     frames = b"".join(writes)[:-2].split(b"\n\n")  # a write may carry several events
     return [

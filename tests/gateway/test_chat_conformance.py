@@ -11,7 +11,7 @@ import openai
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.sim.core import Fault
 from store import usage

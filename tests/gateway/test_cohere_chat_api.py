@@ -9,7 +9,7 @@ from typing import Any
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.upstream import resolve
 from gateway.upstream.resolve import RoutingSignals, adapter_serves, resolve_chat_target
 from providers.adapters import ADAPTER_CLASSES

@@ -18,8 +18,8 @@ import openai
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 from tests.gateway.conftest import ADMIN_KEY
 
 DECLARED = 5_000_000  # what the upload says it will send (under the 8 MiB body limit)

@@ -16,9 +16,9 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.files.chunking import count_tokens
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 from gateway.workers import retention
 from tests.gateway.conftest import ADMIN_KEY
 

@@ -13,7 +13,7 @@ import openai
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 
 HELLO: Any = [{"role": "user", "content": "Hello"}]

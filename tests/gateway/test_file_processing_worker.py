@@ -9,9 +9,9 @@ import attrs
 import httpx
 import trio
 
+from gateway.app.server import run_gateway
 from gateway.files.input import ServiceOptions
 from gateway.platform.config import Settings
-from gateway.platform.server import run_gateway
 from store import files as file_store
 from store.blobs import BlobStore
 from store.db import open_database

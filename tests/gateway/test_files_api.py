@@ -15,9 +15,9 @@ import openai
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.files import render
 from gateway.files.chunking import count_tokens
-from gateway.platform.server import RunningGateway
 from store.files import FileRecord
 
 from . import documents

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.test_keys_api import as_client, foreign_key
 

@@ -6,8 +6,8 @@ import attrs
 import httpx
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 
 from .test_files_api import processed, upload
 

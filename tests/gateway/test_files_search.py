@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 from .conftest import ADMIN_KEY
 from .org_world import build_world

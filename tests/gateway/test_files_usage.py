@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import openai
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 
 async def usage_rows(gateway: RunningGateway) -> list[dict[str, Any]]:

@@ -21,10 +21,8 @@ import attrs
 import trio
 import trio.lowlevel
 
-from gateway.api.chat import chat_routes
-from gateway.platform.app import create_app
+from gateway.app.server import RunningGateway
 from gateway.platform.asgi import FastPath
-from gateway.platform.server import RunningGateway
 from gateway.upstream.registry import ConfiguredProvider
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, Usage
@@ -100,7 +98,8 @@ async def test_a_cancellation_at_any_await_closes_the_upstream_and_frees_the_slo
 ) -> None:
     state = gateway.state
     fake = fake_openai(gateway)
-    app = FastPath(create_app(state), state, chat_routes())
+    app = gateway.http
+    assert app is not None
     key = state.keyring.lookup(ADMIN_KEY)
     assert key is not None
     phases: set[str] = set()

@@ -9,8 +9,8 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from store import audit, keys, workspaces
 from store.secrets import KeyKind, new_api_key
 from store.workspaces import WorkspaceRecord

@@ -15,8 +15,8 @@ import openai
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 from gateway.upstream.limits.windows import next_month_start
 from tests.gateway.conftest import ADMIN_KEY
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.providers.wav import square_wave_wav
 
 from . import documents

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from PIL import Image
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 
 from . import documents

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store import columns
 
 from .conftest import ADMIN_KEY

@@ -9,9 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from gateway.organization import roles
-from gateway.platform.app import create_app
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
+from gateway.platform import roles
 
 from .conftest import ADMIN_KEY
 from .management_routes import ANY_CALLER, ROUTES
@@ -65,7 +64,8 @@ def test_owner_all_admin_all_but_billing_and_deletion() -> None:
 
 
 async def test_the_route_table_covers_every_management_route(gateway: RunningGateway) -> None:
-    app = create_app(gateway.state)
+    assert gateway.http is not None
+    app = gateway.http.app
     served = {
         (method, re.sub(r"<\w+>", "{id}", rule.rule))
         for rule in app.url_map.iter_rules()

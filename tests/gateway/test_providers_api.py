@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from providers.sim.core import Fault
 from store import audit, keys, workspaces
 from store.secrets import new_api_key

@@ -14,8 +14,8 @@ import pytest
 from quart_trio import QuartTrio
 
 from gateway.api.rate_limits import rate_limits_blueprint
+from gateway.app.server import RunningGateway
 from gateway.platform.errors import ApiError
-from gateway.platform.server import RunningGateway
 from gateway.platform.web import error_response
 from gateway.upstream.limits import RateLimiter, store_count_loader
 from providers.types import Usage

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import httpx
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 PATH = "/v1/management/rate-limits"
 

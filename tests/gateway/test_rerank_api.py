@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from store import usage
 

@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 KEYS = "/v1/management/api-keys"
 EMBEDDING_MODEL = "text-embedding-3-small"

@@ -9,7 +9,7 @@ import httpx
 import pytest
 import sqlite_utils
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store import audit, keys, workspaces
 from store.secrets import KeyKind, new_api_key
 from store.workspaces import WorkspaceRecord

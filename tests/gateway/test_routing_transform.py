@@ -14,8 +14,8 @@ import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.errors import ApiError
-from gateway.platform.server import RunningGateway
 from gateway.upstream.routing.apply import dry_run
 from gateway.upstream.routing.rule_input import parse_actions, parse_patch
 from gateway.upstream.routing.rules import (

@@ -1,6 +1,6 @@
 import openai
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 
 async def test_chat_through_the_official_client(

@@ -6,20 +6,19 @@ Driven by a fake provider under trio's autojump clock, so the timings are exact.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 import trio
 
 from gateway.chat.body import SILENCE_SLACK_S, ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.trip import Trip
-from gateway.upstream.accounting import account
-from providers.catalog import load_catalog
 from providers.errors import StreamInterrupted
 from providers.fake import FakeProvider
 from providers.types import ChatChunk, ChatRequest, Usage
 from tests.gateway import chat_bodies
-from tests.gateway.chat_bodies import OwnedBody
+from tests.gateway.chat_bodies import PricingTab, measured, owned_body
 
 IDLE_S = 60.0
 
@@ -35,23 +34,23 @@ def make_trip() -> Trip:
     )
 
 
-async def open_body(provider: FakeProvider, outcomes: list[StreamOutcome]) -> OwnedBody:
+def open_body(
+    provider: FakeProvider, outcomes: list[StreamOutcome]
+) -> AbstractAsyncContextManager[AsyncIterator[bytes]]:
     trip = make_trip()
-    catalog = load_catalog()
-    upstream = provider.chat_stream(ChatRequest(model="m", messages=()))
-    chunks = await upstream.__aenter__()
-    first = await chunks.__anext__()
-    body = ChatStreamBody(
-        trip,
-        chunks,
-        (first,),
-        idle_timeout_s=IDLE_S,
-        accountant=lambda usage, chars: account(
-            catalog, trip.target.info, usage or Usage(1, chars // 4), latency_ms=1, task_type=None
-        ),
-        on_finish=outcomes.append,
-    )
-    return OwnedBody(body, upstream)
+
+    def build(chunks: AsyncIterator[ChatChunk], first: ChatChunk) -> ChatStreamBody:
+        return ChatStreamBody(
+            trip,
+            chunks,
+            (first,),
+            idle_timeout_s=IDLE_S,
+            tab=PricingTab(trip),
+            measure=measured,
+            on_finish=outcomes.append,
+        )
+
+    return owned_body(provider.chat_stream(ChatRequest(model="m", messages=())), build)
 
 
 def events(writes: list[bytes]) -> list[object]:
@@ -65,9 +64,9 @@ def events(writes: list[bytes]) -> list[object]:
     return out
 
 
-async def drain(body: OwnedBody) -> list[bytes]:
-    async with body:
-        return [frame async for frame in body]
+async def drain(body: AbstractAsyncContextManager[AsyncIterator[bytes]]) -> list[bytes]:
+    async with body as frames:
+        return [frame async for frame in frames]
 
 
 async def slow_words(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
@@ -81,7 +80,7 @@ async def slow_words(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
 async def test_a_long_stream_is_relayed_whole_and_closed(autojump_clock: trio.abc.Clock) -> None:
     provider = FakeProvider(stream=slow_words)
     outcomes: list[StreamOutcome] = []
-    body = await open_body(provider, outcomes)
+    body = open_body(provider, outcomes)
     frames = events(await drain(body))
 
     assert trio.current_time() == 300
@@ -112,7 +111,7 @@ async def test_a_silent_upstream_ends_the_stream_with_a_timeout_event(
 ) -> None:
     provider = FakeProvider(stream=stalls_after_one)
     outcomes: list[StreamOutcome] = []
-    body = await open_body(provider, outcomes)
+    body = open_body(provider, outcomes)
     frames = events(await drain(body))
 
     assert IDLE_S <= trio.current_time() <= IDLE_S + SILENCE_SLACK_S
@@ -136,7 +135,7 @@ async def test_a_broken_upstream_ends_the_stream_with_an_error_event(
 ) -> None:
     provider = FakeProvider(stream=breaks_after_two)
     outcomes: list[StreamOutcome] = []
-    frames = events(await drain(await open_body(provider, outcomes)))
+    frames = events(await drain(open_body(provider, outcomes)))
 
     contents = [f["choices"][0]["delta"].get("content") for f in frames[1:-1]]  # type: ignore[index]
     assert contents == ["a", "b"]
@@ -151,11 +150,11 @@ async def test_a_client_that_goes_away_closes_the_upstream_at_once(
 ) -> None:
     provider = FakeProvider(stream=slow_words)
     outcomes: list[StreamOutcome] = []
-    body = await open_body(provider, outcomes)
+    body = open_body(provider, outcomes)
     received: list[bytes] = []
     with trio.move_on_after(45):  # the client disconnects after 45 s
-        async with body:
-            async for frame in body:
+        async with body as frames:
+            async for frame in frames:
                 received.append(frame)
 
     assert trio.current_time() == 45
@@ -175,7 +174,7 @@ async def test_the_first_frame_is_always_the_role(
             yield ChatChunk(usage=Usage(1, 1))
         yield ChatChunk(finish_reason="stop")
 
-    frames = events(await drain(await open_body(FakeProvider(stream=words), [])))
+    frames = events(await drain(open_body(FakeProvider(stream=words), [])))
     assert frames[0]["choices"][0]["delta"]["role"] == "assistant"  # type: ignore[index]
 
 
@@ -192,7 +191,7 @@ async def test_chunks_that_arrive_together_go_out_in_one_write(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     provider = FakeProvider(stream=burst_then_pause)
-    writes = await drain(await open_body(provider, []))
+    writes = await drain(open_body(provider, []))
 
     per_write = [len(events([w])) for w in writes]
     # role + the head chunk (read before answering), the rest of the first burst, the
@@ -214,10 +213,10 @@ async def test_a_slow_client_is_not_mistaken_for_a_silent_upstream(
 
     provider = FakeProvider(stream=many)
     outcomes: list[StreamOutcome] = []
-    body = await open_body(provider, outcomes)
+    body = open_body(provider, outcomes)
     writes: list[bytes] = []
-    async with body:
-        async for frame in body:
+    async with body as frames:
+        async for frame in frames:
             writes.append(frame)
             await trio.sleep(30)
 

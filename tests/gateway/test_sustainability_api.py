@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.catalog import ProviderInfo, load_catalog
 from providers.footprint import estimate_usage, load_footprint_factors
 from providers.types import Usage

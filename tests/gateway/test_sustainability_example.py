@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.types import Usage
 from store import usage
 from tests.gateway.conftest import ADMIN_KEY

@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.footprint import load_footprint_factors
 
 from . import documents

@@ -10,8 +10,8 @@ import attrs
 import httpx
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from store import usage
 
 HELLO: Any = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}

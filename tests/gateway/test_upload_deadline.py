@@ -10,8 +10,8 @@ import attrs
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 from tests.gateway.conftest import ADMIN_KEY
 
 BOUNDARY = "sl0w"

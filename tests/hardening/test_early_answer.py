@@ -11,7 +11,7 @@ from contextlib import suppress
 
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.hardening.wire import ANSWER_DEADLINE_S, connect, parse_answer, read_to_end
 
 UPLOAD = 2 * 1024 * 1024

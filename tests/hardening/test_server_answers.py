@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 from tests.hardening.wire import connect, parse_answer, read_to_end
 

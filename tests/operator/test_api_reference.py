@@ -1,6 +1,6 @@
 """docs/api-reference.md is the OpenAPI document the gateway serves, rendered by
-`gateway.operator.reference`: regenerated, never edited by hand. When a route or schema
-changes, this test fails until `python -m gateway.operator.reference` is run again."""
+`gateway.app.reference`: regenerated, never edited by hand. When a route or schema
+changes, this test fails until `python -m gateway.app.reference` is run again."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from gateway.operator import reference
-from gateway.platform.server import RunningGateway
+from gateway.app import reference
+from gateway.app.server import RunningGateway
 
 
 async def test_the_committed_reference_is_the_served_document_rendered(
@@ -20,7 +20,7 @@ async def test_the_committed_reference_is_the_served_document_rendered(
     rendered = reference.render(document)
     committed = reference.PAGE.read_text()
     assert rendered == committed, (
-        "docs/api-reference.md is stale: run `python -m gateway.operator.reference`"
+        "docs/api-reference.md is stale: run `python -m gateway.app.reference`"
     )
     for path, item in document["paths"].items():
         for method in item:

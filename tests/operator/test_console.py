@@ -15,7 +15,7 @@ import openai
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.operator.browser import Browser, chromium, missing_browser
 from tests.operator.conftest import ADMIN_KEY
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import attrs
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from jsonschema import Draft202012Validator
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway import documents
 from tests.gateway.test_files_api import processed
 from tests.operator.test_openapi import fetch_document

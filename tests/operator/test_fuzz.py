@@ -21,7 +21,7 @@ import trio
 from hypothesis import HealthCheck, Phase
 from schemathesis import checks
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.operator.conftest import ADMIN_KEY
 
 EXAMPLES_PER_OPERATION = 12

@@ -13,8 +13,8 @@ import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.operator.logs import configure_logging, redact
-from gateway.platform.server import RunningGateway
 from store.workspaces import DEFAULT_WORKSPACE_ID
 from tests.operator.conftest import ADMIN_KEY
 

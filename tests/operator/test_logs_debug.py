@@ -8,8 +8,8 @@ import attrs
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from tests.operator.conftest import ADMIN_KEY
 from tests.operator.test_logs import PROMPT, access, exercise, log_stream
 

@@ -14,8 +14,8 @@ import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.operator.logs import configure_logging
-from gateway.platform.server import RunningGateway
 from providers.sim.core import Fault
 from tests.operator.prom import scrape, total
 

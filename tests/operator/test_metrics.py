@@ -7,8 +7,8 @@ import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from tests.operator.prom import scrape, total
 
 METRICS_TOKEN = "scrape-token-0123456789"

@@ -13,9 +13,9 @@ import pytest
 import trio
 
 from bench import timeline
+from gateway.app.server import RunningGateway
 from gateway.operator.metrics import GatewayMetrics
-from gateway.platform.pauses import PauseTracer, settle_heap
-from gateway.platform.server import RunningGateway
+from gateway.operator.pauses import PauseTracer, settle_heap
 from tests.operator.prom import scrape, total
 
 

@@ -15,8 +15,8 @@ import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.operator.logs import configure_logging
-from gateway.platform.server import RunningGateway
 from gateway.platform.tracecontext import TraceParent, parse_traceparent, valid_request_id
 
 HELLO: Any = [{"role": "user", "content": "Hello"}]

@@ -12,8 +12,8 @@ import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from gateway.workers.retention import purge_request_log
 from providers.sim.core import Fault
 from store.request_log import LoggedAttempt

@@ -12,10 +12,10 @@ import openai
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.operator import pages
 from gateway.platform.config import load_settings
 from gateway.platform.doc_links import base_of, public_base_url
-from gateway.platform.server import RunningGateway, run_gateway
 from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY, gateway_settings
 from tests.hardening.wire import connect, parse_answer, read_to_end

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import httpx
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from tests.gateway import conftest as gateway_fixtures
 

@@ -20,8 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from gateway.app.server import upstream_client
 from gateway.platform.config import Settings
-from gateway.platform.server import upstream_client
 from providers.base import ProviderEndpoint
 from providers.errors import StreamInterrupted, UpstreamUnavailable
 from providers.openai import OpenAIProvider

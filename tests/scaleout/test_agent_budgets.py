@@ -14,9 +14,9 @@ import trio
 
 from gateway.agents.counters import Amounts
 from gateway.agents.shared import SharedAgentCounters
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
-from gateway.platform.server import RunningGateway, run_gateway
 from providers.types import Usage
 from tests.gateway.conftest import ADMIN_KEY
 from tests.scaleout.redis_server import RedisServer

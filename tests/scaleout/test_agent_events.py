@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway.conftest import ADMIN_KEY
 from tests.scaleout.helpers import CHAT_BODY
 from tests.scaleout.test_shared_limits import pair

@@ -13,9 +13,9 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
-from gateway.platform.server import RunningGateway, run_gateway
 from gateway.upstream.limits import RateLimitExceeded
 from gateway.upstream.limits.shared import (
     SETTLE_BATCH,

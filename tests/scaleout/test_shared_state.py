@@ -15,10 +15,10 @@ import httpx
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.chat.cache.shared import decode_result, encode_result
 from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
-from gateway.platform.server import RunningGateway, run_gateway
 from gateway.upstream.circuit import Breaker, BreakerBook, State
 from gateway.upstream.shared_breakers import Report, SharedBreakers
 from providers.sim.core import Fault

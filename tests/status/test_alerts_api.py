@@ -12,7 +12,7 @@ import attrs
 import httpx
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.status.signing import verify
 from gateway.workers.alert_evaluator import evaluate_all
 from tests.status.receivers import SmtpReceiver, WebhookReceiver

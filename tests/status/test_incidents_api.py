@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.status.signing import verify
 from gateway.workers import incident_monitor
 from gateway.workers.health_probes import probe_round

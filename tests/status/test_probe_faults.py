@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.workers import incident_monitor
 from gateway.workers.health_probes import probe_round
 from providers.sim.faults import MODEL_LIST

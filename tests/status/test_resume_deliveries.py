@@ -13,8 +13,8 @@ import httpx
 import sqlite_utils
 import trio
 
+from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway, run_gateway
 from gateway.status.notify import pending
 from store import webhooks as webhook_store
 from store.db import open_database

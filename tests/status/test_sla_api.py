@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store import incidents as incident_store
 from store.incidents import IncidentRecord
 from tests.gateway.test_keys_api import foreign_key

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.status.sla import credit_percent
 from tests.gateway.test_keys_api import foreign_key
 from tests.status.test_sla_api import past_incident

@@ -9,7 +9,7 @@ import attrs
 import httpx
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.status.receivers import HANG, WebhookReceiver
 
 

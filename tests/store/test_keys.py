@@ -8,7 +8,7 @@ import attrs
 import pytest
 import sqlite_utils
 
-from gateway.platform import cli
+from gateway.app import cli
 from store import keys, workspaces
 from store.db import open_database
 from store.keys import ALL_PERMISSIONS, ApiKeyRecord, RateLimits

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import trio
@@ -43,6 +41,9 @@ class FakeUpstream:
     def closed(self) -> bool:
         return self.closed_at is not None
 
+    async def aclose(self) -> None:
+        self.closed_at = trio.current_time()
+
 
 @dataclass
 class Upstreams:
@@ -51,17 +52,19 @@ class Upstreams:
     scripts: dict[str, list[Step]]
     opened: list[FakeUpstream] = field(default_factory=list)
 
-    @asynccontextmanager
-    async def attempt(self, name: str) -> AsyncIterator[FakeUpstream]:
+    async def attempt(self, name: str) -> FakeUpstream:
+        """Open the next try of `name`; a try that fails or is cancelled closes itself,
+        as an attempt must."""
         tries = sum(1 for up in self.opened if up.name == name)
         step = self.scripts[name][tries]
         upstream = FakeUpstream(name, tries + 1, trio.current_time())
         self.opened.append(upstream)
         try:
             await self._play(step, upstream)
-            yield upstream
-        finally:
+        except BaseException:
             upstream.closed_at = trio.current_time()
+            raise
+        return upstream
 
     @staticmethod
     async def _play(step: Step, upstream: FakeUpstream) -> None:

@@ -18,10 +18,9 @@ from typing import Any
 import attrs
 
 from gateway.agents.book import AgentBook, Loaded
-from gateway.agents.gate import AGENT_SESSION_HEADER, session_of
 from gateway.agents.mcp import protocol, tools
 from gateway.agents.mcp.protocol import METHOD_NOT_FOUND, Message, RpcError
-from gateway.platform.auth import Principal
+from gateway.platform.auth import AGENT_SESSION_HEADER, Principal, session_of
 from gateway.platform.errors import ApiError, invalid_api_key, invalid_request, not_found
 
 SESSION_HEADER = "Mcp-Session-Id"

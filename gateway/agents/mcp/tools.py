@@ -17,8 +17,8 @@ import attrs
 from gateway.agents import render
 from gateway.agents.book import AgentBook, Loaded
 from gateway.agents.counters import Figures
-from gateway.agents.gate import MAX_SESSION_CHARS
 from gateway.agents.mcp.protocol import INVALID_PARAMS, RpcError
+from gateway.platform.auth import MAX_SESSION_CHARS
 
 SESSION_ARG = {
     "type": "object",

@@ -9,7 +9,7 @@ import attrs
 import httpx
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store.latency_sketch import RELATIVE_ACCURACY
 from store.usage import UsageRecord, insert_records
 from tests.gateway.analytics import usage_set as u

@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from gateway.analytics.export_build import expire_due
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from store.usage import UsageRecord, insert_records
 from tests.gateway.analytics import usage_set as u
 from tests.gateway.conftest import ADMIN_KEY

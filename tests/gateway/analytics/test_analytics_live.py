@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 A = "/v1/management/analytics"
 HELLO: Any = [{"role": "user", "content": "Say hello to analytics"}]

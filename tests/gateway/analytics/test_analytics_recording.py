@@ -14,7 +14,7 @@ import openai
 import pytest
 import soundfile
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from tests.gateway import documents
 from tests.gateway.pipelines.test_pipelines_api import PATH as PIPELINES
 from tests.gateway.pipelines.test_pipelines_api import local_template

@@ -10,7 +10,7 @@ import httpx
 import pytest
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 
 A = "/v1/management/analytics"
 PAGES = ["/usage", "/usage/models", "/usage/api-keys", "/costs", "/performance", "/errors"]

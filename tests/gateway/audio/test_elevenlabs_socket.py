@@ -13,8 +13,8 @@ import pytest
 import soundfile
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from providers.sim.core import Fault
 from providers.sim.server import SimServer
 

@@ -18,7 +18,7 @@ import soundfile
 import trio
 
 from bench.audio_sentences import normalise
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.audio_codec import decode, sniff_container
 from tests.gateway.conftest import ADMIN_KEY
 

@@ -11,7 +11,7 @@ from contextlib import aclosing, asynccontextmanager
 import openai
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from gateway.upstream.registry import ConfiguredProvider
 from providers.audio_types import (
     TranscriptDelta,

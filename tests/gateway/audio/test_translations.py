@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.audio_codec import Pcm, encode
 from providers.sim.core import Fault
 from providers.sim.server import SimServer

@@ -11,8 +11,8 @@ from collections.abc import Callable
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.audio.upload import SPOOL_MEMORY_BYTES, Upload
-from gateway.platform.server import RunningGateway
 from providers.clip_source import PIECE_BYTES
 from providers.sim.core import Fault
 from tests.providers.wav import square_wave_wav

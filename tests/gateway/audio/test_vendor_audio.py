@@ -14,7 +14,7 @@ import pytest
 import soundfile
 import trio
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.catalog import load_catalog
 from providers.sim.core import Fault
 

@@ -10,7 +10,7 @@ import openai
 import pytest
 import soundfile
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.voices import STANDARD_IDS, load_voices
 from store import audit
 from tests.gateway.test_routing_rules_api import key_in

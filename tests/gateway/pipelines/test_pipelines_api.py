@@ -16,7 +16,7 @@ import httpx
 import pytest
 import soundfile
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from providers.sim.server import SimServer
 from tests.gateway.audio.test_local_audio_api import overlap

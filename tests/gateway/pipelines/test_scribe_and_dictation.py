@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.server import SimServer
 from tests.gateway.pipelines.test_pipelines_api import PATH, lines, sim_of, spoken_wav
 

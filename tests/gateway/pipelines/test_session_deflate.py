@@ -18,7 +18,7 @@ import httpx
 import trio
 from websockets.sync.client import ClientConnection, connect
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.audio_codec import decode
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.pipelines.test_pipelines_api import sim_of, spoken_wav

@@ -13,7 +13,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.audio_codec import decode
 from providers.sim.core import Fault
 from tests.gateway.audio.test_local_audio_api import overlap

@@ -32,7 +32,7 @@ import pytest
 import trio
 import trio.testing
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
 from providers.sim.server import SimServer
 

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import soundfile
 
-from gateway.platform.server import RunningGateway
+from gateway.app.server import RunningGateway
 from providers.audio_codec import decode
 from tests.gateway.pipelines.test_pipelines_api import ANSWER, sim_of
 from tests.gateway.pipelines.test_sim_times import tone_wav

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.app.server import RunningGateway
 from gateway.pipelines.templates import builtin_templates
-from gateway.platform.server import RunningGateway
 from tests.gateway.test_routing_rules_api import key_in
 
 T = "/v1/management/pipeline-templates"

@@ -23,8 +23,8 @@ import trio
 import trio.testing
 from trio_websocket import open_websocket_url
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from providers.audio_codec import decode
 from providers.sim.core import Fault
 from providers.sim.server import SimServer

@@ -46,7 +46,7 @@ def relay(source: Source) -> TaskBody[bytes]:
 
 async def test_every_frame_is_relayed_in_order_and_the_source_closed() -> None:
     source = Source(5)
-    async with relay(source) as frames:
+    async with relay(source).open() as frames:
         got = [frame async for frame in frames]
     assert got == [b"frame %d" % i for i in range(1, 6)]
     assert source.closed
@@ -54,7 +54,7 @@ async def test_every_frame_is_relayed_in_order_and_the_source_closed() -> None:
 
 async def test_a_slow_client_holds_the_reader_at_the_buffer_bound() -> None:
     source = Source(1000)
-    async with relay(source) as frames:
+    async with relay(source).open() as frames:
         await trio.testing.wait_all_tasks_blocked()
         assert source.produced == FRAME_BUFFER + 1  # the buffer, plus one waiting to go in
         first = await frames.__anext__()
@@ -67,7 +67,7 @@ async def test_a_client_that_leaves_stops_the_reader_and_closes_the_source(
 ) -> None:
     source = Source(100, pause_s=1)
     with trio.move_on_after(3.5):
-        async with relay(source) as frames:
+        async with relay(source).open() as frames:
             async for _ in frames:
                 pass
     assert trio.current_time() == 3.5

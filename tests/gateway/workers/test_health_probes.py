@@ -7,8 +7,8 @@ import attrs
 import pytest
 import trio
 
+from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.platform.server import RunningGateway
 from gateway.upstream.registry import ConfiguredProvider
 from gateway.workers.health_probes import probe_round
 from providers.base import Provider

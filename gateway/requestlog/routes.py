@@ -5,24 +5,24 @@ from __future__ import annotations
 
 from quart import Blueprint, Response, request
 
-from gateway.platform.state import AppState
-from gateway.platform.web import authenticate_manager, json_response
+from gateway.platform.web import json_response
 from gateway.requestlog.service import list_entries, read_request
+from gateway.requestlog.services import RequestLogServices
 
 REQUEST_LOG = "/v1/management/request-log"
 
 
-def request_log_blueprint(state: AppState) -> Blueprint:
+def request_log_blueprint(services: RequestLogServices) -> Blueprint:
     bp = Blueprint("request_log", __name__)
 
     @bp.get(REQUEST_LOG)
     async def request_log() -> Response:
-        principal = await authenticate_manager(state, "view_analytics")
-        return json_response(await list_entries(state, principal, request.args))
+        principal = await services.auth.manager("view_analytics")
+        return json_response(await list_entries(services, principal, request.args))
 
     @bp.get(f"{REQUEST_LOG}/<request_id>")
     async def request_log_entry(request_id: str) -> Response:
-        principal = await authenticate_manager(state, "view_analytics")
-        return json_response(await read_request(state, principal, request_id))
+        principal = await services.auth.manager("view_analytics")
+        return json_response(await read_request(services, principal, request_id))
 
     return bp

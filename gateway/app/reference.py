@@ -1,6 +1,6 @@
 """docs/api-reference.md, rendered from the OpenAPI document the gateway serves.
 
-`python -m gateway.operator.reference` starts a gateway in a temporary folder, reads its
+`python -m gateway.app.reference` starts a gateway in a temporary folder, reads its
 `GET /openapi.json` over HTTP and writes the page (`--url` reads a running gateway's
 instead; `--check` only says whether the committed page is current). The renderer reads
 nothing but the document, so the page follows the document wherever the document comes
@@ -35,7 +35,7 @@ DEPTH = 3  # nested objects are listed field by field down to this depth
 HEADER = """\
 # API reference
 
-<!-- Generated: `python -m gateway.operator.reference`. Do not edit by hand. -->
+<!-- Generated: `python -m gateway.app.reference`. Do not edit by hand. -->
 
 Rendered from the OpenAPI document the gateway serves (`GET /openapi.json`, {title}
 {version}), which Swagger UI shows at `GET /docs`. What a field means beyond its type is in
@@ -297,8 +297,8 @@ async def served_document(url: str | None = None) -> dict[str, Any]:
     temporary folder (no demo upstreams, no background probes), stopped once read."""
     if url is not None:
         return await _fetch(url)
+    from gateway.app.server import run_gateway
     from gateway.platform.config import Settings
-    from gateway.platform.server import run_gateway
 
     with tempfile.TemporaryDirectory(prefix="gateway-reference-") as data:
         settings = Settings(
@@ -320,7 +320,7 @@ async def _fetch(url: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gateway.operator.reference")
+    parser = argparse.ArgumentParser(prog="python -m gateway.app.reference")
     parser.add_argument("--url", help="read this running gateway's document instead")
     parser.add_argument("--output", type=Path, default=PAGE)
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is stale")

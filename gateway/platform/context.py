@@ -89,3 +89,11 @@ def note_caller(workspace_id: str, key_id: str) -> None:
     if context is not None:
         context.workspace_id = workspace_id
         context.key_id = key_id
+
+
+def note_usage(record: UsageRecord) -> None:
+    """A usage sink: the record's provider, model, tokens and cost go into the request's
+    access log line and request metrics (a no-op outside a request)."""
+    context = _current.get()
+    if context is not None:
+        context.note_usage(record)

@@ -13,13 +13,13 @@ from typing import Any, cast
 import attrs
 import trio
 
+from gateway.app.scaleout import check_workers
+from gateway.app.server import RunningGateway, run_gateway
+from gateway.app.supervisor import supervise
 from gateway.operator.logs import configure_logging
+from gateway.operator.pauses import settle_heap
 from gateway.platform.auth import DEFAULT_PERMISSIONS
 from gateway.platform.config import Settings, load_settings
-from gateway.platform.pauses import settle_heap
-from gateway.platform.scaleout import check_workers
-from gateway.platform.server import RunningGateway, run_gateway
-from gateway.platform.supervisor import supervise
 from store import keys
 from store.db import open_database
 from store.secrets import KeyKind, new_api_key
@@ -130,7 +130,7 @@ def _serve_worker(settings: Settings, fd: int) -> int:
 
 
 def _settle(settings: Settings) -> None:
-    """Once serving: freeze the start-up heap (`gateway.platform.pauses.settle_heap`)."""
+    """Once serving: freeze the start-up heap (`gateway.operator.pauses.settle_heap`)."""
     if settings.gc_freeze:
         settle_heap(settings.gc_gen0_threshold)
 

@@ -20,11 +20,14 @@ import httpx
 import trio
 from hypercorn.config import Config as HypercornConfig
 
-from gateway.api.routes import fast_routes
+from gateway.app import bootstrap
+from gateway.app.assembly import assemble
+from gateway.app.factory import create_app
+from gateway.app.families import FAMILIES
+from gateway.app.scaleout import open_shared
 from gateway.chat.cache import ResponseCache
 from gateway.operator.middleware import ObservedApp
-from gateway.platform import bootstrap
-from gateway.platform.app import create_app
+from gateway.operator.pauses import PauseTracer
 from gateway.platform.asgi import FastPath
 from gateway.platform.auth import KeyRing
 from gateway.platform.config import Settings
@@ -33,10 +36,9 @@ from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.errors import doc_base
 from gateway.platform.listen import serve_http
-from gateway.platform.pauses import PauseTracer
-from gateway.platform.scaleout import open_shared
 from gateway.platform.state import AppState
 from gateway.platform.tracing import Tracing
+from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
@@ -105,6 +107,7 @@ class RunningGateway:
     sim: SimServer | None
     printed_admin_key: str | None
     providers: tuple[str, ...]
+    http: FastPath | None = None  # the HTTP app inside the observers (None: a supervisor)
 
 
 def upstream_client(settings: Settings) -> Upstream:
@@ -156,7 +159,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
             rules = RuleBook()
             rules.load(await db.run(rule_store.all_enabled))
             async with open_shared(settings, db, usage) as shared:
-                yield AppState(
+                state = AppState(
                     settings,
                     db,
                     cipher,
@@ -174,6 +177,8 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_live=shared.live,
                     tracing=Tracing.of(settings),
                 )
+                assemble(state)
+                yield state
     finally:
         db.close()
 
@@ -203,7 +208,7 @@ async def run_gateway(
 
     Reports a `RunningGateway` through `task_status` once the port is bound. With
     `listen_fd` (a worker of `gateway serve --workers N`, see
-    `gateway.platform.supervisor`) it serves the supervisor's listening socket, and the
+    `gateway.app.supervisor`) it serves the supervisor's listening socket, and the
     admin key and providers, made once by the supervisor, are only read from the store.
     """
     env = os.environ if env is None else env
@@ -220,7 +225,7 @@ async def run_gateway(
 
 @asynccontextmanager
 async def _traced(state: AppState) -> AsyncIterator[PauseTracer]:
-    """Collections and loop stalls timed while the gateway runs (`gateway.platform.pauses`)."""
+    """Collections and loop stalls timed while the gateway runs (`gateway.operator.pauses`)."""
     settings = state.settings
     tracer = PauseTracer(
         state.metrics, trace=settings.trace_pauses, threshold_ms=settings.trace_threshold_ms
@@ -252,7 +257,7 @@ async def _serve_in(
     if listen_fd is None:
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-    fast = FastPath(create_app(state), state, routes=fast_routes())
+    fast = http_app(state)
     links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
     app = ObservedApp(
         links, state.metrics, log_bodies=settings.log_request_bodies, tracing=state.tracing
@@ -266,7 +271,23 @@ async def _serve_in(
     # request to take a base from: its doc_url has the public base, else the path alone.
     doc_base.set(settings.public_base_url or "")  # inherited by the server's tasks
     binds = await nursery.start(_serve_then_stop, app, config, limits, trigger, nursery)
-    task_status.started(RunningGateway(binds[0], state, sim, printed_key, tuple(configured)))
+    running = RunningGateway(binds[0], state, sim, printed_key, tuple(configured), http=fast)
+    task_status.started(running)
+
+
+def http_app(state: AppState) -> FastPath:
+    """The mounted families as one ASGI app: their fast-path routes in front of Quart."""
+    settings = state.settings
+    mounted = [family.mount(state) for family in FAMILIES]
+    return FastPath(
+        create_app(settings, mounted),
+        [route for family in mounted for route in family.routes],
+        authenticator=state.auth,
+        drain=state.drain,
+        max_body_bytes=settings.max_body_bytes,
+        body_timeout_s=settings.body_timeout_s,
+        floor=UploadFloor(settings.min_upload_rate_bytes_s, settings.upload_rate_grace_s),
+    )
 
 
 def _draining(app: FastPath, trigger: ShutdownTrigger, grace_s: float) -> ShutdownTrigger:

@@ -32,9 +32,9 @@ from functools import partial
 
 import trio
 
+from gateway.app.server import RunningGateway, open_state, prepare_store
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
-from gateway.platform.server import RunningGateway, open_state, prepare_store
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""The composition root: the only package that knows every family (see docs/architecture.md)."""

@@ -1,0 +1,28 @@
+"""What the chat family uses, built once by the composition root (`gateway.app`).
+
+Chat plans over the engine's catalog and providers (and their observed latency, for
+`auto`), the workspaces' routing rules, and the response cache (in this process, or on
+the shared server when several workers run). Nothing else reaches it.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from gateway.chat.cache import ResponseCache
+from gateway.chat.cache.shared import SharedResponseCache
+from gateway.platform.config import Settings
+from gateway.upstream.admission import Admission
+from gateway.upstream.engine import Engine
+from gateway.upstream.routing.book import RuleBook
+
+
+@attrs.frozen
+class ChatServices:
+    engine: Engine
+    admission: Admission
+    rules: RuleBook
+    cache: ResponseCache
+    settings: Settings
+    # Several workers: the answers live on the shared server (None: `cache`, per process).
+    shared_cache: SharedResponseCache | None = None

@@ -1,0 +1,19 @@
+"""What the request log's API uses, built once by the composition root (`gateway.app`):
+the callers' authentication, the store, and the usage writer's flush (entries are
+written within its batch delay)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import attrs
+
+from gateway.platform.callers import Authenticator
+from store.db import Database
+
+
+@attrs.frozen
+class RequestLogServices:
+    auth: Authenticator
+    db: Database
+    flush: Callable[[], Awaitable[None]]
