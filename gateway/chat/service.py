@@ -71,6 +71,7 @@ async def serve_chat(
     docstring)."""
     principal.require("chat")
     facts = new_facts("chat", principal, headers)
+    facts.asked_for(body.get("model") if isinstance(body, dict) else None)  # `auto` too
     with identified(facts):
         trip = _planned(chat, facts, body, headers)
         cache = cache_plan(chat, trip)

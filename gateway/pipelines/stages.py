@@ -15,7 +15,7 @@ runs per sentence, so every sentence leaves its own record; over one socket per 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
 from typing import Any, TypeVar
 
 import attrs
@@ -191,6 +191,14 @@ class EngineStages:
             self._response_format,
         )
 
+    def _span(self, stage: str) -> AbstractAsyncContextManager[object]:
+        """The stage's span when tracing is on (`gateway.platform.tracing`): the parent of
+        its upstream attempts' spans."""
+        tracing = self._state.engine.tracing
+        if tracing is None:
+            return nullcontext()
+        return tracing.stage(f"pipeline {stage}", **{"gateway.stage": stage})
+
     # -- recognition -----------------------------------------------------------------------
 
     @asynccontextmanager
@@ -213,7 +221,7 @@ class EngineStages:
         opening = self._state.engine.open_stream(
             facts, planned.stt_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("stt"), opening as stream:
             first, rest = stream.value
             stream.metered = Usage(audio_seconds=round(clip.duration_s, 3))
             try:
@@ -244,7 +252,7 @@ class EngineStages:
             hold=None,  # the pipeline's hold is settled on the model's tokens at its end
             timeout_s=settings.first_chunk_timeout_s,
         )
-        async with opening as stream:
+        async with self._span("llm"), opening as stream:
             tally = _ChatTally()
             finished = False
             try:
@@ -285,7 +293,7 @@ class EngineStages:
         opening = self._state.engine.open_stream(
             facts, planned.tts_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("tts"), opening as stream:
             first, rest = stream.value
             stream.metered = Usage(characters=len(sentence))
             try:
@@ -328,7 +336,7 @@ class EngineStages:
         opening = self._state.engine.open_stream(
             facts, plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("tts"), opening as stream:
             served = stream.served
             before = served.primary.provider_id if served.fell_back else None
             line = SocketLine(

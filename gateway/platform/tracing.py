@@ -24,6 +24,7 @@ import logging
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import trio
@@ -57,6 +58,9 @@ T = TypeVar("T")
 A = TypeVar("A")  # an adapter
 Tg = TypeVar("Tg")  # a target
 SERVICE_NAME = "ai-gateway"
+# The stage span the current task runs in (a pipeline's recognition, model or speech),
+# inherited by the tasks it starts: the parent of their spans.
+_STAGE: ContextVar[Span | None] = ContextVar("gateway_stage_span", default=None)
 QUEUE_CAPACITY = 8192
 BATCH_SIZE = 512
 EXPORT_INTERVAL_S = 1.0
@@ -73,6 +77,7 @@ class SpanQueue(SpanProcessor):
         self._spans: deque[ReadableSpan] = deque()
         self.capacity, self.batch_size = capacity, batch_size
         self.ready = trio.Event()
+        self.ended = 0  # spans that ended (kept, or dropped when the queue was full)
         self.dropped = 0
 
     def __len__(self) -> int:
@@ -82,6 +87,7 @@ class SpanQueue(SpanProcessor):
         return None
 
     def on_end(self, span: ReadableSpan) -> None:
+        self.ended += 1
         if len(self._spans) >= self.capacity:
             self.dropped += 1
             return
@@ -163,22 +169,28 @@ class Tracing:
     def child_span(
         self, name: str, *, kind: SpanKind = SpanKind.INTERNAL, attributes: Mapping[str, Any]
     ) -> Span:
-        """A span under the current request's span (a root span outside a request)."""
-        context = current_request()
-        parent_span = context.span if context is not None else None
+        """A span under the stage this task runs in, else under the current request's
+        span (a root span outside a request)."""
+        parent_span = _STAGE.get()
+        if parent_span is None:
+            context = current_request()
+            parent_span = context.span if context is not None else None
         parent = trace.set_span_in_context(parent_span) if parent_span is not None else None
         return self.tracer.start_span(name, parent, kind, dict(attributes))
 
     @asynccontextmanager
     async def stage(self, name: str, **attributes: Any) -> AsyncIterator[Span]:
-        """A span around a block (a pipeline stage); an error leaving it marks the span."""
+        """A span around a block (a pipeline stage), the parent of the spans made in it
+        (its upstream attempts); an error leaving it marks the span."""
         span = self.child_span(name, attributes=attributes)
+        token = _STAGE.set(span)
         try:
             yield span
         except BaseException as exc:
             _failed(span, exc)
             raise
         finally:
+            _STAGE.reset(token)
             span.end()
 
     def traced_operation(
@@ -190,8 +202,10 @@ class Tracing:
         as the `traceparent` parent (`describe(target)`: the span's attributes)."""
 
         async def traced(adapter: A, target: Tg) -> T:
-            with self._attempt(describe(target)):
-                return await operation(adapter, target)
+            with self._attempt(describe(target)) as answered:
+                value = await operation(adapter, target)
+                answered()
+                return value
 
         return traced
 
@@ -201,28 +215,37 @@ class Tracing:
         describe: Callable[[Tg], Mapping[str, Any]],
     ) -> Callable[[A, Tg], AbstractAsyncContextManager[T]]:
         """`traced_operation` for a stream: the span lasts as long as the stream is open
-        (entered and left in the one task that holds it)."""
+        (entered and left in the one task that holds it); it answered once it opened."""
 
         @asynccontextmanager
         async def traced(adapter: A, target: Tg) -> AsyncIterator[T]:
-            with self._attempt(describe(target)):
+            with self._attempt(describe(target)) as answered:
                 async with opener(adapter, target) as value:
+                    answered()
                     yield value
 
         return traced
 
     @contextmanager
-    def _attempt(self, attributes: Mapping[str, Any]) -> Iterator[Span]:
+    def _attempt(self, attributes: Mapping[str, Any]) -> Iterator[Callable[[], None]]:
         """A client span around an upstream attempt; this task's upstream calls name it
-        as their parent while it is open."""
+        as their parent while it is open. The block calls what it is given once the
+        upstream answered (a stream closed later, even by cancellation, stays answered)."""
         name = f"upstream {attributes.get('gen_ai.provider.name', '')}".strip()
         span = self.child_span(name, kind=SpanKind.CLIENT, attributes=attributes)
         token = OUTGOING_TRACE.set(_outgoing(span))
-        try:
-            yield span
+        answered = False
+
+        def mark() -> None:
+            nonlocal answered
+            answered = True
             span.set_attribute("gateway.outcome", "answered")
+
+        try:
+            yield mark
         except BaseException as exc:
-            _failed(span, exc)
+            if not answered:
+                _failed(span, exc)
             raise
         finally:
             OUTGOING_TRACE.reset(token)
