@@ -189,7 +189,7 @@ def _row(record: UsageRecord) -> tuple[Any, ...]:
         int(record.cache_hit),
         orjson.dumps(record.attempts).decode(),
         record.trace_id,
-        record.body,
+        record.body if record.body_sealed else None,  # never clear text at rest
     )
 
 

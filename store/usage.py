@@ -66,7 +66,10 @@ class UsageRecord:
     ttft_ms: float | None = None
     attempts: tuple[LoggedAttempt, ...] = attrs.field(default=(), converter=logged_attempts)
     trace_id: str | None = None
+    # The bodies as JSON text: clear until the usage writer seals them (PII redacted,
+    # encrypted: `body_sealed`); the request log never writes an unsealed body.
     body: str | None = attrs.field(default=None, repr=False)
+    body_sealed: bool = False
 
     @property
     def total_tokens(self) -> int:

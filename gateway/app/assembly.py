@@ -9,11 +9,15 @@ the admission policies (an agent's limits). The core runs with none of them.
 
 from __future__ import annotations
 
+from functools import partial
+
 from gateway.agents.policy import AgentPolicy
 from gateway.chat.services import ChatServices
+from gateway.files import pii, pii_worker
 from gateway.platform.callers import Authenticator
 from gateway.platform.context import note_usage
 from gateway.platform.state import AppState
+from gateway.requestlog.bodies import BodySealer
 from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
 from gateway.upstream.usage import UsageLog, UsageSink
@@ -50,7 +54,16 @@ def assemble(state: AppState) -> None:
         state.cache,
         settings,
         shared_cache=state.shared_cache,
+        bodies=state.bodies,
     )
+    state.usage.seal = body_sealer(state).seal
+
+
+def body_sealer(state: AppState) -> BodySealer:
+    """The request log's bodies sealed by the files family's PII detector, in its worker
+    process, and the store's credential cipher."""
+    redact = partial(pii_worker.run_scan, pii.redact_json, limiter=state.files.pii_scans)
+    return BodySealer(state.cipher, redact)
 
 
 def usage_sinks(state: AppState) -> tuple[UsageSink, ...]:

@@ -124,7 +124,7 @@ def _operator(state: AppState) -> Mounted:
 
 
 def _request_log(state: AppState) -> Mounted:
-    services = RequestLogServices(state.auth, state.db, state.usage.flush)
+    services = RequestLogServices(state.auth, state.db, state.usage.flush, state.cipher)
     return Mounted((request_log_blueprint(services),))
 
 

@@ -66,7 +66,7 @@ from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
 from providers.upstream.traced import TracedUpstream
-from store import keys
+from store import keys, request_log
 from store import providers as provider_store
 from store import rules as rule_store
 from store.db import open_database
@@ -177,6 +177,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_live=shared.live,
                     tracing=Tracing.of(settings),
                 )
+                state.bodies.load(await db.run(request_log.keeps_bodies))
                 assemble(state)
                 yield state
     finally:

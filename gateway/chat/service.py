@@ -14,7 +14,7 @@ what it served, this module only for a refusal or a cache hit (which no race ser
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -42,6 +42,7 @@ from gateway.platform.body import Answer, StreamAnswer
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import JsonAnswer
 from gateway.upstream.accounting import Accounting, billed_nothing, estimate_tokens
+from gateway.upstream.bodies import BodyCapture
 from gateway.upstream.engine import Served
 from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.footprint_render import footprint_headers
@@ -72,6 +73,8 @@ async def serve_chat(
     principal.require("chat")
     facts = new_facts("chat", principal, headers)
     facts.asked_for(body.get("model") if isinstance(body, dict) else None)  # `auto` too
+    if chat.bodies.keeps(principal.workspace_id):  # the request log keeps the bodies
+        facts.trail.body = BodyCapture(body)
     with identified(facts):
         trip = _planned(chat, facts, body, headers)
         cache = cache_plan(chat, trip)
@@ -146,6 +149,8 @@ async def _plain(chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | 
 
 
 def _result_usage(trip: Trip, result: ChatResult) -> Usage:
+    """What the answer used (and, for the request log, the answer to keep)."""
+    _capture(trip, lambda: _answer_body(result))
     if result.usage.total_tokens:
         return result.usage
     text = (result.content or "") + "".join(c.arguments for c in result.tool_calls)
@@ -179,7 +184,12 @@ async def _streamed(
     async with opening as stream:
         trip = _decided(trip, stream.served)
         opened: Opened = stream.value
-        assembler = StreamAssembler(max_chars=chat.settings.cache_max_bytes) if cache else None
+        captured = trip.facts.trail.body is not None
+        assembler = (
+            StreamAssembler(max_chars=chat.settings.cache_max_bytes) if cache or captured else None
+        )
+        if assembler is not None and captured:
+            _capture(trip, lambda: _assembled(trip, assembler))
         body = ChatStreamBody(
             trip,
             opened.rest,
@@ -220,6 +230,28 @@ def _store_stream(
     )
     if result is not None:
         _keep(chat, cache, result)
+
+
+def _capture(trip: Trip, answer: Callable[[], Any]) -> None:
+    """The answer's reader, for the request log of a workspace that keeps bodies."""
+    capture = trip.facts.trail.body
+    if capture is not None:
+        capture.answer = answer
+
+
+def _answer_body(result: ChatResult) -> dict[str, Any]:
+    return {
+        "content": result.content,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.tool_calls
+        ],
+        "finish_reason": result.finish_reason,
+    }
+
+
+def _assembled(trip: Trip, assembler: StreamAssembler) -> dict[str, Any] | None:
+    result = assembler.result(id=trip.request_id, model=trip.target.upstream_model)
+    return None if result is None else _answer_body(result)
 
 
 def _keep(chat: ChatServices, cache: CachePlan, result: ChatResult) -> None:

@@ -13,6 +13,7 @@ from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
 from gateway.platform.config import Settings
 from gateway.upstream.admission import Admission
+from gateway.upstream.bodies import BodyKeepers
 from gateway.upstream.engine import Engine
 from gateway.upstream.routing.book import RuleBook
 
@@ -26,3 +27,5 @@ class ChatServices:
     settings: Settings
     # Several workers: the answers live on the shared server (None: `cache`, per process).
     shared_cache: SharedResponseCache | None = None
+    # The workspaces whose request log keeps the bodies (none by default).
+    bodies: BodyKeepers = attrs.field(factory=BodyKeepers)

@@ -32,6 +32,8 @@ from store.audit import AuditEvent
 from store.erasure import Blob, Removal
 from store.workspaces import WorkspaceRecord
 
+UPDATABLE = ("name", "description", "request_log_bodies")
+
 
 def workspace_not_found(workspace_id: str) -> ApiError:
     return not_found("workspace_not_found", f"No workspace '{workspace_id}'.")
@@ -73,6 +75,8 @@ async def read(state: AppState, principal: Principal, workspace_id: str) -> dict
 async def update(
     state: AppState, principal: Principal, workspace_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
+    """Rename, describe, or turn the request log's bodies on or off: turning them off
+    erases the bodies the log holds (`store.erasure`), in the change's transaction."""
     await _find(state, principal, workspace_id)
     name = parse.text(body, "name", required=False, limit=parse.MAX_NAME)
     description = body.get("description")
@@ -80,24 +84,54 @@ async def update(
         not isinstance(description, str) or len(description) > parse.MAX_DESCRIPTION
     ):
         raise invalid_request("'description' must be a string.", param="description")
-    if name is None and description is None:
-        raise invalid_request("Nothing to change: send 'name' or 'description'.", param=None)
+    bodies = _bodies_switch(body)
+    changed = sorted(k for k in UPDATABLE if body.get(k) is not None)
+    if not changed:
+        raise invalid_request(
+            "Nothing to change: send 'name', 'description' or 'request_log_bodies'.", param=None
+        )
     event = audit_event(
         principal,
         "workspace.updated",
         target_type="workspace",
         target_id=workspace_id,
-        details={"changed": sorted(k for k in ("name", "description") if body.get(k) is not None)},
+        details={"changed": changed},
         organization_wide=True,
     )
-    updated = await audited(
-        state,
-        event,
-        lambda d: workspaces.update(d, workspace_id, name=name, description=description),
-    )
+
+    def change(db: sqlite_utils.Database) -> WorkspaceRecord | None:
+        updated = workspaces.update(db, workspace_id, name=name, description=description)
+        if updated is None or bodies is None:
+            return updated
+        request_log.set_keeps_bodies(db, workspace_id, bodies)
+        if not bodies:
+            request_log.drop_bodies(db, workspace_id)
+        return attrs.evolve(updated, request_log_bodies=bodies)
+
+    if bodies is False:  # the bodies kept leave the disk, not only the table
+
+        def remove(db: sqlite_utils.Database) -> Removal[WorkspaceRecord | None]:
+            found = change(db)
+            audit.append(db, event)
+            return Removal(found)
+
+        updated = await erasure.erase(state.db, remove)
+    else:
+        updated = await audited(state, event, change)
     if updated is None:
         raise workspace_not_found(workspace_id)
+    if bodies is not None:
+        state.bodies.set(workspace_id, bodies)
     return render.workspace(updated)
+
+
+def _bodies_switch(body: dict[str, Any]) -> bool | None:
+    value = body.get("request_log_bodies")
+    if value is not None and not isinstance(value, bool):
+        raise invalid_request(
+            "'request_log_bodies' must be true or false.", param="request_log_bodies", value=value
+        )
+    return value
 
 
 async def delete(state: AppState, principal: Principal, workspace_id: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from gateway.platform.resp import RedisClient
 from gateway.platform.tracing import Tracing
 from gateway.status.hub import StatusHub
 from gateway.upstream.admission import Admission
+from gateway.upstream.bodies import BodyKeepers
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.engine import Engine
 from gateway.upstream.health import HealthBook
@@ -86,6 +87,8 @@ class AppState:
     # OpenTelemetry spans (`gateway.platform.tracing`); None when no OTLP endpoint is set,
     # and then no span is made anywhere.
     tracing: Tracing | None = None
+    # The workspaces whose request log keeps bodies (loaded at start, changed by PATCH).
+    bodies: BodyKeepers = attrs.field(factory=BodyKeepers)
     # Built by the composition root (`gateway.app.assembly.assemble`).
     engine: Engine = attrs.field(init=False)
     admission: Admission = attrs.field(init=False)

@@ -10,10 +10,12 @@ from store.request_log import LogEntry
 ENTRY_OBJECT = "request_log.entry"
 
 
-def entry(found: LogEntry) -> dict[str, Any]:
+def entry(found: LogEntry, *, body: Any = None) -> dict[str, Any]:
     """One model call: who asked for what, what served it, how it ended, what it cost,
-    and the attempts of its race (offsets in milliseconds from the request's arrival)."""
-    return {
+    and the attempts of its race (offsets in milliseconds from the request's arrival).
+    `body`: the bodies kept, opened, when the caller may read them (the read of one
+    request only)."""
+    shown = {
         "id": found.request_id,
         "object": ENTRY_OBJECT,
         "created_at": iso(found.created_at),
@@ -42,6 +44,9 @@ def entry(found: LogEntry) -> dict[str, Any]:
         "attempts": [attempt.as_json() for attempt in found.attempts],
         "body_kept": found.body is not None,
     }
+    if body is not None:
+        shown["body"] = body
+    return shown
 
 
 def page(entries: list[LogEntry], next_cursor: str | None) -> dict[str, Any]:

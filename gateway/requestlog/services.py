@@ -1,6 +1,6 @@
 """What the request log's API uses, built once by the composition root (`gateway.app`):
-the callers' authentication, the store, and the usage writer's flush (entries are
-written within its batch delay)."""
+the callers' authentication, the store, the usage writer's flush (entries are written
+within its batch delay), and the cipher that opens the bodies kept."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import attrs
 
 from gateway.platform.callers import Authenticator
 from store.db import Database
+from store.secrets import CredentialCipher
 
 
 @attrs.frozen
@@ -17,3 +18,4 @@ class RequestLogServices:
     auth: Authenticator
     db: Database
     flush: Callable[[], Awaitable[None]]
+    cipher: CredentialCipher

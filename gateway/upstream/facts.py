@@ -12,6 +12,7 @@ import attrs
 from gateway.platform.auth import Principal
 from gateway.platform.context import current_request_id
 from gateway.platform.errors import ApiError
+from gateway.upstream.bodies import BodyCapture
 from gateway.upstream.labels import RequestLabels
 from store.request_log import LoggedAttempt
 
@@ -39,6 +40,7 @@ class CallTrail:
     attempts: tuple[LoggedAttempt, ...] = ()
     ttft_ms: float | None = None
     race_origin: RaceOrigin | None = None
+    body: BodyCapture | None = None  # only for a workspace that keeps bodies
 
 
 @attrs.frozen

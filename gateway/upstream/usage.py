@@ -164,6 +164,7 @@ def usage_record(
         ttft_ms=trail.ttft_ms,
         attempts=trail.attempts,
         trace_id=context.trace_id if context is not None else None,
+        body=trail.body.text() if request_log and trail.body is not None else None,
     )
 
 

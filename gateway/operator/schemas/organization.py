@@ -50,6 +50,7 @@ WORKSPACE = all_required(
     description=STR,
     organization_id=STR,
     created_at=DATE_TIME,
+    request_log_bodies={"type": "boolean"},
 )
 MEMBER = all_required(
     id=STR,
@@ -96,10 +97,16 @@ WORKSPACE_OPERATIONS = {
         "One workspace", WORKSPACES, WORKSPACE, errors=ERRORS
     ),
     "organization.patch_workspaces_workspace_id": Operation(
-        "Rename a workspace or change its description",
+        "Rename a workspace, change its description, or turn its request log's bodies on "
+        "or off (off erases the bodies kept)",
         WORKSPACES,
         WORKSPACE,
-        request=obj((), name=NAME, description={"type": "string", "maxLength": 2000}),
+        request=obj(
+            (),
+            name=NAME,
+            description={"type": "string", "maxLength": 2000},
+            request_log_bodies={"type": "boolean"},
+        ),
         errors=ERRORS,
     ),
     "organization.delete_workspaces_workspace_id": Operation(

@@ -4,6 +4,7 @@ one request's entries with the attempts of its race."""
 from __future__ import annotations
 
 from gateway.operator.apidoc import (
+    ANY_OBJ,
     AUTH_ERRORS,
     BOOL,
     INT,
@@ -14,6 +15,7 @@ from gateway.operator.apidoc import (
     all_required,
     arr,
     nullable,
+    obj,
     query,
 )
 
@@ -28,18 +30,18 @@ ATTEMPT = all_required(
     outcome={"enum": ["won", "failed", "cancelled", "not_started"]},
     error=nullable(STR),
 )
-ENTRY = all_required(
-    id=STR,
-    object={"const": "request_log.entry"},
-    created_at=DATE_TIME,
-    endpoint=STR,
-    key_id=STR,
-    model_requested=nullable(STR),
-    model=nullable(STR),
-    provider=nullable(STR),
-    status=INT,
-    error_code=nullable(STR),
-    usage=all_required(
+ENTRY_FIELDS: dict[str, Schema] = {
+    "id": STR,
+    "object": {"const": "request_log.entry"},
+    "created_at": DATE_TIME,
+    "endpoint": STR,
+    "key_id": STR,
+    "model_requested": nullable(STR),
+    "model": nullable(STR),
+    "provider": nullable(STR),
+    "status": INT,
+    "error_code": nullable(STR),
+    "usage": all_required(
         prompt_tokens=INT,
         completion_tokens=INT,
         total_tokens=INT,
@@ -49,13 +51,20 @@ ENTRY = all_required(
         searches=INT,
         bytes_stored=INT,
     ),
-    cost_usd=NUM,
-    latency_ms=NUM,
-    ttft_ms=nullable(NUM),
-    cache_hit=BOOL,
-    trace_id=nullable(STR),
-    attempts=arr(ATTEMPT),
-    body_kept=BOOL,
+    "cost_usd": NUM,
+    "latency_ms": NUM,
+    "ttft_ms": nullable(NUM),
+    "cache_hit": BOOL,
+    "trace_id": nullable(STR),
+    "attempts": arr(ATTEMPT),
+    "body_kept": BOOL,
+}
+# `body` (the read of one request, for owners and admins, when the workspace keeps bodies):
+# the request as sent and the answer, PII redacted.
+ENTRY = obj(
+    tuple(ENTRY_FIELDS),
+    **ENTRY_FIELDS,
+    body=all_required(request={}, response=nullable(ANY_OBJ)),
 )
 TEXT: Schema = {"type": "string", "minLength": 1, "maxLength": 256}
 

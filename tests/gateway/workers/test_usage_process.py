@@ -60,6 +60,7 @@ def _full(n: int) -> UsageRecord:
         ),
         trace_id=f"{n:032x}",
         body="sealed" if n % 2 else None,
+        body_sealed=n % 4 == 1,
     )
 
 
