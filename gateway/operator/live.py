@@ -31,6 +31,7 @@ BREAKER_STATES = ("closed", "open", "half_open")
 
 def live_figures(state: AppState, providers: BoundedLabel) -> Iterator[Metric]:
     yield from _usage_log(state)
+    yield from _traces(state)
     yield _breakers(state, providers)
     yield _gauge("gateway_cache_entries", "Entries in the response cache", len(state.cache))
     yield from _process()
@@ -87,6 +88,22 @@ def _usage_log(state: AppState) -> Iterator[Metric]:
         count_value=writer.batches_written,
         sum_value=writer.write_seconds,
     )
+
+
+def _traces(state: AppState) -> Iterator[Metric]:
+    """The spans of tracing (when it is on): exported, refused by the endpoint, or dropped
+    because the export queue was full."""
+    tracing = state.tracing
+    if tracing is None:
+        return
+    spans = CounterMetricFamily(
+        "gateway_trace_spans", "Finished spans by fate (tracing on)", labels=["fate"]
+    )
+    spans.add_metric(["exported"], tracing.exported)
+    spans.add_metric(["failed"], tracing.failed)
+    spans.add_metric(["dropped"], tracing.queue.dropped)
+    yield spans
+    yield _gauge("gateway_trace_queue_depth", "Spans waiting for the exporter", len(tracing.queue))
 
 
 def _breakers(state: AppState, providers: BoundedLabel) -> Metric:

@@ -133,3 +133,27 @@ async def test_time_to_first_token_and_attempt_outcomes_are_counted(
     )
     assert total(found, "gateway_upstream_attempts_total", outcome="won") == 1
     assert total(found, "gateway_upstream_attempt_duration_seconds_count", outcome="won") == 1
+
+
+async def test_ocr_and_files_are_labelled_with_what_served_them(
+    client: openai.AsyncOpenAI, http: httpx.AsyncClient, log_stream: io.StringIO
+) -> None:
+    from tests.gateway import documents
+
+    pdf = documents.pdf_with_text(["Invoice: 4711"])
+    read = await http.post("/v1/ocr", files={"file": ("invoice.pdf", pdf)}, timeout=60)
+    assert read.status_code == 200, read.text
+    stored = await client.files.with_raw_response.create(
+        file=("notes.txt", b"hello files"), purpose="assistants"
+    )
+    found = await scrape(http)
+    assert total(found, "gateway_requests_total", family="ocr", provider="mistral") == 1
+    assert total(found, "gateway_requests_total", family="ocr", model="mistral-ocr-latest") == 1
+    assert (
+        total(found, "gateway_requests_total", family="files", status="200", provider="gateway")
+        == 1
+    )
+    line = line_of(log_stream, read.headers["x-request-id"])
+    assert (line["provider"], line["model"]) == ("mistral", "mistral-ocr-latest")
+    line = line_of(log_stream, stored.headers["x-request-id"])
+    assert (line["provider"], line["model"]) == ("gateway", "file-storage")

@@ -19,6 +19,7 @@ from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
 from providers.sim.core import Fault
 from tests.gateway.pipelines.test_pipelines_api import spoken_wav
+from tests.operator.prom import scrape, total
 from tests.operator.tiny_http import ExportedSpan, OtlpReceiver, RecordingUpstream, serve
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -138,6 +139,9 @@ async def test_the_upstream_sees_the_attempts_span_as_its_parent(
     started = upstream.seen[-1].headers["traceparent"].split("-")[1]
     assert started != TRACE  # no caller trace: the gateway starts one
     assert len(await exported(gateway, receiver[0], started, 2)) == 2
+    found = await scrape(http)
+    assert total(found, "gateway_trace_spans_total", fate="exported") >= 4
+    assert total(found, "gateway_trace_spans_total", fate="dropped") == 0
 
 
 async def test_a_pipelines_stages_are_spans_under_the_request(
