@@ -13,7 +13,7 @@ cursor is the last row's id. Rows leave through `purge_before` (the window) and
 `remove_workspace` (a workspace's erasure), both inside `store.erasure.erase`.
 
 SQL is written in the form SQLite and PostgreSQL both accept (`?` placeholders, no
-boolean sums, no `INSERT OR ...`).
+boolean sums, no `INSERT OR ...`); `tests/store/test_request_log.py` runs on both.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 if TYPE_CHECKING:
     from store.usage import UsageRecord
@@ -193,7 +193,7 @@ def _row(record: UsageRecord) -> tuple[Any, ...]:
     )
 
 
-def add_records(db: sqlite_utils.Database, records: Sequence[UsageRecord]) -> int:
+def add_records(db: Handle, records: Sequence[UsageRecord]) -> int:
     """Log the records that asked for it (`request_log`), inside the caller's
     transaction (the usage writer's batch); how many."""
     rows = [_row(record) for record in records if record.request_log]
@@ -266,7 +266,7 @@ def _where(query: LogQuery) -> tuple[str, list[Any]]:
     return " AND ".join(clauses), params
 
 
-def query(db: sqlite_utils.Database, wanted: LogQuery) -> list[LogEntry]:
+def query(db: Handle, wanted: LogQuery) -> list[LogEntry]:
     """Up to `wanted.limit` entries matching every filter, newest first."""
     where, params = _where(wanted)
     limit = max(1, min(wanted.limit, MAX_LIMIT + 1))
@@ -276,7 +276,7 @@ def query(db: sqlite_utils.Database, wanted: LogQuery) -> list[LogEntry]:
     return [_entry(row) for row in rows]
 
 
-def entries_of(db: sqlite_utils.Database, workspace_id: str, request_id: str) -> list[LogEntry]:
+def entries_of(db: Handle, workspace_id: str, request_id: str) -> list[LogEntry]:
     """Every entry of one request in a workspace (a pipeline's stages, or a client that
     reused its `X-Request-ID`), oldest first; empty when the workspace has none."""
     rows = db.query(
@@ -286,7 +286,7 @@ def entries_of(db: sqlite_utils.Database, workspace_id: str, request_id: str) ->
     return [_entry(row) for row in rows]
 
 
-def purge_before(db: sqlite_utils.Database, moment: datetime) -> tuple[int, int]:
+def purge_before(db: Handle, moment: datetime) -> tuple[int, int]:
     """Delete the entries of requests made before `moment` (the log's window); (rows
     deleted, of which held bodies)."""
     epoch = int(columns.to_epoch(moment))
@@ -297,7 +297,7 @@ def purge_before(db: sqlite_utils.Database, moment: datetime) -> tuple[int, int]
     return int(deleted), int(bodies)
 
 
-def oldest_before(db: sqlite_utils.Database, moment: datetime) -> bool:
+def oldest_before(db: Handle, moment: datetime) -> bool:
     """Whether any entry is older than `moment` (a purge has something to do)."""
     epoch = int(columns.to_epoch(moment))
     found = db.execute(
@@ -306,13 +306,13 @@ def oldest_before(db: sqlite_utils.Database, moment: datetime) -> bool:
     return found is not None
 
 
-def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> int:
+def remove_workspace(db: Handle, workspace_id: str) -> int:
     """Delete a workspace's whole log (its erasure); rows deleted."""
     cursor = db.execute("DELETE FROM request_log WHERE workspace_id = ?", [workspace_id])
     return int(cursor.rowcount)
 
 
-def drop_bodies(db: sqlite_utils.Database, workspace_id: str) -> int:
+def drop_bodies(db: Handle, workspace_id: str) -> int:
     """Forget the bodies a workspace kept (it turned them off); entries stay."""
     cursor = db.execute(
         "UPDATE request_log SET body = NULL WHERE workspace_id = ? AND body IS NOT NULL",
@@ -321,13 +321,13 @@ def drop_bodies(db: sqlite_utils.Database, workspace_id: str) -> int:
     return int(cursor.rowcount)
 
 
-def keeps_bodies(db: sqlite_utils.Database) -> set[str]:
+def keeps_bodies(db: Handle) -> set[str]:
     """The workspaces whose request log keeps bodies."""
     rows = db.execute("SELECT id FROM workspaces WHERE request_log_bodies <> 0").fetchall()
     return {str(row[0]) for row in rows}
 
 
-def set_keeps_bodies(db: sqlite_utils.Database, workspace_id: str, keep: bool) -> bool:
+def set_keeps_bodies(db: Handle, workspace_id: str, keep: bool) -> bool:
     """Turn a workspace's bodies on or off; False when there is no such workspace."""
     cursor = db.execute(
         "UPDATE workspaces SET request_log_bodies = ? WHERE id = ?", [int(keep), workspace_id]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import attrs
-import sqlite_utils
 
-from store import columns
+from store import columns, dialect
+from store.handle import Handle
 
 
 @attrs.frozen
@@ -31,13 +31,14 @@ class SeriesPoint:
 
 
 def usage_series(
-    db: sqlite_utils.Database, *, workspace_id: str, since: datetime, bucket_s: int
+    db: Handle, *, workspace_id: str, since: datetime, bucket_s: int
 ) -> list[SeriesPoint]:
     """Sums per (bucket, provider, model) of the workspace's records at or after `since`,
     oldest bucket first."""
     rows = db.execute(
-        "SELECT CAST(created_epoch / ? AS INTEGER) * ? AS bucket, provider, model, count(*), "
-        "coalesce(sum(status >= 400), 0), coalesce(sum(prompt_tokens), 0), "
+        f"SELECT {dialect.of(db).floor_int('created_epoch / ?')} * ? AS bucket, provider, "
+        "model, count(*), "
+        "count(*) FILTER (WHERE status >= 400), coalesce(sum(prompt_tokens), 0), "
         "coalesce(sum(completion_tokens), 0), coalesce(sum(cost_usd), 0.0), "
         "coalesce(sum(energy_kwh), 0.0), coalesce(sum(carbon_gco2e), 0.0), "
         "coalesce(sum(cache_hit), 0) "

@@ -25,7 +25,9 @@ from store.usage import UsageRecord
 
 logger = logging.getLogger(__name__)
 
-SEAL_BUDGET_S = 5.0  # per batch
+# Per batch. The detector's first scan in a fresh worker process loads its models (some
+# seconds, more on a loaded machine); the records wait in the writer's queue meanwhile.
+SEAL_BUDGET_S = 30.0
 
 
 @attrs.define(eq=False)

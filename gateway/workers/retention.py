@@ -19,7 +19,6 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-import sqlite_utils
 import trio
 
 from gateway.documents.erasure import erase_document
@@ -28,6 +27,7 @@ from store import erasure, request_log
 from store.audit import AuditEvent
 from store.documents import DocumentRecord
 from store.erasure import Removal
+from store.handle import Handle
 
 if TYPE_CHECKING:
     from gateway.platform.state import AppState
@@ -81,7 +81,7 @@ async def purge_request_log(state: AppState, *, now: float) -> int:
     if not await state.db.run(lambda d: request_log.oldest_before(d, cutoff)):
         return 0
 
-    def remove(db: sqlite_utils.Database) -> Removal[tuple[int, int]]:
+    def remove(db: Handle) -> Removal[tuple[int, int]]:
         return Removal(request_log.purge_before(db, cutoff))
 
     purged = await erasure.erase(state.db, remove)

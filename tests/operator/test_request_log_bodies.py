@@ -12,9 +12,12 @@ import openai
 
 from gateway.app.server import RunningGateway
 from gateway.workers.retention import purge_request_log
+from tests.gateway.conftest import warm_pii_worker
 
 LOG = "/v1/management/request-log"
 WORKSPACE = "/v1/management/workspaces/default"
+__all__ = ["warm_pii_worker"]  # the detector's process loads its models before the tests
+
 SECRET_WORD = "bioluminescent"
 PROMPT = f"My {SECRET_WORD} email is jane.doe@example.com; call me on 212-555-0187."
 
