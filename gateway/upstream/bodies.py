@@ -35,10 +35,11 @@ class BodyCapture:
 @attrs.define
 class BodyKeepers:
     """The workspaces whose request log keeps bodies: loaded when the gateway starts,
-    changed by the workspace's PATCH in this process (several workers: see
-    docs/observability.md)."""
+    changed by the workspace's PATCH here (announced through `on_change`, so that the
+    other workers and nodes load it again: `gateway.workers.store_events`)."""
 
     workspaces: set[str] = attrs.field(factory=set, converter=set)
+    on_change: Callable[[str], None] | None = None
 
     def keeps(self, workspace_id: str) -> bool:
         return workspace_id in self.workspaces
@@ -48,6 +49,10 @@ class BodyKeepers:
             self.workspaces.add(workspace_id)
         else:
             self.workspaces.discard(workspace_id)
+        if self.on_change is not None:
+            self.on_change(workspace_id)
 
     def load(self, workspaces: Iterable[str]) -> None:
+        """The set as the store has it (start-up, or another process's change): no
+        announcement."""
         self.workspaces = set(workspaces)

@@ -1,6 +1,6 @@
 """The worker that keeps each process's copies of shared configuration in step with the
-store: providers, routing rules, and the in-memory vector indexes of files and data
-documents.
+store: providers, routing rules, the in-memory vector indexes of files and data
+documents, and the workspaces whose request log keeps bodies.
 
 Each process holds these in memory (read on every request, or built once per workspace)
 and changes its own copy when its API changes the store. With several workers or nodes
@@ -26,12 +26,13 @@ import trio
 
 from gateway.platform import broadcast
 from store import providers as provider_store
+from store import request_log
 from store import rules as rule_store
 
 if TYPE_CHECKING:
     from gateway.platform.state import AppState
 
-KINDS = ("providers", "rules", "files", "documents")
+KINDS = ("providers", "rules", "files", "documents", "bodies")
 
 
 class _Announcing(Protocol):
@@ -68,6 +69,7 @@ def _holders(state: AppState) -> dict[str, _Announcing]:
         "rules": state.rules,
         "files": state.files.index,
         "documents": state.documents.index,
+        "bodies": state.bodies,
     }
 
 
@@ -89,6 +91,8 @@ async def _apply(state: AppState, origin: str, message: str) -> None:
         state.rules.load(await state.db.run(rule_store.all_enabled))
     elif kind == "files":
         state.files.index.drop(workspace_id)
+    elif kind == "bodies":
+        state.bodies.load(await state.db.run(request_log.keeps_bodies))
     else:
         state.documents.index.drop(workspace_id)
 
@@ -96,5 +100,6 @@ async def _apply(state: AppState, origin: str, message: str) -> None:
 async def _resync(state: AppState) -> None:
     state.registry.load(await state.db.run(provider_store.list_all))
     state.rules.load(await state.db.run(rule_store.all_enabled))
+    state.bodies.load(await state.db.run(request_log.keeps_bodies))
     state.files.index.drop_all()
     state.documents.index.drop_all()
