@@ -11,9 +11,9 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
 
 from gateway.platform.errors import invalid_request
+from gateway.platform.params import moment
 from store.request_log import MAX_LIMIT, LogQuery
 
 DEFAULT_LIMIT = 50
@@ -45,7 +45,7 @@ def parse_log_query(workspace_id: str, args: Mapping[str, str]) -> LogQuery:
             param=unknown[0],
             value=args[unknown[0]],
         )
-    since, until = _moment(args, "since"), _moment(args, "until")
+    since, until = moment(args.get("since"), "since"), moment(args.get("until"), "until")
     if since is not None and until is not None and since >= until:
         raise invalid_request("'since' must be before 'until'.", param="since", value=args["since"])
     status, status_class, errors_only = _status(args.get("status"))
@@ -139,23 +139,3 @@ def _min_latency(raw: str | None) -> float | None:
             value=raw,
         )
     return value
-
-
-def _moment(args: Mapping[str, str], name: str) -> datetime | None:
-    """A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 time (UTC when it names no zone),
-    converted to UTC here, where a time past the calendar's edge is the caller's 400."""
-    value = args.get(name)
-    if not value:
-        return None
-    try:
-        if len(value) == 10:
-            day = date.fromisoformat(value)
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-        moment.timestamp()  # the store's epoch: a time it cannot hold is refused here
-        return moment
-    except (ValueError, OverflowError):
-        raise invalid_request(
-            f"'{name}' must be a date (YYYY-MM-DD) or an ISO 8601 time.", param=name, value=value
-        ) from None

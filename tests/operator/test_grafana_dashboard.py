@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import subprocess
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +22,13 @@ import trio
 from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
 from providers.sim.core import Fault
-from tests.operator.tiny_http import OtlpReceiver, serve
+from tests.operator.tiny_http import OtlpReceiver, receiver
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 DASHBOARD = DOCS / "grafana-dashboard.json"
 SERIES = re.compile(r"\bgateway_[a-z0-9_]+")
 SUFFIXES = re.compile(r"_(bucket|count|sum)$")
+__all__ = ["receiver"]  # the fixture
 
 
 def documented() -> set[str]:
@@ -97,13 +97,6 @@ def _concrete(expr: str) -> str:
     return (
         expr.replace("$__rate_interval", "5m").replace("$family", ".*").replace("$provider", ".*")
     )
-
-
-@pytest.fixture
-async def receiver(nursery: trio.Nursery) -> tuple[OtlpReceiver, str]:
-    found = OtlpReceiver()
-    url: str = await nursery.start(partial(serve, found.handle))
-    return found, url
 
 
 @pytest.fixture

@@ -5,9 +5,6 @@ that failed it, and the time to first token and each attempt's outcome counted."
 from __future__ import annotations
 
 import io
-import json
-import logging
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -15,32 +12,13 @@ import openai
 import pytest
 
 from gateway.app.server import RunningGateway
-from gateway.operator.logs import configure_logging
 from providers.sim.core import Fault
+from tests.operator.log_capture import line_of, log_stream
 from tests.operator.prom import scrape, total
 
+__all__ = ["log_stream"]  # the fixture
+
 HELLO: Any = [{"role": "user", "content": "Hello"}]
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    stream = io.StringIO()
-    root = logging.getLogger()
-    level = root.level
-    handler = configure_logging("json", stream=stream)
-    yield stream
-    root.removeHandler(handler)
-    root.setLevel(level)
-
-
-def line_of(stream: io.StringIO, request_id: str) -> dict[str, Any]:
-    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
-    [found] = [
-        line
-        for line in lines
-        if line["logger"] == "gateway.access" and line["request_id"] == request_id
-    ]
-    return found
 
 
 async def test_speech_is_labelled_with_the_vendor_that_served_it(

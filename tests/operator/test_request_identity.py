@@ -5,10 +5,7 @@ access log line naming the same id, the trace, the model, the tokens and the cos
 from __future__ import annotations
 
 import io
-import json
-import logging
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,32 +13,12 @@ import openai
 import pytest
 
 from gateway.app.server import RunningGateway
-from gateway.operator.logs import configure_logging
 from gateway.platform.tracecontext import TraceParent, parse_traceparent, valid_request_id
+from tests.operator.log_capture import line_of, log_stream
 
+__all__ = ["log_stream"]  # the fixture
 HELLO: Any = [{"role": "user", "content": "Hello"}]
 MCP_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    stream = io.StringIO()
-    root = logging.getLogger()
-    level = root.level
-    handler = configure_logging("json", stream=stream)
-    yield stream
-    root.removeHandler(handler)
-    root.setLevel(level)
-
-
-def access(stream: io.StringIO) -> list[dict[str, Any]]:
-    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
-    return [line for line in lines if line["logger"] == "gateway.access"]
-
-
-def line_of(stream: io.StringIO, request_id: str) -> dict[str, Any]:
-    [found] = [line for line in access(stream) if line["request_id"] == request_id]
-    return found
 
 
 @pytest.mark.parametrize(

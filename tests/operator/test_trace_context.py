@@ -3,7 +3,6 @@ upstream unchanged, an invalid one is dropped, and no span object is ever made."
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import httpx
@@ -13,7 +12,7 @@ import trio
 from opentelemetry.sdk.trace import Tracer
 
 from gateway.app.server import RunningGateway
-from tests.operator.tiny_http import RecordingUpstream, serve
+from tests.operator.tiny_http import RecordingUpstream, recording_openai
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 TRACEPARENT = f"00-{TRACE}-00f067aa0ba902b7-01"
@@ -22,14 +21,7 @@ HELLO: Any = [{"role": "user", "content": "Hello"}]
 
 @pytest.fixture
 async def upstream(nursery: trio.Nursery, http: httpx.AsyncClient) -> RecordingUpstream:
-    """The workspace's OpenAI provider pointed at a recording upstream."""
-    recorder = RecordingUpstream()
-    url = await nursery.start(partial(serve, recorder.handle))
-    patched = await http.patch(
-        "/v1/management/providers/openai", json={"settings": {"base_url": url}}
-    )
-    assert patched.status_code == 200, patched.text
-    return recorder
+    return await recording_openai(nursery, http)
 
 
 async def test_the_callers_trace_reaches_the_upstream_unchanged(

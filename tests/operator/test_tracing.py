@@ -6,7 +6,6 @@ two attempts in the request's log entry."""
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import attrs
@@ -20,20 +19,14 @@ from gateway.platform.config import Settings
 from providers.sim.core import Fault
 from tests.gateway.pipelines.test_pipelines_api import spoken_wav
 from tests.operator.prom import scrape, total
-from tests.operator.tiny_http import ExportedSpan, OtlpReceiver, RecordingUpstream, serve
+from tests.operator.tiny_http import ExportedSpan, OtlpReceiver, receiver, recording_openai
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE}-{CALLER_SPAN}-01"
 HELLO: Any = [{"role": "user", "content": "Hello"}]
+__all__ = ["receiver"]  # the fixture
 SERVER, CLIENT = 2, 3
-
-
-@pytest.fixture
-async def receiver(nursery: trio.Nursery) -> tuple[OtlpReceiver, str]:
-    found = OtlpReceiver()
-    url: str = await nursery.start(partial(serve, found.handle))
-    return found, url
 
 
 @pytest.fixture
@@ -115,12 +108,7 @@ async def test_the_upstream_sees_the_attempts_span_as_its_parent(
     http: httpx.AsyncClient,
     receiver: tuple[OtlpReceiver, str],
 ) -> None:
-    upstream = RecordingUpstream()
-    url = await nursery.start(partial(serve, upstream.handle))
-    patched = await http.patch(
-        "/v1/management/providers/openai", json={"settings": {"base_url": url}}
-    )
-    assert patched.status_code == 200, patched.text
+    upstream = await recording_openai(nursery, http)
     await client.chat.completions.create(
         model="gpt-4o-mini",
         messages=HELLO,
@@ -173,9 +161,7 @@ async def test_an_unsampled_caller_trace_exports_nothing_and_says_so_upstream(
     http: httpx.AsyncClient,
     receiver: tuple[OtlpReceiver, str],
 ) -> None:
-    upstream = RecordingUpstream()
-    url = await nursery.start(partial(serve, upstream.handle))
-    await http.patch("/v1/management/providers/openai", json={"settings": {"base_url": url}})
+    upstream = await recording_openai(nursery, http)
     unsampled = f"00-{TRACE}-{CALLER_SPAN}-00"
     tracing = gateway.state.tracing
     assert tracing is not None

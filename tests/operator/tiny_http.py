@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 import h11
+import httpx
+import pytest
 import trio
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -166,3 +168,22 @@ class RecordingUpstream:
             "usage": {"prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7},
         }
         return 200, "application/json", json.dumps(answer).encode()
+
+
+@pytest.fixture
+async def receiver(nursery: trio.Nursery) -> tuple[OtlpReceiver, str]:
+    """An OTLP receiver serving in the test's nursery, and its base URL."""
+    found = OtlpReceiver()
+    url: str = await nursery.start(partial(serve, found.handle))
+    return found, url
+
+
+async def recording_openai(nursery: trio.Nursery, http: httpx.AsyncClient) -> RecordingUpstream:
+    """A recording upstream, and the workspace's OpenAI provider pointed at it."""
+    recorder = RecordingUpstream()
+    url = await nursery.start(partial(serve, recorder.handle))
+    patched = await http.patch(
+        "/v1/management/providers/openai", json={"settings": {"base_url": url}}
+    )
+    assert patched.status_code == 200, patched.text
+    return recorder
