@@ -23,7 +23,18 @@ from typing import Any
 
 import attrs
 
-from bench import charts, checks, floor, machine, observability, procs, report, sections, workers
+from bench import (
+    charts,
+    checks,
+    floor,
+    fronts,
+    machine,
+    observability,
+    procs,
+    report,
+    sections,
+    workers,
+)
 from bench.plan import RUN_ORDER, SECTIONS, Plan, Run
 from bench.stack import GATEWAY_ENV, Stack, running_stack
 
@@ -141,6 +152,7 @@ def _run_sections(run: Run, stack: Stack, chosen: tuple[str, ...]) -> dict[str, 
         "ceiling": lambda: sections.ceiling(run, stack, measured),
         "floor": lambda: floor.floor(run, stack, measured),
         "workers": lambda: workers.workers(run, stack),
+        "fronts": lambda: fronts.fronts(run, stack),
         "observability": lambda: observability.observability(run, stack),
     }
     for name in RUN_ORDER:

@@ -142,7 +142,7 @@ def _workers_checks(results: Results) -> list[Check]:
 
 
 def _observability_checks(results: Results) -> list[Check]:
-    """Section 8 (issue 33): the request log and tracing both on cost at most 5 % of
+    """Section 9 (issue 33): the request log and tracing both on cost at most 5 % of
     the non-streamed requests/s."""
     lost = _get(results, "observability", "cost", "32", "rps_lost_share")
     share = None if lost is None else lost * 100

@@ -1,4 +1,4 @@
-"""Section 8, observability's cost: the request log and tracing both on, against both off.
+"""Section 9, observability's cost: the request log and tracing both on, against both off.
 
 Issue 33's budget: the request log (written in the usage writer's batches) and tracing
 (a server span per request, a client span per attempt, exported over OTLP/HTTP) together

@@ -18,6 +18,7 @@ SECTIONS = (
     "ceiling",
     "floor",
     "workers",
+    "fronts",
     "observability",
 )
 # The soak runs before the open streams: thousands of held streams leave the heap
@@ -27,6 +28,7 @@ RUN_ORDER = (
     "nonstream",
     "floor",
     "stream",
+    "fronts",
     "soak",
     "open-streams",
     "ceiling",

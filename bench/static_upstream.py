@@ -13,7 +13,7 @@ It is a load fixture, not a simulator: it reads each request's framing (keep-ali
 `Content-Length` or chunked, pipelining, through the simulator's own parser) and its
 method and path, nothing else. `POST .../chat/completions` gets the completion the
 simulator gives the benchmark's prompt (20 tokens), `GET /health` a 200 (readiness),
-`POST /v1/traces` an OTLP/HTTP collector's empty success (section 8 exports its spans
+`POST /v1/traces` an OTLP/HTTP collector's empty success (section 9 exports its spans
 here), any other request a 404.
 
     python -m bench.static_upstream --port 8101

@@ -28,6 +28,7 @@ from gateway.platform.state import AppState
 from store import audit, erasure, request_log, workspaces
 from store import documents as document_store
 from store import files as file_store
+from store import responses as response_store
 from store.audit import AuditEvent
 from store.erasure import Blob, Removal
 from store.workspaces import WorkspaceRecord
@@ -176,6 +177,7 @@ async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
         held = document_store.remove_workspace(db, workspace_id)
         blobs += [Blob(documents.blobs, d) for d in held]
         request_log.remove_workspace(db, workspace_id)
+        response_store.remove_workspace(db, workspace_id)
         workspaces.delete(db, workspace_id)
         audit.append(db, event)
         return Removal(workspace_id, tuple(blobs))
@@ -184,6 +186,7 @@ async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
         files.index.forget(workspace_id)
         documents.index.forget(workspace_id)
 
+    state.responses.forget_workspace(workspace_id)  # kept, not yet written: never will be
     async with files.blob_lock, documents.blob_lock:
         await erasure.erase(state.db, remove, forget=forget)
 

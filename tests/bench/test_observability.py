@@ -1,4 +1,4 @@
-"""Section 8's figures from its rounds (pure), and its check against the 5 % budget."""
+"""Section 9's figures from its rounds (pure), and its check against the 5 % budget."""
 
 from __future__ import annotations
 
