@@ -60,9 +60,13 @@ class _Answer:
     started_at: float
     status: int = CLIENT_CLOSED
     first_byte_s: float | None = None
-    model_used: str | None = None  # X-Service-Model-Used, when no usage record said
+    # What the answer's headers say served it (`X-Service-Model-Used`, or audio's
+    # `X-Service-Provider` and `X-Service-Model`), when no usage record has said.
+    provider: str | None = None
+    model: str | None = None
     stream: bool = False
     counted: bool = False
+    logged: bool = False
     elapsed_s: float = 0.0
 
 
@@ -111,7 +115,7 @@ class ObservedApp:
                 if answer.stream:
                     self.metrics.stream_opened(family)
             elif not message.get("more_body", False):
-                self._settle(scope, family, answer, context, body)
+                self._settle(scope, family, answer, context, body, ended=False)
             await send(message)
 
         try:
@@ -119,7 +123,7 @@ class ObservedApp:
         finally:
             if answer.stream:
                 self.metrics.stream_closed(family)
-            self._settle(scope, family, answer, context, body)
+            self._settle(scope, family, answer, context, body, ended=True)
 
     def _trace(self, scope: Scope, context: RequestContext, family: str) -> None:
         """Open the request's span (tracing on), or hand the caller's trace on to every
@@ -146,21 +150,29 @@ class ObservedApp:
         answer: _Answer,
         context: RequestContext,
         body: bytearray | None,
+        *,
+        ended: bool,
     ) -> None:
-        """Count and log the answer, once: before its last byte leaves (so that whoever
-        saw it end finds it counted), or when the handler ends without one."""
-        if answer.counted:
+        """Count the answer once, before its last byte leaves (so that whoever saw it end
+        finds it counted), or when the handler ends without one. Log it (and end its span)
+        then too, unless a provider served it whose usage record is not written yet (a
+        streamed speech answer records its use once sent): then when the handler ends
+        (`ended`), so that the line names what the record said."""
+        if not answer.counted:
+            answer.counted = True
+            answer.elapsed_s = time.perf_counter() - answer.started_at
+            first_byte = (
+                answer.first_byte_s if answer.first_byte_s is not None else answer.elapsed_s
+            )
+            provider, model = _served_by(context, answer)
+            self.metrics.answered(
+                family, answer.status, provider, model, first_byte, context.upstream_s
+            )
+        if answer.logged or not (ended or context.provider or answer.provider is None):
             return
-        answer.counted = True
-        elapsed = time.perf_counter() - answer.started_at
-        first_byte = answer.first_byte_s if answer.first_byte_s is not None else elapsed
-        provider, model = _served_by(context, answer)
-        self.metrics.answered(
-            family, answer.status, provider, model, first_byte, context.upstream_s
-        )
-        answer.elapsed_s = elapsed
+        answer.logged = True
         if context.span is not None:
-            _end_span(context, answer.status, provider, model)
+            _end_span(context, answer.status, *_served_by(context, answer))
         if access_log.isEnabledFor(logging.INFO):
             fields = _fields(scope, family, answer, context, body)
             access_log.info("request", extra={"fields": fields})
@@ -204,20 +216,22 @@ def _started(answer: _Answer, message: Message) -> None:
     for name, value in message.get("headers", ()):
         lowered = name.lower()
         if lowered == b"x-service-model-used":
-            answer.model_used = value.decode("latin-1")
+            provider, _, model = value.decode("latin-1").partition("/")
+            answer.provider, answer.model = provider, model or None
+        elif lowered == b"x-service-provider":
+            answer.provider = value.decode("latin-1")
+        elif lowered == b"x-service-model":
+            answer.model = value.decode("latin-1")
         elif lowered == b"content-type":
             answer.stream = value.startswith(b"text/event-stream")
 
 
 def _served_by(context: RequestContext, answer: _Answer) -> tuple[str | None, str | None]:
-    """Provider and model: from the request's usage records, else (the usage log off)
-    from the answer's `X-Service-Model-Used`."""
+    """Provider and model: from the request's usage records, else (a record written
+    after the answer, or the usage log off) from the answer's headers."""
     if context.provider or context.model:
         return context.provider, context.model
-    if answer.model_used:
-        provider, _, model = answer.model_used.partition("/")
-        return provider, model or None
-    return None, None
+    return answer.provider, answer.model
 
 
 def _end_span(
