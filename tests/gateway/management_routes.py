@@ -52,6 +52,8 @@ ROUTES: tuple[Route, ...] = (
     ("GET", f"{M}/service-accounts/{{id}}", "view_configuration", None),
     ("DELETE", f"{M}/service-accounts/{{id}}", "revoke_api_keys", None),
     ("GET", f"{M}/audit-log", "view_audit_log", None),
+    ("GET", f"{M}/request-log", "view_analytics", None),
+    ("GET", f"{M}/request-log/{{id}}", "view_analytics", None),
     ("GET", f"{M}/console/usage", "view_analytics", None),
     ("GET", f"{M}/analytics/usage", "view_analytics", None),
     ("GET", f"{M}/analytics/usage/models", "view_analytics", None),
