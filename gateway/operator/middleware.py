@@ -237,8 +237,6 @@ def _served_by(context: RequestContext, answer: _Answer) -> tuple[str | None, st
 def _end_span(
     context: RequestContext, status: int, provider: str | None, model: str | None
 ) -> None:
-    from opentelemetry.trace import Status, StatusCode
-
     span = context.span
     span.set_attribute("http.response.status_code", status)
     if provider:
@@ -250,7 +248,7 @@ def _end_span(
         span.set_attribute("gen_ai.usage.output_tokens", context.completion_tokens)
     span.set_attribute("gateway.cost_usd", context.cost_usd)
     if status >= 500:
-        span.set_status(Status(StatusCode.ERROR, f"HTTP {status}"))
+        span.fail(f"HTTP {status}")
     span.end()
 
 

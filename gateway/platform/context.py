@@ -48,7 +48,7 @@ class RequestContext:
     def trace_id(self) -> str | None:
         """The W3C trace id: the span's when tracing, else the caller's, else None."""
         if self.span is not None:
-            return f"{self.span.get_span_context().trace_id:032x}"
+            return f"{self.span.trace_id:032x}"
         return self.trace.trace_id if self.trace is not None else None
 
     def note_usage(self, record: UsageRecord) -> None:
