@@ -20,6 +20,9 @@ SECTIONS = (
     "workers",
     "fronts",
     "observability",
+    "hotpath",
+    "budget",
+    "instructions",
 )
 # The soak runs before the open streams: thousands of held streams leave the heap
 # larger than steady load does, and a soak starting there would hide a slow leak. The
@@ -27,6 +30,8 @@ SECTIONS = (
 RUN_ORDER = (
     "nonstream",
     "floor",
+    "hotpath",
+    "budget",
     "stream",
     "fronts",
     "soak",
@@ -34,6 +39,7 @@ RUN_ORDER = (
     "ceiling",
     "workers",
     "observability",
+    "instructions",
 )
 
 

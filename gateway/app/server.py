@@ -22,8 +22,8 @@ from hypercorn.config import Config as HypercornConfig
 
 from gateway.app import bootstrap
 from gateway.app.assembly import assemble
+from gateway.app.extras import mount_all, offered
 from gateway.app.factory import create_app
-from gateway.app.families import FAMILIES
 from gateway.app.scaleout import open_shared
 from gateway.chat.cache import ResponseCache
 from gateway.operator.middleware import ObservedApp
@@ -67,6 +67,8 @@ from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
+from providers.upstream.guard import upstream_policy
+from providers.upstream.httpx_upstream import guarded_transport
 from providers.upstream.traced import TracedUpstream
 from store import keys, request_log
 from store import providers as provider_store
@@ -115,31 +117,34 @@ class RunningGateway:
 
 
 def upstream_client(settings: Settings) -> Upstream:
-    """The one pooled client every adapter shares, as `settings.upstream_client` says.
+    """The one pooled client every adapter shares, as `settings.upstream_client` says,
+    its every new connection held to the operator's address policy for providers.
 
     Reads have no timeout of their own because the callers set deadlines (first chunk,
     idle gap, whole call); only connecting has one.
     """
+    policy = upstream_policy(settings.upstream_private_addresses, settings.upstream_allowed_hosts)
     if settings.upstream_client == "httpx":
-        return HttpxUpstream(
-            httpx.AsyncClient(
-                timeout=httpx.Timeout(
-                    connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0
-                ),
-                limits=httpx.Limits(
-                    max_connections=settings.max_upstream_connections,
-                    max_keepalive_connections=settings.max_keepalive_connections,
-                    keepalive_expiry=30.0,
-                ),
-                http2=False,
-                trust_env=False,
-            )
+        limits = httpx.Limits(
+            max_connections=settings.max_upstream_connections,
+            max_keepalive_connections=settings.max_keepalive_connections,
+            keepalive_expiry=30.0,
         )
+        client = httpx.AsyncClient(
+            transport=guarded_transport(policy, limits),
+            timeout=httpx.Timeout(
+                connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0
+            ),
+            follow_redirects=False,
+            trust_env=False,
+        )
+        return HttpxUpstream(client, policy)
     return LeanUpstream(
         connect_timeout=settings.connect_timeout_s,
         max_connections_per_host=settings.max_upstream_connections,
         max_idle_per_host=settings.max_keepalive_connections,
         keepalive_expiry=30.0,
+        address_policy=policy,
     )
 
 
@@ -149,7 +154,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
-        catalog = load_catalog().with_passthrough(settings.passthrough_models)
+        catalog = offered(load_catalog().with_passthrough(settings.passthrough_models))
         # Every upstream call carries its request's trace context.
         async with aclosing(TracedUpstream(upstream_client(settings))) as client:
             keyring = KeyRing()
@@ -284,7 +289,7 @@ async def _serve_in(
 def http_app(state: AppState) -> FastPath:
     """The mounted families as one ASGI app: their fast-path routes in front of Quart."""
     settings = state.settings
-    mounted = [family.mount(state) for family in FAMILIES]
+    mounted = mount_all(state)
     return FastPath(
         create_app(settings, mounted),
         [route for family in mounted for route in family.routes],

@@ -11,6 +11,7 @@ import attrs
 
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
+from gateway.chat.resolutions import Resolutions
 from gateway.platform.config import Settings
 from gateway.upstream.admission import Admission
 from gateway.upstream.bodies import BodyKeepers
@@ -29,3 +30,5 @@ class ChatServices:
     shared_cache: SharedResponseCache | None = None
     # The workspaces whose request log keeps the bodies (none by default).
     bodies: BodyKeepers = attrs.field(factory=BodyKeepers)
+    # The routing of a named model without a rule, made once per provider set.
+    resolutions: Resolutions = attrs.field(factory=Resolutions)

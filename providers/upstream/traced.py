@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 
+import trio
+
 from providers.upstream.base import RequestBody, Upstream, UpstreamResponse, UpstreamStream
 
 # The headers (lower-case names) every upstream call of this task adds: `traceparent`,
@@ -41,6 +43,11 @@ class TracedUpstream:
         self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> AbstractAsyncContextManager[UpstreamStream]:
         return self.inner.stream(method, url, _with_trace(headers), body)
+
+    async def open_tcp(self, host: str, port: int) -> trio.SocketStream:
+        """A raw connection (a WebSocket adapter's): its protocol carries no HTTP headers
+        of ours, so it is the inner client's unchanged."""
+        return await self.inner.open_tcp(host, port)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -230,7 +230,9 @@ async def test_a_workspace_sees_only_its_own_requests(
     other = created.json()["id"]
     made = await http.post(
         "/v1/management/api-keys",
-        json={"name": "other-admin", "type": "admin"},
+        # A managing key of that workspace alone (an admin key would reach the whole
+        # organisation, the default workspace included).
+        json={"name": "other-manager", "type": "prod", "permissions": ["chat", "management"]},
         headers={"x-workspace-id": other},
     )
     assert made.status_code == 201, made.text
