@@ -1,6 +1,7 @@
 """What the request log's API uses, built once by the composition root (`gateway.app`):
 the callers' authentication, the store, the usage writer's flush (entries are written
-within its batch delay), and the cipher that opens the bodies kept."""
+within its batch delay), the cipher that opens the bodies kept, and the window in days
+(`request_log_days`) past which entries are erased."""
 
 from __future__ import annotations
 
@@ -19,3 +20,4 @@ class RequestLogServices:
     db: Database
     flush: Callable[[], Awaitable[None]]
     cipher: CredentialCipher
+    window_days: float

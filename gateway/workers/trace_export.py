@@ -18,7 +18,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import orjson
 import trio
@@ -28,9 +27,6 @@ from gateway.platform.tracing import ExportSettings, Span, Tracing
 from gateway.workers import trace_child
 from gateway.workers.usage_wire import FrameReader, frame
 
-if TYPE_CHECKING:
-    from gateway.platform.state import AppState
-
 logger = logging.getLogger(__name__)
 
 EXPORT_INTERVAL_S = 1.0
@@ -38,10 +34,9 @@ ANSWER_MARGIN_S = 5.0  # beyond the export's own timeout, for the child's encodi
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    tracing: Tracing | None, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     task_status.started()
-    tracing = state.tracing
     if tracing is None:
         return
     exporter = ExportProcess(tracing.export)

@@ -14,7 +14,7 @@ import pytest
 
 from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.workers.retention import purge_request_log
+from gateway.requestlog.retention import purge as purge_request_log
 from providers.sim.core import Fault
 from store.request_log import LoggedAttempt
 from store.usage import UsageRecord, insert_records
@@ -216,10 +216,10 @@ async def test_entries_leave_the_log_past_its_window(
         }
     ]
     assert len((await listed(http))["data"]) == 2
-    assert await purge_request_log(gateway.state, now=now.timestamp()) == 1
+    assert await purge_request_log(gateway.state.request_log, now=now.timestamp()) == 1
     assert [e["id"] for e in (await listed(http))["data"]] == ["one-day-old"]
     assert (await http.get(f"{LOG}/three-days-old")).status_code == 404
-    assert await purge_request_log(gateway.state, now=now.timestamp()) == 0
+    assert await purge_request_log(gateway.state.request_log, now=now.timestamp()) == 0
 
 
 async def test_a_workspace_sees_only_its_own_requests(

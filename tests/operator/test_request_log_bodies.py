@@ -11,7 +11,7 @@ import httpx
 import openai
 
 from gateway.app.server import RunningGateway
-from gateway.workers.retention import purge_request_log
+from gateway.requestlog.retention import purge as purge_request_log
 from tests.gateway.conftest import warm_pii_worker
 
 LOG = "/v1/management/request-log"
@@ -131,7 +131,7 @@ async def test_the_window_erases_kept_bodies_from_the_disk(
     )
     [token] = await sealed_bodies(gateway)
     far_future = 4_000_000_000.0  # every entry is past the window then
-    assert await purge_request_log(gateway.state, now=far_future) >= 1
+    assert await purge_request_log(gateway.state.request_log, now=far_future) >= 1
     assert on_disk(gateway.state.settings.data_dir, token[:40]) == []
 
 
