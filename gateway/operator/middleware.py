@@ -33,7 +33,7 @@ import attrs
 from gateway.operator.families import family_of
 from gateway.operator.metrics import GatewayMetrics
 from gateway.platform.context import RequestContext, open_request
-from gateway.platform.request_link import LINK
+from gateway.platform.request_link import without_link
 from gateway.platform.tracecontext import (
     REQUEST_ID_MAX,
     new_request_id,
@@ -52,16 +52,6 @@ access_log = logging.getLogger("gateway.access")
 CLIENT_CLOSED = 499
 BODY_LOG_LIMIT = 4096
 REQUEST_ID_HEADER = b"x-request-id"
-
-
-def _unlinked(scope: Scope) -> Scope:
-    """`scope` without its request link: the fast path then reads the body through
-    `receive` (which logs it) rather than taking it from the connection's queue. Only
-    when bodies are logged, a debug setting."""
-    extensions = scope.get("extensions")
-    if not extensions or LINK not in extensions:
-        return scope
-    return {**scope, "extensions": {k: v for k, v in extensions.items() if k != LINK}}
 
 
 @attrs.define
@@ -112,6 +102,8 @@ class ObservedApp:
         body = bytearray() if self.log_bodies else None
         self._trace(scope, context, family)
         marked = (REQUEST_ID_HEADER, context.request_id.encode("latin-1"))
+        if body is not None:  # the body must come through watched_receive
+            scope = without_link(scope)
 
         async def watched_receive() -> Message:
             message = await receive()
@@ -129,8 +121,6 @@ class ObservedApp:
                 self._settle(scope, family, answer, context, body, ended=False)
             await send(message)
 
-        if body is not None:
-            scope = _unlinked(scope)
         try:
             await self.app(scope, watched_receive if body is not None else receive, watched_send)
         finally:

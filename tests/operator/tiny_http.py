@@ -71,7 +71,10 @@ async def _request(conn: h11.Connection, stream: trio.SocketStream) -> Seen | No
     while True:
         event = conn.next_event()
         if event is h11.NEED_DATA:
-            data = await stream.receive_some()
+            try:
+                data = await stream.receive_some()
+            except trio.BrokenResourceError:  # a client gone with a reset (the exporter's
+                return None  # process ending at the gateway's shutdown): closed, as EOF is
             if not data:
                 return None
             conn.receive_data(data)
