@@ -87,6 +87,13 @@ def analytics_blueprint(state: AppState) -> Blueprint:
         record = await exports.create(state, principal.workspace_id, body, today=service.today())
         return json_response(exports.render(record, _base_url()), status=202)
 
+    @bp.get(f"{A}/export")
+    async def list_exports() -> Response:
+        principal = await _caller(state, "export_data")
+        found = await exports.recent(state, principal, request.args)
+        base = _base_url()
+        return json_response({"object": "list", "data": [exports.render(r, base) for r in found]})
+
     @bp.get(f"{A}/export/<export_id>")
     async def get_export(export_id: str) -> Response:
         principal = await _caller(state, "export_data")
