@@ -49,6 +49,8 @@ def chromium(profile: Path) -> Iterator[Browser]:
         f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
+    # The browser's console (JavaScript errors, failed loads) for `Browser.console_errors`.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
     try:
         yield Browser(driver)
@@ -90,6 +92,18 @@ class Browser:
 
     def script(self, source: str, *args: Any) -> Any:
         return self.driver.execute_script(source, *args)
+
+    def console_errors(self) -> list[dict[str, Any]]:
+        """The browser console's errors since the last call (each read empties the log):
+        JavaScript errors, unhandled rejections, and loads that failed."""
+        entries: list[dict[str, Any]] = self.driver.get_log("browser")
+        return [entry for entry in entries if entry["level"] == "SEVERE"]
+
+    def width(self, pixels: int) -> None:
+        """Resize the window so the page's viewport is `pixels` wide."""
+        inner: int = self.script("return window.innerWidth")
+        outer = self.driver.get_window_size()
+        self.driver.set_window_size(outer["width"] - inner + pixels, outer["height"])
 
     def accept_confirm(self) -> None:
         self.until(lambda d: d.switch_to.alert).accept()

@@ -1,0 +1,71 @@
+// Workspaces: list, create, rename or describe, delete, and switch the console to one
+// (every later call names it in X-Workspace-ID).
+
+import { api } from "../api.js";
+import { can, currentCaller } from "../access.js";
+import { $, button, el, fillTable, when } from "../dom.js";
+
+const W = "/v1/management/workspaces";
+let ui = null;
+const act = (work) => () => ui.guarded(work);
+
+export async function show() {
+  const found = (await api(W)).data;
+  const current = currentCaller().workspace_id;
+  fillTable("workspaces-table", found.map((w) => [
+    w.name + (w.id === current ? " (current)" : ""),
+    el("code", {}, w.id),
+    w.description || "-",
+    when(w.created_at),
+    el("div", { class: "actions" },
+      w.id === current ? "" : button("Switch to", act(() => ui.switchWorkspace(w.id)), { "data-switch": w.id }),
+      can("manage_workspaces") ? button("Edit", () => edit(w), { "data-edit": w.id }) : "",
+      can("manage_workspaces")
+        ? button("Delete", act(() => remove(w)), { "data-delete": w.id, class: "secondary danger" })
+        : ""),
+  ]));
+}
+
+async function save() {
+  const body = { name: $("workspace-name").value, description: $("workspace-description").value };
+  const id = $("workspace-id").value;
+  const saved = id
+    ? await api(`${W}/${id}`, { method: "PATCH", body })
+    : await api(W, { method: "POST", body });
+  $("workspace-result").textContent = `Workspace "${saved.name}" ${id ? "saved" : "created"} (${saved.id}).`;
+  stopEditing();
+  await ui.refreshWorkspaces();
+  await show();
+}
+
+function edit(workspace) {
+  $("workspace-id").value = workspace.id;
+  $("workspace-name").value = workspace.name;
+  $("workspace-description").value = workspace.description;
+  $("workspace-legend").textContent = `Edit workspace "${workspace.name}"`;
+  $("workspace-submit").textContent = "Save workspace";
+  $("workspace-cancel").hidden = false;
+  $("workspace-name").focus();
+}
+
+function stopEditing() {
+  $("workspace-form").reset();
+  $("workspace-id").value = "";
+  $("workspace-legend").textContent = "New workspace";
+  $("workspace-submit").textContent = "Create workspace";
+  $("workspace-cancel").hidden = true;
+}
+
+async function remove(workspace) {
+  if (!window.confirm(`Delete the workspace "${workspace.name}" with its files and documents?`)) return;
+  await api(`${W}/${workspace.id}`, { method: "DELETE" });
+  $("workspace-result").textContent = `Workspace "${workspace.name}" deleted.`;
+  await ui.refreshWorkspaces();
+  await show();
+}
+
+export function init(shared) {
+  ui = shared;
+  ui.submit("workspace-form", save);
+  $("workspace-cancel").addEventListener("click", stopEditing);
+}
