@@ -23,6 +23,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
 WAIT_S = 20
+POLL_S = 0.05  # selenium's default half second, paid by every wait that looks twice
 
 
 def missing_browser() -> str | None:
@@ -76,12 +77,24 @@ class Browser:
         element.send_keys(text)
 
     def click(self, css: str) -> None:
-        self.find(css).click()
+        """Click `css` once it is visible; a table redrawn between finding the element and
+        clicking it makes it stale, and it is found again."""
+
+        def clicked(driver: webdriver.Chrome) -> bool:
+            found = _visible(driver, css)
+            if found:
+                found.click()
+            return bool(found)
+
+        self.until(clicked)
 
     def until(self, check: Callable[[webdriver.Chrome], Any]) -> Any:
         # Tables are redrawn after each change: an element may go stale between looks.
         wait = WebDriverWait(
-            self.driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)
+            self.driver,
+            WAIT_S,
+            poll_frequency=POLL_S,
+            ignored_exceptions=(StaleElementReferenceException,),
         )
         return wait.until(check)
 

@@ -10,39 +10,29 @@ of every page land in test-artifacts/console/.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from functools import partial
-from pathlib import Path
 from typing import Any
 
 import httpx
 import openai
 import pytest
-import trio
 
 from gateway.app.server import RunningGateway
-from providers.sim.core import Fault
-from providers.sim.faults import MODEL_LIST
 from tests.gateway.org_world import bearer, ok
-from tests.operator.browser import Browser, chromium, missing_browser
-from tests.operator.conftest import ADMIN_KEY
-
-M = "/v1/management"
-PAGES = (
-    "usage",
-    "carbon",
-    "traffic",
-    "providers",
-    "rules",
-    "keys",
-    "workspaces",
-    "members",
-    "accounts",
-    "audit",
-    "exports",
-    "playground",
+from tests.operator.browser import Browser
+from tests.operator.console_steps import (
+    PAGES,
+    UNLABELLED,
+    M,
+    click_in_row,
+    console_errors,
+    go,
+    in_browser,
+    row_with,
+    rows,
+    sign_in,
 )
+
 CHART_SUMS = (
     "return Chart.getChart(document.getElementById(arguments[0]))"
     ".data.datasets.map(d => d.data.reduce((a, b) => a + b, 0));"
@@ -53,81 +43,9 @@ CHART_DATA = (
 )
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    problem = missing_browser()
-    if problem:
-        pytest.fail(problem)
-    with chromium(tmp_path_factory.mktemp("chromium-profile")) as opened:
-        yield opened
-
-
-async def in_browser(work: Any, *args: Any) -> Any:
-    """Run the blocking browser steps in a thread while the gateway serves on the loop."""
-    return await trio.to_thread.run_sync(partial(work, *args))
-
-
-# -- steps ------------------------------------------------------------------------------------
-
-
-def sign_in(browser: Browser, url: str, key: str = ADMIN_KEY, page: str = "usage") -> None:
-    browser.driver.set_window_size(1400, 1000)
-    browser.open(url + "/console")
-    browser.type("#signin-key", key)
-    browser.click("#signin-form button")
-    browser.page_loaded(page)
-    assert browser.script("return sessionStorage.getItem('gateway.console.key')") == key
-    assert browser.script("return localStorage.length") == 0
-
-
-def go(browser: Browser, url: str, page: str) -> None:
-    browser.open(f"{url}/console#{page}")
-    browser.page_loaded(page)
-
-
-def rows(browser: Browser, table: str) -> list[str]:
-    found = browser.driver.find_elements("css selector", f"#{table} tbody tr")
-    return [row.text for row in found]
-
-
-def row_with(browser: Browser, table: str, text: str) -> Any:
-    return browser.until(
-        lambda d: next(
-            (
-                r
-                for r in d.find_elements("css selector", f"#{table} tbody tr")
-                if text in r.text
-            ),
-            False,
-        )
-    )
-
-
-def click_in_row(browser: Browser, table: str, text: str, button: str) -> None:
-    row_with(browser, table, text).find_element("css selector", button).click()
-
-
-def text_of(browser: Browser, css: str, contains: str) -> str:
-    found: str = browser.until(lambda d: contains in browser.find(css).text and browser.find(css).text)
-    return found
-
-
 def chart_total(browser: Browser, chart: str) -> float:
     sums: list[float] = browser.script(CHART_SUMS, chart)
     return sum(sums)
-
-
-def no_console_errors(browser: Browser, allowed_status: int | None = None) -> None:
-    """Nothing in the browser's console but the failed loads of `allowed_status` (the
-    API's answers a test provokes on purpose)."""
-    errors = [
-        e
-        for e in browser.console_errors()
-        if allowed_status is None
-        or e.get("source") != "network"
-        or f"status of {allowed_status}" not in e["message"]
-    ]
-    assert errors == [], errors
 
 
 # -- the charts, keys, rules and playground ----------------------------------------------------
@@ -264,7 +182,8 @@ def scenario(browser: Browser, url: str, rule_id: str) -> dict[str, Any]:
     disable_rule(browser, url, rule_id)
     seen["playground"] = run_playground(browser, url)
     seen["overflow"] = every_page_at_420_px(browser, url)
-    no_console_errors(browser)
+    seen["unlabelled"] = browser.script(UNLABELLED)
+    seen["errors"] = console_errors(browser)
     browser.click("#signout")
     browser.find("#signin-key")
     seen["after_signout"] = browser.script("return sessionStorage.getItem('gateway.console.key')")
@@ -291,9 +210,12 @@ async def test_console_in_a_real_browser(
     assert failed[-1] >= 1
     assert {"gpt-4o-mini", "claude-haiku-4-5", "no-such-model"} <= set(seen["models"])
     assert {"openai", "anthropic", "none reached (model_not_found)"} <= set(seen["providers"])
-    assert any(r.startswith("none reached (model_not_found) no-such-model") for r in seen["traffic_rows"])
+    failed_row = "none reached (model_not_found) no-such-model"
+    assert any(r.startswith(failed_row) for r in seen["traffic_rows"])
     assert sum(sum(dataset) for dataset in seen["custom"]) >= 5
     assert all(width <= 0 for width in seen["overflow"].values()), seen["overflow"]
+    assert seen["unlabelled"] == []  # every field of every page has its label
+    assert seen["errors"] == []
     assert "served by openai/gpt-4o-mini" in seen["playground"]
     assert len(seen["playground"].split("\n")[0]) > 10
     assert seen["after_signout"] is None

@@ -41,9 +41,9 @@ async function create() {
   if ($("export-start").value) body.start_date = $("export-start").value;
   if ($("export-end").value) body.end_date = $("export-end").value;
   const made = await api(E, { method: "POST", body });
-  $("export-result").textContent = `Export ${made.export_id} requested: ${made.status}.`;
   following = null;
   await show();
+  $("export-result").textContent = `Export ${made.export_id} requested: ${made.status}.`;
 }
 
 async function fetchFile(record) {

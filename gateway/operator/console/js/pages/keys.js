@@ -54,9 +54,9 @@ async function create() {
   if (models.length) body.allowed_models = models;
   if ($("key-expires").value) body.expires_at = new Date($("key-expires").value).toISOString();
   const created = await api(K, { method: "POST", body });
-  reveal("key-secret", created.key, `The new key "${created.name}", shown this once: copy it now.`);
   $("key-form").reset();
   await show();
+  reveal("key-secret", created.key, `The new key "${created.name}", shown this once: copy it now.`);
 }
 
 function edit(key) {
@@ -88,9 +88,9 @@ async function rotate() {
     method: "POST", body: { grace_period_hours: integer($("rotate-grace")) ?? 24 },
   });
   $("rotate-dialog").close();
+  await show();
   reveal("key-secret", rotated.new_key,
     `The new key, shown this once: copy it now. The old key works until ${when(rotated.old_key_expires_at)}.`);
-  await show();
 }
 
 async function revoke(key) {

@@ -40,11 +40,11 @@ async function invite() {
   const workspaces = chosen("invite-workspaces");
   if (workspaces.length) body.workspaces = workspaces;
   const invited = await api("/v1/management/members", { method: "POST", body });
+  $("invite-form").reset();
+  await showMembers();
   reveal("invite-secret", invited.invitation_token,
     `Invitation for ${invited.email} (${invited.role}), valid until ${when(invited.invitation_expires_at)}: ` +
     "send this token to them; they accept it with a password (POST /v1/auth/invitations/accept).");
-  $("invite-form").reset();
-  await showMembers();
 }
 
 async function changeRole(member, select) {
@@ -78,10 +78,10 @@ async function createAccount() {
   const workspaces = chosen("account-workspaces");
   if (workspaces.length) body.workspaces = workspaces;
   const made = await api("/v1/management/service-accounts", { method: "POST", body });
-  reveal("account-secret", made.api_key,
-    `The key of "${made.name}" (${made.role}), shown this once: copy it now.`);
   $("account-form").reset();
   await showAccounts();
+  reveal("account-secret", made.api_key,
+    `The key of "${made.name}" (${made.role}), shown this once: copy it now.`);
 }
 
 async function removeAccount(account) {

@@ -63,18 +63,17 @@ async function configure() {
     body: { provider: id, credentials: { api_key: $("provider-key").value }, settings },
   });
   $("provider-form").reset();
-  $("provider-result").textContent = `${made.name} configured (${made.status}) with ${made.models.length} models.`;
   await show();
+  $("provider-result").textContent = `${made.name} configured (${made.status}) with ${made.models.length} models.`;
 }
 
 async function test(provider) {
   $("provider-result").textContent = `Testing ${provider.name}...`;
   const result = await api(`${P}/${provider.id}/test`, { method: "POST" });
+  await show();
   $("provider-result").textContent = result.test_result === "success"
     ? `${provider.name}: test passed in ${result.latency_ms} ms, ${result.models_available.length} models available.`
     : `${provider.name}: test failed: ${result.error.message} (${result.error.type}).`;
-  $("provider-result").dataset.result = result.test_result;
-  await show();
 }
 
 function askCredentials(provider) {
@@ -90,21 +89,21 @@ async function setCredentials() {
   });
   $("credentials-dialog").close();
   $("credentials-form").reset();
-  $("provider-result").textContent = `${id}: credentials updated ${when(updated.credentials_updated_at)}.`;
   await show();
+  $("provider-result").textContent = `${id}: credentials updated ${when(updated.credentials_updated_at)}.`;
 }
 
 async function setStatus(provider, trigger) {
   await api(`${P}/${provider.id}/${trigger}`, { method: "POST" });
-  $("provider-result").textContent = `${provider.name} ${trigger}d.`;
   await show();
+  $("provider-result").textContent = `${provider.name} ${trigger}d.`;
 }
 
 async function remove(provider) {
   if (!window.confirm(`Delete the configuration of ${provider.name}? Its credentials are forgotten.`)) return;
   await api(`${P}/${provider.id}`, { method: "DELETE" });
-  $("provider-result").textContent = `${provider.name}'s configuration deleted.`;
   await show();
+  $("provider-result").textContent = `${provider.name}'s configuration deleted.`;
 }
 
 export function init(shared) {

@@ -87,9 +87,9 @@ async function save() {
   const saved = id
     ? await api(`${R}/${id}`, { method: "PATCH", body })
     : await api(R, { method: "POST", body });
-  $("rule-result").textContent = `Rule "${saved.name}" ${id ? "saved" : "created"} at priority ${saved.priority}.`;
   stopEditing();
   await show();
+  $("rule-result").textContent = `Rule "${saved.name}" ${id ? "saved" : "created"} at priority ${saved.priority}.`;
 }
 
 const JSON_FIELDS = { "rule-headers": "headers", "rule-metadata": "metadata" };
@@ -139,8 +139,8 @@ async function toggle(rule) {
 async function remove(rule) {
   if (!window.confirm(`Delete the routing rule "${rule.name}"?`)) return;
   await api(`${R}/${rule.id}`, { method: "DELETE" });
-  $("rule-result").textContent = `Rule "${rule.name}" deleted.`;
   await show();
+  $("rule-result").textContent = `Rule "${rule.name}" deleted.`;
 }
 
 async function dryRun() {

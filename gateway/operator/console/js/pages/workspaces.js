@@ -32,10 +32,10 @@ async function save() {
   const saved = id
     ? await api(`${W}/${id}`, { method: "PATCH", body })
     : await api(W, { method: "POST", body });
-  $("workspace-result").textContent = `Workspace "${saved.name}" ${id ? "saved" : "created"} (${saved.id}).`;
   stopEditing();
   await ui.refreshWorkspaces();
   await show();
+  $("workspace-result").textContent = `Workspace "${saved.name}" ${id ? "saved" : "created"} (${saved.id}).`;
 }
 
 function edit(workspace) {
@@ -59,9 +59,9 @@ function stopEditing() {
 async function remove(workspace) {
   if (!window.confirm(`Delete the workspace "${workspace.name}" with its files and documents?`)) return;
   await api(`${W}/${workspace.id}`, { method: "DELETE" });
-  $("workspace-result").textContent = `Workspace "${workspace.name}" deleted.`;
   await ui.refreshWorkspaces();
   await show();
+  $("workspace-result").textContent = `Workspace "${workspace.name}" deleted.`;
 }
 
 export function init(shared) {
