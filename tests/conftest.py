@@ -24,6 +24,8 @@ speedups.install()
 LONGEST_FIRST = (
     "tests/operator/test_fuzz.py",
     "tests/scaleout/test_processes.py",
+    "tests/hardening/test_connection_abuse.py",
+    "tests/hardening/test_slow_clients.py",
     "tests/durability/test_fault_soak.py",
     "tests/scaleout/test_shared_limits.py",
     "tests/durability/test_kill9.py",

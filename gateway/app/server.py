@@ -35,7 +35,7 @@ from gateway.platform.connections import ConnectionLimits
 from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.errors import doc_base
-from gateway.platform.listen import serve_http
+from gateway.platform.listen import LISTEN_BACKLOG, serve_http
 from gateway.platform.state import AppState
 from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
@@ -185,6 +185,7 @@ def hypercorn_config(settings: Settings, host: str, port: int) -> HypercornConfi
     config.graceful_timeout = settings.shutdown_grace_s + HYPERCORN_MARGIN_S
     config.keep_alive_timeout = settings.keep_alive_timeout_s
     config.h11_max_incomplete_size = settings.max_header_bytes
+    config.backlog = LISTEN_BACKLOG
     config.accesslog = None
     config.errorlog = logging.getLogger("hypercorn.error")  # through our handlers, once
     return config

@@ -35,11 +35,11 @@ import trio
 from gateway.app.server import RunningGateway, open_state, prepare_store
 from gateway.platform.config import Settings
 from gateway.platform.drain import HYPERCORN_MARGIN_S
+from gateway.platform.listen import LISTEN_BACKLOG
 
 logger = logging.getLogger(__name__)
 
 RESTART_DELAY_S = 1.0
-LISTEN_BACKLOG = 1024
 KILL_MARGIN_S = 5.0
 
 

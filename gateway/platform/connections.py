@@ -11,9 +11,10 @@ these changes, each for a way a client could hurt the process or hold it:
   (the parser's own 400 to a body cut short, racing the application's answer) raised
   `trio.BusyResourceError`, which ended the process. The close now takes the lock: it
   waits for a write in progress instead of colliding with it or cutting it.
-- A stalled reader: a send the client does not take within `send_stall_timeout_s` closes
-  the connection (Hypercorn shields each send without a deadline, so a client that stops
-  reading held its connection, and a graceful shutdown, forever).
+- A stalled reader: a write the client does not take within `send_stall_timeout_s`, or
+  one cancelled by the shutdown's deadline, closes the connection (Hypercorn shields each
+  write without a deadline, so a client that stops reading held its connection, and a
+  graceful shutdown, for ever).
 - A connection the client closed ends at once (Hypercorn kept it, its task and socket
   until the keep-alive timeout).
 - The request head has `header_timeout_s`: from the connection's opening for its first
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
@@ -60,6 +62,7 @@ logger = logging.getLogger(__name__)
 REFUSAL_DEADLINE_S = 1.0
 REFUSALS_AT_ONCE = 256
 REFUSAL_HEAD_BYTES = 16 * 1024
+REFUSAL_LOG_EVERY_S = 60.0
 
 
 @attrs.frozen
@@ -89,9 +92,17 @@ class ConnectionGate:
         self.open = 0
         self.refusing = 0
         self._by_address: dict[str, int] = {}
+        self._refused_unlogged = 0
+        self._logged_at = -math.inf
 
     def refusal(self, address: str) -> ApiError | None:
         """Why a new connection from `address` is refused, or None to serve it."""
+        error = self._over_cap(address)
+        if error is not None:
+            self._note_refusal(error)
+        return error
+
+    def _over_cap(self, address: str) -> ApiError | None:
         limits = self.limits
         if self.open >= limits.max_connections:
             return too_many_connections(limits.max_connections, per_address=False)
@@ -99,6 +110,20 @@ class ConnectionGate:
         if cap and self._by_address.get(address, 0) >= cap:
             return too_many_connections(cap, per_address=True)
         return None
+
+    def _note_refusal(self, error: ApiError) -> None:
+        """Log refusals, at most one line every `REFUSAL_LOG_EVERY_S` (a flood of
+        connections must not become a flood of log lines)."""
+        self._refused_unlogged += 1
+        now = time.monotonic()
+        if now - self._logged_at >= REFUSAL_LOG_EVERY_S:
+            logger.warning(
+                "connections refused: %d since the last report (%s)",
+                self._refused_unlogged,
+                error.message,
+            )
+            self._refused_unlogged = 0
+            self._logged_at = now
 
     @contextmanager
     def held(self, address: str) -> Iterator[None]:
@@ -119,34 +144,39 @@ class ConnectionGate:
 async def refuse(stream: trio.SocketStream, error: ApiError, gate: ConnectionGate) -> None:
     """Answer `error` on a connection that will not be served, and close it.
 
-    The request head is read first (within `REFUSAL_DEADLINE_S`) and the connection is
-    drained after the answer: closing a socket with unread data resets it, and the client
-    could lose the answer. Past `REFUSALS_AT_ONCE` refusals in progress the connection is
-    closed at once.
+    The request head is read first, as much of it as comes within `REFUSAL_DEADLINE_S`,
+    and the connection is drained after the answer (within as long again): closing a
+    socket with unread data resets it, and the client could lose the answer. Past
+    `REFUSALS_AT_ONCE` refusals in progress the connection is closed at once.
     """
     async with stream:
         if gate.refusing >= REFUSALS_AT_ONCE:
             return
         gate.refusing += 1
         try:
-            with trio.move_on_after(REFUSAL_DEADLINE_S), suppress(trio.BrokenResourceError):
-                await _read_head(stream)
-                await stream.send_all(wire_answer(error))
-                await stream.send_eof()
-                while await stream.receive_some(MAX_RECV):
-                    pass
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                with trio.move_on_after(REFUSAL_DEADLINE_S):
+                    await _read_head(stream)
+                with trio.move_on_after(REFUSAL_DEADLINE_S):
+                    await stream.send_all(wire_answer(error))
+                    await stream.send_eof()
+                    while await stream.receive_some(MAX_RECV):
+                        pass
         finally:
             gate.refusing -= 1
 
 
 async def _read_head(stream: trio.SocketStream) -> None:
     """Until the end of a request head, the client's EOF, or `REFUSAL_HEAD_BYTES`."""
-    head = b""
-    while b"\r\n\r\n" not in head and len(head) < REFUSAL_HEAD_BYTES:
+    tail, received = b"", 0
+    while received < REFUSAL_HEAD_BYTES:
         chunk = await stream.receive_some(MAX_RECV)
         if not chunk:
             return
-        head = head[-3:] + chunk if len(head) > 3 else head + chunk
+        received += len(chunk)
+        tail = tail[-3:] + chunk
+        if b"\r\n\r\n" in tail:
+            return
 
 
 class GuardedConnection(TCPServer):
@@ -216,20 +246,26 @@ class GuardedConnection(TCPServer):
         await super().protocol_send(event)
 
     async def _send_raw(self, data: bytes) -> None:
-        """Send under the send lock, shielded (a half-sent event would corrupt the
-        stream) but only for `send_stall_timeout_s`."""
+        """Write under the send lock, for at most `send_stall_timeout_s`. A write cut
+        short (by that deadline, or by a cancellation: the server's shutdown deadline, a
+        cancelled answer) leaves the stream in an unknown state, so the connection is
+        closed: Hypercorn shielded every write without a deadline instead, so a client
+        that stopped reading held it, and the shutdown, for ever."""
         async with self.send_lock:
             closed = False
             try:
-                with trio.move_on_after(self.limits.send_stall_timeout_s, shield=True) as send:
+                with trio.move_on_after(self.limits.send_stall_timeout_s) as send:
                     await self.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
                 # Busy cannot happen while every sender holds the lock (`_close` does now);
                 # should a later Hypercorn add one that does not, it ends this connection.
                 closed = True
+            except trio.Cancelled:
+                await self.stream.aclose()
+                raise
             if send.cancelled_caught:
                 closed = True
-                await self.stream.aclose()  # the stream is undefined after a cut send
+                await self.stream.aclose()
         if closed:
             await self.protocol.handle(Closed())
 

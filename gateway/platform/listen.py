@@ -40,6 +40,9 @@ ShutdownTrigger = Callable[[], Awaitable[None]]
 # Descriptors kept for the process itself (database, logs, files, the usage writer, the
 # listening sockets); of the rest, each client connection may need one for its upstream.
 RESERVED_DESCRIPTORS = 128
+# Connections the kernel completes and queues before the server accepts them (Hypercorn's
+# default is 100: a burst past it has its handshakes dropped and retried for seconds).
+LISTEN_BACKLOG = 1024
 # The automatic cap when the process may open any number of files.
 UNLIMITED_FILES_CAP = 100_000
 
@@ -68,35 +71,43 @@ async def serve_http(
         await lifespan.wait_for_startup()
         async with trio.open_nursery() as server_nursery:
             listeners, binds = _listen(config)
+            gate = ConnectionGate(limits)
             handler = partial(
-                _serve_connection,
-                wrapped,
-                config,
-                context,
-                lifespan_state,
-                limits,
-                ConnectionGate(limits),
+                _serve_connection, wrapped, config, context, lifespan_state, limits, gate
             )
             task_status.started(binds)
             try:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(raise_shutdown, shutdown_trigger)
-                    nursery.start_soon(raise_shutdown, context.terminate.wait)
-                    nursery.start_soon(
-                        partial(
-                            trio.serve_listeners, handler, listeners, handler_nursery=server_nursery
-                        )
-                    )
-                    await trio.sleep_forever()
-            except BaseExceptionGroup as error:
-                _, others = error.split((ShutdownError, KeyboardInterrupt))
-                if others is not None:
-                    raise others from None
+                await _accept_until_shutdown(
+                    handler, listeners, server_nursery, context, shutdown_trigger
+                )
             finally:
                 await context.terminated.set()
                 server_nursery.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
         await lifespan.wait_for_shutdown()
         lifespan_nursery.cancel_scope.cancel()
+
+
+async def _accept_until_shutdown(
+    handler: Callable[[trio.SocketStream], Awaitable[None]],
+    listeners: list[trio.SocketListener],
+    server_nursery: trio.Nursery,
+    context: WorkerContext,
+    shutdown_trigger: ShutdownTrigger,
+) -> None:
+    """Accept connections into `server_nursery` until `shutdown_trigger` returns (or
+    Hypercorn's own terminate event is set)."""
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raise_shutdown, shutdown_trigger)
+            nursery.start_soon(raise_shutdown, context.terminate.wait)
+            nursery.start_soon(
+                partial(trio.serve_listeners, handler, listeners, handler_nursery=server_nursery)
+            )
+            await trio.sleep_forever()
+    except BaseExceptionGroup as error:
+        _, others = error.split((ShutdownError, KeyboardInterrupt))
+        if others is not None:
+            raise others from None
 
 
 def _listen(config: Config) -> tuple[list[trio.SocketListener], list[str]]:
