@@ -96,6 +96,7 @@ def make_rule(browser: Browser, url: str) -> dict[str, Any]:
     browser.type("#test-model", "gpt-4o")
     browser.click("#test-form button[type=submit]")
     seen["dry_run"] = text_once(browser, "#test-result", "cheaper gpt-4o")
+    browser.script("document.getElementById('test-output').scrollIntoView(false)")
     browser.screenshot("rules")
     click_in_row(browser, "rules-table", "cheaper gpt-4o", "button[data-edit]")
     browser.until(lambda d: browser.find("#rule-submit").text == "Save rule")
