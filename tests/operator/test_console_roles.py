@@ -37,6 +37,15 @@ DISABLED = "return document.querySelector(arguments[0]).disabled"
 ROW_BUTTONS = "return document.querySelectorAll('td .actions button, td select').length"
 
 
+async def account(http: httpx.AsyncClient, name: str, role: str) -> str:
+    """The key of a new service account with `role`."""
+    made = await ok(
+        await http.post(f"{M}/service-accounts", json={"name": name, "role": role}), 201
+    )
+    key: str = made["api_key"]
+    return key
+
+
 def viewer_tour(browser: Browser, url: str, key: str) -> dict[str, Any]:
     browser.console_errors()
     sign_in(browser, url, key)
@@ -59,10 +68,9 @@ def viewer_tour(browser: Browser, url: str, key: str) -> dict[str, Any]:
 async def test_a_viewer_changes_nothing_and_sees_why(
     browser: Browser, gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
-    viewer = await ok(
-        await http.post(f"{M}/service-accounts", json={"name": "auditor", "role": "viewer"}), 201
+    seen = await in_browser(
+        viewer_tour, browser, gateway.url, await account(http, "auditor", "viewer")
     )
-    seen = await in_browser(viewer_tour, browser, gateway.url, viewer["api_key"])
     assert seen["who"] == "service account auditor (viewer)"
     assert seen["errors"] == []  # no JavaScript error; the 403s are the API's answers
     for page, found in seen["pages"].items():
@@ -118,11 +126,8 @@ def developer_tour(browser: Browser, url: str, key: str) -> dict[str, Any]:
 async def test_a_developer_reads_configuration_and_the_api_refusal_is_shown(
     browser: Browser, gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
-    developer = await ok(
-        await http.post(f"{M}/service-accounts", json={"name": "builder", "role": "developer"}),
-        201,
-    )
-    seen = await in_browser(developer_tour, browser, gateway.url, developer["api_key"])
+    key = await account(http, "builder", "developer")
+    seen = await in_browser(developer_tour, browser, gateway.url, key)
     assert seen["key_buttons"] == 0
     assert seen["key_form"] is True
     assert seen["refused"] == "Not allowed: The role 'developer' may not create api keys."

@@ -70,3 +70,32 @@ export function save(blob, name) {
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
+
+/** A form that creates a record, or edits one: the elements `<prefix>-form`, `-id` (hidden),
+ * `-legend`, `-submit` and `-cancel` say which. */
+export class EditableForm {
+  constructor(prefix, noun) {
+    this.prefix = prefix;
+    this.noun = noun;
+    $(`${prefix}-cancel`).addEventListener("click", () => this.stop());
+  }
+
+  get id() { return $(`${this.prefix}-id`).value; }
+
+  /** Switch to editing the record `id` (its fields filled by the caller). */
+  edit(id, name) {
+    $(`${this.prefix}-id`).value = id;
+    $(`${this.prefix}-legend`).textContent = `Edit ${this.noun} "${name}"`;
+    $(`${this.prefix}-submit`).textContent = `Save ${this.noun}`;
+    $(`${this.prefix}-cancel`).hidden = false;
+  }
+
+  /** Back to creating: the form emptied. */
+  stop() {
+    $(`${this.prefix}-form`).reset();
+    $(`${this.prefix}-id`).value = "";
+    $(`${this.prefix}-legend`).textContent = `New ${this.noun}`;
+    $(`${this.prefix}-submit`).textContent = `Create ${this.noun}`;
+    $(`${this.prefix}-cancel`).hidden = true;
+  }
+}

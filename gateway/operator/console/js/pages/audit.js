@@ -1,17 +1,17 @@
-// The audit log: filtered by type and time, newest first, paged by the API's cursor (the
-// cursors of the pages before are kept, so "Newer" goes back).
+// The audit log: filtered by type and time, newest first, paged by the API's cursor.
 
 import { api, query } from "../api.js";
 import { $, el, fillTable, when } from "../dom.js";
+import { CursorPager } from "../pager.js";
 
-let cursors = [null];  // the cursor of each page seen; the last is the current page's
+const pager = new CursorPager("audit", show);
 
 export async function show() {
   const filter = {
     type: $("audit-type").value.trim(),
     since: $("audit-since").value,
     limit: $("audit-limit").value,
-    cursor: cursors[cursors.length - 1],
+    cursor: pager.cursor,
   };
   const page = await api("/v1/management/audit-log" + query(filter));
   fillTable("audit-table", page.events.map((e) => [
@@ -19,10 +19,7 @@ export async function show() {
     [e.target.type, e.target.email || e.target.id].filter(Boolean).join(" ") || "-",
     e.workspace_id || "organisation", e.ip_address || "-", details(e.details),
   ]), "No events match.");
-  $("audit-older").disabled = !page.has_more;
-  $("audit-older").dataset.cursor = page.next_cursor || "";
-  $("audit-newer").disabled = cursors.length <= 1;
-  $("audit-page").textContent = `Page ${cursors.length}`;
+  pager.update(page);
 }
 
 function details(values) {
@@ -31,13 +28,5 @@ function details(values) {
 }
 
 export function init(ui) {
-  ui.submit("audit-form", async () => { cursors = [null]; await show(); });
-  $("audit-older").addEventListener("click", () => ui.guarded(async () => {
-    cursors.push($("audit-older").dataset.cursor);
-    await show();
-  }));
-  $("audit-newer").addEventListener("click", () => ui.guarded(async () => {
-    cursors.pop();
-    await show();
-  }));
+  pager.bind(ui);
 }

@@ -4,10 +4,11 @@
 
 import { api } from "../api.js";
 import { can } from "../access.js";
-import { $, button, el, fillTable, integer, json, list, num } from "../dom.js";
+import { $, EditableForm, button, el, fillTable, integer, json, list, num } from "../dom.js";
 
 const R = "/v1/management/routing-rules";
 let ui = null;
+let form = null;
 const act = (work) => () => ui.guarded(work);
 
 export async function show() {
@@ -83,11 +84,11 @@ async function save() {
     actions: actions(),
   };
   if ($("rule-priority").value !== "") body.priority = integer($("rule-priority"));
-  const id = $("rule-id").value;
+  const id = form.id;
   const saved = id
     ? await api(`${R}/${id}`, { method: "PATCH", body })
     : await api(R, { method: "POST", body });
-  stopEditing();
+  form.stop();
   await show();
   $("rule-result").textContent = `Rule "${saved.name}" ${id ? "saved" : "created"} at priority ${saved.priority}.`;
 }
@@ -97,7 +98,7 @@ const JSON_FIELDS = { "rule-headers": "headers", "rule-metadata": "metadata" };
 function edit(rule) {
   const c = rule.conditions;
   const a = rule.actions;
-  $("rule-id").value = rule.id;
+  form.edit(rule.id, rule.name);
   $("rule-name").value = rule.name;
   $("rule-priority").value = rule.priority;
   $("rule-enabled").checked = rule.enabled;
@@ -117,18 +118,7 @@ function edit(rule) {
   $("rule-cache").checked = !!(a.cache && a.cache.enabled);
   $("rule-cache-ttl").value = a.cache && a.cache.ttl_seconds != null ? a.cache.ttl_seconds : "";
   $("rule-transform").value = a.transform ? JSON.stringify(a.transform) : "";
-  $("rule-legend").textContent = `Edit rule "${rule.name}"`;
-  $("rule-submit").textContent = "Save rule";
-  $("rule-cancel").hidden = false;
   $("rule-name").focus();
-}
-
-function stopEditing() {
-  $("rule-form").reset();
-  $("rule-id").value = "";
-  $("rule-legend").textContent = "New routing rule";
-  $("rule-submit").textContent = "Create rule";
-  $("rule-cancel").hidden = true;
 }
 
 async function toggle(rule) {
@@ -173,5 +163,5 @@ export function init(shared) {
   ui = shared;
   ui.submit("rule-form", save);
   ui.submit("test-form", dryRun);
-  $("rule-cancel").addEventListener("click", stopEditing);
+  form = new EditableForm("rule", "rule");
 }

@@ -3,10 +3,11 @@
 
 import { api } from "../api.js";
 import { can, currentCaller } from "../access.js";
-import { $, button, el, fillTable, when } from "../dom.js";
+import { $, EditableForm, button, el, fillTable, when } from "../dom.js";
 
 const W = "/v1/management/workspaces";
 let ui = null;
+let form = null;
 const act = (work) => () => ui.guarded(work);
 
 export async function show() {
@@ -28,32 +29,21 @@ export async function show() {
 
 async function save() {
   const body = { name: $("workspace-name").value, description: $("workspace-description").value };
-  const id = $("workspace-id").value;
+  const id = form.id;
   const saved = id
     ? await api(`${W}/${id}`, { method: "PATCH", body })
     : await api(W, { method: "POST", body });
-  stopEditing();
+  form.stop();
   await ui.refreshWorkspaces();
   await show();
   $("workspace-result").textContent = `Workspace "${saved.name}" ${id ? "saved" : "created"} (${saved.id}).`;
 }
 
 function edit(workspace) {
-  $("workspace-id").value = workspace.id;
+  form.edit(workspace.id, workspace.name);
   $("workspace-name").value = workspace.name;
   $("workspace-description").value = workspace.description;
-  $("workspace-legend").textContent = `Edit workspace "${workspace.name}"`;
-  $("workspace-submit").textContent = "Save workspace";
-  $("workspace-cancel").hidden = false;
   $("workspace-name").focus();
-}
-
-function stopEditing() {
-  $("workspace-form").reset();
-  $("workspace-id").value = "";
-  $("workspace-legend").textContent = "New workspace";
-  $("workspace-submit").textContent = "Create workspace";
-  $("workspace-cancel").hidden = true;
 }
 
 async function remove(workspace) {
@@ -67,5 +57,5 @@ async function remove(workspace) {
 export function init(shared) {
   ui = shared;
   ui.submit("workspace-form", save);
-  $("workspace-cancel").addEventListener("click", stopEditing);
+  form = new EditableForm("workspace", "workspace");
 }
