@@ -140,13 +140,21 @@ def create_and_revoke_key(browser: Browser, url: str) -> str:
             "made in the browser" in r and "revoked" in r for r in rows(browser, "keys-table")
         )
     )
+    click_in_row(browser, "keys-table", "made in the browser", "button[data-delete]")
+    browser.accept_confirm()
+    browser.until(
+        lambda d: not any("made in the browser" in r for r in rows(browser, "keys-table"))
+    )
     return secret
 
 
-def disable_rule(browser: Browser, url: str, rule_id: str) -> None:
+def disable_and_delete_rule(browser: Browser, url: str, rule_id: str) -> None:
     go(browser, url, "rules")
     browser.click(f"button[data-toggle='{rule_id}']")
     browser.until(lambda d: browser.find(f"button[data-toggle='{rule_id}']").text == "Enable")
+    browser.click(f"button[data-delete='{rule_id}']")
+    browser.accept_confirm()
+    browser.until(lambda d: not any("console rule" in r for r in rows(browser, "rules-table")))
 
 
 def run_playground(browser: Browser, url: str) -> str:
@@ -179,7 +187,7 @@ def scenario(browser: Browser, url: str, rule_id: str) -> dict[str, Any]:
     sign_in(browser, url)
     seen = check_charts(browser, url)
     seen["secret"] = create_and_revoke_key(browser, url)
-    disable_rule(browser, url, rule_id)
+    disable_and_delete_rule(browser, url, rule_id)
     seen["playground"] = run_playground(browser, url)
     seen["overflow"] = every_page_at_420_px(browser, url)
     seen["unlabelled"] = browser.script(UNLABELLED)
@@ -221,13 +229,13 @@ async def test_console_in_a_real_browser(
     assert seen["after_signout"] is None
 
     keys = (await http.get(f"{M}/api-keys")).json()["data"]
-    made = [k for k in keys if k["name"] == "made in the browser"]
-    assert [k["status"] for k in made] == ["revoked"]
+    assert "made in the browser" not in {k["name"] for k in keys}  # revoked, then deleted
     async with httpx.AsyncClient(base_url=gateway.url) as other:
         refused = await other.get("/v1/models", headers=bearer(seen["secret"]))
     assert refused.status_code == 401
-    rule = (await http.get(f"{M}/routing-rules/{rule_id}")).json()
-    assert rule["enabled"] is False
+    assert (await http.get(f"{M}/routing-rules/{rule_id}")).status_code == 404
+    audit = (await http.get(f"{M}/audit-log?type=routing_rule.disabled")).json()["events"]
+    assert [e["target"]["id"] for e in audit] == [rule_id]
 
 
 async def test_console_files_are_served_without_a_key(gateway: RunningGateway) -> None:

@@ -40,6 +40,15 @@ def make_workspace_by_keyboard(browser: Browser, url: str) -> str:
     made = text_once(browser, "#workspace-result", "created")
     workspace_id = made.split("(")[-1].rstrip(").")
     browser.screenshot("workspaces")
+    browser.type("#workspace-name", "Scratch")
+    browser.click("#workspace-submit")
+    click_in_row(browser, "workspaces-table", "Scratch", "button[data-edit]")
+    browser.type("#workspace-description", "for a minute")
+    browser.click("#workspace-submit")
+    row_with(browser, "workspaces-table", "for a minute")
+    click_in_row(browser, "workspaces-table", "Scratch", "button[data-delete]")
+    browser.accept_confirm()
+    text_once(browser, "#workspace-result", "deleted")
     click_in_row(browser, "workspaces-table", "Team B", "button[data-switch]")
     chosen = "return document.getElementById('workspace').value"
     browser.until(lambda d: browser.script(chosen) == workspace_id)
@@ -172,6 +181,14 @@ def invite_members(browser: Browser, url: str, workspace_id: str) -> dict[str, A
     browser.click("#account-form button[type=submit]")
     seen["account_key"] = browser.find("#account-secret code").text
     row_with(browser, "accounts-table", "ci bot")
+    browser.type("#account-name", "short-lived")
+    browser.click("#account-form button[type=submit]")
+    seen["short_lived_key"] = text_once(browser, "#account-secret .note", "short-lived") and (
+        browser.find("#account-secret code").text
+    )
+    click_in_row(browser, "accounts-table", "short-lived", "button[data-delete]")
+    browser.accept_confirm()
+    browser.until(lambda d: not any("short-lived" in r for r in rows(browser, "accounts-table")))
     browser.screenshot("accounts")
     return seen
 
@@ -245,6 +262,8 @@ async def test_configuring_through_the_console(
 
     workspace = await ok(await http.get(f"{M}/workspaces/{seen['workspace']}"))
     assert (workspace["name"], workspace["description"]) == ("Team B", "the second team")
+    names = [w["name"] for w in (await ok(await http.get(f"{M}/workspaces")))["data"]]
+    assert "Scratch" not in names  # made, edited, deleted
 
     provider = seen["provider"]
     assert "OpenAI configured (active)" in provider["configured"]
@@ -303,6 +322,8 @@ async def test_configuring_through_the_console(
     assert [(a["name"], a["role"]) for a in accounts] == [("ci bot", "viewer")]
     me = await ok(await http.get(f"{M}/me", headers=bearer(seen["people"]["account_key"])))
     assert me["role"] == "viewer"
+    gone = await http.get(f"{M}/me", headers=bearer(seen["people"]["short_lived_key"]))
+    assert gone.status_code == 401  # its account deleted, the key with it
 
     pages = seen["audit"]
     assert len(pages["first"]) == 10 and pages["second"] and pages["back"] == pages["first"]

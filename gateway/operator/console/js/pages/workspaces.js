@@ -28,8 +28,11 @@ export async function show() {
 }
 
 async function save() {
-  const body = { name: $("workspace-name").value, description: $("workspace-description").value };
   const id = form.id;
+  const body = { name: $("workspace-name").value };
+  // An edit may clear the description; a new workspace without one sends none (the API
+  // refuses an empty one there).
+  if (id || $("workspace-description").value) body.description = $("workspace-description").value;
   const saved = id
     ? await api(`${W}/${id}`, { method: "PATCH", body })
     : await api(W, { method: "POST", body });
