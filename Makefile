@@ -49,8 +49,8 @@ typecheck: $(VENV)/.installed-dev
 PYTEST_PARALLEL ?= -n 3
 PYTEST_ARGS ?=
 unit: $(VENV)/.installed-dev
-	$(BIN)/pytest $(PYTEST_PARALLEL) -m "not alone" $(PYTEST_ARGS)
-	$(BIN)/pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	GATEWAY_TEST_POSTGRES=required $(BIN)/pytest $(PYTEST_PARALLEL) -m "not alone" $(PYTEST_ARGS)
+	GATEWAY_TEST_POSTGRES=required $(BIN)/pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test: system-packages lint typecheck unit
 

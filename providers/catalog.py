@@ -23,6 +23,13 @@ from typing import Any, Literal, cast
 
 import attrs
 
+from providers.passthrough import (
+    CAPABILITY_TYPES,
+    PassthroughRule,
+    allowed,
+    parse_passthrough,
+    price_rank,
+)
 from providers.types.usage import Usage
 
 ModelType = Literal["chat", "embedding", "rerank", "speech", "transcription", "ocr"]
@@ -41,6 +48,7 @@ CAPABILITIES: frozenset[str] = frozenset(
         "transcription",
         "rerank",
         "ocr",
+        "reasoning",
     }
 )
 MODEL_TYPES: frozenset[str] = frozenset(
@@ -104,6 +112,32 @@ class ProviderInfo:
     status_url: str
 
 
+THINKING_STYLES: frozenset[str] = frozenset({"budget", "effort", "level"})
+SAMPLING: frozenset[str] = frozenset({"always", "never", "without_reasoning"})
+REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+
+
+@attrs.frozen(slots=True)
+class ModelParameters:
+    """What one model does with the chat parameters whose support differs by model,
+    from the vendor's model page (the catalog's `parameters` object).
+
+    `sampling`: whether the model takes a temperature, top_p and penalties other than the
+    defaults: `always`, `never` (OpenAI's o-series and GPT-5, Claude from Opus 4.7 on), or
+    `without_reasoning` (GPT-5.4 and later: only with `reasoning_effort` none).
+    `reasoning_efforts`: the `reasoning_effort` values it accepts (none: it has no such
+    control); `thinking` says how its vendor spells them (`budget`: a token budget,
+    `effort`: an effort level, `level`: Gemini's thinking level). `verbosities`: the
+    `verbosity` values it accepts. `prediction`: it takes Predicted Outputs.
+    """
+
+    sampling: str = "always"
+    reasoning_efforts: tuple[str, ...] = ()
+    thinking: str | None = None
+    verbosities: tuple[str, ...] = ()
+    prediction: bool = False
+
+
 @attrs.frozen(slots=True)
 class ModelInfo:
     """One model as the gateway exposes it.
@@ -138,6 +172,10 @@ class ModelInfo:
     fallback_chain: tuple[str, ...] = ()
     deprecation: Deprecation | None = None
     limits: Mapping[str, int] = attrs.field(factory=dict)
+    parameters: ModelParameters = ModelParameters()
+    passthrough: bool = False
+    """A model the catalog does not list, allowed by the operator (see `passthrough_info`):
+    its facts are its provider's, its price the provider's dearest (a ceiling)."""
 
     def has(self, capability: str) -> bool:
         return capability in self.capabilities
@@ -199,9 +237,47 @@ class Catalog:
     _models: tuple[ModelInfo, ...]
     _by_name: Mapping[str, ModelInfo]
     _providers_by_id: Mapping[str, ProviderInfo]
+    _passthrough: tuple[PassthroughRule, ...] = ()
 
     def model(self, id_or_alias: str) -> ModelInfo | None:
-        return self._by_name.get(id_or_alias)
+        """A model by id or alias, or `provider/id` (the provider must be the model's)."""
+        found = self._by_name.get(id_or_alias)
+        if found is not None or "/" not in id_or_alias:
+            return found
+        provider, _, name = id_or_alias.partition("/")
+        found = self._by_name.get(name)
+        return found if found is not None and found.provider == provider else None
+
+    def with_passthrough(self, spec: str) -> Catalog:
+        """This catalog allowing the pass-through models of `spec` (comma-separated
+        `provider/pattern` entries); `CatalogError` names a bad entry."""
+        try:
+            rules = parse_passthrough(spec, self._providers_by_id)
+        except ValueError as exc:
+            raise CatalogError(str(exc)) from None
+        return attrs.evolve(self, passthrough=rules)
+
+    def passthrough(self, name: str, capability: str) -> ModelInfo | None:
+        """The description of `name` when the catalog does not list it but the operator
+        allows it for `capability` (see `providers.passthrough`); None otherwise."""
+        if self.model(name) is not None:
+            return None
+        found = allowed(self._passthrough, name, self._providers_by_id)
+        return None if found is None else self.passthrough_for(*found, capability)
+
+    def passthrough_for(self, provider: str, model_id: str, capability: str) -> ModelInfo | None:
+        """`model_id` of `provider` described by the provider's dearest catalog model with
+        `capability`; None when the provider's catalog models offer none."""
+        peers = [m for m in self.models(provider=provider, capability=capability)]
+        if not peers:
+            return None
+        ceiling = max(
+            peers,
+            key=lambda m: price_rank(
+                m.pricing.input_per_1m, m.pricing.output_per_1m, m.pricing.unit_price
+            ),
+        )
+        return _described_by(ceiling, model_id, capability, self._providers_by_id[provider])
 
     def models(
         self,
@@ -226,6 +302,34 @@ class Catalog:
 
     def providers(self) -> list[ProviderInfo]:
         return list(self._providers)
+
+
+def _described_by(
+    ceiling: ModelInfo, model_id: str, capability: str, provider: ProviderInfo
+) -> ModelInfo:
+    """A pass-through model: its own id, its provider's capabilities, the ceiling's price
+    and size, no known limits (0), status `beta`."""
+    return attrs.evolve(
+        ceiling,
+        id=model_id,
+        upstream_id=model_id,
+        type=cast(ModelType, CAPABILITY_TYPES.get(capability, ceiling.type)),
+        name=model_id,
+        created=0,
+        status="beta",
+        capabilities=tuple(dict.fromkeys((*provider.capabilities, *ceiling.capabilities))),
+        context_window=0,
+        max_output_tokens=0,
+        params_note=f"pass-through model: priced and sized like {ceiling.id}, the provider's "
+        "dearest catalog model of its kind",
+        aliases=(),
+        recommended_for=(),
+        fallback_chain=(),
+        deprecation=None,
+        limits={},
+        parameters=ModelParameters(),
+        passthrough=True,
+    )
 
 
 def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]) -> Catalog:
@@ -338,6 +442,27 @@ def _parse_model(raw: Mapping[str, Any], provider_names: Mapping[str, str]) -> M
         fallback_chain=tuple(str(f) for f in raw.get("fallback_chain", ())),
         deprecation=deprecation,
         limits=types.MappingProxyType({str(k): int(v) for k, v in raw.get("limits", {}).items()}),
+        parameters=_parse_parameters(raw.get("parameters") or {}, where),
+    )
+
+
+def _parse_parameters(raw: Mapping[str, Any], where: str) -> ModelParameters:
+    unknown = set(raw) - {f.name for f in attrs.fields(ModelParameters)}
+    if unknown:
+        raise CatalogError(f"{where}: unknown parameters facts {sorted(unknown)}")
+    efforts = tuple(str(e) for e in raw.get("reasoning_efforts", ()))
+    if not set(efforts) <= set(REASONING_EFFORTS):
+        raise CatalogError(f"{where}: reasoning_efforts must be among {REASONING_EFFORTS}")
+    thinking = raw.get("thinking")
+    if (thinking is None) != (not efforts) or (thinking and thinking not in THINKING_STYLES):
+        raise CatalogError(f"{where}: 'thinking' ({sorted(THINKING_STYLES)}) goes with efforts")
+    sampling = _one_of(raw.get("sampling", "always"), SAMPLING, where)
+    return ModelParameters(
+        sampling=sampling,
+        reasoning_efforts=efforts,
+        thinking=None if thinking is None else str(thinking),
+        verbosities=tuple(str(v) for v in raw.get("verbosities", ())),
+        prediction=bool(raw.get("prediction", False)),
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import Any
 
+import attrs
 import httpx
 import orjson
 
@@ -26,7 +27,7 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.types import EmbeddingResult, Usage
+from providers.types import ChatChunk, EmbeddingResult, TokenLogprob, Usage
 from providers.upstream import (
     HttpxUpstream,
     ProtocolError,
@@ -76,6 +77,39 @@ def parse_usage(data: Mapping[str, Any] | None) -> Usage:
     if not data:
         return Usage()
     return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+
+
+def token_logprobs(value: Any) -> tuple[TokenLogprob, ...] | None:
+    """A choice's `logprobs.content` in the chat-completions shape, as OpenAI and Mistral
+    send it (None when the answer carries none)."""
+    if not isinstance(value, Mapping) or value.get("content") is None:
+        return None
+    return tuple(
+        {
+            "token": entry.get("token", ""),
+            "logprob": entry.get("logprob", 0.0),
+            "bytes": entry.get("bytes"),
+            "top_logprobs": [_alternative(t) for t in entry.get("top_logprobs") or ()],
+        }
+        for entry in value["content"]
+    )
+
+
+def _alternative(entry: Mapping[str, Any]) -> TokenLogprob:
+    return {
+        "token": entry.get("token", ""),
+        "logprob": entry.get("logprob", 0.0),
+        "bytes": entry.get("bytes"),
+    }
+
+
+def with_usage(chunks: list[ChatChunk], usage: Mapping[str, Any] | None) -> list[ChatChunk]:
+    """`chunks` with the event's usage on the last one (or alone when there is none)."""
+    if not usage:
+        return chunks
+    if not chunks:
+        return [ChatChunk(usage=parse_usage(usage))]
+    return [*chunks[:-1], attrs.evolve(chunks[-1], usage=parse_usage(usage))]
 
 
 def decode_vectors(data: Mapping[str, Any]) -> list[list[float]]:

@@ -37,12 +37,20 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import decode_vectors, parse_usage, read_json, retry_after_seconds
+from providers.http import (
+    decode_vectors,
+    parse_usage,
+    read_json,
+    retry_after_seconds,
+    token_logprobs,
+    with_usage,
+)
 from providers.mistral_audio import MistralAudio
 from providers.mistral_ocr import ocr_payload, parse_ocr
 from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import (
     JSON,
+    ChatChoice,
     ChatChunk,
     ChatRequest,
     ChatResult,
@@ -50,6 +58,7 @@ from providers.types import (
     EmbeddingResult,
     ToolCall,
     ToolCallDelta,
+    result_of_choices,
 )
 from providers.upstream import UpstreamStream
 
@@ -60,7 +69,15 @@ _PASSED_FIELDS = (
     "presence_penalty",
     "frequency_penalty",
     "response_format",
+    "n",
+    "logprobs",
+    "top_logprobs",
+    "prediction",
+    "reasoning_effort",
+    "metadata",
+    "prompt_cache_key",
 )
+SERVICE_TIERS = {"auto": "auto", "default": "standard_only"}
 _FINISH_REASONS = {"model_length": "length"}
 _CALL_ID = re.compile(r"[A-Za-z0-9]{9}")
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -76,8 +93,9 @@ _EMPTY_PARAMETERS: JSON = {"type": "object", "properties": {}}
 def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
     """The JSON body of a Mistral chat call for `request`.
 
-    `user` is dropped (Mistral has no such field and refuses unknown ones); usage comes
-    in the last stream chunk without asking, so no `stream_options` either.
+    Mistral has no `user` or `safety_identifier` field and refuses unknown ones: the
+    gateway records the end user itself. Usage comes in the last stream chunk without
+    asking, so no `stream_options` either. `service_tier` default is `standard_only`.
     """
     payload: JSON = {
         "model": request.model,
@@ -95,6 +113,10 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
         payload["tools"] = [mistral_tool(tool) for tool in request.tools]
     if request.tool_choice is not None:
         payload["tool_choice"] = mistral_tool_choice(request.tool_choice)
+    if request.tools and request.parallel_tool_calls is not None:
+        payload["parallel_tool_calls"] = request.parallel_tool_calls
+    if request.service_tier in SERVICE_TIERS:
+        payload["service_tier"] = SERVICE_TIERS[request.service_tier]
     payload["stream"] = stream
     return payload
 
@@ -195,8 +217,18 @@ def canonical_finish(reason: str | None) -> str | None:
 
 
 def parse_chat(data: Mapping[str, Any], provider: str = "mistral") -> ChatResult:
-    """A chat answer as a `ChatResult`; a choice finished by `error` is raised."""
-    choice = (data.get("choices") or [{}])[0]
+    """A chat answer as a `ChatResult`, every choice of it; a choice finished by `error`
+    is raised."""
+    choices = [_choice(choice, n, provider) for n, choice in enumerate(data.get("choices") or ())]
+    return result_of_choices(
+        str(data.get("id") or ""),
+        str(data.get("model") or ""),
+        choices,
+        parse_usage(data.get("usage")),
+    )
+
+
+def _choice(choice: Mapping[str, Any], position: int, provider: str) -> ChatChoice:
     message = choice.get("message") or {}
     calls = tuple(
         ToolCall(
@@ -209,13 +241,12 @@ def parse_chat(data: Mapping[str, Any], provider: str = "mistral") -> ChatResult
     finish = canonical_finish(choice.get("finish_reason")) or ("tool_calls" if calls else "stop")
     if finish == "error":
         raise UpstreamHTTPError(provider, "the model failed while generating", status=502)
-    return ChatResult(
-        id=str(data.get("id") or ""),
-        model=str(data.get("model") or ""),
+    return ChatChoice(
+        index=int(choice.get("index", position)),
         content=text_of(message.get("content")),
         finish_reason=finish,
-        usage=parse_usage(data.get("usage")),
         tool_calls=calls,
+        logprobs=token_logprobs(choice.get("logprobs")),
     )
 
 
@@ -223,41 +254,53 @@ def parse_chat(data: Mapping[str, Any], provider: str = "mistral") -> ChatResult
 class ChunkReader:
     """Turns Mistral stream chunks into canonical chunks; a pure object, fed one at a time.
 
-    It keeps one piece of state: which canonical index each tool call id got. Mistral
-    sends each call whole, with an `index` that is not reliably distinct between calls,
-    so a call is numbered by the order its id first appears; a piece without an id
-    continues the last call.
+    It keeps one piece of state per choice: which canonical index each tool call id got.
+    Mistral sends each call whole, with an `index` that is not reliably distinct between
+    calls, so a call is numbered by the order its id first appears; a piece without an id
+    continues the last call of its choice.
     """
 
     provider: str = "mistral"
-    _indexes: dict[str, int] = attrs.field(factory=dict, init=False)
-    _last: int = attrs.field(default=-1, init=False)
+    _indexes: dict[tuple[int, str], int] = attrs.field(factory=dict, init=False)
+    _last: dict[int, int] = attrs.field(factory=dict, init=False)
 
-    def feed(self, data: Mapping[str, Any]) -> ChatChunk | None:
-        """The canonical chunk for one decoded chunk; None when it carries nothing."""
-        usage = parse_usage(data["usage"]) if data.get("usage") else None
-        choices = data.get("choices") or ()
-        if not choices:
-            return ChatChunk(usage=usage) if usage else None
-        choice = choices[0]
+    def feed(self, data: Mapping[str, Any]) -> list[ChatChunk]:
+        """The canonical chunks of one decoded chunk (one per choice, then the usage)."""
+        chunks = [
+            chunk
+            for n, choice in enumerate(data.get("choices") or ())
+            if (chunk := self._choice_chunk(choice, n)) is not None
+        ]
+        return with_usage(chunks, data.get("usage"))
+
+    def _choice_chunk(self, choice: Mapping[str, Any], position: int) -> ChatChunk | None:
+        index = int(choice.get("index", position))
         delta = choice.get("delta") or {}
-        calls = tuple(self._call(item) for item in delta.get("tool_calls") or ())
+        calls = tuple(self._call(index, item) for item in delta.get("tool_calls") or ())
         content = text_of(delta.get("content")) or None
         finish = canonical_finish(choice.get("finish_reason"))
         if finish == "error":
             raise StreamInterrupted(self.provider, "the model failed while generating")
-        if content is None and not calls and finish is None and usage is None:
+        logprobs = token_logprobs(choice.get("logprobs"))
+        if content is None and not calls and finish is None and not logprobs:
             return None
-        return ChatChunk(content=content, tool_calls=calls, finish_reason=finish, usage=usage)
+        return ChatChunk(
+            content=content,
+            tool_calls=calls,
+            finish_reason=finish,
+            index=index,
+            logprobs=logprobs,
+        )
 
-    def _call(self, item: Mapping[str, Any]) -> ToolCallDelta:
+    def _call(self, choice: int, item: Mapping[str, Any]) -> ToolCallDelta:
         function = item.get("function") or {}
         call_id = item.get("id")
         if call_id and call_id != "null":
-            index = self._indexes.setdefault(str(call_id), len(self._indexes))
-            self._last = index
+            known = sum(1 for c, _ in self._indexes if c == choice)
+            index = self._indexes.setdefault((choice, str(call_id)), known)
+            self._last[choice] = index
         else:
-            call_id, index = None, max(self._last, 0)
+            call_id, index = None, max(self._last.get(choice, -1), 0)
         return ToolCallDelta(
             index=index,
             id=call_id,
@@ -269,7 +312,7 @@ class ChunkReader:
 def parse_chunks(chunks: Sequence[Mapping[str, Any]], provider: str = "mistral") -> list[ChatChunk]:
     """A whole decoded stream as canonical chunks (for tests and replay)."""
     reader = ChunkReader(provider)
-    return [chunk for data in chunks if (chunk := reader.feed(data)) is not None]
+    return [chunk for data in chunks for chunk in reader.feed(data)]
 
 
 def parse_embeddings(data: Mapping[str, Any], model: str) -> EmbeddingResult:
@@ -420,8 +463,7 @@ class MistralProvider(MistralAudio):
         finished = False
         async with aclosing(self._payloads(response)) as payloads:
             async for data in payloads:
-                chunk = reader.feed(data)
-                if chunk is not None:
+                for chunk in reader.feed(data):
                     finished = finished or chunk.finish_reason is not None
                     yield chunk
         if not finished:

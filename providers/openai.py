@@ -25,10 +25,18 @@ from providers.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from providers.http import decode_vectors, parse_usage, read_json, retry_after_seconds
+from providers.http import (
+    decode_vectors,
+    parse_usage,
+    read_json,
+    retry_after_seconds,
+    token_logprobs,
+    with_usage,
+)
 from providers.openai_audio import OpenAIAudio
 from providers.types import (
     JSON,
+    ChatChoice,
     ChatChunk,
     ChatRequest,
     ChatResult,
@@ -36,35 +44,62 @@ from providers.types import (
     EmbeddingResult,
     ToolCall,
     ToolCallDelta,
+    result_of_choices,
 )
 from providers.upstream import UpstreamStream
 from streams.sse import SSEEvent
 
-_OPTIONAL_FIELDS = (
+_SENT_AS_IS = (
     "temperature",
-    "max_tokens",
     "top_p",
-    "stop",
     "presence_penalty",
     "frequency_penalty",
-    "tools",
     "tool_choice",
     "user",
     "response_format",
     "seed",
+    "n",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "reasoning_effort",
+    "verbosity",
+    "service_tier",
+    "store",
+    "metadata",
+    "prediction",
+    "audio",
+    "web_search_options",
+    "moderation",
+    "safety_identifier",
+    "prompt_cache_key",
+    "prompt_cache_options",
+    "prompt_cache_retention",
 )
+_SENT_AS_LISTS = ("stop", "tools", "modalities")
 
 
 # -- request out ---------------------------------------------------------------------------
 
 
 def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
-    """The JSON body of a chat-completions call for `request`."""
+    """The JSON body of a chat-completions call for `request`: every parameter asked, by
+    its own name (the protocol is the canonical one). The length bound goes as
+    `max_completion_tokens`, the spelling every current model takes (reasoning models
+    refuse `max_tokens`); `parallel_tool_calls` only with tools, as OpenAI requires."""
     payload: JSON = {"model": request.model, "messages": list(request.messages)}
-    for name in _OPTIONAL_FIELDS:
+    for name in _SENT_AS_IS:
         value = getattr(request, name)
         if value is not None:
-            payload[name] = list(value) if name in ("stop", "tools") else value
+            payload[name] = value
+    for name in _SENT_AS_LISTS:
+        value = getattr(request, name)
+        if value is not None:
+            payload[name] = list(value)
+    if request.max_tokens is not None:
+        payload["max_completion_tokens"] = request.max_tokens
+    if request.parallel_tool_calls is not None and request.tools:
+        payload["parallel_tool_calls"] = request.parallel_tool_calls
     if stream:
         payload["stream"] = True
         payload["stream_options"] = {"include_usage": True}
@@ -72,7 +107,13 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
 
 
 def embedding_payload(request: EmbeddingRequest) -> JSON:
-    payload: JSON = {"model": request.model, "input": list(request.inputs)}
+    """The body of `/embeddings`: the client's token ids when it sent ids, else the text."""
+    inputs: list[Any] = (
+        list(request.inputs)
+        if request.token_inputs is None
+        else [list(tokens) for tokens in request.token_inputs]
+    )
+    payload: JSON = {"model": request.model, "input": inputs}
     if request.dimensions is not None:
         payload["dimensions"] = request.dimensions
     if request.user is not None:
@@ -86,8 +127,19 @@ def embedding_payload(request: EmbeddingRequest) -> JSON:
 
 
 def parse_chat(data: Mapping[str, Any]) -> ChatResult:
-    """A chat-completion JSON answer as a `ChatResult` (first choice)."""
-    choice = (data.get("choices") or [{}])[0]
+    """A chat-completion JSON answer as a `ChatResult`, every choice of it."""
+    choices = [parse_choice(choice, n) for n, choice in enumerate(data.get("choices") or ())]
+    return result_of_choices(
+        str(data.get("id", "")),
+        str(data.get("model", "")),
+        choices,
+        parse_usage(data.get("usage")),
+        data.get("moderation") or None,
+    )
+
+
+def parse_choice(choice: Mapping[str, Any], position: int) -> ChatChoice:
+    """One choice of an answer; `position` stands in for a missing `index`."""
     message = choice.get("message") or {}
     calls = tuple(
         ToolCall(
@@ -97,30 +149,39 @@ def parse_chat(data: Mapping[str, Any]) -> ChatResult:
         )
         for call in message.get("tool_calls") or ()
     )
-    return ChatResult(
-        id=data.get("id", ""),
-        model=data.get("model", ""),
+    return ChatChoice(
+        index=int(choice.get("index", position)),
         content=message.get("content"),
         finish_reason=choice.get("finish_reason") or ("tool_calls" if calls else "stop"),
-        usage=parse_usage(data.get("usage")),
         tool_calls=calls,
+        logprobs=token_logprobs(choice.get("logprobs")),
     )
 
 
-def parse_chunk(data: Mapping[str, Any]) -> ChatChunk | None:
-    """One `chat.completion.chunk` as a canonical chunk; None when it carries nothing."""
-    usage = parse_usage(data["usage"]) if data.get("usage") else None
-    choices = data.get("choices") or ()
-    if not choices:
-        return ChatChunk(usage=usage) if usage else None
-    choice = choices[0]
+def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:
+    """One `chat.completion.chunk` as canonical chunks (one per choice it carries, then
+    the usage); none when it carries nothing."""
+    chunks = [c for c in (_choice_chunk(choice) for choice in data.get("choices") or ()) if c]
+    if data.get("moderation"):
+        chunks.append(ChatChunk(moderation=data["moderation"]))
+    return with_usage(chunks, data.get("usage"))
+
+
+def _choice_chunk(choice: Mapping[str, Any]) -> ChatChunk | None:
     delta = choice.get("delta") or {}
     calls = tuple(_tool_call_delta(item) for item in delta.get("tool_calls") or ())
     content = delta.get("content") or None
     finish = choice.get("finish_reason")
-    if content is None and not calls and finish is None and usage is None:
+    logprobs = token_logprobs(choice.get("logprobs"))
+    if content is None and not calls and finish is None and not logprobs:
         return None
-    return ChatChunk(content=content, tool_calls=calls, finish_reason=finish, usage=usage)
+    return ChatChunk(
+        content=content,
+        tool_calls=calls,
+        finish_reason=finish,
+        index=int(choice.get("index", 0)),
+        logprobs=logprobs,
+    )
 
 
 def _tool_call_delta(item: Mapping[str, Any]) -> ToolCallDelta:
@@ -209,20 +270,19 @@ class OpenAIProvider(OpenAIAudio):
                 done = done or event.data == "[DONE]"
                 if done:
                     continue
-                chunk = self._event_chunk(event)
-                if chunk is not None:
+                for chunk in self._event_chunks(event):
                     finished = finished or chunk.finish_reason is not None
                     yield chunk
         if not (finished or done):
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
 
-    def _event_chunk(self, event: SSEEvent) -> ChatChunk | None:
+    def _event_chunks(self, event: SSEEvent) -> list[ChatChunk]:
         data = self.event_json(event)
         if not isinstance(data, dict):
-            return None
+            return []
         if "error" in data:
             raise self._stream_error(data)
-        return parse_chunk(data)
+        return parse_chunks(data)
 
     def _stream_error(self, data: Mapping[str, Any]) -> ProviderError:
         error = data.get("error") or {}

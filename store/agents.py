@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import Any, Literal, cast
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 from store.keys import ApiKeyRecord
 from store.keys import insert as insert_key
 
@@ -119,17 +119,15 @@ def _from_row(row: Mapping[str, Any]) -> AgentRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: AgentRecord, key: ApiKeyRecord) -> AgentRecord:
+def insert(db: Handle, record: AgentRecord, key: ApiKeyRecord) -> AgentRecord:
     """Store an agent and its key together (the caller's transaction, or one of its own)."""
     with db.atomic():
         insert_key(db, key)
-        db.table("agents").insert(_to_row(record))
+        columns.insert_row(db, "agents", _to_row(record))
     return record
 
 
-def get(
-    db: sqlite_utils.Database, agent_id: str, workspace_id: str | None = None
-) -> AgentRecord | None:
+def get(db: Handle, agent_id: str, workspace_id: str | None = None) -> AgentRecord | None:
     """The agent; with `workspace_id`, only if it belongs to that workspace."""
     if workspace_id is None:
         rows = list(db.query("SELECT * FROM agents WHERE id = ?", [agent_id]))
@@ -142,14 +140,14 @@ def get(
     return _from_row(rows[0]) if rows else None
 
 
-def list_agents(db: sqlite_utils.Database, workspace_id: str) -> list[AgentRecord]:
+def list_agents(db: Handle, workspace_id: str) -> list[AgentRecord]:
     rows = db.query(
         "SELECT * FROM agents WHERE workspace_id = ? ORDER BY created_at, id", [workspace_id]
     )
     return [_from_row(row) for row in rows]
 
 
-def replace(db: sqlite_utils.Database, record: AgentRecord) -> AgentRecord:
+def replace(db: Handle, record: AgentRecord) -> AgentRecord:
     """Store a changed agent (limits, auto_suspend, status); returns it."""
     row = _to_row(record)
     assignments = ", ".join(f"{name} = :{name}" for name in row if name != "id")
@@ -158,7 +156,7 @@ def replace(db: sqlite_utils.Database, record: AgentRecord) -> AgentRecord:
 
 
 def change_status(
-    db: sqlite_utils.Database,
+    db: Handle,
     agent_id: str,
     workspace_id: str,
     status: str,
@@ -186,7 +184,7 @@ def change_status(
     return bool(cursor.rowcount)
 
 
-def delete(db: sqlite_utils.Database, agent_id: str, workspace_id: str) -> str | None:
+def delete(db: Handle, agent_id: str, workspace_id: str) -> str | None:
     """Remove the agent and its key; the removed key's hash (None if no such agent)."""
     with db.atomic():
         found = get(db, agent_id, workspace_id)
@@ -201,9 +199,7 @@ def delete(db: sqlite_utils.Database, agent_id: str, workspace_id: str) -> str |
 # -- the organisation's ceilings --------------------------------------------------------------
 
 
-def organization_limits(
-    db: sqlite_utils.Database, organization_id: str
-) -> dict[str, float | None] | None:
+def organization_limits(db: Handle, organization_id: str) -> dict[str, float | None] | None:
     """The organisation's own agent limits, or None when it never set them."""
     rows = list(db.query("SELECT agent_limits FROM organizations WHERE id = ?", [organization_id]))
     if not rows or rows[0]["agent_limits"] is None:
@@ -213,7 +209,7 @@ def organization_limits(
 
 
 def set_organization_limits(
-    db: sqlite_utils.Database, organization_id: str, limits: Mapping[str, float | None] | None
+    db: Handle, organization_id: str, limits: Mapping[str, float | None] | None
 ) -> None:
     """Store every limit name (None: no limit); `limits=None` returns to the defaults."""
     value = None if limits is None else columns.to_json(dict(limits))
@@ -223,7 +219,7 @@ def set_organization_limits(
 # -- what was spent -------------------------------------------------------------------------
 
 
-def spent_since(db: sqlite_utils.Database, key_id: str, since: datetime) -> Spent:
+def spent_since(db: Handle, key_id: str, since: datetime) -> Spent:
     """The metered totals of one key's requests since `since` (from the usage log)."""
     row = db.execute(
         "SELECT coalesce(sum(cost_usd), 0), coalesce(sum(audio_seconds), 0), "
@@ -235,7 +231,7 @@ def spent_since(db: sqlite_utils.Database, key_id: str, since: datetime) -> Spen
     return Spent(float(row[0]), float(row[1]), int(row[2]), int(row[3]))
 
 
-def session_spent(db: sqlite_utils.Database, key_id: str, session: str) -> float:
+def session_spent(db: Handle, key_id: str, session: str) -> float:
     """The cost of one agent session's requests (from the usage log; the partial index
     on (key_id, agent_session) answers it)."""
     row = db.execute(
@@ -262,8 +258,10 @@ def _alert_from_row(row: Mapping[str, Any]) -> AgentAlertRecord:
     )
 
 
-def insert_alert(db: sqlite_utils.Database, record: AgentAlertRecord) -> AgentAlertRecord:
-    db.table("agent_alerts").insert(
+def insert_alert(db: Handle, record: AgentAlertRecord) -> AgentAlertRecord:
+    columns.insert_row(
+        db,
+        "agent_alerts",
         {
             "id": record.id,
             "agent_id": record.agent_id,
@@ -272,26 +270,26 @@ def insert_alert(db: sqlite_utils.Database, record: AgentAlertRecord) -> AgentAl
             "webhook_url": record.webhook_url,
             "encrypted_secret": record.encrypted_secret,
             "created_at": columns.to_iso(record.created_at),
-        }
+        },
     )
     return record
 
 
-def list_alerts(db: sqlite_utils.Database, agent_id: str) -> list[AgentAlertRecord]:
+def list_alerts(db: Handle, agent_id: str) -> list[AgentAlertRecord]:
     rows = db.query(
         "SELECT * FROM agent_alerts WHERE agent_id = ? ORDER BY created_at, id", [agent_id]
     )
     return [_alert_from_row(row) for row in rows]
 
 
-def get_alert(db: sqlite_utils.Database, alert_id: str, agent_id: str) -> AgentAlertRecord | None:
+def get_alert(db: Handle, alert_id: str, agent_id: str) -> AgentAlertRecord | None:
     rows = list(
         db.query("SELECT * FROM agent_alerts WHERE id = ? AND agent_id = ?", [alert_id, agent_id])
     )
     return _alert_from_row(rows[0]) if rows else None
 
 
-def delete_alert(db: sqlite_utils.Database, alert_id: str, agent_id: str) -> bool:
+def delete_alert(db: Handle, alert_id: str, agent_id: str) -> bool:
     """Remove one of an agent's alerts (its firings go with it); False when unknown."""
     cursor = db.execute(
         "DELETE FROM agent_alerts WHERE id = ? AND agent_id = ?", [alert_id, agent_id]
@@ -300,7 +298,7 @@ def delete_alert(db: sqlite_utils.Database, alert_id: str, agent_id: str) -> boo
 
 
 def claim_firing(
-    db: sqlite_utils.Database,
+    db: Handle,
     alert_id: str,
     limit_type: str,
     threshold: float,
@@ -309,8 +307,8 @@ def claim_firing(
 ) -> bool:
     """Record that a threshold fired in `period`; False when it already had (fire once)."""
     cursor = db.execute(
-        "INSERT OR IGNORE INTO agent_alert_firings "
-        "(alert_id, limit_type, threshold, period, fired_at) VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO agent_alert_firings (alert_id, limit_type, threshold, period, fired_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [alert_id, limit_type, threshold, period, columns.to_iso(now)],
     )
     return cursor.rowcount > 0

@@ -11,9 +11,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 
 def new_alert_id() -> str:
@@ -56,7 +56,7 @@ def _from_row(row: Mapping[str, Any]) -> AlertRecord:
     return AlertRecord(**fields)
 
 
-def insert(db: sqlite_utils.Database, record: AlertRecord) -> AlertRecord:
+def insert(db: Handle, record: AlertRecord) -> AlertRecord:
     row = attrs.asdict(record)
     row["notify_email"] = columns.to_json(list(record.notify_email))
     row["created_at"] = columns.to_iso(record.created_at)
@@ -66,14 +66,14 @@ def insert(db: sqlite_utils.Database, record: AlertRecord) -> AlertRecord:
     return record
 
 
-def get(db: sqlite_utils.Database, alert_id: str, workspace_id: str) -> AlertRecord | None:
+def get(db: Handle, alert_id: str, workspace_id: str) -> AlertRecord | None:
     rows = list(
         db.query("SELECT * FROM alerts WHERE id = ? AND workspace_id = ?", [alert_id, workspace_id])
     )
     return _from_row(rows[0]) if rows else None
 
 
-def list_alerts(db: sqlite_utils.Database, workspace_id: str | None = None) -> list[AlertRecord]:
+def list_alerts(db: Handle, workspace_id: str | None = None) -> list[AlertRecord]:
     """A workspace's alerts, or every alert (for the evaluator), oldest first."""
     if workspace_id is None:
         rows = db.query("SELECT * FROM alerts ORDER BY created_at, id")
@@ -84,7 +84,7 @@ def list_alerts(db: sqlite_utils.Database, workspace_id: str | None = None) -> l
     return [_from_row(row) for row in rows]
 
 
-def delete(db: sqlite_utils.Database, alert_id: str, workspace_id: str) -> bool:
+def delete(db: Handle, alert_id: str, workspace_id: str) -> bool:
     with db.atomic():
         cursor = db.execute(
             "DELETE FROM alerts WHERE id = ? AND workspace_id = ?", [alert_id, workspace_id]
@@ -92,9 +92,7 @@ def delete(db: sqlite_utils.Database, alert_id: str, workspace_id: str) -> bool:
     return bool(cursor.rowcount)
 
 
-def record_evaluation(
-    db: sqlite_utils.Database, alert_id: str, *, value: float | None, now: datetime
-) -> None:
+def record_evaluation(db: Handle, alert_id: str, *, value: float | None, now: datetime) -> None:
     with db.atomic():
         db.execute(
             "UPDATE alerts SET last_value = ?, last_evaluated_at = ? WHERE id = ?",
@@ -103,7 +101,7 @@ def record_evaluation(
 
 
 def record_transition(
-    db: sqlite_utils.Database,
+    db: Handle,
     alert_id: str,
     *,
     state: str,
@@ -126,7 +124,7 @@ def record_transition(
         )
 
 
-def events(db: sqlite_utils.Database, alert_id: str) -> list[AlertEvent]:
+def events(db: Handle, alert_id: str) -> list[AlertEvent]:
     rows = db.query(
         "SELECT * FROM alert_events WHERE alert_id = ? ORDER BY created_at, rowid", [alert_id]
     )

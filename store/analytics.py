@@ -15,23 +15,26 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import attrs
-import sqlite_utils
 
-from store import latency_sketch
+from store import dialect, latency_sketch
+from store.handle import Handle
 from store.latency_sketch import Counts
 
 Dimension = Literal["model", "provider", "key_id", "endpoint"]
 Bucket = Literal["hour", "day", "week", "month"]
 
+
 # The first instant of each bucket: hours and days are the rollups' own `start_epoch`
 # (grouped as stored, in the primary key's order, and formatted once per bucket in
 # Python: `_LABEL_FORMAT`); weeks by their Monday, months by their first day, as text.
-_BUCKET_SQL: Mapping[Bucket, str] = {
-    "hour": "start_epoch",
-    "day": "start_epoch",
-    "week": "date(start_epoch, 'unixepoch', '-6 days', 'weekday 1')",
-    "month": "strftime('%Y-%m-01', start_epoch, 'unixepoch')",
-}
+def _bucket_sql(db: Handle, bucket: Bucket) -> str:
+    if bucket == "week":
+        return dialect.of(db).week_of("start_epoch")
+    if bucket == "month":
+        return dialect.of(db).month_of("start_epoch")
+    return "start_epoch"
+
+
 _LABEL_FORMAT: Mapping[Bucket, str] = {"hour": "%Y-%m-%dT%H:00:00Z", "day": "%Y-%m-%d"}
 _DIMENSIONS: tuple[Dimension, ...] = ("model", "provider", "key_id", "endpoint")
 # A request the gateway answered itself, before any provider (a bad body, an unknown
@@ -90,7 +93,7 @@ class Group:
 
 
 def rollup_groups(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     workspace_id: str,
     since_epoch: int,
@@ -114,7 +117,7 @@ SERIES_SQL = (
 
 
 def series_rows(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     workspace_id: str,
     since_epoch: int,
@@ -129,7 +132,7 @@ def series_rows(
 
 
 def _grouped(
-    db: sqlite_utils.Database,
+    db: Handle,
     sums: Sequence[str],
     workspace_id: str,
     since_epoch: int,
@@ -140,7 +143,7 @@ def _grouped(
     """One grouped query over the smallest rollup that answers; labels as text."""
     if any(name not in _DIMENSIONS for name in by):
         raise ValueError(f"unknown dimensions {by}")
-    labels = ([_BUCKET_SQL[bucket]] if bucket else []) + [_LABEL_SQL.get(n, n) for n in by]
+    labels = ([_bucket_sql(db, bucket)] if bucket else []) + [_LABEL_SQL.get(n, n) for n in by]
     grouped = ""
     if labels:
         positions = ", ".join(str(i + 1) for i in range(len(labels)))
@@ -179,7 +182,7 @@ def _labeller(bucket: Bucket) -> Callable[[int], str]:
 
 
 def latency_sketches(
-    db: sqlite_utils.Database, *, workspace_id: str, since_epoch: int, until_epoch: int
+    db: Handle, *, workspace_id: str, since_epoch: int, until_epoch: int
 ) -> dict[str, Counts]:
     """The period's merged latency sketch per provider (one stored sketch per day read)."""
     rows = db.execute(
@@ -214,9 +217,7 @@ class RecentFigures:
     avg_latency_ms: float | None
 
 
-def recent_figures(
-    db: sqlite_utils.Database, *, workspace_id: str, since_epoch: float
-) -> RecentFigures:
+def recent_figures(db: Handle, *, workspace_id: str, since_epoch: float) -> RecentFigures:
     """Requests at or after `since` (from the (workspace, time) index); the average latency
     is of the successful ones."""
     row = db.execute(
@@ -233,7 +234,7 @@ def recent_figures(
     )
 
 
-def key_names(db: sqlite_utils.Database, workspace_id: str) -> dict[str, str]:
+def key_names(db: Handle, workspace_id: str) -> dict[str, str]:
     """The names of the workspace's API keys (deleted keys have none)."""
     rows = db.execute(
         "SELECT id, name FROM api_keys WHERE workspace_id = ?", [workspace_id]

@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 from store.workspaces import DEFAULT_ORGANIZATION_ID
 
 DEFAULT_LIMIT = 100
@@ -73,14 +73,12 @@ def _from_row(row: Mapping[str, Any]) -> AuditEvent:
     return AuditEvent(**fields)
 
 
-def append(db: sqlite_utils.Database, event: AuditEvent) -> None:
+def append(db: Handle, event: AuditEvent) -> None:
     """Record an event (committed when this returns)."""
-    db.table("audit_events").insert(_to_row(event))
+    columns.insert_row(db, "audit_events", _to_row(event))
 
 
-def list_events(
-    db: sqlite_utils.Database, workspace_id: str, limit: int = DEFAULT_LIMIT
-) -> list[AuditEvent]:
+def list_events(db: Handle, workspace_id: str, limit: int = DEFAULT_LIMIT) -> list[AuditEvent]:
     """A workspace's most recent events, newest first (insertion order breaks ties)."""
     rows = db.query(
         "SELECT * FROM audit_events WHERE workspace_id = ? "
@@ -90,7 +88,7 @@ def list_events(
     return [_from_row(row) for row in rows]
 
 
-def query(db: sqlite_utils.Database, q: AuditQuery) -> list[AuditEvent]:
+def query(db: Handle, q: AuditQuery) -> list[AuditEvent]:
     """The organisation-wide events and the workspace's own, newest first.
 
     `before_id` (a cursor: the last id of the previous page) continues after that event;

@@ -9,6 +9,13 @@ does. A crash can leave two kinds of debris, both removed at start-up (`sweep`):
 half-written temporary file, and a whole blob no row names (killed between the rename and
 the row's commit, or between a delete's commit and the unlink). Every method here is
 blocking: the gateway calls them through `trio.to_thread.run_sync`.
+
+`BlobStorage` is the interface the families use; `BlobStore` implements it on a
+directory: the node's own (the default, `<data_dir>`), or one every node mounts
+(`GATEWAY_BLOB_DIR`, docs/postgresql.md) when several nodes share a PostgreSQL store. A
+shared directory is `shared=True`: another node may be between an upload's rename and
+its row's commit, or still writing a temporary file, at any moment, so the sweep then
+removes only debris older than `SHARED_GRACE_S` (longer than any upload may take).
 """
 
 from __future__ import annotations
@@ -16,11 +23,16 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import time
 from collections.abc import Collection
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 import attrs
+
+# On a directory several nodes share, debris younger than this may be another node's
+# upload in progress (its temporary file, or its blob before the row commits).
+SHARED_GRACE_S = 3600.0
 
 
 @attrs.define(eq=False)
@@ -54,9 +66,36 @@ class BlobWriter:
         return self._hash.hexdigest()
 
 
+class BlobStorage(Protocol):
+    """Content-addressed blobs: what the files, documents and exports families use."""
+
+    def path_of(self, sha256: str) -> Path: ...
+
+    def open_writer(self) -> BlobWriter: ...
+
+    def commit(self, writer: BlobWriter) -> str: ...
+
+    def discard(self, writer: BlobWriter) -> None: ...
+
+    def remove(self, sha256: str) -> None: ...
+
+    def shred(self, sha256: str) -> None: ...
+
+    def exists(self, sha256: str) -> bool: ...
+
+    def blobs(self) -> list[str]: ...
+
+    def sweep(self, in_use: Collection[str]) -> tuple[int, int]: ...
+
+    def clear_temporary(self) -> int: ...
+
+
 @attrs.frozen
 class BlobStore:
+    """`BlobStorage` on a directory (see the module docstring for `shared`)."""
+
     root: Path
+    shared: bool = False
 
     @property
     def _tmp(self) -> Path:
@@ -132,22 +171,37 @@ class BlobStore:
         is not `in_use` (named by no row). Returns (temporary files, orphan blobs) removed.
 
         Call it at start-up, before any upload can run: an upload between its rename
-        and its row's commit would look orphaned.
+        and its row's commit would look orphaned. On a shared directory other nodes'
+        uploads run at any time: only what is older than `SHARED_GRACE_S` goes.
         """
         temporary = self.clear_temporary()
-        orphans = [digest for digest in self.blobs() if digest not in in_use]
+        orphans = [
+            digest
+            for digest in self.blobs()
+            if digest not in in_use and self._settled(self.path_of(digest))
+        ]
         for digest in orphans:
             self.remove(digest)
         return temporary, len(orphans)
 
     def clear_temporary(self) -> int:
-        """Remove uploads a crash left half-written; returns how many. Call at start-up."""
+        """Remove uploads a crash left half-written; returns how many. Call at start-up.
+        On a shared directory, only those no one has written for `SHARED_GRACE_S`."""
         if not self._tmp.exists():
             return 0
-        leftovers = [p for p in self._tmp.iterdir() if p.is_file()]
+        leftovers = [p for p in self._tmp.iterdir() if p.is_file() and self._settled(p)]
         for path in leftovers:
             path.unlink(missing_ok=True)
         return len(leftovers)
+
+    def _settled(self, path: Path) -> bool:
+        """Whether `path` can no longer be an upload in progress (see `shared`)."""
+        if not self.shared:
+            return True
+        try:
+            return path.stat().st_mtime < time.time() - SHARED_GRACE_S
+        except FileNotFoundError:
+            return False
 
 
 def _fsync_directory(path: Path) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import sqlite_utils
+from store.handle import Handle
 
 
 def new_id(prefix: str) -> str:
@@ -86,10 +86,28 @@ def plain_dict(value: Mapping[str, Any]) -> dict[str, Any]:
     return dict(value)
 
 
-def insert_row(db: sqlite_utils.Database, table: str, row: dict[str, Any]) -> None:
+def without_rowid(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A `SELECT *` row's columns but `rowid`: PostgreSQL's tables carry the column that
+    stands for SQLite's implicit rowid (`store.migrations.postgres_form.ROWID_TABLES`),
+    which SQLite's `*` does not return."""
+    return {name: value for name, value in row.items() if name != "rowid"}
+
+
+def insert_row(db: Handle, table: str, row: Mapping[str, Any]) -> None:
     """INSERT `row` (column name -> stored value) into `table`, in one transaction; the
     column names come from our own records, never from a request."""
-    names = ", ".join(row)
+    names = ", ".join(f'"{name}"' for name in row)
     marks = ", ".join(f":{name}" for name in row)
     with db.atomic():
-        db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", row)
+        db.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", dict(row))
+
+
+def insert_many(db: Handle, table: str, rows: Iterable[Mapping[str, Any]]) -> None:
+    """INSERT rows of the same columns into `table`, in one transaction."""
+    batch = [dict(row) for row in rows]
+    if not batch:
+        return
+    names = ", ".join(f'"{name}"' for name in batch[0])
+    marks = ", ".join(f":{name}" for name in batch[0])
+    with db.atomic():
+        db.conn.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", batch)

@@ -19,9 +19,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
-from store import columns
+from store import columns, dialect
+from store.handle import Handle
 from store.vector_rows import VectorRows
 
 STATUSES = ("pending", "processing", "completed", "failed")
@@ -105,7 +105,7 @@ def _from_row(row: Mapping[str, Any]) -> DocumentRecord:
     return DocumentRecord(**values)
 
 
-def insert(db: sqlite_utils.Database, record: DocumentRecord) -> None:
+def insert(db: Handle, record: DocumentRecord) -> None:
     with db.atomic():
         row = _to_row(record)
         names = ", ".join(row)
@@ -113,25 +113,21 @@ def insert(db: sqlite_utils.Database, record: DocumentRecord) -> None:
         db.execute(f"INSERT INTO data_documents ({names}) VALUES ({marks})", list(row.values()))
 
 
-def get(db: sqlite_utils.Database, workspace_id: str, document_id: str) -> DocumentRecord | None:
-    row = db.execute(
+def get(db: Handle, workspace_id: str, document_id: str) -> DocumentRecord | None:
+    found = _records(
+        db,
         "SELECT * FROM data_documents WHERE workspace_id = ? AND id = ?",
         [workspace_id, document_id],
-    ).fetchone()
-    return None if row is None else _from_row(_named(db, row))
+    )
+    return found[0] if found else None
 
 
-def get_any(db: sqlite_utils.Database, document_id: str) -> DocumentRecord | None:
-    row = db.execute("SELECT * FROM data_documents WHERE id = ?", [document_id]).fetchone()
-    return None if row is None else _from_row(_named(db, row))
+def get_any(db: Handle, document_id: str) -> DocumentRecord | None:
+    found = _records(db, "SELECT * FROM data_documents WHERE id = ?", [document_id])
+    return found[0] if found else None
 
 
-def _named(db: sqlite_utils.Database, row: Sequence[Any]) -> dict[str, Any]:
-    names = [str(r[1]) for r in db.execute("PRAGMA table_info(data_documents)").fetchall()]
-    return dict(zip(names, row, strict=True))
-
-
-def _records(db: sqlite_utils.Database, sql: str, params: Sequence[Any]) -> list[DocumentRecord]:
+def _records(db: Handle, sql: str, params: Sequence[Any]) -> list[DocumentRecord]:
     cursor = db.execute(sql, list(params))
     names = [d[0] for d in cursor.description]
     return [_from_row(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
@@ -147,7 +143,7 @@ class ListQuery:
     classification: str | None = None
 
 
-def list_documents(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[DocumentRecord], int]:
+def list_documents(db: Handle, query: ListQuery) -> tuple[list[DocumentRecord], int]:
     """One page of the workspace's documents, newest first, and the total matching."""
     where = ["workspace_id = ?", _in("data_classification", query.classifications)]
     params: list[Any] = [query.workspace_id, *query.classifications]
@@ -187,14 +183,14 @@ _UPDATABLE = frozenset(
 )
 
 
-def update(db: sqlite_utils.Database, document_id: str, **changes: Any) -> None:
+def update(db: Handle, document_id: str, **changes: Any) -> None:
     """Change the processing fields of a document; a document erased meanwhile is left
     erased (the UPDATE matches nothing)."""
     with db.atomic():
         _update(db, document_id, changes)
 
 
-def _update(db: sqlite_utils.Database, document_id: str, changes: dict[str, Any]) -> None:
+def _update(db: Handle, document_id: str, changes: dict[str, Any]) -> None:
     changes.setdefault("updated_at", now_iso())
     unknown = set(changes) - _UPDATABLE
     if unknown:
@@ -205,7 +201,7 @@ def _update(db: sqlite_utils.Database, document_id: str, changes: dict[str, Any]
     )
 
 
-def unfinished(db: sqlite_utils.Database) -> list[str]:
+def unfinished(db: Handle) -> list[str]:
     """Documents still waiting for (or cut off during) processing, oldest first."""
     rows = db.execute(
         "SELECT id FROM data_documents WHERE status IN ('pending', 'processing') "
@@ -214,7 +210,7 @@ def unfinished(db: sqlite_utils.Database) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def expired(db: sqlite_utils.Database, now: float) -> list[DocumentRecord]:
+def expired(db: Handle, now: float) -> list[DocumentRecord]:
     """Documents whose retention has run out at `now` (Unix seconds)."""
     return _records(
         db,
@@ -224,13 +220,13 @@ def expired(db: sqlite_utils.Database, now: float) -> list[DocumentRecord]:
     )
 
 
-def blob_in_use(db: sqlite_utils.Database, sha256: str) -> bool:
+def blob_in_use(db: Handle, sha256: str) -> bool:
     row = db.execute("SELECT 1 FROM data_documents WHERE sha256 = ? LIMIT 1", [sha256])
     return row.fetchone() is not None
 
 
 def store_chunks(
-    db: sqlite_utils.Database, document_id: str, chunks: Iterable[StoredChunk], **changes: Any
+    db: Handle, document_id: str, chunks: Iterable[StoredChunk], **changes: Any
 ) -> int:
     """Replace the document's chunks (and their index entries), then apply `changes` to the
     document, in one transaction; how many chunks were stored. A document erased meanwhile
@@ -241,12 +237,13 @@ def store_chunks(
             return 0
         _unindex(db, document_id)
         db.execute("DELETE FROM data_chunks WHERE document_id = ?", [document_id])
+        postgres = dialect.of(db).is_postgres
         count = 0
         for chunk in chunks:
-            cursor = db.execute(
+            chunk_row = db.execute(
                 "INSERT INTO data_chunks (chunk_id, document_id, workspace_id, chunk_index, "
                 "content, token_count, page_number, section_header, start_char, end_char, "
-                "vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 [
                     columns.new_id("chunk_"),
                     document_id,
@@ -261,18 +258,26 @@ def store_chunks(
                     chunk.vector,
                 ],
             )
-            db.execute(
-                "INSERT INTO data_chunks_fts (rowid, content) VALUES (?, ?)",
-                [cursor.lastrowid, chunk.content],
-            )
+            chunk_id = chunk_row.fetchone()[0]
+            if not postgres:  # PostgreSQL indexes the column itself (migration 10)
+                db.execute(
+                    "INSERT INTO data_chunks_fts (rowid, content) VALUES (?, ?)",
+                    [chunk_id, chunk.content],
+                )
             count += 1
         _update(db, document_id, {**changes, "chunk_count": count})
         return count
 
 
-def _unindex(db: sqlite_utils.Database, document_id: str) -> int:
+def _unindex(db: Handle, document_id: str) -> int:
     """Remove the document's chunks from the FTS5 index (external content: the index must
-    be told the old text)."""
+    be told the old text); how many chunks the document has. PostgreSQL's index follows
+    the rows by itself."""
+    if dialect.of(db).is_postgres:
+        row = db.execute(
+            "SELECT count(*) FROM data_chunks WHERE document_id = ?", [document_id]
+        ).fetchone()
+        return int(row[0])
     rows = db.execute(
         "SELECT id, content FROM data_chunks WHERE document_id = ?", [document_id]
     ).fetchall()
@@ -305,7 +310,7 @@ def _chunk(row: Sequence[Any]) -> StoredChunk:
 
 
 def chunks(
-    db: sqlite_utils.Database, document_id: str, *, limit: int, offset: int
+    db: Handle, document_id: str, *, limit: int, offset: int
 ) -> tuple[list[StoredChunk], int, int]:
     """A window of the document's chunks in order, their total count and total tokens."""
     total, tokens = db.execute(
@@ -320,7 +325,7 @@ def chunks(
     return [_chunk(row) for row in rows], int(total), int(tokens)
 
 
-def chunks_by_rowid(db: sqlite_utils.Database, rowids: Sequence[int]) -> dict[int, StoredChunk]:
+def chunks_by_rowid(db: Handle, rowids: Sequence[int]) -> dict[int, StoredChunk]:
     if not rowids:
         return {}
     marks = ", ".join("?" for _ in rowids)
@@ -330,9 +335,7 @@ def chunks_by_rowid(db: sqlite_utils.Database, rowids: Sequence[int]) -> dict[in
     return {int(row[0]): _chunk(row[1:]) for row in rows}
 
 
-def workspace_vectors(
-    db: sqlite_utils.Database, workspace_id: str, document_id: str | None = None
-) -> VectorRows:
+def workspace_vectors(db: Handle, workspace_id: str, document_id: str | None = None) -> VectorRows:
     """The vectors of the workspace's completed documents (or of one of them)."""
     one = "" if document_id is None else " AND c.document_id = ?"
     rows = db.execute(
@@ -346,7 +349,7 @@ def workspace_vectors(
 
 
 def full_text(
-    db: sqlite_utils.Database, workspace_id: str, match: str, *, limit: int
+    db: Handle, workspace_id: str, match: str, *, limit: int
 ) -> list[tuple[int, float, str]]:
     """(rowid, BM25 score (higher is better), document id) of the workspace's best `limit`
     completed chunks for an FTS5 `match` expression.
@@ -358,11 +361,7 @@ def full_text(
     document, a window at a time, to keep the workspace's completed ones (the covering index
     of migration 16: no chunk row is read): the window grows (eightfold) while other
     workspaces' or unfinished chunks take places in it."""
-    scored = db.execute(
-        "SELECT rowid, bm25(data_chunks_fts) FROM data_chunks_fts WHERE data_chunks_fts MATCH ?",
-        [match],
-    ).fetchall()
-    ranked = sorted((float(r[1]), int(r[0])) for r in scored)  # bm25: lower is better
+    ranked = sorted((float(r[1]), int(r[0])) for r in _scored(db, match))  # lower is better
     found: list[tuple[int, float, str]] = []
     start, window = 0, limit
     while len(found) < limit and start < len(ranked):
@@ -373,9 +372,30 @@ def full_text(
     return found[:limit]
 
 
-def _completed_in_workspace(
-    db: sqlite_utils.Database, workspace_id: str, rowids: Sequence[int]
-) -> dict[int, str]:
+def _scored(db: Handle, match: str) -> list[Any]:
+    """(rowid, score: lower is better) of every chunk matching `match`: FTS5's BM25 on
+    SQLite; on PostgreSQL the negated `ts_rank` of the same terms (any of them) against
+    the chunks' GIN-indexed tsvector (`simple`: words as written, like FTS5's tokenizer)."""
+    if not dialect.of(db).is_postgres:
+        return db.execute(
+            "SELECT rowid, bm25(data_chunks_fts) FROM data_chunks_fts "
+            "WHERE data_chunks_fts MATCH ?",
+            [match],
+        ).fetchall()
+    terms = dialect.fts_terms(match)
+    if not terms:
+        return []
+    # Each quoted term a phrase, as in FTS5; `||` is tsquery's OR.
+    query = " || ".join("phraseto_tsquery('simple', ?)" for _ in terms)
+    return db.execute(
+        "SELECT id, -ts_rank(to_tsvector('simple', content), q) "
+        f"FROM data_chunks, (SELECT {query} AS q) AS query "
+        "WHERE to_tsvector('simple', content) @@ q",
+        terms,
+    ).fetchall()
+
+
+def _completed_in_workspace(db: Handle, workspace_id: str, rowids: Sequence[int]) -> dict[int, str]:
     """Those of `rowids` that are chunks of the workspace's completed documents, with their
     document's id."""
     if not rowids:
@@ -383,14 +403,14 @@ def _completed_in_workspace(
     rows = db.execute(
         "SELECT c.id, c.document_id FROM data_chunks c "
         "JOIN data_documents d ON d.id = c.document_id "
-        "WHERE c.id IN (SELECT value FROM json_each(?)) AND c.workspace_id = ? "
+        f"WHERE {dialect.of(db).in_list('c.id')} AND c.workspace_id = ? "
         "AND d.status = 'completed'",
-        [columns.to_json(list(rowids)), workspace_id],
+        [dialect.of(db).list_param(rowids), workspace_id],
     ).fetchall()
     return {int(r[0]): str(r[1]) for r in rows}
 
 
-def remove(db: sqlite_utils.Database, workspace_id: str, document_id: str) -> Erased | None:
+def remove(db: Handle, workspace_id: str, document_id: str) -> Erased | None:
     """Delete the document, its chunks, vectors and index entries; None when the workspace
     has no such document. Run it through `store.erasure` (secure delete, the WAL
     checkpoint, the blob shredded), never on its own."""
@@ -402,7 +422,7 @@ def remove(db: sqlite_utils.Database, workspace_id: str, document_id: str) -> Er
     return Erased(record.sha256, deleted, not blob_in_use(db, record.sha256))
 
 
-def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[str]:
+def remove_workspace(db: Handle, workspace_id: str) -> list[str]:
     """Delete every document of the workspace as `remove` does; the digests of the blobs
     no document names any more. Through `store.erasure` too."""
     rows = db.execute(
@@ -415,7 +435,7 @@ def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[str]:
     return sorted({str(sha) for _, sha in rows if not blob_in_use(db, sha)})
 
 
-def _delete(db: sqlite_utils.Database, document_id: str) -> int:
+def _delete(db: Handle, document_id: str) -> int:
     """The document's rows and index entries gone; how many chunks it had."""
     deleted = _unindex(db, document_id)
     db.execute("DELETE FROM data_chunks WHERE document_id = ?", [document_id])
@@ -423,7 +443,11 @@ def _delete(db: sqlite_utils.Database, document_id: str) -> int:
     return deleted
 
 
-def _merge_index(db: sqlite_utils.Database) -> None:
+def _merge_index(db: Handle) -> None:
     """Merge every segment of the full-text index into one: a deleted term stays in its
-    segment until a merge, and the merge drops it (its old pages are zeroed on free)."""
+    segment until a merge, and the merge drops it (its old pages are zeroed on free).
+    PostgreSQL's GIN index drops a deleted row's entries when the table is vacuumed
+    (`store.erasure`)."""
+    if dialect.of(db).is_postgres:
+        return
     db.execute("INSERT INTO data_chunks_fts (data_chunks_fts) VALUES ('optimize')")

@@ -20,6 +20,15 @@ it through `erase`, which:
 
 Steps 2-4 run after the commit even when the caller is cancelled (a client gone once the
 transaction committed), shielded under a deadline: a committed erasure is always finished.
+
+On PostgreSQL (docs/postgresql.md, "Erasure") step 1 is the same transaction without the
+pragma, and step 3 is a `VACUUM` of the tables that hold user content
+(`CONTENT_TABLES`): PostgreSQL guarantees that a committed DELETE's rows are seen by no
+later transaction, but keeps the dead tuples (and their index entries, the full-text
+index's among them) in the table's pages until a vacuum prunes them, which autovacuum
+does only when a table has enough dead rows. The vacuum removes them at once. Older
+copies in the server's WAL segments, base backups and replicas are the server's: the
+gateway cannot reach them, and the page says what an operator must do about them.
 """
 
 from __future__ import annotations
@@ -27,14 +36,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
-import sqlite_utils
 import trio
 
+from store import dialect
 from store.blobs import BlobStore
 from store.db import Database
+from store.handle import Handle
 
 T = TypeVar("T")
 
@@ -62,22 +72,42 @@ class Removal(Generic[T]):
     blobs: tuple[Blob, ...] = ()
 
 
-Remove = Callable[[sqlite_utils.Database], "Removal[T] | None"]
+# `Any` in its argument as `store.db.Work`: the gateway's callables name sqlite-utils'
+# `Database`; every handle answers what the store's functions use.
+Remove = Callable[[Any], "Removal[T] | None"]
+
+# The tables whose rows are user content (PostgreSQL: vacuumed after an erasure).
+CONTENT_TABLES = (
+    "files",
+    "file_pages",
+    "file_chunks",
+    "file_pii",
+    "file_vectors",
+    "file_cursor_places",
+    "data_documents",
+    "data_chunks",
+)
 
 
-def remove_rows(db: sqlite_utils.Database, remove: Remove[T]) -> Removal[T] | None:
-    """Run `remove(db)` in one transaction, with `secure_delete` on (it is for the whole
-    connection; this makes sure of it). None (nothing committed) when `remove` found
-    nothing to erase."""
-    db.execute("PRAGMA secure_delete = ON")
+def remove_rows(db: Handle, remove: Remove[T]) -> Removal[T] | None:
+    """Run `remove(db)` in one transaction, with `secure_delete` on on SQLite (it is for
+    the whole connection; this makes sure of it). None (nothing committed) when `remove`
+    found nothing to erase."""
+    if not dialect.of(db).is_postgres:
+        db.execute("PRAGMA secure_delete = ON")
     with db.atomic():
         return remove(db)
 
 
-def checkpoint(db: sqlite_utils.Database) -> bool:
-    """Copy the WAL into the database file and truncate it to zero bytes; False when
-    another connection (the usage writer's process, another worker) kept it from
-    finishing, in which case the WAL still holds old pages."""
+def checkpoint(db: Handle) -> bool:
+    """SQLite: copy the WAL into the database file and truncate it to zero bytes; False
+    when another connection (the usage writer's process, another worker) kept it from
+    finishing, in which case the WAL still holds old pages. PostgreSQL: vacuum the
+    content tables, so the erased rows' dead tuples and index entries leave their pages
+    now (a vacuum runs outside any transaction: the handle's connection autocommits)."""
+    if dialect.of(db).is_postgres:
+        db.execute(f"VACUUM {', '.join(CONTENT_TABLES)}")
+        return True
     busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     return not busy
 

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
-from store import columns
+from store import columns, dialect
+from store.handle import Handle
 
 
 @attrs.frozen(kw_only=True)
@@ -36,7 +36,7 @@ class ExportRecord:
     error: str | None = None
 
 
-def insert(db: sqlite_utils.Database, record: ExportRecord) -> None:
+def insert(db: Handle, record: ExportRecord) -> None:
     with db.atomic():
         db.execute(
             "INSERT INTO analytics_exports (id, workspace_id, status, format, include, "
@@ -79,12 +79,12 @@ _SELECT = (
 )
 
 
-def get(db: sqlite_utils.Database, export_id: str) -> ExportRecord | None:
+def get(db: Handle, export_id: str) -> ExportRecord | None:
     row = db.execute(f"{_SELECT} WHERE id = ?", [export_id]).fetchone()
     return None if row is None else _from_row(row)
 
 
-def recent(db: sqlite_utils.Database, workspace_id: str, limit: int) -> list[ExportRecord]:
+def recent(db: Handle, workspace_id: str, limit: int) -> list[ExportRecord]:
     """The workspace's latest `limit` exports, newest first (ids break a tie in time).
 
     A scan of the table: exports are few (each is a person's request, and the worker
@@ -96,7 +96,7 @@ def recent(db: sqlite_utils.Database, workspace_id: str, limit: int) -> list[Exp
     return [_from_row(row) for row in rows]
 
 
-def processing_ids(db: sqlite_utils.Database) -> list[str]:
+def processing_ids(db: Handle) -> list[str]:
     """Exports not yet built (a stop left them), oldest first."""
     rows = db.execute(
         "SELECT id FROM analytics_exports WHERE status = 'processing' ORDER BY created_at"
@@ -105,7 +105,7 @@ def processing_ids(db: sqlite_utils.Database) -> list[str]:
 
 
 def complete(
-    db: sqlite_utils.Database,
+    db: Handle,
     export_id: str,
     *,
     file_name: str,
@@ -130,7 +130,7 @@ def complete(
         )
 
 
-def fail(db: sqlite_utils.Database, export_id: str, error: str) -> None:
+def fail(db: Handle, export_id: str, error: str) -> None:
     with db.atomic():
         db.execute(
             "UPDATE analytics_exports SET status = 'failed', error = ? WHERE id = ?",
@@ -138,7 +138,7 @@ def fail(db: sqlite_utils.Database, export_id: str, error: str) -> None:
         )
 
 
-def due_for_expiry(db: sqlite_utils.Database, now: datetime) -> list[ExportRecord]:
+def due_for_expiry(db: Handle, now: datetime) -> list[ExportRecord]:
     """Complete exports whose download period ended at or before `now`."""
     rows = db.execute(
         f"{_SELECT} WHERE status = 'complete' AND expires_epoch <= ?", [columns.to_epoch(now)]
@@ -146,7 +146,7 @@ def due_for_expiry(db: sqlite_utils.Database, now: datetime) -> list[ExportRecor
     return [_from_row(row) for row in rows]
 
 
-def expire(db: sqlite_utils.Database, export_id: str) -> None:
+def expire(db: Handle, export_id: str) -> None:
     with db.atomic():
         db.execute(
             "UPDATE analytics_exports SET status = 'expired', file_name = NULL WHERE id = ?",
@@ -181,7 +181,7 @@ class Cursor:
 
 
 def usage_page(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     workspace_id: str,
     since_epoch: float,
@@ -210,12 +210,13 @@ COST_COLUMNS = ("date", "provider", "model", "requests", "cost_usd", "cache_savi
 
 
 def cost_rows(
-    db: sqlite_utils.Database, *, workspace_id: str, since_epoch: int, until_epoch: int
+    db: Handle, *, workspace_id: str, since_epoch: int, until_epoch: int
 ) -> list[tuple[Any, ...]]:
     """Per day, provider and model (`COST_COLUMNS`), from the rollups: at most days x
     models x providers rows."""
     return db.execute(
-        "SELECT date(start_epoch, 'unixepoch'), provider, model, sum(requests), sum(cost_usd), "
+        f"SELECT {dialect.of(db).date_of('start_epoch')}, provider, model, sum(requests), "
+        "sum(cost_usd), "
         "sum(cache_savings_usd) FROM usage_rollups_daily "
         "WHERE workspace_id = ? AND start_epoch >= ? AND start_epoch < ? "
         "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",

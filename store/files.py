@@ -21,9 +21,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
-import sqlite_utils
 
-from store import columns
+from store import columns, dialect
+from store.handle import Handle
 from store.vector_rows import VectorRows
 
 STATUSES = ("uploaded", "processing", "processed", "error")
@@ -101,13 +101,13 @@ def _to_row(record: FileRecord) -> dict[str, Any]:
 
 
 def _from_row(row: Mapping[str, Any]) -> FileRecord:
-    values = dict(row)
+    values = columns.without_rowid(row)
     for name in _JSON_FIELDS:
         values[name] = columns.json_object(values[name])
     return FileRecord(**values)
 
 
-def workspace_bytes(db: sqlite_utils.Database, workspace_id: str) -> int:
+def workspace_bytes(db: Handle, workspace_id: str) -> int:
     row = db.execute(
         "SELECT coalesce(sum(bytes), 0) FROM files WHERE workspace_id = ?", [workspace_id]
     ).fetchone()
@@ -118,7 +118,7 @@ class QuotaExceededError(Exception):
     """The workspace's files would take more than its storage quota."""
 
 
-def insert(db: sqlite_utils.Database, record: FileRecord, *, quota_bytes: int) -> None:
+def insert(db: Handle, record: FileRecord, *, quota_bytes: int) -> None:
     """Store a new file row, unless the workspace's files would then exceed `quota_bytes`.
 
     The check and the insert share one transaction, so two concurrent uploads cannot both
@@ -127,10 +127,10 @@ def insert(db: sqlite_utils.Database, record: FileRecord, *, quota_bytes: int) -
     with db.atomic():
         if workspace_bytes(db, record.workspace_id) + record.bytes > quota_bytes:
             raise QuotaExceededError(record.workspace_id)
-        db.table("files").insert(_to_row(record))
+        columns.insert_row(db, "files", _to_row(record))
 
 
-def get(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> FileRecord | None:
+def get(db: Handle, workspace_id: str, file_id: str) -> FileRecord | None:
     rows = list(
         db.query("SELECT * FROM files WHERE id = ? AND workspace_id = ?", [file_id, workspace_id])
     )
@@ -149,7 +149,7 @@ class ListQuery:
     metadata: Mapping[str, str] = attrs.field(factory=dict)
 
 
-def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRecord], bool]:
+def list_files(db: Handle, query: ListQuery) -> tuple[list[FileRecord], bool]:
     """One page of a workspace's files and whether more follow, in upload order."""
     where = ["workspace_id = ?"]
     params: list[Any] = [query.workspace_id]
@@ -158,10 +158,10 @@ def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRe
         if value is not None:
             where.append(f"{column} = ?")
             params.append(value)
+    spelling = dialect.of(db)
     for key, value in query.metadata.items():
-        where.append(_METADATA_AS_TEXT + " = ?")
-        path = "$." + _json_key(key)
-        params.extend([path, path, value])
+        where.append(spelling.json_member_text("metadata") + " = ?")
+        params.extend([*spelling.json_path(key), value])
     if query.after is not None:
         cursor = _place(db, query.workspace_id, query.after)
         if cursor is None:
@@ -179,16 +179,7 @@ def list_files(db: sqlite_utils.Database, query: ListQuery) -> tuple[list[FileRe
     return rows[: query.limit], len(rows) > query.limit
 
 
-# A metadata value as the text a query string carries: json_extract gives a number as an
-# INTEGER or REAL (never equal to the TEXT '3') and a boolean as 1 or 0, so numbers are cast
-# and booleans spelled `true`/`false` as in the JSON the client sent.
-_METADATA_AS_TEXT = (
-    "CASE json_type(metadata, ?) WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' "
-    "ELSE CAST(json_extract(metadata, ?) AS TEXT) END"
-)
-
-
-def _place(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> Any:
+def _place(db: Handle, workspace_id: str, file_id: str) -> Any:
     """(created_at, rowid) of a file of the workspace, or of one deleted within the last
     day (a client deleting what it lists pages on from it); None for an unknown id."""
     for table, order in (("files", "rowid"), ("file_cursor_places", "seq")):
@@ -201,15 +192,10 @@ def _place(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> Any:
     return None
 
 
-def _json_key(key: str) -> str:
-    """A metadata key as one quoted JSON-path member, so dots and quotes stay literal."""
-    return '"' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 _UPDATABLE = frozenset(attrs.fields_dict(FileRecord)) - {"id", "workspace_id", "key_id", "sha256"}
 
 
-def update(db: sqlite_utils.Database, file_id: str, **changes: Any) -> None:
+def update(db: Handle, file_id: str, **changes: Any) -> None:
     """Change some fields; a file deleted meanwhile is left alone (no error)."""
     unknown = set(changes) - _UPDATABLE
     if unknown:
@@ -222,13 +208,13 @@ def update(db: sqlite_utils.Database, file_id: str, **changes: Any) -> None:
         db.execute(f"UPDATE files SET {assignments} WHERE id = ?", [*changes.values(), file_id])
 
 
-def get_any(db: sqlite_utils.Database, file_id: str) -> FileRecord | None:
+def get_any(db: Handle, file_id: str) -> FileRecord | None:
     """The file whatever its workspace: for the processing worker only, never for a caller."""
     rows = list(db.query("SELECT * FROM files WHERE id = ?", [file_id]))
     return _from_row(rows[0]) if rows else None
 
 
-def unfinished(db: sqlite_utils.Database) -> list[FileRecord]:
+def unfinished(db: Handle) -> list[FileRecord]:
     """Files a stopped gateway left in the pipeline: running, or queued and never started."""
     rows = db.query(
         "SELECT * FROM files WHERE status = 'processing' "
@@ -237,7 +223,7 @@ def unfinished(db: sqlite_utils.Database) -> list[FileRecord]:
     return [_from_row(row) for row in rows]
 
 
-def delete(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> str | None:
+def delete(db: Handle, workspace_id: str, file_id: str) -> str | None:
     """Delete the file and what derives from it; the digest of its blob when no other row
     names it (the caller shreds that blob), else None. A missing file raises LookupError.
     """
@@ -253,7 +239,7 @@ def delete(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> str | 
     return None if others else record.sha256
 
 
-def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[str]:
+def remove_workspace(db: Handle, workspace_id: str) -> list[str]:
     """Delete every file of the workspace and what derives from them; the digests of the
     blobs no file names any more. Through `store.erasure`, as `delete` is."""
     digests = {
@@ -268,30 +254,32 @@ def remove_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[str]:
 PLACE_KEPT_S = 86_400
 
 
-def _keep_place(db: sqlite_utils.Database, workspace_id: str, file_id: str) -> None:
+def _keep_place(db: Handle, workspace_id: str, file_id: str) -> None:
     """Remember the file's place in the list order for `after` cursors (see migration 18),
     and forget places older than `PLACE_KEPT_S`."""
     now = int(time.time())
     db.execute("DELETE FROM file_cursor_places WHERE deleted_at < ?", [now - PLACE_KEPT_S])
     db.execute(
-        "INSERT OR REPLACE INTO file_cursor_places (id, workspace_id, created_at, seq, "
-        "deleted_at) SELECT id, workspace_id, created_at, rowid, ? FROM files WHERE id = ?",
+        "INSERT INTO file_cursor_places (id, workspace_id, created_at, seq, deleted_at) "
+        "SELECT id, workspace_id, created_at, rowid, ? FROM files WHERE id = ? "
+        "ON CONFLICT (id) DO UPDATE SET workspace_id = excluded.workspace_id, "
+        "created_at = excluded.created_at, seq = excluded.seq, deleted_at = excluded.deleted_at",
         [now, file_id],
     )
 
 
-def blob_in_use(db: sqlite_utils.Database, sha256: str) -> bool:
+def blob_in_use(db: Handle, sha256: str) -> bool:
     row = db.execute("SELECT 1 FROM files WHERE sha256 = ? LIMIT 1", [sha256]).fetchone()
     return row is not None
 
 
-def blob_digests(db: sqlite_utils.Database) -> set[str]:
+def blob_digests(db: Handle) -> set[str]:
     """Every blob digest some file row names (the start-up sweep keeps exactly these)."""
     return {row[0] for row in db.execute("SELECT DISTINCT sha256 FROM files").fetchall()}
 
 
 def replace_derived(
-    db: sqlite_utils.Database,
+    db: Handle,
     file_id: str,
     pages: Sequence[Page],
     chunks: Sequence[Chunk],
@@ -301,15 +289,23 @@ def replace_derived(
     with db.atomic():
         for table in ("file_pages", "file_chunks", "file_pii", "file_vectors"):
             db.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
-        db.table("file_pages").insert_all(
-            {"file_id": file_id, "number": p.number, "text": p.text} for p in pages
+        columns.insert_many(
+            db,
+            "file_pages",
+            ({"file_id": file_id, "number": p.number, "text": p.text} for p in pages),
         )
-        db.table("file_chunks").insert_all(
-            {"file_id": file_id, "idx": c.index, **attrs.asdict(c, filter=_not_index)}
-            for c in chunks
+        columns.insert_many(
+            db,
+            "file_chunks",
+            (
+                {"file_id": file_id, "idx": c.index, **attrs.asdict(c, filter=_not_index)}
+                for c in chunks
+            ),
         )
-        db.table("file_pii").insert_all(
-            {"file_id": file_id, "idx": i, **attrs.asdict(f)} for i, f in enumerate(findings)
+        columns.insert_many(
+            db,
+            "file_pii",
+            ({"file_id": file_id, "idx": i, **attrs.asdict(f)} for i, f in enumerate(findings)),
         )
 
 
@@ -318,7 +314,7 @@ def _not_index(attribute: attrs.Attribute[Any], _: object) -> bool:
 
 
 def store_vectors(
-    db: sqlite_utils.Database,
+    db: Handle,
     file_id: str,
     *,
     collection: str | None,
@@ -330,7 +326,9 @@ def store_vectors(
     with db.atomic():
         for chunk_idx, vector in vectors:
             vector_id = columns.new_id("emb-")
-            db.table("file_vectors").insert(
+            columns.insert_row(
+                db,
+                "file_vectors",
                 {
                     "id": vector_id,
                     "file_id": file_id,
@@ -339,7 +337,7 @@ def store_vectors(
                     "model": model,
                     "dimensions": len(vector),
                     "vector": array("f", vector).tobytes(),
-                }
+                },
             )
             db.execute(
                 "UPDATE file_chunks SET embedding_id = ? WHERE file_id = ? AND idx = ?",
@@ -349,16 +347,14 @@ def store_vectors(
     return count
 
 
-def pages(db: sqlite_utils.Database, file_id: str) -> list[Page]:
+def pages(db: Handle, file_id: str) -> list[Page]:
     rows = db.query(
         "SELECT number, text FROM file_pages WHERE file_id = ? ORDER BY number", [file_id]
     )
     return [Page(int(r["number"]), r["text"]) for r in rows]
 
 
-def chunks(
-    db: sqlite_utils.Database, file_id: str, *, limit: int, offset: int
-) -> tuple[list[Chunk], int]:
+def chunks(db: Handle, file_id: str, *, limit: int, offset: int) -> tuple[list[Chunk], int]:
     total = db.execute("SELECT count(*) FROM file_chunks WHERE file_id = ?", [file_id]).fetchone()
     rows = db.query(
         "SELECT * FROM file_chunks WHERE file_id = ? ORDER BY idx LIMIT ? OFFSET ?",
@@ -379,7 +375,7 @@ def chunks(
     return found, int(total[0])
 
 
-def vectors(db: sqlite_utils.Database, file_id: str) -> list[tuple[int, list[float]]]:
+def vectors(db: Handle, file_id: str) -> list[tuple[int, list[float]]]:
     rows = db.query(
         "SELECT chunk_idx, vector FROM file_vectors WHERE file_id = ? ORDER BY chunk_idx",
         [file_id],
@@ -387,7 +383,7 @@ def vectors(db: sqlite_utils.Database, file_id: str) -> list[tuple[int, list[flo
     return [(int(r["chunk_idx"]), array("f", r["vector"]).tolist()) for r in rows]
 
 
-def findings(db: sqlite_utils.Database, file_id: str) -> list[Finding]:
+def findings(db: Handle, file_id: str) -> list[Finding]:
     rows = db.query("SELECT * FROM file_pii WHERE file_id = ? ORDER BY idx", [file_id])
     return [
         Finding(
@@ -403,9 +399,7 @@ def findings(db: sqlite_utils.Database, file_id: str) -> list[Finding]:
     ]
 
 
-def workspace_vectors(
-    db: sqlite_utils.Database, workspace_id: str, file_id: str | None = None
-) -> VectorRows:
+def workspace_vectors(db: Handle, workspace_id: str, file_id: str | None = None) -> VectorRows:
     """The vectors of the workspace's processed files (or of one of them), keyed by the
     vector row's rowid, one embedding space per model."""
     one = "" if file_id is None else " AND v.file_id = ?"
@@ -426,7 +420,7 @@ class SearchableFile:
 
 
 def searchable(
-    db: sqlite_utils.Database,
+    db: Handle,
     workspace_id: str,
     *,
     collection: str | None,
@@ -440,8 +434,8 @@ def searchable(
         where.append("collection = ?")
         params.append(collection)
     if file_ids is not None:
-        where.append("id IN (SELECT value FROM json_each(?))")
-        params.append(columns.to_json(list(file_ids)))
+        where.append(dialect.of(db).in_list("id"))
+        params.append(dialect.of(db).list_param(file_ids))
     rows = db.execute(
         f"SELECT id, filename, collection FROM files WHERE {' AND '.join(where)} "
         "AND EXISTS (SELECT 1 FROM file_vectors v WHERE v.file_id = files.id)",
@@ -456,14 +450,14 @@ class VectorChunk:
     chunk: Chunk
 
 
-def chunks_by_vector(db: sqlite_utils.Database, rowids: Sequence[int]) -> dict[int, VectorChunk]:
+def chunks_by_vector(db: Handle, rowids: Sequence[int]) -> dict[int, VectorChunk]:
     """The chunk each vector row (by rowid) embeds."""
     rows = db.execute(
         "SELECT v.rowid, c.file_id, c.idx, c.text, c.page, c.start_char, c.end_char, c.tokens, "
         "c.embedding_id FROM file_vectors v JOIN file_chunks c "
         "ON c.file_id = v.file_id AND c.idx = v.chunk_idx "
-        "WHERE v.rowid IN (SELECT value FROM json_each(?))",
-        [columns.to_json(list(rowids))],
+        f"WHERE {dialect.of(db).in_list('v.rowid')}",
+        [dialect.of(db).list_param(rowids)],
     ).fetchall()
     return {
         int(r[0]): VectorChunk(

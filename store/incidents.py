@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 
 def new_incident_id() -> str:
@@ -65,7 +65,7 @@ def _from_row(row: Mapping[str, Any]) -> IncidentRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: IncidentRecord) -> IncidentRecord:
+def insert(db: Handle, record: IncidentRecord) -> IncidentRecord:
     """Store a new incident and its first update, in one transaction."""
     with db.atomic():
         db.execute(
@@ -92,7 +92,7 @@ def insert(db: sqlite_utils.Database, record: IncidentRecord) -> IncidentRecord:
     return record
 
 
-def save(db: sqlite_utils.Database, record: IncidentRecord) -> IncidentRecord:
+def save(db: Handle, record: IncidentRecord) -> IncidentRecord:
     """Write an incident's new state (status, severity, message, resolution) and log it."""
     with db.atomic():
         db.execute(
@@ -114,7 +114,7 @@ def save(db: sqlite_utils.Database, record: IncidentRecord) -> IncidentRecord:
     return record
 
 
-def _add_update(db: sqlite_utils.Database, record: IncidentRecord) -> None:
+def _add_update(db: Handle, record: IncidentRecord) -> None:
     db.execute(
         "INSERT INTO incident_updates (incident_id, status, severity, message, created_at) "
         "VALUES (?, ?, ?, ?, ?)",
@@ -128,7 +128,7 @@ def _add_update(db: sqlite_utils.Database, record: IncidentRecord) -> None:
     )
 
 
-def get(db: sqlite_utils.Database, incident_id: str, workspace_id: str) -> IncidentRecord | None:
+def get(db: Handle, incident_id: str, workspace_id: str) -> IncidentRecord | None:
     """The incident, or None when it is unknown or another workspace's."""
     rows = list(
         db.query(
@@ -139,7 +139,7 @@ def get(db: sqlite_utils.Database, incident_id: str, workspace_id: str) -> Incid
     return _from_row(rows[0]) if rows else None
 
 
-def updates(db: sqlite_utils.Database, incident_id: str) -> list[IncidentUpdate]:
+def updates(db: Handle, incident_id: str) -> list[IncidentUpdate]:
     rows = db.query(
         "SELECT * FROM incident_updates WHERE incident_id = ? ORDER BY created_at, rowid",
         [incident_id],
@@ -150,7 +150,7 @@ def updates(db: sqlite_utils.Database, incident_id: str) -> list[IncidentUpdate]
     ]
 
 
-def list_open(db: sqlite_utils.Database, workspace_id: str | None = None) -> list[IncidentRecord]:
+def list_open(db: Handle, workspace_id: str | None = None) -> list[IncidentRecord]:
     """Open incidents, oldest first: of one workspace, or of all (for the monitor)."""
     where, params = "resolved_epoch IS NULL", []
     if workspace_id is not None:
@@ -160,9 +160,7 @@ def list_open(db: sqlite_utils.Database, workspace_id: str | None = None) -> lis
     return [_from_row(row) for row in rows]
 
 
-def list_recent(
-    db: sqlite_utils.Database, workspace_id: str, *, limit: int
-) -> list[IncidentRecord]:
+def list_recent(db: Handle, workspace_id: str, *, limit: int) -> list[IncidentRecord]:
     """A workspace's incidents, newest first."""
     rows = db.query(
         "SELECT * FROM incidents WHERE workspace_id = ? ORDER BY started_epoch DESC LIMIT ?",
@@ -172,7 +170,7 @@ def list_recent(
 
 
 def overlapping(
-    db: sqlite_utils.Database, workspace_id: str, *, start: datetime, end: datetime
+    db: Handle, workspace_id: str, *, start: datetime, end: datetime
 ) -> list[IncidentRecord]:
     """A workspace's incidents that were open at some moment of [start, end)."""
     rows = db.query(
@@ -183,9 +181,7 @@ def overlapping(
     return [_from_row(row) for row in rows]
 
 
-def find_many(
-    db: sqlite_utils.Database, workspace_id: str, ids: Sequence[str]
-) -> list[IncidentRecord]:
+def find_many(db: Handle, workspace_id: str, ids: Sequence[str]) -> list[IncidentRecord]:
     """Those of `ids` that are this workspace's incidents."""
     if not ids:
         return []

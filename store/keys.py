@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 from store.secrets import KeyKind, hash_key, key_hint
 from store.workspaces import DEFAULT_ORGANIZATION_ID, DEFAULT_WORKSPACE_ID
 
@@ -213,7 +213,7 @@ def _from_row(row: Mapping[str, Any]) -> ApiKeyRecord:
     )
 
 
-def _select(db: sqlite_utils.Database, where: str, params: list[Any]) -> list[ApiKeyRecord]:
+def _select(db: Handle, where: str, params: list[Any]) -> list[ApiKeyRecord]:
     rows = db.query(
         "SELECT k.*, w.organization_id FROM api_keys k JOIN workspaces w ON w.id = k.workspace_id "
         f"WHERE {where} ORDER BY k.created_at, k.id",
@@ -222,19 +222,19 @@ def _select(db: sqlite_utils.Database, where: str, params: list[Any]) -> list[Ap
     return [_from_row(row) for row in rows]
 
 
-def insert(db: sqlite_utils.Database, record: ApiKeyRecord) -> None:
+def insert(db: Handle, record: ApiKeyRecord) -> None:
     """Store a new key. Raises sqlite3.IntegrityError on a duplicate id or hash."""
-    db.table("api_keys").insert(_to_row(record))
+    columns.insert_row(db, "api_keys", _to_row(record))
 
 
-def insert_returning(db: sqlite_utils.Database, record: ApiKeyRecord) -> ApiKeyRecord:
+def insert_returning(db: Handle, record: ApiKeyRecord) -> ApiKeyRecord:
     """`insert`, returning the record (for callers that compose store writes)."""
     insert(db, record)
     return record
 
 
 def get(
-    db: sqlite_utils.Database,
+    db: Handle,
     key_id: str,
     workspace_id: str | None = None,
     *,
@@ -252,22 +252,20 @@ def get(
     return found[0] if found else None
 
 
-def find_by_hash(db: sqlite_utils.Database, key_hash: str) -> ApiKeyRecord | None:
+def find_by_hash(db: Handle, key_hash: str) -> ApiKeyRecord | None:
     """The key stored under this SHA-256 hex digest, whatever its status."""
     found = _select(db, "k.key_hash = ?", [key_hash])
     return found[0] if found else None
 
 
-def list_keys(
-    db: sqlite_utils.Database, workspace_id: str, *, agents: bool = True
-) -> list[ApiKeyRecord]:
+def list_keys(db: Handle, workspace_id: str, *, agents: bool = True) -> list[ApiKeyRecord]:
     """Every key of a workspace (revoked ones included), oldest first; with
     `agents=False`, without agents' keys."""
     where = "k.workspace_id = ?" + ("" if agents else " AND k.agent_id IS NULL")
     return _select(db, where, [workspace_id])
 
 
-def all_active(db: sqlite_utils.Database) -> list[ApiKeyRecord]:
+def all_active(db: Handle) -> list[ApiKeyRecord]:
     """Every active key of every workspace, to fill the gateway's in-memory key map.
 
     Expired keys are included: checking `expires_at` is the caller's job, at request time.
@@ -275,7 +273,7 @@ def all_active(db: sqlite_utils.Database) -> list[ApiKeyRecord]:
     return _select(db, "k.status = 'active'", [])
 
 
-def update(db: sqlite_utils.Database, key_id: str, **fields: Any) -> ApiKeyRecord | None:
+def update(db: Handle, key_id: str, **fields: Any) -> ApiKeyRecord | None:
     """Change some fields of a key and return the new record (None if no such key).
 
     Accepts any ApiKeyRecord field except identity and provenance fields (id, workspace,
@@ -297,7 +295,7 @@ def update(db: sqlite_utils.Database, key_id: str, **fields: Any) -> ApiKeyRecor
     return changed
 
 
-def revoke(db: sqlite_utils.Database, key_id: str, at: datetime) -> ApiKeyRecord | None:
+def revoke(db: Handle, key_id: str, at: datetime) -> ApiKeyRecord | None:
     """Mark a key revoked at `at` (None if no such key). Revoking twice keeps the first time."""
     with db.atomic():
         current = get(db, key_id)
@@ -306,15 +304,13 @@ def revoke(db: sqlite_utils.Database, key_id: str, at: datetime) -> ApiKeyRecord
         return update(db, key_id, status="revoked", revoked_at=at, updated_at=at)
 
 
-def set_expiry(
-    db: sqlite_utils.Database, key_id: str, expires_at: datetime | None
-) -> ApiKeyRecord | None:
+def set_expiry(db: Handle, key_id: str, expires_at: datetime | None) -> ApiKeyRecord | None:
     """Set or clear a key's expiry, e.g. the grace period of a rotated key."""
     return update(db, key_id, expires_at=expires_at)
 
 
 def rotate(
-    db: sqlite_utils.Database,
+    db: Handle,
     old_key_id: str,
     replacement: ApiKeyRecord,
     old_expires_at: datetime,
@@ -331,13 +327,13 @@ def rotate(
         return update(db, old_key_id, expires_at=old_expires_at, updated_at=replacement.created_at)
 
 
-def delete(db: sqlite_utils.Database, key_id: str) -> bool:
+def delete(db: Handle, key_id: str) -> bool:
     """Remove a key; True if it existed. Its usage records stay (history)."""
     cursor = db.execute("DELETE FROM api_keys WHERE id = ?", [key_id])
     return cursor.rowcount > 0
 
 
-def touch_last_used(db: sqlite_utils.Database, last_used: Mapping[str, datetime]) -> None:
+def touch_last_used(db: Handle, last_used: Mapping[str, datetime]) -> None:
     """Record last-use times for many keys in one transaction; never moves a time backwards.
 
     The gateway batches these in memory rather than writing on every request.
@@ -352,7 +348,7 @@ def touch_last_used(db: sqlite_utils.Database, last_used: Mapping[str, datetime]
 
 
 def ensure_bootstrap_admin(
-    db: sqlite_utils.Database,
+    db: Handle,
     full_key: str,
     name: str,
     now: datetime | None = None,

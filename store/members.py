@@ -11,9 +11,9 @@ from datetime import datetime
 from typing import Any, Literal, cast
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 Role = Literal["owner", "admin", "developer", "viewer"]
 MemberStatus = Literal["invited", "active"]
@@ -78,35 +78,39 @@ def _member(row: Mapping[str, Any]) -> MemberRecord:
 _MEMBERS = "SELECT m.*, u.email FROM members m JOIN users u ON u.id = m.user_id"
 
 
-def user_by_email(db: sqlite_utils.Database, email: str) -> UserRecord | None:
+def user_by_email(db: Handle, email: str) -> UserRecord | None:
     rows = list(db.query("SELECT * FROM users WHERE email = ?", [email]))
     return _user(rows[0]) if rows else None
 
 
-def user_by_id(db: sqlite_utils.Database, user_id: str) -> UserRecord | None:
+def user_by_id(db: Handle, user_id: str) -> UserRecord | None:
     rows = list(db.query("SELECT * FROM users WHERE id = ?", [user_id]))
     return _user(rows[0]) if rows else None
 
 
-def ensure_user(db: sqlite_utils.Database, email: str, now: datetime) -> UserRecord:
+def ensure_user(db: Handle, email: str, now: datetime) -> UserRecord:
     """The user with this (normalised) email, created without a password if new."""
     found = user_by_email(db, email)
     if found is not None:
         return found
     record = UserRecord(email=email, created_at=now)
-    db.table("users").insert(
-        {"id": record.id, "email": email, "password_hash": None, "created_at": columns.to_iso(now)}
+    columns.insert_row(
+        db,
+        "users",
+        {"id": record.id, "email": email, "password_hash": None, "created_at": columns.to_iso(now)},
     )
     return record
 
 
-def set_password(db: sqlite_utils.Database, user_id: str, password_hash: str) -> None:
+def set_password(db: Handle, user_id: str, password_hash: str) -> None:
     db.execute("UPDATE users SET password_hash = ? WHERE id = ?", [password_hash, user_id])
 
 
-def insert_member(db: sqlite_utils.Database, record: MemberRecord) -> MemberRecord:
+def insert_member(db: Handle, record: MemberRecord) -> MemberRecord:
     """Store a membership. Raises sqlite3.IntegrityError if the user is already a member."""
-    db.table("members").insert(
+    columns.insert_row(
+        db,
+        "members",
         {
             "id": record.id,
             "organization_id": record.organization_id,
@@ -118,14 +122,12 @@ def insert_member(db: sqlite_utils.Database, record: MemberRecord) -> MemberReco
             "invitation_expires_at": columns.to_iso_or_none(record.invitation_expires_at),
             "created_at": columns.to_iso(record.created_at),
             "joined_at": columns.to_iso_or_none(record.joined_at),
-        }
+        },
     )
     return record
 
 
-def get_member(
-    db: sqlite_utils.Database, member_id: str, organization_id: str
-) -> MemberRecord | None:
+def get_member(db: Handle, member_id: str, organization_id: str) -> MemberRecord | None:
     """The member with this id in this organisation (a foreign id finds nothing)."""
     rows = list(
         db.query(
@@ -135,7 +137,7 @@ def get_member(
     return _member(rows[0]) if rows else None
 
 
-def member_of(db: sqlite_utils.Database, user_id: str, organization_id: str) -> MemberRecord | None:
+def member_of(db: Handle, user_id: str, organization_id: str) -> MemberRecord | None:
     rows = list(
         db.query(
             f"{_MEMBERS} WHERE m.user_id = ? AND m.organization_id = ?", [user_id, organization_id]
@@ -144,7 +146,7 @@ def member_of(db: sqlite_utils.Database, user_id: str, organization_id: str) -> 
     return _member(rows[0]) if rows else None
 
 
-def active_memberships(db: sqlite_utils.Database, user_id: str) -> list[MemberRecord]:
+def active_memberships(db: Handle, user_id: str) -> list[MemberRecord]:
     """The user's active memberships, oldest first."""
     rows = db.query(
         f"{_MEMBERS} WHERE m.user_id = ? AND m.status = 'active' ORDER BY m.created_at, m.id",
@@ -153,19 +155,19 @@ def active_memberships(db: sqlite_utils.Database, user_id: str) -> list[MemberRe
     return [_member(row) for row in rows]
 
 
-def list_members(db: sqlite_utils.Database, organization_id: str) -> list[MemberRecord]:
+def list_members(db: Handle, organization_id: str) -> list[MemberRecord]:
     rows = db.query(
         f"{_MEMBERS} WHERE m.organization_id = ? ORDER BY m.created_at, m.id", [organization_id]
     )
     return [_member(row) for row in rows]
 
 
-def by_invitation(db: sqlite_utils.Database, invitation_hash: str) -> MemberRecord | None:
+def by_invitation(db: Handle, invitation_hash: str) -> MemberRecord | None:
     rows = list(db.query(f"{_MEMBERS} WHERE m.invitation_hash = ?", [invitation_hash]))
     return _member(rows[0]) if rows else None
 
 
-def activate(db: sqlite_utils.Database, member_id: str, at: datetime) -> None:
+def activate(db: Handle, member_id: str, at: datetime) -> None:
     """Accept an invitation: the member is active and the invitation unusable."""
     db.execute(
         "UPDATE members SET status = 'active', joined_at = ?, invitation_hash = NULL, "
@@ -174,15 +176,15 @@ def activate(db: sqlite_utils.Database, member_id: str, at: datetime) -> None:
     )
 
 
-def set_role(db: sqlite_utils.Database, member_id: str, role: Role) -> None:
+def set_role(db: Handle, member_id: str, role: Role) -> None:
     db.execute("UPDATE members SET role = ? WHERE id = ?", [role, member_id])
 
 
-def remove(db: sqlite_utils.Database, member_id: str) -> None:
+def remove(db: Handle, member_id: str) -> None:
     db.execute("DELETE FROM members WHERE id = ?", [member_id])
 
 
-def count_owners(db: sqlite_utils.Database, organization_id: str) -> int:
+def count_owners(db: Handle, organization_id: str) -> int:
     """Active owners of the organisation (the last one cannot leave or be demoted)."""
     row = db.execute(
         "SELECT count(*) FROM members WHERE organization_id = ? AND role = 'owner' "

@@ -12,14 +12,14 @@ is None, as an unknown one).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.errors import IntegrityError, is_unique_violation
+from store.handle import Handle
 
 R = TypeVar("R")
 _DATES = ("created_at", "updated_at")
@@ -55,15 +55,15 @@ class NamedTable(Generic[R]):
             fields[name] = columns.from_iso(fields[name])
         return self.record(**fields)
 
-    def insert(self, db: sqlite_utils.Database, record: R) -> None:
+    def insert(self, db: Handle, record: R) -> None:
         row = self.to_row(record)
         try:
             with db.atomic():
-                db.table(self.table).insert(row)
-        except sqlite3.IntegrityError as exc:
+                columns.insert_row(db, self.table, row)
+        except IntegrityError as exc:
             raise _name_taken(exc, row["name"]) from exc
 
-    def replace(self, db: sqlite_utils.Database, record: R) -> None:
+    def replace(self, db: Handle, record: R) -> None:
         """Store a changed record (same id and workspace): every column but the fixed."""
         row = self.to_row(record)
         changed = [name for name in row if name not in _FIXED]
@@ -74,28 +74,28 @@ class NamedTable(Generic[R]):
                     f"UPDATE {self.table} SET {assignments} WHERE id = ? AND workspace_id = ?",
                     [*(row[name] for name in changed), row["id"], row["workspace_id"]],
                 )
-        except sqlite3.IntegrityError as exc:
+        except IntegrityError as exc:
             raise _name_taken(exc, row["name"]) from exc
 
-    def get(self, db: sqlite_utils.Database, workspace_id: str, record_id: str) -> R | None:
+    def get(self, db: Handle, workspace_id: str, record_id: str) -> R | None:
         return self._one(db, "id = ?", [workspace_id, record_id])
 
-    def by_name(self, db: sqlite_utils.Database, workspace_id: str, name: str) -> R | None:
+    def by_name(self, db: Handle, workspace_id: str, name: str) -> R | None:
         return self._one(db, "name = ?", [workspace_id, name])
 
-    def by_id_or_name(self, db: sqlite_utils.Database, workspace_id: str, key: str) -> R | None:
+    def by_id_or_name(self, db: Handle, workspace_id: str, key: str) -> R | None:
         """The record whose id is `key`, else the one so named (one query)."""
         where = "(id = ? OR name = ?) ORDER BY id = ? DESC LIMIT 1"
         return self._one(db, where, [workspace_id, key, key, key])
 
-    def list_for_workspace(self, db: sqlite_utils.Database, workspace_id: str) -> list[R]:
+    def list_for_workspace(self, db: Handle, workspace_id: str) -> list[R]:
         rows = db.query(
             f"SELECT * FROM {self.table} WHERE workspace_id = ? ORDER BY created_at, id",
             [workspace_id],
         )
         return [self.from_row(row) for row in rows]
 
-    def delete(self, db: sqlite_utils.Database, workspace_id: str, record_id: str) -> bool:
+    def delete(self, db: Handle, workspace_id: str, record_id: str) -> bool:
         with db.atomic():
             cursor = db.execute(
                 f"DELETE FROM {self.table} WHERE id = ? AND workspace_id = ?",
@@ -103,14 +103,14 @@ class NamedTable(Generic[R]):
             )
         return cursor.rowcount > 0
 
-    def _one(self, db: sqlite_utils.Database, where: str, params: list[str]) -> R | None:
+    def _one(self, db: Handle, where: str, params: list[str]) -> R | None:
         rows = list(
             db.query(f"SELECT * FROM {self.table} WHERE workspace_id = ? AND {where}", params)
         )
         return self.from_row(rows[0]) if rows else None
 
 
-def _name_taken(error: sqlite3.IntegrityError, name: str) -> Exception:
+def _name_taken(error: Exception, name: str) -> Exception:
     """The name's UNIQUE index refused the row; any other refusal (a workspace that
     does not exist) is not the client's name clash but the error itself."""
-    return NameTakenError(name) if "UNIQUE" in str(error) else error
+    return NameTakenError(name) if is_unique_violation(error) else error

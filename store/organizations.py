@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 from store.workspaces import DEFAULT_ORGANIZATION_ID
 
 
@@ -44,21 +44,21 @@ def _from_row(row: Mapping[str, Any]) -> OrganizationRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: OrganizationRecord) -> OrganizationRecord:
-    db.table("organizations").insert(
+def insert(db: Handle, record: OrganizationRecord) -> OrganizationRecord:
+    columns.insert_row(
+        db,
+        "organizations",
         {
             "id": record.id,
             "name": record.name,
             "created_at": columns.to_iso(record.created_at),
             "plan": record.plan,
-        }
+        },
     )
     return record
 
 
-def set_plan(
-    db: sqlite_utils.Database, organization_id: str, plan: str
-) -> OrganizationRecord | None:
+def set_plan(db: Handle, organization_id: str, plan: str) -> OrganizationRecord | None:
     """Change the organisation's plan; None when there is no such organisation. Joins the
     caller's transaction (a savepoint), so the change and its audit event commit together."""
     with db.atomic():
@@ -66,19 +66,19 @@ def set_plan(
     return get(db, organization_id)
 
 
-def get(db: sqlite_utils.Database, organization_id: str) -> OrganizationRecord | None:
+def get(db: Handle, organization_id: str) -> OrganizationRecord | None:
     rows = list(db.query("SELECT * FROM organizations WHERE id = ?", [organization_id]))
     return _from_row(rows[0]) if rows else None
 
 
-def default(db: sqlite_utils.Database) -> OrganizationRecord:
+def default(db: Handle) -> OrganizationRecord:
     """The organisation migration 4 created for the data that existed before."""
     found = get(db, DEFAULT_ORGANIZATION_ID)
     assert found is not None, "migration 4 creates the default organisation"
     return found
 
 
-def memberships(db: sqlite_utils.Database, user_id: str) -> list[Membership]:
+def memberships(db: Handle, user_id: str) -> list[Membership]:
     """Every organisation where the user is an active member, oldest first."""
     rows = db.query(
         "SELECT o.*, m.id AS member_id, m.role AS member_role FROM members m "

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 from store.named_records import NamedTable, NameTakenError
 
 __all__ = [
@@ -52,9 +52,7 @@ list_for_workspace = TABLE.list_for_workspace
 delete = TABLE.delete
 
 
-def get(
-    db: sqlite_utils.Database, workspace_id: str, template_id: str
-) -> PipelineTemplateRecord | None:
+def get(db: Handle, workspace_id: str, template_id: str) -> PipelineTemplateRecord | None:
     """The template by id or name, or None when this workspace has none (another
     workspace's is None too)."""
     return TABLE.by_id_or_name(db, workspace_id, template_id)

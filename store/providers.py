@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any, Literal, cast
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 ProviderStatus = Literal["active", "inactive", "disabled"]
 
@@ -63,15 +63,20 @@ def _from_row(row: Mapping[str, Any]) -> ProviderRecord:
     )
 
 
-def _write(db: sqlite_utils.Database, record: ProviderRecord) -> ProviderRecord:
+def _write(db: Handle, record: ProviderRecord) -> ProviderRecord:
     row = _to_row(record)
     names = ", ".join(row)
     values = ", ".join(f":{name}" for name in row)
-    db.execute(f"INSERT OR REPLACE INTO providers ({names}) VALUES ({values})", row)
+    changed = ", ".join(f"{name} = excluded.{name}" for name in row)
+    db.execute(
+        f"INSERT INTO providers ({names}) VALUES ({values}) "
+        f"ON CONFLICT (workspace_id, provider_id) DO UPDATE SET {changed}",
+        row,
+    )
     return record
 
 
-def get(db: sqlite_utils.Database, workspace_id: str, provider_id: str) -> ProviderRecord | None:
+def get(db: Handle, workspace_id: str, provider_id: str) -> ProviderRecord | None:
     rows = list(
         db.query(
             "SELECT * FROM providers WHERE workspace_id = ? AND provider_id = ?",
@@ -81,7 +86,7 @@ def get(db: sqlite_utils.Database, workspace_id: str, provider_id: str) -> Provi
     return _from_row(rows[0]) if rows else None
 
 
-def list_for_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[ProviderRecord]:
+def list_for_workspace(db: Handle, workspace_id: str) -> list[ProviderRecord]:
     """The workspace's configured providers, by provider id."""
     rows = db.query(
         "SELECT * FROM providers WHERE workspace_id = ? ORDER BY provider_id", [workspace_id]
@@ -89,14 +94,14 @@ def list_for_workspace(db: sqlite_utils.Database, workspace_id: str) -> list[Pro
     return [_from_row(row) for row in rows]
 
 
-def list_all(db: sqlite_utils.Database) -> list[ProviderRecord]:
+def list_all(db: Handle) -> list[ProviderRecord]:
     """Every workspace's configurations, to fill the gateway's registry at start."""
     rows = db.query("SELECT * FROM providers ORDER BY workspace_id, provider_id")
     return [_from_row(row) for row in rows]
 
 
 def upsert_configuration(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     workspace_id: str,
     provider_id: str,
@@ -122,7 +127,7 @@ def upsert_configuration(
 
 
 def refresh_configuration(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     workspace_id: str,
     provider_id: str,
@@ -159,7 +164,7 @@ def refresh_configuration(
 
 
 def _change(
-    db: sqlite_utils.Database, workspace_id: str, provider_id: str, **fields: Any
+    db: Handle, workspace_id: str, provider_id: str, **fields: Any
 ) -> ProviderRecord | None:
     with db.atomic():
         current = get(db, workspace_id, provider_id)
@@ -169,7 +174,7 @@ def _change(
 
 
 def update_settings(
-    db: sqlite_utils.Database,
+    db: Handle,
     workspace_id: str,
     provider_id: str,
     settings: Mapping[str, Any],
@@ -180,7 +185,7 @@ def update_settings(
 
 
 def update_credentials(
-    db: sqlite_utils.Database,
+    db: Handle,
     workspace_id: str,
     provider_id: str,
     encrypted_credentials: str,
@@ -198,7 +203,7 @@ def update_credentials(
 
 
 def set_status(
-    db: sqlite_utils.Database,
+    db: Handle,
     workspace_id: str,
     provider_id: str,
     status: ProviderStatus,
@@ -211,7 +216,7 @@ def set_status(
     )
 
 
-def delete(db: sqlite_utils.Database, workspace_id: str, provider_id: str) -> bool:
+def delete(db: Handle, workspace_id: str, provider_id: str) -> bool:
     """Remove the configuration; True if there was one."""
     cursor = db.execute(
         "DELETE FROM providers WHERE workspace_id = ? AND provider_id = ?",

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 PRIORITY_STEP = 10
 """Gap left between a default priority and the highest one in use, room to insert later."""
@@ -82,16 +82,14 @@ def _from_row(row: Mapping[str, Any]) -> RoutingRuleRecord:
     )
 
 
-def _select(db: sqlite_utils.Database, where: str, params: list[Any]) -> list[RoutingRuleRecord]:
+def _select(db: Handle, where: str, params: list[Any]) -> list[RoutingRuleRecord]:
     rows = db.query(
         f"SELECT * FROM routing_rules WHERE {where} ORDER BY priority, created_at, id", params
     )
     return [_from_row(row) for row in rows]
 
 
-def get(
-    db: sqlite_utils.Database, rule_id: str, workspace_id: str | None = None
-) -> RoutingRuleRecord | None:
+def get(db: Handle, rule_id: str, workspace_id: str | None = None) -> RoutingRuleRecord | None:
     """The rule with this id; with `workspace_id`, only if it belongs to that workspace."""
     if workspace_id is None:
         found = _select(db, "id = ?", [rule_id])
@@ -100,18 +98,18 @@ def get(
     return found[0] if found else None
 
 
-def list_rules(db: sqlite_utils.Database, workspace_id: str) -> list[RoutingRuleRecord]:
+def list_rules(db: Handle, workspace_id: str) -> list[RoutingRuleRecord]:
     """Every rule of a workspace (disabled ones included), in evaluation order."""
     return _select(db, "workspace_id = ?", [workspace_id])
 
 
-def all_enabled(db: sqlite_utils.Database) -> list[RoutingRuleRecord]:
+def all_enabled(db: Handle) -> list[RoutingRuleRecord]:
     """Every enabled rule of every workspace, to fill the gateway's in-memory rule book."""
     return _select(db, "enabled = 1", [])
 
 
 def conflicting(
-    db: sqlite_utils.Database, workspace_id: str, priority: int, exclude_id: str | None = None
+    db: Handle, workspace_id: str, priority: int, exclude_id: str | None = None
 ) -> RoutingRuleRecord | None:
     """The enabled rule of the workspace holding `priority`, other than `exclude_id`."""
     found = _select(
@@ -122,7 +120,7 @@ def conflicting(
     return found[0] if found else None
 
 
-def next_priority(db: sqlite_utils.Database, workspace_id: str) -> int:
+def next_priority(db: Handle, workspace_id: str) -> int:
     """The default priority for a new rule: `PRIORITY_STEP` past the highest one in use
     (disabled rules count, so that enabling them later cannot collide), or the step itself."""
     row = db.execute(
@@ -132,7 +130,7 @@ def next_priority(db: sqlite_utils.Database, workspace_id: str) -> int:
     return PRIORITY_STEP if highest is None else max(int(highest), 0) + PRIORITY_STEP
 
 
-def _check_priority(db: sqlite_utils.Database, record: RoutingRuleRecord) -> None:
+def _check_priority(db: Handle, record: RoutingRuleRecord) -> None:
     if not record.enabled:
         return
     holder = conflicting(db, record.workspace_id, record.priority, exclude_id=record.id)
@@ -141,7 +139,7 @@ def _check_priority(db: sqlite_utils.Database, record: RoutingRuleRecord) -> Non
 
 
 def create(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     workspace_id: str,
     name: str,
@@ -170,17 +168,15 @@ def create(
     return record
 
 
-def insert(db: sqlite_utils.Database, record: RoutingRuleRecord) -> None:
+def insert(db: Handle, record: RoutingRuleRecord) -> None:
     """Store a rule built by the caller. Raises `PriorityConflictError` on a collision,
     sqlite3.IntegrityError on a duplicate id or an unknown workspace."""
     with db.atomic():
         _check_priority(db, record)
-        db.table("routing_rules").insert(_to_row(record))
+        columns.insert_row(db, "routing_rules", _to_row(record))
 
 
-def update(
-    db: sqlite_utils.Database, rule_id: str, workspace_id: str, **fields: Any
-) -> RoutingRuleRecord | None:
+def update(db: Handle, rule_id: str, workspace_id: str, **fields: Any) -> RoutingRuleRecord | None:
     """Change some fields of a workspace's rule; None if it has no such rule.
 
     Accepts name, priority, enabled, conditions, actions (replaced whole) and updated_at,
@@ -204,7 +200,7 @@ def update(
 
 
 def set_enabled(
-    db: sqlite_utils.Database, rule_id: str, workspace_id: str, enabled: bool, at: datetime
+    db: Handle, rule_id: str, workspace_id: str, enabled: bool, at: datetime
 ) -> RoutingRuleRecord | None:
     """Enable or disable a rule. Setting the state it already has changes nothing (its
     `updated_at` included). Enabling may raise `PriorityConflictError`."""
@@ -215,7 +211,7 @@ def set_enabled(
         return update(db, rule_id, workspace_id, enabled=enabled, updated_at=at)
 
 
-def delete(db: sqlite_utils.Database, rule_id: str, workspace_id: str) -> bool:
+def delete(db: Handle, rule_id: str, workspace_id: str) -> bool:
     """Remove a workspace's rule; True if it existed."""
     cursor = db.execute(
         "DELETE FROM routing_rules WHERE id = ? AND workspace_id = ?", [rule_id, workspace_id]

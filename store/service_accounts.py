@@ -11,9 +11,9 @@ from datetime import datetime
 from typing import Any, cast
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 from store.members import Role
 
 
@@ -42,8 +42,10 @@ def _from_row(row: Mapping[str, Any]) -> ServiceAccountRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: ServiceAccountRecord) -> ServiceAccountRecord:
-    db.table("service_accounts").insert(
+def insert(db: Handle, record: ServiceAccountRecord) -> ServiceAccountRecord:
+    columns.insert_row(
+        db,
+        "service_accounts",
         {
             "id": record.id,
             "organization_id": record.organization_id,
@@ -51,14 +53,12 @@ def insert(db: sqlite_utils.Database, record: ServiceAccountRecord) -> ServiceAc
             "role": record.role,
             "workspaces": columns.to_json(record.workspaces),
             "created_at": columns.to_iso(record.created_at),
-        }
+        },
     )
     return record
 
 
-def get(
-    db: sqlite_utils.Database, account_id: str, organization_id: str
-) -> ServiceAccountRecord | None:
+def get(db: Handle, account_id: str, organization_id: str) -> ServiceAccountRecord | None:
     rows = list(
         db.query(
             "SELECT * FROM service_accounts WHERE id = ? AND organization_id = ?",
@@ -68,7 +68,7 @@ def get(
     return _from_row(rows[0]) if rows else None
 
 
-def list_accounts(db: sqlite_utils.Database, organization_id: str) -> list[ServiceAccountRecord]:
+def list_accounts(db: Handle, organization_id: str) -> list[ServiceAccountRecord]:
     rows = db.query(
         "SELECT * FROM service_accounts WHERE organization_id = ? ORDER BY created_at, id",
         [organization_id],
@@ -76,7 +76,7 @@ def list_accounts(db: sqlite_utils.Database, organization_id: str) -> list[Servi
     return [_from_row(row) for row in rows]
 
 
-def delete(db: sqlite_utils.Database, account_id: str) -> list[str]:
+def delete(db: Handle, account_id: str) -> list[str]:
     """Remove the account and its keys (cascade); returns the removed keys' hashes."""
     hashes = [
         str(row[0])

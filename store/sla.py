@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 
 def new_request_id() -> str:
@@ -39,7 +39,7 @@ def _from_row(row: Mapping[str, Any]) -> SlaCreditRecord:
     return SlaCreditRecord(**fields)
 
 
-def insert(db: sqlite_utils.Database, record: SlaCreditRecord) -> SlaCreditRecord:
+def insert(db: Handle, record: SlaCreditRecord) -> SlaCreditRecord:
     row = attrs.asdict(record)
     row["incident_ids"] = columns.to_json(list(record.incident_ids))
     row["created_at"] = columns.to_iso(record.created_at)
@@ -47,7 +47,7 @@ def insert(db: sqlite_utils.Database, record: SlaCreditRecord) -> SlaCreditRecor
     return record
 
 
-def get(db: sqlite_utils.Database, request_id: str, workspace_id: str) -> SlaCreditRecord | None:
+def get(db: Handle, request_id: str, workspace_id: str) -> SlaCreditRecord | None:
     rows = list(
         db.query(
             "SELECT * FROM sla_credit_requests WHERE id = ? AND workspace_id = ?",

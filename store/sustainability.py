@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
-from store import columns
+from store import columns, dialect
+from store.handle import Handle
 
 
 @attrs.frozen
@@ -70,11 +70,11 @@ _SUMS = (
 )
 
 
-def groups(db: sqlite_utils.Database, scope: Scope, *, by_day: bool = False) -> list[Group]:
+def groups(db: Handle, scope: Scope, *, by_day: bool = False) -> list[Group]:
     """The window's served requests summed by (day,) model, provider, endpoint and cache
     outcome; days are UTC dates (YYYY-MM-DD)."""
     where, params = scope.where()
-    day = "date(created_epoch, 'unixepoch')" if by_day else "NULL"
+    day = dialect.of(db).date_of("created_epoch") if by_day else "NULL"
     rows = db.execute(
         f"SELECT {day} AS day, model, provider, endpoint, cache_hit, {_SUMS} "
         f"FROM usage_records WHERE {where} "
@@ -114,7 +114,7 @@ class Repeats:
     carbon_gco2e: float
 
 
-def repeated_prompts(db: sqlite_utils.Database, scope: Scope) -> list[Repeats]:
+def repeated_prompts(db: Handle, scope: Scope) -> list[Repeats]:
     """Per model, the live chat requests beyond the first of each group of identical ones
     (same `prompt_hash`); their carbon is the group's average times the repeats."""
     where, params = scope.where()
@@ -122,8 +122,8 @@ def repeated_prompts(db: sqlite_utils.Database, scope: Scope) -> list[Repeats]:
         "SELECT model, provider, sum(n - 1), sum(carbon * (n - 1) / n) FROM ("
         "  SELECT model, provider, prompt_hash, count(*) AS n, sum(carbon_gco2e) AS carbon "
         f"  FROM usage_records WHERE {where} AND endpoint = 'chat' AND cache_hit = 0 "
-        "  AND prompt_hash IS NOT NULL GROUP BY model, provider, prompt_hash HAVING n > 1"
-        ") GROUP BY model, provider ORDER BY model, provider",
+        "  AND prompt_hash IS NOT NULL GROUP BY model, provider, prompt_hash HAVING count(*) > 1"
+        ") AS groups GROUP BY model, provider ORDER BY model, provider",
         params,
     ).fetchall()
     return [Repeats(row[0], row[1], int(row[2]), float(row[3])) for row in rows]
@@ -140,7 +140,7 @@ class LongOutputs:
     excess_tokens: int
 
 
-def long_outputs(db: sqlite_utils.Database, scope: Scope, threshold: int) -> list[LongOutputs]:
+def long_outputs(db: Handle, scope: Scope, threshold: int) -> list[LongOutputs]:
     """Per model, the live chat requests with more than `threshold` completion tokens."""
     where, params = scope.where()
     rows = db.execute(

@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 
 @attrs.frozen(kw_only=True)
@@ -31,24 +31,26 @@ def _from_row(row: Mapping[str, Any]) -> UserTokenRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: UserTokenRecord) -> None:
-    db.table("user_tokens").insert(
+def insert(db: Handle, record: UserTokenRecord) -> None:
+    columns.insert_row(
+        db,
+        "user_tokens",
         {
             "token_hash": record.token_hash,
             "user_id": record.user_id,
             "created_at": columns.to_iso(record.created_at),
             "expires_at": columns.to_iso(record.expires_at),
             "revoked_at": None,
-        }
+        },
     )
 
 
-def find(db: sqlite_utils.Database, token_hash: str) -> UserTokenRecord | None:
+def find(db: Handle, token_hash: str) -> UserTokenRecord | None:
     rows = list(db.query("SELECT * FROM user_tokens WHERE token_hash = ?", [token_hash]))
     return _from_row(rows[0]) if rows else None
 
 
-def revoke(db: sqlite_utils.Database, token_hash: str, at: datetime) -> bool:
+def revoke(db: Handle, token_hash: str, at: datetime) -> bool:
     """Revoke a live token; False if it is unknown or already revoked."""
     cursor = db.execute(
         "UPDATE user_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL",
@@ -57,7 +59,7 @@ def revoke(db: sqlite_utils.Database, token_hash: str, at: datetime) -> bool:
     return cursor.rowcount > 0
 
 
-def revoke_all(db: sqlite_utils.Database, user_id: str, at: datetime) -> None:
+def revoke_all(db: Handle, user_id: str, at: datetime) -> None:
     db.execute(
         "UPDATE user_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
         [columns.to_iso(at), user_id],

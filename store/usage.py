@@ -15,9 +15,10 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns, usage_rollups
+from store.handle import Handle
+from store.postgres import PgHandle
 
 
 @attrs.frozen(kw_only=True)
@@ -77,6 +78,7 @@ _COLUMNS = (
     "latency_ms, energy_kwh, carbon_gco2e, status, error_code, cache_hit, cache_savings_usd, "
     "project, team, tags, created_at, created_epoch, prompt_hash, agent_session"
 )
+_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 _INSERT = (
     f"INSERT INTO usage_records ({_COLUMNS}) VALUES ("
     + ", ".join(f":{name.strip()}" for name in _COLUMNS.split(","))
@@ -106,18 +108,28 @@ def _from_row(row: Mapping[str, Any]) -> UsageRecord:
     return UsageRecord(**fields)
 
 
-def insert_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> int:
+def insert_records(db: Handle, records: Iterable[UsageRecord]) -> int:
     """Insert records in one transaction (group commit), with their rollups; return how
-    many."""
+    many. On PostgreSQL the rows go in through one `COPY` (one statement and one stream
+    of data however many rows; the rollups are upserts that add, so several nodes'
+    batches sum)."""
     batch = list(records)
     with db.atomic():
-        db.conn.executemany(_INSERT, [_to_row(record) for record in batch])
+        if isinstance(db, PgHandle):
+            db.copy_rows("usage_records", _NAMES, [_copy_row(record) for record in batch])
+        else:
+            db.conn.executemany(_INSERT, [_to_row(record) for record in batch])
         usage_rollups.add_records(db, batch)
     return len(batch)
 
 
+def _copy_row(record: UsageRecord) -> tuple[Any, ...]:
+    row = _to_row(record)
+    return tuple(row[name] for name in _NAMES)
+
+
 def totals_since(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     since: datetime,
     key_id: str | None = None,
@@ -155,7 +167,7 @@ class RequestCounts:
 
 
 def request_counts(
-    db: sqlite_utils.Database,
+    db: Handle,
     key_id: str,
     *,
     day_start: datetime,
@@ -174,14 +186,14 @@ def request_counts(
         return RequestCounts(0, 0)
     marks = ", ".join("?" for _ in endpoints)
     row = db.execute(
-        "SELECT count(*), coalesce(sum(created_epoch >= ?), 0) FROM usage_records "
+        "SELECT count(*), count(*) FILTER (WHERE created_epoch >= ?) FROM usage_records "
         f"WHERE key_id = ? AND endpoint IN ({marks}) AND created_epoch >= ? AND status <> 429",
         [columns.to_epoch(day_start), key_id, *endpoints, columns.to_epoch(month_start)],
     ).fetchone()
     return RequestCounts(daily=int(row[1]), monthly=int(row[0]))
 
 
-def list_for_request(db: sqlite_utils.Database, request_id: str) -> list[UsageRecord]:
+def list_for_request(db: Handle, request_id: str) -> list[UsageRecord]:
     """The records of one request (several when a pipeline made several upstream calls)."""
     rows = db.query(
         "SELECT * FROM usage_records WHERE request_id = ? ORDER BY created_epoch, rowid",
@@ -191,13 +203,13 @@ def list_for_request(db: sqlite_utils.Database, request_id: str) -> list[UsageRe
 
 
 def success_rate_since(
-    db: sqlite_utils.Database, *, workspace_id: str, provider: str, since: datetime
+    db: Handle, *, workspace_id: str, provider: str, since: datetime
 ) -> float | None:
     """Share of a provider's requests since `since` that the provider did not fail (no 5xx);
     None when there were none. Client mistakes (4xx) do not count against the provider.
     """
     row = db.execute(
-        "SELECT count(*), coalesce(sum(status < 500), 0) FROM usage_records "
+        "SELECT count(*), count(*) FILTER (WHERE status < 500) FROM usage_records "
         "WHERE workspace_id = ? AND provider = ? AND created_epoch >= ?",
         [workspace_id, provider, columns.to_epoch(since)],
     ).fetchone()
@@ -219,7 +231,7 @@ class WindowFigures:
 
 
 def window_figures(
-    db: sqlite_utils.Database, *, workspace_id: str, since: datetime, until: datetime
+    db: Handle, *, workspace_id: str, since: datetime, until: datetime
 ) -> WindowFigures:
     """Requests in [since, until): counts, failures (status >= 400), tokens, cost, and the
     latency percentiles of the successful ones, read by ordered offsets in SQL (a busy
@@ -227,7 +239,7 @@ def window_figures(
     span = [workspace_id, columns.to_epoch(since), columns.to_epoch(until)]
     where = "workspace_id = ? AND created_epoch >= ? AND created_epoch < ?"
     row = db.execute(
-        "SELECT count(*), coalesce(sum(status >= 400), 0), "
+        "SELECT count(*), count(*) FILTER (WHERE status >= 400), "
         "coalesce(sum(prompt_tokens + completion_tokens), 0), coalesce(sum(cost_usd), 0.0) "
         f"FROM usage_records WHERE {where}",
         span,
@@ -256,7 +268,7 @@ def window_figures(
 
 
 def median_latency_ms(
-    db: sqlite_utils.Database, *, workspace_id: str, provider: str | None, since: datetime
+    db: Handle, *, workspace_id: str, provider: str | None, since: datetime
 ) -> float | None:
     """Median latency of the successful requests since `since` (of one provider, or of
     all); None when there were none. Read with one ordered offset, not by loading rows."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
-import sqlite_utils
-
-from store import sketch_blob
+from store import dialect, sketch_blob
+from store.dialect import SQLITE, Dialect
+from store.handle import Handle
 
 if TYPE_CHECKING:
     from store.usage import UsageRecord
@@ -74,7 +74,7 @@ def _upsert(table: str, key: tuple[str, ...]) -> str:
         f"INSERT INTO {table} ({', '.join(key + _FIELDS)}) "
         f"VALUES ({', '.join('?' for _ in key + _FIELDS)}) "
         f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET "
-        + ", ".join(f"{name} = {name} + excluded.{name}" for name in _FIELDS)
+        + ", ".join(f"{name} = {table}.{name} + excluded.{name}" for name in _FIELDS)
     )
 
 
@@ -88,12 +88,13 @@ _READ_SKETCH = (
     "AND provider = ?"
 )
 _WRITE_SKETCH = (
-    "INSERT OR REPLACE INTO usage_latency_days (workspace_id, day_epoch, provider, sketch) "
-    "VALUES (?, ?, ?, ?)"
+    "INSERT INTO usage_latency_days (workspace_id, day_epoch, provider, sketch) "
+    "VALUES (?, ?, ?, ?) ON CONFLICT (workspace_id, day_epoch, provider) "
+    "DO UPDATE SET sketch = excluded.sketch"
 )
 
 
-def add_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> None:
+def add_records(db: Handle, records: Iterable[UsageRecord]) -> None:
     """Add records to the rollups (the caller holds the transaction of their insert)."""
     rollups: dict[tuple[str, int, str, str, str, str], list[float]] = {}
     daily: dict[tuple[str, int, str, str, str, str], list[float]] = {}
@@ -118,9 +119,7 @@ def add_records(db: sqlite_utils.Database, records: Iterable[UsageRecord]) -> No
         _add_to_sketch(db, point, added)
 
 
-def _add_to_sketch(
-    db: sqlite_utils.Database, point: tuple[str, int, str], slots: list[int]
-) -> None:
+def _add_to_sketch(db: Handle, point: tuple[str, int, str], slots: list[int]) -> None:
     """Read, add to and write back one day's sketch (a batch touches a few of them)."""
     row = db.conn.execute(_READ_SKETCH, point).fetchone()
     blob = sketch_blob.add_slots(row[0] if row is not None else None, slots)
@@ -147,44 +146,65 @@ def _add(sums: list[float], record: UsageRecord) -> None:
         sums[12] += record.latency_ms
 
 
-def _rollup_from_log(table: str, bucket: int) -> str:
+def _rollup_from_log(table: str, bucket: int, spelling: Dialect = SQLITE) -> str:
     """The statement that fills `table` from the raw log in buckets of `bucket` seconds: the
     hourly and daily rollups are the same sums over different buckets."""
+    start = spelling.floor_int(f"created_epoch / {bucket}")
     return f"""INSERT INTO {table}
-SELECT workspace_id, CAST(created_epoch / {bucket} AS INTEGER) * {bucket}, key_id, model, provider,
-       endpoint, count(*), sum(status < 400), sum(status = 429),
-       sum(status <> 429 AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
-       sum(status >= 500 AND status <> 504 AND coalesce(error_code, '') <> 'provider_timeout'),
-       sum(status >= 400 AND status < 500 AND status <> 429
+SELECT workspace_id, {start} * {bucket}, key_id, model, provider,
+       endpoint, count(*), count(*) FILTER (WHERE status < 400),
+       count(*) FILTER (WHERE status = 429),
+       count(*) FILTER (WHERE status <> 429
+           AND (status = 504 OR coalesce(error_code, '') = 'provider_timeout')),
+       count(*) FILTER (WHERE status >= 500 AND status <> 504
+           AND coalesce(error_code, '') <> 'provider_timeout'),
+       count(*) FILTER (WHERE status >= 400 AND status < 500 AND status <> 429
            AND coalesce(error_code, '') <> 'provider_timeout'),
        sum(prompt_tokens), sum(completion_tokens), sum(cost_usd), sum(cache_hit),
-       sum(CASE WHEN cache_hit THEN prompt_tokens + completion_tokens ELSE 0 END),
+       sum(CASE WHEN cache_hit = 1 THEN prompt_tokens + completion_tokens ELSE 0 END),
        sum(cache_savings_usd), sum(CASE WHEN status < 400 THEN latency_ms ELSE 0 END)
 FROM usage_records GROUP BY 1, 2, 3, 4, 5, 6"""
 
 
-REBUILD = (
-    "DELETE FROM usage_rollups",
-    "DELETE FROM usage_rollups_daily",
-    "DELETE FROM usage_latency_days",
-    "DELETE FROM usage_rollups_hourly",
-    _rollup_from_log("usage_rollups", 3600),
-    _rollup_from_log("usage_rollups_daily", 86400),
-    """INSERT INTO usage_latency_days
-SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, provider,
-       latency_sketch(latency_ms)
-FROM usage_records WHERE status < 400 GROUP BY 1, 2, 3""",
-    f"""INSERT INTO usage_rollups_hourly
+def _rebuild_statements(spelling: Dialect) -> tuple[str, ...]:
+    """Every rollup but the latency sketches, recomputed from the raw log."""
+    return (
+        "DELETE FROM usage_rollups",
+        "DELETE FROM usage_rollups_daily",
+        "DELETE FROM usage_latency_days",
+        "DELETE FROM usage_rollups_hourly",
+        _rollup_from_log("usage_rollups", 3600, spelling),
+        _rollup_from_log("usage_rollups_daily", 86400, spelling),
+        f"""INSERT INTO usage_rollups_hourly
 SELECT workspace_id, start_epoch, model, provider, endpoint,
        {", ".join(f"sum({name})" for name in _FIELDS)}
 FROM usage_rollups GROUP BY 1, 2, 3, 4, 5""",
-)
-"""Migrations 14 and 15's backfill, as statements: rebuild every rollup from the raw log."""
+    )
 
 
-def rebuild(db: sqlite_utils.Database) -> None:
+def rebuild(db: Handle) -> None:
     """Recompute the rollups and sketches from the raw rows, in one transaction: for rows
-    written around the writer (a bulk load, a restored backup)."""
+    written around the writer (a bulk load, a restored backup). The sketches are encoded
+    here (`store.sketch_blob`, as the writer does), one day, workspace and provider at a
+    time, in the raw log's index order."""
     with db.atomic():
-        for statement in REBUILD:
+        for statement in _rebuild_statements(dialect.of(db)):
             db.execute(statement)
+        day = dialect.of(db).floor_int("created_epoch / 86400")
+        cursor = db.execute(
+            f"SELECT workspace_id, {day} * 86400, provider, latency_ms FROM usage_records "
+            "WHERE status < 400 ORDER BY 1, 2, 3"
+        )
+        point: tuple[str, int, str] | None = None
+        slots: list[int] = []
+        for workspace_id, day_epoch, provider, latency_ms in cursor.fetchall():
+            if (workspace_id, day_epoch, provider) != point:
+                _write_sketch(db, point, slots)
+                point, slots = (workspace_id, int(day_epoch), provider), []
+            slots.append(sketch_blob.slot_of(float(latency_ms)))
+        _write_sketch(db, point, slots)
+
+
+def _write_sketch(db: Handle, point: tuple[str, int, str] | None, slots: list[int]) -> None:
+    if point is not None and slots:
+        db.conn.execute(_WRITE_SKETCH, (*point, sketch_blob.add_slots(None, slots)))

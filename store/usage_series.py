@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import attrs
-import sqlite_utils
 
-from store import columns
+from store import columns, dialect
+from store.handle import Handle
 
 
 @attrs.frozen
@@ -35,7 +35,7 @@ class SeriesPoint:
 
 
 def usage_series(
-    db: sqlite_utils.Database,
+    db: Handle,
     *,
     workspace_id: str,
     since: datetime,
@@ -45,9 +45,9 @@ def usage_series(
     """Sums per (bucket, provider, model, reason) of the workspace's records from `since`
     to before `until`, oldest bucket first."""
     rows = db.execute(
-        "SELECT CAST(created_epoch / ? AS INTEGER) * ? AS bucket, provider, model, "
-        "CASE WHEN provider = '' THEN coalesce(error_code, 'unknown') END AS reason, "
-        "count(*), coalesce(sum(status >= 400), 0), coalesce(sum(prompt_tokens), 0), "
+        f"SELECT {dialect.of(db).floor_int('created_epoch / ?')} * ? AS bucket, provider, "
+        "model, CASE WHEN provider = '' THEN coalesce(error_code, 'unknown') END AS reason, "
+        "count(*), count(*) FILTER (WHERE status >= 400), coalesce(sum(prompt_tokens), 0), "
         "coalesce(sum(completion_tokens), 0), coalesce(sum(cost_usd), 0.0), "
         "coalesce(sum(energy_kwh), 0.0), coalesce(sum(carbon_gco2e), 0.0), "
         "coalesce(sum(cache_hit), 0) "

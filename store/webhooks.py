@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 
 def new_webhook_id() -> str:
@@ -65,14 +65,14 @@ def _webhook(row: Mapping[str, Any]) -> WebhookRecord:
 
 
 def _delivery(row: Mapping[str, Any]) -> DeliveryRecord:
-    fields = dict(row)
+    fields = columns.without_rowid(row)
     for name in ("created_at", "updated_at"):
         fields[name] = columns.from_iso(row[name])
     fields["delivered_at"] = columns.from_iso_or_none(row["delivered_at"])
     return DeliveryRecord(**fields)
 
 
-def insert_webhook(db: sqlite_utils.Database, record: WebhookRecord) -> WebhookRecord:
+def insert_webhook(db: Handle, record: WebhookRecord) -> WebhookRecord:
     with db.atomic():
         db.execute(
             "INSERT INTO status_webhooks (id, workspace_id, url, events, encrypted_secret, "
@@ -89,7 +89,7 @@ def insert_webhook(db: sqlite_utils.Database, record: WebhookRecord) -> WebhookR
     return record
 
 
-def list_webhooks(db: sqlite_utils.Database, workspace_id: str) -> list[WebhookRecord]:
+def list_webhooks(db: Handle, workspace_id: str) -> list[WebhookRecord]:
     rows = db.query(
         "SELECT * FROM status_webhooks WHERE workspace_id = ? ORDER BY created_at, id",
         [workspace_id],
@@ -97,9 +97,7 @@ def list_webhooks(db: sqlite_utils.Database, workspace_id: str) -> list[WebhookR
     return [_webhook(row) for row in rows]
 
 
-def get_webhook(
-    db: sqlite_utils.Database, webhook_id: str, workspace_id: str
-) -> WebhookRecord | None:
+def get_webhook(db: Handle, webhook_id: str, workspace_id: str) -> WebhookRecord | None:
     rows = list(
         db.query(
             "SELECT * FROM status_webhooks WHERE id = ? AND workspace_id = ?",
@@ -109,7 +107,7 @@ def get_webhook(
     return _webhook(rows[0]) if rows else None
 
 
-def delete_webhook(db: sqlite_utils.Database, webhook_id: str, workspace_id: str) -> bool:
+def delete_webhook(db: Handle, webhook_id: str, workspace_id: str) -> bool:
     with db.atomic():
         cursor = db.execute(
             "DELETE FROM status_webhooks WHERE id = ? AND workspace_id = ?",
@@ -118,7 +116,7 @@ def delete_webhook(db: sqlite_utils.Database, webhook_id: str, workspace_id: str
     return bool(cursor.rowcount)
 
 
-def insert_delivery(db: sqlite_utils.Database, record: DeliveryRecord) -> DeliveryRecord:
+def insert_delivery(db: Handle, record: DeliveryRecord) -> DeliveryRecord:
     row = attrs.asdict(record)
     row["created_at"] = columns.to_iso(record.created_at)
     row["updated_at"] = columns.to_iso(record.updated_at)
@@ -131,7 +129,7 @@ SOURCE_GONE = "its subscription or alert was deleted"
 
 
 def record_attempt(
-    db: sqlite_utils.Database,
+    db: Handle,
     delivery_id: str,
     *,
     status: str,
@@ -163,7 +161,7 @@ def record_attempt(
     return status
 
 
-def _source_exists(db: sqlite_utils.Database, delivery_id: str) -> bool:
+def _source_exists(db: Handle, delivery_id: str) -> bool:
     row = db.execute(
         "SELECT COALESCE(w.id, a.id, g.id) FROM webhook_deliveries d "
         "LEFT JOIN status_webhooks w ON d.source_kind = 'status_webhook' AND w.id = d.source_id "
@@ -175,9 +173,7 @@ def _source_exists(db: sqlite_utils.Database, delivery_id: str) -> bool:
     return row is not None and row[0] is not None
 
 
-def mark(
-    db: sqlite_utils.Database, delivery_id: str, status: str, error: str, now: datetime
-) -> None:
+def mark(db: Handle, delivery_id: str, status: str, error: str, now: datetime) -> None:
     """Set a delivery's final status without an attempt (dropped from a full queue)."""
     with db.atomic():
         db.execute(
@@ -187,7 +183,7 @@ def mark(
 
 
 def list_deliveries(
-    db: sqlite_utils.Database, source_id: str, workspace_id: str, *, limit: int = 100
+    db: Handle, source_id: str, workspace_id: str, *, limit: int = 100
 ) -> list[DeliveryRecord]:
     """The deliveries of one subscription or alert, newest first."""
     rows = db.query(
@@ -207,7 +203,7 @@ class PendingDelivery:
     encrypted_secret: str | None = attrs.field(repr=False)
 
 
-def pending_deliveries(db: sqlite_utils.Database) -> list[PendingDelivery]:
+def pending_deliveries(db: Handle) -> list[PendingDelivery]:
     """Every `pending` delivery, oldest first, for the worker to resume at start, with the
     secret of its source (a status webhook, a usage alert or an agent's alert; None when
     the source was deleted)."""

@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any
 
 import attrs
-import sqlite_utils
 
 from store import columns
+from store.handle import Handle
 
 DEFAULT_WORKSPACE_ID = "default"
 DEFAULT_ORGANIZATION_ID = "org_default"
@@ -52,22 +52,24 @@ def _from_row(row: Mapping[str, Any]) -> WorkspaceRecord:
     )
 
 
-def insert(db: sqlite_utils.Database, record: WorkspaceRecord) -> WorkspaceRecord:
+def insert(db: Handle, record: WorkspaceRecord) -> WorkspaceRecord:
     """Store a new workspace. Raises sqlite3.IntegrityError on a duplicate id."""
-    db.table("workspaces").insert(
+    columns.insert_row(
+        db,
+        "workspaces",
         {
             "id": record.id,
             "name": record.name,
             "description": record.description,
             "created_at": columns.to_iso(record.created_at),
             "organization_id": record.organization_id,
-        }
+        },
     )
     return record
 
 
 def get(
-    db: sqlite_utils.Database, workspace_id: str, organization_id: str | None = None
+    db: Handle, workspace_id: str, organization_id: str | None = None
 ) -> WorkspaceRecord | None:
     """The workspace; with `organization_id`, only if it belongs to that organisation."""
     rows = list(db.query("SELECT * FROM workspaces WHERE id = ?", [workspace_id]))
@@ -79,9 +81,7 @@ def get(
     return record
 
 
-def list_workspaces(
-    db: sqlite_utils.Database, organization_id: str | None = None
-) -> list[WorkspaceRecord]:
+def list_workspaces(db: Handle, organization_id: str | None = None) -> list[WorkspaceRecord]:
     """Every workspace (of one organisation, if given), oldest first."""
     if organization_id is None:
         rows = db.query("SELECT * FROM workspaces ORDER BY created_at, id")
@@ -94,7 +94,7 @@ def list_workspaces(
 
 
 def update(
-    db: sqlite_utils.Database, workspace_id: str, *, name: str | None, description: str | None
+    db: Handle, workspace_id: str, *, name: str | None, description: str | None
 ) -> WorkspaceRecord | None:
     """Change the name and/or description; None if there is no such workspace."""
     current = get(db, workspace_id)
@@ -112,7 +112,7 @@ def update(
     return changed
 
 
-def holdings(db: sqlite_utils.Database, workspace_id: str) -> Holdings:
+def holdings(db: Handle, workspace_id: str) -> Holdings:
     """Counts of the workspace's active keys, routing rules and provider configurations."""
 
     def count(sql: str) -> int:
@@ -127,7 +127,7 @@ def holdings(db: sqlite_utils.Database, workspace_id: str) -> Holdings:
     )
 
 
-def delete(db: sqlite_utils.Database, workspace_id: str) -> bool:
+def delete(db: Handle, workspace_id: str) -> bool:
     """Remove a workspace with its keys and provider configurations (cascade); usage
     records and audit events stay. True if it existed."""
     cursor = db.execute("DELETE FROM workspaces WHERE id = ?", [workspace_id])

@@ -3,6 +3,7 @@ parallel test processes (pytest-xdist, `make unit`) take the tests: the longest 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 
@@ -12,6 +13,7 @@ import sqlite_utils
 from store.db import Database, open_database
 from store.migrations import apply_migrations
 from tests import speedups
+from tests.postgres_server import PostgresServer, binaries
 
 speedups.install()
 
@@ -54,13 +56,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))
 
 
+def migrated_sqlite() -> sqlite_utils.Database:
+    """A migrated in-memory sqlite-utils database, foreign keys on."""
+    db = sqlite_utils.Database(sqlite3.connect(":memory:"))
+    db.execute("PRAGMA foreign_keys = ON")
+    apply_migrations(db)
+    return db
+
+
 @pytest.fixture
 def sdb() -> Iterator[sqlite_utils.Database]:
     """A migrated in-memory sqlite-utils database, for the synchronous store functions."""
-    conn = sqlite3.connect(":memory:")
-    db = sqlite_utils.Database(conn)
-    db.execute("PRAGMA foreign_keys = ON")
-    apply_migrations(db)
+    db = migrated_sqlite()
     yield db
     db.close()
 
@@ -70,3 +77,22 @@ def database() -> Iterator[Database]:
     db = open_database(None)
     yield db
     db.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server per test process; each test takes a database of its own
+    (`PostgresServer.new_database`). Skipped where Debian's `postgresql` is not installed,
+    except under `make test` (GATEWAY_TEST_POSTGRES=required), which installs it."""
+    bin_dir = binaries()
+    if bin_dir is None:
+        reason = "PostgreSQL's server binaries are absent (Debian package `postgresql`)"
+        if os.environ.get("GATEWAY_TEST_POSTGRES") == "required":
+            pytest.fail(reason + ": `make test` should have installed them")
+        pytest.skip(reason)
+    server = PostgresServer(bin_dir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -7,7 +7,7 @@ from quart import Blueprint, Response, request
 from gateway.platform.errors import invalid_request, not_found
 from gateway.platform.state import AppState
 from gateway.platform.web import json_response
-from providers.catalog import CAPABILITIES, MODEL_STATUSES, model_to_api
+from providers.catalog import CAPABILITIES, MODEL_STATUSES, ModelInfo, model_to_api
 
 
 def models_blueprint(state: AppState) -> Blueprint:
@@ -30,7 +30,7 @@ def models_blueprint(state: AppState) -> Blueprint:
     @bp.get("/v1/models/<path:model_id>")
     async def get_model(model_id: str) -> Response:
         (await state.auth.caller()).require("models")
-        model = state.catalog.model(model_id)
+        model = state.catalog.model(model_id) or _passthrough(state, model_id)
         if model is None:
             raise not_found(
                 "model_not_found",
@@ -42,6 +42,16 @@ def models_blueprint(state: AppState) -> Blueprint:
         return json_response(model_to_api(model, detail=True))
 
     return bp
+
+
+def _passthrough(state: AppState, model_id: str) -> ModelInfo | None:
+    """A pass-through model the operator allows, described for the first of its
+    provider's families that has catalog models (its price is that family's ceiling)."""
+    for capability in ("chat", "embeddings", "rerank"):
+        found = state.catalog.passthrough(model_id, capability)
+        if found is not None:
+            return found
+    return None
 
 
 def _provider(state: AppState) -> str | None:

@@ -124,4 +124,6 @@ async def _configure_at_start(
             at=now,
         )
     )
-    state.registry.put(record)
+    # The node's own start-up configuration: not announced to the other nodes (each
+    # applies its own environment; `--demo` points at each node's own simulator).
+    state.registry.put(record, announce=False)

@@ -87,7 +87,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
     configure_logging(settings.log_format)
-    refused = check_workers(settings)
+    refused = check_workers(settings, os.environ)
     if refused is not None:
         print(f"gateway: {refused}", file=sys.stderr)
         return 2
@@ -207,7 +207,7 @@ def _create_key(args: argparse.Namespace) -> int:
         # its organisation's owner (`gateway.platform.auth.operator_key`).
         role="owner" if kind == "admin" else None,
     )
-    db = open_database(settings.data_dir)
+    db = open_database(settings.data_dir, settings.database_url)
     try:
         db.run_sync(lambda d: keys.insert(d, record))
     finally:

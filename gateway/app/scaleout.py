@@ -10,7 +10,7 @@ analytics counters (docs/scale-out.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 import attrs
@@ -25,6 +25,7 @@ from gateway.upstream.limits.shared import SharedLimiter
 from gateway.upstream.shared_breakers import SharedBreakers
 from gateway.workers.usage_writer import UsageWriter
 from store.db import Database
+from store.secrets import SECRET_KEY_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -35,12 +36,22 @@ WORKERS_NEED_REDIS = (
 )
 
 
-def check_workers(settings: Settings) -> str | None:
-    """Why these settings cannot start, or None."""
+SHARED_STORE_NEEDS_KEY = (
+    "GATEWAY_DATABASE_URL needs GATEWAY_SECRET_KEY: provider credentials in the shared "
+    "store are encrypted with the deployment's master key, which every node must hold; a "
+    "key file in one node's data directory would leave them unreadable on the others. "
+    "Set the same GATEWAY_SECRET_KEY (a Fernet key) on every node."
+)
+
+
+def check_workers(settings: Settings, env: Mapping[str, str] | None = None) -> str | None:
+    """Why these settings (and environment) cannot start, or None."""
     if settings.workers < 1:
         return "--workers must be at least 1"
     if settings.workers > 1 and not settings.redis_url:
         return WORKERS_NEED_REDIS.format(n=settings.workers)
+    if settings.database_url and not (env or {}).get(SECRET_KEY_ENV):
+        return SHARED_STORE_NEEDS_KEY
     return None
 
 

@@ -55,6 +55,7 @@ from gateway.workers import (
     retention,
     shared_limits,
     shared_state,
+    store_events,
     usage_writer,
     webhook_delivery,
 )
@@ -88,6 +89,7 @@ WORKERS: tuple[Worker, ...] = (
     # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
     shared_limits.run,
     key_events.run,
+    store_events.run,
     agent_events.run,  # agents (issue 18): agent and organisation-limit changes
     agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
     shared_state.run,  # the response cache, breakers and realtime counters on Redis
@@ -138,10 +140,10 @@ def upstream_client(settings: Settings) -> Upstream:
 @asynccontextmanager
 async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterator[AppState]:
     """The shared state, open for the duration of the block."""
-    db = await trio.to_thread.run_sync(open_database, settings.data_dir)
+    db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
-        catalog = load_catalog()
+        catalog = load_catalog().with_passthrough(settings.passthrough_models)
         async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))

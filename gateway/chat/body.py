@@ -109,7 +109,7 @@ class ChatStreamBody:
         self._tab, self._measure = tab, measure
         self._on_finish = on_finish
         self._state = StreamState.STREAMING
-        self._out: deque[bytes] = deque([render.role_chunk(trip)])
+        self._out: deque[bytes] = deque([render.role_chunks(trip)])
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
         self._chars = 0
@@ -237,18 +237,24 @@ class ChatStreamBody:
             self._translate(item)
 
     def _translate(self, chunk: ChatChunk) -> None:
+        """One upstream chunk as client frames. The first choice's finish is kept for the
+        final chunk (with the gateway's metadata); another choice's ends it at once."""
         if self.assembler is not None:
             self.assembler.add(chunk)
-        if chunk.content:
-            self._chars += len(chunk.content)
-            self._out.append(render.content_chunk(self._trip, chunk.content))
+        if chunk.content or chunk.logprobs:
+            self._chars += len(chunk.content or "")
+            self._out.append(render.content_chunk(self._trip, chunk))
         if chunk.tool_calls:
             for piece in chunk.tool_calls:
                 self._chars += len(piece.arguments)
                 if piece.name:
                     self._tools.append(piece.name)
-            self._out.append(render.tool_calls_chunk(self._trip, chunk.tool_calls))
-        if chunk.finish_reason is not None:
+            self._out.append(render.tool_calls_chunk(self._trip, chunk.tool_calls, chunk.index))
+        if chunk.moderation is not None:
+            self._out.append(render.moderation_chunk(self._trip, chunk.moderation))
+        if chunk.finish_reason is not None and chunk.index:
+            self._out.append(render.finish_chunk(self._trip, chunk.finish_reason, chunk.index))
+        elif chunk.finish_reason is not None:
             self._finish_reason = chunk.finish_reason
         if chunk.usage is not None:
             self._usage = chunk.usage

@@ -28,7 +28,11 @@ class Opened:
 
 
 def request_for(trip: Trip, target: Target) -> ChatRequest:
-    return attrs.evolve(trip.params.request, model=target.upstream_model)
+    """The request as `target` receives it: its vendor's model id, and how that model
+    spells reasoning (from the catalog)."""
+    info = target.info
+    style = None if info is None else info.parameters.thinking
+    return attrs.evolve(trip.params.request, model=target.upstream_model, thinking_style=style)
 
 
 async def complete(trip: Trip, adapter: Provider, target: Target) -> ChatResult:

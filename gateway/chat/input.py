@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from gateway.chat.options_input import check_known_fields, parse_options, stream_flags
 from gateway.platform.errors import invalid_request
 from gateway.platform.params import (
     bounded_number,
@@ -47,17 +48,18 @@ class ChatParams:
     routing_mode: str | None
     service: ServiceOptions
     used_legacy_functions: bool
+    obfuscate: bool = False  # `stream_options.include_obfuscation`
 
 
 def parse_chat_body(body: Any) -> ChatParams:
     """Validate a decoded JSON body; raise a 400 `ApiError` on the first problem found."""
     if not isinstance(body, dict):
         raise invalid_request("The request body must be a JSON object.", param=None)
+    check_known_fields(body)
     model = required_string(body, "model")
     tools, tool_choice, legacy = _tools_and_choice(body)
     messages = _messages(body.get("messages"), legacy)
-    _check_n(body.get("n"))
-    _check_logprobs(body)
+    include_usage, obfuscate = stream_flags(body.get("stream_options"))
     request = ChatRequest(
         model=model,
         messages=messages,
@@ -72,16 +74,18 @@ def parse_chat_body(body: Any) -> ChatParams:
         user=optional_string(body, "user"),
         response_format=_response_format(body),
         seed=optional_int(body, "seed"),
+        **parse_options(body),
     )
     return ChatParams(
         model=model,
         request=request,
         stream=optional_bool(body, "stream"),
-        include_usage=_include_usage(body.get("stream_options")),
+        include_usage=include_usage,
         provider=optional_string(body, "provider"),
         routing_mode=_routing_mode(body.get("routing_mode")),
         service=parse_service(body.get("service")),
         used_legacy_functions=legacy,
+        obfuscate=obfuscate,
     )
 
 
@@ -93,6 +97,15 @@ def _sampling(body: Mapping[str, Any], name: str) -> float | None:
 
 
 def _max_tokens(body: Mapping[str, Any]) -> int | None:
+    """`max_tokens` or its newer spelling `max_completion_tokens` (one bound: both given
+    must agree)."""
+    both = (body.get("max_tokens"), body.get("max_completion_tokens"))
+    if None not in both and both[0] != both[1]:
+        raise invalid_request(
+            "'max_tokens' and 'max_completion_tokens' are one bound; send one of them.",
+            param="max_completion_tokens",
+            value=both[1],
+        )
     name = "max_tokens" if body.get("max_tokens") is not None else "max_completion_tokens"
     value = optional_int(body, name)
     if value is not None and value < 1:
@@ -116,28 +129,6 @@ def _stop(value: Any) -> tuple[str, ...] | None:
         param="stop",
         value=value,
     )
-
-
-def _check_n(value: Any) -> None:
-    if value is not None and value != 1:
-        raise invalid_request("Only 'n' = 1 is supported.", param="n", value=value)
-
-
-def _check_logprobs(body: Mapping[str, Any]) -> None:
-    """Not every vendor reports token log-probabilities, and the answers never carry them
-    (`logprobs: null`); asking for them was silently ignored, now it is said."""
-    if body.get("logprobs") not in (None, False):
-        raise invalid_request(
-            "'logprobs' is not supported; answers carry 'logprobs': null.",
-            param="logprobs",
-            value=body.get("logprobs"),
-        )
-    if body.get("top_logprobs") is not None:
-        raise invalid_request(
-            "'top_logprobs' is not supported (it needs 'logprobs').",
-            param="top_logprobs",
-            value=body.get("top_logprobs"),
-        )
 
 
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
@@ -166,18 +157,6 @@ def _response_format(body: Mapping[str, Any]) -> dict[str, Any] | None:
             value=schema,
         )
     return value
-
-
-def _include_usage(value: Any) -> bool:
-    if value is None:
-        return False
-    if not isinstance(value, dict) or not isinstance(value.get("include_usage", False), bool):
-        raise invalid_request(
-            "'stream_options' must be an object with a boolean 'include_usage'.",
-            param="stream_options",
-            value=value,
-        )
-    return bool(value.get("include_usage", False))
 
 
 def _routing_mode(value: Any) -> str | None:

@@ -22,6 +22,8 @@ from gateway.platform.errors import ApiError, invalid_request
 from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.resolve import Resolution, Target
 from providers.catalog import ModelInfo
+from providers.chat_support import Refusal, refusal
+from providers.types import ChatRequest
 
 IMAGE_TOKENS = 1_000  # above a high-detail 1024x1024 image on the vendors' own scales
 MESSAGE_OVERHEAD_TOKENS = 4
@@ -191,4 +193,49 @@ def misfit(
         model=info.id,
         max_tokens=info.context_window,
         requested_tokens=requested,
+    )
+
+
+# -- parameters ----------------------------------------------------------------------------
+
+
+def parameter_refusal(target: Target, request: ChatRequest) -> Refusal | None:
+    """What `request` asks that `target`'s model cannot honour (None: everything). A model
+    the catalog does not describe (a pass-through id) is left to its vendor."""
+    info = target.info
+    return refusal(target.provider_id, request, None if info is None or info.passthrough else info)
+
+
+def honoured(resolution: Resolution, request: ChatRequest, *, flexible: bool) -> Resolution:
+    """The resolution with only the targets that can honour every parameter asked.
+
+    A fallback that cannot is skipped (a request for log-probabilities must not fall back
+    to a vendor that drops them); `auto` takes the first candidate that can; the model
+    the client named, when it cannot, is a 400 naming the parameter and the reason.
+    """
+    return narrowed(
+        resolution,
+        lambda t: parameter_refusal(t, request) is None,
+        flexible=flexible,
+        refusal=lambda: refused_parameter(resolution.target, request),
+        why="the others cannot honour the request's parameters",
+    )
+
+
+def honouring(targets: Sequence[Target], request: ChatRequest) -> list[Target]:
+    """`targets` without those that cannot honour the request's parameters."""
+    return [t for t in targets if parameter_refusal(t, request) is None]
+
+
+def refused_parameter(target: Target, request: ChatRequest) -> ApiError:
+    found = parameter_refusal(target, request)
+    assert found is not None  # only called for a target that refuses
+    return ApiError(
+        400,
+        "invalid_request",
+        found.message(target.model_id),
+        provider=target.provider_id,
+        model=target.model_id,
+        param=found.param,
+        value=found.value,
     )

@@ -21,6 +21,8 @@ from gateway.chat.model_fit import (
     NOTHING,
     fallbacks_with,
     fitted,
+    honoured,
+    honouring,
     json_needs,
     narrowed,
     needed_capabilities,
@@ -97,6 +99,7 @@ def plan_trip(
     )
     if json_mode and not flexible:
         resolution = fallbacks_with(resolution, json_mode)
+    resolution = honoured(resolution, params.request, flexible=flexible)
     resolution = permitted(resolution, principal, flexible=flexible)
     task_type = classify(params.request.messages, headers.get("x-service-task-type"))
     return Trip(
@@ -133,8 +136,9 @@ def chain_plan(chat: ChatServices, trip: Trip) -> Plan:
     service = trip.params.service
     if trip.params.provider is None:
         explicit = service.fallbacks
-        if explicit:
-            targets += explicit_fallbacks(chat.engine.catalog, explicit)
+        if explicit:  # those that cannot honour the request's parameters are skipped
+            named = explicit_fallbacks(chat.engine.catalog, explicit)
+            targets += honouring(named, trip.params.request)
         else:
             targets += trip.resolution.alternatives
     return plan_of(

@@ -12,13 +12,23 @@ else. The form has room for one call, so a second call of the same answer is lef
 
 from __future__ import annotations
 
+import secrets
+import string
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gateway.chat.trip import Trip
 from gateway.platform.jsonio import dumps
 from gateway.upstream.accounting import Accounting, estimate_prompt_tokens
 from gateway.upstream.footprint_render import carbon_object, energy_object
-from providers.types import ChatResult, ToolCall, ToolCallDelta
+from providers.types import (
+    ChatChoice,
+    ChatChunk,
+    ChatResult,
+    TokenLogprob,
+    ToolCall,
+    ToolCallDelta,
+)
 
 
 def completion_id(trip: Trip) -> str:
@@ -26,29 +36,46 @@ def completion_id(trip: Trip) -> str:
 
 
 def completion_body(trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": result.content}
-    if result.tool_calls and legacy(trip):
-        first = result.tool_calls[0]
-        message["function_call"] = {"name": first.name, "arguments": first.arguments}
-    elif result.tool_calls:
-        message["tool_calls"] = [_tool_call(call) for call in result.tool_calls]
-    return {
+    choices = result.choices
+    body = {
         "id": completion_id(trip),
         "object": "chat.completion",
         "created": trip.created,
         "model": trip.target.model_id,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": client_finish_reason(trip, result.finish_reason),
-                "logprobs": None,
-            }
-        ],
+        "choices": [_choice(trip, choice) for choice in choices],
         "usage": usage_object(accounting),
         "service": service_object(trip, accounting),
-        "_gateway": gateway_metadata(trip, accounting, [c.name for c in result.tool_calls]),
+        "_gateway": gateway_metadata(trip, accounting, tools_called(choices)),
     }
+    if result.moderation is not None:
+        body["moderation"] = result.moderation
+    return body
+
+
+def tools_called(choices: Sequence[ChatChoice]) -> list[str]:
+    return [call.name for choice in choices for call in choice.tool_calls]
+
+
+def _choice(trip: Trip, choice: ChatChoice) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": choice.content}
+    if choice.tool_calls and legacy(trip):
+        first = choice.tool_calls[0]
+        message["function_call"] = {"name": first.name, "arguments": first.arguments}
+    elif choice.tool_calls:
+        message["tool_calls"] = [_tool_call(call) for call in choice.tool_calls]
+    return {
+        "index": choice.index,
+        "message": message,
+        "finish_reason": client_finish_reason(trip, choice.finish_reason),
+        "logprobs": logprobs_object(choice.logprobs),
+    }
+
+
+def logprobs_object(entries: Sequence[TokenLogprob] | None) -> dict[str, Any] | None:
+    """A choice's `logprobs` (null unless they were asked for)."""
+    if entries is None:
+        return None
+    return {"content": list(entries), "refusal": None}
 
 
 def legacy(trip: Trip) -> bool:
@@ -145,7 +172,7 @@ def estimated_cost(trip: Trip) -> float:
         return 0.0
     request = trip.params.request
     prompt = estimate_prompt_tokens(request.messages, request.tools)
-    output = request.max_tokens or 256
+    output = (request.max_tokens or 256) * request.choices
     return info.cost(prompt, output).total
 
 
@@ -153,14 +180,25 @@ def estimated_cost(trip: Trip) -> float:
 
 
 def chunk_frame(
-    trip: Trip, delta: dict[str, Any], finish_reason: str | None = None
+    trip: Trip,
+    delta: dict[str, Any],
+    finish_reason: str | None = None,
+    *,
+    index: int = 0,
+    logprobs: Sequence[TokenLogprob] | None = None,
 ) -> dict[str, Any]:
+    choice = {
+        "index": index,
+        "delta": delta,
+        "finish_reason": finish_reason,
+        "logprobs": logprobs_object(logprobs),
+    }
     return {
         "id": completion_id(trip),
         "object": "chat.completion.chunk",
         "created": trip.created,
         "model": trip.target.model_id,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}],
+        "choices": [choice],
     }
 
 
@@ -168,21 +206,56 @@ def sse(payload: dict[str, Any]) -> bytes:
     return b"data: " + dumps(payload) + b"\n\n"
 
 
-def role_chunk(trip: Trip) -> bytes:
-    return sse(chunk_frame(trip, {"role": "assistant", "content": ""}))
+def role_chunks(trip: Trip) -> bytes:
+    """The first delta of each choice: its role."""
+    return b"".join(
+        sse(chunk_frame(trip, {"role": "assistant", "content": ""}, index=index))
+        for index in range(trip.params.request.choices)
+    )
 
 
-def content_chunk(trip: Trip, text: str) -> bytes:
-    return sse(chunk_frame(trip, {"content": text}))
+def content_chunk(trip: Trip, chunk: ChatChunk) -> bytes:
+    """A chunk's text (and the log-probabilities of its tokens), padded when the client
+    asked for `stream_options.include_obfuscation`."""
+    delta = {"content": chunk.content} if chunk.content else {}
+    frame = chunk_frame(trip, delta, index=chunk.index, logprobs=chunk.logprobs)
+    if trip.params.obfuscate:
+        frame["obfuscation"] = obfuscation(len(chunk.content or ""))
+    return sse(frame)
 
 
-def tool_calls_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...]) -> bytes:
+OBFUSCATION_BLOCK = 32
+_OBFUSCATION_ALPHABET = string.ascii_letters + string.digits
+
+
+def obfuscation(length: int) -> str:
+    """Random characters that bring a delta's text up to the next multiple of
+    `OBFUSCATION_BLOCK` (at least one), so chunk sizes say little about the tokens."""
+    pad = OBFUSCATION_BLOCK - length % OBFUSCATION_BLOCK
+    return "".join(secrets.choice(_OBFUSCATION_ALPHABET) for _ in range(pad))
+
+
+def moderation_chunk(trip: Trip, moderation: Mapping[str, Any]) -> bytes:
+    """The vendor's moderation results, in a chunk of their own (no choices)."""
+    frame = chunk_frame(trip, {})
+    frame["choices"] = []
+    frame["moderation"] = moderation
+    return sse(frame)
+
+
+def finish_chunk(trip: Trip, finish_reason: str, index: int) -> bytes:
+    """The end of a choice other than the first (whose end is the final chunk)."""
+    return sse(chunk_frame(trip, {}, client_finish_reason(trip, finish_reason), index=index))
+
+
+def tool_calls_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...], index: int = 0) -> bytes:
     if legacy(trip):
-        return _function_call_chunk(trip, pieces)
-    return sse(chunk_frame(trip, {"tool_calls": [_tool_piece(p) for p in pieces]}))
+        return _function_call_chunk(trip, pieces, index)
+    delta = {"tool_calls": [_tool_piece(p) for p in pieces]}
+    return sse(chunk_frame(trip, delta, index=index))
 
 
-def _function_call_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...]) -> bytes:
+def _function_call_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...], index: int) -> bytes:
     """The pieces of the first call as `delta.function_call`; nothing for later calls."""
     frames = []
     for piece in pieces:
@@ -191,7 +264,7 @@ def _function_call_chunk(trip: Trip, pieces: tuple[ToolCallDelta, ...]) -> bytes
         function: dict[str, Any] = {"arguments": piece.arguments}
         if piece.name is not None:
             function["name"] = piece.name
-        frames.append(sse(chunk_frame(trip, {"function_call": function})))
+        frames.append(sse(chunk_frame(trip, {"function_call": function}, index=index)))
     return b"".join(frames)
 
 

@@ -147,7 +147,10 @@ async def _plain(chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | 
 def _result_usage(trip: Trip, result: ChatResult) -> Usage:
     if result.usage.total_tokens:
         return result.usage
-    text = (result.content or "") + "".join(c.arguments for c in result.tool_calls)
+    text = "".join(
+        (choice.content or "") + "".join(c.arguments for c in choice.tool_calls)
+        for choice in result.choices
+    )
     return Usage(prompt_estimate(trip), estimate_tokens(text))
 
 

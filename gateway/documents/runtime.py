@@ -27,5 +27,5 @@ class DocumentsRuntime:
     index: VectorCache = attrs.field(factory=VectorCache)
 
     @classmethod
-    def under(cls, data_dir: Path, *, queue_size: int) -> DocumentsRuntime:
-        return cls(BlobStore(data_dir / "documents"), WorkQueue(queue_size))
+    def under(cls, root: Path, *, shared: bool = False, queue_size: int) -> DocumentsRuntime:
+        return cls(BlobStore(root / "documents", shared=shared), WorkQueue(queue_size))

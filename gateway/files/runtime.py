@@ -50,9 +50,11 @@ class FilesRuntime:
             hold.release()
 
     @classmethod
-    def under(cls, data_dir: Path, *, queue_size: int, ocr_pages: int) -> FilesRuntime:
+    def under(
+        cls, root: Path, *, shared: bool = False, queue_size: int, ocr_pages: int
+    ) -> FilesRuntime:
         return cls(
-            BlobStore(data_dir / "blobs"),
+            BlobStore(root / "blobs", shared=shared),
             WorkQueue(queue_size),
             ocr_pages=trio.CapacityLimiter(ocr_pages),
         )

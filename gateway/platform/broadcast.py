@@ -15,6 +15,7 @@ from functools import partial
 
 import trio
 
+from gateway.platform.config import Settings
 from gateway.platform.resp import SERVER_FAILURES, RedisClient
 
 logger = logging.getLogger(__name__)
@@ -112,3 +113,31 @@ async def _publish(
             except SERVER_FAILURES as exc:
                 logger.warning("could not publish a %s change, retrying: %s", what, exc)
                 await trio.sleep(RECONNECT_S)
+
+
+async def relay_if_shared(
+    client: RedisClient | None,
+    settings: Settings,
+    name: str,
+    *,
+    what: str,
+    install: Callable[[Announce | None], None],
+    resync: Callable[[], Awaitable[None]],
+    apply: Callable[[str], Awaitable[None]],
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """`relay` on the channel `<redis_prefix><name>` when the process has a server;
+    without one (a single process) ready at once, with nothing to carry."""
+    if client is None:
+        task_status.started()
+        return
+    await relay(
+        client,
+        settings.redis_prefix + name,
+        what=what,
+        timeout_s=settings.redis_timeout_s,
+        install=install,
+        resync=resync,
+        apply=apply,
+        task_status=task_status,
+    )

@@ -62,6 +62,9 @@ class Settings:
     # providers without a `hedge_after_ms` setting. Off by default: under overload the
     # gateway's own queueing raises every latency, and automatic hedges would add load.
     hedge_from_latency: bool = False
+    # Model ids the catalog does not list that may be sent to a provider as they are:
+    # comma-separated `provider/pattern` entries (providers.passthrough).
+    passthrough_models: str = ""
     # Exact-match response cache: on by default; routing rules may change the TTL or
     # turn it off, and `service.cache: "skip"` bypasses it per request.
     cache_enabled: bool = True
@@ -187,10 +190,26 @@ class Settings:
     redis_fail_open: bool = False
     redis_lease_s: float = 30.0
     redis_max_connections: int = 32
+    # The shared store of several nodes (docs/postgresql.md): a PostgreSQL URL
+    # (`postgresql://user:password@host:port/database`); unset, the SQLite file in
+    # `data_dir`. Never shown: it may hold a password.
+    database_url: str | None = attrs.field(default=None, repr=False)
+    # Where uploaded files, data documents and analytics exports live: `data_dir` by
+    # default; with several nodes on one PostgreSQL store, a directory every node mounts.
+    blob_dir: Path | None = attrs.field(default=None, converter=attrs.converters.optional(Path))
 
     @property
     def database_path(self) -> Path:
         return self.data_dir / "gateway.db"
+
+    @property
+    def blob_root(self) -> Path:
+        return self.data_dir if self.blob_dir is None else self.blob_dir
+
+    @property
+    def blobs_shared(self) -> bool:
+        """Other nodes may write the blob directory at any moment (a shared store)."""
+        return self.database_url is not None
 
 
 _converter = cattrs.Converter()

@@ -109,13 +109,14 @@ class AppState:
 
     @exports.default
     def _default_exports(self) -> ExportRuntime:
-        return ExportRuntime.under(self.settings.data_dir)
+        return ExportRuntime.under(self.settings.blob_root)
 
     @files.default
     def _default_files(self) -> FilesRuntime:
         settings = self.settings
         return FilesRuntime.under(
-            settings.data_dir,
+            settings.blob_root,
+            shared=settings.blobs_shared,
             queue_size=settings.file_queue_size,
             ocr_pages=settings.ocr_page_concurrency,
         )
@@ -123,4 +124,8 @@ class AppState:
     @documents.default
     def _default_documents(self) -> DocumentsRuntime:
         settings = self.settings
-        return DocumentsRuntime.under(settings.data_dir, queue_size=settings.document_queue_size)
+        return DocumentsRuntime.under(
+            settings.blob_root,
+            shared=settings.blobs_shared,
+            queue_size=settings.document_queue_size,
+        )

@@ -3,7 +3,12 @@
 Two stages. `parse_embeddings_body` checks what needs no model (shapes, the 2048-item batch
 bound, encodings). `check_for_model` checks what depends on the model the request resolved
 to: whether it may shorten its vectors (`dimensions`) and each input against its maximum
-input tokens (estimated at about four characters a token, as for chat).
+input tokens (estimated at about four characters a token, as for chat; counted exactly
+for token ids).
+
+`input` may be token ids, as OpenAI takes them (a list of integers, or a list of lists):
+they are kept for the vendors that read them (OpenAI) and decoded to text, with the
+tokenizer the client used (`providers.tokenizers`), for the others.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from gateway.platform import params as fields
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.options import ServiceOptions, parse_service
+from providers import tokenizers
 from providers.catalog import ModelInfo
 
 MAX_INPUTS = 2048  # the spec's batch bound, and OpenAI's
@@ -45,6 +51,14 @@ class EmbeddingParams:
     user: str | None
     provider: str | None
     service: ServiceOptions
+    token_inputs: tuple[tuple[int, ...], ...] | None = None
+    """The inputs as the client's token ids, when it sent ids (`inputs` is their text)."""
+
+    def input_tokens(self) -> list[int]:
+        """Each input's tokens: counted for token ids, estimated for text."""
+        if self.token_inputs is not None:
+            return [len(tokens) for tokens in self.token_inputs]
+        return [estimate_tokens(text) for text in self.inputs]
 
 
 def invalid_input(message: str, *, param: str = "input", value: Any = None) -> ApiError:
@@ -57,9 +71,11 @@ def parse_embeddings_body(body: Any) -> EmbeddingParams:
     body = fields.body_object(body)
     model = fields.required_string(body, "model")
     fields.not_auto(model)
+    inputs, token_inputs = parse_inputs(body.get("input"))
     return EmbeddingParams(
         model=model,
-        inputs=parse_inputs(body.get("input")),
+        inputs=inputs,
+        token_inputs=token_inputs,
         encoding_format=_encoding_format(body.get("encoding_format")),
         dimensions=fields.optional_positive_int(body, "dimensions"),
         user=fields.optional_string(body, "user"),
@@ -68,30 +84,60 @@ def parse_embeddings_body(body: Any) -> EmbeddingParams:
     )
 
 
-def parse_inputs(value: Any) -> tuple[str, ...]:
-    """A string or 1..2048 non-empty strings.
-
-    Token arrays (OpenAI's pre-tokenized form) are refused: the canonical request carries
-    text only, and no vendor but OpenAI could read OpenAI's token ids anyway.
-    """
+def parse_inputs(value: Any) -> tuple[tuple[str, ...], tuple[tuple[int, ...], ...] | None]:
+    """The texts of a string or 1..2048 non-empty strings, or of token ids (a list of
+    integers is one input, a list of lists several), with the ids themselves."""
     if value is None:
         raise invalid_input("'input' is required.")
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items:
         raise invalid_input(
-            "'input' must be a string or a non-empty array of strings.", value=_preview(value)
+            "'input' must be a string, an array of strings, or token ids.",
+            value=_preview(value),
         )
+    if _is_token_list(items):
+        items = [items]  # one input given as token ids
     if len(items) > MAX_INPUTS:
         raise invalid_input(
             f"'input' holds {len(items)} items; at most {MAX_INPUTS} are allowed per call.",
             value=len(items),
         )
-    if _looks_tokenized(items):
-        raise invalid_input(
-            "Token arrays are not supported: send the text itself as strings.",
-            value=_preview(value),
+    if isinstance(items[0], list):
+        token_inputs = tuple(_token_item(item, index) for index, item in enumerate(items))
+        return tuple(_decoded(tokens, index) for index, tokens in enumerate(token_inputs)), (
+            token_inputs
         )
-    return tuple(_input_item(item, index) for index, item in enumerate(items))
+    return tuple(_input_item(item, index) for index, item in enumerate(items)), None
+
+
+def _is_token_list(items: list[Any]) -> bool:
+    return all(isinstance(t, int) and not isinstance(t, bool) for t in items)
+
+
+def _token_item(item: Any, index: int) -> tuple[int, ...]:
+    where = f"input[{index}]"
+    if not isinstance(item, list) or not _is_token_list(item):
+        raise invalid_input(
+            f"'{where}' must be an array of token ids, as the other inputs are.",
+            param=where,
+            value=_preview(item),
+        )
+    if not item:
+        raise invalid_input(f"'{where}' has no tokens.", param=where, value=item)
+    return tuple(item)
+
+
+def _decoded(tokens: tuple[int, ...], index: int) -> str:
+    where = f"input[{index}]"
+    try:
+        return tokenizers.decode(tokens)
+    except tokenizers.UnknownToken as exc:
+        raise invalid_input(
+            f"'{where}' holds the token id {exc.token}, which is not in the cl100k_base "
+            "encoding the ids are read with.",
+            param=where,
+            value=exc.token,
+        ) from None
 
 
 def _input_item(item: Any, index: int) -> str:
@@ -101,12 +147,6 @@ def _input_item(item: Any, index: int) -> str:
     if not item:
         raise invalid_input(f"'{where}' is empty; every input needs text.", param=where, value=item)
     return item
-
-
-def _looks_tokenized(items: list[Any]) -> bool:
-    first = items[0]
-    is_int = isinstance(first, int) and not isinstance(first, bool)
-    return is_int or (isinstance(first, list) and all(isinstance(t, int) for t in first))
 
 
 def _preview(value: Any) -> Any:
@@ -129,13 +169,13 @@ def _encoding_format(value: Any) -> str:
 
 
 def check_for_model(params: EmbeddingParams, info: ModelInfo | None) -> None:
-    """The model-dependent rules; a model outside the catalog (forced provider) is the
-    vendor's to judge."""
-    if info is None:
+    """The model-dependent rules; a model outside the catalog (forced provider, or
+    pass-through) is the vendor's to judge."""
+    if info is None or info.passthrough:
         return
     if params.dimensions is not None:
         check_dimensions(params.dimensions, info)
-    check_token_limit(params.inputs, info)
+    check_token_limit(params, info)
 
 
 def can_shorten(info: ModelInfo) -> bool:
@@ -158,19 +198,20 @@ def check_dimensions(dimensions: int, info: ModelInfo) -> None:
         )
 
 
-def check_token_limit(inputs: tuple[str, ...], info: ModelInfo) -> None:
-    """400 `token_limit_exceeded` for the first input over the model's maximum input tokens.
+def check_token_limit(params: EmbeddingParams, info: ModelInfo) -> None:
+    """400 `token_limit_exceeded` for the first input over the model's maximum input tokens
+    (token ids are counted, text estimated).
 
     A 400, not the 429 of the rate-limit family that shares the code: waiting won't help.
     """
     limit = info.context_window
-    for index, text in enumerate(inputs):
-        tokens = estimate_tokens(text)
+    about = "" if params.token_inputs is not None else "about "
+    for index, tokens in enumerate(params.input_tokens()):
         if tokens > limit:
             raise ApiError(
                 400,
                 "token_limit_exceeded",
-                f"'input[{index}]' is about {tokens} tokens; '{info.id}' reads at most {limit}.",
+                f"'input[{index}]' is {about}{tokens} tokens; '{info.id}' reads at most {limit}.",
                 param=f"input[{index}]",
                 index=index,
                 model=info.id,
@@ -179,6 +220,6 @@ def check_token_limit(inputs: tuple[str, ...], info: ModelInfo) -> None:
             )
 
 
-def token_estimate(inputs: tuple[str, ...]) -> int:
-    """Prompt tokens when the vendor reports none."""
-    return sum(estimate_tokens(text) for text in inputs)
+def token_estimate(params: EmbeddingParams) -> int:
+    """Prompt tokens when the vendor reports none (token ids counted, text estimated)."""
+    return sum(params.input_tokens())

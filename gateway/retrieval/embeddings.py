@@ -51,7 +51,7 @@ async def serve_embeddings(
         parse=parse_embeddings_body,
         capability="embeddings",
         check=check_for_model,
-        tokens=lambda p: token_estimate(p.inputs),
+        tokens=token_estimate,
         operation=_embed,
         usage_of=_usage,
     )
@@ -64,6 +64,7 @@ async def _embed(adapter: Provider, target: Target, params: EmbeddingParams) -> 
         inputs=params.inputs,
         dimensions=params.dimensions,
         user=params.user,
+        token_inputs=params.token_inputs,
     )
     result = await adapter.embed(request)
     if len(result.vectors) != len(params.inputs):  # would misalign every index after it
@@ -77,7 +78,7 @@ async def _embed(adapter: Provider, target: Target, params: EmbeddingParams) -> 
 
 def _usage(params: EmbeddingParams, result: EmbeddingResult) -> Usage:
     """Tokens as the vendor billed them, else estimated."""
-    return Usage(result.usage.prompt_tokens or token_estimate(params.inputs))
+    return Usage(result.usage.prompt_tokens or token_estimate(params))
 
 
 # -- the answer ----------------------------------------------------------------------------

@@ -141,8 +141,9 @@ def check_query_length(query: str, limit: int) -> None:
 
 
 def check_for_model(params: RerankParams, info: ModelInfo | None) -> None:
-    """The model's own bounds, where tighter than the gateway's."""
-    if info is None:
+    """The model's own bounds, where tighter than the gateway's (a pass-through model's
+    are unknown: the vendor judges)."""
+    if info is None or info.passthrough:
         return
     check_document_count(len(params.documents), info.limits.get("max_documents", MAX_DOCUMENTS))
     check_query_length(params.query, min(MAX_QUERY_TOKENS, info.context_window))

@@ -82,6 +82,9 @@ class VectorCache:
     _cache: dict[str, Snapshot] = attrs.field(factory=dict)
     _versions: dict[str, int] = attrs.field(factory=dict)
     _locks: dict[str, trio.Lock] = attrs.field(factory=dict)
+    # Told the workspace after its vectors changed here (`add`, `remove`, `forget`), so
+    # that other processes drop their copy (`gateway.workers.store_events`, `drop`).
+    on_change: Callable[[str], None] | None = None
 
     def cached(self, workspace_id: str) -> Snapshot | None:
         return self._cache.get(workspace_id)
@@ -103,15 +106,31 @@ class VectorCache:
         file processed again); with no snapshot cached, only keep a load under way from
         being cached without them."""
         await self._update(workspace_id, load, owner)
+        self._changed(workspace_id)
 
     async def remove(self, workspace_id: str, owner: str) -> None:
         """Drop an erased owner's rows from the cached snapshot."""
         await self._update(workspace_id, None, owner)
+        self._changed(workspace_id)
 
     def forget(self, workspace_id: str) -> None:
         """Drop an erased workspace's snapshot; a load under way is not cached either."""
+        self.drop(workspace_id)
+        self._changed(workspace_id)
+
+    def drop(self, workspace_id: str) -> None:
+        """Drop the workspace's snapshot (changed elsewhere: the next search loads it
+        from the store); a load under way is not cached either. Not announced."""
         self._versions[workspace_id] = self._versions.get(workspace_id, 0) + 1
         self._cache.pop(workspace_id, None)
+
+    def drop_all(self) -> None:
+        for workspace_id in list(self._cache):
+            self.drop(workspace_id)
+
+    def _changed(self, workspace_id: str) -> None:
+        if self.on_change is not None:
+            self.on_change(workspace_id)
 
     async def _update(self, workspace_id: str, load: Load | None, owner: str) -> None:
         lock = self._locks.setdefault(workspace_id, trio.Lock())

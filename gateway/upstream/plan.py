@@ -118,7 +118,7 @@ def explicit_fallbacks(
     fallback (embeddings and rerank refuse it the same way, `_fallback`)."""
     targets = []
     for name in names:
-        info = catalog.model(name)
+        info = catalog.model(name) or catalog.passthrough(name, capability)
         if info is None or capability not in info.capabilities:
             reason = "is not a known model" if info is None else f"does not support {capability}"
             raise invalid_request(

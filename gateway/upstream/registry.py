@@ -6,7 +6,7 @@ decrypted only here, into the adapter's endpoint; they never appear in a respons
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -41,15 +41,34 @@ class ProviderRegistry:
     # so only the families that append them on purpose (audio) call them. A workspace
     # turns one off by configuring it with status `disabled`.
     builtin: Mapping[str, Provider] = attrs.field(factory=dict)
+    # Told the workspace after a change made here (`put`, `remove`), so that the other
+    # processes re-read it from the store (`gateway.workers.store_events`, `apply`).
+    on_change: Callable[[str], None] | None = None
 
     def load(self, records: list[ProviderRecord]) -> None:
         self._by_workspace.clear()
         self._active.clear()
         for record in records:
-            self.put(record)
+            self._put(record)
 
-    def put(self, record: ProviderRecord) -> ConfiguredProvider:
-        """Record a (re)configuration; builds a fresh adapter for an active provider."""
+    def apply(self, workspace_id: str, records: list[ProviderRecord]) -> None:
+        """The workspace's providers as the store has them (another process changed
+        them): replaces what is here, without announcing it again."""
+        self._by_workspace.pop(workspace_id, None)
+        self._active.pop(workspace_id, None)
+        for record in records:
+            self._put(record)
+
+    def put(self, record: ProviderRecord, *, announce: bool = True) -> ConfiguredProvider:
+        """Record a (re)configuration; builds a fresh adapter for an active provider.
+        `announce=False` for a node's own start-up configuration (its environment or
+        `--demo`), which is not another node's business."""
+        entry = self._put(record)
+        if announce:
+            self._changed(record.workspace_id)
+        return entry
+
+    def _put(self, record: ProviderRecord) -> ConfiguredProvider:
         entry = ConfiguredProvider(record, self._adapter_for(record))
         self._by_workspace.setdefault(record.workspace_id, {})[record.provider_id] = entry
         self._active.pop(record.workspace_id, None)
@@ -58,6 +77,11 @@ class ProviderRegistry:
     def remove(self, workspace_id: str, provider_id: str) -> None:
         self._by_workspace.get(workspace_id, {}).pop(provider_id, None)
         self._active.pop(workspace_id, None)
+        self._changed(workspace_id)
+
+    def _changed(self, workspace_id: str) -> None:
+        if self.on_change is not None:
+            self.on_change(workspace_id)
 
     def configured(self, workspace_id: str) -> Mapping[str, ConfiguredProvider]:
         return self._by_workspace.get(workspace_id, {})

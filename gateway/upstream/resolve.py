@@ -104,7 +104,9 @@ def resolve_chat_target(
     if model == "auto":
         return _auto(catalog, able, mode, capability, signals or RoutingSignals())
     info = catalog.model(model)
-    if info is None or info.provider not in active | disabled:
+    if info is None:
+        return _passed_through(catalog, active, model, mode, capability)
+    if info.provider not in active | disabled:
         raise model_not_found(catalog, active, model, info, capability)
     if capability not in info.capabilities:
         raise invalid_request(
@@ -118,6 +120,21 @@ def resolve_chat_target(
     if info.provider in active and info.provider not in able:
         return _served_elsewhere(info, chain, mode, capability)
     return Resolution(target_of(info), chain, mode, f"requested model {info.id}")
+
+
+def _passed_through(
+    catalog: Catalog, active: Set[str], model: str, mode: str, capability: str
+) -> Resolution:
+    """A model the catalog does not list: sent to its provider as is when the operator
+    allows it (`GATEWAY_PASSTHROUGH_MODELS`), else 404. No fallbacks: nothing is known of
+    what it is comparable to."""
+    info = catalog.passthrough(model, capability)
+    if info is None or not adapter_serves(info.provider, capability):
+        raise model_not_found(catalog, active, model, None, capability)
+    if info.provider not in active:
+        raise model_not_found(catalog, active, model, info, capability)
+    reasoning = f"pass-through model {info.id} of {info.provider}, allowed by the operator"
+    return Resolution(target_of(info), (), mode, reasoning)
 
 
 def _served_elsewhere(
@@ -167,9 +184,9 @@ def _forced(
 ) -> Resolution:
     """The forced provider serves the model: it must be active, able to serve the
     operation, and (for a catalog model) the model's own provider. An id the catalog does
-    not know is passed through to the forced provider as is; `auto` is routed by the mode
-    among the forced provider's models (it was sent to the vendor as the model id
-    "auto")."""
+    not know is passed through to the forced provider as is (without a `provider/`
+    prefix naming it), priced as a pass-through model; `auto` is routed by the mode among
+    the forced provider's models (it was sent to the vendor as the model id "auto")."""
     if catalog.provider(provider) is None:
         raise invalid_request(f"Unknown provider '{provider}'.", param="provider", value=provider)
     if provider not in active:
@@ -192,7 +209,9 @@ def _forced(
         return attrs.evolve(routed, reasoning=f"{reasoning}; {routed.reasoning}")
     info = catalog.model(model)
     if info is None:
-        return Resolution(Target(provider, model, model, None), (), mode, reasoning)
+        name = model.removeprefix(f"{provider}/")
+        described = catalog.passthrough_for(provider, name, capability)
+        return Resolution(Target(provider, name, name, described), (), mode, reasoning)
     if info.provider != provider:
         raise invalid_request(
             f"The model '{info.id}' is served by '{info.provider}', not by the forced "

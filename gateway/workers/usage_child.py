@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import sys
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:] != ["postgres"]:
     # The child needs neither numpy nor pandas (`store.sketch_blob` updates the latency
     # sketches in plain Python), but sqlite-utils imports them when it can: ~35 MiB of
     # resident memory per child. A None entry makes those optional imports fail, which
     # sqlite-utils expects. Only as the program: an importing process keeps its modules.
+    # Not for PostgreSQL: psycopg takes a "numpy" entry for numpy itself, and that child
+    # never imports sqlite-utils (`_open`).
     for _optional in ("numpy", "pandas"):
         sys.modules.setdefault(_optional, None)  # type: ignore[arg-type]
 
@@ -39,18 +41,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-import sqlite_utils
-
 from gateway.workers.usage_wire import (
     HEADER,
     LOCKED_BACKOFF_S,
     LOCKED_RETRIES,
     MAX_FRAME,
+    POSTGRES_ARGUMENT,
+    URL_VARIABLE,
     decode_batch,
     encode_ack,
     is_locked,
 )
-from store.connection import open_existing
+from store.errors import DatabaseError
+from store.handle import Handle
+from store.postgres import PgHandle, connect
 from store.usage import UsageRecord, insert_records
 
 logger = logging.getLogger("gateway.workers.usage_child")
@@ -63,7 +67,7 @@ NICENESS = 10
 
 def main(argv: Sequence[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m gateway.workers.usage_child DB_PATH", file=sys.stderr)
+        print("usage: python -m gateway.workers.usage_child DB_PATH | postgres", file=sys.stderr)
         return 2
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="usage-writer[%(process)d] %(message)s"
@@ -72,7 +76,7 @@ def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     _lower_priority()
     acks = _private_stdout()
-    db = open_existing(Path(argv[1]))
+    db = _open(argv[1])
     try:
         serve(sys.stdin.buffer, acks, db)
     finally:
@@ -80,13 +84,27 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def serve(batches: BinaryIO, acks: BinaryIO | None, db: sqlite_utils.Database) -> None:
+def _open(target: str) -> Handle:
+    """The child's own connection: to the SQLite file the gateway migrated, or to the
+    PostgreSQL store named by the environment (`URL_VARIABLE`)."""
+    if target == POSTGRES_ARGUMENT:
+        return PgHandle(connect(os.environ[URL_VARIABLE]))
+    # Here, not at the top: sqlite-utils (and its optional numpy) only for SQLite.
+    from store.connection import open_existing
+
+    return open_existing(Path(target))
+
+
+def serve(batches: BinaryIO, acks: BinaryIO | None, db: Handle) -> None:
     """Write every batch read from `batches`, acknowledging each on `acks`, until the end
     of input. A gateway that stopped reading (it died) stops the acknowledgements, not
-    the writing."""
+    the writing. A lost PostgreSQL connection ends the child (the gateway starts another,
+    which connects again) once that batch is answered as failed."""
     while (payload := _read_frame(batches)) is not None:
         seq, records = decode_batch(payload)
         written, error, seconds = write_batch(db, records)
+        if isinstance(db, PgHandle) and db.pg.broken:
+            raise SystemExit(f"lost the PostgreSQL connection: {error}")
         if acks is None:
             continue
         try:
@@ -97,9 +115,7 @@ def serve(batches: BinaryIO, acks: BinaryIO | None, db: sqlite_utils.Database) -
             acks = None
 
 
-def write_batch(
-    db: sqlite_utils.Database, records: list[UsageRecord]
-) -> tuple[int, str | None, float]:
+def write_batch(db: Handle, records: list[UsageRecord]) -> tuple[int, str | None, float]:
     """One transaction; (records written, the error's text or None, seconds). A file
     locked past the busy timeout is tried again, backing off, like the thread writer."""
     began = time.perf_counter()
@@ -111,16 +127,14 @@ def write_batch(
                 return _refused(exc, records, began)
             logger.warning("usage log locked by another writer; retrying the batch")
             time.sleep(LOCKED_BACKOFF_S * (attempt + 1))
-        except sqlite3.Error as exc:
+        except DatabaseError as exc:
             return _refused(exc, records, began)
         else:
             return len(records), None, time.perf_counter() - began
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _refused(
-    exc: sqlite3.Error, records: list[UsageRecord], began: float
-) -> tuple[int, str, float]:
+def _refused(exc: Exception, records: list[UsageRecord], began: float) -> tuple[int, str, float]:
     logger.error("could not write %d usage records: %s", len(records), exc)
     return 0, f"{type(exc).__name__}: {exc}", time.perf_counter() - began
 

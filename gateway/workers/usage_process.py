@@ -31,7 +31,14 @@ import trio
 
 import store
 from gateway.workers.usage_sinks import BatchFailed
-from gateway.workers.usage_wire import HEADER, MAX_FRAME, decode_ack, encode_batch
+from gateway.workers.usage_wire import (
+    HEADER,
+    MAX_FRAME,
+    POSTGRES_ARGUMENT,
+    URL_VARIABLE,
+    decode_ack,
+    encode_batch,
+)
 from store.usage import UsageRecord
 
 logger = logging.getLogger(__name__)
@@ -43,16 +50,21 @@ MAX_RESTART_DELAY_S = 5.0
 ACK_TIMEOUT_S = 30.0
 
 
-def child_command(db_path: Path) -> list[str]:
-    return [sys.executable, "-m", "gateway.workers.usage_child", str(db_path)]
+def child_command(db_path: Path, *, postgres: bool = False) -> list[str]:
+    """The child's command line: the SQLite file's path, or `postgres` (its URL, which may
+    hold a password, goes through the environment, never the visible command line)."""
+    target = POSTGRES_ARGUMENT if postgres else str(db_path)
+    return [sys.executable, "-m", "gateway.workers.usage_child", target]
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(database_url: str | None) -> dict[str, str]:
     """The gateway's environment, with its own code first on the path, so the child
-    imports the same modules however the gateway was started."""
+    imports the same modules however the gateway was started; and the store's URL."""
     root = str(Path(store.__file__).resolve().parent.parent)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, (root, env.get("PYTHONPATH"))))
+    if database_url is not None:
+        env[URL_VARIABLE] = database_url
     return env
 
 
@@ -63,10 +75,12 @@ class ProcessSink:
         self,
         db_path: Path,
         *,
+        database_url: str | None = None,
         restart_delay: float = RESTART_DELAY_S,
         ack_timeout: float = ACK_TIMEOUT_S,
     ) -> None:
-        self._command = child_command(db_path)
+        self._command = child_command(db_path, postgres=database_url is not None)
+        self._database_url = database_url
         self._restart_delay = restart_delay
         self._ack_timeout = ack_timeout
         self._process: trio.Process | None = None
@@ -152,7 +166,7 @@ class ProcessSink:
                 self._command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                env=_child_env(),
+                env=_child_env(self._database_url),
             )
         except OSError as exc:
             self._note_failure()

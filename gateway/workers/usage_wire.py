@@ -67,6 +67,11 @@ def encode_ack(seq: int, written: int, error: str | None, seconds: float) -> byt
     return frame(orjson.dumps([seq, written, error, seconds]))
 
 
+# The child's argument for the PostgreSQL store, whose URL is in this variable.
+POSTGRES_ARGUMENT = "postgres"
+URL_VARIABLE = "GATEWAY_DATABASE_URL"
+
+
 def is_locked(exc: Exception) -> bool:
     """Whether a SQLite error is another connection's lock (worth trying again)."""
     text = str(exc)

@@ -22,7 +22,6 @@ shielded for at most `shutdown_grace` seconds, so a graceful shutdown loses noth
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,11 @@ import trio
 from gateway.workers.usage_process import ProcessSink
 from gateway.workers.usage_sinks import BatchFailed, BatchSink, ThreadSink
 from store.db import DB_FILENAME, Database
+from store.errors import DatabaseError
 from store.usage import UsageRecord
+
+# A batch that was not written: the database refused it, or the sink lost it.
+WRITE_ERRORS: tuple[type[Exception], ...] = (*DatabaseError, BatchFailed)
 
 if TYPE_CHECKING:
     from gateway.platform.config import Settings
@@ -188,7 +191,7 @@ class UsageWriter:
             batch = self._pending[: self._batch_size]
             try:
                 seconds = await self._sink.write(batch)
-            except (sqlite3.Error, BatchFailed):
+            except WRITE_ERRORS:
                 logger.exception("could not write %d usage records; skipped", len(batch))
                 self.failed += len(batch)
             else:
@@ -243,11 +246,14 @@ async def run(
 
 def usage_writer_for(settings: Settings, database: Database) -> UsageWriter:
     """The writer `settings.usage_writer` asks for: through a child process on
-    `<data_dir>/gateway.db` (the default), or through a thread on `database`."""
+    `<data_dir>/gateway.db` or the PostgreSQL store (the default), or through a thread on
+    `database`."""
     sink: BatchSink | None = None
     if settings.usage_writer == "process":
         sink = ProcessSink(
-            settings.data_dir / DB_FILENAME, ack_timeout=max(settings.shutdown_grace_s, 5.0)
+            settings.data_dir / DB_FILENAME,
+            database_url=settings.database_url,
+            ack_timeout=max(settings.shutdown_grace_s, 5.0),
         )
     return UsageWriter(
         database,

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from providers.chat_support import ANTHROPIC_MIN_BUDGET, THINKING_BUDGETS
 from providers.types import (
     JSON,
     ChatRequest,
@@ -18,8 +19,18 @@ DEFAULT_MAX_TOKENS = 4096
 MESSAGES_PATH = "/v1/messages"
 
 
+SERVICE_TIERS = {"auto": "auto", "default": "standard_only"}
+
+
 def messages_payload(request: ChatRequest, *, stream: bool, default_max_tokens: int) -> JSON:
-    """The JSON body of a Messages API call for `request`."""
+    """The JSON body of a Messages API call for `request`.
+
+    What the planner let through is translated (`providers.chat_support` refuses the
+    rest before any call): `stop` as `stop_sequences`, `reasoning_effort` as thinking,
+    `parallel_tool_calls: false` as `disable_parallel_tool_use`, JSON output as
+    `output_config.format`, the end-user id as `metadata.user_id`, `service_tier`
+    default as `standard_only`.
+    """
     payload: JSON = {
         "model": request.model,
         "max_tokens": request.max_tokens or default_max_tokens,
@@ -30,11 +41,54 @@ def messages_payload(request: ChatRequest, *, stream: bool, default_max_tokens: 
         payload["system"] = system
     payload.update(_sampling(request))
     payload.update(_tooling(request))
-    if request.user:
-        payload["metadata"] = {"user_id": request.user}
+    payload.update(_thinking(request, default_max_tokens))
+    output = _output_config(request)
+    if output:
+        payload["output_config"] = {**payload.get("output_config", {}), **output}
+    user = request.safety_identifier or request.user
+    if user:
+        payload["metadata"] = {"user_id": user}
+    if request.service_tier in SERVICE_TIERS:
+        payload["service_tier"] = SERVICE_TIERS[request.service_tier]
     if stream:
         payload["stream"] = True
     return payload
+
+
+def _thinking(request: ChatRequest, default_max_tokens: int) -> JSON:
+    """`reasoning_effort` in the model's style: a thinking budget (older models; the
+    answer's `max_tokens` is raised by the budget when the client set none, or the budget
+    is kept below the client's), or adaptive thinking with an effort (current models)."""
+    effort = request.reasoning_effort
+    if effort is None:
+        return {}
+    if request.thinking_style == "budget":
+        if effort == "none":
+            return {"thinking": {"type": "disabled"}}
+        budget = max(ANTHROPIC_MIN_BUDGET, THINKING_BUDGETS[effort])
+        if request.max_tokens is None:
+            return {
+                "thinking": {"type": "enabled", "budget_tokens": budget},
+                "max_tokens": default_max_tokens + budget,
+            }
+        budget = min(budget, request.max_tokens - 1)
+        return {"thinking": {"type": "enabled", "budget_tokens": budget}}
+    if effort == "none":
+        return {"thinking": {"type": "disabled"}}
+    return {"thinking": {"type": "adaptive"}, "output_config": {"effort": effort}}
+
+
+def _output_config(request: ChatRequest) -> JSON:
+    """JSON output as structured outputs: a `json_schema` format with its schema, and
+    `json_object` as the schema of any object."""
+    response_format = request.response_format or {}
+    kind = response_format.get("type")
+    if kind == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema") or {"type": "object"}
+        return {"format": {"type": "json_schema", "schema": schema}}
+    if kind == "json_object":
+        return {"format": {"type": "json_schema", "schema": {"type": "object"}}}
+    return {}
 
 
 def system_prompt(messages: Iterable[Mapping[str, Any]]) -> str:
@@ -143,9 +197,10 @@ def _plain_text(content: Any) -> str:
 
 
 def _sampling(request: ChatRequest) -> JSON:
+    """Temperature (0-1 here: the planner refuses more), top_p and stop sequences."""
     out: JSON = {}
     if request.temperature is not None:
-        out["temperature"] = min(max(request.temperature, 0.0), 1.0)
+        out["temperature"] = request.temperature
     if request.top_p is not None:
         out["top_p"] = request.top_p
     if request.stop:
@@ -159,6 +214,8 @@ def _tooling(request: ChatRequest) -> JSON:
     if request.tools:
         out["tools"] = [anthropic_tool(tool) for tool in request.tools]
     choice = anthropic_tool_choice(request.tool_choice)
+    if request.tools and request.parallel_tool_calls is False and choice != {"type": "none"}:
+        choice = {**(choice or {"type": "auto"}), "disable_parallel_tool_use": True}
     if choice is not None:
         out["tool_choice"] = choice
     return out

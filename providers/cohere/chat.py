@@ -2,7 +2,8 @@
 
 What differs from chat completions, and is translated here:
 
-- requests: `top_p` is `p`, `stop` is `stop_sequences`; no `user`; `tool_choice` knows
+- requests: `top_p` is `p` (at most 0.99), `stop` is `stop_sequences`, `reasoning_effort`
+  is `thinking`; no `user`; `tool_choice` knows
   only `REQUIRED` and `NONE` (absent is auto), so a named function becomes `REQUIRED` with
   the tools cut down to that one; every tool needs `parameters`; `response_format`
   `json_schema` is `{"type": "json_object", "json_schema": <schema>}`; a `developer`
@@ -21,10 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from providers.chat_support import THINKING_BUDGETS
 from providers.errors import ProviderError, StreamInterrupted, UpstreamHTTPError, UpstreamTimeout
 from providers.types import JSON, ChatChunk, ChatRequest, ChatResult, ToolCall, ToolCallDelta, Usage
 
 _PASSED_FIELDS = ("temperature", "max_tokens", "seed", "presence_penalty", "frequency_penalty")
+COHERE_MAX_P = 0.99
 _FINISH_REASONS = {
     "COMPLETE": "stop",
     "STOP_SEQUENCE": "stop",
@@ -51,14 +54,24 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
         if value is not None:
             payload[name] = value
     if request.top_p is not None:
-        payload["p"] = request.top_p
+        payload["p"] = min(request.top_p, COHERE_MAX_P)  # 1 (no cut) is Cohere's highest
     if request.stop is not None:
         payload["stop_sequences"] = list(request.stop)
+    if request.reasoning_effort is not None:
+        payload["thinking"] = cohere_thinking(request.reasoning_effort)
     payload.update(tool_fields(request.tools, request.tool_choice))
     response_format = cohere_response_format(request.response_format)
     if response_format is not None:
         payload["response_format"] = response_format
     return payload
+
+
+def cohere_thinking(effort: str) -> JSON:
+    """`reasoning_effort` as Cohere's `thinking` (reasoning models): off for `none`, else
+    on with the effort's token budget."""
+    if effort == "none":
+        return {"type": "disabled"}
+    return {"type": "enabled", "token_budget": THINKING_BUDGETS[effort]}
 
 
 def cohere_message(message: Mapping[str, Any]) -> JSON:

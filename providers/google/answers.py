@@ -15,11 +15,14 @@ from providers.errors import (
 )
 from providers.google.errors import stream_error
 from providers.types import (
+    ChatChoice,
     ChatChunk,
     ChatResult,
+    TokenLogprob,
     ToolCall,
     ToolCallDelta,
     Usage,
+    result_of_choices,
 )
 
 FINISH_REASONS: Mapping[str, str] = {
@@ -67,9 +70,18 @@ def tool_call_id(call: Mapping[str, Any], index: int) -> str:
 
 
 def parse_generate(data: Mapping[str, Any], model: str, *, provider: str = "google") -> ChatResult:
-    """A `GenerateContentResponse` as a `ChatResult` (first candidate)."""
+    """A `GenerateContentResponse` as a `ChatResult`, every candidate a choice."""
     check_prompt_blocked(data, provider)
-    candidate = (data.get("candidates") or [{}])[0]
+    candidates = data.get("candidates") or [{}]
+    return result_of_choices(
+        str(data.get("responseId") or ""),
+        str(data.get("modelVersion") or model),
+        [_choice(candidate, n) for n, candidate in enumerate(candidates)],
+        parse_usage(data.get("usageMetadata")),
+    )
+
+
+def _choice(candidate: Mapping[str, Any], position: int) -> ChatChoice:
     parts = (candidate.get("content") or {}).get("parts") or ()
     texts = [p["text"] for p in parts if "text" in p and not p.get("thought")]
     calls = tuple(
@@ -80,14 +92,36 @@ def parse_generate(data: Mapping[str, Any], model: str, *, provider: str = "goog
         )
         for n, p in enumerate(p for p in parts if "functionCall" in p)
     )
-    return ChatResult(
-        id=str(data.get("responseId") or ""),
-        model=str(data.get("modelVersion") or model),
+    return ChatChoice(
+        index=int(candidate.get("index", position)),
         content="".join(texts) if texts else None,
         finish_reason=map_finish_reason(candidate.get("finishReason"), bool(calls)),
-        usage=parse_usage(data.get("usageMetadata")),
         tool_calls=calls,
+        logprobs=token_logprobs(candidate.get("logprobsResult")),
     )
+
+
+def token_logprobs(result: Mapping[str, Any] | None) -> tuple[TokenLogprob, ...] | None:
+    """Gemini's `logprobsResult` (the chosen tokens, and the top candidates at each step)
+    in the chat-completions shape."""
+    if not result:
+        return None
+    chosen = result.get("chosenCandidates") or ()
+    tops = result.get("topCandidates") or ()
+    entries = []
+    for step, token in enumerate(chosen):
+        alternatives = (tops[step].get("candidates") or ()) if step < len(tops) else ()
+        entries.append({**_logprob(token), "top_logprobs": [_logprob(t) for t in alternatives]})
+    return tuple(entries)
+
+
+def _logprob(candidate: Mapping[str, Any]) -> dict[str, Any]:
+    token = str(candidate.get("token") or "")
+    return {
+        "token": token,
+        "logprob": float(candidate.get("logProbability") or 0.0),
+        "bytes": list(token.encode()),
+    }
 
 
 @attrs.define
@@ -95,14 +129,14 @@ class StreamTranslator:
     """Turns the events of a `streamGenerateContent?alt=sse` answer into canonical chunks.
 
     Pure and I/O-free: `feed` takes each event's decoded JSON, `close` is called at the
-    end of the stream. Text and whole function calls are passed on as they come; the
-    finish reason and usage are kept until `close`, because Gemini repeats (growing)
-    usage on every event and only the last one is final.
+    end of the stream. Text and whole function calls are passed on as they come, for
+    each candidate (one per `n`); the finish reasons and usage are kept until `close`,
+    because Gemini repeats (growing) usage on every event and only the last one is final.
     """
 
     provider: str = "google"
-    _calls: int = 0
-    _finish: str | None = None
+    _calls: dict[int, int] = attrs.Factory(dict)
+    _finish: dict[int, str] = attrs.Factory(dict)
     _usage: Usage | None = None
 
     def feed(self, data: Mapping[str, Any]) -> list[ChatChunk]:
@@ -111,33 +145,49 @@ class StreamTranslator:
         check_prompt_blocked(data, self.provider)
         if data.get("usageMetadata"):
             self._usage = parse_usage(data["usageMetadata"])
-        candidate = (data.get("candidates") or [{}])[0]
-        chunks = [self._chunk(part) for part in (candidate.get("content") or {}).get("parts") or ()]
-        if candidate.get("finishReason"):
-            self._finish = candidate["finishReason"]
-        return [chunk for chunk in chunks if chunk is not None]
+        chunks: list[ChatChunk] = []
+        for position, candidate in enumerate(data.get("candidates") or ()):
+            index = int(candidate.get("index", position))
+            self._calls.setdefault(index, 0)
+            parts = (candidate.get("content") or {}).get("parts") or ()
+            chunks.extend(c for c in (self._chunk(index, part) for part in parts) if c)
+            logprobs = token_logprobs(candidate.get("logprobsResult"))
+            if logprobs:
+                chunks.append(ChatChunk(index=index, logprobs=logprobs))
+            if candidate.get("finishReason"):
+                self._finish[index] = candidate["finishReason"]
+        return chunks
 
-    def _chunk(self, part: Mapping[str, Any]) -> ChatChunk | None:
+    def _chunk(self, index: int, part: Mapping[str, Any]) -> ChatChunk | None:
         if "functionCall" in part:
             call = part["functionCall"]
+            ordinal = self._calls[index]
             delta = ToolCallDelta(
-                index=self._calls,
-                id=tool_call_id(call, self._calls),
+                index=ordinal,
+                id=tool_call_id(call, ordinal),
                 name=call.get("name", ""),
                 arguments=json.dumps(call.get("args") or {}),
             )
-            self._calls += 1
-            return ChatChunk(tool_calls=(delta,))
+            self._calls[index] += 1
+            return ChatChunk(tool_calls=(delta,), index=index)
         if part.get("text") and not part.get("thought"):
-            return ChatChunk(content=part["text"])
+            return ChatChunk(content=part["text"], index=index)
         return None
 
     def close(self) -> list[ChatChunk]:
-        """The final chunk; a stream that never said why it finished was cut short."""
-        if self._finish is None:
+        """The final chunks, one finish per candidate (the usage on the last); a stream in
+        which a candidate never said why it finished was cut short."""
+        if not self._finish or set(self._calls) - set(self._finish):
             raise StreamInterrupted(self.provider, "the upstream stream ended before finishing")
-        reason = map_finish_reason(self._finish, self._calls > 0)
-        return [ChatChunk(finish_reason=reason, usage=self._usage)]
+        indices = sorted(self._finish)
+        return [
+            ChatChunk(
+                finish_reason=map_finish_reason(self._finish[i], self._calls.get(i, 0) > 0),
+                usage=self._usage if i == indices[-1] else None,
+                index=i,
+            )
+            for i in indices
+        ]
 
 
 def parse_vectors(data: Mapping[str, Any]) -> list[list[float]]:

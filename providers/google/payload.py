@@ -7,6 +7,7 @@ import mimetypes
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from providers.chat_support import GEMINI_TIERS, THINKING_BUDGETS
 from providers.types import (
     JSON,
     ChatRequest,
@@ -53,7 +54,22 @@ def generate_payload(request: ChatRequest) -> JSON:
         payload["tools"] = [{"functionDeclarations": [_declaration(t) for t in request.tools]}]
     if request.tool_choice is not None:
         payload["toolConfig"] = {"functionCallingConfig": tool_choice_config(request.tool_choice)}
+    payload.update(_request_options(request))
     return payload
+
+
+def _request_options(request: ChatRequest) -> JSON:
+    """The request-level fields: `serviceTier`, `store` (Gemini's request logging) and
+    `labels` (OpenAI's `metadata`)."""
+    out: JSON = {}
+    tier = GEMINI_TIERS.get(request.service_tier or "auto")
+    if tier is not None:
+        out["serviceTier"] = tier
+    if request.store is not None:
+        out["store"] = request.store
+    if request.metadata:
+        out["labels"] = dict(request.metadata)
+    return out
 
 
 def messages_to_contents(messages: Iterable[Mapping[str, Any]]) -> tuple[list[JSON], list[JSON]]:
@@ -151,8 +167,10 @@ def _json_or(text: str, fallback: Any) -> Any:
 
 
 def generation_config(request: ChatRequest) -> JSON:
-    """Sampling and output settings; penalties and seed exist in Gemini's config too."""
+    """Sampling and output settings: penalties, seed, `n` (`candidateCount`) and the
+    log-probabilities exist in Gemini's config too; `reasoning_effort` is its thinking."""
     config: JSON = {}
+    logprobs = request.logprobs is True
     pairs = (
         ("temperature", request.temperature),
         ("topP", request.top_p),
@@ -160,6 +178,9 @@ def generation_config(request: ChatRequest) -> JSON:
         ("presencePenalty", request.presence_penalty),
         ("frequencyPenalty", request.frequency_penalty),
         ("seed", request.seed),
+        ("candidateCount", request.n),
+        ("responseLogprobs", True if logprobs else None),
+        ("logprobs", request.top_logprobs if logprobs and request.top_logprobs else None),
     )
     config.update({key: value for key, value in pairs if value is not None})
     if request.stop:
@@ -167,7 +188,21 @@ def generation_config(request: ChatRequest) -> JSON:
             [request.stop] if isinstance(request.stop, str) else list(request.stop)
         )
     config.update(_response_format(request.response_format))
+    thinking = thinking_config(request.reasoning_effort, request.thinking_style)
+    if thinking is not None:
+        config["thinkingConfig"] = thinking
     return config
+
+
+def thinking_config(effort: str | None, style: str | None) -> JSON | None:
+    """`reasoning_effort` as Gemini's `thinkingConfig`: a token budget for Gemini 2.5
+    (`none` is 0, thinking off), a thinking level for Gemini 3 and later (the default
+    for a model the catalog does not describe)."""
+    if effort is None:
+        return None
+    if style == "budget":
+        return {"thinkingBudget": 0 if effort == "none" else THINKING_BUDGETS[effort]}
+    return {"thinkingLevel": effort.upper()}
 
 
 def _response_format(response_format: Mapping[str, Any] | None) -> JSON:

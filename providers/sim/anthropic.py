@@ -40,12 +40,14 @@ import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 import trio
 
 from providers.sim import content
+from providers.sim.catalog_models import vendor_models
 from providers.sim.core import (
     Fault,
     Route,
@@ -61,10 +63,15 @@ from streams.sse import encode_event
 
 VENDOR = "anthropic"
 CONTEXT_LIMIT = 200_000
-MODELS = (
+MODELS: tuple[tuple[str, str, str], ...] = (
     ("claude-opus-4-5-20251101", "Claude Opus 4.5", "2025-11-01T00:00:00Z"),
     ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"),
     ("claude-haiku-4-5-20251001", "Claude Haiku 4.5", "2025-10-01T00:00:00Z"),
+)
+MODELS += tuple(
+    (m.upstream_id, m.name, datetime.fromtimestamp(m.created, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    for m in vendor_models("anthropic")
+    if m.upstream_id not in {model_id for model_id, _, _ in MODELS}
 )
 ERROR_TYPES = {
     400: "invalid_request_error",
@@ -79,6 +86,18 @@ ERROR_TYPES = {
     529: "overloaded_error",
 }
 _STATUS_OF_TYPE = {kind: status for status, kind in ERROR_TYPES.items()}
+MESSAGE_FIELDS = frozenset(
+    {
+        "model", "max_tokens", "messages", "system", "metadata", "stop_sequences", "stream",
+        "temperature", "top_p", "top_k", "tools", "tool_choice", "thinking", "output_config",
+        "service_tier", "speed", "container", "context_management", "mcp_servers",
+        "inference_geo", "cache_control", "diagnostics", "user_profile_id",
+    }
+)  # fmt: skip
+"""The Messages API's body fields; any other is refused ("Extra inputs are not permitted")."""
+EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
+SERVICE_TIERS = frozenset({"auto", "standard_only"})
+MIN_THINKING_BUDGET = 1024
 STREAM_ERROR_CODE = "stream_error"
 
 
@@ -98,6 +117,8 @@ class Ask:
     stop_sequences: tuple[str, ...]
     stream: bool
     tools_tokens: int = 0
+    schema: Mapping[str, Any] | None = None  # output_config.format's JSON schema
+    thinks: bool = False  # thinking enabled (a budget) or adaptive
 
     @property
     def prompt(self) -> str:
@@ -116,6 +137,9 @@ def read_ask(body: Any) -> Ask:
     """Validate a Messages request body as Anthropic does (the checks clients hit)."""
     if not isinstance(body, dict):
         raise Invalid("request body must be a JSON object")
+    for field in body:
+        if field not in MESSAGE_FIELDS:
+            raise Invalid(f"{field}: Extra inputs are not permitted")
     for field in ("model", "max_tokens", "messages"):
         if field not in body:
             raise Invalid(f"{field}: Field required")
@@ -128,6 +152,8 @@ def read_ask(body: Any) -> Ask:
     if any(not isinstance(m, dict) or m.get("role") not in ("user", "assistant") for m in messages):
         raise Invalid("messages: roles must be 'user' or 'assistant'")
     tools = _checked_tools(body.get("tools"))
+    if body.get("service_tier", "auto") not in SERVICE_TIERS:
+        raise Invalid("service_tier: Input should be 'auto' or 'standard_only'")
     last = messages[-1]
     return Ask(
         model=str(body["model"]),
@@ -139,7 +165,56 @@ def read_ask(body: Any) -> Ask:
         stop_sequences=tuple(body.get("stop_sequences") or ()),
         stream=bool(body.get("stream")),
         tools_tokens=content.count_tokens(json.dumps(tools)) if tools else 0,
+        schema=_output_schema(body.get("output_config")),
+        thinks=_thinking(body),
     )
+
+
+def _output_schema(config: Any) -> Mapping[str, Any] | None:
+    """`output_config`: its `effort` one of Anthropic's levels, its `format` a JSON schema."""
+    if config is None:
+        return None
+    if not isinstance(config, dict) or config.get("effort", "high") not in EFFORTS:
+        raise Invalid(
+            "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+        )
+    fmt = config.get("format")
+    if fmt is None:
+        return None
+    if (
+        not isinstance(fmt, dict)
+        or fmt.get("type") != "json_schema"
+        or not isinstance(fmt.get("schema"), dict)
+    ):
+        raise Invalid("output_config.format: a json_schema format with its schema is required")
+    return dict(fmt["schema"])
+
+
+def _thinking(body: Mapping[str, Any]) -> bool:
+    """Whether the request turns thinking on, checked as Anthropic checks it: a budget of
+    at least 1,024 tokens below `max_tokens`, no temperature but 1, no forced tool."""
+    thinking = body.get("thinking")
+    if thinking is None:
+        return False
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind not in ("enabled", "adaptive", "disabled"):
+        raise Invalid("thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'")
+    if kind == "disabled":
+        return False
+    if kind == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET:
+            raise Invalid(
+                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+            )
+        if budget >= body["max_tokens"]:
+            raise Invalid("`max_tokens` must be greater than `thinking.budget_tokens`")
+    if body.get("temperature") not in (None, 1):
+        raise Invalid("`temperature` may only be set to 1 when thinking is enabled")
+    choice = body.get("tool_choice") or {}
+    if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
+        raise Invalid("Thinking may not be enabled when tool_choice forces tool use.")
+    return True
 
 
 def _checked_tools(tools: Any) -> list[Mapping[str, Any]]:
@@ -209,12 +284,19 @@ class Plan:
     stop_reason: str
     stop_sequence: str | None
     input_tokens: int
+    thinking: str | None = None  # the thinking block's text, when thinking is on
 
     @property
     def output_tokens(self) -> int:
+        thought = content.count_tokens(self.thinking) if self.thinking else 0
         if self.tool_call is not None:
-            return content.count_tokens(self.tool_call.arguments)
-        return len(self.text_tokens)
+            return thought + content.count_tokens(self.tool_call.arguments)
+        return thought + len(self.text_tokens)
+
+    @property
+    def main_index(self) -> int:
+        """The content block index of the answer (after the thinking block, if any)."""
+        return 1 if self.thinking else 0
 
 
 def plan_answer(ask: Ask, natural: Sequence[str]) -> Plan:
@@ -228,14 +310,15 @@ def plan_answer(ask: Ask, natural: Sequence[str]) -> Plan:
         raise Invalid(f"prompt is too long: {input_tokens} tokens > {CONTEXT_LIMIT} maximum")
     call = _tool_call(ask)
     message_id = "msg_" + os.urandom(12).hex()
+    thinking = "".join(content.reply_tokens("thinking:" + ask.prompt, 8)) if ask.thinks else None
     if call is not None:
-        return Plan(message_id, (), call, "tool_use", None, input_tokens)
+        return Plan(message_id, (), call, "tool_use", None, input_tokens, thinking)
     tokens, matched = content.cut_at_stop(list(natural[: ask.max_tokens]), ask.stop_sequences)
     if matched is not None:
         reason = "stop_sequence"
     else:
         reason = "max_tokens" if len(natural) > ask.max_tokens else "end_turn"
-    return Plan(message_id, tuple(tokens), None, reason, matched, input_tokens)
+    return Plan(message_id, tuple(tokens), None, reason, matched, input_tokens, thinking)
 
 
 def _tool_call(ask: Ask) -> ToolCall | None:
@@ -252,6 +335,8 @@ def _tool_call(ask: Ask) -> ToolCall | None:
 def message_json(ask: Ask, plan: Plan) -> dict[str, Any]:
     """The non-streamed answer."""
     blocks: list[dict[str, Any]] = []
+    if plan.thinking:
+        blocks.append(_thinking_block(plan.thinking))
     if plan.text_tokens:
         blocks.append({"type": "text", "text": "".join(plan.text_tokens)})
     if plan.tool_call is not None:
@@ -263,6 +348,34 @@ def message_json(ask: Ask, plan: Plan) -> dict[str, Any]:
         "stop_sequence": plan.stop_sequence,
         "usage": {"input_tokens": plan.input_tokens, "output_tokens": plan.output_tokens},
     }
+
+
+def _thinking_block(text: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text, "signature": "sig_" + content.tool_call_id(text)}
+
+
+def _thinking_events(text: str) -> list[bytes]:
+    """The thinking block of a stream (index 0): its text, then its signature."""
+    opening = {"type": "thinking", "thinking": "", "signature": ""}
+    signature = _thinking_block(text)["signature"]
+    return [
+        sse({"type": "content_block_start", "index": 0, "content_block": opening}),
+        sse(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": text},
+            }
+        ),
+        sse(
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": signature},
+            }
+        ),
+        sse({"type": "content_block_stop", "index": 0}),
+    ]
 
 
 def _message_head(ask: Ask, plan: Plan) -> dict[str, Any]:
@@ -293,9 +406,11 @@ def stream_head(ask: Ask, plan: Plan) -> list[bytes]:
         block = _tool_use_block(plan.tool_call, {})
     else:
         block = {"type": "text", "text": ""}
+    thinking = _thinking_events(plan.thinking) if plan.thinking else []
     return [
         sse({"type": "message_start", "message": start}),
-        sse({"type": "content_block_start", "index": 0, "content_block": block}),
+        *thinking,
+        sse({"type": "content_block_start", "index": plan.main_index, "content_block": block}),
         sse({"type": "ping"}),
     ]
 
@@ -313,14 +428,14 @@ def delta_event(plan: Plan, pieces: list[str]) -> bytes:
         delta = {"type": "input_json_delta", "partial_json": joined}
     else:
         delta = {"type": "text_delta", "text": joined}
-    return sse({"type": "content_block_delta", "index": 0, "delta": delta})
+    return sse({"type": "content_block_delta", "index": plan.main_index, "delta": delta})
 
 
 def stream_tail(plan: Plan) -> list[bytes]:
     delta = {"stop_reason": plan.stop_reason, "stop_sequence": plan.stop_sequence}
     usage = {"input_tokens": plan.input_tokens, "output_tokens": plan.output_tokens}
     return [
-        sse({"type": "content_block_stop", "index": 0}),
+        sse({"type": "content_block_stop", "index": plan.main_index}),
         sse({"type": "message_delta", "delta": delta, "usage": usage}),
         sse({"type": "message_stop"}),
     ]
@@ -434,7 +549,7 @@ async def create_message(request: SimRequest, context: SimContext) -> SimRespons
     if failed is not None:
         return failed
     try:
-        plan = plan_answer(ask, context.reply_tokens(ask.prompt, None))
+        plan = plan_answer(ask, context.reply_tokens(ask.prompt, None, ask.schema))
     except Invalid as exc:
         return error_response(400, str(exc))
     headers = {"request-id": _request_id()}

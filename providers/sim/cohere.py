@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from providers.sim import content
+from providers.sim.catalog_models import vendor_models
 from providers.sim.cohere_chat import ChatRefusal, answer_json, plan_chat, stream_events
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import MODEL_LIST, apply_fault
@@ -43,6 +44,12 @@ MODELS: tuple[tuple[str, tuple[str, ...], int], ...] = (
     ("embed-english-light-v3.0", ("embed",), 512),
     ("embed-multilingual-light-v3.0", ("embed",), 512),
     ("command-a-03-2025", ("chat",), 256000),
+)
+_ENDPOINTS = {"chat": "chat", "embedding": "embed", "rerank": "rerank"}
+MODELS += tuple(
+    (m.upstream_id, (_ENDPOINTS[m.type],), m.context_window)
+    for m in vendor_models("cohere")
+    if m.upstream_id not in {name for name, _, _ in MODELS}
 )
 _DEFAULT_STATUS_MESSAGES = {
     400: "invalid request",

@@ -74,9 +74,32 @@ def _invalid(message: str) -> ChatRefusal:
 
 
 def check_fields(body: Mapping[str, Any]) -> None:
+    """Known fields only, and the ranges Cohere documents: `p` 0.01-0.99, penalties 0-1,
+    `thinking` of type enabled (with a positive `token_budget`) or disabled."""
     for name in body:
         if name not in CHAT_FIELDS:
             raise _invalid(f"unknown field: parameter '{name}' is not a valid field")
+    p = body.get("p")
+    if p is not None and not 0.01 <= p <= 0.99:
+        raise _invalid("p must be between 0.01 and 0.99")
+    for name in ("frequency_penalty", "presence_penalty"):
+        value = body.get(name)
+        if value is not None and not 0 <= value <= 1:
+            raise _invalid(f"{name} must be between 0 and 1")
+    _check_thinking(body.get("thinking"))
+
+
+def _check_thinking(thinking: Any) -> None:
+    if thinking is None:
+        return
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    budget = thinking.get("token_budget") if isinstance(thinking, dict) else None
+    if kind not in ("enabled", "disabled") or (
+        budget is not None and (not isinstance(budget, int) or budget < 1)
+    ):
+        raise _invalid(
+            "thinking must be {type: enabled or disabled, token_budget: a positive integer}"
+        )
 
 
 def check_messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:

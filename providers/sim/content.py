@@ -101,9 +101,28 @@ def count_tokens(text: str) -> int:
 
 
 @attrs.frozen(slots=True)
+class ChoicePlan:
+    """One of the `n` answers of a chat request: text tokens or one tool call, and the
+    tokens' log-probabilities when they were asked for."""
+
+    index: int
+    tokens: list[str]
+    tool_call: ToolCall | None
+    finish_reason: str
+    logprobs: list[dict[str, Any]] | None = None
+
+    @property
+    def completion_tokens(self) -> int:
+        if self.tool_call is not None:
+            return count_tokens(self.tool_call.name + self.tool_call.arguments)
+        return len(self.tokens)
+
+
+@attrs.frozen(slots=True)
 class ChatPlan:
     """A chat answer of the chat-completions simulators (OpenAI, Mistral), decided before
-    any of it is sent: text tokens or one tool call."""
+    any of it is sent: the first choice's text tokens or tool call (and log-probabilities),
+    and the other choices when `n` > 1."""
 
     id: str
     model: str
@@ -112,12 +131,52 @@ class ChatPlan:
     tokens: list[str]
     tool_call: ToolCall | None
     finish_reason: str
+    logprobs: list[dict[str, Any]] | None = None
+    more_choices: tuple[ChoicePlan, ...] = ()
+
+    @property
+    def choices(self) -> tuple[ChoicePlan, ...]:
+        first = ChoicePlan(0, self.tokens, self.tool_call, self.finish_reason, self.logprobs)
+        return (first, *self.more_choices)
+
+    @property
+    def plain(self) -> bool:
+        """One text answer without log-probabilities (the common case, sent from a template)."""
+        return not self.more_choices and self.logprobs is None and self.tool_call is None
 
     @property
     def completion_tokens(self) -> int:
-        if self.tool_call is not None:
-            return count_tokens(self.tool_call.name + self.tool_call.arguments)
-        return len(self.tokens)
+        return sum(choice.completion_tokens for choice in self.choices)
+
+
+def choice_prompt(prompt: str, index: int) -> str:
+    """What choice `index` of `n` answers: the prompt itself for the first, a variant for
+    the others, so that `n` answers differ as a sampling model's would."""
+    return prompt if index == 0 else f"{prompt}\n#choice {index}"
+
+
+def token_logprobs(tokens: Sequence[str], top: int) -> list[dict[str, Any]]:
+    """Deterministic log-probabilities of `tokens` in the chat-completions shape, each
+    with `top` alternatives (the token itself first, then other words, less likely)."""
+    entries = []
+    for position, token in enumerate(tokens):
+        drop = _stream(f"{position}:{token}", 1)[0] / 255
+        logprob = round(-0.05 - drop, 6)
+        alternatives = [(token, logprob)] + [
+            (_SPACED[(position + k) % len(_SPACED)], round(logprob - k, 6)) for k in range(1, top)
+        ]
+        entries.append(
+            {
+                "token": token,
+                "logprob": logprob,
+                "bytes": list(token.encode()),
+                "top_logprobs": [
+                    {"token": t, "logprob": p, "bytes": list(t.encode())}
+                    for t, p in alternatives[:top]
+                ],
+            }
+        )
+    return entries
 
 
 def count_prompt_tokens(messages: Iterable[str]) -> int:

@@ -1,7 +1,8 @@
 """The simulator's own control API, mounted under `/_sim` for every vendor alike.
 
 Tests and benchmarks drive a running simulator over HTTP (it may live in another
-process): switch faults on and off, read and reset the counters, change the pacing.
+process): switch faults on and off, read and reset the counters, change the pacing, read
+the last vendor requests received (their bodies as sent: the wire form of a parameter).
 """
 
 from __future__ import annotations
@@ -47,6 +48,14 @@ def control_routes(server: SimServer) -> list[Route]:
         server.stats.reset()
         return SimResponse.of_json(server.stats.to_json())
 
+    async def get_requests(_: SimRequest, __: SimContext) -> SimResponse:
+        return SimResponse.of_json({"requests": [r.to_json() for r in server.requests]})
+
+    async def clear_requests(_: SimRequest, __: SimContext) -> SimResponse:
+        cleared = len(server.requests)
+        server.requests.clear()
+        return SimResponse.of_json({"cleared": cleared})
+
     async def get_config(_: SimRequest, __: SimContext) -> SimResponse:
         return SimResponse.of_json(attrs.asdict(server.config))
 
@@ -66,6 +75,8 @@ def control_routes(server: SimServer) -> list[Route]:
         Route("DELETE", "/faults", clear_faults),
         Route("GET", "/stats", get_stats),
         Route("DELETE", "/stats", reset_stats),
+        Route("GET", "/requests", get_requests),
+        Route("DELETE", "/requests", clear_requests),
         Route("GET", "/config", get_config),
         Route("POST", "/config", set_config),
     ]

@@ -52,6 +52,7 @@ from typing import Any
 import attrs
 
 from providers.sim import content
+from providers.sim.catalog_models import merged
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import MODEL_LIST, apply_fault
 from providers.types import ToolCall
@@ -62,8 +63,12 @@ MAX_OUTPUT_TOKENS = 65_536
 MAX_BATCH_REQUESTS = 100
 DEFAULT_EMBEDDING_SIZE = 768
 LARGE_EMBEDDING_SIZE = 3072
-CHAT_MODELS = ("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash")
-EMBEDDING_MODELS = ("gemini-embedding-001", "text-embedding-004")
+CHAT_MODELS = merged(
+    ("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash"),
+    "google",
+    ("chat",),
+)
+EMBEDDING_MODELS = merged(("gemini-embedding-001", "text-embedding-004"), "google", ("embedding",))
 _COMPACT = (",", ":")
 _STATUS_NAMES = {
     400: "INVALID_ARGUMENT",
@@ -181,12 +186,16 @@ class Plan:
     tool_call: ToolCall | None
     finish_reason: str
     blocked: str | None = None  # "safety" or "prompt_blocked"
+    more: tuple[content.ChoicePlan, ...] = ()  # the other candidates (`candidateCount`)
+    top_logprobs: int | None = None  # `responseLogprobs` asked: alternatives per token
 
     @property
     def completion_tokens(self) -> int:
         if self.tool_call is not None:
-            return content.count_tokens(self.tool_call.name + self.tool_call.arguments)
-        return len(self.tokens)
+            first = content.count_tokens(self.tool_call.name + self.tool_call.arguments)
+        else:
+            first = len(self.tokens)
+        return first + sum(choice.completion_tokens for choice in self.more)
 
 
 def turn_text(turn: Mapping[str, Any]) -> str:
@@ -244,13 +253,81 @@ def plan_generate(
     blocked = fault.code if fault and fault.code in ("safety", "prompt_blocked") else None
     if blocked:
         return Plan(model, response_id, prompt_tokens, [], None, "SAFETY", blocked)
-    call = _tool_call(functions, body.get("toolConfig"), contents[-1], prompt)
+    config = _config(body)
+    first, *more = (
+        _candidate(body, contents[-1], functions, ctx, content.choice_prompt(prompt, i), i)
+        for i in range(config.get("candidateCount", 1))
+    )
+    top = config.get("logprobs", 0) if config.get("responseLogprobs") else None
+    return Plan(
+        model, response_id, prompt_tokens, first.tokens, first.tool_call,
+        first.finish_reason, more=tuple(more), top_logprobs=top,
+    )  # fmt: skip
+
+
+GENERATION_KEYS = frozenset(
+    {
+        "temperature", "topP", "topK", "candidateCount", "maxOutputTokens", "stopSequences",
+        "responseLogprobs", "logprobs", "presencePenalty", "frequencyPenalty", "seed",
+        "responseMimeType", "responseSchema", "responseJsonSchema", "thinkingConfig",
+        "responseModalities", "speechConfig", "mediaResolution",
+    }
+)  # fmt: skip
+THINKING_LEVELS = frozenset({"MINIMAL", "LOW", "MEDIUM", "HIGH", "XHIGH"})
+MAX_CANDIDATES = 8
+MAX_LOGPROBS = 20
+
+
+def _config(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`generationConfig`, checked as Gemini checks it: known fields only (an unknown one
+    is "Invalid JSON payload received"), `candidateCount` 1-8, `logprobs` 0-20 and only
+    with `responseLogprobs`, a `thinkingConfig` with a budget or a level, not both."""
+    config = body.get("generationConfig") or {}
+    for name in config:
+        if name not in GENERATION_KEYS:
+            raise GoogleError(
+                400,
+                f"Invalid JSON payload received. Unknown name \"{name}\" at 'generation_config'",
+            )
+    count = config.get("candidateCount", 1)
+    if not isinstance(count, int) or not 1 <= count <= MAX_CANDIDATES:
+        raise GoogleError(400, "* GenerateContentRequest.generation_config.candidate_count")
+    logprobs = config.get("logprobs")
+    if logprobs is not None and (
+        not config.get("responseLogprobs") or not 0 <= logprobs <= MAX_LOGPROBS
+    ):
+        raise GoogleError(400, "logprobs must be set with responseLogprobs, from 0 to 20")
+    _check_thinking(config.get("thinkingConfig"))
+    return config
+
+
+def _check_thinking(thinking: Any) -> None:
+    if thinking is None:
+        return
+    budget, level = thinking.get("thinkingBudget"), thinking.get("thinkingLevel")
+    if budget is not None and level is not None:
+        raise GoogleError(400, "You cannot set both thinking_level and thinking_budget.")
+    if budget is not None and (not isinstance(budget, int) or budget < -1):
+        raise GoogleError(400, "* GenerateContentRequest.generation_config.thinking_config")
+    if level is not None and str(level).upper() not in THINKING_LEVELS:
+        raise GoogleError(400, f"Invalid value at 'thinking_level' ({level})")
+
+
+def _candidate(
+    body: Mapping[str, Any],
+    last: Mapping[str, Any],
+    functions: list[dict[str, Any]],
+    ctx: SimContext,
+    prompt: str,
+    index: int,
+) -> content.ChoicePlan:
+    call = _tool_call(functions, body.get("toolConfig"), last, prompt)
     max_tokens = _max_tokens(body)
     tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, _answer_schema(body))
     stops = content.stop_sequences((body.get("generationConfig") or {}).get("stopSequences"))
     tokens, stopped = content.cut_at_stop(tokens, stops)
     finish = "MAX_TOKENS" if call is None and max_tokens and not stopped else "STOP"
-    return Plan(model, response_id, prompt_tokens, tokens, call, finish)
+    return content.ChoicePlan(index, tokens, call, finish)
 
 
 def _answer_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -336,9 +413,15 @@ def usage_json(plan: Plan, completion_tokens: int | None = None) -> dict[str, An
 
 
 def response_json(
-    plan: Plan, parts: list[dict[str, Any]] | None, finish: str | None, usage: dict[str, Any]
+    plan: Plan,
+    parts: list[dict[str, Any]] | None,
+    finish: str | None,
+    usage: dict[str, Any],
+    tokens: list[str] | None = None,
 ) -> dict[str, Any]:
-    """One `GenerateContentResponse`: the whole answer, or one event of a stream."""
+    """One `GenerateContentResponse`: the whole answer, or one event of a stream. `tokens`
+    are the first candidate's tokens in it (their log-probabilities, when asked); the
+    other candidates come whole with the first one's finish."""
     if plan.blocked == "prompt_blocked":
         feedback = {"blockReason": "SAFETY", "safetyRatings": _SAFETY_RATINGS}
         return {"promptFeedback": feedback, "usageMetadata": usage, "modelVersion": plan.model}
@@ -350,12 +433,49 @@ def response_json(
     if plan.blocked:
         candidate["safetyRatings"] = _SAFETY_RATINGS
     candidate["index"] = 0
+    if tokens is not None and plan.top_logprobs is not None:
+        candidate["logprobsResult"] = logprobs_result(tokens, plan.top_logprobs)
+    others = [_other_candidate(plan, choice) for choice in plan.more] if finish else []
     return {
-        "candidates": [candidate],
+        "candidates": [candidate, *others],
         "usageMetadata": usage,
         "modelVersion": plan.model,
         "responseId": plan.response_id,
     }
+
+
+def _other_candidate(plan: Plan, choice: content.ChoicePlan) -> dict[str, Any]:
+    """Another candidate (`candidateCount`), whole: sent with the first one's end."""
+    call = choice.tool_call
+    parts = (
+        [{"functionCall": {"name": call.name, "args": json.loads(call.arguments)}}]
+        if call
+        else [{"text": "".join(choice.tokens)}]
+    )
+    candidate: dict[str, Any] = {
+        "content": {"parts": parts, "role": "model"},
+        "finishReason": choice.finish_reason,
+        "index": choice.index,
+    }
+    if plan.top_logprobs is not None and call is None:
+        candidate["logprobsResult"] = logprobs_result(choice.tokens, plan.top_logprobs)
+    return candidate
+
+
+def logprobs_result(tokens: list[str], top: int) -> dict[str, Any]:
+    """Gemini's `logprobsResult` for `tokens`: the chosen tokens and the top candidates."""
+    entries = content.token_logprobs(tokens, max(top, 1))
+    return {
+        "topCandidates": [
+            {"candidates": [_gemini_logprob(t) for t in e["top_logprobs"][:top]]} for e in entries
+        ],
+        "chosenCandidates": [_gemini_logprob(e) for e in entries],
+        "logProbabilitySum": round(sum(e["logprob"] for e in entries), 6),
+    }
+
+
+def _gemini_logprob(entry: Mapping[str, Any]) -> dict[str, Any]:
+    return {"token": entry["token"], "logProbability": entry["logprob"]}
 
 
 def answer_parts(plan: Plan) -> list[dict[str, Any]] | None:
@@ -393,6 +513,7 @@ async def stream_events(
                 [{"text": "".join(group)}],
                 plan.finish_reason if last else None,
                 usage_json(plan, plan.completion_tokens if last else None),
+                list(group),
             )
 
 
@@ -432,7 +553,8 @@ async def generate_content(request: SimRequest, ctx: SimContext) -> SimResponse:
         async for _ in groups:
             pass  # a whole answer takes as long as its stream would
     usage = usage_json(plan, plan.completion_tokens)
-    return SimResponse.of_json(response_json(plan, answer_parts(plan), plan.finish_reason, usage))
+    answer = response_json(plan, answer_parts(plan), plan.finish_reason, usage, plan.tokens)
+    return SimResponse.of_json(answer)
 
 
 async def stream_generate_content(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:

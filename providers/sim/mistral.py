@@ -16,13 +16,14 @@ import json
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
 import attrs
 
 from providers.sim import content
+from providers.sim.catalog_models import merged
 from providers.sim.content import ChatPlan
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import MODEL_LIST, apply_fault
@@ -35,15 +36,18 @@ CONTEXT_LIMIT = 128_000
 EMBED_SIZES = {"mistral-embed": 1024, "codestral-embed": 1536}
 MAX_EMBED_DIMENSION = 3072
 MODEL_CREATED = 1_725_000_000
-MODELS = (
-    "mistral-large-latest",
-    "mistral-medium-latest",
-    "mistral-small-latest",
-    "ministral-8b-latest",
-    "codestral-latest",
-    "open-mistral-nemo",
-    "mistral-embed",
-    "codestral-embed",
+MODELS = merged(
+    (
+        "mistral-large-latest",
+        "mistral-medium-latest",
+        "mistral-small-latest",
+        "ministral-8b-latest",
+        "codestral-latest",
+        "open-mistral-nemo",
+        "mistral-embed",
+        "codestral-embed",
+    ),
+    "mistral",
 )
 CHAT_FIELDS = frozenset(
     {
@@ -51,6 +55,8 @@ CHAT_FIELDS = frozenset(
         "random_seed", "metadata", "response_format", "tools", "tool_choice",
         "presence_penalty", "frequency_penalty", "n", "prediction", "parallel_tool_calls",
         "prompt_mode", "safe_prompt", "min_tokens", "reasoning_effort", "guardrails",
+        "logprobs", "top_logprobs", "prompt_cache_key", "service_tier", "top_k",
+        "repetition_penalty", "prompt_logprobs", "top_prompt_logprobs",
     }
 )  # fmt: skip
 EMBED_FIELDS = frozenset(
@@ -234,20 +240,55 @@ def plan_chat(body: Mapping[str, Any], ctx: SimContext) -> ChatPlan:
             f"Prompt contains {prompt_tokens} tokens and 0 draft tokens, too large for model "
             f"with {CONTEXT_LIMIT} maximum context length",
         )
-    tool_call = _tool_call(tools, choice, messages[-1].get("role"), prompt)
-    schema = content.response_format_schema(body.get("response_format"))
-    tokens = [] if tool_call else ctx.reply_tokens(prompt, max_tokens, schema)
-    tokens, stopped = content.cut_at_stop(tokens, content.stop_sequences(body.get("stop")))
-    finish = "tool_calls" if tool_call else "length" if max_tokens and not stopped else "stop"
+    first, *more = (
+        _plan_choice(body, ctx, content.choice_prompt(prompt, i), i, (tools, choice, max_tokens))
+        for i in range(_choices(body))
+    )
     return ChatPlan(
         id=os.urandom(16).hex(),
         model=model,
         created=int(time.time()),
         prompt_tokens=prompt_tokens,
-        tokens=tokens,
-        tool_call=tool_call,
-        finish_reason=finish,
+        tokens=first.tokens,
+        tool_call=first.tool_call,
+        finish_reason=first.finish_reason,
+        logprobs=first.logprobs,
+        more_choices=tuple(more),
     )
+
+
+def _choices(body: Mapping[str, Any]) -> int:
+    n = body.get("n")
+    if n is None:
+        return 1
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise validation_error("greater_than_equal", ["n"], "Input should be greater than 0")
+    return n
+
+
+def _plan_choice(
+    body: Mapping[str, Any],
+    ctx: SimContext,
+    prompt: str,
+    index: int,
+    asked: tuple[Sequence[Mapping[str, Any]], Any, int | None],
+) -> content.ChoicePlan:
+    tools, choice, max_tokens = asked
+    last_role = (body.get("messages") or [{}])[-1].get("role")
+    tool_call = _tool_call(tools, choice, last_role, prompt)
+    schema = content.response_format_schema(body.get("response_format"))
+    tokens = [] if tool_call else ctx.reply_tokens(prompt, max_tokens, schema)
+    tokens, stopped = content.cut_at_stop(tokens, content.stop_sequences(body.get("stop")))
+    finish = "tool_calls" if tool_call else "length" if max_tokens and not stopped else "stop"
+    logprobs = None
+    if body.get("logprobs") and tool_call is None:
+        logprobs = [
+            {**entry, "token_id": position}
+            for position, entry in enumerate(
+                content.token_logprobs(tokens, int(body.get("top_logprobs") or 0))
+            )
+        ]
+    return content.ChoicePlan(index, tokens, tool_call, finish, logprobs)
 
 
 def _tool_call(
@@ -276,33 +317,55 @@ def _tool_call_json(call: ToolCall) -> dict[str, Any]:
 
 def completion_json(plan: ChatPlan) -> dict[str, Any]:
     """A non-streamed answer, as `chat.complete` parses it."""
-    call = plan.tool_call
-    message = {
-        "role": "assistant",
-        "content": "" if call else "".join(plan.tokens),
-        "tool_calls": [_tool_call_json(call)] if call else None,
-        "prefix": False,
-    }
     return {
         "id": plan.id,
         "object": "chat.completion",
         "model": plan.model,
         "usage": usage_json(plan.prompt_tokens, plan.completion_tokens),
         "created": plan.created,
-        "choices": [{"index": 0, "message": message, "finish_reason": plan.finish_reason}],
+        "choices": [_choice_json(choice) for choice in plan.choices],
     }
 
 
-def chunk_event(plan: ChatPlan, delta: Mapping[str, Any], finish: str | None = None) -> bytes:
-    """One SSE event; the finishing one carries the usage, as Mistral sends it."""
+def _choice_json(choice: content.ChoicePlan) -> dict[str, Any]:
+    call = choice.tool_call
+    message = {
+        "role": "assistant",
+        "content": "" if call else "".join(choice.tokens),
+        "tool_calls": [_tool_call_json(call)] if call else None,
+        "prefix": False,
+    }
+    answer: dict[str, Any] = {
+        "index": choice.index,
+        "message": message,
+        "finish_reason": choice.finish_reason,
+    }
+    if choice.logprobs is not None:
+        answer["logprobs"] = {"content": choice.logprobs}
+    return answer
+
+
+def chunk_event(
+    plan: ChatPlan,
+    delta: Mapping[str, Any],
+    finish: str | None = None,
+    *,
+    index: int = 0,
+    logprobs: list[dict[str, Any]] | None = None,
+    last: bool = False,
+) -> bytes:
+    """One SSE event; the last one carries the usage, as Mistral sends it."""
+    choice: dict[str, Any] = {"index": index, "delta": delta, "finish_reason": finish}
+    if logprobs is not None:
+        choice["logprobs"] = {"content": logprobs}
     chunk: dict[str, Any] = {
         "id": plan.id,
         "object": "chat.completion.chunk",
         "created": plan.created,
         "model": plan.model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        "choices": [choice],
     }
-    if finish is not None:
+    if last:
         chunk["usage"] = usage_json(plan.prompt_tokens, plan.completion_tokens)
     return encode_data(json.dumps(chunk, separators=_COMPACT))
 
@@ -310,23 +373,41 @@ def chunk_event(plan: ChatPlan, delta: Mapping[str, Any], finish: str | None = N
 async def chat_stream(plan: ChatPlan, ctx: SimContext, fault: Fault | None) -> AsyncIterator[bytes]:
     """The SSE events of a streamed answer, paced; ends with `data: [DONE]`.
 
-    The role chunk comes with the first paced group; a tool call comes whole in one
-    delta. A fault may stall or cut (`StreamCut`) the stream part-way.
+    Each choice in turn: the role chunk comes with its first paced group; a tool call
+    comes whole in one delta. The last choice's finishing event carries the usage. A
+    fault may stall or cut (`StreamCut`) the stream part-way.
     """
-    call = plan.tool_call
-    pieces = [call.arguments] if call else plan.tokens
-    first = True
+    choices = plan.choices
+    for choice in choices:
+        async with aclosing(_choice_events(plan, choice, ctx, fault)) as events:
+            async for event in events:
+                yield event
+        last = choice.index == choices[-1].index
+        yield chunk_event(
+            plan, {"content": ""}, choice.finish_reason, index=choice.index, last=last
+        )
+    yield DONE
+
+
+async def _choice_events(
+    plan: ChatPlan, choice: content.ChoicePlan, ctx: SimContext, fault: Fault | None
+) -> AsyncGenerator[bytes]:
+    call, index = choice.tool_call, choice.index
+    pieces = [call.arguments] if call else choice.tokens
+    sent = 0
     async with aclosing(ctx.pace(pieces, fault)) as groups:
         async for group in groups:
-            if first:
-                yield chunk_event(plan, {"role": "assistant", "content": ""})
-                first = False
+            if not sent:
+                yield chunk_event(plan, {"role": "assistant", "content": ""}, index=index)
             if call is not None:
-                yield chunk_event(plan, {"content": "", "tool_calls": [_tool_call_json(call)]})
+                delta = {"content": "", "tool_calls": [_tool_call_json(call)]}
+                yield chunk_event(plan, delta, index=index)
             else:
-                yield chunk_event(plan, {"content": "".join(group)})
-    yield chunk_event(plan, {"content": ""}, plan.finish_reason)
-    yield DONE
+                logprobs = (
+                    None if choice.logprobs is None else choice.logprobs[sent : sent + len(group)]
+                )
+                yield chunk_event(plan, {"content": "".join(group)}, index=index, logprobs=logprobs)
+            sent += len(group)
 
 
 async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse | SimStream:

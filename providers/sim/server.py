@@ -69,6 +69,31 @@ VENDOR_MODULES: tuple[str, ...] = (
 
 CONTROL_PREFIX = "_sim"
 MAX_SCRIPTED = 10_000  # scripted transcripts held at once
+RECORDED_REQUESTS = 64  # the last vendor requests kept for `GET /_sim/requests`
+RECORDED_BODY_BYTES = 1 << 20  # a larger body (an upload) is recorded without its bytes
+
+
+@attrs.frozen(slots=True)
+class RecordedRequest:
+    """A vendor request as the simulator received it, so a test can prove a parameter
+    reached the vendor in its wire form. The body is kept raw (decoding every request
+    would cost the benchmarks) and only up to `RECORDED_BODY_BYTES`."""
+
+    vendor: str
+    method: str
+    path: str
+    raw: bytes | None
+
+    @property
+    def body(self) -> Any:
+        """The decoded JSON body; None when there is none, it is not JSON, or too large."""
+        try:
+            return json.loads(self.raw) if self.raw else None
+        except ValueError:
+            return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"vendor": self.vendor, "method": self.method, "path": self.path, "body": self.body}
 
 
 # Extra route modules of a vendor, mounted under the same prefix (a vendor module that
@@ -184,6 +209,10 @@ class SimServer(SimContext):
         self.transcripts: collections.deque[str] = collections.deque(maxlen=MAX_SCRIPTED)
         # Scripted chat replies, the same way: the next chat answers of any vendor say them.
         self.replies: collections.deque[str] = collections.deque(maxlen=MAX_SCRIPTED)
+        # The last vendor requests, oldest first (bounded: a window for tests, not a log).
+        self.requests: collections.deque[RecordedRequest] = collections.deque(
+            maxlen=RECORDED_REQUESTS
+        )
         self._writer = ResponseWriter()
         self._audio = SimAudio()
         self._router = _Router.build({**VENDOR_ROUTES, CONTROL_PREFIX: control_routes(self)})
@@ -330,6 +359,8 @@ class SimServer(SimContext):
             return _not_found(parsed)
         prefix, route, params = found
         self.stats.count(f"/{prefix}{route.pattern}")
+        if prefix != CONTROL_PREFIX:
+            self.requests.append(_recorded(prefix, parsed))
         request = SimRequest(
             parsed.method,
             parsed.path[len(prefix) + 1 :],
@@ -482,6 +513,11 @@ class _Recording(SimContext):
 
     def audio(self) -> SimAudio:
         return self._inner.audio()
+
+
+def _recorded(vendor: str, parsed: ParsedRequest) -> RecordedRequest:
+    raw = parsed.body if len(parsed.body) <= RECORDED_BODY_BYTES else None
+    return RecordedRequest(vendor, parsed.method, parsed.path[len(vendor) + 1 :], raw)
 
 
 async def _read_request(conn: Connection, parser: RequestParser) -> ParsedRequest | None:

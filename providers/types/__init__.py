@@ -5,7 +5,16 @@ re-exports them, so adapters and the gateway import from `providers.types`.
 
 from typing import Any
 
-from providers.types.chat import ChatChunk, ChatRequest, ChatResult, ToolCall, ToolCallDelta
+from providers.types.chat import (
+    ChatChoice,
+    ChatChunk,
+    ChatRequest,
+    ChatResult,
+    TokenLogprob,
+    ToolCall,
+    ToolCallDelta,
+    result_of_choices,
+)
 from providers.types.retrieval import (
     EmbeddingRequest,
     EmbeddingResult,
@@ -19,6 +28,7 @@ JSON = dict[str, Any]  # a vendor payload, as adapters build and read it
 
 __all__ = [
     "JSON",
+    "ChatChoice",
     "ChatChunk",
     "ChatRequest",
     "ChatResult",
@@ -27,7 +37,9 @@ __all__ = [
     "RerankHit",
     "RerankRequest",
     "RerankResult",
+    "TokenLogprob",
     "ToolCall",
     "ToolCallDelta",
     "Usage",
+    "result_of_choices",
 ]

@@ -11,12 +11,17 @@ from providers.types.usage import Usage
 
 @attrs.frozen(slots=True)
 class EmbeddingRequest:
-    """Texts to embed; `dimensions` only for models that can shorten their vectors."""
+    """Texts to embed; `dimensions` only for models that can shorten their vectors.
+
+    `token_inputs` holds the client's token ids when it sent ids (OpenAI's tokenizer's):
+    a vendor that reads them (OpenAI) is sent those; the others embed `inputs`, their
+    text."""
 
     model: str
     inputs: Sequence[str]
     dimensions: int | None = None
     user: str | None = None
+    token_inputs: Sequence[Sequence[int]] | None = None
 
 
 @attrs.frozen(slots=True)

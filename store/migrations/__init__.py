@@ -1,10 +1,12 @@
 """Numbered schema migrations, applied in order when the database opens.
 
-Each migration is a SQL script with a version number. The versions already applied are
-recorded in `schema_migrations`; opening a database applies only the missing ones, each
-in its own transaction together with its bookkeeping row, so a crash mid-migration leaves
-the previous version intact. Migrations are append-only: never edit a released one, add a
-new version instead.
+Each migration is a SQL script with a version number, in SQLite's dialect (`SCRIPT`), and
+its PostgreSQL form: the module's own `POSTGRES` where it has one, else `SCRIPT` rewritten
+by `store.migrations.postgres_form` (types, identity columns, no `WITHOUT ROWID`). The
+versions already applied are recorded in `schema_migrations`; opening a database applies
+only the missing ones, each in its own transaction together with its bookkeeping row, so
+a crash mid-migration leaves the previous version intact. Migrations are append-only:
+never edit a released one, add a new version instead.
 """
 
 from __future__ import annotations
@@ -14,16 +16,17 @@ import pkgutil
 import re
 from datetime import UTC, datetime
 
-import sqlite_utils
-
-from store import latency_sketch
+from store import dialect, latency_sketch
 from store.columns import to_iso
+from store.handle import Handle
+from store.migrations import postgres_form
 
 _MODULE_NAME = re.compile(r"v(\d+)_\w+")
 
 
-def _discover() -> tuple[tuple[int, str], ...]:
-    """Every `vNN_<name>` module of this package, as (NN, its SCRIPT), in version order.
+def _discover(postgres: bool) -> tuple[tuple[int, str], ...]:
+    """Every `vNN_<name>` module of this package, as (NN, its script in SQLite's or
+    PostgreSQL's form), in version order.
 
     A new migration is a new module and nothing else, so two changes that each add one
     touch no shared file; `_check_ordering` catches two modules claiming one version.
@@ -33,12 +36,18 @@ def _discover() -> tuple[tuple[int, str], ...]:
         match = _MODULE_NAME.fullmatch(module.name)
         if match is not None:
             loaded = importlib.import_module(f"{__name__}.{module.name}")
-            found.append((int(match.group(1)), loaded.SCRIPT))
+            script = loaded.SCRIPT
+            if postgres:
+                script = getattr(loaded, "POSTGRES", None) or postgres_form.translate(script)
+            found.append((int(match.group(1)), script))
     return tuple(sorted(found))
 
 
-MIGRATIONS: tuple[tuple[int, str], ...] = _discover()
+MIGRATIONS: tuple[tuple[int, str], ...] = _discover(postgres=False)
 """(version, SQL script) pairs, versions strictly increasing from 1."""
+
+POSTGRES_MIGRATIONS: tuple[tuple[int, str], ...] = _discover(postgres=True)
+"""The same versions in PostgreSQL's form."""
 
 _BOOKKEEPING = """
 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -52,7 +61,7 @@ class SchemaTooNewError(RuntimeError):
     """The database was migrated by a newer version of the gateway than this one."""
 
 
-def current_version(db: sqlite_utils.Database) -> int:
+def current_version(db: Handle) -> int:
     """The highest applied migration version, 0 for a fresh database."""
     db.execute(_BOOKKEEPING)
     row = db.execute("SELECT max(version) FROM schema_migrations").fetchone()
@@ -60,15 +69,20 @@ def current_version(db: sqlite_utils.Database) -> int:
 
 
 def apply_migrations(
-    db: sqlite_utils.Database,
-    migrations: tuple[tuple[int, str], ...] = MIGRATIONS,
+    db: Handle,
+    migrations: tuple[tuple[int, str], ...] | None = None,
 ) -> list[int]:
-    """Apply the migrations not yet recorded; return the versions applied now.
+    """Apply the migrations not yet recorded (by default those of the handle's dialect);
+    return the versions applied now.
 
-    Idempotent: a second call on the same database applies nothing. The SQL functions
-    the scripts may call (`latency_sketch`) are defined on the connection first.
+    Idempotent: a second call on the same database applies nothing. On SQLite the SQL
+    functions the scripts may call (`latency_sketch`) are defined on the connection first.
     """
-    latency_sketch.register(db.conn)
+    postgres = dialect.of(db).is_postgres
+    if migrations is None:
+        migrations = POSTGRES_MIGRATIONS if postgres else MIGRATIONS
+    if not postgres:
+        latency_sketch.register(db.conn)
     _check_ordering(migrations)
     applied_up_to = current_version(db)
     known = migrations[-1][0] if migrations else 0

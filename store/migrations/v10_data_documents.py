@@ -1,6 +1,8 @@
 """Migration 10: data documents."""
 
-SCRIPT = """
+from store.migrations import postgres_form
+
+_TABLES = """
 -- Data documents for retrieval (gateway.documents): the document, its chunks with their
 -- float32 vectors, and an FTS5 index over the chunks' text (external content: the text is
 -- stored once, in data_chunks). `expires_at` (Unix seconds) is set from `retention_days`;
@@ -52,7 +54,18 @@ CREATE TABLE data_chunks (
     UNIQUE (document_id, chunk_index)
 );
 CREATE INDEX data_chunks_by_workspace ON data_chunks (workspace_id);
-CREATE VIRTUAL TABLE data_chunks_fts USING fts5(
+"""
+SCRIPT = (
+    _TABLES
+    + """CREATE VIRTUAL TABLE data_chunks_fts USING fts5(
     content, content = 'data_chunks', content_rowid = 'id'
 );
 """
+)
+
+# PostgreSQL: the chunks' text indexed in place (GIN over its tsvector, the `simple`
+# configuration: words as written, no stemming, as FTS5's default tokenizer), searched by
+# `store.documents.full_text`.
+POSTGRES = postgres_form.translate(_TABLES) + (
+    "CREATE INDEX data_chunks_fts ON data_chunks USING gin (to_tsvector('simple', content));"
+)

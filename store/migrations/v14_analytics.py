@@ -1,6 +1,8 @@
 """Migration 14: analytics."""
 
-SCRIPT = """
+from store.migrations import postgres_form
+
+_TABLES = """
 -- Analytics (issue 15). A cache hit records what it saved at list prices, beside the zero
 -- it was billed.
 ALTER TABLE usage_records ADD COLUMN cache_savings_usd REAL NOT NULL DEFAULT 0;
@@ -70,6 +72,30 @@ CREATE TABLE usage_latency_sketch (
     PRIMARY KEY (workspace_id, day_epoch, provider, bucket)
 ) WITHOUT ROWID;
 
+-- Analytics exports (gateway.analytics.exports): built by a worker into a file under the
+-- data directory, downloadable by the same workspace until `expires_at`.
+CREATE TABLE analytics_exports (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('processing', 'complete', 'failed', 'expired')),
+    format TEXT NOT NULL,
+    include TEXT NOT NULL,
+    start_date TEXT NOT NULL,
+    end_date TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    completed_at TEXT,
+    expires_at TEXT,
+    expires_epoch REAL,
+    file_name TEXT,
+    rows INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    error TEXT
+);
+CREATE INDEX analytics_exports_by_status ON analytics_exports (status, expires_epoch);
+"""
+
+# The rollups of the rows written before this version (as store.usage_rollups.rebuild does).
+_BACKFILL = """
 INSERT INTO usage_rollups
 SELECT workspace_id, CAST(created_epoch / 3600 AS INTEGER) * 3600, key_id, model, provider,
        endpoint, count(*), sum(status < 400), sum(status = 429),
@@ -101,25 +127,10 @@ SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, provider,
             ELSE -1000000 END,
        count(*)
 FROM usage_records WHERE status < 400 GROUP BY 1, 2, 3, 4;
-
--- Analytics exports (gateway.analytics.exports): built by a worker into a file under the
--- data directory, downloadable by the same workspace until `expires_at`.
-CREATE TABLE analytics_exports (
-    id TEXT PRIMARY KEY,
-    workspace_id TEXT NOT NULL,
-    status TEXT NOT NULL CHECK (status IN ('processing', 'complete', 'failed', 'expired')),
-    format TEXT NOT NULL,
-    include TEXT NOT NULL,
-    start_date TEXT NOT NULL,
-    end_date TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    completed_at TEXT,
-    expires_at TEXT,
-    expires_epoch REAL,
-    file_name TEXT,
-    rows INTEGER NOT NULL DEFAULT 0,
-    bytes INTEGER NOT NULL DEFAULT 0,
-    error TEXT
-);
-CREATE INDEX analytics_exports_by_status ON analytics_exports (status, expires_epoch);
 """
+SCRIPT = _TABLES + _BACKFILL
+
+# PostgreSQL: the tables only. A PostgreSQL store is created by a gateway that knows every
+# migration, in one go, so no usage row predates this version and there is nothing to
+# backfill (its sums are SQLite's `sum(<comparison>)` besides).
+POSTGRES = postgres_form.translate(_TABLES)

@@ -1,6 +1,8 @@
 """Migration 17: latency sketches as one BLOB per day, and hourly rollups without the key."""
 
-SCRIPT = """
+from store.migrations import postgres_form
+
+_SKETCHES = """
 -- Analytics speed (issue 15). The latency sketch of successful requests per UTC day,
 -- workspace and provider, one row each (store.latency_sketch: the non-empty slots of a
 -- DDSketch at 1 % relative accuracy, an int32 first slot then uint32 counts). It replaces
@@ -15,12 +17,16 @@ CREATE TABLE usage_latency_days (
     sketch BLOB NOT NULL,
     PRIMARY KEY (workspace_id, day_epoch, provider)
 );
+DROP TABLE usage_latency_sketch;
+
+"""
+_SKETCH_BACKFILL = """
 INSERT INTO usage_latency_days
 SELECT workspace_id, CAST(created_epoch / 86400 AS INTEGER) * 86400, provider,
        latency_sketch(latency_ms)
 FROM usage_records WHERE status < 400 GROUP BY 1, 2, 3;
-DROP TABLE usage_latency_sketch;
-
+"""
+_HOURLY = """
 -- The hourly rollups without the key: an hourly series (whole or per model or provider)
 -- reads one row per hour and model instead of one per hour, model and key (43,200 -> 4,320
 -- rows for 30 days of 20 keys and 6 models), in the order it groups them.
@@ -45,6 +51,8 @@ CREATE TABLE usage_rollups_hourly (
     latency_sum_ms REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (workspace_id, start_epoch, model, provider, endpoint)
 ) WITHOUT ROWID;
+"""
+_HOURLY_BACKFILL = """
 INSERT INTO usage_rollups_hourly
 SELECT workspace_id, start_epoch, model, provider, endpoint,
        sum(requests), sum(successes), sum(rate_limit_hits), sum(timeouts),
@@ -53,3 +61,15 @@ SELECT workspace_id, start_epoch, model, provider, endpoint,
        sum(cache_savings_usd), sum(latency_sum_ms)
 FROM usage_rollups GROUP BY 1, 2, 3, 4, 5;
 """
+# The backfills read the rows written before this version; the sketch's table goes
+# once they have read it.
+SCRIPT = (
+    _SKETCHES.replace(
+        "DROP TABLE usage_latency_sketch;", _SKETCH_BACKFILL + "DROP TABLE usage_latency_sketch;"
+    )
+    + _HOURLY
+    + _HOURLY_BACKFILL
+)
+
+# PostgreSQL: the tables only (no usage row predates this version there: see migration 14).
+POSTGRES = postgres_form.translate(_SKETCHES + _HOURLY)

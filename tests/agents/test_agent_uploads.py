@@ -30,7 +30,9 @@ async def upload(me: httpx.AsyncClient, name: str, **service: str) -> httpx.Resp
 
 
 async def stored_files(gateway: RunningGateway) -> int:
-    return int(await gateway.state.db.run(lambda d: d.table("files").count))
+    return int(
+        await gateway.state.db.run(lambda d: d.execute("SELECT count(*) FROM files").fetchone()[0])
+    )
 
 
 async def test_a_suspended_agent_cannot_upload(

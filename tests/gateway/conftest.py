@@ -6,6 +6,7 @@ loop; the nursery fixture owns them all, so every test ends with everything clos
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from pathlib import Path
@@ -18,6 +19,7 @@ import trio
 
 from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
+from tests.postgres_server import process_server
 
 ADMIN_KEY = "gw_admin_test_0123456789abcdefghijklmnop"
 
@@ -40,7 +42,9 @@ def warm_pii_worker(request: pytest.FixtureRequest) -> Iterator[None]:
 
 def gateway_settings(tmp_path: Path, **overrides: Any) -> Settings:
     """A test gateway's settings (shared by the suites that start one): demo mode on a
-    free port, an unpaced simulator, data under `tmp_path`; `overrides` on top."""
+    free port, an unpaced simulator, data under `tmp_path`; `overrides` on top. With
+    GATEWAY_TEST_DATABASE=postgres the store is a fresh PostgreSQL database instead of
+    the SQLite file (any gateway test, run on the shared store's backend)."""
     base: dict[str, Any] = {
         "host": "127.0.0.1",
         "port": 0,
@@ -51,6 +55,8 @@ def gateway_settings(tmp_path: Path, **overrides: Any) -> Settings:
         "sim_tokens_per_second": 0,
         "shutdown_grace_s": 2.0,
     }
+    if os.environ.get("GATEWAY_TEST_DATABASE") == "postgres":
+        base["database_url"] = process_server().new_database()
     return Settings(**(base | overrides))
 
 

@@ -267,7 +267,7 @@ async def test_bad_parameters_are_named(
             "provider_error",
         ),
         ({"response_format": {"type": "yaml"}}, "response_format.type", "yaml"),
-        ({"logprobs": True}, "logprobs", True),
+        ({"logprobs": "yes"}, "logprobs", "yes"),
         ({"top_logprobs": 2}, "top_logprobs", 2),
         ({"response_format": {"type": "json_schema"}}, "response_format.json_schema", None),
     ],
@@ -275,8 +275,8 @@ async def test_bad_parameters_are_named(
 async def test_bad_nested_options_name_their_exact_field(
     client: openai.AsyncOpenAI, extra: dict[str, Any], param: str, value: Any
 ) -> None:
-    """`service.cache` other than `skip`, an unknown `response_format` and `logprobs`
-    were silently ignored; the `service` sub-fields' errors named only their parent."""
+    """`service.cache` other than `skip` and an unknown `response_format` were silently
+    ignored; the `service` sub-fields' errors named only their parent."""
     with pytest.raises(openai.BadRequestError) as caught:
         await client.chat.completions.create(model="gpt-4o-mini", messages=HELLO, extra_body=extra)
     body: Any = caught.value.body
@@ -349,7 +349,8 @@ async def test_an_unknown_model_lists_the_available_ones(client: openai.AsyncOpe
         await client.chat.completions.create(model="gpt-17-ultra", messages=HELLO)
     body: Any = caught.value.body
     assert body["code"] == "model_not_found" and body["model"] == "gpt-17-ultra"
-    assert "gpt-4o-mini" in body["available_models"]
+    assert "gpt-5.4-mini" in body["available_models"]
+    assert "gpt-4o-mini" not in body["available_models"]  # deprecated: not offered
 
 
 async def test_the_envelope_for_a_body_that_is_not_json(http: httpx.AsyncClient) -> None:
@@ -664,6 +665,6 @@ async def test_a_deprecated_models_answer_says_so(client: openai.AsyncOpenAI) ->
         info.deprecation.sunset_date, "%Y-%m-%d"
     ).strftime("%d %b %Y")
     current = await client.chat.completions.with_raw_response.create(
-        model="gpt-4o-mini", messages=HELLO
+        model="gpt-5.4-mini", messages=HELLO
     )
     assert "deprecation" not in current.headers and "sunset" not in current.headers

@@ -106,7 +106,7 @@ async def test_auto_low_latency_is_served_by_the_fastest_provider(
     body = raw.http_response.json()
     assert body["choices"][0]["message"]["content"]
     assert body["_gateway"]["routing"]["mode"] == "low_latency"
-    assert raw.headers["x-service-model-used"] == f"cohere/{MODEL}"
+    assert raw.headers["x-service-model-used"].startswith("cohere/")
 
 
 # -- routing only to adapters that serve the operation (pure) ------------------------------

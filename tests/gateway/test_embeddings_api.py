@@ -122,8 +122,8 @@ async def test_a_full_batch_of_2048_is_served(client: openai.AsyncOpenAI, encodi
         ([], "input"),
         ("", "input[0]"),
         (["fine", ""], "input[1]"),
-        ([[1, 2, 3]], "input"),
-        ([1, 2, 3], "input"),
+        ([[1, 2, 3], [100261]], "input[1]"),
+        ([[1, 2, 3], []], "input[1]"),
     ],
 )
 async def test_bad_input_is_invalid_input(

@@ -12,6 +12,7 @@ from gateway.retrieval import embedding_input as emb
 from gateway.retrieval import rerank_input as rr
 from gateway.retrieval.embeddings import base64_vector
 from gateway.retrieval.rerank import ranked
+from providers import tokenizers
 from providers.catalog import ModelInfo, load_catalog
 from providers.types import RerankHit
 
@@ -61,8 +62,12 @@ def test_embedding_bodies_that_parse(body: dict[str, Any], expected: tuple[Any, 
         ({"model": "m", "input": ["a", None]}, (400, "invalid_input", "input[1]")),
         ({"model": "m", "input": {"text": "a"}}, (400, "invalid_input", "input")),
         ({"model": "m", "input": ["a"] * 2049}, (400, "invalid_input", "input")),
-        ({"model": "m", "input": [1, 2]}, (400, "invalid_input", "input")),
-        ({"model": "m", "input": [[1, 2]]}, (400, "invalid_input", "input")),
+        ({"model": "m", "input": [1, "a"]}, (400, "invalid_input", "input[0]")),
+        ({"model": "m", "input": [[1, 2], "a"]}, (400, "invalid_input", "input[1]")),
+        ({"model": "m", "input": [[1, 2], []]}, (400, "invalid_input", "input[1]")),
+        ({"model": "m", "input": [[1, True]]}, (400, "invalid_input", "input[0]")),
+        ({"model": "m", "input": [[1, 100261]]}, (400, "invalid_input", "input[0]")),
+        ({"model": "m", "input": [-5]}, (400, "invalid_input", "input[0]")),
         ({**GOOD, "encoding_format": "int8"}, (400, "invalid_request", "encoding_format")),
         ({**GOOD, "dimensions": 0}, (400, "invalid_request", "dimensions")),
         ({**GOOD, "dimensions": True}, (400, "invalid_request", "dimensions")),
@@ -120,6 +125,26 @@ def test_the_token_limit_is_per_input(name: str, chars: int, ok: bool) -> None:
     assert (caught.value.status, caught.value.code) == (400, "token_limit_exceeded")
     assert caught.value.extra["index"] == 1
     assert caught.value.extra["max_tokens"] == model(name).context_window
+
+
+def test_token_ids_are_decoded_and_counted() -> None:
+    """Token ids (LangChain's default) become text for the vendors that read text, and
+    count as themselves against the model's limit."""
+    ids = tokenizers.encoding().encode("The river flows north.")
+    params = emb.parse_embeddings_body({"model": "m", "input": ids})
+    assert params.inputs == ("The river flows north.",)
+    assert params.token_inputs == (tuple(ids),)
+    assert emb.token_estimate(params) == len(ids)
+    many = emb.parse_embeddings_body({"model": "m", "input": [ids, ids[:2]]})
+    assert many.input_tokens() == [len(ids), 2]
+    over = emb.parse_embeddings_body({"model": "m", "input": [[13] * 513]})
+    with pytest.raises(ApiError) as caught:
+        emb.check_for_model(over, model("embed-english-v3.0"))
+    assert caught.value.extra["requested_tokens"] == 513  # counted, not estimated
+    emb.check_for_model(
+        emb.parse_embeddings_body({"model": "m", "input": [[13] * 512]}),
+        model("embed-english-v3.0"),
+    )
 
 
 def test_a_model_outside_the_catalog_is_the_vendors_to_judge() -> None:

@@ -101,7 +101,7 @@ async def test_detail_has_model_objects_health_and_usage(http: httpx.AsyncClient
     detail = response.json()
     assert detail["id"] == "openai" and detail["configured"] is True
     models = {m["id"]: m for m in detail["models"]}
-    assert models["gpt-4o-mini"] == {"id": "gpt-4o-mini", "type": "chat", "available": True}
+    assert models["gpt-5.4-mini"] == {"id": "gpt-5.4-mini", "type": "chat", "available": True}
     assert models["text-embedding-3-small"]["type"] == "embedding"
     health = detail["health"]
     assert health["status"] == "healthy"

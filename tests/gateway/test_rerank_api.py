@@ -92,7 +92,11 @@ async def test_models_that_do_not_rerank(http: httpx.AsyncClient) -> None:
     )
     assert unknown.status_code == 404
     error = unknown.json()["error"]
-    assert error["code"] == "model_not_found" and error["available_models"] == ["rerank-v3.5"]
+    assert error["code"] == "model_not_found" and error["available_models"] == [
+        "rerank-v3.5",
+        "rerank-v4.0-pro",
+        "rerank-v4.0-fast",
+    ]
     chat = await http.post(
         "/v1/rerank", json={"model": "gpt-4o-mini", "query": QUERY, "documents": DOCUMENTS}
     )

@@ -352,7 +352,7 @@ async def test_the_upstream_receives_the_transformed_request(
         {"role": "system", "content": "Be funny."},
         USER,
     ]
-    assert (got["temperature"], got["stop"], got["seed"], got["max_tokens"]) == (
+    assert (got["temperature"], got["stop"], got["seed"], got["max_completion_tokens"]) == (
         0.1,
         ["END"],
         42,
@@ -386,7 +386,7 @@ async def test_a_streamed_request_is_transformed_too(
     got = upstream.last
     assert got["stream"] is True
     assert got["messages"] == [{"role": "system", "content": "Only the rule speaks."}, USER]
-    assert got["max_tokens"] == 3
+    assert got["max_completion_tokens"] == 3
 
 
 async def test_the_transform_applies_before_translation_to_another_vendor(
@@ -491,7 +491,7 @@ async def test_a_rule_stored_with_an_old_free_form_transform_does_not_break_chat
     answer = await client.chat.completions.create(model="gpt-4o-mini", messages=[USER])
     assert answer.usage is not None and answer.usage.completion_tokens == 4
     assert upstream.last["messages"] == [USER]
-    assert upstream.last["max_tokens"] == 4
+    assert upstream.last["max_completion_tokens"] == 4
 
 
 async def test_the_dry_run_shows_what_the_transform_changes(http: httpx.AsyncClient) -> None:

@@ -372,9 +372,9 @@ async def test_opportunities_over_a_known_window(
     ws, today = record.workspace_id, datetime.now(UTC).date()
     d1, d2 = (today - timedelta(days=1)).isoformat(), today.isoformat()
     made = [
-        row(1, "gpt-4o", d1, ASK, workspace=ws, prompt_hash="h1", hour=1),
-        row(2, "gpt-4o", d1, ASK, workspace=ws, prompt_hash="h1", hour=2),
-        row(3, "gpt-4o", d1, ASK, workspace=ws, prompt_hash="h1", hour=3),
+        row(1, "gpt-5.5", d1, ASK, workspace=ws, prompt_hash="h1", hour=1),
+        row(2, "gpt-5.5", d1, ASK, workspace=ws, prompt_hash="h1", hour=2),
+        row(3, "gpt-5.5", d1, ASK, workspace=ws, prompt_hash="h1", hour=3),
         row(4, "mistral-small-latest", d2, LONG, workspace=ws, hour=0),
         row(5, "mistral-small-latest", d2, LONG, workspace=ws, hour=0),
     ]
@@ -389,9 +389,9 @@ async def test_opportunities_over_a_known_window(
     expected_g = {
         "enable_caching": gpt * 2 / 3,
         "token_optimization": carbon("mistral-small-latest", Usage(completion_tokens=1000)),
-        # gpt-4o (80) -> gpt-4o-mini (72, the lowest-carbon openai model within 15 points
-        # and above the floor); mistral-small (78) -> codestral (72)
-        "model_downgrade": (gpt - carbon("gpt-4o-mini", gpt_units))
+        # gpt-5.5 (94) -> gpt-5.4-mini (85, the lowest-carbon available openai model within
+        # 15 points and above the floor); mistral-small (78) -> codestral (72)
+        "model_downgrade": (gpt - carbon("gpt-5.4-mini", gpt_units))
         + (mistral - carbon("codestral-latest", long_units)),
     }
     active = gateway.state.registry.active_ids(ws)

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from gateway.app.server import RunningGateway
 from gateway.app import reference
+from gateway.app.server import RunningGateway
 
 
 async def test_the_committed_reference_is_the_served_document_rendered(

@@ -15,6 +15,7 @@ from providers.anthropic import (
     messages_payload,
     parse_message,
 )
+from providers.chat_support import refusal
 from providers.errors import (
     AuthenticationFailed,
     ContextLengthExceeded,
@@ -35,6 +36,9 @@ WEATHER_TOOL = {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
     },
 }
+
+
+X = {"type": "object", "required": ["x"]}
 
 
 def _payload(**fields: Any) -> dict[str, Any]:
@@ -60,10 +64,56 @@ def test_minimal_request_defaults_max_tokens() -> None:
     [
         ({"max_tokens": 50}, {"max_tokens": 50}),
         ({"temperature": 0.3}, {"temperature": 0.3}),
-        ({"temperature": 1.7}, {"temperature": 1.0}),  # clamped to Anthropic's 0-1
         ({"top_p": 0.9}, {"top_p": 0.9}),
         ({"stop": ["END", "STOP"]}, {"stop_sequences": ["END", "STOP"]}),
         ({"user": "u-42"}, {"metadata": {"user_id": "u-42"}}),
+        ({"user": "u-1", "safety_identifier": "s-2"}, {"metadata": {"user_id": "s-2"}}),
+        ({"service_tier": "default"}, {"service_tier": "standard_only"}),
+        ({"service_tier": "auto"}, {"service_tier": "auto"}),
+        (
+            {"tools": [WEATHER_TOOL], "parallel_tool_calls": False},
+            {"tool_choice": {"type": "auto", "disable_parallel_tool_use": True}},
+        ),
+        (
+            {"tools": [WEATHER_TOOL], "tool_choice": "required", "parallel_tool_calls": False},
+            {"tool_choice": {"type": "any", "disable_parallel_tool_use": True}},
+        ),
+        (
+            {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "a", "schema": {"type": "object", "required": ["x"]}},
+                }
+            },
+            {
+                "output_config": {
+                    "format": {
+                        "type": "json_schema",
+                        "schema": {"type": "object", "required": ["x"]},
+                    }
+                }
+            },
+        ),
+        (
+            {"response_format": {"type": "json_object"}},
+            {"output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}}},
+        ),
+        (
+            {"reasoning_effort": "low", "thinking_style": "budget"},
+            {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 1024 + 4096},
+        ),
+        (
+            {"reasoning_effort": "high", "thinking_style": "budget", "max_tokens": 2000},
+            {"thinking": {"type": "enabled", "budget_tokens": 1999}, "max_tokens": 2000},
+        ),
+        (
+            {"reasoning_effort": "medium", "thinking_style": "effort"},
+            {"thinking": {"type": "adaptive"}, "output_config": {"effort": "medium"}},
+        ),
+        (
+            {"reasoning_effort": "none", "thinking_style": "effort"},
+            {"thinking": {"type": "disabled"}},
+        ),
         ({"tool_choice": "auto"}, {"tool_choice": {"type": "auto"}}),
         ({"tool_choice": "none"}, {"tool_choice": {"type": "none"}}),
         ({"tool_choice": "required"}, {"tool_choice": {"type": "any"}}),
@@ -92,10 +142,16 @@ def test_request_fields(fields: dict[str, Any], expected: dict[str, Any]) -> Non
 
 
 @pytest.mark.parametrize(
-    "dropped", ["presence_penalty", "frequency_penalty", "seed", "response_format"]
+    "dropped", ["presence_penalty", "frequency_penalty", "seed", "n", "logprobs", "store"]
 )
-def test_fields_without_counterpart_are_dropped(dropped: str) -> None:
-    value: Any = {"type": "json_object"} if dropped == "response_format" else 1
+def test_fields_without_counterpart_are_refused_before_the_call(dropped: str) -> None:
+    """Anthropic has no such field: the planner refuses them (never dropped in silence),
+    and the payload never carries them."""
+    value: Any = True if dropped in ("logprobs", "store") else 2
+    request = ChatRequest(
+        model="m", messages=[{"role": "user", "content": "hi"}], **{dropped: value}
+    )
+    assert refusal("anthropic", request, None) is not None
     payload = _payload(**{dropped: value})
     assert dropped not in payload
     assert set(payload) == {"model", "max_tokens", "messages"}

@@ -35,6 +35,26 @@ REQUIRED_MODELS = [
     "claude-sonnet-4-5",
     "claude-haiku-4-5",
     "claude-opus-4-1",
+    "gpt-5",
+    "gpt-5-mini",
+    "gpt-5-nano",
+    "gpt-5.4",
+    "gpt-5.4-mini",
+    "gpt-5.5",
+    "o3",
+    "o4-mini",
+    "gpt-4.1-nano",
+    "claude-fable-5-2",
+    "claude-opus-5-5",
+    "claude-sonnet-5-5",
+    "claude-haiku-5-5",
+    "gemini-3.1-pro",
+    "gemini-3.5-flash",
+    "gemini-3.1-flash-lite",
+    "magistral-medium-latest",
+    "command-a-reasoning-08-2025",
+    "embed-v4.0",
+    "rerank-v4.0-pro",
     "gemini-2.5-pro",
     "gemini-2.5-flash",
     "gemini-2.5-flash-lite",
@@ -128,7 +148,8 @@ def test_embedding_models_never_fall_back(catalog: Catalog) -> None:
     [
         ("claude-sonnet-4-5", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929"),
         ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "claude-sonnet-4-5-20250929"),
-        ("claude-sonnet-4-0", "claude-sonnet-4-20250514", "claude-sonnet-4-20250514"),
+        ("gpt-5.5-2026-04-23", "gpt-5.5", "gpt-5.5"),
+        ("gemini-3.1-pro-preview", "gemini-3.1-pro", "gemini-3.1-pro"),
         ("gpt-4o-mini-2024-07-18", "gpt-4o-mini", "gpt-4o-mini"),
         ("mistral-large", "mistral-large-latest", "mistral-large-latest"),
         ("whisper", "whisper-1", "whisper-1"),
@@ -145,8 +166,17 @@ def test_unknown_names_are_none(catalog: Catalog) -> None:
 
 
 def test_filters(catalog: Catalog) -> None:
-    assert [m.id for m in catalog.models(status="deprecated")] == ["gpt-3.5-turbo"]
-    assert [m.id for m in catalog.models(provider="cohere", capability="rerank")] == ["rerank-v3.5"]
+    deprecated = {m.id for m in catalog.models(status="deprecated")}
+    assert {"gpt-3.5-turbo", "gpt-4o-mini", "o4-mini", "gpt-5"} <= deprecated
+    assert all(m.deprecation is not None for m in catalog.models(status="deprecated"))
+    assert [m.id for m in catalog.models(provider="cohere", capability="rerank")] == [
+        "rerank-v3.5",
+        "rerank-v4.0-pro",
+        "rerank-v4.0-fast",
+    ]
+    reasoning = {m.id for m in catalog.models(capability="reasoning")}
+    assert {"gpt-5.5", "o4-mini", "claude-sonnet-5-5", "gemini-3.1-pro"} <= reasoning
+    assert all(m.parameters.reasoning_efforts for m in catalog.models(capability="reasoning"))
     assert {m.provider for m in catalog.models(capability="speech")} == {
         "openai",
         "elevenlabs",
@@ -206,34 +236,37 @@ def test_cost_rejects_bad_input(catalog: Catalog) -> None:
 
 
 def test_model_to_api_list_item(catalog: Catalog) -> None:
-    assert model_to_api(model(catalog, "gpt-4o-mini"), detail=False) == {
-        "id": "gpt-4o-mini",
+    assert model_to_api(model(catalog, "gpt-5.4-mini"), detail=False) == {
+        "id": "gpt-5.4-mini",
         "object": "model",
-        "created": 1721260800,
+        "created": 1773705600,
         "owned_by": "OpenAI",
         "service": {
             "provider": "openai",
-            "capabilities": ["chat", "vision", "function_calling", "json_mode", "streaming"],
-            "context_window": 128000,
-            "max_output_tokens": 16384,
-            "pricing": {"input_per_1m": 0.15, "output_per_1m": 0.6},
+            "capabilities": [
+                "chat", "vision", "function_calling", "json_mode", "streaming", "reasoning",
+            ],
+            "context_window": 400000,
+            "max_output_tokens": 128000,
+            "pricing": {"input_per_1m": 0.75, "output_per_1m": 4.5},
             "status": "available",
         },
-    }
+    }  # fmt: skip
 
 
 def test_model_to_api_detail_of_deprecated_model(catalog: Catalog) -> None:
     service = model_to_api(model(catalog, "gpt-3.5-turbo"), detail=True)["service"]
     assert service["status"] == "deprecated"
     assert service["deprecation"] == {
-        "announced_date": "2026-04-23",
+        "announced_date": "2026-04-22",
         "sunset_date": "2026-10-23",
-        "replacement": "gpt-4o-mini",
-        "migration_guide": "https://platform.openai.com/docs/deprecations",
+        "replacement": "gpt-4.1-mini",
+        "migration_guide": "https://developers.openai.com/api/docs/deprecations",
     }
     assert service["aliases"] == ["gpt-3.5-turbo-0125"]
     assert service["recommended_for"] == ["chat", "classification"]
     assert service["fallback_chain"] == ["gpt-4o-mini", "gemini-2.5-flash-lite"]
+    # A deprecated model still falls back where it did: its clients keep working.
 
 
 def test_model_to_api_unit_pricing(catalog: Catalog) -> None:
@@ -345,3 +378,40 @@ def test_deprecation_needs_a_known_replacement() -> None:
     deprecation["replacement"] = "m2"
     built = parse_catalog(_set(doc, ("models", 0, "deprecation"), deprecation))
     assert model(built, "m1").deprecation is not None
+
+
+# -------------------------------------------------------------- provider ids, pass-through
+
+
+def test_a_model_is_found_by_its_provider_id(catalog: Catalog) -> None:
+    assert model(catalog, "openai/gpt-5.4-mini").id == "gpt-5.4-mini"
+    assert model(catalog, "anthropic/claude-sonnet-4-5-20250929").id == "claude-sonnet-4-5"
+    assert catalog.model("google/gpt-5.4-mini") is None  # not that provider's model
+    assert catalog.model("acme/gpt-5.4-mini") is None
+
+
+@pytest.mark.parametrize("spec", ["gpt-9*", "acme/x", "openai/", "/x", "openai/x, nope"])
+def test_a_bad_pass_through_entry_is_refused(catalog: Catalog, spec: str) -> None:
+    with pytest.raises(CatalogError):
+        catalog.with_passthrough(spec)
+
+
+def test_pass_through_models_are_described_by_their_providers_ceiling(catalog: Catalog) -> None:
+    allowing = catalog.with_passthrough("openai/gpt-9*, mistral/*")
+    assert catalog.passthrough("gpt-9", "chat") is None  # nothing allowed by default
+    chat = allowing.passthrough("gpt-9-mini", "chat")
+    assert chat is not None and chat.passthrough and chat.provider == "openai"
+    assert (chat.id, chat.upstream_id, chat.status, chat.context_window) == (
+        "gpt-9-mini", "gpt-9-mini", "beta", 0,
+    )  # fmt: skip
+    dearest = max(
+        catalog.models(provider="openai", capability="chat"),
+        key=lambda m: 3 * m.pricing.input_per_1m + m.pricing.output_per_1m,
+    )
+    assert chat.pricing == dearest.pricing
+    embed = allowing.passthrough("openai/gpt-9-embed", "embeddings")
+    assert embed is not None and embed.type == "embedding"
+    assert embed.pricing == model(catalog, "text-embedding-3-large").pricing
+    assert allowing.passthrough("anything", "chat") is not None  # mistral/*, in order
+    assert allowing.passthrough("anthropic/gpt-9", "chat") is None
+    assert allowing.passthrough("gpt-5.4-mini", "chat") is None  # a catalog model

@@ -343,13 +343,12 @@ def test_parse_stream(chunks: list[dict[str, Any]], expected: list[ChatChunk]) -
 
 def test_stream_continuation_without_id_joins_last_call() -> None:
     reader = ChunkReader()
-    first = reader.feed(
+    (first,) = reader.feed(
         _chunk({"tool_calls": [{"id": "abcdefghi", "function": {"name": "f", "arguments": "{"}}]})
     )
-    more = reader.feed(
+    (more,) = reader.feed(
         _chunk({"tool_calls": [{"id": "null", "function": {"name": "f", "arguments": "}"}}]})
     )
-    assert first is not None and more is not None
     assert first.tool_calls[0].index == more.tool_calls[0].index == 0
     assert more.tool_calls[0].id is None
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import sqlite3
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -8,8 +7,9 @@ from typing import Any
 import pytest
 import sqlite_utils
 
-from store import rules, workspaces
+from store import columns, rules, workspaces
 from store.db import open_database
+from store.errors import IntegrityError
 from store.rules import PriorityConflictError, RoutingRuleRecord
 
 from .conftest import T0
@@ -151,9 +151,9 @@ def test_the_unique_index_backs_the_check(sdb: sqlite_utils.Database) -> None:
         "created_at": first.created_at.isoformat(),
         "updated_at": first.created_at.isoformat(),
     }
-    with pytest.raises(sqlite3.IntegrityError):
-        sdb.table("routing_rules").insert(row)
-    sdb.table("routing_rules").insert(row | {"enabled": 0})
+    with pytest.raises(IntegrityError):
+        columns.insert_row(sdb, "routing_rules", row)
+    columns.insert_row(sdb, "routing_rules", row | {"enabled": 0})
 
 
 def test_rules_go_with_their_workspace(sdb: sqlite_utils.Database) -> None:

@@ -25,12 +25,19 @@ are kept byte for byte, since a trailing space or newline changes the tokens the
 reads and so may change its answer; an exact-match cache must never hand one question
 the answer to another. The order of messages, of content parts and of tools is kept too.
 
-Left out of the key because they never reach the model's answer: `user`, `stream`,
-`stream_options`, the `service` extension (tags, fallbacks, retry), routing headers and
-the client's model alias (the *resolved* provider and upstream model are in the key, so
-`auto` and an explicit model share entries when they resolve alike). `seed` and
-`max_tokens` are kept as given (absent `max_tokens` means the model's own default, which
-is no particular number).
+- `n` absent is 1; `logprobs` absent is false, and `top_logprobs` counts only with it;
+  `parallel_tool_calls` absent is true and counts only with tools; an empty `logit_bias`
+  is none; `modalities` absent is `["text"]`.
+
+Which parameters belong in the key is `providers.chat_params.PARAMETERS`' decision (a
+test walks OpenAI's parameter list against this module). Left out because they never
+reach the model's answer: `user`, `safety_identifier`, `metadata`, `store`,
+`service_tier`, the prompt-cache hints, `prediction` (it only speeds generation up),
+`stream`, `stream_options`, the `service` extension (tags, fallbacks, retry), routing
+headers and the client's model alias (the *resolved* provider and upstream model are in
+the key, so `auto` and an explicit model share entries when they resolve alike). `seed`,
+`max_tokens` (either spelling) and `reasoning_effort` are kept as given (absent means the
+model's own default, which is no particular value).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from typing import Any
 
 from providers.types import ChatRequest
 
-KEY_VERSION = 1
+KEY_VERSION = 2
 """Bumped whenever the normalisation changes, so that old and new keys never collide."""
 
 _DEFAULT_TEMPERATURE = 1.0
@@ -87,6 +94,26 @@ def canonical_request(
         "tool_choice": _tool_choice(request.tool_choice, has_tools=tools is not None),
         "response_format": _response_format(request.response_format),
         "seed": request.seed,
+        **_answer_options(request, has_tools=tools is not None),
+    }
+
+
+def _answer_options(request: ChatRequest, *, has_tools: bool) -> dict[str, Any]:
+    """The parameters beyond sampling that change what the model writes, with their
+    defaults made explicit."""
+    logprobs = bool(request.logprobs)
+    return {
+        "n": request.n or 1,
+        "logit_bias": dict(request.logit_bias) if request.logit_bias else None,
+        "logprobs": logprobs,
+        "top_logprobs": (request.top_logprobs or 0) if logprobs else None,
+        "parallel_tool_calls": (request.parallel_tool_calls is not False if has_tools else None),
+        "reasoning_effort": request.reasoning_effort,
+        "verbosity": request.verbosity,
+        "modalities": list(request.modalities or ("text",)),
+        "audio": request.audio,
+        "web_search_options": request.web_search_options,
+        "moderation": request.moderation,
     }
 
 

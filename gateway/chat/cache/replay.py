@@ -12,19 +12,32 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from types import TracebackType
+from typing import Any
 
 import attrs
 import trio
 
 from gateway.chat.cache.store import CACHEABLE_FINISH_REASONS
-from providers.types import ChatChunk, ChatResult, ToolCall, ToolCallDelta, Usage
+from providers.types import (
+    ChatChoice,
+    ChatChunk,
+    ChatResult,
+    TokenLogprob,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+    result_of_choices,
+)
 
 REPLAY_PIECES = 20
 """Content is replayed in about this many pieces, cut at word boundaries."""
 ARGUMENT_PIECES = 4
 """Each tool call's arguments are replayed in about this many pieces."""
+
+LOGPROB_CHARS = 64
+"""What one token's log-probability entry counts against the assembler's bound."""
 
 _WORD = re.compile(r"\s*\S+\s*")
 
@@ -39,6 +52,30 @@ class _PartialCall:
     arguments: list[str] = attrs.Factory(list)
 
 
+@attrs.define
+class _PartialChoice:
+    content: list[str] = attrs.Factory(list)
+    calls: dict[int, _PartialCall] = attrs.Factory(dict)
+    logprobs: list[TokenLogprob] | None = None
+    finish_reason: str | None = None
+
+    def choice(self, index: int) -> ChatChoice | None:
+        """The whole choice, or None when a tool call lacks its id or name."""
+        calls: list[ToolCall] = []
+        for position in sorted(self.calls):
+            call = self.calls[position]
+            if call.id is None or call.name is None:
+                return None
+            calls.append(ToolCall(call.id, call.name, "".join(call.arguments)))
+        return ChatChoice(
+            index=index,
+            content="".join(self.content) or None,
+            finish_reason=self.finish_reason or "stop",
+            tool_calls=tuple(calls),
+            logprobs=None if self.logprobs is None else tuple(self.logprobs),
+        )
+
+
 class StreamAssembler:
     """Collects a stream's chunks; `result()` is the whole answer if it may be cached.
 
@@ -49,31 +86,35 @@ class StreamAssembler:
     def __init__(self, *, max_chars: int) -> None:
         self._max_chars = max_chars
         self._size = 0
-        self._content: list[str] = []
-        self._calls: dict[int, _PartialCall] = {}
-        self._finish_reason: str | None = None
+        self._choices: dict[int, _PartialChoice] = {}
         self._usage: Usage | None = None
+        self._moderation: Mapping[str, Any] | None = None
         self._overflowed = False
 
     def add(self, chunk: ChatChunk) -> None:
         if self._overflowed:
             return
+        if chunk.moderation is not None:
+            self._moderation = chunk.moderation
+        choice = self._choices.setdefault(chunk.index, _PartialChoice())
         if chunk.content:
-            self._content.append(chunk.content)
+            choice.content.append(chunk.content)
             self._size += len(chunk.content)
+        if chunk.logprobs is not None:
+            choice.logprobs = [*(choice.logprobs or ()), *chunk.logprobs]
+            self._size += len(chunk.logprobs) * LOGPROB_CHARS
         for piece in chunk.tool_calls:
-            self._add_call_piece(piece)
+            self._add_call_piece(choice, piece)
         if chunk.finish_reason is not None:
-            self._finish_reason = chunk.finish_reason
+            choice.finish_reason = chunk.finish_reason
         if chunk.usage is not None:
             self._usage = chunk.usage
         if self._size > self._max_chars:
             self._overflowed = True
-            self._content.clear()
-            self._calls.clear()
+            self._choices.clear()
 
-    def _add_call_piece(self, piece: ToolCallDelta) -> None:
-        call = self._calls.setdefault(piece.index, _PartialCall())
+    def _add_call_piece(self, choice: _PartialChoice, piece: ToolCallDelta) -> None:
+        call = choice.calls.setdefault(piece.index, _PartialCall())
         if call.id is None and piece.id:
             call.id = piece.id
         if call.name is None and piece.name:
@@ -85,28 +126,21 @@ class StreamAssembler:
     def result(self, *, id: str, model: str, usage: Usage | None = None) -> ChatResult | None:
         """The assembled answer, or None when it must not be cached.
 
-        None when the stream never said why it finished (it was cut), finished for a
-        reason that is not cacheable, grew past the bound, or left a tool call without
-        its id or name. `usage` (the gateway's estimate) stands in when the stream
-        reported no token counts.
+        None when a choice never said why it finished (it was cut), finished for a reason
+        that is not cacheable, the whole grew past the bound, or a tool call was left
+        without its id or name. `usage` (the gateway's estimate) stands in when the
+        stream reported no token counts.
         """
-        if self._overflowed or self._finish_reason not in CACHEABLE_FINISH_REASONS:
+        if self._overflowed or not self._choices:
             return None
-        calls: list[ToolCall] = []
-        for index in sorted(self._calls):
-            call = self._calls[index]
-            if call.id is None or call.name is None:
-                return None
-            calls.append(ToolCall(call.id, call.name, "".join(call.arguments)))
-        assert self._finish_reason is not None  # narrowed by the membership test above
+        if any(c.finish_reason not in CACHEABLE_FINISH_REASONS for c in self._choices.values()):
+            return None
+        choices = [partial.choice(index) for index, partial in self._choices.items()]
+        if any(choice is None for choice in choices):
+            return None
         reported = self._usage if self._usage is not None and self._usage.total_tokens else None
-        return ChatResult(
-            id=id,
-            model=model,
-            content="".join(self._content) or None,
-            finish_reason=self._finish_reason,
-            usage=reported or usage or Usage(),
-            tool_calls=tuple(calls),
+        return result_of_choices(
+            id, model, [c for c in choices if c], reported or usage or Usage(), self._moderation
         )
 
 
@@ -140,15 +174,34 @@ def replay_chunks(
     pieces: int = REPLAY_PIECES,
     argument_pieces: int = ARGUMENT_PIECES,
 ) -> Iterator[ChatChunk]:
-    """The chunks of a live stream that would have produced `result`, lazily."""
-    for text in split_words(result.content or "", pieces):
-        yield ChatChunk(content=text)
-    for index, call in enumerate(result.tool_calls):
-        yield ChatChunk(tool_calls=(ToolCallDelta(index, id=call.id, name=call.name),))
-        for part in split_even(call.arguments, argument_pieces):
-            yield ChatChunk(tool_calls=(ToolCallDelta(index, arguments=part),))
-    yield ChatChunk(finish_reason=result.finish_reason)
+    """The chunks of a live stream that would have produced `result`, lazily: each choice
+    in turn, then the usage."""
+    for choice in result.choices:
+        yield from _choice_chunks(choice, pieces, argument_pieces)
+    if result.moderation is not None:
+        yield ChatChunk(moderation=result.moderation)
     yield ChatChunk(usage=result.usage)
+
+
+def _choice_chunks(choice: ChatChoice, pieces: int, argument_pieces: int) -> Iterator[ChatChunk]:
+    """One choice's text (token by token with its log-probabilities, when it has them and
+    they spell the text; else in word runs), its tool calls, then its finish."""
+    index, text = choice.index, choice.content or ""
+    logprobs = choice.logprobs
+    if logprobs and "".join(str(e.get("token", "")) for e in logprobs) == text:
+        for entry in logprobs:
+            yield ChatChunk(content=str(entry.get("token", "")), index=index, logprobs=(entry,))
+    else:
+        for run in split_words(text, pieces):
+            yield ChatChunk(content=run, index=index)
+        if logprobs is not None:
+            yield ChatChunk(index=index, logprobs=tuple(logprobs))
+    for position, call in enumerate(choice.tool_calls):
+        opening = ToolCallDelta(position, id=call.id, name=call.name)
+        yield ChatChunk(tool_calls=(opening,), index=index)
+        for part in split_even(call.arguments, argument_pieces):
+            yield ChatChunk(tool_calls=(ToolCallDelta(position, arguments=part),), index=index)
+    yield ChatChunk(finish_reason=choice.finish_reason, index=index)
 
 
 class ReplayStream:

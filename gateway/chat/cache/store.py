@@ -33,20 +33,31 @@ ENTRY_OVERHEAD_BYTES = 512
 CACHEABLE_FINISH_REASONS = frozenset({"stop", "length", "tool_calls"})
 
 
+LOGPROB_BYTES = 64
+"""A rough allowance for one token's log-probability entry (and each alternative)."""
+
+
 def is_cacheable(result: ChatResult) -> bool:
-    """Only a complete answer with something in it: never a filtered or empty one."""
-    if result.finish_reason not in CACHEABLE_FINISH_REASONS:
-        return False
-    return bool(result.content) or bool(result.tool_calls)
+    """Only a complete answer with something in every choice: never a filtered or empty one."""
+    return all(
+        choice.finish_reason in CACHEABLE_FINISH_REASONS
+        and (bool(choice.content) or bool(choice.tool_calls))
+        for choice in result.choices
+    )
 
 
 def result_size(result: ChatResult) -> int:
-    """Approximate bytes held by one cached answer (its text, UTF-8), overhead included."""
+    """Approximate bytes held by one cached answer (its text, UTF-8, and its
+    log-probabilities), overhead included."""
     size = ENTRY_OVERHEAD_BYTES + len(result.id) + len(result.model)
-    if result.content:
-        size += len(result.content.encode("utf-8", "surrogatepass"))
-    for call in result.tool_calls:
-        size += len(call.id) + len(call.name) + len(call.arguments.encode("utf-8", "surrogatepass"))
+    for choice in result.choices:
+        if choice.content:
+            size += len(choice.content.encode("utf-8", "surrogatepass"))
+        for call in choice.tool_calls:
+            arguments = call.arguments.encode("utf-8", "surrogatepass")
+            size += len(call.id) + len(call.name) + len(arguments)
+        for entry in choice.logprobs or ():
+            size += LOGPROB_BYTES * (1 + len(entry.get("top_logprobs") or ()))
     return size
 
 

@@ -76,7 +76,7 @@ def rule_fallbacks(
     chain: list[Target] = []
     seen = {primary.model_id}
     for name in models:
-        info = catalog.model(name)
+        info = catalog.model(name) or catalog.passthrough(name, "chat")
         if info is None or info.provider not in active or info.id in seen:
             continue
         seen.add(info.id)

@@ -7,7 +7,7 @@ workspace's rules are an immutable tuple in evaluation order, replaced whole on 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -22,6 +22,9 @@ def _ordered(rules: Iterable[Rule]) -> tuple[Rule, ...]:
 @attrs.define
 class RuleBook:
     _by_workspace: dict[str, tuple[Rule, ...]] = attrs.field(factory=dict)
+    # Told the workspace after a change made here (`put`, `remove`), so that the other
+    # processes read the rules again (`gateway.workers.store_events`, `load`).
+    on_change: Callable[[str], None] | None = None
 
     def load(self, records: Iterable[RoutingRuleRecord]) -> None:
         """Replace everything with `records` (disabled ones are left out)."""
@@ -37,9 +40,15 @@ class RuleBook:
         if record.enabled:
             kept.append(compile_rule(record))
         self._store(record.workspace_id, kept)
+        self._changed(record.workspace_id)
 
     def remove(self, workspace_id: str, rule_id: str) -> None:
         self._store(workspace_id, [r for r in self.enabled(workspace_id) if r.id != rule_id])
+        self._changed(workspace_id)
+
+    def _changed(self, workspace_id: str) -> None:
+        if self.on_change is not None:
+            self.on_change(workspace_id)
 
     def enabled(self, workspace_id: str) -> tuple[Rule, ...]:
         """The workspace's enabled rules, by ascending priority."""

@@ -17,11 +17,12 @@ from store.keys import ApiKeyRecord
 
 
 def model_names(catalog: Catalog, model: str) -> frozenset[str]:
-    """Every name the requested model goes by: as sent, and its catalog id and aliases."""
+    """Every name the requested model goes by: as sent, its catalog id and aliases, and
+    `provider/id` (a rule may name it either way)."""
     info = catalog.model(model)
     if info is None:
         return frozenset({model})
-    return frozenset({model, info.id, *info.aliases})
+    return frozenset({model, info.id, f"{info.provider}/{info.id}", *info.aliases})
 
 
 def request_metadata(body: Mapping[str, Any]) -> dict[str, Any]:

@@ -321,7 +321,7 @@ def _transform(value: Any) -> dict[str, Any]:
 def _model(value: Any, where: str, catalog: Catalog) -> str:
     if not isinstance(value, str) or not value:
         raise invalid_rule(f"'{where}' must be a model id.", param=where, value=value)
-    info = catalog.model(value)
+    info = catalog.model(value) or catalog.passthrough(value, "chat")
     if info is None:
         raise invalid_model(value, where, f"Unknown model '{value}' in '{where}'.")
     if not info.has("chat"):

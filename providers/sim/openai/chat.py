@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -19,7 +19,9 @@ from providers.sim.openai.common import (
     _TEXT_COMPLETION,
     _USAGE,
     CONTEXT_LIMIT,
+    MAX_CHOICES,
     MAX_OUTPUT_TOKENS,
+    MAX_TOP_LOGPROBS,
     SYSTEM_FINGERPRINT,
     VENDOR,
     OpenAIError,
@@ -47,6 +49,9 @@ class ChatArgs:
     tool_choice: str | Mapping[str, Any] | None
     schema: Mapping[str, Any] | None = None  # what `response_format` asks the answer to be
     stop: tuple[str, ...] = ()
+    n: int = 1
+    top_logprobs: int | None = None  # None: no log-probabilities asked
+    moderation_model: str | None = None  # `moderation.model`, when moderation is asked
 
 
 @attrs.frozen(slots=True)
@@ -54,7 +59,12 @@ class ChatPlan(content.ChatPlan):
     """The answer decided before any of it is sent, and whether a stream ends with the
     usage (`stream_options.include_usage`)."""
 
-    include_usage: bool
+    include_usage: bool = False
+    moderation_model: str | None = None
+
+    @property
+    def plain(self) -> bool:
+        return super().plain and self.moderation_model is None
 
 
 def chat_args(body: Mapping[str, Any]) -> ChatArgs:
@@ -70,8 +80,6 @@ def chat_args(body: Mapping[str, Any]) -> ChatArgs:
         )
     if not isinstance(messages, list) or not messages:
         raise OpenAIError(400, "Invalid 'messages': expected a non-empty array.", param="messages")
-    if body.get("n") not in (None, 1):
-        raise OpenAIError(400, "The simulator supports only n=1.", param="n")
     options = body.get("stream_options") or {}
     return ChatArgs(
         model=model,
@@ -83,7 +91,62 @@ def chat_args(body: Mapping[str, Any]) -> ChatArgs:
         tool_choice=body.get("tool_choice"),
         schema=content.response_format_schema(body.get("response_format")),
         stop=content.stop_sequences(body.get("stop")),
+        n=_choices(body.get("n")),
+        top_logprobs=_top_logprobs(body),
+        moderation_model=_moderation_model(body.get("moderation")),
     )
+
+
+def _moderation_model(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("model"), str):
+        raise OpenAIError(
+            400, "Missing required parameter: 'moderation.model'.", param="moderation"
+        )
+    return str(value["model"])
+
+
+def moderation_json(model: str) -> dict[str, Any]:
+    """Moderation results for input and output: nothing flagged (the simulator's content
+    is harmless by construction)."""
+    result = {
+        "type": "moderation_result",
+        "model": model,
+        "flagged": False,
+        "categories": {},
+        "category_scores": {},
+        "category_applied_input_types": {},
+    }
+    results = {"type": "moderation_results", "model": model, "results": [result]}
+    return {"input": results, "output": results}
+
+
+def _choices(value: Any) -> int:
+    """`n`, 1 to 128 as OpenAI takes it."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CHOICES:
+        raise OpenAIError(
+            400, f"Invalid 'n': expected an integer from 1 to {MAX_CHOICES}.", param="n"
+        )
+    return value
+
+
+def _top_logprobs(body: Mapping[str, Any]) -> int | None:
+    """How many alternatives per token when `logprobs` is true (0 to 20), else None."""
+    top = body.get("top_logprobs")
+    if body.get("logprobs") is not True:
+        if top is not None:
+            raise OpenAIError(
+                400, "logprobs must be set to true if top_logprobs is used.", param="top_logprobs"
+            )
+        return None
+    if top is None:
+        return 0
+    if isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_TOP_LOGPROBS:
+        raise OpenAIError(400, "Invalid 'top_logprobs'.", param="top_logprobs")
+    return top
 
 
 def _max_tokens(body: Mapping[str, Any]) -> int | None:
@@ -157,20 +220,32 @@ def plan_chat(args: ChatArgs, ctx: SimContext) -> ChatPlan:
             param="messages",
             code="context_length_exceeded",
         )
-    tool_call = _tool_call(args, prompt)
-    tokens = [] if tool_call else ctx.reply_tokens(prompt, args.max_tokens, args.schema)
-    tokens, stopped = content.cut_at_stop(tokens, args.stop)
-    finish = "tool_calls" if tool_call else "length" if args.max_tokens and not stopped else "stop"
+    first, *more = (
+        _plan_choice(args, ctx, content.choice_prompt(prompt, i), i) for i in range(args.n)
+    )
     return ChatPlan(
         id="chatcmpl-" + os.urandom(12).hex(),
         model=args.model,
         created=int(time.time()),
         prompt_tokens=prompt_tokens,
-        tokens=tokens,
-        tool_call=tool_call,
-        finish_reason=finish,
+        tokens=first.tokens,
+        tool_call=first.tool_call,
+        finish_reason=first.finish_reason,
+        logprobs=first.logprobs,
+        more_choices=tuple(more),
         include_usage=args.include_usage,
+        moderation_model=args.moderation_model,
     )
+
+
+def _plan_choice(args: ChatArgs, ctx: SimContext, prompt: str, index: int) -> content.ChoicePlan:
+    tool_call = _tool_call(args, prompt)
+    tokens = [] if tool_call else ctx.reply_tokens(prompt, args.max_tokens, args.schema)
+    tokens, stopped = content.cut_at_stop(tokens, args.stop)
+    finish = "tool_calls" if tool_call else "length" if args.max_tokens and not stopped else "stop"
+    top = args.top_logprobs
+    logprobs = None if top is None or tool_call else content.token_logprobs(tokens, top)
+    return content.ChoicePlan(index, tokens, tool_call, finish, logprobs)
 
 
 def _tool_call(args: ChatArgs, prompt: str) -> ToolCall | None:
@@ -189,31 +264,40 @@ def _tool_call(args: ChatArgs, prompt: str) -> ToolCall | None:
 
 def completion_json(plan: ChatPlan) -> dict[str, Any]:
     """A non-streamed `chat.completion` object."""
-    message: dict[str, Any] = {
-        "role": "assistant",
-        "content": None if plan.tool_call else "".join(plan.tokens),
-        "refusal": None,
-        "annotations": [],
-    }
-    if plan.tool_call is not None:
-        message["tool_calls"] = [_tool_call_json(plan.tool_call)]
     return {
         "id": plan.id,
         "object": "chat.completion",
         "created": plan.created,
         "model": plan.model,
-        "choices": [
-            {"index": 0, "message": message, "logprobs": None, "finish_reason": plan.finish_reason}
-        ],
+        "choices": [_choice_json(choice) for choice in plan.choices],
         "usage": usage_json(plan.prompt_tokens, plan.completion_tokens),
         "service_tier": "default",
         "system_fingerprint": SYSTEM_FINGERPRINT,
+        **({"moderation": moderation_json(plan.moderation_model)} if plan.moderation_model else {}),
+    }
+
+
+def _choice_json(choice: content.ChoicePlan) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": None if choice.tool_call else "".join(choice.tokens),
+        "refusal": None,
+        "annotations": [],
+    }
+    if choice.tool_call is not None:
+        message["tool_calls"] = [_tool_call_json(choice.tool_call)]
+    logprobs = None if choice.logprobs is None else {"content": choice.logprobs, "refusal": None}
+    return {
+        "index": choice.index,
+        "message": message,
+        "logprobs": logprobs,
+        "finish_reason": choice.finish_reason,
     }
 
 
 def encode_completion(plan: ChatPlan) -> bytes:
-    """`completion_json(plan)` serialized; text answers (the hot path) from a template."""
-    if plan.tool_call is not None:
+    """`completion_json(plan)` serialized; one text answer (the hot path) from a template."""
+    if not plan.plain:
         return json.dumps(completion_json(plan), separators=_COMPACT).encode()
     prompt, completion = plan.prompt_tokens, plan.completion_tokens
     text = _TEXT_COMPLETION % (
@@ -257,8 +341,21 @@ class ChunkEncoder:
         self._prefix = b"data: " + head[:-1].encode() + b',"choices":['
         self._suffix = b'],"usage":null}\n\n' if plan.include_usage else b"]}\n\n"
 
-    def delta(self, delta: Mapping[str, Any], finish_reason: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+    def delta(
+        self,
+        delta: Mapping[str, Any],
+        finish_reason: str | None = None,
+        *,
+        index: int = 0,
+        logprobs: list[dict[str, Any]] | None = None,
+    ) -> bytes:
+        wrapped = None if logprobs is None else {"content": logprobs, "refusal": None}
+        choice = {
+            "index": index,
+            "delta": delta,
+            "logprobs": wrapped,
+            "finish_reason": finish_reason,
+        }
         return self._prefix + json.dumps(choice, separators=_COMPACT).encode() + self._suffix
 
     def content(self, text: str) -> bytes:
@@ -268,6 +365,10 @@ class ChunkEncoder:
              b'},"logprobs":null,"finish_reason":null}', self._suffix)
         )  # fmt: skip
 
+    def moderation(self, moderation: Mapping[str, Any]) -> bytes:
+        body = json.dumps(moderation, separators=_COMPACT).encode()
+        return self._prefix + b'],"moderation":' + body + b"}\n\n"
+
     def usage(self, usage: Mapping[str, Any]) -> bytes:
         body = json.dumps(usage, separators=_COMPACT).encode()
         return self._prefix + b'],"usage":' + body + b"}\n\n"
@@ -276,29 +377,53 @@ class ChunkEncoder:
 async def chat_stream(plan: ChatPlan, ctx: SimContext, fault: Fault | None) -> AsyncIterator[bytes]:
     """The SSE events of a streamed completion, paced; ends with `data: [DONE]`.
 
-    The role comes with the first paced group (after the time to first token), as
-    OpenAI sends it; a fault may stall or cut the stream (`StreamCut`) part-way.
+    Each choice in turn: the role comes with its first paced group (after the time to
+    first token), as OpenAI sends it, then its text (with its tokens' log-probabilities
+    when asked) or its tool call, then its finish. A fault may stall or cut the stream
+    (`StreamCut`) part-way.
     """
     encoder = ChunkEncoder(plan)
-    call = plan.tool_call
-    pieces = content.fragments(call.arguments) if call else plan.tokens
-    first = True
-    async with aclosing(ctx.pace(pieces, fault)) as groups:
-        async for group in groups:
-            text = "".join(group)
-            if call is None:
-                if first:
-                    yield encoder.delta({"role": "assistant", "content": "", "refusal": None})
-                yield encoder.content(text)
-            else:
-                if first:
-                    yield encoder.delta(_first_call_delta(call))
-                yield encoder.delta({"tool_calls": [{"index": 0, "function": {"arguments": text}}]})
-            first = False
-    yield encoder.delta({}, plan.finish_reason)
+    for choice in plan.choices:
+        async with aclosing(_choice_events(encoder, choice, ctx, fault)) as events:
+            async for event in events:
+                yield event
+    if plan.moderation_model is not None:
+        yield encoder.moderation(moderation_json(plan.moderation_model))
     if plan.include_usage:
         yield encoder.usage(usage_json(plan.prompt_tokens, plan.completion_tokens))
     yield DONE
+
+
+async def _choice_events(
+    encoder: ChunkEncoder, choice: content.ChoicePlan, ctx: SimContext, fault: Fault | None
+) -> AsyncGenerator[bytes]:
+    call, index = choice.tool_call, choice.index
+    pieces = content.fragments(call.arguments) if call else choice.tokens
+    sent = 0
+    async with aclosing(ctx.pace(pieces, fault)) as groups:
+        async for group in groups:
+            text = "".join(group)
+            if call is not None:
+                if not sent:
+                    yield encoder.delta(_first_call_delta(call), index=index)
+                arguments = {"tool_calls": [{"index": 0, "function": {"arguments": text}}]}
+                yield encoder.delta(arguments, index=index)
+            else:
+                if not sent:
+                    opening = {"role": "assistant", "content": "", "refusal": None}
+                    yield encoder.delta(opening, index=index)
+                yield _text_event(encoder, choice, text, sent, len(group))
+            sent += len(group)
+    yield encoder.delta({}, choice.finish_reason, index=index)
+
+
+def _text_event(
+    encoder: ChunkEncoder, choice: content.ChoicePlan, text: str, start: int, count: int
+) -> bytes:
+    if choice.index == 0 and choice.logprobs is None:
+        return encoder.content(text)
+    logprobs = None if choice.logprobs is None else choice.logprobs[start : start + count]
+    return encoder.delta({"content": text}, index=choice.index, logprobs=logprobs)
 
 
 def _first_call_delta(call: ToolCall) -> dict[str, Any]:
@@ -325,5 +450,10 @@ async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse 
     if args.stream:
         return SimStream(chat_stream(plan, ctx, fault), headers=_headers())
     call = plan.tool_call
-    await ctx.pace_whole(content.fragments(call.arguments) if call else plan.tokens, fault)
+    pieces = content.fragments(call.arguments) if call else plan.tokens
+    for choice in plan.more_choices:
+        pieces = pieces + (
+            choice.tokens or [choice.tool_call.arguments if choice.tool_call else ""]
+        )
+    await ctx.pace_whole(pieces, fault)
     return SimResponse(200, encode_completion(plan), headers=_headers())

@@ -7,24 +7,30 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from providers.sim.catalog_models import merged
 from providers.sim.core import Fault, SimRequest, SimResponse
 
 VENDOR = "openai"
 CONTEXT_LIMIT = 128_000
 MAX_OUTPUT_TOKENS = 100_000
 MAX_EMBEDDING_INPUTS = 2048
+MAX_CHOICES = 128
+MAX_TOP_LOGPROBS = 20
 SYSTEM_FINGERPRINT = "fp_sim0000001"
 EMBEDDING_SIZES = {"text-embedding-3-large": 3072}
 DEFAULT_EMBEDDING_SIZE = 1536
-MODELS = (
-    "gpt-4o",
-    "gpt-4o-mini",
-    "gpt-4.1",
-    "gpt-4.1-mini",
-    "o3-mini",
-    "text-embedding-3-small",
-    "text-embedding-3-large",
-    "text-embedding-ada-002",
+MODELS = merged(
+    (
+        "gpt-4o",
+        "gpt-4o-mini",
+        "gpt-4.1",
+        "gpt-4.1-mini",
+        "o3-mini",
+        "text-embedding-3-small",
+        "text-embedding-3-large",
+        "text-embedding-ada-002",
+    ),
+    "openai",
 )
 MODEL_CREATED = 1_715_367_049
 _COMPACT = (",", ":")
