@@ -16,13 +16,12 @@ from gateway.platform.roles import ACTIONS, allowed
 
 def describe(principal: Principal) -> dict[str, Any]:
     """The caller's credential, role, workspaces and the actions its role allows (pure)."""
-    credential = principal.credential
     is_user = principal.kind == "user"
     return {
         "object": "caller",
         "kind": principal.kind,
         "id": principal.key_id,
-        "name": principal.email if is_user else getattr(credential, "name", None),
+        "name": principal.email if is_user else principal.key.name,
         "role": principal.role,
         "organization_id": principal.organization_id,
         "workspace_id": principal.workspace_id,

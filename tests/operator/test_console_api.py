@@ -15,7 +15,7 @@ import trio
 
 from gateway.operator.usage_view import parse_query
 from gateway.platform.errors import ApiError
-from tests.gateway.org_world import bearer, ok
+from tests.gateway.org_world import bearer, join, ok
 
 M = "/v1/management"
 
@@ -156,6 +156,16 @@ async def test_the_caller_learns_its_role_and_what_it_may_do(http: httpx.AsyncCl
     assert refused.json()["error"]["code"] == "insufficient_permissions"
     anonymous = await http.get(f"{M}/me", headers={"authorization": ""})
     assert anonymous.status_code == 401
+
+
+async def test_a_person_is_described_by_email_with_no_key_permissions(
+    http: httpx.AsyncClient,
+) -> None:
+    _, token = await join(http, {}, "grace@example.com", "developer")
+    seen = await ok(await http.get(f"{M}/me", headers=bearer(token)))
+    assert (seen["kind"], seen["name"], seen["role"]) == ("user", "grace@example.com", "developer")
+    assert seen["permissions"] == []
+    assert "view_configuration" in seen["actions"] and "create_api_keys" not in seen["actions"]
 
 
 async def test_the_caller_is_described_in_the_workspace_it_names(http: httpx.AsyncClient) -> None:
