@@ -9,7 +9,7 @@ DATA_DIR ?= ./data
 VENDOR_KEYS := $(OPENAI_API_KEY)$(ANTHROPIC_API_KEY)$(GEMINI_API_KEY)$(GOOGLE_API_KEY)$(MISTRAL_API_KEY)$(COHERE_API_KEY)$(CO_API_KEY)$(ELEVENLABS_API_KEY)
 DEMO := $(if $(strip $(VENDOR_KEYS)),,--demo)
 
-.PHONY: serve sim test lint typecheck unit bench bench-quick clean system-packages
+.PHONY: serve sim test lint typecheck unit bench bench-quick clean system-packages voice-clients
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,17 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(VENV)/.installed $@
+
+# The voice frameworks the Realtime tests drive, in a venv of their own (pyproject's
+# `voice-clients` extra: they pin packages older than the gateway's).
+VOICE_VENV := .venv-voice
+$(VOICE_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VOICE_VENV)
+	$(VOICE_VENV)/bin/python -m pip install --quiet $$($(PYTHON) -c "import tomllib; \
+		print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['voice-clients']))")
+	touch $@
+
+voice-clients: $(VOICE_VENV)/.installed
 
 # Debian packages (speech and OCR engines, test tools) listed in scripts/system-packages.txt.
 system-packages:
@@ -48,7 +59,7 @@ typecheck: $(VENV)/.installed-dev
 # some PYTEST_ARGS). PYTEST_ARGS goes to both calls.
 PYTEST_PARALLEL ?= -n 3
 PYTEST_ARGS ?=
-unit: $(VENV)/.installed-dev
+unit: $(VENV)/.installed-dev $(VOICE_VENV)/.installed
 	GATEWAY_TEST_POSTGRES=required $(BIN)/pytest $(PYTEST_PARALLEL) -m "not alone" $(PYTEST_ARGS)
 	GATEWAY_TEST_POSTGRES=required $(BIN)/pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
 

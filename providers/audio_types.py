@@ -167,6 +167,7 @@ class SpeechRequest:
     response_format: SpeechFormat = "mp3"
     speed: float = 1.0
     voice_settings: VoiceSettings | None = None
+    instructions: str | None = None  # how to speak (OpenAI's gpt-4o-mini-tts; others ignore it)
 
 
 @attrs.frozen(slots=True)

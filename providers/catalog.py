@@ -32,7 +32,7 @@ from providers.passthrough import (
 )
 from providers.types.usage import Usage
 
-ModelType = Literal["chat", "embedding", "rerank", "speech", "transcription", "ocr"]
+ModelType = Literal["chat", "embedding", "rerank", "speech", "transcription", "ocr", "realtime"]
 ModelStatus = Literal["available", "deprecated", "beta"]
 PriceUnit = Literal["token", "character", "minute", "page", "search"]
 
@@ -48,11 +48,12 @@ CAPABILITIES: frozenset[str] = frozenset(
         "transcription",
         "rerank",
         "ocr",
+        "realtime",
         "reasoning",
     }
 )
 MODEL_TYPES: frozenset[str] = frozenset(
-    {"chat", "embedding", "rerank", "speech", "transcription", "ocr"}
+    {"chat", "embedding", "rerank", "speech", "transcription", "ocr", "realtime"}
 )
 MODEL_STATUSES: frozenset[str] = frozenset({"available", "deprecated", "beta"})
 PRICE_UNITS: frozenset[str] = frozenset({"token", "character", "minute", "page", "search"})

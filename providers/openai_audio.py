@@ -76,6 +76,8 @@ def speech_payload(request: SpeechRequest, *, stream: bool = False) -> dict[str,
     }
     if stream and not request.model.startswith("tts-1"):
         payload["stream_format"] = "audio"
+    if request.instructions and not request.model.startswith("tts-1"):
+        payload["instructions"] = request.instructions
     return payload
 
 

@@ -1,13 +1,13 @@
 """Voice pipelines: `POST /v1/audio/pipelines` (multipart or JSON, whole or NDJSON) and the
-management API of custom pipeline templates."""
+management API of custom pipeline templates. (The live sessions, `/v1/audio/sessions`, are
+the realtime family's: `gateway.realtime.routes`.)"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import cast
 
-import orjson
-from quart import Blueprint, Response, request, websocket
+from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event, audited, written
 from gateway.audio.upload import read_upload
@@ -23,12 +23,10 @@ from gateway.pipelines.input import (
     too_large,
 )
 from gateway.pipelines.render import template_body
-from gateway.pipelines.service import prepare, serve_whole, session_turns, streamed
-from gateway.pipelines.session import Configured, Session
+from gateway.pipelines.service import prepare, serve_whole, streamed
 from gateway.pipelines.stages import ENDPOINT
 from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
 from gateway.pipelines.templates import builtin_templates
-from gateway.pipelines.vad import webrtc_classifier
 from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
 from gateway.platform.errors import ApiError, invalid_request
@@ -43,8 +41,6 @@ from store.columns import to_iso
 from store.pipeline_templates import NameTakenError, PipelineTemplateRecord
 
 PIPELINES_PATH = "/v1/audio/pipelines"
-SESSIONS_PATH = "/v1/audio/sessions"
-DEFAULT_SESSION_TEMPLATE = "voice-agent-fast"
 TEMPLATES = "/v1/management/pipeline-templates"
 # The request body a pipeline may send: its audio (base64 in JSON) plus the other fields.
 PIPELINE_BODY_LIMIT = BODY_LIMIT
@@ -68,60 +64,8 @@ def pipelines_blueprint(state: AppState) -> Blueprint:
         result = await serve_whole(prepared)
         return json_response(result, headers=_id_header(prepared.id))
 
-    @bp.websocket(SESSIONS_PATH)
-    async def sessions() -> None:
-        """A live voice session (`gateway.pipelines.session`); `?template=` and
-        `?context=` choose its first pipeline (`session.update` may change it). A
-        session that cannot start is accepted, told why in an `error` event and closed
-        with code 4000 + the HTTP status it would have had (4401, 4403, 4404, 4429):
-        browsers cannot read an HTTP answer to a WebSocket handshake."""
-        try:
-            session = await _open_session(state)
-        except ApiError as error:
-            await websocket.accept()
-            body = error.body()["error"]
-            await websocket.send(orjson.dumps({"type": "error", "error": body}).decode())
-            await websocket.close(4000 + error.status, error.code)
-            return
-        await websocket.accept()
-        await session.run()
-
     _template_routes(bp, state)
     return bp
-
-
-async def _open_session(state: AppState) -> Session:
-    principal = await state.auth.header(
-        websocket.headers.get("authorization"), websocket.remote_addr
-    )
-    headers = cast(Mapping[str, str], websocket.headers)
-
-    async def configure(template_id: str, context: str | None) -> Configured:
-        template, turn = await session_turns(state, principal, headers, template_id, context)
-        return Configured(template.id, turn, template.tts is not None)
-
-    context = websocket.args.get("context") or None
-    first = await configure(websocket.args.get("template") or DEFAULT_SESSION_TEMPLATE, context)
-    return Session(
-        _QuartSocket(),
-        first.turn,
-        classifier=webrtc_classifier(),
-        speak=first.speak,
-        settings={"template": first.template_id},
-        retemplate=configure,
-        context=context,
-    )
-
-
-class _QuartSocket:
-    """The request's WebSocket as a session's `Socket` (a dropped connection cancels the
-    handler, and with it the session)."""
-
-    async def receive(self) -> str | bytes:
-        return await websocket.receive()
-
-    async def send(self, data: str) -> None:
-        await websocket.send(data)
 
 
 def _id_header(pipeline_id: str) -> dict[str, str]:

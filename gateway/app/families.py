@@ -41,9 +41,11 @@ from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
 from gateway.api.sustainability import sustainability_blueprint
 from gateway.chat.routes import chat_routes
+from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
 from gateway.platform.state import AppState
 from gateway.platform.uploads import file_upload_limits
+from gateway.realtime.routes import realtime_blueprint
 from gateway.uploads.formats import LARGEST_UPLOAD
 
 # The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
@@ -87,6 +89,11 @@ def _pipelines(state: AppState) -> Mounted:
     return Mounted(
         (pipelines_blueprint(state),), upload_limits={PIPELINES_PATH: PIPELINE_BODY_LIMIT}
     )
+
+
+def _realtime(state: AppState) -> Mounted:
+    # The realtime family's sessions run on the pipelines family's cascades.
+    return Mounted((realtime_blueprint(state, PipelineSessions(state)),))
 
 
 def _files(state: AppState) -> Mounted:
@@ -139,5 +146,6 @@ FAMILIES: tuple[Family, ...] = (
     Family("sustainability", _blueprint(sustainability_blueprint)),
     Family("agents", lambda state: Mounted((agents_blueprint(state), mcp_blueprint(state)))),
     Family("pipelines", _pipelines),
+    Family("realtime", _realtime),
     Family("analytics", _blueprint(analytics_blueprint)),
 )

@@ -44,6 +44,10 @@ class SpeechParams:
     prefer: Prefer | None = None
     voice_settings: VoiceSettings | None = None
     speed_given: bool = False  # `speed` was in the body (a mapping's default yields to it)
+    # How a streamed answer is written: the audio bytes themselves, or OpenAI's server-sent
+    # events (`speech.audio.delta` with base64 audio, then `speech.audio.done`).
+    stream_format: Literal["audio", "sse"] = "audio"
+    instructions: str | None = None
 
 
 def with_mapping_defaults(params: SpeechParams, defaults: Mapping[str, Any]) -> SpeechParams:
@@ -93,13 +97,28 @@ def parse_speech(body: Any) -> SpeechParams:
             param="input",
         )
     raw_service = data.get("service")
+    stream_format = cast(
+        Literal["audio", "sse"], _choice(data, "stream_format", ("audio", "sse"), "audio")
+    )
+    instructions = data.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise invalid_request("'instructions' must be a string.", param="instructions")
+    # Streamed unless the client says `stream: false`, as OpenAI's speech is; SSE is a stream.
+    stream = data.get("stream") is None or _flag(data.get("stream"), "stream")
+    if stream_format == "sse" and not stream:
+        raise invalid_request(
+            "'stream_format' 'sse' is a stream: leave out 'stream' or set it true.",
+            param="stream_format",
+        )
     return SpeechParams(
         model=required_string(data, "model"),
         input=text,
         voice=required_string(data, "voice"),
         response_format=cast(SpeechFormat, _choice(data, "response_format", SPEECH_FORMATS, "mp3")),
         speed=_number(data.get("speed"), "speed", MIN_SPEED, MAX_SPEED, default=1.0),
-        stream=_flag(data.get("stream"), "stream"),
+        stream=stream,
+        stream_format=stream_format,
+        instructions=instructions or None,
         speed_given=data.get("speed") is not None,
         service=parse_service(raw_service),
         prefer=_prefer(raw_service),

@@ -3,20 +3,24 @@
 An answering context (`gateway.platform.body.Answering`) served by the fast path: its
 entry admits, races the plan and holds the winner open; the body relays audio; the engine
 settles the key's limits and writes the one usage record (characters, priced per
-character from the catalog) when the answer is whole, or when the client left. A
-non-streamed answer is whole before the head is sent, so it carries `Content-Length`; a
-streamed one relays bytes as the upstream produces them.
+character from the catalog) when the answer is whole, or when the client left. The answer
+streams unless the body says `stream: false`, as OpenAI's does: chunked, its first bytes
+right behind the vendor's; `stream_format: "sse"` writes them as OpenAI's
+`speech.audio.delta` events, then `speech.audio.done`. A non-streamed answer is whole
+before the head is sent, so it carries `Content-Length`.
 Audio a vendor could not produce in the asked format is re-encoded here (PyAV, in a
 thread), so every `response_format` is really that format.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
 import attrs
+import orjson
 import trio
 
 from gateway.audio.errors import audio_errors
@@ -33,6 +37,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
+from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.engine import Called, Served
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.plan import Plan
@@ -144,6 +149,7 @@ def speech_request(params: SpeechParams, target: Target, choice: VoiceChoice) ->
         response_format=params.response_format,
         speed=params.speed,
         voice_settings=params.voice_settings,
+        instructions=params.instructions,
     )
 
 
@@ -222,8 +228,33 @@ def _streamed(
     rest: AsyncIterator[bytes],
     limits: Mapping[str, str],
 ) -> StreamAnswer:
+    """The audio as the vendor gives it; with `stream_format: "sse"`, each piece as a
+    `speech.audio.delta` event (its bytes base64, in the asked format), then
+    `speech.audio.done` with the usage."""
+    headers = _headers(facts, served, limits)
+    if params.stream_format == "sse":
+        events = _sse(rest, params)
+        body = InlineBody(events, content_type="text/event-stream", first=_sse_event(_delta(first)))
+        return StreamAnswer(body, headers | {"Cache-Control": "no-cache"})
     body = InlineBody(rest, content_type=CONTENT_TYPES[params.response_format], first=first)
-    return StreamAnswer(body, _headers(facts, served, limits))
+    return StreamAnswer(body, headers)
+
+
+async def _sse(rest: AsyncIterator[bytes], params: SpeechParams) -> AsyncGenerator[bytes, None]:
+    async for chunk in rest:
+        if chunk:
+            yield _sse_event(_delta(chunk))
+    tokens = estimate_tokens(params.input)
+    usage = {"input_tokens": tokens, "output_tokens": 0, "total_tokens": tokens}
+    yield _sse_event({"type": "speech.audio.done", "usage": usage})
+
+
+def _delta(chunk: bytes) -> dict[str, str]:
+    return {"type": "speech.audio.delta", "audio": base64.b64encode(chunk).decode()}
+
+
+def _sse_event(event: Mapping[str, Any]) -> bytes:
+    return b"data: " + orjson.dumps(event) + b"\n\n"
 
 
 async def _nothing() -> AsyncGenerator[bytes, None]:

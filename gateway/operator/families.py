@@ -18,6 +18,7 @@ V1_FAMILIES = frozenset(
         "ocr",
         "documents",
         "pipelines",
+        "realtime",
         "organizations",
         "analytics",
         "sustainability",

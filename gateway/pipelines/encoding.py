@@ -98,7 +98,7 @@ class StreamEncoder:
 
 class ThreadedEncoder:
     """A `StreamEncoder` whose steps run in a worker thread (see the module docstring);
-    what `gateway.pipelines.flow` calls."""
+    what `gateway.kernels.voice.flow` calls."""
 
     def __init__(self, fmt: SpeechFormat) -> None:
         self.format = fmt

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from gateway.pipelines.flow import Event, Trace
+from gateway.kernels.voice.flow import Event, Trace
 from gateway.pipelines.templates import Template, template_to_json
 
 

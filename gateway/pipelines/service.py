@@ -1,6 +1,6 @@
 """Serving `POST /v1/audio/pipelines`: resolve the template, check the audio, plan every
 stage, take the key's share of its limits, then run the overlapped pipeline
-(`gateway.pipelines.flow`) whole or streamed.
+(`gateway.kernels.voice.flow`) whole or streamed.
 
 Everything that can be refused is refused before the answer starts (an unknown template
 is a 404, bad audio or parameters a 400, a spent limit a 429), so a stream's 200 head is
@@ -17,8 +17,7 @@ event (built by the caller, in the request, and stored here when the note is don
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -28,16 +27,15 @@ from gateway.audio.errors import audio_status
 from gateway.audio.transcription import measured_clip
 from gateway.audio.voices import mapping_named
 from gateway.files import pii_worker
+from gateway.kernels.voice.flow import EVENT_BUFFER, Event, Finisher, Trace, run_pipeline
 from gateway.pipelines import legal, scribe
 from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
-from gateway.pipelines.flow import EVENT_BUFFER, Event, Finisher, Stages, Trace, run_pipeline
 from gateway.pipelines.input import PipelineParams
 from gateway.pipelines.render import event_line, result_body
-from gateway.pipelines.session import Turn
 from gateway.pipelines.stages import ENDPOINT, EngineStages, prepare_stages
 from gateway.pipelines.template_input import voice_known
-from gateway.pipelines.templates import Overrides, Template, with_overrides
+from gateway.pipelines.templates import Template, with_overrides
 from gateway.platform.auth import Principal
 from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
@@ -262,47 +260,6 @@ async def _encoded(template: Template, pcm: bytes) -> bytes | None:
     if audio_format == "pcm" or not pcm:
         return pcm
     return await trio.to_thread.run_sync(encode, Pcm(pcm, PCM_RATE), audio_format)
-
-
-async def session_turns(
-    state: AppState,
-    principal: Principal,
-    headers: Mapping[str, str],
-    template_id: str,
-    context: str | None,
-) -> tuple[Template, Turn]:
-    """A voice session's template and its turns: every stage planned once (4xx before the
-    socket is accepted), then each turn admitted against the key's limits, run with the
-    conversation so far, and settled with the model's tokens."""
-    principal.require("audio")
-    template = await find_template(state, principal.workspace_id, template_id)
-    template = with_overrides(template, Overrides(), context)
-    silence = AudioClip(b"", "wav", 0.0, "turn.wav")
-    base = await prepare_stages(state, principal, headers, template, silence)
-    facts = new_facts(ENDPOINT, principal, headers)
-
-    @asynccontextmanager
-    async def turn(
-        clip: AudioClip, history: Sequence[Mapping[str, str]]
-    ) -> AsyncGenerator[Stages, None]:
-        stages = base.with_clip(clip, history)
-        with state.engine.usage.refusing(facts, stages.planned_llm_target):
-            hold = await state.admission.admit(
-                principal,
-                ServiceOptions(),
-                prompt_tokens=stages.prompt_estimate,
-                max_tokens=template.llm.max_tokens,
-            )
-        try:
-            yield stages
-        finally:
-            metered = stages.metered
-            target = metered.llm_target or stages.planned_llm_target
-            usage = Usage(metered.prompt_tokens, metered.completion_tokens)
-            state.engine.settle(facts, target, hold, usage)
-            hold.release()
-
-    return template, turn
 
 
 def _extra(done: Event) -> dict[str, Any]:

@@ -14,7 +14,7 @@ runs per sentence, so every sentence leaves its own record; over one socket per 
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from typing import Any, TypeVar
 
@@ -31,7 +31,7 @@ from gateway.chat.calls import open_chat_stream
 from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import chain_plan, plan_trip, prompt_estimate
 from gateway.chat.trip import Trip
-from gateway.pipelines.flow import Line, Opened
+from gateway.kernels.voice.flow import Line, Opened
 from gateway.pipelines.templates import Template, TtsSettings
 from gateway.pipelines.voice_line import SocketLine, SocketSpeaker, socket_plan
 from gateway.platform.auth import Principal
@@ -47,11 +47,12 @@ from gateway.upstream.resolve import Target
 from providers.audio_types import AudioClip, TranscriptDone, TranscriptEvent
 from providers.base import Provider
 from providers.elevenlabs_ws import SpeechSocket
-from providers.types import ChatChunk, Usage
+from providers.types import ChatChunk, ToolCallDelta, Usage
 from providers.voices import load_voices
 
 ENDPOINT = "audio.pipelines"  # every stage's usage record, whatever its family
 T = TypeVar("T")
+ToolCallSink = Callable[[ToolCallDelta], None]
 
 
 @attrs.define
@@ -93,14 +94,16 @@ async def prepare_stages(
     *,
     history: Sequence[Mapping[str, str]] = (),
     response_format: Mapping[str, Any] | None = None,
+    endpoint: str = ENDPOINT,
 ) -> EngineStages:
-    """Plan every stage of `template` (4xx for what cannot be used; nothing is called)."""
+    """Plan every stage of `template` (4xx for what cannot be used; nothing is called);
+    every stage's usage record names `endpoint`."""
     stt = TranscriptionParams(
         model=template.stt.model, response_format="json", language=template.stt.language
     )
     stt_plan = transcription_plan(state, principal, stt)
     body = _chat_body(template, "", history, response_format)
-    facts = new_facts(ENDPOINT, principal, headers)
+    facts = new_facts(endpoint, principal, headers)
     trip = plan_trip(state.chat, facts, parse_chat_body(body), headers, body)
     tts_plan, voice = None, None
     if template.tts is not None:
@@ -117,7 +120,7 @@ async def prepare_stages(
         tts_plan = voiced_targets(plan, voice)
     planned = Planned(stt, stt_plan, trip, template.tts, tts_plan, voice)
     return EngineStages(
-        state, principal, headers, template, clip, planned, history, response_format
+        state, principal, headers, template, clip, planned, history, response_format, endpoint
     )
 
 
@@ -147,7 +150,7 @@ def _chat_body(
 
 
 class EngineStages:
-    """The `gateway.pipelines.flow.Stages` of one pipeline run (see the module docstring)."""
+    """The `gateway.kernels.voice.flow.Stages` of one pipeline run (see the module docstring)."""
 
     def __init__(
         self,
@@ -159,8 +162,10 @@ class EngineStages:
         planned: Planned,
         history: Sequence[Mapping[str, str]],
         response_format: Mapping[str, Any] | None,
+        endpoint: str = ENDPOINT,
     ) -> None:
         self._state, self._principal, self._headers = state, principal, headers
+        self._endpoint = endpoint
         self._template, self._clip, self._planned = template, clip, planned
         self._history, self._response_format = history, response_format
         self.metered = Metered()
@@ -189,6 +194,7 @@ class EngineStages:
             self._planned,
             history,
             self._response_format,
+            self._endpoint,
         )
 
     # -- recognition -----------------------------------------------------------------------
@@ -196,7 +202,7 @@ class EngineStages:
     @asynccontextmanager
     async def transcribe(self) -> AsyncGenerator[Opened[TranscriptEvent], None]:
         planned, clip = self._planned, self._clip
-        facts = new_facts(ENDPOINT, self._principal, self._headers)
+        facts = new_facts(self._endpoint, self._principal, self._headers)
 
         @asynccontextmanager
         async def opener(
@@ -226,10 +232,18 @@ class EngineStages:
 
     # -- the language model ----------------------------------------------------------------
 
-    @asynccontextmanager
-    async def complete(self, transcript: str) -> AsyncGenerator[Opened[str], None]:
+    def complete(self, transcript: str) -> AbstractAsyncContextManager[Opened[str]]:
         body = _chat_body(self._template, transcript, self._history, self._response_format)
-        facts = new_facts(ENDPOINT, self._principal, self._headers)
+        return self.converse(body)
+
+    @asynccontextmanager
+    async def converse(
+        self, body: dict[str, Any], on_tool_call: ToolCallSink | None = None
+    ) -> AsyncGenerator[Opened[str], None]:
+        """The model on a chat body of the caller's (a Realtime session's conversation
+        and tools): its text as it comes; each piece of a tool call goes to
+        `on_tool_call`."""
+        facts = new_facts(self._endpoint, self._principal, self._headers)
         chat = self._state.chat
         trip = plan_trip(chat, facts, parse_chat_body(body), self._headers, body)
 
@@ -245,7 +259,7 @@ class EngineStages:
             timeout_s=settings.first_chunk_timeout_s,
         )
         async with opening as stream:
-            tally = _ChatTally()
+            tally = _ChatTally(on_tool_call=on_tool_call)
             finished = False
             try:
                 tokens = _tokens(stream.value, tally, stream.target, settings.stream_idle_timeout_s)
@@ -268,7 +282,7 @@ class EngineStages:
         assert planned.tts is not None and planned.tts_plan is not None and planned.voice
         tts, voice = planned.tts, planned.voice
         params = self._speech_params(tts, sentence)
-        facts = new_facts(ENDPOINT, self._principal, self._headers)
+        facts = new_facts(self._endpoint, self._principal, self._headers)
 
         @asynccontextmanager
         async def opener(
@@ -324,7 +338,7 @@ class EngineStages:
                 yield socket
 
         settings = self._state.settings
-        facts = new_facts(ENDPOINT, self._principal, self._headers)
+        facts = new_facts(self._endpoint, self._principal, self._headers)
         opening = self._state.engine.open_stream(
             facts, plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
@@ -410,6 +424,7 @@ async def _whole_samples(chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, 
 class _ChatTally:
     reported: Usage | None = None
     text: str = ""
+    on_tool_call: ToolCallSink | None = None
 
     def usage(self, prompt: int) -> Usage:
         if self.reported is not None and self.reported.total_tokens:
@@ -421,6 +436,9 @@ class _ChatTally:
             self.reported = chunk.usage
         text = chunk.content or ""
         self.text += text
+        if self.on_tool_call is not None:
+            for delta in chunk.tool_calls:
+                self.on_tool_call(delta)
         return text
 
 

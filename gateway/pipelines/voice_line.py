@@ -108,7 +108,7 @@ class SentenceMap:
 
 
 class SocketLine:
-    """The open socket of one answer, as the flow uses it (`gateway.pipelines.flow.Line`).
+    """The open socket of one answer, as the flow uses it (`gateway.kernels.voice.flow.Line`).
 
     `say` and `end` run in the task that reads the sentences; `audio` in the task that
     relays the audio. `audio` raises `ApiError` (the mapped provider error, or a 504 when

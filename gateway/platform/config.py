@@ -127,6 +127,12 @@ class Settings:
         "text-embedding-3-small,mistral-embed,embed-multilingual-v3.0,gemini-embedding-001"
     )
     retention_check_interval_s: float = 3600.0
+    # Realtime sessions (docs/realtime.md): how far the answer's audio may run ahead of
+    # playback (a barge-in then wastes at most this much synthesis, and the history
+    # without a truncate is within it of what was heard), and the pipeline template a
+    # realtime model id (`gpt-realtime`...) is answered by.
+    realtime_audio_lead_s: float = 1.5
+    realtime_template: str = "voice-agent-fast"
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
     # How long an idle client connection is kept open for its next request (longer than

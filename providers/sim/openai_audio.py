@@ -35,7 +35,21 @@ SPEECH_TYPES = {
     "pcm": "audio/pcm",
 }
 VOICES = frozenset(
-    {"alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse"}
+    {
+        "alloy",
+        "ash",
+        "ballad",
+        "cedar",
+        "coral",
+        "echo",
+        "fable",
+        "marin",
+        "nova",
+        "onyx",
+        "sage",
+        "shimmer",
+        "verse",
+    }
 )
 
 

@@ -188,7 +188,9 @@ SPEECH_REQUEST = obj(
     },
     response_format={"enum": list(SPEECH_FORMATS)},
     speed=SPEED,
-    stream=BOOL,
+    stream={"type": "boolean", "description": "true unless false: the answer streams"},
+    stream_format={"enum": ["audio", "sse"]},
+    instructions={"type": "string", "description": "how to speak (OpenAI's gpt-4o-mini-tts)"},
     service=obj(
         voice_settings=obj(
             stability=UNIT, similarity_boost=UNIT, style=UNIT, speed=SPEED, use_speaker_boost=BOOL
@@ -198,18 +200,29 @@ SPEECH_REQUEST = obj(
     ),
 )
 
+SSE_SPEECH: Schema = {
+    "type": "string",
+    "description": "`data: {type: speech.audio.delta, audio: <base64>}` lines, then "
+    "`speech.audio.done` with `usage`",
+}
+
 SPEECH = Operation(
-    "Speak a text; the body is audio in `response_format`, streamed with `stream`",
+    "Speak a text; the body is audio in `response_format`, streamed unless `stream: false`",
     TAG,
     BINARY,
     request=SPEECH_REQUEST,
     media_type="audio/mpeg",
-    alternatives=tuple((t, BINARY) for t in (*SPEECH_MEDIA_TYPES[1:], "audio/pcm")),
+    alternatives=(
+        *((t, BINARY) for t in (*SPEECH_MEDIA_TYPES[1:], "audio/pcm")),
+        ("text/event-stream", SSE_SPEECH),
+    ),
     errors=UPSTREAM_ERRORS,
     headers=SERVICE_HEADERS,
-    description="Headers of the answer: `Content-Length` (not when streamed), "
-    "`X-Service-Provider`, `X-Service-Model`, `X-Service-Latency-Ms`. Raw `pcm` is 24 kHz "
-    "16-bit signed little-endian mono.",
+    description="Streamed by default, as OpenAI's speech is (chunked, the first bytes as "
+    "soon as the vendor's); `stream: false` answers whole. `stream_format: sse` gives "
+    "OpenAI's `speech.audio.delta`/`speech.audio.done` events. Headers of the answer: "
+    "`Content-Length` (not when streamed), `X-Service-Provider`, `X-Service-Model`, "
+    "`X-Service-Latency-Ms`. Raw `pcm` is 24 kHz 16-bit signed little-endian mono.",
 )
 
 # -- voices --------------------------------------------------------------------------------

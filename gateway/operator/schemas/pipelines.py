@@ -235,12 +235,15 @@ SESSION = Operation(
     query=(
         query("template", STR, "a template id or name (default `voice-agent-fast`)"),
         query("context", STR, "added to the template's system prompt"),
+        query("input_audio_format", STR, "`pcm16` (default), `g711_ulaw` or `g711_alaw`"),
+        query("sample_rate", STR, "PCM16's rate: 8000, 16000 (default), 24000 or 48000"),
     ),
     errors=(400, 401, 404, 426),
     description="A WebSocket handshake is answered 101 Switching Protocols; a plain GET "
-    "(no upgrade) is refused with 426. Client events: `session.update`, "
+    "(no upgrade) is refused with 426. The same session core as `GET /v1/realtime` "
+    "(docs/realtime.md), in this endpoint's protocol. Client events: `session.update`, "
     "`input_audio_buffer.append` (base64 PCM16 "
-    "16 kHz mono), `input_audio_buffer.commit`, `input_audio_buffer.clear`, "
+    "mono at the session's rate), `input_audio_buffer.commit`, `input_audio_buffer.clear`, "
     "`response.cancel`. Gateway events: `session.created`, `input_audio_buffer.speech_started`"
     ", `speech_stopped`, `committed`, `transcription.partial`/`final`, `response.created`, "
     "`response.text.delta`, `response.audio.delta` (PCM16 24 kHz), `response.done`, `error`. "
@@ -248,8 +251,28 @@ SESSION = Operation(
     "status (4401, 4404, 4429).",
 )
 
+REALTIME = Operation(
+    "A Realtime session: the OpenAI Realtime protocol over a WebSocket, answered by a cascade",
+    "realtime",
+    None,
+    status=101,
+    body_required=False,
+    query=(
+        query("model", STR, "a realtime model id (`gpt-realtime`...) or a pipeline template"),
+        query("intent", STR, "`transcription` for a transcription session"),
+    ),
+    errors=(400, 401, 403, 404, 426),
+    description="The OpenAI Realtime protocol (GA event names; the beta names with "
+    "`OpenAI-Beta: realtime=v1`), the key in `Authorization: Bearer` or the "
+    "`openai-insecure-api-key.<key>` subprotocol. Speech-to-text, the language model and "
+    "text-to-speech of a pipeline template, each through the engine; see docs/realtime.md. "
+    "A session that cannot start sends one `error` event and closes with 4000 + the HTTP "
+    "status.",
+)
+
 OPERATIONS = {
     "pipelines.pipelines": PIPELINE,
-    "pipelines.sessions": SESSION,
+    "realtime.sessions": SESSION,
+    "realtime.realtime": REALTIME,
     **TEMPLATE_OPERATIONS,
 }

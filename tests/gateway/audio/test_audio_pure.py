@@ -80,7 +80,9 @@ def test_speech_defaults_and_service() -> None:
             },
         }
     )
-    assert (params.response_format, params.speed, params.stream) == ("mp3", 1.0, False)
+    # Streamed by default, as OpenAI's speech is (issue 35).
+    assert (params.response_format, params.speed, params.stream) == ("mp3", 1.0, True)
+    assert params.stream_format == "audio"
     assert params.prefer == "speed" and params.service.fallbacks == ("tts-1-hd",)
     assert params.voice_settings is not None and params.voice_settings.stability == 0.3
     assert params.voice_settings.use_speaker_boost is False

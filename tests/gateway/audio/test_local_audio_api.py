@@ -52,6 +52,7 @@ async def test_speech_formats_are_really_encoded(
             "voice": "calm",
             "input": "Hello there.",
             "response_format": fmt,
+            "stream": False,  # whole, with its length (streamed is the default)
         },
     )
     assert response.status_code == 200, response.text

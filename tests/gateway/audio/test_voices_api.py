@@ -200,23 +200,36 @@ async def test_a_mappings_default_speed_applies_unless_the_request_sets_one(
     assert await seconds("quick", speed=1.0) == pytest.approx(plain, rel=0.05)
 
 
+ADAM = "pNInz6obpgDQGcFmaJgB"
+
+
 @pytest.mark.parametrize("stream", [False, True])
 async def test_a_named_model_without_the_voice_is_reported_as_a_fallback(
     http: httpx.AsyncClient, stream: bool
 ) -> None:
-    """'ash' is OpenAI's alone (no standard voice): ElevenLabs cannot speak it, so OpenAI
-    does, and the headers say another model than the named one served."""
+    """Adam is ElevenLabs' alone (no standard voice): OpenAI cannot speak it, so
+    ElevenLabs does, and the headers say another model than the named one served."""
 
     async def headers(model: str) -> httpx.Headers:
-        body = {"model": model, "voice": "ash", "input": "hi", "stream": stream}
+        body = {"model": model, "voice": ADAM, "input": "hi", "stream": stream}
         response = await http.post("/v1/audio/speech", json=body)
         assert response.status_code == 200, response.text
         return response.headers
 
-    elsewhere = await headers("eleven_flash_v2_5")
-    assert elsewhere["x-service-provider"] == "openai"
+    elsewhere = await headers("tts-1")
+    assert elsewhere["x-service-provider"] == "elevenlabs"
     assert elsewhere["x-service-fallback"] == "true"
-    assert (await headers("tts-1"))["x-service-fallback"] == "false"
+    assert (await headers("eleven_flash_v2_5"))["x-service-fallback"] == "false"
+
+
+async def test_every_openai_voice_speaks_on_the_other_vendors(http: httpx.AsyncClient) -> None:
+    """The voices realtime clients send by default (`marin`, `cedar`) and the rest of
+    OpenAI's list are paired with a standard voice, so ElevenLabs speaks them too."""
+    for voice in ("marin", "cedar", "ash", "ballad", "fable", "shimmer", "verse"):
+        body = {"model": "eleven_flash_v2_5", "voice": voice, "input": "hi"}
+        response = await http.post("/v1/audio/speech", json=body)
+        assert response.status_code == 200, response.text
+        assert response.headers["x-service-provider"] == "elevenlabs"
 
 
 async def test_a_mapping_read_and_sent_back_is_accepted(http: httpx.AsyncClient) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 import trio
 
-from gateway.pipelines.flow import Opened
+from gateway.kernels.voice.flow import Opened
 from gateway.platform.errors import ApiError
 from providers.audio_types import (
     TranscriptDelta,

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import trio
 
-from gateway.pipelines import flow
-from gateway.pipelines.flow import Event, Trace, run_pipeline
+from gateway.kernels.voice import flow
+from gateway.kernels.voice.flow import Event, Trace, run_pipeline
 from tests.gateway.pipelines.scripted import ScriptedStages
 
 T, A, B = 0.3, 0.2, 0.15

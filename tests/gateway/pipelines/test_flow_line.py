@@ -15,8 +15,8 @@ from functools import partial
 import pytest
 import trio
 
-from gateway.pipelines import flow
-from gateway.pipelines.flow import Event, run_pipeline
+from gateway.kernels.voice import flow
+from gateway.kernels.voice.flow import Event, run_pipeline
 from gateway.pipelines.voice_line import SentenceMap, visible_chars
 from tests.gateway.pipelines.scripted import ScriptedStages
 from tests.gateway.pipelines.test_flow import LLM, STT, A, B, T, first, run

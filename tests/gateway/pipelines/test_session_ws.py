@@ -144,3 +144,27 @@ async def append(ws: Any, pcm: bytes) -> None:
     for start in range(0, len(pcm), 6400):  # 200 ms a message, as a microphone would
         chunk = base64.b64encode(pcm[start : start + 6400]).decode()
         await ws.send_message(json.dumps({"type": "input_audio_buffer.append", "audio": chunk}))
+
+
+async def test_the_client_says_its_sample_rate(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """Audio at 24 kHz, as realtime clients send it, is read as 24 kHz when the session
+    is told so (it was read as 16 kHz: slowed down, and misheard)."""
+    await local_template(http)
+    sim_of(gateway).replies.append(ANSWER)
+    pcm = decode(await spoken_wav(http, SPOKEN), rate=24_000).samples + bytes(24_000 * 2)
+    received: list[dict[str, Any]] = []
+    with trio.fail_after(120):
+        url = ws_url(gateway, "?template=local-agent&sample_rate=24000")
+        async with open_websocket_url(url, extra_headers=AUTH) as ws:
+            for start in range(0, len(pcm), 9600):
+                chunk = base64.b64encode(pcm[start : start + 9600]).decode()
+                await ws.send_message(
+                    json.dumps({"type": "input_audio_buffer.append", "audio": chunk})
+                )
+            while not received or received[-1]["type"] != "response.done":
+                received.append(json.loads(await ws.get_message()))
+    final = next(m for m in received if m["type"] == "transcription.final")
+    assert overlap(SPOKEN, final["text"]) >= 0.6
+    assert received[-1]["status"] == "completed"
