@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from bench import charts, checks, floor, machine, procs, report, sections, workers
+from bench import charts, checks, floor, fronts, machine, procs, report, sections, workers
 from bench.plan import RUN_ORDER, SECTIONS, Plan, Run
 from bench.stack import GATEWAY_ENV, Stack, running_stack
 
@@ -141,6 +141,7 @@ def _run_sections(run: Run, stack: Stack, chosen: tuple[str, ...]) -> dict[str, 
         "ceiling": lambda: sections.ceiling(run, stack, measured),
         "floor": lambda: floor.floor(run, stack, measured),
         "workers": lambda: workers.workers(run, stack),
+        "fronts": lambda: fronts.fronts(run, stack),
     }
     for name in RUN_ORDER:
         if name not in chosen:

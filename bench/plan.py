@@ -10,11 +10,29 @@ import attrs
 
 from bench.machine import Machine, Pinning
 
-SECTIONS = ("nonstream", "stream", "open-streams", "soak", "ceiling", "floor", "workers")
+SECTIONS = (
+    "nonstream",
+    "stream",
+    "open-streams",
+    "soak",
+    "ceiling",
+    "floor",
+    "workers",
+    "fronts",
+)
 # The soak runs before the open streams: thousands of held streams leave the heap
 # larger than steady load does, and a soak starting there would hide a slow leak. The
 # floor runs right after section 1, whose gateway figures it is set against.
-RUN_ORDER = ("nonstream", "floor", "stream", "soak", "open-streams", "ceiling", "workers")
+RUN_ORDER = (
+    "nonstream",
+    "floor",
+    "stream",
+    "fronts",
+    "soak",
+    "open-streams",
+    "ceiling",
+    "workers",
+)
 
 
 @attrs.frozen

@@ -41,6 +41,7 @@ def markdown(
         _ceiling_text(results),
         _floor_text(results),
         _workers_text(results),
+        _fronts_text(results),
         _chart(chart, chart_dir),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
@@ -437,6 +438,41 @@ def _floor_sentence(f: dict[str, Any]) -> str:
             f" direct-to-simulator, of the gateway's {_fmt(one['gateway_added_p50_ms'])} ms"
         )
     return text + "."
+
+
+def _fronts_text(results: dict[str, Any]) -> str:
+    """Section 8: each door's latency beside chat's, and its share over chat's."""
+    f = section_of(results, "fronts")
+    if f is None:
+        return ""
+    lines = [
+        "### 8. The Responses and Messages doors against chat completions (same load)",
+        "",
+        "| door | load | p50 ms | p99 ms | p50 over chat | p99 over chat | CPU over chat |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    added = f["added_over_chat_pct"]
+    for door, by_level in f["non_streamed"].items():
+        for level, point in by_level.items():
+            over = added.get(door, {}).get(level, {})
+            lines.append(
+                f"| {door} | c={level} | {_fmt(point['p50_ms'])} | {_fmt(point['p99_ms'])}"
+                f" | {_pct(over.get('p50_ms'))} | {_pct(over.get('p99_ms'))}"
+                f" | {_pct(over.get('server_cpu_ms_per_request'))} |"
+            )
+    for door, point in f["streamed"].items():
+        over = added.get(door, {}).get("streamed", {})
+        lines.append(
+            f"| {door} | streamed c={point['concurrency']} | {_fmt(point['last_chunk_p50_ms'])}"
+            f" | {_fmt(point['last_chunk_p99_ms'])} | {_pct(over.get('last_chunk_p50_ms'))}"
+            f" | {_pct(over.get('last_chunk_p99_ms'))}"
+            f" | {_pct(over.get('server_cpu_ms_per_stream'))} |"
+        )
+    return "\n".join(lines)
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{value:+.1f} %"
 
 
 def _workers_text(results: dict[str, Any]) -> str:

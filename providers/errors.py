@@ -129,3 +129,12 @@ class StreamInterrupted(ProviderError):
 
 class Unsupported(ProviderError):
     """This provider does not offer the operation that was asked of it."""
+
+
+def refuse_top_k(provider: str, top_k: int | None) -> None:
+    """For adapters whose vendor has no `top_k` setting (OpenAI, Mistral): a request that
+    sets it is refused naming it, never served without it."""
+    if top_k is not None:
+        raise InvalidUpstreamRequest(
+            provider, f"The provider {provider} has no 'top_k' setting.", param="top_k", value=top_k
+        )

@@ -36,6 +36,7 @@ from providers.errors import (
     UpstreamHTTPError,
     UpstreamTimeout,
     UpstreamUnavailable,
+    refuse_top_k,
 )
 from providers.http import (
     decode_vectors,
@@ -443,6 +444,7 @@ class MistralProvider(MistralAudio):
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """One whole answer; cancelling the call closes the upstream request."""
+        refuse_top_k(self.provider_id, request.top_k)
         payload = chat_payload(request, stream=False)
         data = await self.post_json("/v1/chat/completions", payload, model=request.model)
         return parse_chat(data, self.provider_id)
@@ -450,6 +452,7 @@ class MistralProvider(MistralAudio):
     @asynccontextmanager
     async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
         """The answer's chunks as they arrive; leaving the context closes the response."""
+        refuse_top_k(self.provider_id, request.top_k)
         payload = chat_payload(request, stream=True)
         async with (
             self.open_stream("/v1/chat/completions", payload, model=request.model) as resp,

@@ -24,6 +24,7 @@ from providers.errors import (
     UpstreamHTTPError,
     UpstreamTimeout,
     UpstreamUnavailable,
+    refuse_top_k,
 )
 from providers.http import (
     decode_vectors,
@@ -247,6 +248,7 @@ class OpenAIProvider(OpenAIAudio):
         return map_openai_error(self.provider_id, status, body, headers, model)
 
     async def chat(self, request: ChatRequest) -> ChatResult:
+        refuse_top_k(self.provider_id, request.top_k)
         data = await self.post_json(
             "/chat/completions", chat_payload(request, stream=False), model=request.model
         )
@@ -254,6 +256,7 @@ class OpenAIProvider(OpenAIAudio):
 
     @asynccontextmanager
     async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
+        refuse_top_k(self.provider_id, request.top_k)
         payload = chat_payload(request, stream=True)
         async with (
             self.open_stream("/chat/completions", payload, model=request.model) as resp,

@@ -41,11 +41,20 @@ from gateway.api.routing_rules import routing_rules_blueprint
 from gateway.api.status import status_blueprint
 from gateway.api.sustainability import sustainability_blueprint
 from gateway.chat.routes import chat_routes
+from gateway.chat.service import serve_chat
+from gateway.chat.services import ChatServices
+from gateway.kernels.dialects import Dialect, ServeChat
+from gateway.messages.routes import messages_routes
+from gateway.messages.services import MessagesServices
 from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answering
 from gateway.platform.state import AppState
 from gateway.platform.uploads import file_upload_limits
 from gateway.realtime.routes import realtime_blueprint
+from gateway.responses.routes import responses_blueprint, responses_routes
+from gateway.responses.services import ResponsesServices
 from gateway.uploads.formats import LARGEST_UPLOAD
 
 # The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
@@ -70,6 +79,34 @@ class Family:
 
 def _chat(state: AppState) -> Mounted:
     return Mounted(routes=tuple(chat_routes(state.chat)))
+
+
+def chat_behind(chat: ChatServices) -> ServeChat:
+    """Chat's path for the front doors that put another dialect in front of it."""
+
+    def serve(
+        principal: Principal, body: object, headers: Mapping[str, str], dialect: Dialect
+    ) -> Answering:
+        return serve_chat(chat, principal, body, headers, dialect)
+
+    return serve
+
+
+def _responses(state: AppState) -> Mounted:
+    responses = ResponsesServices(
+        chat_behind(state.chat),
+        state.responses,
+        state.db,
+        state.engine.usage,
+        state.auth,
+        state.settings.responses_retention_days,
+    )
+    return Mounted((responses_blueprint(responses),), tuple(responses_routes(responses)))
+
+
+def _messages(state: AppState) -> Mounted:
+    messages = MessagesServices(chat_behind(state.chat), state.catalog)
+    return Mounted(routes=tuple(messages_routes(messages)))
 
 
 def _retrieval(state: AppState) -> Mounted:
@@ -135,6 +172,8 @@ def _blueprint(make: Callable[[AppState], Blueprint]) -> Callable[[AppState], Mo
 FAMILIES: tuple[Family, ...] = (
     Family("admin", _admin),
     Family("chat", _chat),
+    Family("responses", _responses),  # front doors over chat (gateway.kernels.dialects)
+    Family("messages", _messages),
     Family("retrieval", _retrieval),
     Family("audio", _audio),
     Family("status", lambda state: Mounted((status_blueprint(state), alerts_blueprint(state)))),

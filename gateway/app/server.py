@@ -52,6 +52,7 @@ from gateway.workers import (
     incident_monitor,
     key_events,
     last_used,
+    response_writer,
     retention,
     shared_limits,
     shared_state,
@@ -76,6 +77,7 @@ Worker = Callable[..., Awaitable[None]]
 # first: the others may record usage).
 WORKERS: tuple[Worker, ...] = (
     usage_writer.run,
+    response_writer.run,  # stored responses, written behind their answers
     last_used.run,
     health_probes.run,
     webhook_delivery.run,

@@ -37,15 +37,15 @@ from typing import Protocol
 import attrs
 import trio
 
-from gateway.chat import render
 from gateway.chat.cache import StreamAssembler
+from gateway.chat.dialect import ChatCompletionFrames
 from gateway.chat.trip import Trip
+from gateway.kernels.dialects import Frames
 from gateway.platform.errors import ApiError
 from gateway.upstream.accounting import Accounting
 from providers.errors import ProviderError, UpstreamTimeout
 from providers.types import ChatChunk, Usage
 from streams.held import background
-from streams.sse import DONE
 
 CLEANUP_DEADLINE_S = 2.0
 READ_AHEAD = 64  # chunks buffered between the upstream and the client, at most
@@ -86,10 +86,9 @@ class Tab(Protocol):
 
 
 class ChatStreamBody:
-    """The SSE body of one streamed chat completion: a `StreamBody` whose frames are
-    chat-completion chunks, ending with `[DONE]` (or one error event)."""
-
-    content_type = "text/event-stream"
+    """The body of one streamed chat answer: a `StreamBody` whose frames are the
+    dialect's (`frames`; chat-completion chunks ending with `[DONE]` by default), ending
+    with its final frames or one error event."""
 
     def __init__(
         self,
@@ -102,14 +101,17 @@ class ChatStreamBody:
         measure: Measure,
         on_finish: Finisher | None = None,
         assembler: StreamAssembler | None = None,
+        frames: Frames | None = None,
     ) -> None:
         self._trip = trip
+        self._frames = frames or ChatCompletionFrames(trip)
+        self.content_type = self._frames.content_type
         self._chunks = chunks
         self._idle_timeout_s = idle_timeout_s
         self._tab, self._measure = tab, measure
         self._on_finish = on_finish
         self._state = StreamState.STREAMING
-        self._out: deque[bytes] = deque([render.role_chunks(trip)])
+        self._out: deque[bytes] = deque([self._frames.opening()])
         self._finish_reason: str | None = None
         self._usage: Usage | None = None
         self._chars = 0
@@ -117,6 +119,7 @@ class ChatStreamBody:
         self._error: ApiError | None = None
         self._accounting: Accounting | None = None
         self._finished = False
+        self._sealed = False
         self.assembler = assembler
         for chunk in head:
             self._translate(chunk)
@@ -155,6 +158,9 @@ class ChatStreamBody:
             if self._state is not StreamState.STREAMING:
                 raise StopAsyncIteration
             await self._pull()
+        if self._state is not StreamState.STREAMING and not self._sealed:
+            self._sealed = True  # the last frames are queued: the dialect's step first
+            await self._frames.seal()
         frames = b"".join(self._out)
         self._out.clear()
         return frames
@@ -243,18 +249,14 @@ class ChatStreamBody:
             self.assembler.add(chunk)
         if chunk.content or chunk.logprobs:
             self._chars += len(chunk.content or "")
-            self._out.append(render.content_chunk(self._trip, chunk))
-        if chunk.tool_calls:
-            for piece in chunk.tool_calls:
-                self._chars += len(piece.arguments)
-                if piece.name:
-                    self._tools.append(piece.name)
-            self._out.append(render.tool_calls_chunk(self._trip, chunk.tool_calls, chunk.index))
-        if chunk.moderation is not None:
-            self._out.append(render.moderation_chunk(self._trip, chunk.moderation))
-        if chunk.finish_reason is not None and chunk.index:
-            self._out.append(render.finish_chunk(self._trip, chunk.finish_reason, chunk.index))
-        elif chunk.finish_reason is not None:
+        for piece in chunk.tool_calls:
+            self._chars += len(piece.arguments)
+            if piece.name:
+                self._tools.append(piece.name)
+        frames = self._frames.chunk(chunk)
+        if frames:
+            self._out.append(frames)
+        if chunk.finish_reason is not None and not chunk.index:
             self._finish_reason = chunk.finish_reason
         if chunk.usage is not None:
             self._usage = chunk.usage
@@ -263,16 +265,13 @@ class ChatStreamBody:
         usage = self._measure(self._usage, self._chars)
         accounting = self._accounting = self._tab.finished(usage)
         reason = self._finish_reason or "stop"
-        self._out.append(render.final_chunk(self._trip, reason, accounting, self._tools))
-        if self._trip.params.include_usage:
-            self._out.append(render.usage_chunk(self._trip, accounting))
-        self._out.append(DONE)
+        self._out.append(self._frames.finish(reason, accounting, self._tools))
         self._state = StreamState.DONE
 
     def _fail(self, exc: ProviderError) -> None:
         self._tab.metered = self._measure(self._usage, self._chars)
         self._error = self._tab.failed(exc)
-        self._out.append(render.error_event(self._error.body()))
+        self._out.append(self._frames.fail(self._error))
         self._state = StreamState.FAILED
 
     def report(self) -> None:

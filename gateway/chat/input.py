@@ -20,6 +20,7 @@ from gateway.platform.params import (
     optional_bool,
     optional_int,
     optional_object,
+    optional_positive_int,
     optional_string,
     required_string,
 )
@@ -74,6 +75,7 @@ def parse_chat_body(body: Any) -> ChatParams:
         user=optional_string(body, "user"),
         response_format=_response_format(body),
         seed=optional_int(body, "seed"),
+        top_k=optional_positive_int(body, "top_k"),
         **parse_options(body),
     )
     return ChatParams(

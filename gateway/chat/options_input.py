@@ -29,8 +29,10 @@ MODALITIES = ("text", "audio")
 SEARCH_CONTEXT_SIZES = ("low", "medium", "high")
 CACHE_RETENTIONS = ("in_memory", "24h")
 CACHE_MODES = ("implicit", "explicit")
-EXTENSIONS = frozenset({"provider", "routing_mode", "service"})
-"""The gateway's own body fields beside OpenAI's."""
+EXTENSIONS = frozenset({"provider", "routing_mode", "service", "top_k"})
+"""The gateway's own body fields beside OpenAI's (`top_k`: the Messages API's sampling
+setting, which the chat body of `/v1/messages` carries; Anthropic, Gemini and Cohere take
+it, OpenAI and Mistral refuse it)."""
 _TOKEN_ID = re.compile(r"^\d+$")
 
 

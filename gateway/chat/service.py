@@ -26,6 +26,7 @@ from gateway.chat import render
 from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.cache import ReplayStream, StreamAssembler
 from gateway.chat.calls import Opened, complete, open_chat_stream
+from gateway.chat.dialect import ChatCompletionFrames, answered
 from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import (
     CachePlan,
@@ -37,6 +38,7 @@ from gateway.chat.plan import (
 )
 from gateway.chat.services import ChatServices
 from gateway.chat.trip import Trip
+from gateway.kernels.dialects import Dialect, Frames
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, StreamAnswer
 from gateway.platform.errors import ApiError
@@ -64,34 +66,44 @@ STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 @asynccontextmanager
 async def serve_chat(
-    chat: ChatServices, principal: Principal, body: Any, headers: Mapping[str, str]
+    chat: ChatServices,
+    principal: Principal,
+    body: Any,
+    headers: Mapping[str, str],
+    dialect: Dialect | None = None,
 ) -> AsyncIterator[Answer]:
     """`async with serve_chat(chat, principal, body, headers) as answer:` (raises
     `ApiError` on entry for client mistakes and upstream failures; see the module
-    docstring)."""
+    docstring). `dialect`, another front door's (`gateway.kernels.dialects`), reads the
+    body and says the answer; chat-completions without one."""
     principal.require("chat")
     facts = new_facts("chat", principal, headers)
     with identified(facts):
-        trip = _planned(chat, facts, body, headers)
+        trip = _planned(chat, facts, body, headers, dialect)
         cache = cache_plan(chat, trip)
         prompt_hash = cache.key if cache else prompt_key(trip)
         trip = attrs.evolve(trip, facts=attrs.evolve(trip.facts, prompt_hash=prompt_hash))
         with await _admit(chat, trip) as hold:  # the slot comes back when the answer is done
             hit = await _cached(chat, trip, cache)
             if hit is not None:
-                yield _from_cache(chat, trip, hit, hold)
+                yield _from_cache(chat, trip, hit, hold, dialect)
             elif trip.params.stream:
-                async with _streamed(chat, trip, hold, cache) as answer:
+                async with _streamed(chat, trip, hold, cache, dialect) as answer:
                     yield answer
             else:
-                yield await _plain(chat, trip, hold, cache)
+                yield await _plain(chat, trip, hold, cache, dialect)
 
 
 def _planned(
-    chat: ChatServices, facts: RequestFacts, body: Any, headers: Mapping[str, str]
+    chat: ChatServices,
+    facts: RequestFacts,
+    body: Any,
+    headers: Mapping[str, str],
+    dialect: Dialect | None,
 ) -> Trip:
     try:
-        return plan_trip(chat, facts, parse_chat_body(body), headers, body)
+        chat_body = body if dialect is None else dialect.chat_body(body)
+        return plan_trip(chat, facts, parse_chat_body(chat_body), headers, chat_body)
     except ApiError as error:  # refused before planning (its body, its model): recorded
         model = body.get("model") if isinstance(body, dict) else None
         chat.engine.usage.refusal(facts, unplanned(model), error)
@@ -124,7 +136,9 @@ def _decided(trip: Trip, served: Served[Any]) -> Trip:
 # -- plain answers -------------------------------------------------------------------------
 
 
-async def _plain(chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | None) -> JsonAnswer:
+async def _plain(
+    chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | None, dialect: Dialect | None
+) -> JsonAnswer:
     async def operation(adapter: Provider, target: Any) -> ChatResult:
         return await complete(trip, adapter, target)
 
@@ -141,7 +155,21 @@ async def _plain(chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | 
     if cache is not None and not trip.fell_back:
         _keep(chat, cache, attrs.evolve(result, usage=accounting.usage))
     headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
-    return JsonAnswer(200, render.completion_body(trip, result, accounting), headers)
+    return JsonAnswer(200, _whole(dialect, trip, result, accounting), headers)
+
+
+def _whole(dialect: Dialect | None, trip: Trip, result: ChatResult, accounting: Accounting) -> Any:
+    """A whole answer's body, in the dialect's shape."""
+    if dialect is None:
+        return render.completion_body(trip, result, accounting)
+    return dialect.answer(answered(trip), result, accounting)
+
+
+def _frames(dialect: Dialect | None, trip: Trip) -> Frames:
+    """A stream's frames, in the dialect's shape."""
+    if dialect is None:
+        return ChatCompletionFrames(trip)
+    return dialect.frames(answered(trip))
 
 
 def _result_usage(trip: Trip, result: ChatResult) -> Usage:
@@ -159,7 +187,7 @@ def _result_usage(trip: Trip, result: ChatResult) -> Usage:
 
 @asynccontextmanager
 async def _streamed(
-    chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | None
+    chat: ChatServices, trip: Trip, hold: Hold, cache: CachePlan | None, dialect: Dialect | None
 ) -> AsyncIterator[StreamAnswer]:
     """Race the chain to a first content chunk; the winner stays open for the block and
     the body relays the rest.
@@ -191,6 +219,7 @@ async def _streamed(
             measure=lambda usage, chars: _stream_usage(trip, usage, chars),
             on_finish=lambda outcome: _store_stream(chat, trip, cache, assembler, outcome),
             assembler=assembler,
+            frames=_frames(dialect, trip),
         )
         try:
             yield StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)
@@ -246,7 +275,9 @@ async def _cached(chat: ChatServices, trip: Trip, cache: CachePlan | None) -> Ch
     return found
 
 
-def _from_cache(chat: ChatServices, trip: Trip, hit: ChatResult, hold: Hold) -> Answer:
+def _from_cache(
+    chat: ChatServices, trip: Trip, hit: ChatResult, hold: Hold, dialect: Dialect | None
+) -> Answer:
     """Serve a cached answer: counted as savings, billed nothing, shaped like a live one.
     No race served it, so its record is written here, through the engine, at once."""
     trip = attrs.evolve(trip, cache_hit=True)
@@ -259,7 +290,7 @@ def _from_cache(chat: ChatServices, trip: Trip, hit: ChatResult, hold: Hold) -> 
     )
     accounting = billed_nothing(full)
     if not trip.params.stream:
-        answer = render.completion_body(trip, hit, accounting)
+        answer = _whole(dialect, trip, hit, accounting)
         # zero, as its `_gateway.energy`: the spec's footprint headers are on every answer
         headers = base_headers(trip) | hold.headers() | footprint_headers(accounting)
         return JsonAnswer(200, answer, headers)
@@ -270,6 +301,7 @@ def _from_cache(chat: ChatServices, trip: Trip, hit: ChatResult, hold: Hold) -> 
         idle_timeout_s=chat.settings.stream_idle_timeout_s,
         tab=_Replayed(accounting),
         measure=lambda usage, chars: accounting.usage,
+        frames=_frames(dialect, trip),
     )
     return StreamAnswer(body, base_headers(trip) | hold.headers() | STREAM_HEADERS)
 

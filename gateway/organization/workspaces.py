@@ -27,6 +27,7 @@ from gateway.platform.state import AppState
 from store import audit, erasure, workspaces
 from store import documents as document_store
 from store import files as file_store
+from store import responses as response_store
 from store.audit import AuditEvent
 from store.erasure import Blob, Removal
 from store.workspaces import WorkspaceRecord
@@ -140,6 +141,7 @@ async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
         blobs = [Blob(files.blobs, d) for d in file_store.remove_workspace(db, workspace_id)]
         held = document_store.remove_workspace(db, workspace_id)
         blobs += [Blob(documents.blobs, d) for d in held]
+        response_store.remove_workspace(db, workspace_id)
         workspaces.delete(db, workspace_id)
         audit.append(db, event)
         return Removal(workspace_id, tuple(blobs))
@@ -148,6 +150,7 @@ async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
         files.index.forget(workspace_id)
         documents.index.forget(workspace_id)
 
+    state.responses.forget_workspace(workspace_id)  # kept, not yet written: never will be
     async with files.blob_lock, documents.blob_lock:
         await erasure.erase(state.db, remove, forget=forget)
 

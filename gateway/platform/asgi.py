@@ -40,21 +40,39 @@ from gateway.platform.upload_pace import UploadFloor
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[Principal, bytes, Mapping[str, str]], Answering]
+ErrorBody = Callable[[ApiError], dict[str, Any]]
+Credential = Callable[[Mapping[str, str]], str | None]
 
 INTERNAL_ERROR = ApiError(
     500, "internal_error", "The gateway failed unexpectedly.", type="server_error"
 )
 
 
+def spec_error_body(error: ApiError) -> dict[str, Any]:
+    return error.body()
+
+
+def bearer_header(headers: Mapping[str, str]) -> str | None:
+    return headers.get("authorization")
+
+
 @attrs.frozen
 class Route:
     """One route of the fast path: the caller is authenticated, the body read (within the
     body deadline and size limit) before `handler(principal, body, headers)` (a family's
-    function, closed over the services it uses)."""
+    function, closed over the services it uses).
+
+    A route in front of another vendor's dialect (`/v1/messages`) says how its errors
+    look (`error_body`: every error it answers, the refusals before its handler runs
+    included) and where its callers put their key (`credential`: the value to read as
+    an `Authorization` header).
+    """
 
     method: str
     path: str
     handler: Handler
+    error_body: ErrorBody = spec_error_body
+    credential: Credential = bearer_header
 
 
 class FastPath:
@@ -101,7 +119,8 @@ class FastPath:
         route = methods.get(scope["method"])
         if route is None:
             error = _method_not_allowed(methods)
-            await send_json(exchange.send, error.status, error.body(), error.headers)
+            shape = next(iter(methods.values())).error_body
+            await send_json(exchange.send, error.status, shape(error), error.headers)
             return
         await self._serve(route, scope, exchange)
 
@@ -112,7 +131,7 @@ class FastPath:
         headers = _headers(scope)
         try:
             principal = await self.authenticator.header(
-                headers.get("authorization"),
+                route.credential(headers),
                 _client_address(scope),
                 agent_session=headers.get(AGENT_SESSION_HEADER),
             )
@@ -120,7 +139,7 @@ class FastPath:
                 exchange, headers, self.max_body_bytes, self.body_timeout_s
             )
         except ApiError as error:
-            await send_json(send, error.status, error.body(), error.headers)
+            await send_json(send, error.status, route.error_body(error), error.headers)
             return
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
@@ -149,11 +168,11 @@ class FastPath:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         except ApiError as error:
             if not started:
-                await send_json(send, error.status, error.body(), error.headers)
+                await send_json(send, error.status, route.error_body(error), error.headers)
         except Exception:
             logger.exception("unhandled error in the fast path (%s)", route.path)
             if not started:
-                await send_json(send, 500, INTERNAL_ERROR.body(), {})
+                await send_json(send, 500, route.error_body(INTERNAL_ERROR), {})
 
 
 def _method_not_allowed(methods: Mapping[str, Route]) -> ApiError:

@@ -133,6 +133,10 @@ class Settings:
     # realtime model id (`gpt-realtime`...) is answered by.
     realtime_audio_lead_s: float = 1.5
     realtime_template: str = "voice-agent-fast"
+    # Stored responses (`POST /v1/responses` with `store`): erased by the retention worker
+    # this many days after their creation (the Responses API's own is 30); 0 keeps them
+    # until deleted.
+    responses_retention_days: float = 30.0
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
     # How long an idle client connection is kept open for its next request (longer than

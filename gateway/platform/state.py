@@ -42,6 +42,7 @@ from gateway.workers.usage_writer import UsageWriter
 from providers.catalog import Catalog
 from providers.upstream import Upstream
 from store.db import Database
+from store.responses import ResponseKeeper
 from store.secrets import CredentialCipher
 
 
@@ -73,6 +74,8 @@ class AppState:
     # Requests in flight (the server's drain), read by the analytics realtime page.
     drain: Drain = attrs.field(factory=Drain)
     exports: ExportRuntime = attrs.field()
+    # Stored responses of the Responses API, written behind their answers.
+    responses: ResponseKeeper = attrs.field()
     # Scale-out: the Redis-protocol server and the limits kept on it (None: one process,
     # limits in memory).
     redis: RedisClient | None = None
@@ -106,6 +109,10 @@ class AppState:
     def _default_agents(self) -> AgentBook:
         counters = MemoryCounters(idle_s=self.settings.agent_session_idle_s)
         return AgentBook(self.db, self.usage.flush, counters)
+
+    @responses.default
+    def _default_responses(self) -> ResponseKeeper:
+        return ResponseKeeper(self.db)
 
     @exports.default
     def _default_exports(self) -> ExportRuntime:

@@ -1,4 +1,5 @@
-"""The retention worker: erases data documents past their `retention_days`.
+"""The retention worker: erases data documents past their `retention_days`, and stored
+responses past `responses_retention_days`.
 
 Every `retention_check_interval_s` (0: off) it erases each expired document exactly as a
 DELETE would (`gateway.documents.erasure`), with an audit event `data_document.erased`
@@ -20,6 +21,7 @@ import trio
 
 from gateway.documents.erasure import erase_document
 from store import documents as document_store
+from store import responses as response_store
 from store.audit import AuditEvent
 from store.documents import DocumentRecord
 
@@ -38,6 +40,7 @@ async def run(
         return
     while True:
         await sweep(state, now=time.time())
+        await sweep_responses(state, now=time.time())
         await trio.sleep(interval)
 
 
@@ -49,6 +52,19 @@ async def sweep(state: AppState, *, now: float) -> list[str]:
         if await erase_document(state, record.workspace_id, record.id, event) is not None:
             logger.info("data document %s erased: retention expired", record.id)
             erased.append(record.id)
+    return erased
+
+
+async def sweep_responses(state: AppState, *, now: float) -> list[str]:
+    """Erase every stored response whose retention ended by `now` (`store.erasure`, as a
+    DELETE does); the ids erased. No audit event: a stored response is a request's
+    record, as its usage record is, not a managed object."""
+    erased = []
+    for workspace_id, response_id in await state.db.run(lambda d: response_store.expired(d, now)):
+        if await response_store.erase_one(state.db, state.responses, workspace_id, response_id):
+            erased.append(response_id)
+    if erased:
+        logger.info("%d stored responses erased: retention expired", len(erased))
     return erased
 
 

@@ -203,6 +203,8 @@ def _sampling(request: ChatRequest) -> JSON:
         out["temperature"] = request.temperature
     if request.top_p is not None:
         out["top_p"] = request.top_p
+    if request.top_k is not None:
+        out["top_k"] = request.top_k
     if request.stop:
         stop = request.stop
         out["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)

@@ -55,6 +55,8 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
             payload[name] = value
     if request.top_p is not None:
         payload["p"] = min(request.top_p, COHERE_MAX_P)  # 1 (no cut) is Cohere's highest
+    if request.top_k is not None:
+        payload["k"] = request.top_k
     if request.stop is not None:
         payload["stop_sequences"] = list(request.stop)
     if request.reasoning_effort is not None:

@@ -174,6 +174,7 @@ def generation_config(request: ChatRequest) -> JSON:
     pairs = (
         ("temperature", request.temperature),
         ("topP", request.top_p),
+        ("topK", request.top_k),
         ("maxOutputTokens", request.max_tokens),
         ("presencePenalty", request.presence_penalty),
         ("frequencyPenalty", request.frequency_penalty),

@@ -83,6 +83,9 @@ class ChatRequest:
     prompt_cache_key: str | None = None
     prompt_cache_options: Mapping[str, Any] | None = None
     prompt_cache_retention: str | None = None
+    # Sample from the `top_k` likeliest tokens only (Anthropic, Gemini, Cohere's `k`; the
+    # Messages API's field). OpenAI and Mistral have no such setting: they refuse it.
+    top_k: int | None = None
     thinking_style: str | None = None
     """How the chosen model's vendor spells `reasoning_effort` (the catalog's `thinking`:
     `budget`, `effort` or `level`), set by the gateway for the model it calls; None for a

@@ -44,7 +44,11 @@ def _discover(postgres: bool) -> tuple[tuple[int, str], ...]:
 
 
 MIGRATIONS: tuple[tuple[int, str], ...] = _discover(postgres=False)
-"""(version, SQL script) pairs, versions strictly increasing from 1."""
+"""(version, SQL script) pairs, versions strictly increasing from 1.
+
+Versions are handed out to changes made side by side, so one may land before a lower one
+(v20 before v19): a gap is allowed, and a database gets every migration it has not
+recorded, whatever its number."""
 
 POSTGRES_MIGRATIONS: tuple[tuple[int, str], ...] = _discover(postgres=True)
 """The same versions in PostgreSQL's form."""
@@ -63,9 +67,12 @@ class SchemaTooNewError(RuntimeError):
 
 def current_version(db: Handle) -> int:
     """The highest applied migration version, 0 for a fresh database."""
+    return max(applied_versions(db), default=0)
+
+
+def applied_versions(db: Handle) -> set[int]:
     db.execute(_BOOKKEEPING)
-    row = db.execute("SELECT max(version) FROM schema_migrations").fetchone()
-    return int(row[0] or 0)
+    return {int(row[0]) for row in db.execute("SELECT version FROM schema_migrations")}
 
 
 def apply_migrations(
@@ -84,7 +91,8 @@ def apply_migrations(
     if not postgres:
         latency_sketch.register(db.conn)
     _check_ordering(migrations)
-    applied_up_to = current_version(db)
+    recorded = applied_versions(db)
+    applied_up_to = max(recorded, default=0)
     known = migrations[-1][0] if migrations else 0
     if applied_up_to > known:
         raise SchemaTooNewError(
@@ -92,7 +100,7 @@ def apply_migrations(
         )
     applied: list[int] = []
     for version, script in migrations:
-        if version <= applied_up_to:
+        if version in recorded:
             continue
         with db.atomic():
             db.executescript(script)
@@ -106,5 +114,7 @@ def apply_migrations(
 
 def _check_ordering(migrations: tuple[tuple[int, str], ...]) -> None:
     versions = [version for version, _ in migrations]
-    if versions != list(range(1, len(versions) + 1)):
-        raise ValueError(f"migration versions must be 1, 2, 3, ... in order, got {versions}")
+    if not versions or versions[0] != 1 or versions != sorted(set(versions)):
+        raise ValueError(
+            f"migration versions must start at 1 and increase in order, got {versions}"
+        )

@@ -90,9 +90,18 @@ async def test_the_voice_session_answers_switching_protocols(gateway: RunningGat
 
 
 def test_fast_path_routes_are_named_after_their_paths() -> None:
-    table = [("POST", "/v1/chat/completions"), ("POST", "/v1/audio/speech")]
+    table = [
+        ("POST", "/v1/chat/completions"),
+        ("POST", "/v1/responses"),
+        ("POST", "/v1/messages"),
+        ("POST", "/v1/messages/count_tokens"),
+        ("POST", "/v1/audio/speech"),
+    ]
     assert [(r.method, r.path, r.endpoint) for r in fast_path_routes(table)] == [
         ("POST", "/v1/chat/completions", "fast.chat_completions"),
+        ("POST", "/v1/responses", "fast.responses"),
+        ("POST", "/v1/messages", "fast.messages"),
+        ("POST", "/v1/messages/count_tokens", "fast.messages_count_tokens"),
         ("POST", "/v1/audio/speech", "fast.audio_speech"),
     ]
 

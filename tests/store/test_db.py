@@ -73,6 +73,20 @@ def test_migrations_must_be_numbered_in_order() -> None:
         apply_migrations(db, ((2, "SELECT 1"),))
 
 
+def test_a_migration_landing_after_a_higher_one_is_still_applied() -> None:
+    """Versions are handed out to changes made side by side: v3 may land before v2. A
+    database migrated to v3 then gets v2 (the old rule, 'everything above the highest
+    applied', would have skipped it for good, and refused the gap outright)."""
+    db = sqlite_utils.Database(sqlite3.connect(":memory:"))
+    apply_migrations(db, ((1, "CREATE TABLE a (x)"), (3, "CREATE TABLE c (x)")))
+    applied = apply_migrations(
+        db, ((1, "CREATE TABLE a (x)"), (2, "CREATE TABLE b (x)"), (3, "CREATE TABLE c (x)"))
+    )
+    assert applied == [2]
+    assert {"a", "b", "c"} <= set(db.table_names())
+    assert current_version(db) == 3
+
+
 def test_failed_migration_leaves_previous_version(tmp_path: Path) -> None:
     db = sqlite_utils.Database(sqlite3.connect(":memory:"))
     apply_migrations(db, ((1, "CREATE TABLE a (x)"),))

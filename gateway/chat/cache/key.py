@@ -94,6 +94,7 @@ def canonical_request(
         "tool_choice": _tool_choice(request.tool_choice, has_tools=tools is not None),
         "response_format": _response_format(request.response_format),
         "seed": request.seed,
+        "top_k": request.top_k,
         **_answer_options(request, has_tools=tools is not None),
     }
 

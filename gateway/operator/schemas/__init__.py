@@ -14,6 +14,7 @@ from gateway.operator.schemas import (
     chat,
     documents,
     files,
+    fronts,
     management,
     models,
     organization,
@@ -28,6 +29,7 @@ from gateway.operator.schemas.components import COMPONENTS
 OPERATIONS: dict[str, Operation] = {
     **platform.OPERATIONS,
     **chat.OPERATIONS,
+    **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **models.OPERATIONS,
     **management.OPERATIONS,

@@ -1,4 +1,5 @@
-"""The OpenAI API as the simulator speaks it: chat completions, embeddings, models.
+"""The OpenAI API as the simulator speaks it: chat completions, responses, embeddings,
+models.
 
 Bodies, streamed chunks and errors follow the public wire format (as the official
 `openai` client parses it) closely enough that unmodified OpenAI clients and the
@@ -20,9 +21,11 @@ from providers.sim.openai.chat import (
 from providers.sim.openai.common import VENDOR, OpenAIError, check_auth, fault_error, parse_body
 from providers.sim.openai.embeddings import embeddings
 from providers.sim.openai.models import MODEL_LIST, get_model, list_models
+from providers.sim.openai.responses import create_response
 
 ROUTES: list[Route] = [
     Route("POST", "/v1/chat/completions", chat_completions),
+    Route("POST", "/v1/responses", create_response),
     Route("POST", "/v1/embeddings", embeddings),
     Route("GET", "/v1/models", list_models),
     Route("GET", "/v1/models/{model}", get_model),

@@ -1,0 +1,138 @@
+"""Section 8, `fronts`: what the Responses and Messages front doors add over chat.
+
+The same question (the prompt and 20 tokens back of every section) is asked of the
+gateway through three doors, on the same load: `POST /v1/chat/completions`, `POST
+/v1/responses` (stored, the API's default, so the store's write is counted) and `POST
+/v1/messages` (`max_tokens` 20, which the simulator answers with the same 20 tokens).
+Non-streamed with `wrk` at the plan's first two concurrencies, streamed with the trio
+client at the streamed section's. Each door's p50 and p99 are set against chat's, as a
+share (the issue's target: within 10 %), and so is the gateway's CPU time per request,
+which a machine shared with other work disturbs less than latency.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import trio
+
+from bench import load
+from bench.plan import Run
+from bench.sections import stream_figures
+from bench.sse_client import Endpoint, stream_load
+from bench.stack import MODEL, Stack, Target, chat_body
+
+PROMPT = "Say something about benchmarks."
+
+
+def responses_body(stream: bool) -> bytes:
+    body: dict[str, object] = {"model": MODEL, "input": PROMPT, "user": "bench"}
+    if stream:
+        body["stream"] = True
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def messages_body(stream: bool) -> bytes:
+    body: dict[str, object] = {
+        "model": MODEL,
+        "max_tokens": 20,
+        "messages": [{"role": "user", "content": PROMPT}],
+        "metadata": {"user_id": "bench"},
+    }
+    if stream:
+        body["stream"] = True
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+DOORS: dict[str, tuple[str, Callable[[bool], bytes]]] = {
+    "chat": ("/v1/chat/completions", chat_body),
+    "responses": ("/v1/responses", responses_body),
+    "messages": ("/v1/messages", messages_body),
+}
+
+
+def fronts(run: Run, stack: Stack) -> dict[str, Any]:
+    gateway = stack.targets["gateway"]
+    doors = {name: attrs.evolve(gateway, path=path) for name, (path, _) in DOORS.items()}
+    plain: dict[str, dict[str, Any]] = {name: {} for name in DOORS}
+    for name, target in doors.items():  # warm every door up once
+        load.run_wrk(
+            target.url, _script(run, name, target), connections=8, duration_s=run.plan.warmup_s
+        )
+    for concurrency in run.plan.concurrencies[:2]:
+        for name, target in doors.items():
+            plain[name][str(concurrency)] = _plain_point(run, name, target, concurrency)
+    streamed = {name: _stream_point(run, name, target) for name, target in doors.items()}
+    return {
+        "duration_s": run.plan.point_s,
+        "non_streamed": plain,
+        "streamed": streamed,
+        "added_over_chat_pct": _added(plain, streamed),
+    }
+
+
+def _script(run: Run, name: str, target: Target) -> Any:
+    path = run.work / f"post-front-{name}.lua"
+    if not path.exists():
+        load.write_script(path, DOORS[name][1](False), target.headers())
+    return path
+
+
+def _plain_point(run: Run, name: str, target: Target, concurrency: int) -> dict[str, Any]:
+    cpu_before = target.server.cpu_s()
+    result = load.run_wrk(
+        target.url, _script(run, name, target), connections=concurrency, duration_s=run.plan.point_s
+    )
+    cpu_ms = (target.server.cpu_s() - cpu_before) * 1000 / max(result.requests, 1)
+    run.say(
+        f"fronts       c={concurrency:<3} {name:<10} {result.rps:8.0f} req/s"
+        f"  p50 {result.p50_ms:7.2f} ms  p99 {result.p99_ms:7.2f} ms  {cpu_ms:.3f} CPU-ms/req"
+        + (f"  errors {result.errors}" if result.errors else "")
+    )
+    return result.to_json() | {"server_cpu_ms_per_request": round(cpu_ms, 3)}
+
+
+def _stream_point(run: Run, name: str, target: Target) -> dict[str, Any]:
+    concurrency = run.plan.stream_concurrency
+    endpoint = Endpoint(
+        "127.0.0.1", target.port, target.path, target.headers(), DOORS[name][1](True)
+    )
+    cpu_before, started = target.server.cpu_s(), time.perf_counter()
+    times = trio.run(stream_load, endpoint, concurrency, run.plan.point_s)
+    figures = stream_figures(times, time.perf_counter() - started)
+    cpu_ms = (target.server.cpu_s() - cpu_before) * 1000 / max(len(times.last_chunk_s), 1)
+    figures["server_cpu_ms_per_stream"] = round(cpu_ms, 3)
+    run.say(
+        f"fronts       c={concurrency:<3} {name:<10} {figures['streams_per_s']:8.0f} streams/s"
+        f"  last chunk p50 {figures['last_chunk_p50_ms']:7.2f} ms"
+        + (f"  errors {times.errors}" if times.errors else "")
+    )
+    return figures | {"concurrency": concurrency}
+
+
+def _added(plain: dict[str, dict[str, Any]], streamed: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each door's latency over chat's, in per cent of chat's."""
+    added: dict[str, Any] = {}
+    for name in ("responses", "messages"):
+        by_level = {
+            level: {
+                f: _pct(point[f], plain["chat"][level][f])
+                for f in ("p50_ms", "p99_ms", "server_cpu_ms_per_request")
+            }
+            for level, point in plain[name].items()
+        }
+        fields = ("last_chunk_p50_ms", "last_chunk_p99_ms")
+        by_level["streamed"] = {
+            f: _pct(streamed[name][f], streamed["chat"][f])
+            for f in (*fields, "server_cpu_ms_per_stream")
+        }
+        added[name] = by_level
+    return added
+
+
+def _pct(value: float, base: float) -> float:
+    return round((value - base) * 100 / base, 1) if base else 0.0

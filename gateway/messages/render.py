@@ -1,0 +1,200 @@
+"""Anthropic's Messages API shapes: a message, its stream, its errors (pure).
+
+A canonical answer becomes a `message` whose content is a `text` block and a `tool_use`
+block per call (the call's JSON arguments as its `input` object). Stop reasons:
+`end_turn` (a finished answer, or one ended by a stop sequence: the canonical answer does
+not say which sequence matched, so `stop_sequence` is null), `max_tokens`, `tool_use`,
+`refusal` (content filtered).
+
+The stream (`MessageEvents`) is the documented sequence: `message_start`, `ping`, per
+block `content_block_start`, `content_block_delta` (`text_delta`, `input_json_delta`)
+..., `content_block_stop`, then `message_delta` (stop reason, usage) and
+`message_stop`; a failure after the first chunk is one `error` event. Which block opens
+and closes when is `gateway.kernels.blocks`' table. The gateway's metadata (`service`,
+`_gateway`) rides in the message (and in `message_delta`), which the SDK ignores.
+
+Every error on these routes has Anthropic's shape, `{"type": "error", "error": {type,
+message}, "request_id"}`, with the gateway's code and fields beside `type` and `message`;
+the status is the gateway's, which is what the official SDK picks its exception by.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
+from gateway.kernels.dialects import Answered
+from gateway.platform.errors import ApiError
+from gateway.platform.jsonio import dumps
+from gateway.upstream.accounting import Accounting
+from providers.types import ChatChunk, ChatResult
+from streams.sse import encode_event
+
+STOP_REASONS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "refusal",
+}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def message_id(answered: Answered) -> str:
+    return "msg_" + answered.request_id.replace("-", "")
+
+
+def stop_reason(finish_reason: str) -> str:
+    return STOP_REASONS.get(finish_reason, "end_turn")
+
+
+def message_body(answered: Answered, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if result.content:
+        content.append({"type": "text", "text": result.content})
+    for call in result.tool_calls:
+        content.append(tool_use_block(call.id, call.name, _arguments(call.arguments)))
+    return {
+        **_head(answered),
+        "content": content,
+        "stop_reason": stop_reason(result.finish_reason),
+        "stop_sequence": None,
+        "usage": usage_object(accounting),
+        **answered.metadata(accounting, [call.name for call in result.tool_calls]),
+    }
+
+
+def _head(answered: Answered) -> dict[str, Any]:
+    return {
+        "id": message_id(answered),
+        "type": "message",
+        "role": "assistant",
+        "model": answered.model,
+    }
+
+
+def tool_use_block(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+
+
+def _arguments(text: str) -> Any:
+    """A call's JSON arguments as the object Anthropic's `input` is (`{}` when the model
+    gave none, or text that is not an object)."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def usage_object(accounting: Accounting) -> dict[str, int]:
+    usage = accounting.usage
+    return {
+        "input_tokens": usage.prompt_tokens,
+        "output_tokens": usage.completion_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+
+
+def error_body(error: ApiError) -> dict[str, Any]:
+    """`error` in Anthropic's shape (see the module docstring)."""
+    fields = error.body()["error"]
+    kind = ERROR_TYPES.get(error.status) or (
+        "api_error" if error.status >= 500 else "invalid_request_error"
+    )
+    detail = {key: value for key, value in fields.items() if key not in ("type", "message")}
+    return {
+        "type": "error",
+        "error": {"type": kind, "message": error.message, **detail},
+        "request_id": error.headers.get("X-Request-ID"),
+    }
+
+
+def sse(payload: dict[str, Any]) -> bytes:
+    return encode_event(str(payload["type"]), dumps(payload))
+
+
+class MessageEvents:
+    """The events of one streamed message; see the module docstring."""
+
+    content_type = "text/event-stream"
+
+    def __init__(self, answered: Answered) -> None:
+        self._answered = answered
+        self._blocks = BlockSequencer()
+        self._index = -1
+
+    def opening(self) -> bytes:
+        start = {
+            **_head(self._answered),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": self._answered.prompt_tokens,
+                "output_tokens": 0,
+            },
+        }
+        return sse({"type": "message_start", "message": start}) + sse({"type": "ping"})
+
+    def chunk(self, chunk: ChatChunk) -> bytes:
+        return b"".join(self._step(event) for event in self._blocks.feed(chunk))
+
+    def finish(
+        self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]
+    ) -> bytes:
+        frames = b"".join(self._step(event) for event in self._blocks.close())
+        delta = {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason(finish_reason), "stop_sequence": None},
+            "usage": usage_object(accounting),
+            **self._answered.metadata(accounting, tools_called),
+        }
+        return frames + sse(delta) + sse({"type": "message_stop"})
+
+    def fail(self, error: ApiError) -> bytes:
+        body = error_body(error)
+        return sse({"type": "error", "error": body["error"]})
+
+    async def seal(self) -> None:
+        return None
+
+    def _step(self, event: BlockEvent) -> bytes:
+        step = event.step
+        if step in (Step.OPEN_TEXT, Step.OPEN_CALL):
+            self._index += 1
+            block: dict[str, Any] = {"type": "text", "text": ""}
+            if event.call is not None:
+                block = tool_use_block(
+                    event.call.id or f"toolu_{self._index}", event.call.name or "", {}
+                )
+            return sse(
+                {"type": "content_block_start", "index": self._index, "content_block": block}
+            )
+        if step in (Step.TEXT, Step.ARGS):
+            return self._delta(event)
+        return sse({"type": "content_block_stop", "index": self._index})
+
+    def _delta(self, event: BlockEvent) -> bytes:
+        if event.step is Step.TEXT and event.text:
+            delta = {"type": "text_delta", "text": event.text}
+        elif event.call is not None and event.call.arguments:
+            delta = {"type": "input_json_delta", "partial_json": event.call.arguments}
+        else:
+            return b""
+        return sse({"type": "content_block_delta", "index": self._index, "delta": delta})

@@ -1,0 +1,37 @@
+"""Serving Anthropic's Messages API: a message through chat's path, and token counts.
+
+Orchestration only: reading is `input`, rendering `render`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gateway.messages.dialect import MESSAGES
+from gateway.messages.input import parse_messages_body
+from gateway.messages.services import MessagesServices
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answering
+from gateway.platform.errors import not_found
+from gateway.upstream.accounting import estimate_prompt_tokens
+
+
+def serve_message(
+    messages: MessagesServices, principal: Principal, body: Any, headers: Mapping[str, str]
+) -> Answering:
+    """`async with serve_message(...) as answer:` as chat's own answering context."""
+    return messages.serve_chat(principal, body, headers, MESSAGES)
+
+
+def count_tokens(messages: MessagesServices, principal: Principal, body: Any) -> dict[str, int]:
+    """`POST /v1/messages/count_tokens`: the prompt's tokens as the gateway counts them
+    for admission and routing (the same estimate whichever vendor would serve it)."""
+    principal.require("chat")
+    chat = parse_messages_body(body, counting=True).chat_body
+    model = chat["model"]
+    info = messages.catalog.model(model)
+    if info is None:
+        raise not_found("model_not_found", f"The model '{model}' does not exist.", model=model)
+    principal.require_model(info.id)
+    return {"input_tokens": estimate_prompt_tokens(chat["messages"], chat.get("tools"))}

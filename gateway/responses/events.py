@@ -1,0 +1,204 @@
+"""A streamed response as the Responses API's server-sent events (pure; a `Frames`).
+
+The documented sequence, each event with its `sequence_number` from 0:
+
+    response.created, response.in_progress                      (the response, in progress)
+    per message:  response.output_item.added, response.content_part.added,
+                  response.output_text.delta ..., response.output_text.done,
+                  response.content_part.done, response.output_item.done
+    per call:     response.output_item.added,
+                  response.function_call_arguments.delta ..., ...arguments.done,
+                  response.output_item.done
+    response.completed (or response.incomplete)                 (the finished response)
+    or, when the upstream fails after the first chunk: response.failed
+
+Which item opens and closes when is `gateway.kernels.blocks`' table; this module only says
+each step in this API's words. The finished response object (`final`) is kept for the
+store. The same events travel over the WebSocket mode, one JSON message each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
+from gateway.kernels.dialects import Answered
+from gateway.platform.errors import ApiError
+from gateway.platform.jsonio import dumps
+from gateway.responses.input import ResponsesRequest
+from gateway.responses.items import new_item_id
+from gateway.responses.render import (
+    function_call_item,
+    item_status,
+    message_item,
+    response_object,
+    status_of,
+    text_part,
+)
+from gateway.upstream.accounting import Accounting
+from providers.types import ChatChunk
+from streams.sse import encode_event
+
+
+class ResponseEvents:
+    """The events of one streamed response; see the module docstring.
+
+    `sse` False frames each event as one line of JSON instead of an SSE event: the
+    WebSocket mode sends each line as one message.
+    """
+
+    content_type = "text/event-stream"
+
+    def __init__(
+        self,
+        request: ResponsesRequest,
+        answered: Answered,
+        *,
+        sse: bool = True,
+        on_final: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    ) -> None:
+        self._request, self._answered = request, answered
+        self._sse, self._on_final = sse, on_final
+        self._blocks = BlockSequencer()
+        self._sequence = 0
+        self._output: list[dict[str, Any]] = []
+        self._item: dict[str, Any] = {}
+        self._pieces: list[str] = []
+        self._closing_status = "completed"
+        self.final: dict[str, Any] | None = None
+
+    # -- Frames ----------------------------------------------------------------------------
+
+    def opening(self) -> bytes:
+        snapshot = self._response("in_progress")
+        return self._emit("response.created", response=snapshot) + self._emit(
+            "response.in_progress", response=snapshot
+        )
+
+    def chunk(self, chunk: ChatChunk) -> bytes:
+        return b"".join(self._step(event) for event in self._blocks.feed(chunk))
+
+    def finish(
+        self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]
+    ) -> bytes:
+        status, incomplete = status_of(finish_reason)
+        self._closing_status = item_status(status)
+        frames = b"".join(self._step(event) for event in self._blocks.close())
+        self.final = self._response(status, accounting=accounting, incomplete=incomplete)
+        kind = "response.completed" if status == "completed" else "response.incomplete"
+        return frames + self._emit(kind, response=self.final)
+
+    def fail(self, error: ApiError) -> bytes:
+        """The upstream failed after the first chunk: the response failed, with what was
+        finished of its output."""
+        self.final = self._response("failed", error=error)
+        return self._emit("response.failed", response=self.final)
+
+    async def seal(self) -> None:
+        """Hand the finished response to `on_final` (the store) before its last event
+        goes out."""
+        if self.final is not None and self._on_final is not None:
+            await self._on_final(self.final)
+
+    # -- steps -----------------------------------------------------------------------------
+
+    def _step(self, event: BlockEvent) -> bytes:
+        step = event.step
+        if step is Step.OPEN_TEXT:
+            return self._open_text()
+        if step is Step.TEXT:
+            self._pieces.append(event.text)
+            return self._emit("response.output_text.delta", **self._at(0), delta=event.text)
+        if step is Step.CLOSE_TEXT:
+            return self._close_text()
+        if step is Step.OPEN_CALL:
+            assert event.call is not None
+            call_id = event.call.id or new_item_id("call")
+            item = function_call_item(
+                new_item_id("fc"), call_id, event.call.name or "", "", "in_progress"
+            )
+            return self._open(item)
+        if step is Step.ARGS:
+            assert event.call is not None
+            return self._arguments(event.call.arguments)
+        return self._close_call()
+
+    def _open(self, item: dict[str, Any]) -> bytes:
+        self._item, self._pieces = item, []
+        return self._emit("response.output_item.added", output_index=self._index(), item=item)
+
+    def _open_text(self) -> bytes:
+        frames = self._open(message_item(new_item_id("msg"), None, "in_progress"))
+        return frames + self._emit("response.content_part.added", **self._at(0), part=text_part(""))
+
+    def _close_text(self) -> bytes:
+        text = "".join(self._pieces)
+        frames = self._emit("response.output_text.done", **self._at(0), text=text, logprobs=[])
+        frames += self._emit("response.content_part.done", **self._at(0), part=text_part(text))
+        item = message_item(self._item["id"], text, self._closing_status)
+        return frames + self._done(item)
+
+    def _arguments(self, delta: str) -> bytes:
+        if not delta:
+            return b""
+        self._pieces.append(delta)
+        where = {"item_id": self._item["id"], "output_index": self._index()}
+        return self._emit("response.function_call_arguments.delta", **where, delta=delta)
+
+    def _close_call(self) -> bytes:
+        arguments = "".join(self._pieces)
+        item = self._item | {"arguments": arguments, "status": self._closing_status}
+        frames = self._emit(
+            "response.function_call_arguments.done",
+            item_id=item["id"],
+            output_index=self._index(),
+            name=item["name"],
+            arguments=arguments,
+        )
+        return frames + self._done(item)
+
+    def _done(self, item: dict[str, Any]) -> bytes:
+        frames = self._emit("response.output_item.done", output_index=self._index(), item=item)
+        self._output.append(item)
+        self._item = {}
+        return frames
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _index(self) -> int:
+        """The open item's place in `output` (the finished ones come before it)."""
+        return len(self._output)
+
+    def _at(self, content_index: int) -> dict[str, Any]:
+        return {
+            "item_id": self._item["id"],
+            "output_index": self._index(),
+            "content_index": content_index,
+        }
+
+    def _response(
+        self,
+        status: str,
+        *,
+        accounting: Accounting | None = None,
+        incomplete: dict[str, str] | None = None,
+        error: ApiError | None = None,
+    ) -> dict[str, Any]:
+        return response_object(
+            self._request,
+            self._answered,
+            status=status,
+            output=self._output,
+            accounting=accounting,
+            incomplete=incomplete,
+            error=error,
+        )
+
+    def _emit(self, kind: str, **fields: Any) -> bytes:
+        event = {"type": kind, "sequence_number": self._sequence, **fields}
+        self._sequence += 1
+        if kind == "response.output_text.delta":
+            event["logprobs"] = []
+        data = dumps(event)
+        return encode_event(kind, data) if self._sse else data + b"\n"

@@ -1,0 +1,87 @@
+"""The Responses API's routes: `POST /v1/responses` on the fast path (it streams), the
+stored responses and the WebSocket mode (`GET /v1/responses` upgraded) on Quart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from quart import Blueprint, Response, request, websocket
+
+from gateway.platform.asgi import Route
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answering
+from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.web import decode_json, json_response
+from gateway.responses import service
+from gateway.responses.services import ResponsesServices
+from gateway.responses.websocket import send_error, serve_socket
+
+RESPONSES_PATH = "/v1/responses"
+
+
+def responses_routes(responses: ResponsesServices) -> list[Route]:
+    def answer_responses(
+        principal: Principal, body: bytes, headers: Mapping[str, str]
+    ) -> Answering:
+        if not body:
+            raise invalid_request("The request body must be a JSON object.")
+        return service.serve_create(responses, principal, decode_json(body), headers)
+
+    return [Route("POST", RESPONSES_PATH, answer_responses)]
+
+
+def responses_blueprint(responses: ResponsesServices) -> Blueprint:
+    bp = Blueprint("responses", __name__)
+    auth = responses.auth
+
+    @bp.get(RESPONSES_PATH + "/<response_id>")
+    async def retrieve(response_id: str) -> Response:
+        principal = await auth.caller()
+        if request.args.get("stream") in ("true", "1"):
+            raise invalid_request(
+                "Streaming a stored response again is not supported.", param="stream"
+            )
+        return json_response(await service.retrieve(responses, principal, response_id))
+
+    @bp.delete(RESPONSES_PATH + "/<response_id>")
+    async def delete(response_id: str) -> Response:
+        principal = await auth.caller()
+        return json_response(await service.delete(responses, principal, response_id))
+
+    @bp.get(RESPONSES_PATH + "/<response_id>/input_items")
+    async def input_items(response_id: str) -> Response:
+        principal = await auth.caller()
+        query = cast(Mapping[str, str], request.args)
+        return json_response(await service.input_items(responses, principal, response_id, query))
+
+    @bp.websocket(RESPONSES_PATH)
+    async def connect() -> None:
+        """The WebSocket mode (`gateway.responses.websocket`). A caller without a valid
+        key is accepted, told why in an `error` event and closed with code 4000 + the
+        HTTP status (4401), as the voice sessions do."""
+        try:
+            principal = await auth.header(
+                websocket.headers.get("authorization"), websocket.remote_addr
+            )
+        except ApiError as error:
+            await websocket.accept()
+            await send_error(_QuartSocket(), error)
+            await websocket.close(4000 + error.status, error.code)
+            return
+        await websocket.accept()
+        headers = cast(Mapping[str, str], websocket.headers)
+        await serve_socket(responses, principal, headers, _QuartSocket())
+
+    return bp
+
+
+class _QuartSocket:
+    """The request's WebSocket as the mode's `Socket` (a dropped connection cancels the
+    handler, and with it the turn)."""
+
+    async def receive(self) -> str | bytes:
+        return await websocket.receive()
+
+    async def send(self, data: str) -> None:
+        await websocket.send(data)
