@@ -22,6 +22,9 @@ from pathlib import Path
 import attrs
 
 GATEWAY = Path(__file__).resolve().parents[2] / "gateway"
+# Kernels below `gateway/` whose exceptions carry the codes the gateway answers with: the
+# address guard's `UnsafeUrl` (webhook URLs).
+KERNELS = (GATEWAY.parent / "providers" / "upstream" / "guard.py",)
 ENVELOPE = "gateway.platform.errors.ApiError"
 KEYWORD = -1  # the position of a `code` that is a keyword-only parameter
 
@@ -55,7 +58,8 @@ class _Module:
 
 
 def error_codes(root: Path = GATEWAY) -> Found:
-    modules = [_load(path, root) for path in sorted(root.rglob("*.py"))]
+    kernels = KERNELS if root == GATEWAY else ()
+    modules = [_load(path, root) for path in [*sorted(root.rglob("*.py")), *kernels]]
     takers = _code_takers(modules)
     codes: dict[str, str] = {}
     statuses: dict[str, set[int]] = {}
