@@ -7,7 +7,9 @@ errors); a `"code"` beside a `"message"` in a dict literal (a stream's error eve
 string default of a `code` parameter. An expression there is followed to its strings:
 literals, both sides of a conditional, the values of a table it indexes (`CODES[kind]`,
 `table.get(key, default)`), a local name's assignments (tuple unpacking included). A
-parameter named `code` and an object's `.code` are covered where they are passed or made.
+parameter named `code`, an object's `.code` and the `["code"]` of an error body handed in
+as a parameter (`error["code"]`: a dialect relaying the core's `error` event) are covered
+where they are passed or made.
 
 Anything else in a code position (an f-string, a call) is reported as unresolved, so a new
 way of producing codes fails the test until this reader learns it, rather than slipping by.
@@ -276,6 +278,10 @@ class _Resolver:
                 return set()  # covered where the object carrying it is made
             case ast.Name(id=name) if self._is_parameter(expr, name):
                 return set()  # covered where the function is called
+            case ast.Subscript(value=ast.Name(id=name), slice=ast.Constant(value="code")) if (
+                self._is_parameter(expr, name)
+            ):
+                return set()  # an error body handed in: covered where it is made
             case ast.Name(id=name):
                 return self._assigned(expr, name, element)
             case ast.Subscript(value=ast.Name(id=table)):
