@@ -39,6 +39,10 @@ from providers.vendor_socket import FedAudio, TextSocket, VendorSockets, read_ev
 from streams.held import background
 
 REALTIME_PATH = "/realtime"
+# Provider setting: "native" relays sessions of OpenAI's realtime models to its Realtime
+# API as they are (gateway.realtime.native); "cascade" (the default) composes them.
+TRANSPORT_SETTING = "realtime_transport"
+TRANSPORTS = ("cascade", "native")
 REALTIME_RATE = 24_000  # the only PCM rate OpenAI's Realtime API takes
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # an audio delta is far below this
 # Transcription models a transcription session takes (OpenAI's realtime guide).
@@ -146,6 +150,15 @@ class OpenAIRealtime(VendorSockets):
             url, headers, model=model, max_message_size=MAX_MESSAGE_BYTES
         ) as socket:
             yield TextSocket(socket, self.provider_id)
+
+    def relays_realtime(self) -> bool:
+        """Whether the workspace asked for its realtime models to be relayed as they are."""
+        return self.endpoint.settings.get(TRANSPORT_SETTING) == "native"
+
+    def realtime_error(self, data: Mapping[str, Any], model: str) -> ProviderError:
+        """An upstream session's `error` event, mapped as its HTTP answer would be."""
+        error = data.get("error")
+        return self._vendor_error(VendorError(error if isinstance(error, dict) else {}), model)
 
     def transcribes_live(self, model: str) -> bool:
         return model in LIVE_MODELS

@@ -1,0 +1,102 @@
+"""`GET /v1/realtime` relaying a realtime-native model as it is (`gateway.realtime.native`):
+with the OpenAI provider's `realtime_transport: "native"`, the official `openai` client's
+conversation (two spoken turns, a function call, a barge-in and a truncate) runs on
+the OpenAI simulator's Realtime API through the gateway, no cascade stage is called, and
+the session's usage is the sum of the upstream's `response.done` usage, recorded once
+by the engine."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from websockets.sync.client import connect
+
+from gateway.app.server import RunningGateway
+from providers.sim.core import Fault
+from tests.gateway.pipelines.test_pipelines_api import sim_of
+from tests.gateway.realtime.speech import (
+    FIRST,
+    INTERRUPTION,
+    SECOND,
+    in_asyncio,
+    spoken_pcm,
+    ws_base,
+)
+from tests.gateway.realtime.test_openai_realtime import LONG_ANSWER, SHORT_ANSWER, conversation
+from tests.gateway.realtime.test_realtime_ws import BEARER, in_thread
+from tests.gateway.test_files_usage import usage_rows
+
+
+async def session_rows(gateway: RunningGateway) -> list[dict[str, Any]]:
+    """The relayed session's usage records, once the gateway has seen the client leave."""
+    with trio.fail_after(10):
+        while True:
+            rows = [r for r in await usage_rows(gateway) if r["endpoint"] == "realtime"]
+            if rows:
+                return rows
+            await trio.sleep(0.05)
+
+
+async def relay_natively(http: httpx.AsyncClient) -> None:
+    response = await http.patch(
+        "/v1/management/providers/openai", json={"settings": {"realtime_transport": "native"}}
+    )
+    assert response.status_code == 200, response.text
+
+
+async def test_the_openai_clients_conversation_is_relayed_to_the_realtime_api(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    await relay_natively(http)
+    sim = sim_of(gateway)
+    sim.transcripts.extend([FIRST, INTERRUPTION, SECOND])
+    sim.replies.extend([LONG_ANSWER, "Of course.", SHORT_ANSWER])
+    turns = [await spoken_pcm(http, t) for t in (FIRST, INTERRUPTION, SECOND)]
+    sim.requests.clear()
+    events = await in_asyncio(conversation, gateway.url + "/v1", turns)
+
+    assert [e["type"] for e in events][:2] == ["session.created", "session.updated"]
+    assert events[0]["session"]["model"] == "gpt-realtime"
+    transcripts = [e for e in events if e["type"].endswith("input_audio_transcription.completed")]
+    assert [t["transcript"] for t in transcripts] == [FIRST, INTERRUPTION, SECOND]
+    done = [e["response"] for e in events if e["type"] == "response.done"]
+    assert [d["status"] for d in done] == ["completed", "cancelled", "completed", "completed"]
+    assert done[1]["status_details"]["reason"] == "turn_detected"
+    assert done[0]["output"][0]["type"] == "function_call"
+    assert isinstance(json.loads(done[0]["output"][0]["arguments"])["city"], str)
+    retrieved = next(e for e in events if e["type"] == "conversation.item.retrieved")["item"]
+    kept = retrieved["content"][0]["transcript"]
+    assert kept and LONG_ANSWER.startswith(kept) and len(kept) < len(LONG_ANSWER) / 4
+    assert done[3]["output"][0]["content"][0]["transcript"] == SHORT_ANSWER
+
+    assert [r.path.split("?")[0] for r in sim.requests] == ["/v1/realtime"]
+    rows = await session_rows(gateway)
+    assert [(r["provider"], r["model"], r["status"]) for r in rows] == [
+        ("openai", "gpt-realtime", 200)
+    ]
+    assert rows[0]["prompt_tokens"] == sum(d["usage"]["input_tokens"] for d in done)
+    assert rows[0]["cost_usd"] > 0
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_an_upstream_that_refuses_the_session_is_said_and_recorded(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    await relay_natively(http)
+    sim_of(gateway).faults.add(Fault(model="gpt-realtime", status=401))
+
+    def refused(url: str) -> tuple[dict[str, Any], int | None]:
+        with connect(url, additional_headers=BEARER) as ws:
+            event = json.loads(ws.recv(timeout=30))
+            ws.recv_events_thread.join(10)  # the gateway closes the socket
+            return event, ws.close_code
+
+    event, close = await in_thread(refused, ws_base(gateway) + "?model=gpt-realtime")
+    assert event["type"] == "error" and event["error"]["code"] == "provider_error"
+    assert close == 4502
+    rows = await session_rows(gateway)
+    assert [(r["model"], r["status"]) for r in rows] == [("gpt-realtime", 502)]
