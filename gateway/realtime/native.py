@@ -145,7 +145,7 @@ class NativeRelays:
         try:
             async with single_writer(client.send) as outbox, trio.open_nursery() as tasks:
                 await outbox.send(stream.value.first)
-                tasks.start_soon(_upward, client, stream.value.socket)
+                tasks.start_soon(_upward, client, stream.value.socket, outbox, meter)
                 broke = await _downward(stream.value.socket, outbox, meter)
                 tasks.cancel_scope.cancel()
         except BaseException as exc:
@@ -181,15 +181,31 @@ async def _opened(adapter: Provider, target: Target, beta: bool) -> AsyncIterato
         yield Opened(socket, first)
 
 
-async def _upward(client: ClientSocket, upstream: TextSocket) -> None:
-    """The client's events up as they are (a binary frame is read as UTF-8 text). An
-    upstream that closed stops it quietly: the downward side says why."""
+async def _upward(
+    client: ClientSocket,
+    upstream: TextSocket,
+    outbox: trio.MemorySendChannel[str],
+    meter: ResponseMeter,
+) -> None:
+    """The client's events up as they are (a binary frame is read as UTF-8 text); a
+    `response.create` the key's limits refuse is answered by the error event instead.
+    An upstream that closed stops it quietly: the downward side says why."""
     try:
         while True:
-            message = await client.receive()
-            await upstream.send(message if isinstance(message, str) else message.decode())
+            received = await client.receive()
+            message = received if isinstance(received, str) else received.decode()
+            if '"response.create"' in message and _kind(message) == "response.create":
+                refusal = await meter.asked()
+                if refusal is not None:
+                    await outbox.send(orjson.dumps(refusal).decode())
+                    continue
+            await upstream.send(message)
     except ProviderError:
         return
+
+
+def _kind(message: str) -> Any:
+    return read_event(message).get("type")
 
 
 async def _downward(
@@ -222,7 +238,8 @@ class ResponseMeter:
 
     def __init__(self, relays: NativeRelays, relay: Relay, target: Target) -> None:
         self._relays, self._relay, self._target = relays, relay, target
-        self._holds: dict[str, tuple[Any, Hold]] = {}
+        self._holds: dict[str, tuple[Any, Hold]] = {}  # by response id
+        self._asked: list[tuple[Any, Hold]] = []  # admitted `response.create`s, in order
         self.total = Usage()
         self._last_input = 0
 
@@ -236,17 +253,32 @@ class ResponseMeter:
             self._done(response["id"], _usage(response.get("usage")))
         return None
 
-    async def _created(self, response_id: str) -> Refused | None:
-        relay = self._relay
-        facts = new_facts(ENDPOINT, relay.principal, relay.headers)
+    async def asked(self) -> dict[str, Any] | None:
+        """A client's `response.create`, admitted before it goes up (its hold waits for
+        the `response.created` it brings); the error event when the limits refuse."""
         try:
-            hold = await self._relays.admit(relay, facts, self._last_input)
+            self._asked.append(await self._admit())
+        except ApiError as error:
+            return _error_event(error)
+        return None
+
+    async def _created(self, response_id: str) -> Refused | None:
+        """A response the upstream started: the hold its `response.create` took, else
+        (server VAD started it) one admitted now; refused, it is cancelled upstream."""
+        if self._asked:
+            self._holds[response_id] = self._asked.pop(0)
+            return None
+        try:
+            self._holds[response_id] = await self._admit()
         except ApiError as error:
             cancel = {"type": "response.cancel", "response_id": response_id}
-            body = error.body()["error"] | {"event_id": None}
-            return Refused(cancel, {"type": "error", "event_id": new_id("event"), "error": body})
-        self._holds[response_id] = (facts, hold)
+            return Refused(cancel, _error_event(error))
         return None
+
+    async def _admit(self) -> tuple[Any, Hold]:
+        relay = self._relay
+        facts = new_facts(ENDPOINT, relay.principal, relay.headers)
+        return facts, await self._relays.admit(relay, facts, self._last_input)
 
     def _done(self, response_id: str, usage: Usage) -> None:
         self.total += usage
@@ -259,9 +291,15 @@ class ResponseMeter:
 
     def release_all(self) -> None:
         """Holds of responses that never finished (the session ended first)."""
-        for _facts, hold in self._holds.values():
+        for _facts, hold in [*self._holds.values(), *self._asked]:
             hold.release()
         self._holds.clear()
+        self._asked.clear()
+
+
+def _error_event(error: ApiError) -> dict[str, Any]:
+    body = error.body()["error"] | {"event_id": None}
+    return {"type": "error", "event_id": new_id("event"), "error": body}
 
 
 def _cancelled(exc: BaseException) -> bool:

@@ -27,18 +27,27 @@ from tests.gateway.realtime.speech import (
     ws_base,
 )
 from tests.gateway.realtime.test_openai_realtime import LONG_ANSWER, SHORT_ANSWER, conversation
-from tests.gateway.realtime.test_realtime_ws import BEARER, in_thread
+from tests.gateway.realtime.test_realtime_ws import BEARER, Client, in_thread
 from tests.gateway.test_files_usage import usage_rows
 
 
-async def session_rows(gateway: RunningGateway) -> list[dict[str, Any]]:
-    """The relayed session's usage records, once the gateway has seen the client leave."""
+async def session_rows(gateway: RunningGateway, count: int = 1) -> list[dict[str, Any]]:
+    """The relayed session's `count` usage records, once the gateway has seen the client
+    leave."""
     with trio.fail_after(10):
         while True:
             rows = [r for r in await usage_rows(gateway) if r["endpoint"] == "realtime"]
-            if rows:
+            if len(rows) >= count:
                 return rows
             await trio.sleep(0.05)
+
+
+async def limited_key(http: httpx.AsyncClient, rpm: int) -> str:
+    body = {"name": "voice", "permissions": ["audio"], "rate_limits": {"rpm": rpm}}
+    response = await http.post("/v1/management/api-keys", json=body)
+    assert response.status_code == 201, response.text
+    key: str = response.json()["key"]
+    return key
 
 
 async def relay_natively(http: httpx.AsyncClient) -> None:
@@ -100,3 +109,39 @@ async def test_an_upstream_that_refuses_the_session_is_said_and_recorded(
     assert close == 4502
     rows = await session_rows(gateway)
     assert [(r["model"], r["status"]) for r in rows] == [("gpt-realtime", 502)]
+
+
+async def test_each_response_passes_the_keys_limits(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """rpm 2: the session takes one, the first answer the other; the second
+    `response.create` is refused by the gateway and never reaches the upstream."""
+    await relay_natively(http)
+    key = await limited_key(http, rpm=2)
+
+    def two_questions(url: str) -> list[dict[str, Any]]:
+        with connect(url, additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+            client = Client(ws)
+            client.until("session.created")
+            client.send(
+                type="session.update",
+                session={"type": "realtime", "output_modalities": ["text"]},
+            )
+            client.until("session.updated")
+            for question in ("Hello?", "Still there?"):
+                item = {"type": "message", "role": "user", "content": [{"type": "input_text"}]}
+                item["content"][0]["text"] = question
+                client.send(type="conversation.item.create", item=item)
+                client.until("conversation.item.done")
+                client.send(type="response.create")
+                client.until("response.done" if question == "Hello?" else "error")
+            return client.events
+
+    sim = sim_of(gateway)
+    sim.requests.clear()
+    events = await in_thread(two_questions, ws_base(gateway) + "?model=gpt-realtime")
+    refusal = events[-1]["error"]
+    assert (refusal["code"], refusal["limit_type"]) == ("rate_limit_exceeded", "rpm")
+    assert [e["type"] for e in events].count("response.created") == 1
+    rows = await session_rows(gateway, count=2)
+    assert sorted(r["status"] for r in rows) == [200, 429]
