@@ -12,7 +12,7 @@ reads.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import trio
 
@@ -34,6 +34,7 @@ class Tape:
     def __init__(self) -> None:
         self._data = bytearray()
         self._grew = trio.Event()
+        self._on_close: list[Callable[[], None]] = []
         self.closed_at: float | None = None  # trio time of `close`
 
     def __len__(self) -> int:
@@ -56,6 +57,18 @@ class Tape:
         if not self.closed:
             self.closed_at = trio.current_time()
             self._wake()
+            for callback in self._on_close:
+                callback()
+            self._on_close.clear()
+
+    def when_closed(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` when the tape closes (now if it is closed); returns what
+        forgets it. A cancel scope's deadline can be armed this way without a task."""
+        if self.closed:
+            callback()
+            return lambda: None
+        self._on_close.append(callback)
+        return lambda: self._on_close.remove(callback) if callback in self._on_close else None
 
     def recorded(self) -> bytes:
         """Everything appended so far (a copy)."""

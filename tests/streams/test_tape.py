@@ -52,3 +52,16 @@ async def test_a_closed_tape_refuses_more_and_wakes_who_waits(
     assert woke == [3] and tape.closed_at == 3
     with pytest.raises(TapeClosed):
         tape.append(b"late")
+
+
+async def test_a_callback_runs_at_the_close_unless_forgotten(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tape = Tape()
+    called: list[str] = []
+    tape.when_closed(lambda: called.append("kept"))
+    forget = tape.when_closed(lambda: called.append("forgotten"))
+    forget()
+    tape.close()
+    tape.when_closed(lambda: called.append("late"))  # already closed: at once
+    assert called == ["kept", "late"]

@@ -129,8 +129,8 @@ async def test_each_response_passes_the_keys_limits(
             )
             client.until("session.updated")
             for question in ("Hello?", "Still there?"):
-                item = {"type": "message", "role": "user", "content": [{"type": "input_text"}]}
-                item["content"][0]["text"] = question
+                content = [{"type": "input_text", "text": question}]
+                item = {"type": "message", "role": "user", "content": content}
                 client.send(type="conversation.item.create", item=item)
                 client.until("conversation.item.done")
                 client.send(type="response.create")
