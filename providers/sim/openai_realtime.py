@@ -42,7 +42,14 @@ from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from providers.sim.audio import heard
 from providers.sim.content import pace
-from providers.sim.core import Route, SimContext, SimRequest, SimResponse, SimUpgrade
+from providers.sim.core import (
+    Route,
+    SimContext,
+    SimRequest,
+    SimResponse,
+    SimUpgrade,
+    StreamCut,
+)
 from providers.sim.faults import apply_fault
 from providers.sim.openai import VENDOR, OpenAIError, check_auth, fault_error
 from providers.sim.openai_realtime_answer import (
@@ -212,11 +219,20 @@ def _kind_and_model(query: Mapping[str, str]) -> tuple[str, str]:
 
 
 async def _serve(session: Session, socket: WebSocketConnection) -> None:
-    """The session until the client leaves (a close is the end, not an error)."""
+    """The session until the client leaves (a close is the end, not an error); a fault's
+    cut comes out alone, for the server to drop the connection."""
     try:
         await _converse(session, socket)
-    except* (ConnectionClosed, trio.BrokenResourceError):
+    except BaseExceptionGroup as group:
+        if group.split((*_LEFT, StreamCut))[1] is not None:
+            raise
+        if group.subgroup(StreamCut) is not None:
+            raise StreamCut("the transcription was cut") from None
+    except _LEFT:
         pass
+
+
+_LEFT = (ConnectionClosed, trio.BrokenResourceError)  # the client went away
 
 
 async def _converse(session: Session, socket: WebSocketConnection) -> None:
