@@ -16,15 +16,15 @@ from typing import cast
 
 from quart import Blueprint, websocket
 
-from gateway.kernels.voice.session import Opening, SessionPlanner, TurnDetection
+from gateway.kernels.voice.session import Opening, TurnDetection
 from gateway.kernels.voice.vad import Classifier, webrtc_classifier
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.realtime.config import parse_format
 from gateway.realtime.events import Dialect, RealtimeError, Wire
 from gateway.realtime.handshake import chosen_subprotocol, credential, wants_beta
 from gateway.realtime.legacy import LegacyWire, input_format
 from gateway.realtime.native import NativeRelays, Relay
+from gateway.realtime.services import RealtimeServices
 from gateway.realtime.session import RealtimeSession
 
 REALTIME_PATH = "/v1/realtime"
@@ -32,9 +32,9 @@ SESSIONS_PATH = "/v1/audio/sessions"
 DEFAULT_SESSION_TEMPLATE = "voice-agent-fast"
 
 
-def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
+def realtime_blueprint(services: RealtimeServices) -> Blueprint:
     bp = Blueprint("realtime", __name__)
-    relays = NativeRelays(state.engine, state.admission)
+    planner, relays = services.planner, services.relays
 
     @bp.websocket(REALTIME_PATH)
     async def realtime() -> None:
@@ -46,7 +46,7 @@ def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
 
         async def opening() -> Opening | Relay:
             authorization = credential(headers.get("authorization"), subprotocols)
-            principal = await state.auth.header(authorization, websocket.remote_addr)
+            principal = await services.auth.header(authorization, websocket.remote_addr)
             model, intent = websocket.args.get("model"), websocket.args.get("intent")
             relay = relays.relay_for(principal, headers, model, intent, beta=dialect.beta)
             if relay is not None:
@@ -55,7 +55,7 @@ def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
             return await planner.realtime(principal, headers, model, intent)
 
         subprotocol = chosen_subprotocol(subprotocols)
-        await _serve(state, dialect, opening, subprotocol, relays=relays)
+        await _serve(services, dialect, opening, subprotocol, relays=relays)
 
     @bp.websocket(SESSIONS_PATH)
     async def sessions() -> None:
@@ -65,7 +65,9 @@ def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
 
         async def opening() -> Opening:
             headers = cast(Mapping[str, str], websocket.headers)
-            principal = await state.auth.header(headers.get("authorization"), websocket.remote_addr)
+            principal = await services.auth.header(
+                headers.get("authorization"), websocket.remote_addr
+            )
             args = websocket.args
             try:
                 fmt = input_format(args.get("input_audio_format"), args.get("sample_rate"))
@@ -76,13 +78,13 @@ def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
             context = args.get("context") or None
             return await planner.legacy(principal, headers, template, context, audio)
 
-        await _serve(state, LegacyWire(), opening, None, relays=relays, legacy=True)
+        await _serve(services, LegacyWire(), opening, None, relays=relays, legacy=True)
 
     return bp
 
 
 async def _serve(
-    state: AppState,
+    services: RealtimeServices,
     wire: Wire,
     opening: Callable[[], Awaitable[Opening | Relay]],
     subprotocol: str | None,
@@ -106,7 +108,7 @@ async def _serve(
         opened.cascade,
         opened.replan,
         classifier_for=_classifier,
-        lead_s=state.settings.realtime_audio_lead_s,
+        lead_s=services.settings.realtime_audio_lead_s,
         respond_on_commit=legacy,
         retemplate=opened.retemplate,
     )

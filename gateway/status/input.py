@@ -13,10 +13,10 @@ from typing import Any
 
 import attrs
 
+from gateway.kernels.webhooks.hub import STATUS_EVENTS
 from gateway.platform.errors import invalid_request
 from gateway.platform.params import body_object, optional_string, required_string
 from gateway.status.alert_rules import METRICS, OPERATORS
-from gateway.status.hub import STATUS_EVENTS
 from gateway.status.incidents import INCIDENT_STATUSES, MAINTENANCE_STATUSES, SEVERITIES
 from gateway.status.sla import month_bounds
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -11,7 +10,7 @@ from gateway.status.maintenance import Window
 from store.alerts import AlertEvent, AlertRecord
 from store.incidents import IncidentRecord, IncidentUpdate
 from store.sla import SlaCreditRecord
-from store.webhooks import DeliveryRecord, WebhookRecord
+from store.webhooks import WebhookRecord
 
 
 def incident(record: IncidentRecord, updates: list[IncidentUpdate] | None = None) -> dict[str, Any]:
@@ -79,23 +78,6 @@ def webhook(record: WebhookRecord, secret: str | None = None) -> dict[str, Any]:
     if secret is not None:
         body["secret"] = secret
     return body
-
-
-def delivery(record: DeliveryRecord) -> dict[str, Any]:
-    return {
-        "id": record.id,
-        "object": "webhook_delivery",
-        "event": record.event,
-        "url": record.url,
-        "status": record.status,
-        "attempts": record.attempts,
-        "last_status_code": record.last_status_code,
-        "last_error": record.last_error,
-        "payload": json.loads(record.payload),
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "delivered_at": iso(record.delivered_at),
-    }
 
 
 def alert(
