@@ -224,9 +224,11 @@ async def _serve(session: Session, socket: WebSocketConnection) -> None:
     try:
         await _converse(session, socket)
     except BaseExceptionGroup as group:
-        if group.split((*_LEFT, StreamCut))[1] is not None:
-            raise
-        if group.subgroup(StreamCut) is not None:
+        cut, rest = group.split(StreamCut)
+        rest = rest.split(_LEFT)[1] if rest is not None else None
+        if rest is not None:  # a cancellation (the server's), or a fault of ours
+            raise rest from None
+        if cut is not None:
             raise StreamCut("the transcription was cut") from None
     except _LEFT:
         pass
