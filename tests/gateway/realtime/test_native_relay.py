@@ -22,6 +22,7 @@ from tests.gateway.realtime.speech import (
     FIRST,
     INTERRUPTION,
     SECOND,
+    chunks,
     in_asyncio,
     spoken_pcm,
     ws_base,
@@ -89,6 +90,20 @@ async def test_the_openai_clients_conversation_is_relayed_to_the_realtime_api(
     ]
     assert rows[0]["prompt_tokens"] == sum(d["usage"]["input_tokens"] for d in done)
     assert rows[0]["cost_usd"] > 0
+    for _ in range(100):  # the client left: the upstream session is closed at once
+        if not sim.stats.open_requests:  # (a loaded machine gets 5 s)
+            break
+        await trio.sleep(0.05)
+    assert sim.stats.open_requests == 0
+
+
+async def test_the_setting_takes_only_its_values(http: httpx.AsyncClient) -> None:
+    response = await http.patch(
+        "/v1/management/providers/openai", json={"settings": {"realtime_transport": "relay"}}
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and error["param"] == "settings.realtime_transport"
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -143,5 +158,38 @@ async def test_each_response_passes_the_keys_limits(
     refusal = events[-1]["error"]
     assert (refusal["code"], refusal["limit_type"]) == ("rate_limit_exceeded", "rpm")
     assert [e["type"] for e in events].count("response.created") == 1
+    rows = await session_rows(gateway, count=2)
+    assert sorted(r["status"] for r in rows) == [200, 429]
+
+
+async def test_a_response_the_upstream_starts_is_cancelled_when_the_limits_refuse_it(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    """Server VAD starts the responses upstream: rpm 2 admits the session and the first;
+    the second is cancelled upstream at its `response.created` and the client told."""
+    await relay_natively(http)
+    key = await limited_key(http, rpm=2)
+    sim = sim_of(gateway)
+    sim.replies.extend([SHORT_ANSWER, LONG_ANSWER])
+    turns = [await spoken_pcm(http, t) for t in (FIRST, SECOND)]
+
+    def two_turns(url: str) -> list[dict[str, Any]]:
+        with connect(url, additional_headers={"Authorization": f"Bearer {key}"}) as ws:
+            client = Client(ws)
+            client.until("session.created")
+            for turn in turns:
+                for piece in chunks(turn):
+                    client.send(type="input_audio_buffer.append", audio=piece)
+                client.until("response.done")
+            return client.events
+
+    events = await in_thread(two_turns, ws_base(gateway) + "?model=gpt-realtime")
+    kinds = [e["type"] for e in events]
+    second = [i for i, kind in enumerate(kinds) if kind == "response.created"][1]
+    refusal = next(e for e in events[second:] if e["type"] == "error")["error"]
+    assert (refusal["code"], refusal["limit_type"]) == ("rate_limit_exceeded", "rpm")
+    done = [e["response"] for e in events if e["type"] == "response.done"]
+    assert [d["status"] for d in done] == ["completed", "cancelled"]
+    assert done[1]["status_details"]["reason"] == "client_cancelled"
     rows = await session_rows(gateway, count=2)
     assert sorted(r["status"] for r in rows) == [200, 429]
