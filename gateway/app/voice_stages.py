@@ -25,6 +25,7 @@ import trio
 
 from gateway.app.state import AppState
 from gateway.audio.input import SpeechParams, TranscriptionParams
+from gateway.audio.live import OPEN_LIMIT_S, Live, live_opener, next_within, tape_seconds
 from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_targets
 from gateway.audio.speech import speech_request
 from gateway.audio.transcription import transcription_plan, transcription_request
@@ -53,6 +54,7 @@ from providers.base import Provider
 from providers.elevenlabs_ws import SpeechSocket
 from providers.types import ChatChunk, ToolCallDelta, Usage
 from providers.voices import load_voices
+from streams.tape import Tape
 
 T = TypeVar("T")
 ToolCallSink = Callable[[ToolCallDelta], None]
@@ -206,7 +208,9 @@ class EngineStages:
                 async for event in events:
                     yield event, events
                     return
-                raise ApiError(502, "provider_error", "The upstream ended without a transcript.")
+                raise ApiError(
+                    502, "provider_error", "The upstream ended without a transcript."
+                ) from None
 
         settings = self._state.settings
         opening = self._state.engine.open_stream(
@@ -222,6 +226,31 @@ class EngineStages:
                 stream.finished(stream.metered)
             finally:
                 self.metered.stt_seconds += clip.duration_s
+
+    @asynccontextmanager
+    async def transcribe_live(self, tape: Tape) -> AsyncGenerator[Opened[TranscriptEvent], None]:
+        """The turn being recorded on `tape`, recognised while it is spoken where the
+        candidate can (`gateway.audio.live`); metered by the tape's length."""
+        planned, settings = self._planned, self._state.settings
+        facts = new_facts(self._endpoint, self._principal, self._headers)
+
+        def opener(adapter: Provider, target: Target) -> AbstractAsyncContextManager[Live]:
+            return live_opener(adapter, target, planned.stt, tape, settings.upstream_timeout_s)
+
+        opening = self._state.engine.open_stream(
+            facts, planned.stt_plan, opener, hold=None, timeout_s=OPEN_LIMIT_S
+        )
+        async with opening as stream:
+            first, rest = stream.value
+            timeout = settings.upstream_timeout_s
+            try:
+                events = _until_done(first, rest, stream.target, tape, timeout)
+                async with aclosing(events) as items:
+                    yield _opened(stream.served, items)
+                stream.finished(Usage(audio_seconds=round(tape_seconds(tape), 3)))
+            finally:
+                stream.metered = Usage(audio_seconds=round(tape_seconds(tape), 3))
+                self.metered.stt_seconds += tape_seconds(tape)
 
     # -- the language model ----------------------------------------------------------------
 
@@ -384,6 +413,27 @@ async def _idle_deadlined(
             yield item
             if isinstance(item, TranscriptDone):
                 return
+
+
+async def _until_done(
+    first: TranscriptEvent,
+    rest: AsyncIterator[TranscriptEvent],
+    target: Target,
+    tape: Tape,
+    timeout_s: float,
+) -> AsyncGenerator[TranscriptEvent, None]:
+    """A live recognition's events up to its final one (`live.next_within` each)."""
+    item = first
+    while True:
+        yield item
+        if isinstance(item, TranscriptDone):
+            return
+        try:
+            item = await next_within(rest, tape, target, timeout_s)
+        except StopAsyncIteration:
+            raise ApiError(
+                502, "provider_error", "The upstream ended without a transcript."
+            ) from None
 
 
 async def _within(
