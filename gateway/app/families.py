@@ -54,6 +54,7 @@ from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
 from gateway.platform.extras import AUDIO, FILES, Requires
 from gateway.platform.uploads import file_upload_limits
+from gateway.realtime.native import NativeRelays
 from gateway.realtime.routes import realtime_blueprint
 from gateway.realtime.services import RealtimeServices
 from gateway.requestlog import retention as request_log_retention
@@ -163,7 +164,12 @@ def _documents(state: AppState) -> Mounted:
 
 def _realtime(state: AppState) -> Mounted:
     # The realtime family's sessions run on the pipelines family's cascades.
-    realtime = RealtimeServices(state.auth, state.settings, PipelineSessions(state.pipelines))
+    realtime = RealtimeServices(
+        state.auth,
+        state.settings,
+        PipelineSessions(state.pipelines),
+        NativeRelays(state.engine, state.admission),
+    )
     return Mounted((realtime_blueprint(realtime),))
 
 
