@@ -17,6 +17,7 @@ PAGES = (
     "usage",
     "carbon",
     "traffic",
+    "requests",
     "providers",
     "rules",
     "keys",

@@ -25,9 +25,9 @@ from tests.operator.console_steps import (
     text_once,
 )
 
-# What the role table lets a viewer read (docs/organizations.md): analytics and the
-# workspaces list; the playground needs the key's `chat` permission, which it lacks.
-VIEWER_READS = {"usage", "carbon", "traffic", "workspaces", "playground"}
+# What the role table lets a viewer read (docs/organizations.md): analytics, the request
+# log and the workspaces list; the playground needs the key's `chat` permission, which it lacks.
+VIEWER_READS = {"usage", "carbon", "traffic", "requests", "workspaces", "playground"}
 FORMS = """
 return [...document.querySelectorAll('fieldset[data-action], fieldset[data-permission]')]
   .map((f) => [f.closest('section').id, f.disabled,
