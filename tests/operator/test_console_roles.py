@@ -17,6 +17,7 @@ from tests.operator.browser import Browser
 from tests.operator.console_steps import (
     PAGES,
     M,
+    account,
     console_errors,
     go,
     in_browser,
@@ -35,15 +36,6 @@ return [...document.querySelectorAll('fieldset[data-action], fieldset[data-permi
 """
 DISABLED = "return document.querySelector(arguments[0]).disabled"
 ROW_BUTTONS = "return document.querySelectorAll('td .actions button, td select').length"
-
-
-async def account(http: httpx.AsyncClient, name: str, role: str) -> str:
-    """The key of a new service account with `role`."""
-    made = await ok(
-        await http.post(f"{M}/service-accounts", json={"name": name, "role": role}), 201
-    )
-    key: str = made["api_key"]
-    return key
 
 
 def viewer_tour(browser: Browser, url: str, key: str) -> dict[str, Any]:

@@ -68,7 +68,19 @@ function entryDetail(entry) {
   return el("div", { class: "log-entry" },
     el("dl", { class: "facts" }, ...facts.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)])),
     el("h4", {}, "Attempts"),
-    timeline(entry));
+    timeline(entry),
+    ...bodies(entry));
+}
+
+/** The request and answer kept (PII redacted) for the roles that may read them; the
+ * others learn they are kept and who may read them. */
+function bodies(entry) {
+  if (entry.body) {
+    return [el("h4", {}, "Request and answer (PII redacted)"),
+      el("pre", { class: "body", tabindex: "0" }, JSON.stringify(entry.body, null, 2))];
+  }
+  if (entry.body_kept) return [el("p", { class: "hint" }, "Bodies kept: shown to owners and admins.")];
+  return [];
 }
 
 /** The race as bars on one time axis: each attempt from its start to its end, coloured by
