@@ -57,6 +57,7 @@ from providers.voices import load_voices
 from streams.tape import Tape
 
 T = TypeVar("T")
+FirstAndRest = AbstractAsyncContextManager[tuple[T, AsyncIterator[T]]]
 ToolCallSink = Callable[[ToolCallDelta], None]
 
 
@@ -199,18 +200,9 @@ class EngineStages:
         planned, clip = self._planned, self._clip
         facts = new_facts(self._endpoint, self._principal, self._headers)
 
-        @asynccontextmanager
-        async def opener(
-            adapter: Provider, target: Target
-        ) -> AsyncGenerator[tuple[TranscriptEvent, AsyncIterator[TranscriptEvent]], None]:
-            request = transcription_request(planned.stt, clip, target)
-            async with adapter.transcribe_stream(request) as events:
-                async for event in events:
-                    yield event, events
-                    return
-                raise ApiError(
-                    502, "provider_error", "The upstream ended without a transcript."
-                ) from None
+        def opener(adapter: Provider, target: Target) -> FirstAndRest[TranscriptEvent]:
+            events = adapter.transcribe_stream(transcription_request(planned.stt, clip, target))
+            return _first_and_rest(events, "The upstream ended without a transcript.")
 
         settings = self._state.settings
         opening = self._state.engine.open_stream(
@@ -306,16 +298,9 @@ class EngineStages:
         params = self._speech_params(tts, sentence)
         facts = new_facts(self._endpoint, self._principal, self._headers)
 
-        @asynccontextmanager
-        async def opener(
-            adapter: Provider, target: Target
-        ) -> AsyncGenerator[tuple[bytes, AsyncIterator[bytes]], None]:
-            async with adapter.speech_stream(speech_request(params, target, voice)) as chunks:
-                async for chunk in chunks:
-                    if chunk:
-                        yield chunk, chunks
-                        return
-                raise ApiError(502, "provider_error", "The upstream sent no audio.")
+        def opener(adapter: Provider, target: Target) -> FirstAndRest[bytes]:
+            chunks = adapter.speech_stream(speech_request(params, target, voice))
+            return _first_and_rest(chunks, "The upstream sent no audio.")
 
         settings = self._state.settings
         opening = self._state.engine.open_stream(
@@ -394,6 +379,21 @@ class EngineStages:
             stream=True,
             service=ServiceOptions(),
         )
+
+
+@asynccontextmanager
+async def _first_and_rest(
+    opening: AbstractAsyncContextManager[AsyncIterator[T]], nothing: str
+) -> AsyncGenerator[tuple[T, AsyncIterator[T]], None]:
+    """An upstream stream held open at its first item (what the race waits for): the
+    item and the rest. Empty items do not count; a stream that ends before one is the
+    provider's error (502, `nothing`)."""
+    async with opening as items:
+        async for item in items:
+            if item:
+                yield item, items
+                return
+        raise ApiError(502, "provider_error", nothing)
 
 
 def _opened(served: Served[Any], items: AsyncIterator[T]) -> Opened[T]:
