@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import attrs
 
@@ -28,6 +28,25 @@ doc_base: ContextVar[str] = ContextVar("gateway_doc_base", default="")
 def doc_url(code: str) -> str:
     """Where the errors page explains `code`, on this gateway."""
     return f"{doc_base.get()}{ERRORS_PAGE}{code}"
+
+
+class ErrorDetail(TypedDict):
+    """What went wrong: `message` is for people and may change, `code` is stable. Besides
+    these, a code may add fields of its own (`param` and
+    `value` for what the request got wrong, `retry_after`, `provider`...): see each code
+    on /docs/pages/errors."""
+
+    message: str
+    type: str
+    code: str | None
+    doc_url: NotRequired[str]
+    param: NotRequired[str | None]
+
+
+class Error(TypedDict):
+    """The envelope of every error answer."""
+
+    error: ErrorDetail
 
 
 class ApiError(Exception):
