@@ -21,7 +21,13 @@ import attrs
 from gateway.operator.legacy_doc import COMPONENTS as LEGACY_COMPONENTS
 from gateway.operator.legacy_doc import OPERATIONS as LEGACY
 from gateway.operator.legacy_doc import legacy_operation
-from gateway.platform.apidoc import UNDECLARED, Content, Operation, operation_of
+from gateway.platform.apidoc import (
+    UNDECLARED,
+    WORKSPACE_HEADER,
+    Content,
+    Operation,
+    operation_of,
+)
 from gateway.platform.errors import Error
 from gateway.platform.shapes import Components, Schema, schema_of
 from gateway.platform.shapes.query import query_parameters
@@ -53,10 +59,11 @@ STATUS_TEXT = {
 }
 SUCCESS_TEXT = {101: "Switching Protocols: the connection is a WebSocket from here on"}
 # What any authenticated route, and any route that reads a body, can answer.
-AUTHENTICATED = {401: ("invalid_api_key",), 403: ("insufficient_permissions",), 429: ()}
+AUTHENTICATED = {401: ("invalid_api_key",), 403: ("insufficient_permissions",)}
 READS_BODY = {400: ("invalid_request", "invalid_json"), 408: ("request_timeout",)}
 BODY_SIZE = {413: ("request_too_large",)}
 READS_QUERY = {400: ("invalid_request",)}
+IN_A_WORKSPACE = {404: ("workspace_not_found",)}
 
 
 @attrs.frozen
@@ -159,7 +166,10 @@ def _operation(route: Route, op: Operation, components: Components, error: Schem
     parameters = [_path_param(name) for name in route.parameters]
     if op.query is not None:
         parameters += query_parameters(op.query, components)
-    parameters += [_header(h.name, h.description, h.required) for h in op.headers]
+    headers = op.headers
+    if op.permission and WORKSPACE_HEADER not in headers:
+        headers = (*headers, WORKSPACE_HEADER)
+    parameters += [_header(h.name, h.description, h.required) for h in headers]
     if parameters:
         doc["parameters"] = parameters
     body = _request_body(op, components)
@@ -235,12 +245,11 @@ def _responses(op: Operation, route: Route, components: Components, error: Schem
     responses: dict[str, Any] = {str(op.status): success}
     for status, codes in sorted(_error_codes(op, route).items()):
         text = STATUS_TEXT.get(status, "Error")
+        answer: Schema = {"description": text, "content": {"application/json": {"schema": error}}}
         if codes:
-            text += ": " + ", ".join(f"`{code}`" for code in codes)
-        responses[str(status)] = {
-            "description": text,
-            "content": {"application/json": {"schema": error}},
-        }
+            answer["description"] = text + ": " + ", ".join(f"`{code}`" for code in codes)
+            answer["x-error-codes"] = list(codes)  # what the schemathesis run holds it to
+        responses[str(status)] = answer
     return responses
 
 
@@ -255,6 +264,8 @@ def _error_codes(op: Operation, route: Route) -> dict[int, tuple[str, ...]]:
         implied += [READS_BODY, BODY_SIZE]
     if op.query is not None:
         implied.append(READS_QUERY)
+    if op.permission:
+        implied.append(IN_A_WORKSPACE)
     declared = {s: (c,) if isinstance(c, str) else tuple(c) for s, c in op.errors.items()}
     for table in (*implied, declared):
         for status, codes in table.items():

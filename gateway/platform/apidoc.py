@@ -52,6 +52,12 @@ class Header:
     required: bool = False
 
 
+WORKSPACE_HEADER = Header(
+    "X-Workspace-ID",
+    "The workspace to act in (one the caller may reach); without it, the caller's own",
+)
+
+
 @attrs.frozen(kw_only=True)
 class Operation:
     """One route's entry in the document.
@@ -73,7 +79,9 @@ class Operation:
     headers: tuple[Header, ...] = ()
     errors: Mapping[int, str | tuple[str, ...]] = attrs.field(factory=dict)
     public: bool = False  # no key needed
-    permission: str | None = None  # the role action a management route needs
+    # The role action a management route needs: such a route acts in the workspace that
+    # `X-Workspace-ID` names (`WORKSPACE_HEADER`, listed for it).
+    permission: str | None = None
     body_required: bool = True
     description: str = ""
 

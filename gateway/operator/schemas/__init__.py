@@ -21,7 +21,6 @@ from gateway.operator.schemas import (
     pipelines,
     platform,
     retrieval,
-    status,
     sustainability,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -33,7 +32,6 @@ OPERATIONS: dict[str, Operation] = {
     **retrieval.OPERATIONS,
     **models.OPERATIONS,
     **management.OPERATIONS,
-    **status.OPERATIONS,
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,

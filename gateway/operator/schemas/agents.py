@@ -27,7 +27,21 @@ from gateway.operator.apidoc import (
     obj,
     query,
 )
-from gateway.operator.schemas.status import DELIVERY
+
+DELIVERY = all_required(
+    id=STR,
+    object={"const": "webhook_delivery"},
+    event=STR,
+    url=STR,
+    status={"enum": ["pending", "delivered", "failed", "dropped"]},
+    attempts=INT,
+    last_status_code=nullable(INT),
+    last_error=nullable(STR),
+    payload=ANY_OBJ,
+    created_at=TIME,
+    updated_at=TIME,
+    delivered_at=TIME,
+)
 
 TAG = "agents"
 ERRORS = (*AUTH_ERRORS, 404)

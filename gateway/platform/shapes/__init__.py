@@ -4,7 +4,10 @@ beyond its type, `schema` for the JSON Schema, `parse` and `query` for reading b
 and query strings)."""
 
 from gateway.platform.shapes.markers import (
+    EMAIL,
     NON_BLANK,
+    NOT_NULL,
+    SPACE,
     Choices,
     Count,
     Doc,
@@ -15,13 +18,17 @@ from gateway.platform.shapes.markers import (
     Pattern,
     Range,
     accepts_more,
+    needs_fields,
 )
 from gateway.platform.shapes.parse import parse
 from gateway.platform.shapes.query import parse_query
 from gateway.platform.shapes.schema import Components, Schema, schema_of
 
 __all__ = [
+    "EMAIL",
     "NON_BLANK",
+    "NOT_NULL",
+    "SPACE",
     "Choices",
     "Components",
     "Count",
@@ -34,6 +41,7 @@ __all__ = [
     "Range",
     "Schema",
     "accepts_more",
+    "needs_fields",
     "parse",
     "parse_query",
     "schema_of",

@@ -11,6 +11,7 @@ reads (`gateway.platform.shapes.parse`), so the two cannot say different things.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -94,11 +95,41 @@ class Key:
     name: str
 
 
-NON_BLANK = Pattern(r"\S", "a non-empty string")
+@attrs.frozen
+class NotNull:
+    """On `X | None`: the Python value is None when the field is left out, but a JSON
+    `null` is refused (a field that may be omitted, not emptied)."""
+
+
+# White space as both regex dialects see it: JSON Schema's (ECMA-262) `\s` and Python's
+# differ (Python counts \x1c-\x1f and \x85; ECMA counts \ufeff), so patterns name the
+# characters instead of using `\s`, and the document and the server read them alike.
+SPACE = (
+    "\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+    "\\u202f\\u205f\\u3000\\ufeff"
+)
+NON_BLANK = Pattern(f"[^{SPACE}]", "a non-empty string")
+EMAIL = Pattern(f"^[^@{SPACE}]+@[^@{SPACE}]+\\.[^@{SPACE}]+$", "an email address")
+NOT_NULL = NotNull()
 
 # A class-level mark (`@accepts_more`): an attrs request shape that ignores fields it does
 # not know instead of refusing them (the default refuses: a misspelt option is a 400).
 OPEN = "__shape_open__"
+
+
+# A class-level mark (`@needs_fields(n)`): the body must hold at least n of the fields.
+NEEDED = "__shape_fields_needed__"
+
+
+def needs_fields(least: int) -> Callable[[type[T]], type[T]]:
+    """Mark a request shape whose body must hold at least `least` of its fields (the
+    schema's `minProperties`): a change that names nothing to change is refused."""
+
+    def mark(cls: type[T]) -> type[T]:
+        setattr(cls, NEEDED, least)
+        return cls
+
+    return mark
 
 
 def accepts_more(cls: type[T]) -> type[T]:

@@ -20,7 +20,7 @@ from typing import Any, Literal, NotRequired, Required, get_args, get_origin, ge
 
 import attrs
 
-from gateway.platform.shapes.markers import OPEN, Format, Key
+from gateway.platform.shapes.markers import NEEDED, NOT_NULL, OPEN, Format, Key
 
 
 class Kind(enum.Enum):
@@ -86,6 +86,10 @@ def _node(tp: Any, markers: tuple[object, ...]) -> Node:
     origin, args = get_origin(tp), get_args(tp)
     if origin is typing.Annotated:
         return node_of(args[0], markers + tuple(args[1:]))
+    if NOT_NULL in markers and origin in (typing.Union, types.UnionType):
+        kept = tuple(a for a in args if a is not type(None))
+        rest = tuple(m for m in markers if m != NOT_NULL)
+        return node_of(kept[0] if len(kept) == 1 else typing.Union[kept], rest)  # noqa: UP007
     if tp in _SCALARS:
         return Node(_SCALARS[tp], markers)
     if tp is datetime or tp is date:  # read into the Python value, written as ISO 8601
@@ -104,6 +108,8 @@ def _node(tp: Any, markers: tuple[object, ...]) -> Node:
         return Node(Kind.MAP, markers, item=node_of(args[1]))
     if isinstance(tp, type) and (attrs.has(tp) or typing.is_typeddict(tp)):
         return Node(Kind.OBJECT, markers, cls=tp)
+    if typing.is_typeddict(origin):  # a generic TypedDict made concrete: ListOf[Incident]
+        return Node(Kind.OBJECT, markers, cls=tp)
     raise TypeError(f"no JSON shape for {tp!r}")
 
 
@@ -114,11 +120,22 @@ def fields_of(cls: type) -> tuple[Field, ...]:
 
 @functools.cache
 def _fields(cls: Any) -> tuple[Field, ...]:
-    hints = get_type_hints(cls, include_extras=True)
-    if typing.is_typeddict(cls):
-        total: bool = getattr(cls, "__total__", True)
+    origin = get_origin(cls) or cls
+    hints = get_type_hints(origin, include_extras=True)
+    if origin is not cls:  # ListOf[Incident]: the generic's fields with T = Incident
+        mapping = dict(zip(origin.__parameters__, get_args(cls), strict=True))
+        hints = {name: _substituted(hint, mapping) for name, hint in hints.items()}
+    if typing.is_typeddict(origin):
+        total: bool = getattr(origin, "__total__", True)
         return tuple(_typed_dict_field(name, hint, total) for name, hint in hints.items())
     return tuple(_attrs_field(a, hints[a.name]) for a in attrs.fields(cls))
+
+
+def _substituted(hint: Any, mapping: dict[Any, Any]) -> Any:
+    if isinstance(hint, typing.TypeVar):
+        return mapping[hint]
+    parameters = getattr(hint, "__parameters__", ())
+    return hint[tuple(mapping[p] for p in parameters)] if parameters else hint
 
 
 def _typed_dict_field(name: str, hint: Any, total: bool) -> Field:
@@ -144,12 +161,24 @@ def _key(name: str, node: Node) -> str:
     return key.name if key is not None else name
 
 
-def is_open(cls: type) -> bool:
+def is_open(cls: Any) -> bool:
     """Whether unknown fields are allowed: always for answers (they grow compatibly),
     for a request shape only when marked `accepts_more`."""
-    return typing.is_typeddict(cls) or bool(getattr(cls, OPEN, False))
+    return typing.is_typeddict(get_origin(cls) or cls) or bool(getattr(cls, OPEN, False))
 
 
-def shape_name(cls: type) -> str:
-    """The component name of a named shape."""
+def fields_needed(cls: Any) -> int:
+    """How many fields a request shape needs at least (`@needs_fields(1)`: a change
+    that changes nothing is refused)."""
+    return int(getattr(cls, NEEDED, 0))
+
+
+def shape_name(cls: Any) -> str:
+    """The component name of a named shape (`ListOf[Incident]`: `IncidentList`, after
+    the generic's `__shape_name__` pattern, else the names run together)."""
+    origin = get_origin(cls)
+    if origin is not None:
+        names = [shape_name(a) for a in get_args(cls)]
+        pattern = getattr(origin, "__shape_name__", origin.__name__ + "{}")
+        return str(pattern).format(*names)
     return str(getattr(cls, "__shape_name__", cls.__name__))

@@ -14,26 +14,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from datetime import date, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.shapes.markers import Choices, Count, Format, Length, Pattern
 from gateway.platform.shapes.markers import Range as Bounds
-from gateway.platform.shapes.nodes import Kind, Node, fields_of, is_open, node_of
+from gateway.platform.shapes.nodes import Kind, Node, fields_needed, fields_of, is_open, node_of
 
 T = TypeVar("T")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def parse(tp: type[T], value: Any, *, at: str = "") -> T:
+@overload
+def parse(tp: type[T], value: Any, *, at: str = "") -> T: ...
+
+
+@overload
+def parse(tp: Any, value: Any, *, at: str = "") -> Any: ...
+
+
+def parse(tp: Any, value: Any, *, at: str = "") -> Any:
     """`value` (decoded JSON) as a `tp`; a 400 naming the place `at` (a field path
     prefix) when it is not one. At the top (`at` empty), an object shape that gets
     something else says the request body must be a JSON object."""
     node = node_of(tp)
     if not at and node.kind is Kind.OBJECT and not isinstance(value, dict):
         raise invalid_request("The request body must be a JSON object.")
-    result: T = read(node, value, at)
-    return result
+    return read(node, value, at)
 
 
 def read(node: Node, value: Any, at: str) -> Any:
@@ -97,13 +104,18 @@ def _string(node: Node, value: Any, at: str) -> Any:
             raise _refuse(at, value, f"is longer than {length.most} characters")
     pattern = node.marker(Pattern)
     if pattern is not None and not pattern.matches(value):
-        raise _refuse(at, value, "must be " + (pattern.meaning or f"text matching {pattern.regex}"))
+        meaning = pattern.meaning or f"text matching {pattern.regex}"
+        raise _refuse(at, value, f"must be {meaning}, not {_quoted(value)}")
     fmt = node.marker(Format)
     if fmt is not None:
         moment = _formatted(fmt.name, value, at)
         if node.cls is not None:  # declared as a datetime or a date
             return moment
     return _chosen(node, value, at)
+
+
+def _quoted(value: str) -> str:
+    return repr(value if len(value) <= 80 else value[:77] + "...")
 
 
 def _formatted(name: str, value: str, at: str) -> Any:
@@ -181,14 +193,15 @@ def _among(value: Any, values: tuple[Any, ...]) -> bool:
 
 
 def _array(node: Node, value: Any, at: str) -> Any:
+    """Items first, then their number: a wrong item is the clearer complaint."""
     if not isinstance(value, list):
         raise _wrong(node, value, at)
+    assert node.item is not None
+    items = [read(node.item, item, f"{at}[{i}]") for i, item in enumerate(value)]
     _counted(node, value, at, "items")
     count = node.marker(Count)
     if count is not None and count.unique and len(set(map(repr, value))) < len(value):
         raise _refuse(at, value, "must not hold the same item twice")
-    assert node.item is not None
-    items = [read(node.item, item, f"{at}[{i}]") for i, item in enumerate(value)]
     return tuple(items) if node.cls is tuple else items
 
 
@@ -199,7 +212,7 @@ def _counted(node: Node, value: Any, at: str, what: str) -> None:
     if count.least is not None and len(value) < count.least:
         raise _refuse(at, value, f"must hold at least {count.least} {what}")
     if count.most is not None and len(value) > count.most:
-        raise _refuse(at, value, f"must hold at most {count.most} {what}")
+        raise _refuse(at, len(value), f"must hold up to {count.most} {what}")
 
 
 def _map(node: Node, value: Any, at: str) -> Any:
@@ -227,6 +240,9 @@ def read_fields(cls: type, value: Mapping[str, Any], at: str) -> dict[str, Any]:
             if key not in known:
                 place = _join(at, key)
                 raise invalid_request(f"Unknown field '{place}'.", param=place)
+    if len(value) < fields_needed(cls):
+        names = ", ".join(f"'{f.key}'" for f in fields)
+        raise invalid_request(f"Give at least one of {names}.", param=at or None)
     found: dict[str, Any] = {}
     for field in fields:
         place = _join(at, field.key)
@@ -252,14 +268,66 @@ def _union(node: Node, value: Any, at: str) -> Any:
     if value is None and node.nullable:
         return None
     matching = [o for o in node.options if _same_type(o, value)]
+    if len(matching) > 1 and isinstance(value, dict):
+        matching = _by_discriminator(matching, value, at)
     if len(matching) == 1:
         return read(matching[0], value, at)
+    refusals: list[ApiError] = []
     for option in matching:
         try:
             return read(option, value, at)
-        except ApiError:
-            continue
-    raise _wrong(node, value, at)
+        except ApiError as refusal:
+            refusals.append(refusal)
+    raise _clearest(node, value, at, refusals)
+
+
+def _clearest(node: Node, value: Any, at: str, refusals: list[ApiError]) -> ApiError:
+    """Why no option of a union took the value: for objects, the refusal about what is
+    there (a wrong field) over one about what is missing; when each option misses a
+    field, say which fields would do."""
+    if not isinstance(value, dict) or not refusals:
+        return _wrong(node, value, at)
+    wrong = [r for r in refusals if not r.message.endswith(" is required.")]
+    if wrong:
+        return wrong[0]
+    missing = [str(r.extra.get("param", "")).removeprefix(f"{at}.") for r in refusals]
+    names = " or ".join(f"'{name}'" for name in dict.fromkeys(missing))
+    place = f"'{at}' needs" if at else "The body needs"
+    return invalid_request(f"{place} {names}.", param=at or None, value=value)
+
+
+def _by_discriminator(options: list[Node], value: dict[str, Any], at: str) -> list[Node]:
+    """Object shapes told apart by a field each declares as a `Literal` (`severity`):
+    the one whose literal the value holds, or a 400 naming the field and its choices."""
+    key = discriminator(options)
+    if key is None:
+        return options
+    place = _join(at, key)
+    for option in options:
+        if _among(value.get(key), _literal_of(option, key)):
+            return [option]
+    choices = [v for option in options for v in _literal_of(option, key)]
+    if key not in value:
+        raise invalid_request(f"'{place}' is required.", param=place)
+    raise _refuse(place, value.get(key), f"must be one of {choices}")
+
+
+def discriminator(options: list[Node] | tuple[Node, ...]) -> str | None:
+    """The field every object option declares as a `Literal`, if there is one."""
+    if not all(o.kind is Kind.OBJECT and o.cls is not None for o in options):
+        return None
+    keys = [
+        {f.key for f in fields_of(o.cls) if f.node.kind is Kind.LITERAL}  # type: ignore[arg-type]
+        for o in options
+    ]
+    shared = set.intersection(*keys) if keys else set()
+    return min(shared) if shared else None
+
+
+def _literal_of(option: Node, key: str) -> tuple[Any, ...]:
+    assert option.cls is not None
+    field = next(f for f in fields_of(option.cls) if f.key == key)
+    return field.node.values
 
 
 def _same_type(node: Node, value: Any) -> bool:

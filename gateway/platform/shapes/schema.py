@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_origin
 
 from gateway.platform.shapes.markers import Choices, Count, Doc, Example, Format, Length, Pattern
 from gateway.platform.shapes.markers import Range as Bounds
-from gateway.platform.shapes.nodes import Field, Kind, Node, fields_of, is_open, node_of, shape_name
+from gateway.platform.shapes.nodes import (
+    Field,
+    Kind,
+    Node,
+    fields_needed,
+    fields_of,
+    is_open,
+    node_of,
+    shape_name,
+)
 
 Schema = dict[str, Any]
 REF = "#/components/schemas/"
@@ -30,7 +39,7 @@ class Components:
     def ref(self, cls: type) -> Schema:
         name = shape_name(cls)
         known = self._classes.get(name)
-        if known is not None and known is not cls:
+        if known is not None and known != cls:
             raise ValueError(
                 f"two shapes named {name!r}: {known.__module__} and {cls.__module__}; "
                 "rename one (or give it a `__shape_name__`)"
@@ -64,6 +73,9 @@ def object_schema(cls: type, components: Components) -> Schema:
         schema["required"] = required
     if not is_open(cls):
         schema["additionalProperties"] = False
+    least = fields_needed(cls)
+    if least:
+        schema["minProperties"] = least
     return schema
 
 
@@ -159,6 +171,22 @@ def _union(node: Node, components: Components) -> Schema:
     for option in node.options:
         schema = node_schema(option, components)
         options.extend(schema["anyOf"] if list(schema) == ["anyOf"] else [schema])
+    return _compact(options)
+
+
+def _compact(options: list[Schema]) -> Schema:
+    """`X | None` as one schema where that says the same (`type: [string, null]`, an
+    enum with null), which viewers show more plainly than `anyOf`."""
+    others = [o for o in options if o != {"type": "null"}]
+    if len(others) != 1 or len(others) == len(options):
+        return {"anyOf": options}
+    only = others[0]
+    if isinstance(only.get("type"), str) and "enum" not in only and "const" not in only:
+        return only | {"type": [only["type"], "null"]}
+    if "enum" in only or "const" in only:
+        values = only.get("enum", [only.get("const")])
+        rest = {k: v for k, v in only.items() if k not in ("enum", "const", "type")}
+        return rest | {"enum": [*values, None]}
     return {"anyOf": options}
 
 
@@ -186,8 +214,9 @@ def _json(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _docstring(cls: type) -> str:
+def _docstring(shape: Any) -> str:
     """The class's own docstring (not one inherited or generated), as prose."""
+    cls = get_origin(shape) or shape
     doc = cls.__dict__.get("__doc__")
     if not doc or doc.startswith(cls.__name__ + "("):  # attrs and dataclass signatures
         return ""

@@ -200,7 +200,7 @@ def test_a_parsed_body_is_the_declared_type_with_its_defaults() -> None:
     [
         ([], None, "The request body must be a JSON object."),
         ({}, "name", "'name' is required."),
-        ({"name": " ", "condition": {}}, "name", "'name' must be a non-empty string."),
+        ({"name": " ", "condition": {}}, "name", "'name' must be a non-empty string, not ' '."),
         ({"name": "a", "condition": {"metric": "cpu"}}, "condition.metric", "must be one of"),
         ({"name": "a", "condition": None}, "condition", "'condition' must be an object."),
         ({"name": "a", "nope": 1}, "nope", "Unknown field 'nope'."),
@@ -245,10 +245,10 @@ def test_the_schema_says_what_the_declaration_says() -> None:
     assert name == {
         "type": "string",
         "maxLength": 20,
-        "pattern": r"\S",
+        "pattern": NON_BLANK.regex,
         "description": "Shown in the list",
     }
-    assert alert["properties"]["webhook"] == {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    assert alert["properties"]["webhook"] == {"type": ["string", "null"]}
     assert alert["properties"]["mode"] == {"enum": ["any", "all"], "default": "any"}
     assert "from" in alert["properties"] and "origin" not in alert["properties"]
     assert components.schemas["Condition"]["properties"]["window_minutes"]["default"] == 5
@@ -258,7 +258,7 @@ def test_the_schema_says_what_the_declaration_says() -> None:
         "description": "One row of an answer.",
         "properties": {
             "id": {"type": "string"},
-            "size": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "size": {"type": ["integer", "null"]},
         },
         "required": ["id"],
     }
