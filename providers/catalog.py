@@ -58,7 +58,17 @@ MODEL_TYPES: frozenset[str] = frozenset(
 MODEL_STATUSES: frozenset[str] = frozenset({"available", "deprecated", "beta"})
 PRICE_UNITS: frozenset[str] = frozenset({"token", "character", "minute", "page", "search"})
 
-_COST_DIGITS = 8  # USD rounded to 1e-8: below a millionth of a cent, above float noise.
+COST_SIGNIFICANT_DIGITS = 15
+
+
+def round_cost(usd: float) -> float:
+    """A USD amount cleared of binary noise (0.1 + 0.2) and nothing more: 15 significant
+    digits, what a float carries exactly. Never a fixed number of decimals, which cut the
+    last digits of small costs (a request of 1.23e-05 read as 1.2e-05 at six decimals):
+    every digit of a price, and of a cost or a sum of costs, stays (below $10,000,000,
+    15 digits hold 8 decimals, a catalog price per token's finest). Every cost the
+    gateway computes, stores or renders goes through here."""
+    return float(f"{usd:.{COST_SIGNIFICANT_DIGITS}g}")
 
 
 class CatalogError(ValueError):
@@ -67,7 +77,7 @@ class CatalogError(ValueError):
 
 @attrs.frozen(slots=True)
 class CostBreakdown:
-    """USD cost of one request, each part rounded to 1e-8."""
+    """USD cost of one request, each part through `round_cost`."""
 
     input: float
     output: float
@@ -188,9 +198,9 @@ class ModelInfo:
         unrounded_in = prompt_tokens * self.pricing.input_per_1m / 1_000_000
         unrounded_out = completion_tokens * self.pricing.output_per_1m / 1_000_000
         return CostBreakdown(
-            input=round(unrounded_in, _COST_DIGITS),
-            output=round(unrounded_out, _COST_DIGITS),
-            total=round(unrounded_in + unrounded_out, _COST_DIGITS),
+            input=round_cost(unrounded_in),
+            output=round_cost(unrounded_out),
+            total=round_cost(unrounded_in + unrounded_out),
         )
 
     def metered_cost(self, usage: Usage) -> CostBreakdown:
@@ -203,9 +213,9 @@ class ModelInfo:
             return tokens
         units = self.unit_cost(quantity)
         return CostBreakdown(
-            input=round(tokens.input + units, _COST_DIGITS),
+            input=round_cost(tokens.input + units),
             output=tokens.output,
-            total=round(tokens.total + units, _COST_DIGITS),
+            total=round_cost(tokens.total + units),
         )
 
     def unit_cost(self, quantity: float) -> float:
@@ -214,7 +224,7 @@ class ModelInfo:
             raise ValueError("quantity must not be negative")
         if self.pricing.unit_price is None:
             raise ValueError(f"{self.id} is billed per token; use cost()")
-        return round(quantity * self.pricing.unit_price, _COST_DIGITS)
+        return round_cost(quantity * self.pricing.unit_price)
 
 
 def _unit_quantity(unit: PriceUnit, usage: Usage) -> float:

@@ -228,7 +228,9 @@ class ElevenLabsWebSocket(HttpProvider):
         key = [(b"xi-api-key", self.endpoint.api_key.encode())]
         opened = False
         try:
-            async with open_socket(url, key, max_message_size=MAX_MESSAGE_BYTES) as socket:
+            async with open_socket(
+                url, key, max_message_size=MAX_MESSAGE_BYTES, open_tcp=self.client.open_tcp
+            ) as socket:
                 opened = True
                 session = SpeechSocket(socket, self.provider_id, request.model)
                 await session.begin(request)

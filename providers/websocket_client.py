@@ -12,7 +12,7 @@ and the framing (`wrap_client_stream`).
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
@@ -46,20 +46,30 @@ def socket_address(url: str) -> SocketAddress:
     return SocketAddress(parts.hostname, parts.port or (443 if tls else 80), resource, tls)
 
 
-async def _connect(address: SocketAddress) -> trio.SocketStream | trio.SSLStream[trio.SocketStream]:
+OpenTcp = Callable[[str, int], Awaitable[trio.SocketStream]]
+
+
+async def _connect(
+    address: SocketAddress, open_tcp: OpenTcp
+) -> trio.SocketStream | trio.SSLStream[trio.SocketStream]:
+    tcp = await open_tcp(address.host, address.port)
     if not address.tls:
-        return await trio.open_tcp_stream(address.host, address.port)
+        return tcp
     context = ssl.create_default_context()
-    return await trio.open_ssl_over_tcp_stream(
-        address.host, address.port, ssl_context=context, https_compatible=True
-    )
+    return trio.SSLStream(tcp, context, server_hostname=address.host, https_compatible=True)
 
 
 @asynccontextmanager
 async def open_socket(
-    url: str, headers: list[tuple[bytes, bytes]], *, max_message_size: int
+    url: str,
+    headers: list[tuple[bytes, bytes]],
+    *,
+    max_message_size: int,
+    open_tcp: OpenTcp = trio.open_tcp_stream,
 ) -> AsyncIterator[WebSocketConnection]:
-    """A connected WebSocket for the block.
+    """A connected WebSocket for the block, over a TCP connection from `open_tcp` (an
+    adapter passes its upstream client's `open_tcp`, so that the socket goes only where
+    the address policy allows, as its HTTP calls do).
 
     Raises `OSError` when the host cannot be reached and `ConnectionRejected` (status,
     headers, body) when the server answers the handshake with HTTP. An error raised in
@@ -68,7 +78,7 @@ async def open_socket(
     the stream is closed at once. The caller's deadline bounds everything else.
     """
     address = socket_address(url)
-    stream = await _connect(address)
+    stream = await _connect(address, open_tcp)
     async with stream:
         failure: Exception | None = None
         try:

@@ -7,7 +7,8 @@ blob, and two uploads of the same bytes share one file. Whether a blob is still 
 decided by the rows that name it (store/files.py); the caller removes a blob once no row
 does. A crash can leave two kinds of debris, both removed at start-up (`sweep`): a
 half-written temporary file, and a whole blob no row names (killed between the rename and
-the row's commit, or between a delete's commit and the unlink). Every method here is
+the row's commit, or between an erasure's commit and the shredding: such a blob is
+shredded, as the erasure would have). Every method here is
 blocking: the gateway calls them through `trio.to_thread.run_sync`.
 
 `BlobStorage` is the interface the families use; `BlobStore` implements it on a
@@ -181,7 +182,7 @@ class BlobStore:
             if digest not in in_use and self._settled(self.path_of(digest))
         ]
         for digest in orphans:
-            self.remove(digest)
+            self.shred(digest)  # it may be an erasure's, cut short between commit and shred
         return temporary, len(orphans)
 
     def clear_temporary(self) -> int:

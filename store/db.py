@@ -105,6 +105,9 @@ def open_database(data_dir: Path | None, url: str | None = None) -> Database:
         sqlite = ImmediateDatabase(conn)
         configure(sqlite)
         apply_migrations(sqlite)
+        # An erasure a crash cut short between its commit and its checkpoint left the
+        # erased pages' old images in the WAL: truncate it before anything else runs.
+        sqlite.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
     except BaseException:
         conn.close()
         raise

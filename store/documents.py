@@ -220,6 +220,11 @@ def expired(db: Handle, now: float) -> list[DocumentRecord]:
     )
 
 
+def blob_digests(db: Handle) -> set[str]:
+    """Every blob digest some document names (the start-up sweep keeps exactly these)."""
+    return {row[0] for row in db.execute("SELECT DISTINCT sha256 FROM data_documents")}
+
+
 def blob_in_use(db: Handle, sha256: str) -> bool:
     row = db.execute("SELECT 1 FROM data_documents WHERE sha256 = ? LIMIT 1", [sha256])
     return row.fetchone() is not None

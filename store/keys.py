@@ -265,6 +265,13 @@ def list_keys(db: Handle, workspace_id: str, *, agents: bool = True) -> list[Api
     return _select(db, where, [workspace_id])
 
 
+def active_in_organization(db: Handle, organization_id: str) -> list[ApiKeyRecord]:
+    """The organisation's active keys, agents' keys left out (expiry is the caller's to
+    judge)."""
+    where = "w.organization_id = ? AND k.status = 'active' AND k.agent_id IS NULL"
+    return _select(db, where, [organization_id])
+
+
 def all_active(db: Handle) -> list[ApiKeyRecord]:
     """Every active key of every workspace, to fill the gateway's in-memory key map.
 

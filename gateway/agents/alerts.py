@@ -18,6 +18,7 @@ import attrs
 from gateway.agents.book import Loaded
 from gateway.agents.counters import Figures
 from gateway.agents.render import WATCHED, figure
+from providers.catalog import round_cost
 from store.agents import AgentAlertRecord
 
 
@@ -75,7 +76,7 @@ def payload(crossing: Crossing, agent_id: str, now: datetime) -> dict[str, Any]:
         "agent_id": agent_id,
         "limit_type": crossing.limit_type,
         "threshold": crossing.threshold,
-        "current": round(crossing.current, 6),
+        "current": round_cost(crossing.current),
         "limit": crossing.limit,
         "timestamp": now.astimezone(UTC).isoformat().replace("+00:00", "Z"),
     }

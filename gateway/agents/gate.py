@@ -28,7 +28,7 @@ from gateway.agents.counters import Amounts, Figures, Reservation
 from gateway.agents.limits import Limits
 from gateway.agents.suspension import auto_suspend
 from gateway.platform.errors import ApiError, invalid_api_key
-from providers.catalog import ModelInfo
+from providers.catalog import ModelInfo, round_cost
 from providers.types import Usage
 
 
@@ -199,11 +199,11 @@ def _cost(limits: Limits, figures: Figures, wall: float) -> Refusal | None:
         error = ApiError(
             429,
             "cost_limit_exceeded",
-            f"This agent's {name} of ${limit:g} is spent (${current:.6f} committed).",
+            f"This agent's {name} of ${limit:g} is spent (${round_cost(current)} committed).",
             type="rate_limit_error",
             limit_type=name,
             limit=limit,
-            current=round(current, 6),
+            current=round_cost(current),
         )
         if resets_at is not None:  # formatted only for a refusal
             _resets(error, resets_at(wall), wall)

@@ -17,6 +17,7 @@ from gateway.agents.book import Loaded
 from gateway.agents.counters import Figures
 from gateway.agents.gate import next_midnight, next_month
 from gateway.agents.limits import Limits, shown
+from providers.catalog import round_cost
 from store.agents import AgentAlertRecord
 from store.keys import ApiKeyRecord
 
@@ -108,7 +109,7 @@ def warnings(loaded: Loaded, figures: Figures) -> list[dict[str, Any]]:
 
 
 def _remaining(limit: float | None, committed: float) -> float | None:
-    return None if limit is None else round(max(0.0, limit - committed), 6)
+    return None if limit is None else round_cost(max(0.0, limit - committed))
 
 
 def usage(loaded: Loaded, figures: Figures, session: str, wall: float) -> dict[str, Any]:
@@ -122,14 +123,14 @@ def usage(loaded: Loaded, figures: Figures, session: str, wall: float) -> dict[s
         "status": loaded.record.status,
         "session": {
             "id": session,
-            "cost": round(figures.session_cost_settled, 6),
-            "committed": round(figures.session_cost, 6),
+            "cost": round_cost(figures.session_cost_settled),
+            "committed": round_cost(figures.session_cost),
             "remaining_budget": _remaining(limits["cost_per_session"], figures.session_cost),
         },
         "daily": {
             "date": figures.day,
-            "cost": round(daily.cost, 6),
-            "committed": round(figures.daily.cost, 6),
+            "cost": round_cost(daily.cost),
+            "committed": round_cost(figures.daily.cost),
             "remaining_budget": _remaining(limits["cost_daily"], figures.daily.cost),
             "audio_minutes": round(daily.audio_minutes, 4),
             "ocr_pages": int(daily.ocr_pages),
@@ -138,8 +139,8 @@ def usage(loaded: Loaded, figures: Figures, session: str, wall: float) -> dict[s
         },
         "monthly": {
             "month": figures.month,
-            "cost": round(monthly.cost, 6),
-            "committed": round(figures.monthly.cost, 6),
+            "cost": round_cost(monthly.cost),
+            "committed": round_cost(figures.monthly.cost),
             "remaining_budget": _remaining(limits["cost_monthly"], figures.monthly.cost),
             "audio_minutes": round(monthly.audio_minutes, 4),
             "ocr_pages": int(monthly.ocr_pages),
@@ -155,7 +156,7 @@ def usage(loaded: Loaded, figures: Figures, session: str, wall: float) -> dict[s
 
 def sessions(rows: dict[str, tuple[float, int, bool]]) -> list[dict[str, Any]]:
     return [
-        {"id": name, "cost": round(cost, 6), "in_flight": in_flight, "active": active}
+        {"id": name, "cost": round_cost(cost), "in_flight": in_flight, "active": active}
         for name, (cost, in_flight, active) in sorted(rows.items())
     ]
 

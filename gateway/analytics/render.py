@@ -1,10 +1,11 @@
 """The analytics pages' JSON, from rollup sums and latency sketches (pure).
 
-Conventions (README, "Analytics"): costs in USD rounded to 6 decimals; rates are shares
-from 0 to 1 and null when there were no requests to share; latencies in milliseconds, of
-successful requests, null without any. `cost_usd` is what was billed, except on the costs
-page, where it is the list price before the response cache (`effective_cost_usd` is what
-was billed, `cache_savings_usd` the difference).
+Conventions (docs/analytics.md): costs in USD through `round_cost` (15 significant digits,
+never fewer digits than the prices have); rates are shares from 0 to 1 and null when there
+were no requests to share; latencies in milliseconds, of successful requests, null without
+any. `cost_usd` is what was billed, except on the costs page, where it is the list price
+before the response cache (`effective_cost_usd` is what was billed, `cache_savings_usd`
+the difference).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import attrs
 
 from gateway.analytics.input import AnalyticsQuery
+from providers.catalog import round_cost
 from store.analytics import Group, Sums
 from store.latency_sketch import Counts, quantile
 from store.usage_rollups import ERROR_TYPES
@@ -36,7 +38,7 @@ def category(endpoint: str) -> str:
 
 
 def usd(value: float) -> float:
-    return round(value, 6)
+    return round_cost(value)
 
 
 def ratio(part: float, whole: float) -> float | None:
@@ -94,12 +96,12 @@ def usage_page(query: AnalyticsQuery, series: Sequence[tuple[Any, ...]], sketch:
 def _usage_points(query: AnalyticsQuery, series: Sequence[tuple[Any, ...]]) -> list[JSON]:
     if query.group_by is None:
         return [
-            {"date": day, "requests": n, "tokens": p + c, "cost_usd": round(cost, 6)}
+            {"date": day, "requests": n, "tokens": p + c, "cost_usd": usd(cost)}
             for day, n, p, c, cost in series
         ]
     name = query.dimension or ""
     return [
-        {"date": day, name: label, "requests": n, "tokens": p + c, "cost_usd": round(cost, 6)}
+        {"date": day, name: label, "requests": n, "tokens": p + c, "cost_usd": usd(cost)}
         for day, label, n, p, c, cost in series
     ]
 

@@ -39,7 +39,7 @@ from gateway.platform.state import AppState
 from gateway.platform.web import json_response, read_object
 from gateway.status import render as status_render
 from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
+from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import agents as agent_store
 from store import keys
 from store import webhooks as webhook_store
@@ -250,7 +250,7 @@ class AgentsApi:
         loaded = await self._loaded(principal, agent_id)
         try:
             await check_registration(
-                spec.webhook_url, allow_list(self.state.settings.webhook_allowed_hosts)
+                spec.webhook_url, webhook_policy(self.state.settings.webhook_allowed_hosts)
             )
         except UnsafeUrl as exc:
             raise ApiError(

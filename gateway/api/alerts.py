@@ -23,7 +23,7 @@ from gateway.platform.web import json_response, read_object
 from gateway.status import render
 from gateway.status.input import AlertBody, parse_alert
 from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
+from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import alerts as alert_store
 from store import webhooks as webhook_store
 from store.alerts import AlertRecord
@@ -76,7 +76,7 @@ class AlertsApi:
         if spec.webhook is not None:
             try:
                 await check_registration(
-                    spec.webhook, allow_list(self.state.settings.webhook_allowed_hosts)
+                    spec.webhook, webhook_policy(self.state.settings.webhook_allowed_hosts)
                 )
             except UnsafeUrl as exc:
                 raise ApiError(

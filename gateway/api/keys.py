@@ -7,11 +7,13 @@ the response is sent, so a revoked key stops working at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
-from quart import Blueprint, Response
+import sqlite_utils
+from quart import Blueprint, Response, request
 
 from gateway.api.audit_trail import audit_event, audited
 from gateway.api.key_input import (
@@ -24,11 +26,13 @@ from gateway.api.key_input import (
     parse_rate_limits,
     parse_strings,
 )
+from gateway.organization import owners
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.roles import Action
 from gateway.platform.state import AppState
 from gateway.platform.web import iso, json_response, read_object
+from providers.catalog import round_cost
 from store import keys, usage
 from store.audit import AuditEvent
 from store.keys import ApiKeyRecord
@@ -148,7 +152,7 @@ class KeysApi:
             "usage": {
                 "requests_today": totals.requests,
                 "tokens_today": totals.tokens,
-                "cost_today_usd": round(totals.cost_usd, 8),
+                "cost_today_usd": round_cost(totals.cost_usd),
             }
         }
         return json_response(body)
@@ -159,7 +163,13 @@ class KeysApi:
         record = await self._find_controlled(principal, key_id)
         changes = _patch_changes(principal, record, await read_object())
         event = _event(principal, "api_key.updated", record, sorted(changes))
-        updated = await audited(self.state, event, lambda d: keys.update(d, key_id, **changes))
+        keeping = _keeping_an_owner(principal, record, changes, request.remote_addr)
+
+        def change(d: sqlite_utils.Database) -> ApiKeyRecord | None:
+            keeping(d)
+            return keys.update(d, key_id, **changes)
+
+        updated = await audited(self.state, event, change)
         if updated is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         if updated.status == "active":
@@ -204,7 +214,12 @@ class KeysApi:
         found = await self._find_controlled(principal, key_id)
         now = datetime.now(UTC)
         event = _event(principal, "api_key.revoked", found)
-        record = await audited(self.state, event, lambda d: keys.revoke(d, key_id, now))
+
+        def revoke(d: sqlite_utils.Database) -> ApiKeyRecord | None:
+            _keep_an_owner_without(d, found, "revoked")
+            return keys.revoke(d, key_id, now)
+
+        record = await audited(self.state, event, revoke)
         if record is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         self.state.keyring.forget(record.key_hash)
@@ -216,7 +231,12 @@ class KeysApi:
         principal = await self._manager("revoke_api_keys")
         record = await self._find_controlled(principal, key_id)
         event = _event(principal, "api_key.deleted", record)
-        await audited(self.state, event, lambda d: keys.delete(d, key_id))
+
+        def delete(d: sqlite_utils.Database) -> bool:
+            _keep_an_owner_without(d, record, "deleted")
+            return keys.delete(d, key_id)
+
+        await audited(self.state, event, delete)
         self.state.keyring.forget(record.key_hash)
         return json_response({"id": key_id, "object": "api_key", "deleted": True})
 
@@ -258,6 +278,37 @@ class KeysApi:
                 f"This key was already rotated; rotate its successor '{successor.id}'.",
                 param="key_id",
             )
+
+
+def _keep_an_owner_without(d: sqlite_utils.Database, record: ApiKeyRecord, done: str) -> None:
+    """409 when `record` is its organisation's last owner-level credential."""
+    now = datetime.now(UTC)
+    if owners.owner_level(record, now):
+        why = f"Key '{record.id}' would be {done}"
+        owners.keep_an_owner(d, record.organization_id, after={record.id: None}, why=why, now=now)
+
+
+def _keeping_an_owner(
+    principal: Principal, record: ApiKeyRecord, changes: dict[str, Any], address: str | None
+) -> Callable[[sqlite_utils.Database], None]:
+    """The check a PATCH runs in its transaction: a key that is owner-level now and would
+    not be after the change (its `admin` dropped, the caller's own key shutting out the
+    caller's address, or an expiry set: it would lapse) must not be the organisation's
+    last."""
+    now = datetime.now(UTC)
+    after = attrs.evolve(record, **changes)
+    if not owners.owner_level(record, now):
+        return lambda d: None
+    if not owners.owner_level(after, now):
+        why = f"This change takes the owner's powers ('admin') from key '{record.id}'"
+    elif not owners.usable_by_caller(after, principal.key_id, address):
+        why = f"Key '{record.id}' would no longer be usable from your address {address}"
+    elif after.expires_at is not None and after.expires_at != record.expires_at:
+        why = f"Key '{record.id}' would expire at {iso(after.expires_at)}"
+    else:
+        return lambda d: None
+    org = record.organization_id
+    return lambda d: owners.keep_an_owner(d, org, after={record.id: None}, why=why, now=now)
 
 
 def _event(

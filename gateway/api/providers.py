@@ -24,12 +24,13 @@ from gateway.api.provider_input import (
     parse_settings,
 )
 from gateway.platform.auth import Principal
-from gateway.platform.errors import invalid_request, not_found
+from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.roles import Action
 from gateway.platform.state import AppState
 from gateway.platform.web import iso, json_response, read_object
-from providers.catalog import ProviderInfo
+from providers.catalog import ProviderInfo, round_cost
 from providers.errors import ProviderError, Unsupported
+from providers.upstream.guard import UnsafeUrl, check_registration, upstream_policy
 from store import providers as provider_store
 from store import usage
 from store.audit import AuditEvent
@@ -119,6 +120,7 @@ class ProvidersApi:
             raise invalid_request("'credentials' is required.", param="credentials")
         credentials = parse_credentials(body["credentials"])
         settings = parse_settings(body.get("settings"), models=self._model_names(provider_id))
+        await check_base_url_address(self.state, body.get("settings"))
         event = _event(principal, "provider.configured", provider_id)
         record = await configure_provider(
             self.state, principal.workspace_id, provider_id, credentials, settings, event
@@ -157,6 +159,7 @@ class ProvidersApi:
         settings = parse_settings(
             body.get("settings"), record.settings, models=self._model_names(provider_id)
         )
+        await check_base_url_address(self.state, body.get("settings"))
         now = datetime.now(UTC)
         ws = principal.workspace_id
         event = _event(principal, "provider.updated", provider_id)
@@ -280,6 +283,29 @@ class ProvidersApi:
         return updated
 
 
+async def check_base_url_address(state: AppState, given: Any) -> None:
+    """A `settings.base_url` this request sets must lead where the operator's address
+    policy lets providers go (`providers.upstream.guard`): a 400 `unsafe_base_url` naming
+    it otherwise. A name that does not resolve yet is accepted; every connection is
+    checked again when it opens."""
+    url = given.get("base_url") if isinstance(given, dict) else None
+    if url is None:
+        return
+    settings = state.settings
+    policy = upstream_policy(settings.upstream_private_addresses, settings.upstream_allowed_hosts)
+    try:
+        await check_registration(url, policy)
+    except UnsafeUrl as exc:
+        raise ApiError(
+            400,
+            "unsafe_base_url",
+            f"'settings.base_url' may not point there: {exc} The operator's "
+            "GATEWAY_UPSTREAM_PRIVATE_ADDRESSES and GATEWAY_UPSTREAM_ALLOWED_HOSTS decide.",
+            param="settings.base_url",
+            value=url,
+        ) from None
+
+
 def summary(state: AppState, principal: Principal, info: ProviderInfo) -> dict[str, Any]:
     entry = state.registry.get(principal.workspace_id, info.id)
     record = entry.record if entry is not None else None
@@ -322,7 +348,7 @@ async def detail(state: AppState, principal: Principal, info: ProviderInfo) -> d
         "usage": {
             "requests_today": today.requests,
             "tokens_today": today.tokens,
-            "cost_today_usd": round(today.cost_usd, 8),
+            "cost_today_usd": round_cost(today.cost_usd),
         },
     }
 

@@ -22,7 +22,7 @@ from gateway.platform.web import json_response, read_object
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.signing import new_secret
-from gateway.status.ssrf import UnsafeUrl, allow_list, check_registration
+from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import incidents as incident_store
 from store import webhooks as webhook_store
 from store.audit import AuditEvent
@@ -105,7 +105,7 @@ class StatusApi:
         spec = status_input.parse_webhook(await read_object())
         try:
             await check_registration(
-                spec.url, allow_list(self.state.settings.webhook_allowed_hosts)
+                spec.url, webhook_policy(self.state.settings.webhook_allowed_hosts)
             )
         except UnsafeUrl as exc:
             raise ApiError(400, exc.code, str(exc), param="url", value=spec.url) from None

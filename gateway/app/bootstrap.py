@@ -52,7 +52,7 @@ async def ensure_admin_key(state: AppState, env_key: str | None) -> str | None:
         kind="admin",
         permissions=ALL_PERMISSIONS,
         now=now,
-        role="owner",  # the organisation's owner: `gateway.platform.auth.operator_key`
+        role="owner",  # the organisation's owner: `gateway.platform.auth.reaches_organization`
     )
 
     def replace(d: object) -> list[str]:

@@ -204,7 +204,7 @@ def _create_key(args: argparse.Namespace) -> int:
         permissions=DEFAULT_PERMISSIONS[kind],
         now=datetime.now(UTC),
         # An admin key made on the machine is the operator's, as the one made at start:
-        # its organisation's owner (`gateway.platform.auth.operator_key`).
+        # its organisation's owner (`gateway.platform.auth.reaches_organization`).
         role="owner" if kind == "admin" else None,
     )
     db = open_database(settings.data_dir, settings.database_url)

@@ -65,6 +65,8 @@ from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
 from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
+from providers.upstream.guard import upstream_policy
+from providers.upstream.httpx_upstream import guarded_transport
 from store import keys
 from store import providers as provider_store
 from store import rules as rule_store
@@ -111,31 +113,34 @@ class RunningGateway:
 
 
 def upstream_client(settings: Settings) -> Upstream:
-    """The one pooled client every adapter shares, as `settings.upstream_client` says.
+    """The one pooled client every adapter shares, as `settings.upstream_client` says,
+    its every new connection held to the operator's address policy for providers.
 
     Reads have no timeout of their own because the callers set deadlines (first chunk,
     idle gap, whole call); only connecting has one.
     """
+    policy = upstream_policy(settings.upstream_private_addresses, settings.upstream_allowed_hosts)
     if settings.upstream_client == "httpx":
-        return HttpxUpstream(
-            httpx.AsyncClient(
-                timeout=httpx.Timeout(
-                    connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0
-                ),
-                limits=httpx.Limits(
-                    max_connections=settings.max_upstream_connections,
-                    max_keepalive_connections=settings.max_keepalive_connections,
-                    keepalive_expiry=30.0,
-                ),
-                http2=False,
-                trust_env=False,
-            )
+        limits = httpx.Limits(
+            max_connections=settings.max_upstream_connections,
+            max_keepalive_connections=settings.max_keepalive_connections,
+            keepalive_expiry=30.0,
         )
+        client = httpx.AsyncClient(
+            transport=guarded_transport(policy, limits),
+            timeout=httpx.Timeout(
+                connect=settings.connect_timeout_s, read=None, write=30.0, pool=30.0
+            ),
+            follow_redirects=False,
+            trust_env=False,
+        )
+        return HttpxUpstream(client, policy)
     return LeanUpstream(
         connect_timeout=settings.connect_timeout_s,
         max_connections_per_host=settings.max_upstream_connections,
         max_idle_per_host=settings.max_keepalive_connections,
         keepalive_expiry=30.0,
+        address_policy=policy,
     )
 
 

@@ -7,7 +7,7 @@ transcribed. Text fields are kept (each at most `MAX_FIELD_BYTES`); the file par
 a `SpooledTemporaryFile` (memory up to `SPOOL_MEMORY_BYTES`, then a temporary file). The
 moment the file passes `MAX_AUDIO_BYTES` the upload is refused with 413, before the rest
 is read. The file's container is then checked by its bytes, never its name: a PNG called
-`a.wav`, an empty file or a truncated one is a 400.
+`a.wav`, a WAV sent as `audio/mpeg`, an empty file or a truncated one is a 400.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ import attrs
 from python_multipart.multipart import parse_options_header
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from gateway.kernels import declared_types as declared
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.multipart import Event, MultipartEvents, PartData, PartStart
+from providers.audio_codec import sniff_container
 from providers.clip_source import BytesSource, ClipSource, FileSource
 
 MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the spec's 25 MB for transcription audio
@@ -38,6 +40,7 @@ class Upload:
     fields: dict[str, list[str]] = attrs.field(factory=dict)
     file: IO[bytes] | None = None
     filename: str = ""
+    content_type: str | None = None  # the file part's own, as declared
     size: int = 0
     # The file came as a text part (no filename): a pipeline's base64 `audio` field.
     as_text: bool = False
@@ -131,6 +134,7 @@ class _Collector:
         spool = tempfile.SpooledTemporaryFile(max_size=SPOOL_MEMORY_BYTES)  # noqa: SIM115
         self.upload.file = spool
         self.upload.filename = part.filename or ""
+        self.upload.content_type = part.content_type
         self.upload.as_text = part.filename is None
         # Base64 text of 25 MB of audio is a third longer.
         self._limit = MAX_AUDIO_BYTES * 4 // 3 + 4 if self.upload.as_text else MAX_AUDIO_BYTES
@@ -187,4 +191,20 @@ async def read_upload(
     if upload.file is None or upload.size == 0:
         upload.close()
         raise invalid_request(f"'{field}' is required and must not be empty.", param=field)
+    try:
+        _check_declared(upload)
+    except BaseException:
+        upload.close()
+        raise
     return upload
+
+
+def _check_declared(upload: Upload) -> None:
+    """Audio whose name or Content-Type declares another format than its bytes' is a 400
+    (`gateway.kernels.declared_types`); bytes that are no audio at all are left to the audio
+    check, whose 400 says so (`invalid_audio`)."""
+    if upload.as_text:
+        return
+    detected = sniff_container(upload.head())
+    if detected is not None:
+        declared.check(detected, upload.filename, upload.content_type)

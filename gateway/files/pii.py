@@ -8,7 +8,8 @@ first use: it is replaced by an extractor that only reads the snapshot shipped i
 wheel. What Presidio has no offline recognizer for is matched here, anchored on the words
 that announce it: dates of birth (a date after "DOB"/"date of birth"/"born"), medical
 record numbers (after "MRN"/"medical record"), NPI numbers (10 digits after "NPI",
-Luhn-checked with the 80840 prefix), US street addresses, and person names after a title
+Luhn-checked with the 80840 prefix), US postal addresses (`gateway.files.addresses`: street
+or PO box, unit, city, state and ZIP, found whole), and person names after a title
 or a label ("Dr.", "Mrs.", "Patient:", "Name:"). Names with no title or label come from
 spaCy's English named-entity model, run offline as one more Presidio recognizer
 (`gateway.files.names`); the table test measures both.
@@ -26,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from gateway.files import names
+from gateway.files import addresses, names
 from store.files import Finding, Page
 
 _PRESIDIO_TYPES = {
@@ -134,15 +135,6 @@ _ANCHORED = (
     ),
     ("npi_number", re.compile(r"\bNPI\W{0,3}(\d{10})\b"), 0.9),
     (
-        "postal_address",
-        re.compile(
-            r"\b(\d{1,5} (?:[A-Z][a-z]+ ){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd"
-            r"|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl)\b\.?(?:,? (?:[A-Z][a-z]+ ?){1,3},"
-            r" [A-Z]{2} \d{5}(?:-\d{4})?)?)"
-        ),
-        0.75,
-    ),
-    (
         "person_name",
         re.compile(
             r"(?:\b(?:Mr|Mrs|Ms|Miss|Dr|Prof)\.? |(?i:\b(?:patient|name|employee|signed by)): ?)"
@@ -171,6 +163,8 @@ def _anchored(text: str) -> Iterable[_Hit]:
             if kind == "npi_number" and not _npi_valid(match.group(1)):
                 continue
             yield _Hit(kind, match.start(1), match.end(1), score)
+    for start, end, score in addresses.find(text):
+        yield _Hit("postal_address", start, end, score)
 
 
 def _presidio(text: str) -> Iterable[_Hit]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from providers.catalog import round_cost
 from providers.ocr_types import OcrPage, OcrResult
 
 _FORM_LINE = re.compile(r"^\s*([A-Z][\w .#/()-]{0,40}?)\s*:\s+(\S.{0,200})$")
@@ -91,6 +92,6 @@ def ocr_response(
         "_gateway": {
             "provider": provider,
             "model": result.model,
-            "cost": {"usd": round(cost_usd, 6)},
+            "cost": {"usd": round_cost(cost_usd)},
         },
     }

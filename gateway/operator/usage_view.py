@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from gateway.platform.errors import invalid_request
+from providers.catalog import round_cost
 from store.usage_series import SeriesPoint
 
 BUCKETS = {"minute": 60, "hour": 3600, "day": 86400}
@@ -78,7 +79,7 @@ def _point(point: SeriesPoint) -> dict[str, Any]:
         "errors": point.errors,
         "prompt_tokens": point.prompt_tokens,
         "completion_tokens": point.completion_tokens,
-        "cost_usd": round(point.cost_usd, 8),
+        "cost_usd": round_cost(point.cost_usd),
         "energy_kwh": point.energy_kwh,
         "carbon_gco2e": point.carbon_gco2e,
         "cache_hits": point.cache_hits,

@@ -2,7 +2,8 @@
 
 The key is made with the account (its clear text is in the creation answer only) and
 carries the role and the workspace scope, so the key ring resolves them at load. Deleting
-the account deletes its key and drops it from the ring before the answer.
+the account deletes its key and drops it from the ring before the answer (never the
+organisation's last owner-level credential: `gateway.organization.owners`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sqlite_utils
 
 from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
-from gateway.organization import render, scope
+from gateway.organization import owners, render, scope
 from gateway.organization.members import (
     check_ceiling,
     checked_workspaces,
@@ -105,9 +106,17 @@ async def delete(state: AppState, principal: Principal, account_id: str) -> dict
         details={"name": account.name},
         organization_wide=True,
     )
-    _, hashes = await audited(
-        state, event, lambda d: (account_id, service_accounts.delete(d, account_id))
-    )
+    org = principal.organization_id
+
+    def store(d: sqlite_utils.Database) -> tuple[str, list[str]]:
+        if account.role == "owner":
+            held = keys.active_in_organization(d, org)
+            gone = {k.id: None for k in held if k.service_account_id == account_id}
+            why = f"Service account '{account_id}' would be deleted with its key"
+            owners.keep_an_owner(d, org, after=gone, why=why, now=datetime.now(UTC))
+        return account_id, service_accounts.delete(d, account_id)
+
+    _, hashes = await audited(state, event, store)
     for key_hash in hashes:
         state.keyring.forget(key_hash)
     return {"id": account_id, "object": "service_account", "deleted": True}

@@ -21,8 +21,8 @@ import sqlite_utils
 from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
 from gateway.organization import render
-from gateway.platform.auth import Principal
-from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.auth import Principal, reaches_organization
+from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
 from gateway.platform.state import AppState
 from store import audit, erasure, workspaces
 from store import documents as document_store
@@ -45,6 +45,7 @@ async def list_workspaces(state: AppState, principal: Principal) -> dict[str, An
 
 
 async def create(state: AppState, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+    _check_reaches_new_workspaces(principal)
     name = parse.text(body, "name", required=True, limit=parse.MAX_NAME)
     description = parse.text(body, "description", required=False, limit=parse.MAX_DESCRIPTION)
     assert name is not None
@@ -64,6 +65,19 @@ async def create(state: AppState, principal: Principal, body: dict[str, Any]) ->
     )
     await audited(state, event, lambda d: workspaces.insert(d, record))
     return render.workspace(record)
+
+
+def _check_reaches_new_workspaces(principal: Principal) -> None:
+    """Never a 201 for a workspace the caller could not see: owner and admin members and
+    keys acting as the organisation's owner reach every workspace, a new one included;
+    a managing key of one workspace or a service account of listed workspaces would not."""
+    if principal.kind == "user" or reaches_organization(principal.credential):
+        return
+    raise permission_denied(
+        "A workspace made by this credential would be out of its reach: it acts only in "
+        "its own (or its listed) workspaces. Create workspaces with an admin key, or as an "
+        "owner or admin member."
+    )
 
 
 async def read(state: AppState, principal: Principal, workspace_id: str) -> dict[str, Any]:

@@ -4,12 +4,13 @@ The key ring is filled from the store at start and kept in step by the managemen
 (create, rotate, revoke, delete), so authenticating a request costs one SHA-256 and one
 dict lookup. Only hashes are held; comparison of the stored hash is constant-time.
 
-A principal is one of three credentials: a plain API key (its permissions decide, and
-`management`/`admin` act as the admin/owner role within its one workspace; the
-operator's key made at start is its organisation's owner, see `operator_key`), a service
-account's key (its role within its workspace scope, resolved when the key is loaded) or
-a person's user access token (the member's role in one organisation). Management routes
-ask `require_action`, which reads the one roles table (`gateway.platform.roles`).
+A principal is one of three credentials: a plain API key (its permissions decide:
+`management` acts as the admin role within its one workspace, `admin` as its
+organisation's owner, reaching every workspace as the operator's key does, see
+`reaches_organization`), a service account's key (its role within its workspace scope,
+resolved when the key is loaded) or a person's user access token (the member's role in one
+organisation). Management routes ask `require_action`, which reads the one roles table
+(`gateway.platform.roles`).
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ class Principal:
 
     credential: ApiKeyRecord | UserSession
     workspace: str | None = None
-    # The operator's key only (`operator_key`): every workspace of its organisation, its
-    # own first, read per management request so a workspace it just created is included.
+    # Keys acting as the organisation's owner (`reaches_organization`): every workspace of
+    # its organisation, its own first, read per management request so that a workspace it
+    # just created is included.
     reach: tuple[str, ...] = ()
     # The session an agent's request names (`X-Agent-Session`, `session_of`).
     agent_session: str = DEFAULT_SESSION
@@ -180,18 +182,21 @@ class Principal:
         )
 
 
-def operator_key(credential: ApiKeyRecord | UserSession) -> bool:
-    """Whether this is the operator's own admin key (made at start, `ensure_admin_key`,
-    or by `gateway keys create --type admin` on the machine):
-    an owner of its organisation that, like an owner person, reaches every workspace of
-    it, so the workspaces it creates can be given members, service accounts and keys.
-    Every other API key acts in its one workspace (or a service account's listed ones)."""
-    return (
-        isinstance(credential, ApiKeyRecord)
-        and credential.role == "owner"
-        and credential.service_account_id is None
-        and credential.agent_id is None
-    )
+def reaches_organization(credential: ApiKeyRecord | UserSession) -> bool:
+    """Whether this API key acts as its organisation's owner and so, like an owner person,
+    reaches every workspace of it: the operator's key (made at start, `ensure_admin_key`,
+    or by `gateway keys create --type admin` on the machine: role `owner`) and an admin
+    key made through the API (no role, holding `admin`; the spec gives `gw_admin_` keys
+    full management access). The workspaces it creates can then be read and given members,
+    service accounts and keys. Every other API key acts in its one workspace (or a
+    service account's listed ones), and agents' keys in their agent's."""
+    if not isinstance(credential, ApiKeyRecord):
+        return False
+    if credential.service_account_id is not None or credential.agent_id is not None:
+        return False
+    if credential.role is not None:
+        return credential.role == "owner"
+    return "admin" in credential.permissions
 
 
 def model_allowed(patterns: Iterable[str], model: str) -> bool:

@@ -25,7 +25,7 @@ from gateway.platform.auth import (
     Principal,
     UserSession,
     bearer_token,
-    operator_key,
+    reaches_organization,
     session_of,
 )
 from gateway.platform.context import note_caller
@@ -67,7 +67,7 @@ class Authenticator:
         req = req if req is not None else request
         principal = await self.any(req)
         principal.require_action(action)
-        if operator_key(principal.credential):
+        if reaches_organization(principal.credential):
             principal = await self._with_organization_reach(principal)
         return principal.in_workspace(req.headers.get("x-workspace-id") or None)
 
@@ -127,7 +127,8 @@ class Authenticator:
         return Principal(session)
 
     async def _with_organization_reach(self, principal: Principal) -> Principal:
-        """The operator's key reaching every workspace of its organisation, its own first."""
+        """A key acting as its organisation's owner reaching every workspace of it, its own
+        first."""
         org, home = principal.organization_id, principal.key.workspace_id
         found = await self.db.run(lambda d: workspaces.list_workspaces(d, org))
         return attrs.evolve(principal, reach=(home, *(w.id for w in found if w.id != home)))

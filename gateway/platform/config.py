@@ -40,6 +40,14 @@ class Settings:
     # sockets, the fast default) or "httpx" (for HTTP/2 upstreams or proxies). With
     # "lean" both limits above apply per upstream host.
     upstream_client: Literal["lean", "httpx"] = "lean"
+    # Where providers' `settings.base_url` may point (`providers.upstream.guard`), checked
+    # when it is set and at every new connection: link-local and cloud metadata
+    # addresses never; loopback and private ranges with "allow" (a model server on this
+    # machine or network), not with "deny" (workspace admins not trusted with the internal
+    # network). Comma-separated hosts or addresses exempt from both. Only the operator sets
+    # these; no workspace API changes them.
+    upstream_private_addresses: Literal["allow", "deny"] = "allow"
+    upstream_allowed_hosts: str = ""
     # Largest request body accepted, in bytes (uploads have their own limits).
     max_body_bytes: int = 8 * 1024 * 1024
     # How long a client may take to send its request body; then 408 request_timeout.

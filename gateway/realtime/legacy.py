@@ -158,7 +158,9 @@ def _renamed(name: str, event: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _error(error: Mapping[str, Any]) -> dict[str, Any] | None:
-    code = str(error.get("code"))
+    """The core's `error` event in the old protocol: its code, unless renamed or silenced
+    (the core's codes are made where it refuses, `RealtimeError` or `ApiError`)."""
+    code = error["code"]
     if code in SILENT_CODES:
         return None
     if code == "invalid_value" and error.get("param") == "audio":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping
 
+from providers.catalog import round_cost
 from store.usage import WindowFigures
 
 METRICS = ("request_count", "error_rate", "latency_p50", "latency_p99", "token_usage", "cost")
@@ -42,7 +43,7 @@ def metric_value(metric: str, figures: WindowFigures) -> float | None:
     if metric == "token_usage":
         return float(figures.tokens)
     if metric == "cost":
-        return round(figures.cost_usd, 6)
+        return round_cost(figures.cost_usd)
     raise ValueError(f"unknown metric {metric!r}")
 
 

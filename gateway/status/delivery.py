@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable
 
 import attrs
 import httpx
@@ -21,7 +21,14 @@ import trio
 
 from gateway.status.hub import DeliveryJob
 from gateway.status.signing import SIGNATURE_HEADER, signature_header
-from gateway.status.ssrf import Resolver, Unresolved, UnsafeUrl, check_url, system_resolver
+from providers.upstream.guard import (
+    AddressPolicy,
+    Resolver,
+    Unresolved,
+    UnsafeUrl,
+    check_url,
+    system_resolver,
+)
 
 RETRYABLE_STATUSES = frozenset({408, 425, 429})
 
@@ -59,7 +66,7 @@ class Deliverer:
 
     client: httpx.AsyncClient
     policy: RetryPolicy
-    allowed_hosts: Collection[str]
+    addresses: AddressPolicy
     rng: random.Random = attrs.field(factory=random.Random)
     resolve: Resolver = system_resolver
     wall_clock: Callable[[], float] = time.time
@@ -90,7 +97,7 @@ class Deliverer:
         """One signed POST within `attempt_timeout_s`; never raises for the receiver's
         failures."""
         try:
-            destination = await check_url(job.url, self.allowed_hosts, self.resolve)
+            destination = await check_url(job.url, self.addresses, self.resolve)
         except UnsafeUrl as exc:  # a name that does not resolve may yet: retried like a
             # refused connection; an unsafe address never becomes safe by waiting
             return Attempt(False, isinstance(exc, Unresolved), error=f"{exc.code}: {exc}")

@@ -3,7 +3,8 @@
 The body is read chunk by chunk; the file part goes to a temporary blob as it arrives, so
 memory holds one chunk at a time whatever the upload's size. Every limit is checked as soon
 as it can be known: the purpose's when the `purpose` field arrives (it may come before or
-after the file), the type's once the first bytes have told the type, the workspace quota
+after the file), the type's once the first bytes have told the type (a type the file's name or
+Content-Type contradicts is a 400, `gateway.kernels.declared_types`), the workspace quota
 throughout. The first one crossed answers 413 (507 for the quota) without reading further.
 On any failure, cancellation included, the temporary blob is removed: nothing is left behind.
 """
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 import attrs
 import trio
 
+from gateway.kernels import declared_types as declared_type
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.multipart import Event, MultipartEvents, PartData, PartEnd, PartStart
 from gateway.uploads import formats
@@ -142,6 +144,7 @@ class _Receiver:
                 "The file's content is not a supported type.",
                 type="invalid_request_error",
             )
+        declared_type.check(self.kind.name, self.filename, declared)
 
     def _check_purpose(self) -> None:
         purpose = self.fields["purpose"]

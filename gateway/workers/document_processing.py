@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 async def run(
     state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """Serve the queue until cancelled (first clearing half-written uploads)."""
-    await trio.to_thread.run_sync(state.documents.blobs.clear_temporary)
+    """Serve the queue until cancelled (first clearing half-written uploads, and shredding
+    blobs no document names: an erasure a crash cut short after its commit)."""
+    in_use = await state.db.run(document_store.blob_digests)
+    await trio.to_thread.run_sync(state.documents.blobs.sweep, in_use)
 
     async def one(document_id: str) -> None:
         record = await state.db.run(lambda d: document_store.get_any(d, document_id))

@@ -22,7 +22,7 @@ import trio
 from gateway.status.delivery import Attempt, Deliverer, Recorder, RetryPolicy
 from gateway.status.hub import DeliveryJob, StatusEvent
 from gateway.status.notify import fan_out, resumable
-from gateway.status.ssrf import allow_list
+from providers.upstream.guard import webhook_policy
 from store import webhooks as webhook_store
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def deliverer(state: AppState, client: httpx.AsyncClient) -> Deliverer:
         window_s=settings.webhook_retry_window_s,
         attempt_timeout_s=settings.webhook_timeout_s,
     )
-    return Deliverer(client, policy, allow_list(settings.webhook_allowed_hosts))
+    return Deliverer(client, policy, webhook_policy(settings.webhook_allowed_hosts))
 
 
 async def run(

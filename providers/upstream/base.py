@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Protocol, TypeAlias
 
 import attrs
+import trio
 
 
 @attrs.frozen(slots=True)
@@ -91,6 +92,13 @@ class Upstream(Protocol):
         the upstream allows keep-alive; otherwise the connection is closed at once, so an
         abandoned stream (a client disconnect, a lost race) reaches the upstream at once.
         """
+        ...
+
+    async def open_tcp(self, host: str, port: int) -> trio.SocketStream:
+        """A TCP connection for a protocol of its own (a WebSocket adapter's), to an
+        address this client's address policy allows, as its own connections are.
+        `OSError` when it cannot be opened (`guard.RefusedAddress` when it was refused);
+        the caller's deadline bounds it."""
         ...
 
     async def aclose(self) -> None:

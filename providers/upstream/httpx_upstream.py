@@ -2,15 +2,19 @@
 
 For what `LeanUpstream` does not speak: HTTP/2 upstreams, proxies, compressed answers.
 httpx's failures are mapped to `providers.upstream.errors` as its own default
-transport maps httpcore's (`raise Mapped(...) from exc`).
+transport maps httpcore's (`raise Mapped(...) from exc`). Its connections pass the same
+address policy as the lean client's (`guarded_transport`), and it follows no redirect.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from types import TracebackType
 
+import httpcore
 import httpx
+import trio
+from httpcore import SOCKET_OPTION
 
 from providers.upstream.base import RequestBody, UpstreamResponse
 from providers.upstream.errors import (
@@ -22,6 +26,8 @@ from providers.upstream.errors import (
     UpstreamError,
     WriteError,
 )
+from providers.upstream.guard import AddressPolicy
+from providers.upstream.transport import open_tcp
 
 _MAPPING: tuple[tuple[type[httpx.HTTPError], type[UpstreamError]], ...] = (
     (httpx.ConnectTimeout, ConnectTimeout),
@@ -42,10 +48,21 @@ def map_httpx_error(exc: httpx.HTTPError) -> UpstreamError:
 
 
 class HttpxUpstream:
-    """The `Upstream` interface over one shared `httpx.AsyncClient`, which it owns."""
+    """The `Upstream` interface over one shared `httpx.AsyncClient`, which it owns.
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    `address_policy` is the policy the client's own connections were built with
+    (`guarded_transport`); `open_tcp` applies it to a WebSocket adapter's connections.
+    """
+
+    def __init__(
+        self, client: httpx.AsyncClient, address_policy: AddressPolicy | None = None
+    ) -> None:
         self.client = client
+        self._policy = address_policy
+
+    async def open_tcp(self, host: str, port: int) -> trio.SocketStream:
+        """See `Upstream.open_tcp`."""
+        return await open_tcp(host, port, self._policy)
 
     async def request(
         self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
@@ -66,6 +83,56 @@ class HttpxUpstream:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+class GuardedNetworkBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend, refusing a connection whose address `policy` does not
+    allow (`httpcore.ConnectError`, which httpx maps to `ConnectError`), checked on the
+    address reached before a byte is sent, as the lean client does."""
+
+    def __init__(self, policy: AddressPolicy, inner: httpcore.AsyncNetworkBackend) -> None:
+        self._policy = policy
+        self._inner = inner
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        local_address: str | None = None,
+        socket_options: Iterable[SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        stream = await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        address = str(stream.get_extra_info("server_addr")[0])
+        reason = self._policy.refusal(host, address)
+        if reason is not None:
+            await stream.aclose()
+            raise httpcore.ConnectError(f"{host} resolves to a {reason} address, refused")
+        return stream
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore's interface)
+        socket_options: Iterable[SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("Unix sockets are not upstreams")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def guarded_transport(
+    policy: AddressPolicy, limits: httpx.Limits, *, http2: bool = False
+) -> httpx.AsyncHTTPTransport:
+    """httpx's transport whose every new connection goes through `GuardedNetworkBackend`.
+    httpx takes no network backend of its own, so its pool's is wrapped in place (httpcore
+    1.x's `AsyncConnectionPool._network_backend`, read at each new connection;
+    tests/providers/test_upstream_guard.py proves it still is)."""
+    transport = httpx.AsyncHTTPTransport(limits=limits, http2=http2, trust_env=False)
+    pool = transport._pool
+    pool._network_backend = GuardedNetworkBackend(policy, pool._network_backend)
+    return transport
 
 
 def _content(

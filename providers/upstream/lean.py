@@ -32,8 +32,11 @@ from collections.abc import Mapping
 from contextlib import aclosing
 from types import TracebackType
 
+import trio
+
 from providers.upstream.base import RequestBody, StreamedBody, UpstreamResponse
 from providers.upstream.errors import ProtocolError, ReadError, WriteError
+from providers.upstream.guard import AddressPolicy
 from providers.upstream.h1 import (
     ResponseHead,
     ResponseReader,
@@ -42,7 +45,7 @@ from providers.upstream.h1 import (
     render_request,
 )
 from providers.upstream.pool import HostPool, parse_origin, split_url
-from providers.upstream.transport import Origin, Transport, connect
+from providers.upstream.transport import Origin, Transport, connect, open_tcp
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
 
@@ -53,7 +56,10 @@ class LeanUpstream:
     `max_connections_per_host` bounds the exchanges in flight to one origin (more
     callers wait their turn); `max_idle_per_host` bounds the connections kept open
     between exchanges, each for at most `keepalive_expiry` seconds. https verifies
-    certificates with `ssl_context` (by default `ssl.create_default_context()`).
+    certificates with `ssl_context` (by default `ssl.create_default_context()`). With an
+    `address_policy`, every new connection must reach an address it allows (checked
+    once, when the connection opens: a pooled one costs no lookup); redirects are never
+    followed.
     """
 
     def __init__(
@@ -64,8 +70,10 @@ class LeanUpstream:
         max_idle_per_host: int = 256,
         keepalive_expiry: float = 30.0,
         ssl_context: ssl.SSLContext | None = None,
+        address_policy: AddressPolicy | None = None,
     ) -> None:
         self._connect_timeout = connect_timeout
+        self._policy = address_policy
         self._limit = max_connections_per_host
         self._max_idle = max_idle_per_host
         self._expiry = keepalive_expiry
@@ -89,6 +97,10 @@ class LeanUpstream:
     ) -> LeanStreamContext:
         """See `Upstream.stream`."""
         return LeanStreamContext(self, method, url, headers, body)
+
+    async def open_tcp(self, host: str, port: int) -> trio.SocketStream:
+        """See `Upstream.open_tcp`."""
+        return await open_tcp(host, port, self._policy)
 
     async def aclose(self) -> None:
         """Close every idle connection now and each busy one when it is released."""
@@ -139,7 +151,9 @@ class LeanUpstream:
             except (WriteError, ReadError, ProtocolError) as exc:
                 if not _may_retry(exc, method, reader):
                     raise
-        transport = await connect(pool.origin, self._ssl_for(pool.origin), self._connect_timeout)
+        transport = await connect(
+            pool.origin, self._ssl_for(pool.origin), self._connect_timeout, self._policy
+        )
         reader = ResponseReader(method)
         head = await _send(transport, reader, data, streamed)
         return Exchange(pool, transport, reader, head)

@@ -23,6 +23,7 @@ import attrs
 import trio
 
 from providers.upstream.errors import ConnectError, ConnectTimeout, ReadError, WriteError
+from providers.upstream.guard import AddressPolicy, open_checked_tcp
 
 RECEIVE_BYTES = 65536
 
@@ -160,15 +161,19 @@ def tls_stream(
 
 
 async def connect(
-    origin: Origin, ssl_context: ssl.SSLContext | None, connect_timeout: float
+    origin: Origin,
+    ssl_context: ssl.SSLContext | None,
+    connect_timeout: float,
+    policy: AddressPolicy | None = None,
 ) -> Transport:
-    """Open a connection to `origin` (TLS handshake included) within `connect_timeout`.
+    """Open a connection to `origin` (TLS handshake included) within `connect_timeout`,
+    to an address `policy` allows when there is one (`guard.open_checked_tcp`).
 
     Raises `ConnectTimeout` or `ConnectError`. Cancellation closes whatever was opened.
     """
     try:
         with trio.fail_after(connect_timeout):
-            tcp = await trio.open_tcp_stream(origin.host, origin.port)
+            tcp = await open_tcp(origin.host, origin.port, policy)
             if ssl_context is None:
                 return SocketTransport.adopt(tcp)
             return await _handshake(tls_stream(tcp, ssl_context, origin.host))
@@ -179,6 +184,13 @@ async def connect(
     except (OSError, trio.BrokenResourceError) as exc:
         reason = exc.__cause__ or exc  # trio wraps TLS failures in BrokenResourceError
         raise ConnectError(f"could not connect to {origin.authority}: {reason!r}") from exc
+
+
+async def open_tcp(host: str, port: int, policy: AddressPolicy | None) -> trio.SocketStream:
+    """A TCP connection, to an address `policy` allows when there is one."""
+    if policy is None:
+        return await trio.open_tcp_stream(host, port)
+    return await open_checked_tcp(policy, host, port)
 
 
 async def _handshake(stream: trio.SSLStream[trio.SocketStream]) -> TlsTransport:

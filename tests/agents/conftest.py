@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import openai
 import pytest
 import trio
+from openai.types.chat import ChatCompletion
 
 from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
@@ -61,3 +63,20 @@ def agent_client(
     if session is not None:
         headers["x-agent-session"] = session
     return httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=30)
+
+
+async def agent_chat(
+    gateway: RunningGateway, key: str, session: str, content: str = "Hi", max_tokens: int = 20
+) -> ChatCompletion:
+    """One short chat request of the agent's, in `session`, through the official client."""
+    async with openai.AsyncOpenAI(
+        base_url=gateway.url + "/v1",
+        api_key=key,
+        max_retries=0,
+        default_headers={"X-Agent-Session": session},
+    ) as client:
+        return await client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": content}],
+            max_tokens=max_tokens,
+        )

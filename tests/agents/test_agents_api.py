@@ -4,11 +4,11 @@ only lowers, update, usage, suspension and resumption (audited), deletion, isola
 from __future__ import annotations
 
 import httpx
-import openai
 
 from gateway.app.server import RunningGateway
+from providers.catalog import round_cost
 from store import agents as agent_store
-from tests.agents.conftest import ADMIN_KEY, Create, agent_client
+from tests.agents.conftest import ADMIN_KEY, Create, agent_chat, agent_client
 from tests.gateway.org_world import bearer, build_world
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}
@@ -138,22 +138,14 @@ async def test_usage_counts_what_the_agent_spent_by_session(
     gateway: RunningGateway, http: httpx.AsyncClient, create_agent: Create
 ) -> None:
     agent = await create_agent(name="counted")
-    async with openai.AsyncOpenAI(
-        base_url=gateway.url + "/v1",
-        api_key=agent["key"],
-        max_retries=0,
-        default_headers={"X-Agent-Session": "run-1"},
-    ) as client:
-        answer = await client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}], max_tokens=20
-        )
+    answer = await agent_chat(gateway, agent["key"], "run-1")
     assert answer.choices[0].message.content
     usage = (await http.get(f"/v1/mcp/agents/{agent['id']}/usage")).json()
     assert usage["daily"]["cost"] > 0
     assert usage["daily"]["cost"] == usage["monthly"]["cost"]
     sessions = {s["id"]: s for s in usage["sessions"]}
     assert sessions["run-1"]["cost"] == usage["daily"]["cost"]
-    assert usage["daily"]["remaining_budget"] == round(1000.0 - usage["daily"]["cost"], 6)
+    assert usage["daily"]["remaining_budget"] == round_cost(1000.0 - usage["daily"]["cost"])
     assert usage["in_flight"] == 0
 
 

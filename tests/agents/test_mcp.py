@@ -9,28 +9,18 @@ from typing import Any
 
 import httpx
 import httpx2
-import openai
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.app.server import RunningGateway
-from tests.agents.conftest import ADMIN_KEY, Create
+from providers.catalog import round_cost
+from tests.agents.conftest import ADMIN_KEY, Create, agent_chat
 
 USAGE_TOOL = "self_inspect/get_my_usage"
 
 
 async def spend(gateway: RunningGateway, key: str, session: str) -> None:
-    async with openai.AsyncOpenAI(
-        base_url=gateway.url + "/v1",
-        api_key=key,
-        max_retries=0,
-        default_headers={"X-Agent-Session": session},
-    ) as client:
-        await client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=[{"role": "user", "content": "Plan the night's crawl."}],
-            max_tokens=30,
-        )
+    await agent_chat(gateway, key, session, "Plan the night's crawl.", max_tokens=30)
 
 
 async def test_the_sdk_initialises_lists_tools_and_sees_what_the_agent_spent(
@@ -63,7 +53,7 @@ async def test_the_sdk_initialises_lists_tools_and_sees_what_the_agent_spent(
     assert usage["session"]["cost"] > 0
     assert usage["session"]["cost"] == spent["session"]["cost"]
     assert usage["daily"]["cost"] == spent["daily"]["cost"]
-    assert usage["daily"]["remaining_budget"] == round(1.0 - usage["daily"]["cost"], 6)
+    assert usage["daily"]["remaining_budget"] == round_cost(1.0 - usage["daily"]["cost"])
     assert usage["limits"]["cost_daily"] == 1.0
     assert usage["warnings"] == []
 

@@ -19,11 +19,17 @@ from typing import Any
 
 import httpx
 import pytest
+import sqlite_utils
 import trio
 
 from gateway.app.server import run_gateway
 from gateway.files.pii import mask
 from gateway.platform.config import Settings
+from gateway.platform.state import AppState
+from store import documents as document_store
+from store import erasure
+from store import files as file_store
+from store.erasure import Removal
 from tests.gateway.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -51,13 +57,16 @@ PROVIDERS = "/v1/management/providers"
 Step = Callable[[httpx.AsyncClient], Awaitable[None]]
 
 
-async def serve_once(settings: Settings, then: Step) -> None:
-    """Start a gateway on the settings' data directory, run `then(http)`, stop it."""
+async def serve_once(settings: Settings, then: Step, states: list[AppState] | None = None) -> None:
+    """Start a gateway on the settings' data directory, run `then(http)`, stop it (its
+    state goes into `states` for a test that reaches past the API)."""
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         running = await nursery.start(
             partial(run_gateway, settings, env={}, shutdown_trigger=stop.wait)
         )
+        if states is not None:
+            states.append(running.state)
         headers = {"authorization": f"Bearer {ADMIN_KEY}"}
         async with httpx.AsyncClient(base_url=running.url, headers=headers, timeout=30) as http:
             await then(http)
@@ -178,4 +187,33 @@ async def test_a_deleted_workspace_leaves_no_byte_of_its_content_behind(
 
     await serve_once(settings, delete_workspace)
     await serve_once(settings, nothing)
+    assert found_under(data_dir) == []
+
+
+async def test_an_erasure_cut_short_after_its_commit_is_finished_at_the_next_start(
+    settings: Settings,
+) -> None:
+    """A crash between an erasure's commit and its cleanup leaves the blobs (and, killed,
+    the WAL's old pages): the next start shreds blobs no row names and truncates the WAL."""
+    data_dir = settings.data_dir
+
+    async def commit_only(http: httpx.AsyncClient) -> None:
+        file_id, document_id = await fill(http)
+        state = running_state[0]
+
+        def remove(db: sqlite_utils.Database) -> Removal[None]:
+            file_store.delete(db, "default", file_id)
+            document_store.remove(db, "default", document_id)
+            return Removal(None)
+
+        await state.db.run(partial(erasure.remove_rows, remove=remove))  # and no cleanup
+        assert (await http.get(f"/v1/files/{file_id}")).status_code == 404
+        assert found_under(data_dir)  # the blobs are still there
+
+    async def restart(http: httpx.AsyncClient) -> None:
+        assert (await http.get("/v1/files")).json()["data"] == []
+
+    running_state: list[AppState] = []
+    await serve_once(settings, commit_only, running_state)
+    await serve_once(settings, restart)
     assert found_under(data_dir) == []

@@ -1,7 +1,7 @@
 """Building an organisation world through the HTTP interface, for the organisation tests.
 
-Two organisations, three workspaces, a member of each role, a service account and a key
-of another workspace, every one made with the same calls a user would make.
+Two organisations, three workspaces, a member of each role, a service account and a
+managing key of another workspace, every one made with the same calls a user would make.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class World:
     tokens: dict[str, str]  # role -> user token in the default organisation
     member_ids: dict[str, str]
     second_workspace: str
-    other_key: str  # an admin key of the second workspace
+    other_key: str  # a managing key (role admin) of the second workspace only
     account: dict[str, Any]  # the service account's creation answer
     org_b: str
     org_b_token: str  # owner of organisation B (also a developer in the default org)
@@ -83,10 +83,15 @@ async def build_world(http: httpx.AsyncClient, admin_key: str) -> World:
     ids = {"owner": owner_id}
     for role, listed in (("admin", None), ("developer", ["default"]), ("viewer", ["default"])):
         ids[role], tokens[role] = await join(http, bearer(owner), f"{role}@a.example", role, listed)
+    # A manager of the second workspace only: an admin key would reach the organisation.
     other = await ok(
         await http.post(
             "/v1/management/api-keys",
-            json={"name": "second-ws-admin", "type": "admin"},
+            json={
+                "name": "second-ws-manager",
+                "type": "prod",
+                "permissions": ["chat", "embeddings", "audio", "files", "models", "management"],
+            },
             headers=bearer(owner, **{"x-workspace-id": ws2["id"]}),
         ),
         201,

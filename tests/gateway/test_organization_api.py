@@ -335,11 +335,10 @@ async def test_the_operators_key_uses_the_workspaces_it_creates(http: httpx.Asyn
     assert "bootstrap-admin" not in [k["name"] for k in chosen["data"]]
 
 
-async def test_other_admin_keys_stay_in_their_workspace(
-    http: httpx.AsyncClient, world: World
-) -> None:
-    """Only the operator's key reaches the organisation: an admin key made through the API
-    neither lists nor names another workspace."""
+async def test_a_managing_key_stays_in_its_workspace(http: httpx.AsyncClient, world: World) -> None:
+    """A key of one workspace holding `management` (not `admin`, whose keys reach the
+    organisation: tests/gateway/test_admin_key_reach.py) neither lists nor names another
+    workspace."""
     other = bearer(world.other_key)
     listed = await ok(await http.get("/v1/management/workspaces", headers=other))
     assert [w["id"] for w in listed["data"]] == [world.second_workspace]

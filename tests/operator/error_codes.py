@@ -7,7 +7,9 @@ errors); a `"code"` beside a `"message"` in a dict literal (a stream's error eve
 string default of a `code` parameter. An expression there is followed to its strings:
 literals, both sides of a conditional, the values of a table it indexes (`CODES[kind]`,
 `table.get(key, default)`), a local name's assignments (tuple unpacking included). A
-parameter named `code` and an object's `.code` are covered where they are passed or made.
+parameter named `code`, an object's `.code` and the `["code"]` of an error body handed in
+as a parameter (`error["code"]`: a dialect relaying the core's `error` event) are covered
+where they are passed or made.
 
 Anything else in a code position (an f-string, a call) is reported as unresolved, so a new
 way of producing codes fails the test until this reader learns it, rather than slipping by.
@@ -22,6 +24,9 @@ from pathlib import Path
 import attrs
 
 GATEWAY = Path(__file__).resolve().parents[2] / "gateway"
+# Kernels below `gateway/` whose exceptions carry the codes the gateway answers with: the
+# address guard's `UnsafeUrl` (webhook URLs).
+KERNELS = (GATEWAY.parent / "providers" / "upstream" / "guard.py",)
 ENVELOPE = "gateway.platform.errors.ApiError"
 KEYWORD = -1  # the position of a `code` that is a keyword-only parameter
 
@@ -55,7 +60,8 @@ class _Module:
 
 
 def error_codes(root: Path = GATEWAY) -> Found:
-    modules = [_load(path, root) for path in sorted(root.rglob("*.py"))]
+    kernels = KERNELS if root == GATEWAY else ()
+    modules = [_load(path, root) for path in [*sorted(root.rglob("*.py")), *kernels]]
     takers = _code_takers(modules)
     codes: dict[str, str] = {}
     statuses: dict[str, set[int]] = {}
@@ -272,6 +278,10 @@ class _Resolver:
                 return set()  # covered where the object carrying it is made
             case ast.Name(id=name) if self._is_parameter(expr, name):
                 return set()  # covered where the function is called
+            case ast.Subscript(value=ast.Name(id=name), slice=ast.Constant(value="code")) if (
+                self._is_parameter(expr, name)
+            ):
+                return set()  # an error body handed in: covered where it is made
             case ast.Name(id=name):
                 return self._assigned(expr, name, element)
             case ast.Subscript(value=ast.Name(id=table)):

@@ -17,6 +17,7 @@ from gateway.agents.shared import SharedAgentCounters
 from gateway.app.server import RunningGateway, run_gateway
 from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
+from gateway.upstream.accounting import estimate_prompt_tokens
 from providers.types import Usage
 from tests.gateway.conftest import ADMIN_KEY
 from tests.scaleout.redis_server import RedisServer
@@ -57,18 +58,26 @@ async def settled(url: str, agent_id: str) -> dict[str, Any]:
             await trio.sleep(0.05)
 
 
+def messages(n: int) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Write line {n} about budgets."}]
+
+
 async def fire(
-    urls: list[str], key: str, count: int, sessions: int = 1
+    urls: list[str], key: str, count: int, sessions: int = 1, provider: str | None = None
 ) -> Counter[tuple[int, str]]:
+    """`count` requests at once, spread over `urls` (and `sessions`); `provider` forces
+    the vendor (no other vendor's fallback)."""
     outcomes: Counter[tuple[int, str]] = Counter()
     async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=count)) as http:
 
         async def one(n: int) -> None:
-            body = {
+            body: dict[str, Any] = {
                 "model": "gpt-4o-mini",
-                "messages": [{"role": "user", "content": f"Write line {n} about budgets."}],
+                "messages": messages(n),
                 "max_tokens": MAX_TOKENS,
             }
+            if provider is not None:
+                body["provider"] = provider
             headers = {"authorization": f"Bearer {key}", "x-agent-session": f"s{n % sessions}"}
             answer = await http.post(
                 urls[n % len(urls)] + "/v1/chat/completions", json=body, headers=headers
@@ -83,12 +92,19 @@ async def fire(
 
 
 async def test_the_daily_budget_holds_across_two_gateways(pair: list[RunningGateway]) -> None:
+    # Admission reserves the dearest candidate of the plan at the prompt's estimate and
+    # `max_tokens` (gateway.agents.gate). The requests force openai, so the plan is
+    # gpt-4o-mini alone and its estimate is close to what an answer costs. With the
+    # catalog's fallback chain it would be claude-haiku-4-5's price, 8.5 times an answer:
+    # one reservation would hold most of the budget, and how many are admitted would
+    # depend on how many answers settle while the others arrive.
     info = pair[0].state.catalog.model("gpt-4o-mini")
     assert info is not None
-    estimate = float(info.metered_cost(Usage(50, MAX_TOKENS)).total)
+    prompt = max(estimate_prompt_tokens(messages(n), None) for n in range(24))
+    estimate = float(info.metered_cost(Usage(prompt, MAX_TOKENS)).total)
     limit = round(estimate * 3.5, 9)
     agent = await create_agent(pair[0].url, limits={"cost_daily": limit})
-    outcomes = await fire([g.url for g in pair], agent["key"], 24)
+    outcomes = await fire([g.url for g in pair], agent["key"], 24, provider="openai")
     admitted = outcomes[(200, "")]
     assert outcomes[(429, "cost_limit_exceeded")] == 24 - admitted
     assert 3 <= admitted < 24

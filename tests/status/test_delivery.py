@@ -11,6 +11,7 @@ import trio
 from gateway.status.delivery import Attempt, Deliverer, RetryPolicy
 from gateway.status.hub import DeliveryJob
 from gateway.status.signing import verify
+from providers.upstream.guard import AddressPolicy
 
 JOB = DeliveryJob("dlv_1", "https://hooks.example.com/in", "whsec_k", "incident.created", b"{}")
 
@@ -46,7 +47,7 @@ async def run(
         deliverer = Deliverer(
             client,
             policy,
-            frozenset(),
+            AddressPolicy(),
             rng=random.Random(7),
             resolve=public,
             wall_clock=lambda: 1000.0,
@@ -118,7 +119,7 @@ async def test_a_silent_receiver_times_out_and_is_retried(autojump_clock: trio.a
 
     start = trio.current_time()
     async with httpx.AsyncClient(transport=httpx.MockTransport(hang)) as client:
-        deliverer = Deliverer(client, policy, frozenset(), rng=random.Random(7), resolve=public)
+        deliverer = Deliverer(client, policy, AddressPolicy(), rng=random.Random(7), resolve=public)
         assert await deliverer.deliver(JOB, record) == "delivered"
     assert log == ["pending:timeout", "delivered:204"]
     assert calls[1] - start == 10.0 + expected_delays(1, policy)[0]

@@ -11,7 +11,13 @@ import trio
 
 from gateway.status.delivery import Deliverer, RetryPolicy
 from gateway.status.hub import DeliveryJob
-from gateway.status.ssrf import UnsafeUrl, check_registration, check_url, refusal
+from providers.upstream.guard import (
+    AddressPolicy,
+    UnsafeUrl,
+    check_registration,
+    check_url,
+    refusal,
+)
 
 REFUSED_URLS = [
     "http://127.0.0.1/hook",
@@ -77,13 +83,13 @@ async def test_the_api_refuses_internal_urls(http: httpx.AsyncClient, url: str) 
 async def test_a_name_resolving_to_loopback_is_refused() -> None:
     resolver = CountingResolver(["93.184.216.34", "127.0.0.1"])
     with pytest.raises(UnsafeUrl, match="loopback"):
-        await check_url("https://hooks.example.com/x", frozenset(), resolver)
+        await check_url("https://hooks.example.com/x", AddressPolicy(), resolver)
 
 
 async def test_only_http_and_https() -> None:
     for url in ("file:///etc/passwd", "gopher://example.com/", "ftp://example.com/"):
         with pytest.raises(UnsafeUrl) as caught:
-            await check_url(url, frozenset(), CountingResolver())
+            await check_url(url, AddressPolicy(), CountingResolver())
         assert caught.value.code == "invalid_webhook_url"
 
 
@@ -109,7 +115,8 @@ async def test_a_host_that_is_no_dns_name_is_an_invalid_url(
 
 
 async def test_allowed_hosts_skip_the_address_check() -> None:
-    destination = await check_url("http://127.0.0.1:8000/x", frozenset({"127.0.0.1"}))
+    policy = AddressPolicy(allowed_hosts=frozenset({"127.0.0.1"}))
+    destination = await check_url("http://127.0.0.1:8000/x", policy)
     assert destination.ip == "127.0.0.1"
 
 
@@ -128,7 +135,7 @@ async def test_each_delivery_re_resolves_and_connects_only_to_the_checked_addres
 
     resolver = CountingResolver(["93.184.216.34"], ["169.254.169.254"])
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        deliverer = Deliverer(client, RetryPolicy(), frozenset(), resolve=resolver)
+        deliverer = Deliverer(client, RetryPolicy(), AddressPolicy(), resolve=resolver)
         first = await deliverer.attempt(job("https://hooks.example.com/in"))
         second = await deliverer.attempt(job("https://hooks.example.com/in"))
     assert first.ok
@@ -147,7 +154,7 @@ async def test_refused_deliveries_never_connect(url: str) -> None:
         raise AssertionError("no connection may be attempted")
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
-        deliverer = Deliverer(client, RetryPolicy(), frozenset())
+        deliverer = Deliverer(client, RetryPolicy(), AddressPolicy())
         with trio.fail_after(5):
             status = await deliverer.deliver(job(url), _ignore)
     assert status == "failed"
@@ -165,12 +172,12 @@ class FailingResolver:
 async def test_registration_accepts_a_name_that_does_not_resolve_yet() -> None:
     """A hook registered before its DNS record (or with the resolver offline) is kept;
     every delivery resolves and checks it again."""
-    await check_registration("https://hooks.example.com/x", frozenset(), FailingResolver())
+    await check_registration("https://hooks.example.com/x", AddressPolicy(), FailingResolver())
     with pytest.raises(UnsafeUrl, match="does not resolve"):
-        await check_url("https://hooks.example.com/x", frozenset(), FailingResolver())
+        await check_url("https://hooks.example.com/x", AddressPolicy(), FailingResolver())
     with pytest.raises(UnsafeUrl, match="loopback"):
         await check_registration(
-            "https://hooks.example.com/x", frozenset(), CountingResolver(["127.0.0.1"])
+            "https://hooks.example.com/x", AddressPolicy(), CountingResolver(["127.0.0.1"])
         )
 
 
@@ -198,7 +205,7 @@ async def test_a_delivery_to_a_name_that_does_not_resolve_is_retried() -> None:
     """Registration accepts such a name, so DNS failing at delivery is treated like a
     refused connection (retried within the window), not like an unsafe address."""
     async with httpx.AsyncClient() as client:
-        deliverer = Deliverer(client, RetryPolicy(), frozenset(), resolve=FailingResolver())
+        deliverer = Deliverer(client, RetryPolicy(), AddressPolicy(), resolve=FailingResolver())
         attempt = await deliverer.attempt(job("https://hooks.example.com/in"))
     assert not attempt.ok and attempt.retryable
     assert attempt.error is not None and "does not resolve" in attempt.error
