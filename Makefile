@@ -9,15 +9,18 @@ DATA_DIR ?= ./data
 VENDOR_KEYS := $(OPENAI_API_KEY)$(ANTHROPIC_API_KEY)$(GEMINI_API_KEY)$(GOOGLE_API_KEY)$(MISTRAL_API_KEY)$(COHERE_API_KEY)$(CO_API_KEY)$(ELEVENLABS_API_KEY)
 DEMO := $(if $(strip $(VENDOR_KEYS)),,--demo)
 
-.PHONY: serve sim test lint typecheck unit bench bench-quick clean system-packages voice-clients
+.PHONY: serve sim test lint typecheck unit bench bench-quick clean system-packages \
+	test-system-packages voice-clients
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall only when the dependency list changed.
+# Reinstall only when the dependency list changed. `make serve` runs the gateway with every
+# extra (`[all]`: audio, files, exports, postgres); `pip install .` alone is the core
+# (docs/operations.md, "Extras").
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[all]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
@@ -35,9 +38,14 @@ $(VOICE_VENV)/.installed: pyproject.toml
 
 voice-clients: $(VOICE_VENV)/.installed
 
-# Debian packages (speech and OCR engines, test tools) listed in scripts/system-packages.txt.
+# Debian packages: the gateway's own (scripts/system-packages.txt: OCR language data), and
+# for `make test` also the tests' (scripts/test-system-packages.txt: browser, Redis,
+# PostgreSQL).
 system-packages:
-	@scripts/install-system-packages
+	@scripts/install-system-packages scripts/system-packages.txt
+
+test-system-packages:
+	@scripts/install-system-packages scripts/system-packages.txt scripts/test-system-packages.txt
 
 serve: system-packages $(VENV)/.installed
 	$(BIN)/gateway serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR) $(DEMO)
@@ -63,7 +71,7 @@ unit: $(VENV)/.installed-dev $(VOICE_VENV)/.installed
 	GATEWAY_TEST_POSTGRES=required $(BIN)/pytest $(PYTEST_PARALLEL) -m "not alone" $(PYTEST_ARGS)
 	GATEWAY_TEST_POSTGRES=required $(BIN)/pytest -m alone $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
-test: system-packages lint typecheck unit
+test: test-system-packages lint typecheck unit
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench

@@ -23,11 +23,25 @@ from typing import Any
 
 import attrs
 
-from bench import charts, checks, floor, fronts, machine, procs, report, sections, workers
+from bench import (
+    budget,
+    charts,
+    checks,
+    floor,
+    fronts,
+    hotpath,
+    instructions,
+    machine,
+    procs,
+    report,
+    sections,
+    workers,
+)
 from bench.plan import RUN_ORDER, SECTIONS, Plan, Run
 from bench.stack import GATEWAY_ENV, Stack, running_stack
 
 RESULTS = Path(__file__).resolve().parent / "results"
+QUICK_SECTIONS = tuple(s for s in SECTIONS if s != "instructions")
 FD_LIMIT = 20_000
 QUIET_LOAD = 1.0
 
@@ -40,7 +54,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--litellm", action="store_true", help="with --quick: include LiteLLM (adds ~20 s)"
     )
     parser.add_argument(
-        "--only", type=_sections, default=SECTIONS, help=f"comma-separated: {','.join(SECTIONS)}"
+        "--only",
+        type=_sections,
+        default=None,
+        help=f"comma-separated: {','.join(SECTIONS)} (default: all; --quick leaves out"
+        " instructions, which runs the servers under valgrind for minutes)",
     )
     parser.add_argument("--json", action="store_true", help="print the results JSON on stdout")
     parser.add_argument(
@@ -72,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.report:
         return _rerender(args.report)
+    if args.only is None:
+        args.only = QUICK_SECTIONS if args.quick else SECTIONS
     plan = Plan.quick_look() if args.quick else Plan.full()
     with_litellm = not args.skip_litellm and (args.litellm or not args.quick)
     pinning = machine.plan_pinning()
@@ -90,12 +110,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["command"] = " ".join(["python -m bench", *argv])
     stamp = datetime.now().strftime("%Y-%m-%d-%H%M%S") + ("-quick" if plan.quick else "")
     every_section = not args.quick and args.only == SECTIONS
-    _write(RESULTS / stamp, results, chart_problem, update_readme=every_section)
+    verdicts = _write(RESULTS / stamp, results, chart_problem, update_readme=every_section)
     run.say(f"results written under {RESULTS}")
     if args.json:
         print(json.dumps(results, indent=2))
     shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return _guard(verdicts) if args.quick else 0
+
+
+def _guard(verdicts: list[checks.Check]) -> int:
+    """The regression guard of `make bench-quick`: non-zero when a guarded figure (the
+    hot path's, against the floor of the same run) is more than 15 % below its target."""
+    failed = [c for c in verdicts if c.guard_failed]
+    for check in failed:
+        print(
+            f"GUARD: {check.name}: {check.value} {check.unit}, target {check.target}"
+            f" (at {check.score:.0%} of it, under {1 - checks.GUARD_SHORTFALL:.0%})",
+            file=sys.stderr,
+        )
+    return 3 if failed else 0
 
 
 def _wait_quiet(run: Run, seconds: float) -> None:
@@ -142,6 +175,9 @@ def _run_sections(run: Run, stack: Stack, chosen: tuple[str, ...]) -> dict[str, 
         "floor": lambda: floor.floor(run, stack, measured),
         "workers": lambda: workers.workers(run, stack),
         "fronts": lambda: fronts.fronts(run, stack),
+        "hotpath": lambda: hotpath.hotpath(run, stack),
+        "budget": lambda: budget.budget(run, stack),
+        "instructions": lambda: instructions.instructions(run, stack),
     }
     for name in RUN_ORDER:
         if name not in chosen:
@@ -183,7 +219,7 @@ def _rerender(path: Path) -> int:
 
 def _write(
     stem: Path, results: dict[str, Any], chart_problem: str | None, *, update_readme: bool
-) -> None:
+) -> list[checks.Check]:
     """The run's summary: `<stem>.json` and `<stem>.png`, nothing else (the Markdown is
     printed, and rendered again from the JSON by `--report`)."""
     stem.parent.mkdir(exist_ok=True)
@@ -198,6 +234,7 @@ def _write(
     if update_readme:
         report.update_readme(report.markdown(results, verdicts, chart, chart_dir="results/"))
     print(report.markdown(results, verdicts, chart))
+    return verdicts
 
 
 if __name__ == "__main__":

@@ -14,6 +14,9 @@ import attrs
 Results = dict[str, Any]
 
 
+GUARD_SHORTFALL = 0.15  # `--quick` fails when a guarded figure is this far below its target
+
+
 @attrs.frozen
 class Check:
     name: str
@@ -21,9 +24,16 @@ class Check:
     value: float | None
     unit: str
     passed: bool | None  # None: not measured
+    # Guarded checks (issue 37's): how far the figure is from its target, 1.0 on it,
+    # above when better; the regression guard fails below 1 - GUARD_SHORTFALL.
+    score: float | None = None
+
+    @property
+    def guard_failed(self) -> bool:
+        return self.score is not None and self.score < 1 - GUARD_SHORTFALL
 
     def to_json(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        return attrs.asdict(self) | {"guard_failed": self.guard_failed}
 
 
 def _get(results: Results, *path: str) -> Any:
@@ -51,7 +61,65 @@ def evaluate(results: Results) -> list[Check]:
         *_soak_checks(results),
         _ceiling_check(results),
         *_workers_checks(results),
+        *hotpath_checks(results),
     ]
+
+
+def _scored(name: str, target: str, value: float | None, unit: str, score: float | None) -> Check:
+    """A guarded check: passed when `score` (1.0 at the target) is at least 1."""
+    if value is None or score is None:
+        return Check(name, target, None, unit, None)
+    return Check(name, target, round(value, 3), unit, score >= 1, round(score, 3))
+
+
+def hotpath_checks(results: Results) -> list[Check]:
+    """Issue 37's targets, each against the floor measured in the same run (section
+    "hotpath"): the ratios, and latencies as the floor's plus an allowance (scored as
+    the allowed latency over the measured one)."""
+    relayed = _get(results, "hotpath", "relayed") or {}
+    c32, c1, sse = relayed.get("c32"), relayed.get("c1"), relayed.get("sse")
+    speech = _get(results, "hotpath", "speech")
+    rss = _get(results, "hotpath", "gateway_rss_peak_mib")
+    return [
+        _scored(
+            "hot path: chat req/s at c=32, gateway / floor",
+            ">= 0.75x",
+            c32 and c32["ratio"],
+            "x",
+            c32 and c32["ratio"] / 0.75,
+        ),
+        _allowance("hot path: c=1 p50, gateway - floor", c1, "p50_ms", 0.5),
+        _allowance("hot path: c=1 p99, gateway - floor", c1, "p99_ms", 2.0),
+        _scored(
+            "hot path: SSE streams/s at c=32 (20 chunks), gateway / floor",
+            ">= 0.75x",
+            sse and sse["ratio"],
+            "x",
+            sse and sse["ratio"] / 0.75,
+        ),
+        _scored(
+            "hot path: speech first byte at c=1, gateway - floor (p50)",
+            "<= +1 ms",
+            speech and speech["added_p50_ms"],
+            "ms",
+            speech and (speech["floor_p50_ms"] + 1.0) / speech["gateway_p50_ms"],
+        ),
+        _scored(
+            "hot path: gateway RSS under load (process tree)",
+            "<= 90 MiB",
+            rss,
+            "MiB",
+            rss and 90.0 / rss,
+        ),
+    ]
+
+
+def _allowance(name: str, point: dict[str, Any] | None, field: str, allowed_ms: float) -> Check:
+    if not point:
+        return Check(name, f"<= +{allowed_ms:g} ms", None, "ms", None)
+    ours, floor = point["gateway"][field], point["floor"][field]
+    added = point[f"added_{field}"]
+    return _scored(name, f"<= +{allowed_ms:g} ms", added, "ms", (floor + allowed_ms) / ours)
 
 
 def _latency_checks(results: Results) -> list[Check]:

@@ -1,13 +1,22 @@
-"""`python -m bench.floor_app --host H --port P`: Hypercorn's trio worker with nothing behind it.
+"""`python -m bench.floor_app --host H --port P [--stream-body FILE]`: Hypercorn's trio
+worker with nothing behind it.
 
 The floor under the gateway's costs: the server the gateway runs on, configured by the
 gateway's own `hypercorn_config`, serving an ASGI app that reads the request body and
-answers one constant chat completion carrying as many headers as a gateway answer (the
-rate-limit block, the request id, the model used, energy and carbon). What the gateway
-spends beyond this process, per request, is its own work.
+answers the same bytes as the gateway would, carrying as many headers as a gateway answer
+(the rate-limit block, the request id, the model used, energy and carbon). What the
+gateway spends beyond this process, per request, is its own work.
 
-Every request, whatever its method or path, gets that answer (so `GET /health` is a
-readiness probe too). SIGTERM or SIGINT starts Hypercorn's graceful shutdown.
+- A request whose body asks `"stream":true` gets `--stream-body` (a streamed chat answer
+  the gateway gave, its 20 chunks and `[DONE]`, captured by the bench) as an event
+  stream, written in one body message after the head: what the gateway's relay writes
+  when the upstream's chunks arrive in one read, as the unpaced simulator's do.
+- `POST /v1/audio/speech` gets a streamed PCM answer (`bench.speech_source`'s pieces),
+  each piece a body message, as the gateway relays them.
+- Every other request, whatever its method or path, gets the constant chat completion
+  (so `GET /health` is a readiness probe too).
+
+SIGTERM or SIGINT starts Hypercorn's graceful shutdown.
 """
 
 from __future__ import annotations
@@ -17,12 +26,14 @@ import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import orjson
 import trio
 from hypercorn.trio import serve
 
+from bench.speech_source import PIECES, TONE
 from gateway.app.server import hypercorn_config
 from gateway.platform.config import load_settings
 
@@ -134,21 +145,66 @@ HEADERS: list[tuple[bytes, bytes]] = [
 ]
 
 
-async def floor_app(scope: Message, receive: Receive, send: Send) -> None:
-    """The whole application: read the body, send the constant answer."""
-    if scope["type"] == "lifespan":
-        await _lifespan(receive, send)
-        return
-    if scope["type"] != "http":
-        return
+# A streamed answer's head as the gateway's (`gateway/chat/service.py` STREAM_HEADERS):
+# no length, no footprint headers (those are in the last chunk).
+FOOTPRINT = (b"x-service-energy-kwh", b"x-service-carbon-gco2e")
+STREAM_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-type", b"text/event-stream"),
+    *(h for h in HEADERS[2:] if h[0] not in FOOTPRINT),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+SPEECH_HEADERS: list[tuple[bytes, bytes]] = [
+    (b"content-type", b"audio/pcm"),
+    *(h for h in HEADERS[2:] if h[0] not in FOOTPRINT),
+]
+SPEECH_PATH = "/v1/audio/speech"
+
+
+def make_app(stream_body: bytes) -> Callable[[Message, Receive, Send], Awaitable[None]]:
+    """The whole application, with the event stream it answers streamed requests with."""
+
+    async def floor_app(scope: Message, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        body = await _body(receive)
+        if body is None:
+            return
+        if scope["path"] == SPEECH_PATH:
+            await _speech(send)
+        elif stream_body and b'"stream":true' in body:
+            await send({"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS})
+            await send({"type": "http.response.body", "body": stream_body, "more_body": False})
+        else:
+            await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+            await send({"type": "http.response.body", "body": BODY, "more_body": False})
+
+    return floor_app
+
+
+floor_app = make_app(b"")
+
+
+async def _body(receive: Receive) -> bytes | None:
+    """The request body, or None when the client left."""
+    parts = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return
+            return None
+        parts.append(message.get("body", b""))
         if not message.get("more_body", False):
-            break
-    await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
-    await send({"type": "http.response.body", "body": BODY, "more_body": False})
+            return b"".join(parts)
+
+
+async def _speech(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": SPEECH_HEADERS})
+    for _ in range(PIECES):
+        await send({"type": "http.response.body", "body": TONE, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
@@ -172,13 +228,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.floor_app", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8090)
+    parser.add_argument("--stream-body", type=Path, help="the event stream of streamed answers")
     args = parser.parse_args(argv)
     logging.basicConfig(  # as `gateway serve` does: Hypercorn's error log goes through it
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     settings = load_settings(overrides={"host": args.host, "port": args.port})
     config = hypercorn_config(settings, args.host, args.port)
-    trio.run(partial(serve, floor_app, config, shutdown_trigger=_signalled))
+    app = make_app(args.stream_body.read_bytes() if args.stream_body else b"")
+    trio.run(partial(serve, app, config, shutdown_trigger=_signalled))
     return 0
 
 

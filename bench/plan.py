@@ -19,6 +19,9 @@ SECTIONS = (
     "floor",
     "workers",
     "fronts",
+    "hotpath",
+    "budget",
+    "instructions",
 )
 # The soak runs before the open streams: thousands of held streams leave the heap
 # larger than steady load does, and a soak starting there would hide a slow leak. The
@@ -26,12 +29,15 @@ SECTIONS = (
 RUN_ORDER = (
     "nonstream",
     "floor",
+    "hotpath",
+    "budget",
     "stream",
     "fronts",
     "soak",
     "open-streams",
     "ceiling",
     "workers",
+    "instructions",
 )
 
 

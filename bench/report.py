@@ -13,6 +13,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from bench import report_hotpath
 from bench.checks import Check
 
 README = Path(__file__).resolve().parent / "README.md"
@@ -42,6 +43,9 @@ def markdown(
         _floor_text(results),
         _workers_text(results),
         _fronts_text(results),
+        report_hotpath.hotpath_text(results, checks),
+        report_hotpath.budget_table(results),
+        report_hotpath.instructions_text(results),
         _chart(chart, chart_dir),
     ]
     return "\n\n".join(p for p in parts if p) + "\n"
@@ -521,9 +525,11 @@ def _workers_text(results: dict[str, Any]) -> str:
     versus = sc["ratio_to_litellm"]
     rows += [
         "",
-        f"- Two workers answer {_fmt(sc['rps_ratio_two_over_one'])}x the requests/s of one;"
-        f" added p50 at c=1: {_fmt(added['1'], 3)} ms with one, {_fmt(added['2'], 3)} ms"
-        " with two.",
+        f"- Two workers answer {_fmt(sc['rps_ratio_two_over_one'])}x the requests/s of one"
+        f" (bound by work: {_fmt(sc.get('bound_by_work', {}).get('2'))}x), four"
+        f" {_fmt(sc.get('rps_ratio_four_over_one'))}x (bound"
+        f" {_fmt(sc.get('bound_by_work', {}).get('4'))}x); added p50 at c=1:"
+        f" {_fmt(added['1'], 3)} ms with one, {_fmt(added['2'], 3)} ms with two.",
         f"- Round by round at c=32 (two workers over the one just before):"
         f" {_ratios(sc.get('rps_ratio_by_round', []))}; change of the added p50 at c=1,"
         f" round by round: {_changes(sc.get('added_p50_change_by_round_ms', []))}.",

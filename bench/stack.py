@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -131,20 +131,33 @@ def _start_sim(work: Path, pinning: Pinning, cleanup: ExitStack) -> Target:
     return Target("direct", "direct to simulator", port, SIM_PATH, SIM_KEY, sim)
 
 
-def _start_gateway(work: Path, pinning: Pinning, sim_port: int, cleanup: ExitStack) -> Target:
+def _start_gateway(
+    work: Path,
+    pinning: Pinning,
+    sim_port: int,
+    cleanup: ExitStack,
+    *,
+    wrapper: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    name: str = "gateway",
+    deadline_s: float = READY_DEADLINE_S,
+) -> Target:
+    """A gateway process against the simulator at `sim_port` (`wrapper`: a command it
+    runs under, such as valgrind; `env`: settings over `GATEWAY_ENV`)."""
     port = procs.free_port()
-    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
-    env.update(GATEWAY_ENV)
-    env.update(
+    environ = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    environ.update(GATEWAY_ENV)
+    environ.update(
         GATEWAY_ADMIN_KEY=ADMIN_KEY,
         OPENAI_API_KEY=SIM_KEY,
         OPENAI_BASE_URL=f"http://127.0.0.1:{sim_port}{SIM_PATH.removesuffix(CHAT_PATH)}",
     )
-    argv = [sys.executable, "-m", "gateway", "serve", "--host", "127.0.0.1", "--port", str(port)]
-    argv += ["--data-dir", str(work / "gateway-data")]
-    gateway = procs.start("gateway", argv, cores=pinning.gateway, log_dir=work, env=env)
+    environ.update(env or {})
+    argv = [*wrapper, sys.executable, "-m", "gateway", "serve"]
+    argv += ["--host", "127.0.0.1", "--port", str(port), "--data-dir", str(work / f"{name}-data")]
+    gateway = procs.start(name, argv, cores=pinning.gateway, log_dir=work, env=environ)
     cleanup.callback(gateway.stop)
-    procs.wait_ready(gateway, f"http://127.0.0.1:{port}/health", deadline_s=READY_DEADLINE_S)
+    procs.wait_ready(gateway, f"http://127.0.0.1:{port}/health", deadline_s=deadline_s)
     key = _create_bench_key(port)
     return Target("gateway", "through our gateway", port, "/v1" + CHAT_PATH, key, gateway)
 

@@ -48,7 +48,8 @@ from bench.stack import (
     _create_bench_key,
 )
 
-WORKER_COUNTS = (1, 2)
+WORKER_COUNTS = (1, 2, 4)  # issue 37 point 4 adds four (more workers than cores)
+LITELLM_COUNTS = (1, 2)
 CONCURRENCIES = (1, 32)
 ROUNDS, ROUNDS_QUICK = 6, 3  # alternating rounds per concurrency: twice a point's time
 SERVING = re.compile(rb"^worker \d+ serving$", re.MULTILINE)
@@ -61,7 +62,7 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
     the simulator as upstream, at c=32 (what the upstream's own CPU does to the ratio)."""
     binary = shutil.which("redis-server")
     if binary is None:
-        return {"skipped": "redis-server is not installed (scripts/system-packages.txt)"}
+        return {"skipped": "redis-server is not installed (scripts/test-system-packages.txt)"}
     cores = sorted({*run.pinning.gateway, *run.pinning.simulator, *run.pinning.load})
     load_before = os.getloadavg()
     with _redis(run, binary) as (redis_url, redis), _static_upstream(run) as upstream:
@@ -277,19 +278,40 @@ def scaling(
     ratios = [round(b["rps"] / a["rps"], 3) for a, b in paired("32") if a["rps"]]
     changes = [round(b["p50_ms"] - a["p50_ms"], 3) for a, b in paired("1")]
     versus = {}
-    for n in WORKER_COUNTS:
+    for n in LITELLM_COUNTS:
         ours, theirs = rps(gateway, n), rps(litellm, n)
         versus[str(n)] = round(ours / theirs, 2) if ours and theirs else None
     added_one, added_two = added(1), added(2)
     change = None if added_one is None or added_two is None else round(added_two - added_one, 3)
+    four = rps(gateway, 4)
     return {
         "rps_ratio_two_over_one": round(two / one, 3) if one and two else None,
+        "rps_ratio_four_over_one": round(four / one, 3) if one and four else None,
+        "rps_by_workers": {str(n): rps(gateway, n) for n in WORKER_COUNTS},
+        "bound_by_work": {str(n): bound_by_work(gateway, n) for n in WORKER_COUNTS[1:]},
         "rps_ratio_by_round": ratios,
         "added_p50_ms_c1": {"1": added_one, "2": added_two},
         "added_p50_change_ms": round(statistics.median(changes), 3) if changes else change,
         "added_p50_change_by_round_ms": changes,
         "ratio_to_litellm": versus,
     }
+
+
+def bound_by_work(gateway: dict[str, Any], workers: int) -> float | None:
+    """The most `workers` workers can do over one, from what one worker's rounds at c=32
+    cost (pure): each request takes the worker's CPU-ms `g` and, with the upstream,
+    Redis and the load generator, `total`; on `cores` cores no count of workers serves
+    more than `cores / total` requests a second, and one worker serves `1 / g` when its
+    core is the bottleneck. So the ratio is at most `min(workers, cores * g / total)`."""
+    rounds = gateway.get("1", {}).get("32", {}).get("rounds", [])
+    bounds = []
+    for point in rounds:
+        cpu = point.get("cpu") or {}
+        worker = (cpu.get("cpu_ms_per_request") or {}).get("main")
+        total, cores = cpu.get("cpu_ms_per_request_total"), cpu.get("cores")
+        if worker and total and cores:
+            bounds.append(min(workers, cores * worker / total))
+    return round(statistics.median(bounds), 2) if bounds else None
 
 
 # -- the servers ---------------------------------------------------------------------------
@@ -402,7 +424,7 @@ def _litellm_points(
         return {}
     with ExitStack() as running:
         targets = {}
-        for n in WORKER_COUNTS:
+        for n in LITELLM_COUNTS:
             port = procs.free_port()
             name, label = f"litellm-{n}w", f"LiteLLM, {n} worker" + ("s" if n > 1 else "")
             proc = litellm_env.launch(

@@ -6,22 +6,30 @@ covers all six `response_format` values and every upload type without shelling o
 program or needing a system package. Everything here is blocking and CPU-bound: callers run
 it in a worker thread (`trio.to_thread.run_sync`) under a limiter.
 
+PyAV belongs to the `[audio]` extra (~24 MiB resident once loaded): it is imported by the
+functions that use it, so importing this module (every speech adapter does) costs nothing
+in a core install, where the audio families are not mounted.
+
 PCM inside the gateway is always 16-bit signed little-endian mono (`bytes`), with its rate
 beside it.
+
+PyAV is imported by the first call that decodes, encodes or resamples, not with this
+module: the adapters that may call it are imported by every gateway, and FFmpeg's
+libraries cost ~24 MiB of resident memory to a gateway that never touches audio.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
-import av
-import av.audio.stream
-import av.error
 
 from providers.audio_types import PCM_RATE, SpeechFormat
+
+if TYPE_CHECKING:
+    import av.audio.stream
 
 
 class AudioDecodeError(ValueError):
@@ -89,7 +97,7 @@ def decode(data: bytes | BinaryIO, *, rate: int = 16_000) -> Pcm:
     """
     try:
         samples = b"".join(_decoded_frames(data, rate))
-    except _DECODE_FAILURES as exc:
+    except _decode_failures() as exc:
         raise AudioDecodeError(f"the file could not be decoded as audio: {exc}") from None
     if not samples:
         raise AudioDecodeError("the file holds no audio")
@@ -101,17 +109,22 @@ def decoded_duration(file: BinaryIO, *, rate: int = 16_000) -> float:
     holding one decoded frame at a time instead of the whole PCM (a 25 MB upload)."""
     try:
         size = sum(len(frame) for frame in _decoded_frames(file, rate))
-    except _DECODE_FAILURES as exc:
+    except _decode_failures() as exc:
         raise AudioDecodeError(f"the file could not be decoded as audio: {exc}") from None
     if not size:
         raise AudioDecodeError("the file holds no audio")
     return size / 2 / rate
 
 
-_DECODE_FAILURES = (av.error.FFmpegError, ValueError, IndexError, StopIteration)
+def _decode_failures() -> tuple[type[Exception], ...]:
+    import av.error
+
+    return (av.error.FFmpegError, ValueError, IndexError, StopIteration)
 
 
 def _decoded_frames(data: bytes | BinaryIO, rate: int) -> Iterator[bytes]:
+    import av
+
     source = io.BytesIO(data) if isinstance(data, bytes) else data
     with av.open(source, mode="r") as container:
         if not container.streams.audio:
@@ -141,6 +154,8 @@ def encode(pcm: Pcm, fmt: SpeechFormat) -> bytes:
     """`pcm` as a complete file in `fmt`; `pcm` is raw 24 kHz s16le as OpenAI sends it."""
     if fmt == "pcm":
         return resample(pcm, PCM_RATE).samples
+    import av.audio.stream
+
     muxer, codec, codec_rate = _ENCODERS[fmt]
     source = resample(pcm, codec_rate)
     sink = io.BytesIO()
@@ -153,6 +168,8 @@ def encode(pcm: Pcm, fmt: SpeechFormat) -> bytes:
 
 
 def _encode_packets(stream: av.audio.stream.AudioStream, pcm: Pcm) -> Iterator[Any]:
+    import av
+
     frame_samples = 4096
     for offset in range(0, len(pcm.samples), frame_samples * 2):
         chunk = pcm.samples[offset : offset + frame_samples * 2]
@@ -167,6 +184,8 @@ def resample(pcm: Pcm, rate: int) -> Pcm:
     """`pcm` at another rate (FFmpeg's resampler); the same object when the rate matches."""
     if pcm.rate == rate or not pcm.samples:
         return Pcm(pcm.samples, rate) if not pcm.samples else pcm
+    import av
+
     resampler = av.AudioResampler(format="s16", layout="mono", rate=rate)
     frame = av.AudioFrame(format="s16", layout="mono", samples=len(pcm.samples) // 2)
     frame.planes[0].update(pcm.samples)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any, Literal, cast
 
@@ -267,6 +267,19 @@ class Catalog:
         except ValueError as exc:
             raise CatalogError(str(exc)) from None
         return attrs.evolve(self, passthrough=rules)
+
+    def without_types(self, types: Collection[str]) -> Catalog:
+        """This catalog without the models of `types` (and fallbacks to them): what a
+        gateway offers when the families serving those types are not installed."""
+        if not types:
+            return self
+        kept = [m for m in self._models if m.type not in types]
+        ids = {m.id for m in kept}
+        kept = [
+            attrs.evolve(m, fallback_chain=tuple(f for f in m.fallback_chain if f in ids))
+            for m in kept
+        ]
+        return attrs.evolve(build_catalog(self._providers, kept), passthrough=self._passthrough)
 
     def passthrough(self, name: str, capability: str) -> ModelInfo | None:
         """The description of `name` when the catalog does not list it but the operator

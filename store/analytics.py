@@ -203,7 +203,7 @@ def merge_sketches(sketches: Mapping[str, Counts]) -> Counts:
     """Several sketches as one (bucket counts added)."""
     merged = latency_sketch.empty()
     for counts in sketches.values():
-        merged += counts
+        latency_sketch.add(merged, counts)
     return merged
 
 

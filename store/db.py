@@ -93,8 +93,14 @@ def open_database(data_dir: Path | None, url: str | None = None) -> Database:
     if url is not None:
         if not url.startswith(("postgresql://", "postgres://")):
             raise ValueError("the database URL must be a postgresql:// URL")
-        from store.postgres_db import open_postgres
-
+        try:
+            from store.postgres_db import open_postgres
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(
+                f"a PostgreSQL store needs {exc.name}, of the [postgres] extra: "
+                "pip install 'ai-gateway[postgres]'",
+                name=exc.name,
+            ) from exc
         return open_postgres(url)
     if data_dir is None:
         conn = sqlite3.connect(":memory:", check_same_thread=False)

@@ -9,22 +9,29 @@ The buckets live on a fixed range of slots (`SLOTS`): slot 0 holds latencies of 
 back as 0), slots 1.. the buckets from `MIN_BUCKET` (0.0099 ms) to `MAX_BUCKET` (2.8 hours);
 a latency outside that range counts in the nearest end slot. A stored sketch is the slots
 from its first to its last non-empty one: a little-endian int32 (that first slot) then a
-uint32 count per slot. A period's percentiles then cost one row per day and provider and a
-few numpy additions (no per-bucket Python objects), however many requests the days held.
+uint32 count per slot (`store.sketch_blob`). A period's percentiles then cost one row per
+day and provider, each added to dense counts (`Counts`, a list of `SLOTS` ints) as one
+slice, however many requests the days held.
 
-The blob is built in Python both by the usage writer (`add`) and inside SQLite by the
-`latency_sketch(latency_ms)` aggregate (`register`, used by the migration's backfill and by
-`store.usage_rollups.rebuild`): one encoder, so the two paths store identical bytes.
+Plain Python, without numpy: the analytics pages are in the core install, which has no
+numpy (docs/operations.md, "Install size and memory"). Adding a stored sketch is one
+`map(operator.add, ...)` over its stored slots (a few hundred for a day's latencies), so
+a 90-day period of ten providers adds in a few milliseconds.
+
+The blob is built in Python both by the usage writer (`store.sketch_blob.add_slots`) and
+inside SQLite by the `latency_sketch(latency_ms)` aggregate (`register`, used by the
+migration's backfill and by `store.usage_rollups.rebuild`): one encoder, so the two paths
+store identical bytes.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
+import operator
 import sqlite3
 from collections.abc import Iterable
-
-import numpy as np
-import numpy.typing as npt
 
 from store.sketch_blob import (
     GAMMA,
@@ -32,41 +39,46 @@ from store.sketch_blob import (
     MIN_BUCKET,
     RELATIVE_ACCURACY,
     SLOTS,
+    decode,
+    encode_slots,
     slot_of,
 )
 
 __all__ = ["GAMMA", "RELATIVE_ACCURACY", "SLOTS", "slot_of"]
 
-Counts = npt.NDArray[np.uint64]
-_HEADER = np.dtype("<i4")
-_COUNT = np.dtype("<u4")
+Counts = list[int]
+"""Dense counts: one int per slot."""
 
-
-_SLOT_VALUES = np.concatenate(
-    [[0.0], 2 * GAMMA ** np.arange(MIN_BUCKET, MAX_BUCKET + 1, dtype=np.float64) / (GAMMA + 1)]
+_SLOT_VALUES: tuple[float, ...] = (
+    0.0,
+    *(2 * GAMMA**bucket / (GAMMA + 1) for bucket in range(MIN_BUCKET, MAX_BUCKET + 1)),
 )
 """The value each slot stands for: within `RELATIVE_ACCURACY` of every latency it holds."""
 
 
 def empty() -> Counts:
-    return np.zeros(SLOTS, dtype=np.uint64)
+    return [0] * SLOTS
 
 
 def encode(counts: Counts) -> bytes | None:
     """The stored form of dense counts; None when they are all zero."""
-    filled = np.flatnonzero(counts)
-    if filled.size == 0:
+    filled = [slot for slot, count in enumerate(counts) if count]
+    if not filled:
         return None
-    first, last = int(filled[0]), int(filled[-1])
-    header = np.array([first], dtype=_HEADER).tobytes()
-    return header + counts[first : last + 1].astype(_COUNT).tobytes()
+    first, last = filled[0], filled[-1]
+    return encode_slots(first, (count & 0xFFFFFFFF for count in counts[first : last + 1]))
 
 
 def add_blob(total: Counts, blob: bytes) -> None:
     """Add a stored sketch to dense counts, in place."""
-    first = int(np.frombuffer(blob, dtype=_HEADER, count=1)[0])
-    counts = np.frombuffer(blob, dtype=_COUNT, offset=_HEADER.itemsize)
-    total[first : first + counts.size] += counts
+    first, stored = decode(blob)
+    end = first + len(stored)
+    total[first:end] = map(operator.add, total[first:end], stored)
+
+
+def add(total: Counts, other: Counts) -> None:
+    """Add dense counts to `total`, in place."""
+    total[:] = map(operator.add, total, other)
 
 
 def merge(blobs: Iterable[bytes]) -> Counts:
@@ -79,12 +91,12 @@ def merge(blobs: Iterable[bytes]) -> Counts:
 
 def quantile(counts: Counts, fraction: float) -> float | None:
     """The nearest-rank quantile of dense counts; None for an empty sketch."""
-    cumulative = np.cumsum(counts)
-    total = int(cumulative[-1])
+    cumulative = list(itertools.accumulate(counts))
+    total = cumulative[-1]
     if total == 0:
         return None
     rank = max(1, math.ceil(fraction * total))
-    return float(_SLOT_VALUES[int(np.searchsorted(cumulative, rank))])
+    return _SLOT_VALUES[bisect.bisect_left(cumulative, rank)]
 
 
 class _Aggregate:

@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from store import columns
-from store.errors import IntegrityError, is_unique_violation
+from store.errors import integrity_errors, is_unique_violation
 from store.handle import Handle
 
 R = TypeVar("R")
@@ -60,7 +60,7 @@ class NamedTable(Generic[R]):
         try:
             with db.atomic():
                 columns.insert_row(db, self.table, row)
-        except IntegrityError as exc:
+        except integrity_errors() as exc:
             raise _name_taken(exc, row["name"]) from exc
 
     def replace(self, db: Handle, record: R) -> None:
@@ -74,7 +74,7 @@ class NamedTable(Generic[R]):
                     f"UPDATE {self.table} SET {assignments} WHERE id = ? AND workspace_id = ?",
                     [*(row[name] for name in changed), row["id"], row["workspace_id"]],
                 )
-        except IntegrityError as exc:
+        except integrity_errors() as exc:
             raise _name_taken(exc, row["name"]) from exc
 
     def get(self, db: Handle, workspace_id: str, record_id: str) -> R | None:

@@ -1,11 +1,10 @@
-"""The latency sketch's stored form, updated without numpy: what the usage writer needs.
+"""The latency sketch's stored form: what the usage writer needs to update it.
 
-`store.latency_sketch` reads sketches for the analytics pages with numpy (dense arrays,
-cumulative sums). The usage writer only adds a batch's latencies to a day's BLOB, and it
-runs in its own small process (`gateway.workers.usage_child`), where importing numpy
-would cost ~35 MiB of resident memory for a few additions. So the slot arithmetic and
-the blob layout live here, in plain Python, and `store.latency_sketch` builds on them:
-one definition of both, so the two paths store identical bytes.
+`store.latency_sketch` reads sketches for the analytics pages (dense counts, cumulative
+sums). The usage writer only adds a batch's latencies to a day's BLOB, in its own small
+process (`gateway.workers.usage_child`), which imports no more than it needs. So the slot
+arithmetic and the blob layout live here, and `store.latency_sketch` builds on them: one
+definition of both, so the two paths store identical bytes.
 
 Layout: a little-endian int32 (the first stored slot) then a little-endian uint32 count
 per slot up to the last non-empty one.
@@ -46,16 +45,22 @@ def add_slots(blob: bytes | None, slots: Iterable[int]) -> bytes | None:
     added = list(slots)
     if not added:
         return blob
-    first, stored = _decode(blob) if blob else (min(added), _counts(b""))
+    first, stored = decode(blob) if blob else (min(added), _counts(b""))
     low, high = min(first, *added), max(first + len(stored) - 1, *added)
     counts = _counts(bytes(4 * (high - low + 1)))
     counts[first - low : first - low + len(stored)] = stored
     for slot in added:
         counts[slot - low] = (counts[slot - low] + 1) & 0xFFFFFFFF
-    return _HEADER.pack(low) + _little_endian(counts)
+    return encode_slots(low, counts)
 
 
-def _decode(blob: bytes) -> tuple[int, array[int]]:
+def encode_slots(first: int, counts: Iterable[int]) -> bytes:
+    """The stored form of the counts of the slots from `first` on (uint32 each)."""
+    return _HEADER.pack(first) + _little_endian(array("I", counts))
+
+
+def decode(blob: bytes) -> tuple[int, array[int]]:
+    """(first slot, its counts and the next slots') of a stored sketch."""
     (first,) = _HEADER.unpack_from(blob)
     return first, _counts(blob[_HEADER.size :])
 

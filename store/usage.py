@@ -16,9 +16,8 @@ from typing import Any
 
 import attrs
 
-from store import columns, usage_rollups
+from store import columns, dialect, usage_rollups
 from store.handle import Handle
-from store.postgres import PgHandle
 
 
 @attrs.frozen(kw_only=True)
@@ -115,7 +114,10 @@ def insert_records(db: Handle, records: Iterable[UsageRecord]) -> int:
     batches sum)."""
     batch = list(records)
     with db.atomic():
-        if isinstance(db, PgHandle):
+        if dialect.of(db).is_postgres:
+            from store.postgres import PgHandle  # psycopg: the `[postgres]` extra's
+
+            assert isinstance(db, PgHandle)
             db.copy_rows("usage_records", _NAMES, [_copy_row(record) for record in batch])
         else:
             db.conn.executemany(_INSERT, [_to_row(record) for record in batch])

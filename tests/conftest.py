@@ -25,6 +25,7 @@ speedups.install()
 # only an order: a file missing from it still runs, after these.
 LONGEST_FIRST = (
     "tests/operator/test_fuzz.py",
+    "tests/install/test_core_install.py",
     "tests/scaleout/test_processes.py",
     "tests/hardening/test_connection_abuse.py",
     "tests/hardening/test_slow_clients.py",

@@ -4,7 +4,7 @@ Started by the tests as `redis-server` is (tests/scaleout/redis_server.py): `ini
 into a fresh directory, `postgres` on 127.0.0.1 with durability off (a test server:
 nothing outlives it), readiness by a real connection, never a sleep. PostgreSQL refuses
 to run as root, so under root it runs as the `postgres` user the package creates.
-`make test` installs the package (scripts/system-packages.txt); where the binaries are
+`make test` installs the package (scripts/test-system-packages.txt); where the binaries are
 absent the tests that need them are skipped with that reason.
 """
 

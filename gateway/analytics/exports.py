@@ -21,6 +21,7 @@ from gateway.analytics.export_file import CONTENT_TYPES
 from gateway.analytics.period import parse_period
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.extras import EXPORTS, not_installed
 from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from store import columns
@@ -67,6 +68,8 @@ async def create(
     full). Cancelled while waiting, the record stays `processing` and the worker builds
     it at its next start."""
     start, end, fmt, include = parse_body(body, today=today)
+    if fmt == "parquet" and not EXPORTS.installed():  # PyArrow writes Parquet
+        raise not_installed("A Parquet export", (EXPORTS,))
     record = ExportRecord(
         id=columns.new_id("exp"),
         workspace_id=workspace_id,

@@ -13,10 +13,11 @@ from typing import Any, cast
 import attrs
 import trio
 
+from gateway.app.extras import installed_report
 from gateway.app.scaleout import check_workers
 from gateway.app.server import RunningGateway, run_gateway
 from gateway.app.supervisor import supervise
-from gateway.operator.logs import configure_logging
+from gateway.operator.logs import batched_logs, configure_logging
 from gateway.operator.pauses import settle_heap
 from gateway.platform.auth import DEFAULT_PERMISSIONS
 from gateway.platform.config import Settings, load_settings
@@ -86,7 +87,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 def _serve(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    configure_logging(settings.log_format)
+    configure_logging(settings.log_format, batched=True)
     refused = check_workers(settings, os.environ)
     if refused is not None:
         print(f"gateway: {refused}", file=sys.stderr)
@@ -97,7 +98,7 @@ def _serve(args: argparse.Namespace) -> int:
         return _serve_workers(settings, sys.argv[1:] if args.argv is None else args.argv)
 
     async def run() -> None:
-        async with trio.open_nursery() as nursery:
+        async with batched_logs(), trio.open_nursery() as nursery:
             running: RunningGateway = await nursery.start(
                 lambda task_status: run_gateway(
                     settings, shutdown_trigger=_signalled, task_status=task_status
@@ -115,7 +116,7 @@ def _serve_worker(settings: Settings, fd: int) -> int:
     worker = attrs.evolve(settings, workers=1, demo=False)
 
     async def run() -> None:
-        async with trio.open_nursery() as nursery:
+        async with batched_logs(), trio.open_nursery() as nursery:
             await nursery.start(
                 lambda task_status: run_gateway(
                     worker, shutdown_trigger=_signalled, listen_fd=fd, task_status=task_status
@@ -137,7 +138,7 @@ def _settle(settings: Settings) -> None:
 
 def _serve_workers(settings: Settings, argv: list[str]) -> int:
     async def run() -> None:
-        async with trio.open_nursery() as nursery:
+        async with batched_logs(), trio.open_nursery() as nursery:
             running: RunningGateway = await nursery.start(
                 supervise, settings, argv, os.environ, _signalled
             )
@@ -162,6 +163,7 @@ def banner(running: RunningGateway) -> str:
         f"providers: {', '.join(running.providers) or 'none (configure through the API)'}"
         + (" (simulated)" if running.sim else ""),
     ]
+    lines += installed_report()
     if running.printed_admin_key:
         lines.append(f"admin key for this run (shown once): {running.printed_admin_key}")
     lines += [

@@ -4,7 +4,9 @@ The composition root is the only place that knows every family. Each entry's `mo
 builds the family's few services from what the root built and returns what the family
 adds: Quart blueprints, routes of the plain-ASGI fast path (streamed answers whose start
 can fail), and the upload limits of its routes whose bodies are larger than a JSON body.
-A new family is one entry here (docs/architecture.md, "Adding a family").
+A new family is one entry here (docs/architecture.md, "Adding a family"). One whose
+packages are heavy says what it `requires` (`gateway.platform.extras.Requires`): where
+an extra is missing it is not mounted (`gateway.app.extras`).
 """
 
 from __future__ import annotations
@@ -50,12 +52,15 @@ from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
+from gateway.platform.extras import AUDIO, FILES, Requires
 from gateway.platform.state import AppState
 from gateway.platform.uploads import file_upload_limits
 from gateway.realtime.routes import realtime_blueprint
 from gateway.responses.routes import responses_blueprint, responses_routes
 from gateway.responses.services import ResponsesServices
 from gateway.uploads.formats import LARGEST_UPLOAD
+
+SPEECH_MODELS = ("speech", "transcription")  # the catalog's model types the audio family serves
 
 # The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
 # as a stream with its own limit; Quart's MAX_CONTENT_LENGTH would refuse it at once.
@@ -75,6 +80,7 @@ class Mounted:
 class Family:
     name: str
     mount: Callable[[AppState], Mounted]
+    requires: Requires | None = None  # extras it needs (None: the core's)
 
 
 def _chat(state: AppState) -> Mounted:
@@ -169,22 +175,44 @@ def _blueprint(make: Callable[[AppState], Blueprint]) -> Callable[[AppState], Mo
     return lambda state: Mounted((make(state),))
 
 
+_AUDIO_PATHS = (
+    "/v1/audio/speech",
+    "/v1/audio/transcriptions",
+    "/v1/audio/translations",
+    "/v1/audio/voices",
+    "/v1/management/voice-mappings",
+)
+_PIPELINE_PATHS = ("/v1/audio/pipelines", "/v1/management/pipeline-templates")
+_REALTIME_PATHS = ("/v1/realtime", "/v1/audio/sessions")
+
 FAMILIES: tuple[Family, ...] = (
     Family("admin", _admin),
     Family("chat", _chat),
     Family("responses", _responses),  # front doors over chat (gateway.kernels.dialects)
     Family("messages", _messages),
     Family("retrieval", _retrieval),
-    Family("audio", _audio),
+    Family(
+        "audio",
+        _audio,
+        Requires((AUDIO,), "Speech, transcription and voices", _AUDIO_PATHS, SPEECH_MODELS),
+    ),
     Family("status", lambda state: Mounted((status_blueprint(state), alerts_blueprint(state)))),
     Family("organization", _organization),
     Family("operator", _operator),
-    Family("documents", _blueprint(documents_blueprint)),
-    Family("files", _files),
-    Family("ocr", _blueprint(ocr_blueprint)),
+    Family(
+        "documents",
+        _blueprint(documents_blueprint),
+        Requires((FILES,), "Data documents", ("/v1/data",)),
+    ),
+    Family("files", _files, Requires((FILES,), "Files", ("/v1/files",))),
+    Family("ocr", _blueprint(ocr_blueprint), Requires((FILES,), "OCR", ("/v1/ocr",), ("ocr",))),
     Family("sustainability", _blueprint(sustainability_blueprint)),
     Family("agents", lambda state: Mounted((agents_blueprint(state), mcp_blueprint(state)))),
-    Family("pipelines", _pipelines),
-    Family("realtime", _realtime),
+    Family("pipelines", _pipelines, Requires((AUDIO,), "Voice pipelines", _PIPELINE_PATHS)),
+    Family(
+        "realtime",
+        _realtime,
+        Requires((AUDIO,), "Realtime and voice sessions", _REALTIME_PATHS, ("realtime",)),
+    ),
     Family("analytics", _blueprint(analytics_blueprint)),
 )

@@ -19,6 +19,7 @@ import trio
 from gateway.analytics.live import SharedRealtime
 from gateway.chat.cache.shared import SharedResponseCache
 from gateway.platform.config import Settings
+from gateway.platform.extras import POSTGRES, install_command
 from gateway.platform.resp import RedisClient, RedisUnavailable
 from gateway.upstream.limits import store_count_loader
 from gateway.upstream.limits.shared import SharedLimiter
@@ -50,6 +51,8 @@ def check_workers(settings: Settings, env: Mapping[str, str] | None = None) -> s
         return "--workers must be at least 1"
     if settings.workers > 1 and not settings.redis_url:
         return WORKERS_NEED_REDIS.format(n=settings.workers)
+    if settings.database_url and not POSTGRES.installed():
+        return f"GATEWAY_DATABASE_URL needs the [postgres] extra: {install_command((POSTGRES,))}"
     if settings.database_url and not (env or {}).get(SECRET_KEY_ENV):
         return SHARED_STORE_NEEDS_KEY
     return None

@@ -22,8 +22,8 @@ from hypercorn.config import Config as HypercornConfig
 
 from gateway.app import bootstrap
 from gateway.app.assembly import assemble
+from gateway.app.extras import mount_all, offered
 from gateway.app.factory import create_app
-from gateway.app.families import FAMILIES
 from gateway.app.scaleout import open_shared
 from gateway.chat.cache import ResponseCache
 from gateway.operator.middleware import ObservedApp
@@ -150,7 +150,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     db = await trio.to_thread.run_sync(open_database, settings.data_dir, settings.database_url)
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
-        catalog = load_catalog().with_passthrough(settings.passthrough_models)
+        catalog = offered(load_catalog().with_passthrough(settings.passthrough_models))
         async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
@@ -280,7 +280,7 @@ async def _serve_in(
 def http_app(state: AppState) -> FastPath:
     """The mounted families as one ASGI app: their fast-path routes in front of Quart."""
     settings = state.settings
-    mounted = [family.mount(state) for family in FAMILIES]
+    mounted = mount_all(state)
     return FastPath(
         create_app(settings, mounted),
         [route for family in mounted for route in family.routes],

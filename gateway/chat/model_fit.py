@@ -98,7 +98,7 @@ def fits(
     doubt."""
     if info is None:
         return True
-    if not needs <= set(info.capabilities):
+    if needs and not needs <= set(info.capabilities):
         return False
     if max_tokens is not None and 0 < info.max_output_tokens < max_tokens:
         return False
@@ -142,12 +142,14 @@ def narrowed(
     reasoning says `why`. Nothing kept, or an inflexible target dropped: `refusal()`."""
     chain = [resolution.target, *resolution.alternatives]
     kept = [t for t in chain if keep(t)]
-    if not kept or (kept[0] != resolution.target and not flexible):
+    # `kept` holds the very objects of `chain`, in order: identity and length say what
+    # equality said, without comparing the targets' catalog entries field by field.
+    if not kept or (kept[0] is not resolution.target and not flexible):
         raise refusal()
-    if kept == chain:
+    if len(kept) == len(chain):
         return resolution
     reasoning = resolution.reasoning
-    if kept[0] != resolution.target:
+    if kept[0] is not resolution.target:
         reasoning += f"; {kept[0].model_id} instead, as {why}"
     return attrs.evolve(
         resolution, target=kept[0], alternatives=tuple(kept[1:]), reasoning=reasoning

@@ -65,7 +65,7 @@ def plan_trip(
     principal = facts.principal
     engine = chat.engine
     mode = params.routing_mode or _header_mode(headers) or "balanced"
-    active = engine.active(principal.workspace_id)
+    active = engine.registry.active_ids(principal.workspace_id)
     rule = _matching_rule(chat, principal, params, headers, body)
     transform = rule.actions.transform if rule else None
     if transform is not None:  # after matching: the conditions saw what the client sent
@@ -74,16 +74,23 @@ def plan_trip(
         for fallback in explicit_fallbacks(engine.catalog, params.service.fallbacks):
             principal.require_model(fallback.model_id)  # a 400 or 403 before admission
         signals = _signals(chat, principal.workspace_id) if params.model == "auto" else None
-        disabled = frozenset(engine.registry.configured(principal.workspace_id)) - active
-        resolution = routed_resolution(
-            engine.catalog,
-            active,
-            rule,
-            model=params.model,
-            mode=mode,
-            signals=signals,
-            disabled=disabled,
-        )
+        disabled = engine.registry.disabled_ids(principal.workspace_id)
+
+        def resolve() -> Resolution:
+            return routed_resolution(
+                engine.catalog,
+                active,
+                rule,
+                model=params.model,
+                mode=mode,
+                signals=signals,
+                disabled=disabled,
+            )
+
+        if rule is None and signals is None:  # a function of the provider sets alone
+            resolution = chat.resolutions.resolved(active, disabled, params.model, mode, resolve)
+        else:
+            resolution = resolve()
     else:
         resolution = resolve_chat_target(
             engine.catalog, active, model=params.model, provider=params.provider, mode=mode

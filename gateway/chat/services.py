@@ -11,6 +11,7 @@ import attrs
 
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
+from gateway.chat.resolutions import Resolutions
 from gateway.platform.config import Settings
 from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
@@ -26,3 +27,5 @@ class ChatServices:
     settings: Settings
     # Several workers: the answers live on the shared server (None: `cache`, per process).
     shared_cache: SharedResponseCache | None = None
+    # The routing of a named model without a rule, made once per provider set.
+    resolutions: Resolutions = attrs.field(factory=Resolutions)

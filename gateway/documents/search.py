@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-import numpy as np
 import trio
 
 from gateway.documents import access
@@ -27,7 +26,6 @@ from gateway.documents.search_input import SearchParams, search_body
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
 from gateway.platform.state import AppState
-from gateway.retrieval import vector_index
 from gateway.retrieval.rerank import serve_rerank
 from store import documents as document_store
 from store.documents import DocumentRecord
@@ -132,6 +130,10 @@ async def _vector_ranking(
             raw = await embed(state, principal, EmbeddingTarget(provider, model), [params.query])
         except Failed as exc:
             raise ApiError(502, "embedding_failed", str(exc), type="provider_error") from None
+        import numpy as np  # with the index: the `[files]` extra's
+
+        from gateway.retrieval import vector_index
+
         query = np.frombuffer(raw[0], dtype="<f4").tolist()
         found = await trio.to_thread.run_sync(
             vector_index.nearest, space, query, wanted, CANDIDATES

@@ -12,6 +12,9 @@ while scans keep coming (so the model loads once per worker, not once per scan),
 after `idle_timeout` without one, and stopped when the gateway exits. A scan that is
 cancelled (its file deleted, the gateway shutting down) kills its worker rather than
 waiting for the scan to finish; the next scan spawns a fresh one.
+
+trio-parallel, like the scan's own packages, belongs to the `[files]` extra: it is
+imported with the first scan.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import trio
-import trio_parallel
 
 Result = TypeVar("Result")
 
@@ -31,5 +33,7 @@ async def run_scan(
     """`scan(*args)` in a worker process. `scan` and its arguments cross a pipe, so they
     must pickle: module-level functions and attrs records do. `limiter` bounds how many
     worker processes (each with its own copy of the model) scan at once."""
+    import trio_parallel
+
     result: Result = await trio_parallel.run_sync(scan, *args, kill_on_cancel=True, limiter=limiter)
     return result

@@ -19,7 +19,6 @@ import trio
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
 from gateway.platform.state import AppState
-from gateway.retrieval import vector_index
 from gateway.retrieval.embeddings import serve_embeddings
 from gateway.retrieval.search_body import query_and_top_k
 from store import files as file_store
@@ -76,6 +75,8 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
         if not any(wanted[c] for c in space.counts):
             continue
         query = await _embedded(state, principal, model, params.query)
+        from gateway.retrieval import vector_index  # numpy: the `[files]` extra's
+
         near = await trio.to_thread.run_sync(
             vector_index.nearest, space, query, wanted, params.top_k
         )

@@ -21,6 +21,7 @@ from gateway.files import input as file_input
 from gateway.files.metering import record_stored
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.extras import AUDIO, not_installed
 from gateway.platform.state import AppState
 from gateway.uploads import integrity
 from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
@@ -83,12 +84,20 @@ async def _checked(
         form = file_input.upload_form(received.fields)
         file_input.check_kind(form.purpose, received.kind)
         file_input.check_models(state.catalog, form.service)
+        _check_installed(form, received)
         await _check_integrity(received)
         hold = await _admit(state, principal, received, form)
     except BaseException:
         state.files.blobs.discard(received.writer)
         raise
     return received, form, hold
+
+
+def _check_installed(form: file_input.UploadForm, received: Received) -> None:
+    """An audio file's transcription runs on the audio family's engines: 501 naming the
+    `[audio]` extra at upload when it is missing, not a failed file later."""
+    if form.service.auto_transcribe and received.kind.family == "audio" and not AUDIO.installed():
+        raise not_installed("Transcribing an audio file", (AUDIO,))
 
 
 async def _admit(

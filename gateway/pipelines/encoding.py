@@ -15,14 +15,15 @@ Encoding is CPU work: `ThreadedEncoder` runs each step in a worker thread (trio'
 default thread limiter, shared with the rest of the gateway, not one lock for all
 pipelines), one step at a time per answer, so pipelines encode side by side while the
 event loop goes on.
+
+PyAV belongs to the `[audio]` extra: it is imported when an encoder is made, so that
+importing this module costs nothing where the audio families are not installed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import av
-import av.audio.stream
 import trio
 
 from providers.audio_codec import codec_for
@@ -57,6 +58,9 @@ class StreamEncoder:
     """One file in `fmt` (not `pcm`), written as PCM16 mono 24 kHz arrives (blocking)."""
 
     def __init__(self, fmt: SpeechFormat) -> None:
+        import av
+        import av.audio.stream
+
         muxer, codec, rate = codec_for(fmt)
         self._sink = _Sink()
         options = {"page_duration": str(OGG_PAGE_US)} if muxer == "ogg" else {}
@@ -70,6 +74,8 @@ class StreamEncoder:
     def feed(self, pcm: bytes) -> bytes:
         """Encode `pcm` (whole samples); the file's bytes written meanwhile (maybe none
         yet: an encoder holds a frame's worth)."""
+        import av
+
         frame = av.AudioFrame(format="s16", layout="mono", samples=len(pcm) // 2)
         frame.planes[0].update(pcm)
         frame.sample_rate = PCM_RATE

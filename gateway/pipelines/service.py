@@ -39,6 +39,7 @@ from gateway.pipelines.templates import Template, with_overrides
 from gateway.platform.auth import Principal
 from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.extras import FILES, not_installed
 from gateway.platform.state import AppState
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
@@ -156,6 +157,8 @@ async def prepare(
     principal.require("audio")
     template = await find_template(state, principal.workspace_id, params.template)
     template = with_overrides(template, params.overrides, params.context)
+    if template.kind == "scribe" and not FILES.installed():  # its PII scan is the files'
+        raise not_installed("The scribe template's PII detection", (FILES,))
     await _check_overrides(state, principal, template, params)
     clip = await _clip(audio_bytes)
     response_format = scribe.RESPONSE_FORMAT if template.kind == "scribe" else None

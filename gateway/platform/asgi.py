@@ -12,7 +12,9 @@ it, all in one task and at one cancel-scope depth, which a framework's dispatch 
 promise.
 
 Like quart-trio, it watches the connection once the body is read: a client disconnect
-cancels the handler's nursery, which closes the upstream request at once. Every request,
+cancels the handler, which closes the upstream request at once. On the gateway's own
+server the connection cancels it (`gateway.platform.request_link`), with no task per
+request; elsewhere a task watches for the disconnect. Every request,
 Quart's included, runs under the graceful shutdown's deadline (`gateway.platform.drain`)
 and through an `Exchange`, which closes the connection after an answer given before the
 request body was read (a keep-alive connection would otherwise wait for the rest), and
@@ -106,14 +108,19 @@ class FastPath:
             await self.app(scope, receive, send)
             return
         exchange = Exchange(scope, receive, send, self.floor)
-        with self.drain.request() as deadline:
-            await self._dispatch(scope, exchange)
-        if deadline.cancelled_caught:  # the shutdown's grace period ran out
-            await exchange.end_for_shutdown()
+        drain = self.drain
+        request = drain.enter()
+        try:
+            with request:
+                await self._dispatch(scope, exchange, request)
+        finally:
+            drain.leave(request)
+        if request.cancelled_caught and not _client_gone(exchange):
+            await exchange.end_for_shutdown()  # the shutdown's grace period ran out
         elif exchange.refusal is not None:  # the body came slower than the floor
             await exchange.answer_refusal()
 
-    async def _dispatch(self, scope: Scope, exchange: Exchange) -> None:
+    async def _dispatch(self, scope: Scope, exchange: Exchange, request: trio.CancelScope) -> None:
         methods = self.routes.get(scope["path"])
         if methods is None:
             await self.app(scope, exchange.receive, exchange.send)
@@ -122,12 +129,15 @@ class FastPath:
         if route is None:  # Quart's table holds this path's other methods (and its rule)
             await self.app(scope, exchange.receive, exchange.send)
             return
-        await self._serve(route, scope, exchange)
+        await self._serve(route, scope, exchange, request)
 
-    async def _serve(self, route: Route, scope: Scope, exchange: Exchange) -> None:
+    async def _serve(
+        self, route: Route, scope: Scope, exchange: Exchange, request: trio.CancelScope
+    ) -> None:
         """Authenticate from the headers, then read the body: a caller without a valid key
-        is answered before a byte of its body is read."""
-        receive, send = exchange.receive, exchange.send
+        is answered before a byte of its body is read. Then answer, cancelled the moment
+        the client leaves: on our server through the request's link (no task), elsewhere
+        by a task watching for the disconnect."""
         headers = _headers(scope)
         try:
             principal = await self.authenticator.header(
@@ -139,12 +149,20 @@ class FastPath:
                 exchange, headers, self.max_body_bytes, self.body_timeout_s
             )
         except ApiError as error:
-            await send_json(send, error.status, route.error_body(error), error.headers)
+            await send_json(exchange.send, error.status, route.error_body(error), error.headers)
             return
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_cancel_on_disconnect, receive, nursery.cancel_scope)
-            await self._answer(route, principal, headers, body, send)
-            nursery.cancel_scope.cancel()
+        link = exchange.link
+        if link is None:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_cancel_on_disconnect, exchange.receive, nursery.cancel_scope)
+                await self._answer(route, principal, headers, body, exchange, exchange.send)
+                nursery.cancel_scope.cancel()
+            return
+        link.watch(request)
+        try:
+            await self._answer(route, principal, headers, body, exchange, exchange.send_answer)
+        finally:
+            link.watch(None)
 
     async def _answer(
         self,
@@ -152,16 +170,20 @@ class FastPath:
         principal: Principal,
         headers: Mapping[str, str],
         body: bytes,
+        exchange: Exchange,
         send: Send,
     ) -> None:
         started = False
         try:
             async with route.handler(principal, body, headers) as answer:
                 if isinstance(answer, JsonAnswer):
+                    if exchange.link is not None:  # head and body in one write
+                        exchange.link.join_head()
                     await send_json(send, answer.status, answer.body, answer.headers)
                     return
                 async with answer.body.open() as frames:
                     started = True
+                    exchange.event_stream = answer.body.content_type.startswith("text/event")
                     await _send_stream_head(send, answer)
                     async for frame in frames:
                         await send({"type": "http.response.body", "body": frame, "more_body": True})
@@ -173,6 +195,11 @@ class FastPath:
             logger.exception("unhandled error in the fast path (%s)", route.path)
             if not started:
                 await send_json(send, 500, route.error_body(INTERNAL_ERROR), {})
+
+
+def _client_gone(exchange: Exchange) -> bool:
+    """Whether the client's departure (not the shutdown's deadline) cancelled the request."""
+    return exchange.link is not None and exchange.link.gone
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -209,7 +236,7 @@ async def _read_body(exchange: Exchange, headers: Mapping[str, str], limit: int)
     parts: list[bytes] = []
     size = 0
     while True:
-        message = await exchange.receive()
+        message = exchange.receive_queued() or await exchange.receive()
         if message["type"] == "http.disconnect":  # or it sent slower than the floor
             raise exchange.refusal or ApiError(400, "client_disconnected", "The client went away.")
         chunk = message.get("body", b"")

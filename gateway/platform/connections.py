@@ -40,7 +40,6 @@ import h11
 import trio
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.trio.task_group import TaskGroup
 from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
 from hypercorn.trio.worker_context import WorkerContext
 from hypercorn.typing import AppWrapper, ConnectionState, LifespanState
@@ -48,6 +47,7 @@ from hypercorn.utils import parse_socket_addr
 
 from gateway.platform.config import Settings
 from gateway.platform.errors import ApiError
+from gateway.platform.request_link import LinkedTaskGroup
 from gateway.platform.wire_errors import (
     GuardedProtocolWrapper,
     header_timeout,
@@ -198,6 +198,9 @@ class GuardedConnection(TCPServer):
         self._idle_since = trio.current_time()
         self._head_began_at: float | None = None  # first byte of the awaited request head
         self._idle_scope: trio.CancelScope | None = None
+        self._became_idle: trio.Event | None = None  # awaited only while shutting down
+        self._joining = False  # the next write is a head to send with the body after it
+        self._held = b""
 
     async def run(self) -> None:
         try:
@@ -211,7 +214,7 @@ class GuardedConnection(TCPServer):
         try:
             client = parse_socket_addr(stream.socket.family, stream.socket.getpeername())
             server = parse_socket_addr(stream.socket.family, stream.socket.getsockname())
-            async with TaskGroup() as task_group:
+            async with LinkedTaskGroup(self._join_next_head) as task_group:
                 self._task_group = task_group
                 self.protocol = GuardedProtocolWrapper(
                     self.app,
@@ -239,11 +242,28 @@ class GuardedConnection(TCPServer):
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
-            await self._send_raw(event.data)
+            await self._write(event.data)
             return
-        if isinstance(event, Updated):
+        if self._held:  # whatever happens next, a held head goes first
+            await self._write(b"")
+        if isinstance(event, Updated):  # the idle task stays; its deadline moves
             self._note_idle(event.idle)
+            return
         await super().protocol_send(event)
+
+    def _join_next_head(self) -> None:
+        """The request's answer is sent whole: hold its head for the body behind it."""
+        self._joining = True
+
+    async def _write(self, data: bytes) -> None:
+        if self._joining:
+            self._joining = False
+            self._held = data
+            return
+        if self._held:
+            data, self._held = self._held + data, b""
+        if data:  # the end of a body of known length is no bytes: no write
+            await self._send_raw(data)
 
     async def _send_raw(self, data: bytes) -> None:
         """Write under the send lock, for at most `send_stall_timeout_s`. A write cut
@@ -299,13 +319,16 @@ class GuardedConnection(TCPServer):
         waits for the next request (idle)."""
         self._idle = idle
         self._head_began_at = None
-        self._idle_scope = None
         if not idle:
             self._served_a_request = True
-            return
-        self._idle_since = trio.current_time()
-        if self._buffered_bytes():  # the client already sent part of its next request
-            self._head_began_at = self._idle_since
+        else:
+            self._idle_since = trio.current_time()
+            if self._buffered_bytes():  # the client already sent part of its next request
+                self._head_began_at = self._idle_since
+            if self._became_idle is not None:
+                self._became_idle.set()
+        if self._idle_scope is not None:
+            self._idle_scope.deadline = self._idle_deadline()
 
     def _head_begins(self) -> None:
         self._head_began_at = trio.current_time()
@@ -313,6 +336,9 @@ class GuardedConnection(TCPServer):
             self._idle_scope.deadline = self._idle_deadline()
 
     def _idle_deadline(self) -> float:
+        """When an idle connection is closed; none while a request is served."""
+        if not self._idle:
+            return math.inf
         limits = self.limits
         wait = self.config.keep_alive_timeout if self._served_a_request else limits.header_timeout_s
         deadline = self._idle_since + wait
@@ -321,11 +347,20 @@ class GuardedConnection(TCPServer):
         return deadline
 
     async def _idle_timeout(self) -> None:
-        """Close the connection at the idle deadline (or when the server shuts down); a
-        request head begun and not finished is answered 408 first."""
+        """Close the connection at the idle deadline, or when the server shuts down while
+        it is idle; a request head begun and not finished is answered 408 first.
+
+        One task for the connection's life: each request moves its deadline (none while
+        the request is served) where Hypercorn stopped the task and started another, a
+        lock, a cancellation and a task per request. A shutdown that begins mid-request
+        closes the connection once the request is answered (Hypercorn does, as it does
+        not go back to idle then)."""
         with trio.CancelScope(deadline=self._idle_deadline()) as scope:
             self._idle_scope = scope
             await self.context.terminated.wait()
+            while not self._idle:
+                self._became_idle = trio.Event()
+                await self._became_idle.wait()
         timed_out = scope.cancelled_caught and self._head_began_at is not None
         with trio.CancelScope(shield=True):
             if timed_out:

@@ -43,12 +43,22 @@ class Drain:
     @contextmanager
     def request(self) -> Iterator[trio.CancelScope]:
         """The scope one request runs in; it is cancelled at the shutdown deadline."""
-        with trio.CancelScope(deadline=self._deadline) as scope:
-            self._scopes.add(scope)
-            try:
+        scope = self.enter()
+        try:
+            with scope:
                 yield scope
-            finally:
-                self._scopes.discard(scope)
+        finally:
+            self.leave(scope)
+
+    def enter(self) -> trio.CancelScope:
+        """A request's scope, counted in flight until `leave` (the fast path's form of
+        `request`, without a generator per request)."""
+        scope = trio.CancelScope(deadline=self._deadline)
+        self._scopes.add(scope)
+        return scope
+
+    def leave(self, scope: trio.CancelScope) -> None:
+        self._scopes.discard(scope)
 
     def close_at(self, deadline: float) -> None:
         """Begin the shutdown: requests still running at `deadline` are cancelled."""

@@ -20,6 +20,7 @@ import trio
 from gateway.platform.drain import SHUTTING_DOWN
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
+from gateway.platform.request_link import RequestLink, link_of
 from gateway.platform.upload_pace import UploadFloor, UploadPace
 
 Scope = dict[str, Any]
@@ -45,6 +46,7 @@ class Exchange:
         self.started = False
         self.finished = False
         self.event_stream = False
+        self.link: RequestLink | None = link_of(scope)
 
     @property
     def refusal(self) -> ApiError | None:
@@ -84,6 +86,32 @@ class Exchange:
                 else:
                     await self._send_discarding_body(message)
             return
+        await self._send(message)
+
+    def receive_queued(self) -> Message | None:
+        """A message of the body already waiting (`RequestLink.take_queued`), else None;
+        not a checkpoint. None without a link, or once the body is read."""
+        if self.link is None or self.body_read:
+            return None
+        message = self.link.take_queued()
+        if message is None:
+            return None
+        if self._pace is not None:
+            self._pace.received += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            self.body_read = message["type"] == "http.request"
+        return message
+
+    async def send_answer(self, message: Message) -> None:
+        """`send` for the answer of a request whose body was read, on our server (a
+        link): the client's departure stops being watched before the last message, so
+        nothing cancels that send half-way and no shield is needed (see `send`)."""
+        assert self.link is not None and self.body_read
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif not message.get("more_body", False):
+            self.finished = True
+            self.link.watch(None)
         await self._send(message)
 
     async def _send_discarding_body(self, message: Message) -> None:

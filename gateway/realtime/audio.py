@@ -8,17 +8,20 @@ messages; G.711 (`audio/pcmu`, `audio/pcma`, 8 kHz) is decoded and encoded by FF
 `pcm_mulaw` / `pcm_alaw` codecs (the standard library's `audioop` is gone in 3.13).
 Pure but for the codec state each object holds; cheap enough for the event loop (a
 20 ms frame is 320 samples).
+
+PyAV is the `[audio]` extra's, as is this family: imported by the functions that use it,
+so that importing the family's modules (the registry does) loads nothing heavy.
 """
 
 from __future__ import annotations
 
-from typing import Literal, cast
-
-import av
-import av.audio.codeccontext
-import av.audio.resampler
+from typing import TYPE_CHECKING, Literal, cast
 
 from gateway.realtime.config import AudioFormat
+
+if TYPE_CHECKING:
+    import av
+    import av.audio.codeccontext
 
 WORK_RATE = 16_000  # what the VAD and recognition read
 SPEECH_RATE = 24_000  # what the speech stage gives
@@ -30,6 +33,8 @@ class AudioFormatError(ValueError):
 
 
 def _frame(pcm: bytes, rate: int) -> av.AudioFrame:
+    import av
+
     frame = av.AudioFrame(format="s16", layout="mono", samples=len(pcm) // 2)
     frame.planes[0].update(pcm)
     frame.sample_rate = rate
@@ -43,6 +48,9 @@ def _samples(frames: list[av.AudioFrame]) -> bytes:
 def _codec(
     name: str, mode: Literal["r", "w"], rate: int
 ) -> av.audio.codeccontext.AudioCodecContext:
+    import av
+    import av.audio.codeccontext
+
     context = cast(av.audio.codeccontext.AudioCodecContext, av.CodecContext.create(name, mode))
     context.sample_rate = rate
     context.layout = "mono"
@@ -53,6 +61,8 @@ class _Resampler:
     """PCM16 mono from one rate to another, across calls."""
 
     def __init__(self, source: int, target: int) -> None:
+        import av.audio.resampler
+
         self._source, self._target = source, target
         self._inner = (
             None
@@ -82,6 +92,8 @@ class InputAudio:
             if len(data) % 2:
                 raise AudioFormatError("PCM16 audio comes in whole 2-byte samples.")
             return self._resample(data)
+        import av
+
         frames = self._decoder.decode(av.Packet(data))
         return self._resample(_samples(list(frames)))
 

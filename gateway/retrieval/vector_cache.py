@@ -7,19 +7,23 @@ removed, each in a thread and without rebuilding the rest (`gateway.retrieval.ve
 Updates of one workspace run one at a time (a lock), and each bumps the workspace's version
 so that a bulk load that raced with it is returned to its searcher but never cached: a
 cached snapshot never holds an erased owner's vectors nor misses a new one's.
+
+numpy (the `[files]` extra's, as are the families that search) is imported with the first
+vectors: an empty cache costs nothing where those families are not installed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import attrs
-import numpy as np
 import trio
 
-from gateway.retrieval import vector_index
-from gateway.retrieval.vector_index import Bools, Space
 from store.vector_rows import VectorRows
+
+if TYPE_CHECKING:
+    from gateway.retrieval.vector_index import Bools, Space
 
 Load = Callable[[], Awaitable[VectorRows]]
 
@@ -34,6 +38,8 @@ class Snapshot:
 
     def wanted(self, owners: Iterable[str]) -> Bools:
         """The owner-code mask of `owners` (those unknown here are ignored)."""
+        import numpy as np
+
         mask = np.zeros(self.next_code, np.bool_)
         codes = [self.codes[o] for o in owners if o in self.codes]
         mask[codes] = True
@@ -42,6 +48,10 @@ class Snapshot:
 
 def with_rows(snapshot: Snapshot, rows: VectorRows) -> Snapshot:
     """Pure: `snapshot` with `rows` added (owners not already in it)."""
+    import numpy as np
+
+    from gateway.retrieval import vector_index
+
     codes = dict(snapshot.codes)
     next_code = snapshot.next_code
     for owner in rows.owners:
@@ -69,6 +79,8 @@ def with_rows(snapshot: Snapshot, rows: VectorRows) -> Snapshot:
 
 def without(snapshot: Snapshot, owner: str) -> Snapshot:
     """Pure: `snapshot` with none of `owner`'s rows."""
+    from gateway.retrieval import vector_index
+
     code = snapshot.codes.get(owner)
     if code is None:
         return snapshot

@@ -35,7 +35,7 @@ class ProviderRegistry:
     catalog: Catalog
     _by_workspace: dict[str, dict[str, ConfiguredProvider]] = attrs.field(factory=dict)
     # Active provider ids per workspace, read on every request; rebuilt on each change.
-    _active: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    _active: dict[str, tuple[frozenset[str], frozenset[str]]] = attrs.field(factory=dict)
     # Providers every workspace has without configuring them (the offline `local`
     # engines): `adapter` answers with them, `active_ids` (what routing offers) does not,
     # so only the families that append them on purpose (audio) call them. A workspace
@@ -106,12 +106,20 @@ class ProviderRegistry:
         ]
 
     def active_ids(self, workspace_id: str) -> frozenset[str]:
+        return self._sets(workspace_id)[0]
+
+    def disabled_ids(self, workspace_id: str) -> frozenset[str]:
+        """The providers configured here but switched off."""
+        return self._sets(workspace_id)[1]
+
+    def _sets(self, workspace_id: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The active and the disabled providers of a workspace, made once per change
+        (every chat request plans over both)."""
         found = self._active.get(workspace_id)
         if found is None:
-            configured = self.configured(workspace_id).items()
-            found = self._active[workspace_id] = frozenset(
-                pid for pid, entry in configured if entry.active
-            )
+            configured = self.configured(workspace_id)
+            active = frozenset(pid for pid, entry in configured.items() if entry.active)
+            found = self._active[workspace_id] = (active, frozenset(configured) - active)
         return found
 
     def endpoint(self, record: ProviderRecord) -> ProviderEndpoint:

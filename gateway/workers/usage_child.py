@@ -52,9 +52,9 @@ from gateway.workers.usage_wire import (
     encode_ack,
     is_locked,
 )
-from store.errors import DatabaseError
+from store import dialect
+from store.errors import database_errors
 from store.handle import Handle
-from store.postgres import PgHandle, connect
 from store.usage import UsageRecord, insert_records
 
 logger = logging.getLogger("gateway.workers.usage_child")
@@ -88,6 +88,8 @@ def _open(target: str) -> Handle:
     """The child's own connection: to the SQLite file the gateway migrated, or to the
     PostgreSQL store named by the environment (`URL_VARIABLE`)."""
     if target == POSTGRES_ARGUMENT:
+        from store.postgres import PgHandle, connect  # psycopg: the `[postgres]` extra's
+
         return PgHandle(connect(os.environ[URL_VARIABLE]))
     # Here, not at the top: sqlite-utils (and its optional numpy) only for SQLite.
     from store.connection import open_existing
@@ -103,7 +105,7 @@ def serve(batches: BinaryIO, acks: BinaryIO | None, db: Handle) -> None:
     while (payload := _read_frame(batches)) is not None:
         seq, records = decode_batch(payload)
         written, error, seconds = write_batch(db, records)
-        if isinstance(db, PgHandle) and db.pg.broken:
+        if _connection_lost(db):
             raise SystemExit(f"lost the PostgreSQL connection: {error}")
         if acks is None:
             continue
@@ -113,6 +115,15 @@ def serve(batches: BinaryIO, acks: BinaryIO | None, db: Handle) -> None:
         except (BrokenPipeError, ValueError):
             logger.warning("the gateway stopped reading; writing what is left, then exiting")
             acks = None
+
+
+def _connection_lost(db: Handle) -> bool:
+    """A PostgreSQL connection that broke (a SQLite file's never does)."""
+    if not dialect.of(db).is_postgres:
+        return False
+    from store.postgres import PgHandle
+
+    return isinstance(db, PgHandle) and db.pg.broken
 
 
 def write_batch(db: Handle, records: list[UsageRecord]) -> tuple[int, str | None, float]:
@@ -127,7 +138,7 @@ def write_batch(db: Handle, records: list[UsageRecord]) -> tuple[int, str | None
                 return _refused(exc, records, began)
             logger.warning("usage log locked by another writer; retrying the batch")
             time.sleep(LOCKED_BACKOFF_S * (attempt + 1))
-        except DatabaseError as exc:
+        except database_errors() as exc:
             return _refused(exc, records, began)
         else:
             return len(records), None, time.perf_counter() - began

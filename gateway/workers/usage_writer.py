@@ -31,11 +31,14 @@ import trio
 from gateway.workers.usage_process import ProcessSink
 from gateway.workers.usage_sinks import BatchFailed, BatchSink, ThreadSink
 from store.db import DB_FILENAME, Database
-from store.errors import DatabaseError
+from store.errors import database_errors
 from store.usage import UsageRecord
 
-# A batch that was not written: the database refused it, or the sink lost it.
-WRITE_ERRORS: tuple[type[Exception], ...] = (*DatabaseError, BatchFailed)
+
+def write_errors() -> tuple[type[Exception], ...]:
+    """A batch that was not written: the database refused it, or the sink lost it."""
+    return (*database_errors(), BatchFailed)
+
 
 if TYPE_CHECKING:
     from gateway.platform.config import Settings
@@ -191,7 +194,7 @@ class UsageWriter:
             batch = self._pending[: self._batch_size]
             try:
                 seconds = await self._sink.write(batch)
-            except WRITE_ERRORS:
+            except write_errors():
                 logger.exception("could not write %d usage records; skipped", len(batch))
                 self.failed += len(batch)
             else:

@@ -19,8 +19,6 @@ import shutil
 import tempfile
 import threading
 
-import espeakng_loader
-
 from providers.audio_codec import Pcm
 
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
@@ -43,7 +41,9 @@ class Espeak:
     """One loaded eSpeak NG library; `synthesize` is thread-safe and blocking."""
 
     def __init__(self) -> None:
-        self._lib = _private_library()
+        import espeakng_loader  # the `[audio]` extra's: loaded with the first engine
+
+        self._lib = _private_library(espeakng_loader.get_library_path())
         self._lock = threading.Lock()
         self._chunks: list[bytes] = []
         self._callback = _Callback(self._collect)  # kept alive as long as the library uses it
@@ -87,12 +87,12 @@ class Espeak:
         self._voice = voice
 
 
-def _private_library() -> ctypes.CDLL:
+def _private_library(library: str) -> ctypes.CDLL:
     """A copy of libespeak-ng of this engine's own (its globals included): loaded from a
     temporary file that is removed at once (the mapping outlives the name)."""
     fd, path = tempfile.mkstemp(prefix="libespeak-ng-", suffix=".so")
     try:
-        with os.fdopen(fd, "wb") as copy, open(espeakng_loader.get_library_path(), "rb") as lib:
+        with os.fdopen(fd, "wb") as copy, open(library, "rb") as lib:
             shutil.copyfileobj(lib, copy)
         return ctypes.CDLL(path)
     finally:

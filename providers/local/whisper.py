@@ -16,7 +16,6 @@ import threading
 from collections.abc import Generator
 
 import attrs
-import numpy as np
 
 from providers.audio_codec import Pcm, resample
 from providers.audio_types import Segment, TranscriptionResult, Word
@@ -56,6 +55,8 @@ class Whisper:
         self, pcm: Pcm, *, prompt: str | None = None, words: bool = False
     ) -> Generator[Recognised, None, None]:
         """Recognised segments of `pcm`, each as soon as the model has decoded it."""
+        import numpy as np  # with the model: the `[audio]` extra's
+
         audio = np.frombuffer(resample(pcm, RATE).samples, dtype=np.int16)
         model = self._loaded()
         found, _info = model.transcribe(  # type: ignore[attr-defined]

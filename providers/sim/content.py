@@ -10,14 +10,17 @@ answer (and the same usage) from every vendor. Determinism comes from hashing th
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
+import operator
 import re
+import sys
+from array import array
 from collections.abc import AsyncGenerator, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
-import numpy as np
 import trio
 
 from providers.sim.core import Fault, StreamCut
@@ -331,18 +334,27 @@ def embedding(text: str, size: int, dimensions: int | None = None) -> list[float
     components and normalized again, which is how shortened third-generation OpenAI
     embeddings behave.
     """
-    noise = np.frombuffer(_stream("embedding\x00" + text, 2 * size), dtype="<u2")
-    noise = (noise.astype(np.float64) - 32767.5) / 32767.5
-    words = np.zeros(size)
+    noise = array("H", _stream("embedding\x00" + text, 2 * size))  # little-endian uint16
+    if sys.byteorder == "big":
+        noise.byteswap()
+    centred = list(map(operator.sub, noise, itertools.repeat(32767.5)))
+    words: dict[int, float] = {}
     for word in _WORDS.findall(text.lower()):
         digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
         slot = int.from_bytes(digest[:4], "little") % size
-        words[slot] += 1.0 if digest[4] & 1 else -1.0
-    vector = words / (np.linalg.norm(words) or 1.0) + 0.15 * noise / (np.linalg.norm(noise) or 1.0)
+        words[slot] = words.get(slot, 0.0) + (1.0 if digest[4] & 1 else -1.0)
+    # words / |words| + 0.15 * noise / |noise|, the words being few (a sparse sum)
+    vector = _scaled(centred, 0.15 / (math.hypot(*centred) or 1.0))
+    words_norm = math.hypot(*words.values()) or 1.0
+    for slot, count in words.items():
+        vector[slot] += count / words_norm
     if dimensions is not None:
         vector = vector[:dimensions]
-    vector = vector / (np.linalg.norm(vector) or 1.0)
-    return [float(component) for component in vector]
+    return _scaled(vector, 1 / (math.hypot(*vector) or 1.0))
+
+
+def _scaled(values: list[float], factor: float) -> list[float]:
+    return list(map(operator.mul, values, itertools.repeat(factor)))
 
 
 _WORDS = re.compile(r"\w+")

@@ -12,9 +12,10 @@ from typing import Any
 import httpx
 import openai
 import pytest
+import trio
 
 from gateway.app.server import RunningGateway
-from gateway.operator.logs import configure_logging, redact
+from gateway.operator.logs import LOG_FLUSH_S, batched_logs, configure_logging, redact
 from store.workspaces import DEFAULT_WORKSPACE_ID
 from tests.operator.conftest import ADMIN_KEY
 
@@ -102,3 +103,28 @@ def test_redaction_covers_the_usual_key_shapes() -> None:
         assert redact(f"x {secret} y") == "x [redacted] y"
     assert redact("Authorization: Bearer abc.def-ghi_jkl") == "Authorization: [redacted]"
     assert redact("nothing to hide") == "nothing to hide"
+
+
+async def test_gateway_serve_writes_its_lines_in_batches(autojump_clock: Any) -> None:
+    """`gateway serve` holds each line for the flush task (no write per answer); a
+    warning takes what is held with it, and the end of the server writes the rest."""
+    stream = io.StringIO()
+    root = logging.getLogger()
+    level = root.level
+    handler = configure_logging("json", stream=stream, batched=True)
+    access = logging.getLogger("gateway.access")
+    try:
+        async with batched_logs():
+            access.info("request", extra={"fields": {"status": 200, "key": ADMIN_KEY}})
+            assert stream.getvalue() == ""  # held, not written by the request
+            await trio.sleep(LOG_FLUSH_S * 1.5)
+            assert [line["status"] for line in lines(stream)] == [200]
+            access.info("request", extra={"fields": {"status": 201}})
+            logging.getLogger("gateway.test").warning("client sent %s", WRONG_KEY)
+            assert [line.get("status") for line in lines(stream)] == [200, 201, None]
+            access.info("request", extra={"fields": {"status": 202}})
+        assert [line.get("status") for line in lines(stream)][-1] == 202  # the end's flush
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    assert ADMIN_KEY not in stream.getvalue() and WRONG_KEY not in stream.getvalue()

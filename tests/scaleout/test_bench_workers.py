@@ -8,7 +8,7 @@ from typing import Any
 
 from bench import checks, litellm_env, report
 from bench.cpu_share import CpuShare
-from bench.workers import combined, scaling
+from bench.workers import bound_by_work, combined, scaling
 
 
 def point(rps: float, p50_ms: float) -> dict[str, Any]:
@@ -47,6 +47,9 @@ def test_scaling_is_two_workers_over_one_and_the_ratio_to_litellm() -> None:
     figures = scaling(DIRECT, GATEWAY, LITELLM)
     assert figures == {
         "rps_ratio_two_over_one": 1.8,
+        "rps_ratio_four_over_one": None,
+        "rps_by_workers": {"1": 1000.0, "2": 1800.0, "4": None},
+        "bound_by_work": {"2": None, "4": None},
         "rps_ratio_by_round": [],
         "added_p50_ms_c1": {"1": 0.8, "2": 0.9},
         "added_p50_change_ms": 0.1,
@@ -128,3 +131,24 @@ def test_litellm_workers_count_as_started_by_their_log_lines() -> None:
     log = line + b"INFO:     Waiting for child process [2]\n" + line
     assert litellm_env.started_workers(log) == 2
     assert litellm_env.started_workers(b"INFO:     Child process [1] died\n") == 0
+
+
+def test_the_bound_is_what_one_workers_requests_cost_the_whole_machine() -> None:
+    """One worker spends 1 CPU-ms a request, everything (upstream, Redis, wrk) 1.6: two
+    cores serve at most 2 / 1.6 requests a millisecond, one worker 1: at most 1.25x,
+    whatever the count of workers beyond two."""
+    rounds = [
+        round_point(1000, 30.0, 1.0, 0.0)
+        | {
+            "cpu": {
+                "cpu_ms_per_request": {"main": 1.0},
+                "cpu_ms_per_request_total": 1.6,
+                "cores": 2,
+            }
+        }
+    ]
+    gateway = {"1": {"32": {"rps": 500.0, "rounds": rounds}}, "4": {"32": point(600, 50.0)}}
+    assert bound_by_work(gateway, 2) == 1.25
+    assert bound_by_work(gateway, 4) == 1.25
+    assert scaling({}, gateway, {})["rps_ratio_four_over_one"] == 1.2
+    assert bound_by_work({}, 2) is None

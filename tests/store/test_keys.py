@@ -10,7 +10,7 @@ import sqlite_utils
 from gateway.app import cli
 from store import keys, workspaces
 from store.db import open_database
-from store.errors import IntegrityError
+from store.errors import integrity_errors
 from store.keys import ALL_PERMISSIONS, ApiKeyRecord, RateLimits
 from store.secrets import hash_key, new_api_key
 
@@ -76,12 +76,12 @@ def test_clear_key_is_never_stored(tmp_path: Path) -> None:
 def test_duplicate_hash_is_refused(sdb: sqlite_utils.Database) -> None:
     full = new_api_key("prod")
     keys.insert(sdb, _record(full))
-    with pytest.raises(IntegrityError):
+    with pytest.raises(integrity_errors()):
         keys.insert(sdb, _record(full))
 
 
 def test_unknown_workspace_is_refused(sdb: sqlite_utils.Database) -> None:
-    with pytest.raises(IntegrityError):
+    with pytest.raises(integrity_errors()):
         keys.insert(sdb, _record(new_api_key("prod"), workspace_id="nowhere"))
 
 

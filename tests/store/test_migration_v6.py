@@ -9,7 +9,7 @@ import sqlite_utils
 
 from store import audit, keys, organizations, workspaces
 from store.audit import AuditEvent
-from store.errors import IntegrityError
+from store.errors import integrity_errors
 from store.migrations import MIGRATIONS, apply_migrations, current_version
 from store.secrets import hash_key, new_api_key
 
@@ -103,5 +103,5 @@ def test_new_organisations_start_on_free_and_the_plan_is_checked(
     changed = organizations.set_plan(sdb, org.id, "enterprise")
     assert changed is not None and changed.plan == "enterprise"
     assert organizations.set_plan(sdb, "org_nope", "pro") is None
-    with pytest.raises(IntegrityError):
+    with pytest.raises(integrity_errors()):
         organizations.set_plan(sdb, org.id, "gold")

@@ -10,7 +10,7 @@ import pytest
 import sqlite_utils
 
 from store import pipeline_templates, voice_mappings, workspaces
-from store.errors import IntegrityError
+from store.errors import integrity_errors
 from store.named_records import NameTakenError
 from store.pipeline_templates import PipelineTemplateRecord
 from store.voice_mappings import VoiceMappingRecord
@@ -58,7 +58,7 @@ def test_names_are_unique_within_a_workspace_only(sdb: sqlite_utils.Database) ->
 
 
 def test_a_missing_workspace_is_no_name_clash(sdb: sqlite_utils.Database) -> None:
-    with pytest.raises(IntegrityError, match=r"FOREIGN KEY|foreign key"):
+    with pytest.raises(integrity_errors(), match=r"FOREIGN KEY|foreign key"):
         pipeline_templates.insert(sdb, template("orphan", workspace="nowhere"))
 
 

@@ -9,7 +9,7 @@ import sqlite_utils
 
 from store import columns, rules, workspaces
 from store.db import open_database
-from store.errors import IntegrityError
+from store.errors import integrity_errors
 from store.rules import PriorityConflictError, RoutingRuleRecord
 
 from .conftest import T0
@@ -151,7 +151,7 @@ def test_the_unique_index_backs_the_check(sdb: sqlite_utils.Database) -> None:
         "created_at": first.created_at.isoformat(),
         "updated_at": first.created_at.isoformat(),
     }
-    with pytest.raises(IntegrityError):
+    with pytest.raises(integrity_errors()):
         columns.insert_row(sdb, "routing_rules", row)
     columns.insert_row(sdb, "routing_rules", row | {"enabled": 0})
 

@@ -1,4 +1,4 @@
-"""The usage writer's numpy-free sketch update stores exactly what the numpy path would."""
+"""The usage writer's sketch update stores exactly what encoding dense counts would."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from store import latency_sketch, sketch_blob
 
 
-def _numpy_update(blob: bytes | None, slots: list[int]) -> bytes | None:
+def _dense_update(blob: bytes | None, slots: list[int]) -> bytes | None:
     counts = latency_sketch.empty()
     if blob is not None:
         latency_sketch.add_blob(counts, blob)
@@ -18,14 +18,14 @@ def _numpy_update(blob: bytes | None, slots: list[int]) -> bytes | None:
     return latency_sketch.encode(counts)
 
 
-def test_adding_slots_matches_the_numpy_encoding_batch_after_batch() -> None:
+def test_adding_slots_matches_the_dense_encoding_batch_after_batch() -> None:
     rng = random.Random(7)
     blob: bytes | None = None
     for _ in range(200):
         latencies = [rng.lognormvariate(3, 2) for _ in range(rng.randint(0, 20))]
         latencies += [0.0] * rng.randint(0, 1)
         slots = [sketch_blob.slot_of(ms) for ms in latencies]
-        expected = _numpy_update(blob, slots)
+        expected = _dense_update(blob, slots)
         blob = sketch_blob.add_slots(blob, slots)
         assert blob == expected
 
@@ -36,7 +36,7 @@ def test_a_slot_below_or_above_the_stored_range_widens_it() -> None:
     wider = sketch_blob.add_slots(middle, [3, sketch_blob.SLOTS - 1])
     counts = latency_sketch.merge([wider])  # type: ignore[list-item]
     assert (counts[3], counts[500], counts[sketch_blob.SLOTS - 1]) == (1, 2, 1)
-    assert int(counts.sum()) == 4
+    assert sum(counts) == 4
 
 
 def test_the_usage_writer_child_imports_no_numpy() -> None:

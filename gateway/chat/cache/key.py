@@ -47,16 +47,31 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from providers.types import ChatRequest
 
-KEY_VERSION = 2
-"""Bumped whenever the normalisation changes, so that old and new keys never collide."""
+KEY_VERSION = 3
+"""Bumped whenever the normalisation or its serialisation changes (3: orjson, whose
+exponents are written `1e-7` where the stdlib wrote `1e-07`), so that old and new keys
+never collide."""
 
 _DEFAULT_TEMPERATURE = 1.0
 _DEFAULT_TOP_P = 1.0
 _DEFAULT_PENALTY = 0.0
 
-_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+_stdlib_dumps = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+
+def _canonical_bytes(document: dict[str, Any]) -> bytes:
+    """Sorted keys, compact, UTF-8. orjson (every request computes the key: the usage
+    record keeps it even with the cache off; the stdlib took ~70 us of it); the stdlib for
+    what orjson refuses: lone surrogates (`"\\ud800"`, which still hash, distinctly) and
+    integers beyond 64 bits."""
+    try:
+        return orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return _stdlib_dumps(document).encode("utf-8", "surrogatepass")
 
 
 def cache_key(
@@ -69,8 +84,7 @@ def cache_key(
         upstream_model=upstream_model,
         request=request,
     )
-    # `surrogatepass`: JSON may carry lone surrogates ("\ud800"); they still hash, distinctly.
-    return hashlib.sha256(_dumps(document).encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(_canonical_bytes(document)).hexdigest()
 
 
 def canonical_request(

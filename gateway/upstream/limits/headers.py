@@ -13,6 +13,7 @@ Two notions of time, named as the spec names them:
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -96,23 +97,52 @@ def rate_limit_headers(snap: Snapshot) -> dict[str, str]:
 
     The generic `X-RateLimit-Limit/-Remaining/-Reset` describe requests per minute.
     """
-    limits = snap.limits
-    requests_reset_in = snap.requests_reset_at - snap.now
+    return window_headers(
+        snap.limits,
+        requests_remaining=snap.requests_remaining,
+        requests_reset_in=snap.requests_reset_at - snap.now,
+        requests_reset_at=snap.requests_reset_at,
+        tokens_remaining=snap.tokens_remaining,
+        tokens_reset_in=snap.tokens_reset_at - snap.now,
+        inflight=snap.inflight,
+    )
+
+
+def window_headers(
+    limits: EffectiveLimits,
+    *,
+    requests_remaining: int,
+    requests_reset_in: float,
+    requests_reset_at: float,
+    tokens_remaining: int,
+    tokens_reset_in: float,
+    inflight: int,
+) -> dict[str, str]:
+    """`rate_limit_headers` from the per-minute figures alone (what every answer shows;
+    the day and month are not in the headers). The limits' own figures are written once
+    per set of limits (`_limit_texts`)."""
+    rpm, concurrent, tpm = _limit_texts(limits)
+    requests_left = str(requests_remaining)
     return {
-        "X-RateLimit-Limit-RPM": str(limits.rpm),
-        "X-RateLimit-Remaining-RPM": str(snap.requests_remaining),
-        "X-RateLimit-Concurrent": str(snap.inflight),
-        "X-RateLimit-Concurrent-Limit": str(limits.concurrent),
-        "X-RateLimit-Limit": str(limits.rpm),
-        "X-RateLimit-Remaining": str(snap.requests_remaining),
-        "X-RateLimit-Reset": str(math.ceil(snap.requests_reset_at)),
-        "X-RateLimit-Limit-Requests": str(limits.rpm),
-        "X-RateLimit-Remaining-Requests": str(snap.requests_remaining),
+        "X-RateLimit-Limit-RPM": rpm,
+        "X-RateLimit-Remaining-RPM": requests_left,
+        "X-RateLimit-Concurrent": str(inflight),
+        "X-RateLimit-Concurrent-Limit": concurrent,
+        "X-RateLimit-Limit": rpm,
+        "X-RateLimit-Remaining": requests_left,
+        "X-RateLimit-Reset": str(math.ceil(requests_reset_at)),
+        "X-RateLimit-Limit-Requests": rpm,
+        "X-RateLimit-Remaining-Requests": requests_left,
         "X-RateLimit-Reset-Requests": format_duration(requests_reset_in),
-        "X-RateLimit-Limit-Tokens": str(limits.tpm),
-        "X-RateLimit-Remaining-Tokens": str(snap.tokens_remaining),
-        "X-RateLimit-Reset-Tokens": format_duration(snap.tokens_reset_at - snap.now),
+        "X-RateLimit-Limit-Tokens": tpm,
+        "X-RateLimit-Remaining-Tokens": str(tokens_remaining),
+        "X-RateLimit-Reset-Tokens": format_duration(tokens_reset_in),
     }
+
+
+@functools.lru_cache(maxsize=1024)
+def _limit_texts(limits: EffectiveLimits) -> tuple[str, str, str]:
+    return str(limits.rpm), str(limits.concurrent), str(limits.tpm)
 
 
 class RateLimitExceeded(ApiError):

@@ -31,7 +31,7 @@ from typing import Literal, Protocol
 import attrs
 import trio
 
-from gateway.upstream.limits.headers import RateLimitExceeded, Snapshot, rate_limit_headers, refusal
+from gateway.upstream.limits.headers import RateLimitExceeded, Snapshot, refusal, window_headers
 from gateway.upstream.limits.periods import CountLoader, PeriodBook
 from gateway.upstream.limits.policy import EffectiveLimits, effective_limits, reservation_tokens
 from gateway.upstream.limits.upstream import UpstreamMeter
@@ -57,6 +57,17 @@ class _KeyState:
     inflight: int = 0
     waiters: int = 0
     _changed: trio.Event | None = None
+    _limits: tuple[ApiKeyRecord, EffectiveLimits] | None = None
+
+    def limits_of(self, key: ApiKeyRecord) -> EffectiveLimits:
+        """`effective_limits(key)`, kept while the key's record is the same object (an
+        edit replaces the record, so new limits apply to its next request)."""
+        cached = self._limits
+        if cached is not None and cached[0] is key:
+            return cached[1]
+        limits = effective_limits(key)
+        self._limits = (key, limits)
+        return limits
 
     def idle(self, now: float) -> bool:
         return (
@@ -103,7 +114,7 @@ class Admission:
 
     def headers(self) -> dict[str, str]:
         """The rate-limit headers for this request's answer (figures as of now)."""
-        return rate_limit_headers(self._limiter.snapshot(self.key))
+        return self._limiter.window_headers(self.key, self._state)
 
     def settle(self, usage: Usage) -> None:
         """Charge what the request really used (only the first call counts): its tokens
@@ -209,9 +220,13 @@ class RateLimiter:
 
     # -- admitting ---------------------------------------------------------------------------
 
+    def _limits(self, key: ApiKeyRecord) -> EffectiveLimits:
+        state = self._keys.get(key.id)
+        return effective_limits(key) if state is None else state.limits_of(key)
+
     def estimate(self, key: ApiKeyRecord, prompt_tokens: int, max_tokens: int | None) -> int:
         """The tokens to reserve for a request (see `policy.reservation_tokens`)."""
-        return reservation_tokens(effective_limits(key), prompt_tokens, max_tokens)
+        return reservation_tokens(self._limits(key), prompt_tokens, max_tokens)
 
     async def acquire(self, key: ApiKeyRecord, estimated_tokens: int) -> Admission:
         """Admit now or raise `RateLimitExceeded` (a 429 `ApiError`).
@@ -272,11 +287,11 @@ class RateLimiter:
         daily or monthly limit needs `load_counts` first (`acquire` does it).
         """
         now = self.clock()
-        limits = effective_limits(key)
+        state = self._keys.get(key.id) or _KeyState()
+        limits = state.limits_of(key)
         # Before the sweep: moved on to today, the key's counts are not swept as past ones.
         periods = self._periods.current(key.id, limited=limits.counts_periods)
         self._maybe_sweep(now)
-        state = self._keys.get(key.id) or _KeyState()
         refused = self._check(key, state, periods, limits, estimated_tokens, now)
         if refused is not None:
             raise refused
@@ -368,7 +383,7 @@ class RateLimiter:
         memory (read from the usage log once per key and month; concurrent callers share
         one read). Cancellation: a cancelled load leaves nothing loaded, and the next caller
         loads again."""
-        if effective_limits(key).counts_periods:
+        if self._limits(key).counts_periods:
             await self._periods.load(key.id)
 
     # -- figures -----------------------------------------------------------------------------
@@ -396,6 +411,23 @@ class RateLimiter:
             daily_reset_at=next_midnight(wall),
             monthly_used=None if counted is None else counted[1],
             monthly_reset_at=next_month_start(wall),
+        )
+
+    def window_headers(self, key: ApiKeyRecord, state: _KeyState) -> dict[str, str]:
+        """The rate-limit headers of an admitted request: `rate_limit_headers` of its
+        `snapshot`, from the per-minute windows alone (every answer shows them; the day
+        and the month, which take date arithmetic, are not in the headers)."""
+        now, wall = self.clock(), self.wall()
+        limits = state.limits_of(key)
+        requests_reset_in = state.requests.reset_at(now) - now
+        return window_headers(
+            limits,
+            requests_remaining=max(0, limits.rpm - state.requests.used(now)),
+            requests_reset_in=requests_reset_in,
+            requests_reset_at=wall + requests_reset_in,
+            tokens_remaining=max(0, limits.tpm - state.tokens.used(now)),
+            tokens_reset_in=state.tokens.reset_at(now) - now,
+            inflight=state.inflight,
         )
 
     # -- memory ------------------------------------------------------------------------------

@@ -1,0 +1,120 @@
+"""What the gateway's own server tells the application about one request, beyond ASGI.
+
+ASGI says a client left only as an `http.disconnect` message waiting in the request's
+queue, so an application that must stop the moment its client leaves (the fast path: a
+client that goes cancels its upstream call at once) had to keep a task per request
+reading that queue. Our server's connections (`gateway.platform.connections`) spawn each
+request's application task through `LinkedTaskGroup`, which puts a `RequestLink` in the
+scope's extensions (`link_of(scope)`):
+
+- `watch(scope)`: the cancel scope to cancel the moment the server hands the request an
+  `http.disconnect`, with no task of its own (the connection's reader, which sees the
+  close, cancels it). `watch(None)` stops watching: after the answer's last message
+  (Hypercorn hands every finished request a disconnect too), or when the block ends.
+- `take_queued()`: a message already waiting in the request's queue (the request body,
+  which usually arrives with its head), taken without a scheduler round trip.
+- `join_head()`: the answer's head leaves in one write with the body bytes that follow
+  it (an answer sent whole: one system call and one lock instead of two).
+
+An application served by another server finds no link and does what ASGI allows (the
+fast path then watches with a task, as before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, cast
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio.task_group import TaskGroup, _handle
+from hypercorn.typing import AppWrapper, ASGIReceiveEvent, ASGISendEvent, Scope
+
+LINK = "gateway.request_link"
+Message = dict[str, Any]
+
+
+class RequestLink:
+    """One request's link to its connection (see the module docstring)."""
+
+    __slots__ = ("_join_head", "_queue", "_watched", "gone")
+
+    def __init__(
+        self,
+        queue: trio.MemoryReceiveChannel[ASGIReceiveEvent],
+        join_head: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._queue = queue
+        self._join_head = join_head
+        self._watched: trio.CancelScope | None = None
+        self.gone = False  # the server handed the request a disconnect
+
+    def join_head(self) -> None:
+        """The next write (the answer's head) waits for the one after it (its body)."""
+        self._join_head()
+
+    def watch(self, scope: trio.CancelScope | None) -> None:
+        """Cancel `scope` when the client leaves (at once if it already has); None stops."""
+        self._watched = scope
+        if scope is not None and self.gone:
+            scope.cancel()
+
+    def disconnected(self) -> None:
+        self.gone = True
+        if self._watched is not None:
+            self._watched.cancel()
+
+    def take_queued(self) -> Message | None:
+        """The next message if one is waiting, else None. Not a checkpoint: the caller
+        reaches one soon after (reading the rest of the body, or the upstream call), so a
+        cancellation still lands (`tests/gateway/test_request_link.py`)."""
+        try:
+            return dict(self._queue.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            return None
+
+
+def link_of(scope: Message) -> RequestLink | None:
+    """The request's link, when our server serves it."""
+    extensions = scope.get("extensions")
+    link = extensions.get(LINK) if extensions else None
+    return link if isinstance(link, RequestLink) else None
+
+
+class LinkedTaskGroup(TaskGroup):
+    """Hypercorn's task group of one connection, spawning each request with a
+    `RequestLink` (its `spawn_app`, checked against Hypercorn 0.18, plus the link);
+    `join_head` is the connection's, for the links."""
+
+    def __init__(self, join_head: Callable[[], None] = lambda: None) -> None:
+        super().__init__()
+        self._join_head = join_head
+
+    async def spawn_app(
+        self,
+        app: AppWrapper,
+        config: Config,
+        scope: Scope,
+        send: Callable[[ASGISendEvent | None], Awaitable[None]],
+    ) -> Callable[[ASGIReceiveEvent], Awaitable[None]]:
+        put, queue = trio.open_memory_channel[ASGIReceiveEvent](config.max_app_queue_size)
+        link = RequestLink(queue, self._join_head)
+        cast(dict[str, Any], scope)["extensions"][LINK] = link
+        assert self._nursery is not None
+        self._nursery.start_soon(
+            _handle,
+            app,
+            config,
+            scope,
+            queue.receive,
+            send,
+            trio.to_thread.run_sync,
+            trio.from_thread.run,
+        )
+
+        async def app_put(message: ASGIReceiveEvent) -> None:
+            if message["type"] == "http.disconnect":
+                link.disconnected()
+            await put.send(message)
+
+        return app_put

@@ -1,0 +1,46 @@
+"""The core imports none of the extras' packages: they load with the families that use
+them (a fresh interpreter each, since the test process has imported everything)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gateway.platform.extras import EXTRAS
+
+ROOT = Path(__file__).resolve().parents[2]
+# Every module of every extra, and the heavy packages they bring with them.
+HEAVY = sorted(
+    {module for extra in EXTRAS for module in extra.modules}
+    | {"ctranslate2", "onnxruntime", "spacy", "thinc", "tokenizers", "pandas", "psycopg_binary"}
+)
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The `HEAVY` modules loaded once `code` ran in a fresh interpreter."""
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    loaded: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return loaded
+
+
+def test_importing_the_gateway_and_every_family_loads_no_package_of_an_extra() -> None:
+    # gateway.app.server imports the registry, hence every family's routes and services.
+    assert _loaded_after("import gateway.app.cli, gateway.app.server, providers.sim.server") == []
+
+
+def test_the_store_imports_sqlite_utils_without_numpy_which_stays_importable() -> None:
+    code = (
+        "import store, sqlite_utils, sqlite_utils.db\n"
+        "assert sqlite_utils.db.np is None and sqlite_utils.db.pd is None"
+    )
+    assert _loaded_after(code) == []
+    # numpy hidden only while sqlite-utils was imported: a family that needs it gets it
+    assert "numpy" in _loaded_after("import store, sqlite_utils, numpy")
