@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
 from quart import Blueprint, Response, has_request_context, request
 from quart_trio import QuartTrio
@@ -58,7 +58,9 @@ def create_app(settings: Settings, mounted: Sequence[Mounted]) -> QuartTrio:
         for blueprint in family.blueprints:
             app.register_blueprint(blueprint)
     app.register_error_handler(ApiError, _api_error)
-    app.register_error_handler(HTTPException, _http_error_in({r.path: r.error_body for r in fast}))
+    sockets = {rule.rule for rule in app.url_map.iter_rules() if rule.websocket}
+    shapes = {r.path: r.error_body for r in fast}
+    app.register_error_handler(HTTPException, _http_error_in(shapes, sockets))
     app.register_error_handler(Exception, _unexpected)
     return app
 
@@ -92,13 +94,18 @@ async def _api_error(error: ApiError) -> Response:
 
 
 def _http_error_in(
-    shapes: Mapping[str, ErrorBody],
+    shapes: Mapping[str, ErrorBody], sockets: Collection[str]
 ) -> Callable[[HTTPException], Awaitable[Response]]:
     """Quart's own refusals (404, 405, 413...) in the envelope; on a fast-path route's
-    path, in that route's shape (`/v1/messages` answers as Anthropic's API does)."""
+    path, in that route's shape (`/v1/messages` answers as Anthropic's API does). A plain
+    GET of a WebSocket route is a 426, also where the path has an HTTP route too
+    (`/v1/responses`: Werkzeug says 405 there, as the other rule's method differs)."""
 
     async def answer(error: HTTPException) -> Response:
-        if isinstance(error, WebsocketMismatch) and has_request_context():
+        if has_request_context() and (
+            isinstance(error, WebsocketMismatch)
+            or (error.code == 405 and request.method == "GET" and request.path in sockets)
+        ):
             return _upgrade_required(request.path)
         status = error.code or 500
         code, kind = _HTTP_CODES.get(status, ("http_error", "invalid_request_error"))

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from gateway.operator.apidoc import Operation as LegacyOperation
 from gateway.operator.legacy_doc import COMPONENTS as LEGACY_COMPONENTS
 from gateway.operator.legacy_doc import OPERATIONS as LEGACY
 from gateway.operator.legacy_doc import legacy_operation
@@ -105,10 +106,16 @@ def undocumented(routes: Iterable[Route]) -> list[Route]:
 def _declared(route: Route) -> bool:
     op = route.operation
     if op is None:
-        return route.endpoint in LEGACY
+        return _legacy(route) is not None
     if op.answer is UNDECLARED:
         return False
     return route.method not in BODY_METHODS or op.body is not UNDECLARED
+
+
+def _legacy(route: Route) -> LegacyOperation | None:
+    """The hand-written entry of a route not yet declared: the one of its method (`"view
+    PUT"`, where one view serves methods that read different bodies), else the view's."""
+    return LEGACY.get(f"{route.endpoint} {route.method}") or LEGACY.get(route.endpoint)
 
 
 def build_document(routes: Iterable[Route], *, version: str) -> dict[str, Any]:
@@ -117,8 +124,8 @@ def build_document(routes: Iterable[Route], *, version: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     ids: set[str] = set()
     for route in routes:
-        if route.operation is None and route.endpoint in LEGACY:
-            legacy = LEGACY[route.endpoint]
+        legacy = _legacy(route) if route.operation is None else None
+        if legacy is not None:
             doc = legacy_operation(route.parameters, route.endpoint, legacy, STATUS_TEXT)
         else:
             doc = _operation(route, route.operation or _generic(route), components, error)

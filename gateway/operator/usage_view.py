@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_period, invalid_request
 from providers.catalog import round_cost
 from store.usage_series import SeriesPoint
 
@@ -38,7 +38,7 @@ def parse_query(args: Mapping[str, str]) -> SeriesQuery:
     """`hours` (1 to 2160, default 24) and `bucket` (minute, hour or day, default hour);
     at most 2,000 buckets, so a year of minutes is refused rather than computed."""
     raw_hours = args.get("hours", "24")
-    if not raw_hours.isdigit() or not 1 <= int(raw_hours) <= MAX_HOURS:
+    if not (raw_hours.isascii() and raw_hours.isdigit()) or not 1 <= int(raw_hours) <= MAX_HOURS:
         raise invalid_request(
             f"'hours' must be an integer from 1 to {MAX_HOURS}.", param="hours", value=raw_hours
         )
@@ -49,7 +49,7 @@ def parse_query(args: Mapping[str, str]) -> SeriesQuery:
         )
     query = SeriesQuery(int(raw_hours), bucket)
     if query.hours * 3600 // query.bucket_s > MAX_POINTS_PER_SERIES:
-        raise invalid_request(
+        raise invalid_period(
             f"Too many buckets: {query.hours} hours in {bucket}s is over "
             f"{MAX_POINTS_PER_SERIES}; use a wider bucket.",
             param="bucket",

@@ -19,7 +19,7 @@ from gateway.organization import input as parse
 from gateway.organization import render, scope
 from gateway.organization.secrets import hash_password, new_invitation_token, verify_password
 from gateway.platform.auth import Principal
-from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
+from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.roles import Role, outranks_or_equals
 from gateway.platform.state import AppState
 from store import members, workspaces
@@ -196,8 +196,12 @@ async def checked_workspaces(
     existing = set(await state.db.run(lambda d: organization_workspace_ids(d, org)))
     for workspace_id in listed:
         if workspace_id not in existing or workspace_id not in principal.workspaces:
-            raise invalid_request(
-                f"No workspace '{workspace_id}'.", param="workspaces", value=workspace_id
+            raise ApiError(
+                400,
+                "unknown_workspace",
+                f"No workspace '{workspace_id}'.",
+                param="workspaces",
+                value=workspace_id,
             )
     return listed
 

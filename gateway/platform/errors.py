@@ -89,6 +89,19 @@ def invalid_request(message: str, *, param: str | None = None, value: Any = None
     return ApiError(400, "invalid_request", message, param=param, value=value)
 
 
+def invalid_period(message: str, *, param: str, value: Any = None) -> ApiError:
+    """A 400 for dates that are each well formed but do not make a period together (an
+    end before the start, one without the other, too long a span): a refusal of what the
+    parameters mean together, which a document's per-parameter schemas cannot state."""
+    return ApiError(400, "invalid_period", message, param=param, value=value)
+
+
+def invalid_tool_choice(message: str, *, param: str, value: Any = None) -> ApiError:
+    """A 400 for a `tool_choice` that does not fit the tools offered (naming one not
+    among them, or asking for one when none are offered)."""
+    return ApiError(400, "invalid_tool_choice", message, param=param, value=value)
+
+
 def not_found(code: str, message: str, **extra: Any) -> ApiError:
     return ApiError(404, code, message, type="not_found_error", **extra)
 

@@ -9,6 +9,13 @@ by tests/operator/test_fuzz.py).
   webhook host that resolves to a private address.)
 - Every error answer's code is one the document declares for its status
   (`x-error-codes`): the document lists what each route can answer.
+
+The operations still written by hand (`gateway/operator/schemas`, until their family
+declares its types) list no codes: for them a valid request may be refused with any code
+but a shape code. Where the server refuses what fields mean together (an end date before
+the start, a `tool_choice` naming no tool), it answers with a code of its own
+(`invalid_period`, `invalid_tool_choice`, ...; docs/errors.md), so that a shape refusal
+always says the document and the server disagree.
 """
 
 from __future__ import annotations
@@ -40,6 +47,13 @@ def _declared(case: Any, status: int) -> list[str] | None:
     return None if entry is None else entry.get("x-error-codes")
 
 
+def _lists_codes(case: Any) -> bool:
+    """Whether the operation's entry lists its error codes (written from declarations);
+    the hand-written entries of families not yet moved do not."""
+    responses = case.operation.definition.raw.get("responses", {})
+    return any("x-error-codes" in entry for entry in responses.values())
+
+
 @schemathesis.check
 def valid_requests_are_refused_only_for_their_meaning(
     ctx: Any, response: Any, case: Any
@@ -54,7 +68,7 @@ def valid_requests_are_refused_only_for_their_meaning(
         return None
     code = _error_code(response)
     declared = _declared(case, status) or []
-    if code in SHAPE_CODES or code not in declared:
+    if code in SHAPE_CODES or (_lists_codes(case) and code not in declared):
         raise AssertionError(
             f"A request valid by the document was refused: {status} {code} "
             f"(declared: {declared}): {response.content[:300]!r}"

@@ -61,7 +61,9 @@ async def test_every_served_route_is_documented_and_every_documented_route_serve
         for operations in document["paths"].values()
         for operation in operations.values()
     }
-    unserved = sorted(name for name in OPERATIONS if name.replace(".", "_") not in ids)
+    # an entry "view METHOD" documents one method of a view that serves several
+    views = {name.split(" ")[0] for name in OPERATIONS}
+    unserved = sorted(name for name in views if name.replace(".", "_") not in ids)
     assert unserved == [], "documented operations that no route serves"
 
 

@@ -72,3 +72,18 @@ async def test_a_websocket_route_asked_over_plain_http_answers_upgrade_required(
         assert answer.status_code == 426, (method, answer.text)
         assert answer.headers["upgrade"] == "websocket"
         assert answer.json()["error"]["code"] == "upgrade_required"
+
+
+async def test_a_websocket_route_beside_an_http_route_answers_upgrade_required(
+    http: httpx.AsyncClient,
+) -> None:
+    """`/v1/responses` is a POST and a WebSocket: a plain GET is the WebSocket mode asked
+    without its upgrade (a 426), not a method the path lacks (Werkzeug's 405 said only
+    POST was allowed, while the document lists GET)."""
+    answer = await http.get("/v1/responses")
+    assert answer.status_code == 426, answer.text
+    assert answer.headers["upgrade"] == "websocket"
+    assert answer.json()["error"]["code"] == "upgrade_required"
+    refused = await http.delete("/v1/responses")
+    assert refused.status_code == 405
+    assert allowed(refused) == {"GET", "POST"}
