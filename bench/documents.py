@@ -4,7 +4,7 @@
    width of mistral-embed, the EU default) in one workspace of a fresh store on disk, text
    from a 20,000-word vocabulary. Each query runs the search path of POST /v1/data/search
    after the query's embedding: the cosine ranking over the workspace's in-memory vector
-   index (`gateway.retrieval.vector_index`, clustered above 20,000 rows, with the
+   index (`gateway.kernels.vectors.index`, clustered above 20,000 rows, with the
    document mask), the FTS5 BM25 ranking, and reading the chosen chunks. The embedding call
    itself is the provider's latency and is left out. Reports p50/p99 over `--queries`
    queries and the index load time (first search after a start). Target: p50 < 20 ms.
@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import trio
 
-from gateway.retrieval import vector_index
-from gateway.retrieval.vector_cache import Snapshot, with_rows
+from gateway.kernels.vectors import index as vector_index
+from gateway.kernels.vectors.cache import Snapshot, with_rows
 from store import documents as document_store
 from store.db import open_database
 from store.documents import DocumentRecord, StoredChunk

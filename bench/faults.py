@@ -50,9 +50,9 @@ GATEWAY_ENV = {
     "GATEWAY_FIRST_CHUNK_TIMEOUT_S": "2",
     "GATEWAY_STREAM_IDLE_TIMEOUT_S": "2",
     "GATEWAY_HEALTH_PROBE_INTERVAL_S": "5",
-    # Hypercorn keeps a connection the client closed after a streamed answer (a task and
-    # a socket) until the keep-alive timeout: short here, so that the look after the
-    # soak counts leaks, not connections about to be closed.
+    # A connection the client closed ends at once (gateway/platform/connections.py); an
+    # idle one kept alive lasts until this timeout: short here, so that the look after
+    # the soak counts leaks, not idle connections about to be closed.
     "GATEWAY_KEEP_ALIVE_TIMEOUT_S": "2",
 }
 # The longest a request may take: every candidate of a chain may use its whole deadline.

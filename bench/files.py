@@ -99,7 +99,7 @@ async def ocr_pages(url: str, pages: int, parallel: int) -> dict[str, float]:
 
 
 def extraction_pages(pages: int) -> dict[str, float]:
-    from gateway.files.extraction import extract
+    from gateway.kernels.text.extraction import extract
     from tests.gateway.documents import pdf_with_text
 
     text = "Contract clause with enough words to fill a line of a page. " * 40
@@ -113,7 +113,9 @@ def extraction_pages(pages: int) -> dict[str, float]:
 
 
 def pii_pages(pages: int) -> dict[str, float]:
-    from gateway.files import names, pii, render
+    from gateway.kernels.pii import detector as pii
+    from gateway.kernels.pii import names
+    from gateway.kernels.text import PAGE_SEPARATOR
     from store.files import Page
 
     started = time.perf_counter()
@@ -122,7 +124,7 @@ def pii_pages(pages: int) -> dict[str, float]:
     text = "Clause 4 binds Robert Chen and Laura Fischer; notices to jane.doe@example.com. " * 25
     document = [Page(number=n, text=text) for n in range(1, pages + 1)]
     started = time.perf_counter()
-    findings = pii.scan(document, render.PAGE_SEPARATOR)
+    findings = pii.scan(document, PAGE_SEPARATOR)
     elapsed = time.perf_counter() - started
     return {
         "pages": pages,

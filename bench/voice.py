@@ -37,7 +37,7 @@ import trio
 from gateway.kernels.voice.flow import EVENT_BUFFER, Event, Opened, run_pipeline
 from gateway.kernels.voice.session import LanguageModel
 from gateway.pipelines.encoding import ThreadedEncoder
-from gateway.pipelines.stages import Metered
+from gateway.pipelines.metered import Metered
 from gateway.realtime.config import SessionConfig, TurnDetection
 from gateway.realtime.events import Dialect
 from gateway.realtime.session import RealtimeSession, SessionClosed

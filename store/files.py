@@ -9,7 +9,7 @@ caller erases it when not. Deleting goes through `store.erasure` (secure delete,
 truncated, the blob shredded).
 
 Vectors are stored as little-endian float32 blobs, the source of the in-memory vector
-index the files search uses (`gateway.retrieval.vector_index`, shared with data documents;
+index the files search uses (`gateway.kernels.vectors.index`, shared with data documents;
 this machine's stdlib `sqlite3` cannot load extensions such as sqlite-vec).
 """
 

@@ -3,8 +3,7 @@ an import that points the wrong way or on a cycle between packages.
 
 The allowed graph is drawn in docs/architecture.md ("Inside gateway/"): the composition
 root (`app`) may import anything; a family imports the core (`platform`, `upstream`) and
-the shared kernels, never another family; the core imports no family. An edge still
-being removed (issue 32) is listed in `IN_TRANSITION`; the list only shrinks.
+the shared kernels, never another family; the core imports no family.
 """
 
 from __future__ import annotations
@@ -24,54 +23,6 @@ ALLOWED: dict[str, frozenset[str]] = {
     "workers": frozenset({"platform", "upstream", "kernels"}),
 }
 FAMILY_MAY_IMPORT = frozenset({"platform", "upstream", "kernels"})
-# Edges that break the rules and are being taken out (issue 32). Nothing may join them.
-IN_TRANSITION: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("api", "agents"),
-        ("api", "analytics"),
-        ("api", "audio"),
-        ("api", "chat"),
-        ("api", "documents"),
-        ("api", "files"),
-        ("api", "ocr"),
-        ("api", "operator"),
-        ("api", "organization"),
-        ("api", "pipelines"),
-        ("api", "retrieval"),
-        ("api", "status"),
-        ("api", "sustainability"),
-        ("audio", "api"),
-        ("documents", "files"),
-        ("documents", "retrieval"),
-        ("documents", "uploads"),
-        ("files", "agents"),
-        ("files", "audio"),
-        ("files", "ocr"),
-        ("files", "retrieval"),
-        ("files", "uploads"),
-        ("ocr", "uploads"),
-        ("organization", "api"),
-        ("pipelines", "audio"),
-        ("pipelines", "chat"),
-        ("pipelines", "files"),
-        ("platform", "agents"),
-        ("platform", "analytics"),
-        ("platform", "audio"),
-        ("platform", "chat"),
-        ("platform", "documents"),
-        ("platform", "files"),
-        ("platform", "operator"),
-        ("platform", "organization"),
-        ("platform", "status"),
-        ("platform", "upstream"),
-        ("platform", "workers"),
-        ("workers", "agents"),
-        ("workers", "analytics"),
-        ("workers", "documents"),
-        ("workers", "files"),
-        ("workers", "status"),
-    }
-)
 
 
 def package_of(module: str) -> str | None:
@@ -159,23 +110,14 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_points_the_wrong_way() -> None:
-    wrong = forbidden(graph()) - IN_TRANSITION
+    wrong = forbidden(graph())
     assert not wrong, "imports that break the layers: " + ", ".join(
         f"{s} -> {t}" for s, t in sorted(wrong)
     )
 
 
-def test_edges_in_transition_are_still_there() -> None:
-    """An edge taken out leaves the list too, so that it cannot come back unnoticed."""
-    gone = IN_TRANSITION - forbidden(graph())
-    assert not gone, "remove from IN_TRANSITION: " + ", ".join(
-        f"{s} -> {t}" for s, t in sorted(gone)
-    )
-
-
 def test_no_cycle_between_packages() -> None:
-    edges = {s: {t for t in ts if (s, t) not in IN_TRANSITION} for s, ts in graph().items()}
-    assert cycles(edges) == []
+    assert cycles(graph()) == []
 
 
 def test_the_checks_catch_a_family_importing_a_family_and_a_cycle() -> None:

@@ -8,7 +8,7 @@ this month's spending from the usage log (after flushing the write-behind log), 
 restart never hands out a fresh budget; a session's cost is read back from the usage log
 when the session is first seen (`seed_session`). Concurrent first sights share one load.
 With several processes, a change made in one drops the others' copies (`on_change`,
-`gateway.workers.agent_events`).
+`gateway.agents.agent_events`).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class AgentBook:
     shared: SharedAgentCounters | None = None
     _loaded: dict[str, Loaded] = attrs.field(factory=dict)
     _loading: dict[str, trio.Event] = attrs.field(factory=dict)
-    # Told of every change made here (`gateway.workers.agent_events` broadcasts it).
+    # Told of every change made here (`gateway.agents.agent_events` broadcasts it).
     on_change: Callable[[str], None] | None = None
     _send: trio.MemorySendChannel[Notice] = attrs.field(init=False)
     notices: trio.MemoryReceiveChannel[Notice] = attrs.field(init=False)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import attrs
 
 from gateway.agents.book import AgentBook
-from gateway.agents.gate import admit_agent, estimate
+from gateway.agents.gate import admit_agent, estimate, suspended_error
 from gateway.agents.hold import AgentShare
+from gateway.platform.auth import Principal
 from gateway.upstream.admission import Ask
 from store.keys import ApiKeyRecord
 
@@ -35,3 +36,11 @@ class AgentPolicy:
             amounts = attrs.evolve(amounts, cost=ask.cost)
         reservation = await admit_agent(self.book, agent_id, principal.agent_session, amounts)
         return AgentShare(self.book, reservation, capability)
+
+    async def precheck(self, principal: Principal) -> None:
+        """A suspended (or deleted) agent is refused before its request's body is read."""
+        agent_id = principal.key.agent_id
+        assert agent_id is not None  # claimed
+        loaded = await self.book.get(agent_id)
+        if loaded is not None and loaded.record.status == "suspended":
+            raise suspended_error(loaded)

@@ -18,7 +18,7 @@ import trio
 
 from gateway.analytics.export_file import Sink, open_sink
 from gateway.analytics.period import Period
-from gateway.platform.state import AppState
+from gateway.analytics.services import AnalyticsServices
 from store import exports as store
 from store.exports import COST_COLUMNS, USAGE_COLUMNS, Cursor, ExportRecord
 from store.usage_rollups import error_type
@@ -44,7 +44,9 @@ def _usage_row(values: tuple[Any, ...]) -> dict[str, Any]:
     return row
 
 
-async def _usage_pages(state: AppState, record: ExportRecord, *, errors_only: bool) -> Pages:
+async def _usage_pages(
+    analytics: AnalyticsServices, record: ExportRecord, *, errors_only: bool
+) -> Pages:
     period = _period(record)
     cursor: Cursor | None = None
     while True:
@@ -60,15 +62,15 @@ async def _usage_pages(state: AppState, record: ExportRecord, *, errors_only: bo
                 errors_only=errors_only,
             )
 
-        page, cursor = await state.db.run(read)
+        page, cursor = await analytics.db.run(read)
         yield [_usage_row(values) for values in page]
         if cursor is None:
             return
 
 
-async def _cost_pages(state: AppState, record: ExportRecord) -> Pages:
+async def _cost_pages(analytics: AnalyticsServices, record: ExportRecord) -> Pages:
     period = _period(record)
-    rows = await state.db.run(
+    rows = await analytics.db.run(
         lambda d: store.cost_rows(
             d,
             workspace_id=record.workspace_id,
@@ -81,19 +83,19 @@ async def _cost_pages(state: AppState, record: ExportRecord) -> Pages:
         yield [dict(zip(COST_COLUMNS, values, strict=True)) for values in chunk]
 
 
-def _pages(state: AppState, record: ExportRecord, section: str) -> Pages:
+def _pages(analytics: AnalyticsServices, record: ExportRecord, section: str) -> Pages:
     if section == "costs":
-        return _cost_pages(state, record)
-    return _usage_pages(state, record, errors_only=section == "errors")
+        return _cost_pages(analytics, record)
+    return _usage_pages(analytics, record, errors_only=section == "errors")
 
 
-async def build(state: AppState, record: ExportRecord) -> None:
+async def build(analytics: AnalyticsServices, record: ExportRecord) -> None:
     """Write the export's file and mark it complete (expiring `export_ttl_s` later).
 
     Cancellation (shutdown): the partial file is removed and the record stays
     `processing`, so the next start builds it again.
     """
-    folder = state.exports.folder
+    folder = analytics.exports.folder
     await trio.to_thread.run_sync(lambda: folder.mkdir(parents=True, exist_ok=True))
     final_name = f"{record.id}.{record.format}"
     partial = folder / f"{final_name}.part"
@@ -103,7 +105,7 @@ async def build(state: AppState, record: ExportRecord) -> None:
     try:
         for section in record.include:
             await trio.to_thread.run_sync(sink.section, section)
-            async with aclosing(_pages(state, record, section)) as pages:
+            async with aclosing(_pages(analytics, record, section)) as pages:
                 async for page in pages:
                     await trio.to_thread.run_sync(sink.write, page)
                     rows += len(page)
@@ -115,8 +117,8 @@ async def build(state: AppState, record: ExportRecord) -> None:
     size = partial.stat().st_size
     partial.replace(folder / final_name)
     now = datetime.now(UTC)
-    expires = now + timedelta(seconds=state.settings.export_ttl_s)
-    await state.db.run(
+    expires = now + timedelta(seconds=analytics.settings.export_ttl_s)
+    await analytics.db.run(
         lambda d: store.complete(
             d,
             record.id,
@@ -129,14 +131,14 @@ async def build(state: AppState, record: ExportRecord) -> None:
     )
 
 
-async def expire_due(state: AppState, now: datetime) -> int:
+async def expire_due(analytics: AnalyticsServices, now: datetime) -> int:
     """Delete the files of the exports expired at `now` and mark them `expired`; return
     how many. The file goes first: a crash between the two leaves a record the next
     sweep expires again, never a file nobody deletes."""
-    due = await state.db.run(lambda d: store.due_for_expiry(d, now))
+    due = await analytics.db.run(lambda d: store.due_for_expiry(d, now))
     for record in due:
         if record.file_name is not None:
-            path = state.exports.path_of(record.file_name)
+            path = analytics.exports.path_of(record.file_name)
             await trio.to_thread.run_sync(partial(path.unlink, missing_ok=True))
-        await state.db.run(partial(store.expire, export_id=record.id))
+        await analytics.db.run(partial(store.expire, export_id=record.id))
     return len(due)

@@ -1,7 +1,7 @@
 """Analytics exports: the request's body, the export record's JSON, and the download.
 
 `POST .../export` stores a `processing` record and queues its id for the worker
-(`gateway.workers.analytics_export`, which builds the file with
+(`gateway.analytics.export_worker`, which builds the file with
 `gateway.analytics.export_build`); the record turns `complete` with `download_url` and
 `expires_at` once the file is on disk. The file can be downloaded by callers of the same
 workspace until `expires_at`; after it the download answers 410 and the worker deletes
@@ -19,10 +19,10 @@ from quart import Response, send_file
 
 from gateway.analytics.export_file import CONTENT_TYPES
 from gateway.analytics.period import parse_period
+from gateway.analytics.services import AnalyticsServices
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.extras import EXPORTS, not_installed
-from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from store import columns
 from store import exports as store
@@ -62,7 +62,7 @@ def parse_body(body: Mapping[str, Any], *, today: date) -> tuple[str, str, str, 
 
 
 async def create(
-    state: AppState, workspace_id: str, body: Mapping[str, Any], *, today: date
+    analytics: AnalyticsServices, workspace_id: str, body: Mapping[str, Any], *, today: date
 ) -> ExportRecord:
     """Store a `processing` export and queue it (waiting while the worker's queue is
     full). Cancelled while waiting, the record stays `processing` and the worker builds
@@ -80,14 +80,14 @@ async def create(
         end_date=end,
         created_at=datetime.now(UTC),
     )
-    await state.db.run(lambda d: store.insert(d, record))
-    await state.exports.send.send(record.id)
+    await analytics.db.run(lambda d: store.insert(d, record))
+    await analytics.exports.send.send(record.id)
     return record
 
 
-async def find(state: AppState, principal: Principal, export_id: str) -> ExportRecord:
+async def find(analytics: AnalyticsServices, principal: Principal, export_id: str) -> ExportRecord:
     """The caller's workspace's export; 404 for an unknown id or another workspace's."""
-    record = await state.db.run(lambda d: store.get(d, export_id))
+    record = await analytics.db.run(lambda d: store.get(d, export_id))
     if record is None or record.workspace_id != principal.workspace_id:
         raise not_found("export_not_found", f"No export '{export_id}'.", export_id=export_id)
     return record
@@ -117,10 +117,10 @@ def _expired(record: ExportRecord, now: datetime) -> bool:
     )
 
 
-async def download(state: AppState, principal: Principal, export_id: str) -> Response:
+async def download(analytics: AnalyticsServices, principal: Principal, export_id: str) -> Response:
     """The file, streamed from disk with its format's Content-Type; 409 while it is not
     built (or failed), 410 once it expired."""
-    record = await find(state, principal, export_id)
+    record = await find(analytics, principal, export_id)
     if _expired(record, datetime.now(UTC)):
         raise ApiError(
             410, "export_expired", f"Export '{export_id}' expired.", type="not_found_error"
@@ -134,7 +134,7 @@ async def download(state: AppState, principal: Principal, export_id: str) -> Res
             export_status=record.status,
         )
     response = await send_file(
-        state.exports.path_of(record.file_name),
+        analytics.exports.path_of(record.file_name),
         mimetype=CONTENT_TYPES[record.format],
         as_attachment=True,
         attachment_filename=f"analytics-{record.id}.{record.format}",

@@ -245,3 +245,17 @@ def _float(value: object) -> float:
     if isinstance(value, bytes | str):
         return float(value)
     return float(value) if isinstance(value, int) else 0.0
+
+
+async def live_worker(
+    live: SharedRealtime,
+    gauges: Callable[[], Gauges],
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Several workers: send this one's counts and gauges to the shared server until
+    cancelled (its failures are the counters' own to absorb)."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(live.flusher)
+        nursery.start_soon(live.beat, gauges)
+        task_status.started()

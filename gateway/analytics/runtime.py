@@ -2,7 +2,7 @@
 the bounded queue of export ids to build.
 
 A POST sends the new export's id and waits while the queue is full (backpressure, never a
-drop); `gateway.workers.analytics_export` receives them. Exports left `processing` by a
+drop); `gateway.analytics.export_worker` receives them. Exports left `processing` by a
 stop are queued again by the worker when it starts.
 """
 

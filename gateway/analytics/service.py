@@ -16,9 +16,9 @@ from sqlite_utils import Database
 from gateway.analytics import render
 from gateway.analytics.input import AnalyticsQuery
 from gateway.analytics.live import LiveFigures
-from gateway.platform.state import AppState
+from gateway.analytics.services import AnalyticsServices
 from gateway.platform.web import iso
-from store import analytics
+from store import analytics as analytics_store
 from store.analytics import Dimension, Group
 from store.latency_sketch import Counts
 
@@ -49,9 +49,9 @@ def _groups(
     d: Database,
     scope: Scope,
     by: tuple[Dimension, ...] = (),
-    bucket: analytics.Bucket | None = None,
+    bucket: analytics_store.Bucket | None = None,
 ) -> list[Group]:
-    return analytics.rollup_groups(
+    return analytics_store.rollup_groups(
         d,
         workspace_id=scope.workspace_id,
         since_epoch=scope.since,
@@ -62,14 +62,14 @@ def _groups(
 
 
 def _sketches(d: Database, scope: Scope) -> dict[str, Counts]:
-    return analytics.latency_sketches(
+    return analytics_store.latency_sketches(
         d, workspace_id=scope.workspace_id, since_epoch=scope.since, until_epoch=scope.until
     )
 
 
 def _series(d: Database, scope: Scope) -> list[tuple[Any, ...]]:
     dimension = scope.query.dimension
-    return analytics.series_rows(
+    return analytics_store.series_rows(
         d,
         workspace_id=scope.workspace_id,
         since_epoch=scope.since,
@@ -82,29 +82,29 @@ def _series(d: Database, scope: Scope) -> list[tuple[Any, ...]]:
 # Each page reads what it needs in one trip to the database thread.
 
 
-async def usage(state: AppState, scope: Scope) -> JSON:
-    await state.usage.flush()
-    series, sketches = await state.db.run(lambda d: (_series(d, scope), _sketches(d, scope)))
-    return render.usage_page(scope.query, series, analytics.merge_sketches(sketches))
+async def usage(analytics: AnalyticsServices, scope: Scope) -> JSON:
+    await analytics.flush_usage()
+    series, sketches = await analytics.db.run(lambda d: (_series(d, scope), _sketches(d, scope)))
+    return render.usage_page(scope.query, series, analytics_store.merge_sketches(sketches))
 
 
-async def models(state: AppState, scope: Scope) -> JSON:
-    await state.usage.flush()
-    groups = await state.db.run(lambda d: _groups(d, scope, ("model", "provider")))
+async def models(analytics: AnalyticsServices, scope: Scope) -> JSON:
+    await analytics.flush_usage()
+    groups = await analytics.db.run(lambda d: _groups(d, scope, ("model", "provider")))
     return render.models_page(scope.query, groups)
 
 
-async def api_keys(state: AppState, scope: Scope) -> JSON:
-    await state.usage.flush()
-    groups, names = await state.db.run(
-        lambda d: (_groups(d, scope, ("key_id",)), analytics.key_names(d, scope.workspace_id))
+async def api_keys(analytics: AnalyticsServices, scope: Scope) -> JSON:
+    await analytics.flush_usage()
+    groups, names = await analytics.db.run(
+        lambda d: (_groups(d, scope, ("key_id",)), analytics_store.key_names(d, scope.workspace_id))
     )
     return render.api_keys_page(scope.query, groups, names)
 
 
-async def costs(state: AppState, scope: Scope) -> JSON:
-    await state.usage.flush()
-    per_endpoint, series = await state.db.run(
+async def costs(analytics: AnalyticsServices, scope: Scope) -> JSON:
+    await analytics.flush_usage()
+    per_endpoint, series = await analytics.db.run(
         lambda d: (
             _groups(d, scope, ("provider", "endpoint")),
             _groups(d, scope, (), scope.query.granularity),
@@ -113,12 +113,12 @@ async def costs(state: AppState, scope: Scope) -> JSON:
     return render.costs_page(scope.query, per_endpoint, series)
 
 
-async def performance(state: AppState, scope: Scope) -> JSON:
-    await state.usage.flush()
-    groups, sketches = await state.db.run(
+async def performance(analytics: AnalyticsServices, scope: Scope) -> JSON:
+    await analytics.flush_usage()
+    groups, sketches = await analytics.db.run(
         lambda d: (_groups(d, scope, ("provider",)), _sketches(d, scope))
     )
-    merged = analytics.merge_sketches(sketches)
+    merged = analytics_store.merge_sketches(sketches)
     return render.performance_page(
         scope.query, render.by_label(groups), sketches, merged, _elapsed_minutes(scope)
     )
@@ -132,34 +132,36 @@ def _elapsed_minutes(scope: Scope) -> float:
     return max(1.0, (end - scope.since) / 60)
 
 
-async def errors(state: AppState, scope: Scope) -> JSON:
-    await state.usage.flush()
-    groups = await state.db.run(lambda d: _groups(d, scope, ("provider", "model")))
+async def errors(analytics: AnalyticsServices, scope: Scope) -> JSON:
+    await analytics.flush_usage()
+    groups = await analytics.db.run(lambda d: _groups(d, scope, ("provider", "model")))
     return render.errors_page(scope.query, groups)
 
 
-async def cache(state: AppState, scope: Scope) -> JSON:
-    await state.usage.flush()
-    groups = await state.db.run(lambda d: _groups(d, scope, ("endpoint", "model")))
+async def cache(analytics: AnalyticsServices, scope: Scope) -> JSON:
+    await analytics.flush_usage()
+    groups = await analytics.db.run(lambda d: _groups(d, scope, ("endpoint", "model")))
     chat = render.by_label([g for g in groups if g.labels[0] == "chat"], 1)
     return render.cache_page(scope.query, chat)
 
 
-async def realtime(state: AppState, workspace_id: str, *, active_requests: int) -> JSON:
+async def realtime(
+    analytics: AnalyticsServices, workspace_id: str, *, active_requests: int
+) -> JSON:
     """The last minute from the raw log, and the live process: requests in flight, requests
     waiting for rate-limit capacity, and each configured provider's health. With a shared
     server (`gateway.analytics.live`), the last minute and the gauges are every worker's
     and node's; if it cannot answer, this node's."""
-    live = state.shared_live
+    live = analytics.live
     if live is not None:
-        shared = await live.read(workspace_id, (active_requests, queue_depth(state)))
+        shared = await live.read(workspace_id, (active_requests, queue_depth(analytics)))
         if shared is not None:
-            return _realtime_page(state, workspace_id, shared)
-    await state.usage.flush()
+            return _realtime_page(analytics, workspace_id, shared)
+    await analytics.flush_usage()
     now = datetime.now(UTC)
     since = (now - timedelta(minutes=1)).timestamp()
-    recent = await state.db.run(
-        lambda d: analytics.recent_figures(d, workspace_id=workspace_id, since_epoch=since)
+    recent = await analytics.db.run(
+        lambda d: analytics_store.recent_figures(d, workspace_id=workspace_id, since_epoch=since)
     )
     return {
         "timestamp": iso(now),
@@ -170,12 +172,12 @@ async def realtime(state: AppState, workspace_id: str, *, active_requests: int) 
             "avg_latency_ms": render.ms(recent.avg_latency_ms),
         },
         "active_requests": active_requests,
-        "queue_depth": queue_depth(state),
-        "provider_status": _provider_status(state, workspace_id),
+        "queue_depth": queue_depth(analytics),
+        "provider_status": _provider_status(analytics, workspace_id),
     }
 
 
-def _realtime_page(state: AppState, workspace_id: str, live: LiveFigures) -> JSON:
+def _realtime_page(analytics: AnalyticsServices, workspace_id: str, live: LiveFigures) -> JSON:
     return {
         "timestamp": iso(datetime.now(UTC)),
         "last_minute": {
@@ -186,21 +188,20 @@ def _realtime_page(state: AppState, workspace_id: str, live: LiveFigures) -> JSO
         },
         "active_requests": live.active_requests,
         "queue_depth": live.queue_depth,
-        "provider_status": _provider_status(state, workspace_id),
+        "provider_status": _provider_status(analytics, workspace_id),
     }
 
 
-def queue_depth(state: AppState) -> int:
+def queue_depth(analytics: AnalyticsServices) -> int:
     """Requests of this process waiting for rate-limit capacity (strategy `queue`)."""
-    shared = state.shared_limits
-    return state.limits.waiting + (shared.waiting if shared is not None else 0)
+    return analytics.queue_depth()
 
 
-def _provider_status(state: AppState, workspace_id: str) -> dict[str, str]:
+def _provider_status(analytics: AnalyticsServices, workspace_id: str) -> dict[str, str]:
     """As `/v1/health/detailed` judges them: disabled, healthy or degraded (a provider
     without traffic or probes yet counts as healthy)."""
     statuses = {}
-    for pid, entry in state.registry.configured(workspace_id).items():
-        status = state.health.figures(workspace_id, pid).status if entry.active else "disabled"
+    for pid, entry in analytics.registry.configured(workspace_id).items():
+        status = analytics.health.figures(workspace_id, pid).status if entry.active else "disabled"
         statuses[pid] = "healthy" if status == "unknown" else status
     return statuses

@@ -9,48 +9,280 @@ the admission policies (an agent's limits). The core runs with none of them.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from typing import Any, TypeVar, cast
+
+import trio
+
+from gateway.admin.services import AdminServices
 from gateway.agents.policy import AgentPolicy
+from gateway.agents.services import AgentsServices
+from gateway.analytics.services import AnalyticsServices
+from gateway.app.state import AppState
+from gateway.app.voice_stages import stages_of
+from gateway.audio.input import TranscriptionParams
+from gateway.audio.render import transcript_text
+from gateway.audio.services import AudioServices
+from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
+from gateway.audio.voices import mapping_named
+from gateway.chat.service import serve_chat
 from gateway.chat.services import ChatServices
+from gateway.documents.services import DocumentsServices
+from gateway.files.capabilities import Capabilities
+from gateway.files.services import FilesServices
+from gateway.kernels.dialects import Dialect, ServeChat
+from gateway.kernels.endpoints import Endpoint
+from gateway.kernels.uploads.formats import Kind
+from gateway.kernels.webhooks.services import Webhooks
+from gateway.ocr.input import LOCAL_MODEL as LOCAL_OCR_MODEL
+from gateway.ocr.input import OCR_KINDS
+from gateway.ocr.service import read_pages
+from gateway.ocr.services import OcrServices
+from gateway.operator.live import LiveSources
+from gateway.operator.services import OperatorServices
+from gateway.organization.services import OrganizationServices
+from gateway.pipelines.capabilities import VoiceParts
+from gateway.pipelines.services import PipelinesServices
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answering
 from gateway.platform.callers import Authenticator
-from gateway.platform.state import AppState
+from gateway.platform.jsonio import JsonAnswer
+from gateway.responses.kept import StoredResponses
+from gateway.responses.services import ResponsesServices
+from gateway.retrieval.embeddings import serve_embeddings
+from gateway.retrieval.rerank import serve_rerank
+from gateway.retrieval.services import RetrievalServices
+from gateway.status.services import StatusServices
+from gateway.sustainability.services import SustainabilityServices
 from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
 from gateway.upstream.usage import UsageLog, UsageSink
+from gateway.workers.health_probes import Probes
+from providers.audio_types import AudioClip
+from providers.ocr_types import OcrResult
+
+S = TypeVar("S")
+# A family's endpoint function: (its services, principal, body, headers) -> its answer.
+Served = Callable[[S, Principal, Any, Mapping[str, str]], Awaitable[JsonAnswer]]
 
 
-def assemble(state: AppState) -> None:
-    """Build the core's services and the converted families' services into `state`."""
+def assemble(state: AppState, mounted: Collection[str]) -> None:
+    """Build the core's services, with the hooks of the `mounted` families plugged in (a
+    family that is not mounted costs the core nothing: none of its hooks is called), and
+    every family's services, into `state`."""
     settings = state.settings
+    observed = "operator" in mounted  # the metrics count records and first results
     state.engine = Engine(
         state.catalog,
         state.registry,
         state.breakers,
         state.health,
         state.limits.upstream,
-        UsageLog(state.catalog, usage_sinks(state) if settings.usage_log_enabled else ()),
+        UsageLog(state.catalog, usage_sinks(state, mounted) if settings.usage_log_enabled else ()),
         hedge_from_latency=settings.hedge_from_latency,
         shared_breakers=state.shared_breakers,
-        on_first_result=(state.metrics.upstream_first_byte,),
+        on_first_result=(state.metrics.upstream_first_byte,) if observed else (),
     )
     state.admission = Admission(
         state.limiter if settings.rate_limits_enabled else None,
-        policies=(AgentPolicy(state.agents),),
+        policies=(AgentPolicy(state.agents),) if "agents" in mounted else (),
     )
     state.auth = Authenticator(state.keyring, state.db)
+    state.probes = Probes(state.registry, state.health, settings)
     state.chat = ChatServices(
         state.engine,
         state.admission,
         state.rules,
         state.cache,
         settings,
+        state.db,
+        state.auth,
         shared_cache=state.shared_cache,
+    )
+    state.retrieval = RetrievalServices(state.engine, state.admission, state.auth, settings)
+    state.ocr = OcrServices(
+        state.engine,
+        state.admission,
+        state.auth,
+        settings,
+        state.files.blobs,
+        trio.CapacityLimiter(settings.ocr_page_concurrency),
+    )
+    state.sustainability = SustainabilityServices(
+        state.db, state.catalog, state.registry, state.auth
+    )
+    state.webhooks = Webhooks(state.db, state.cipher, settings, state.status)
+    state.status_services = StatusServices(
+        state.db,
+        settings,
+        state.catalog,
+        state.registry,
+        state.health,
+        state.auth,
+        state.webhooks,
+    )
+    state.organization = OrganizationServices(
+        state.db,
+        settings,
+        state.auth,
+        state.keyring,
+        state.logins,
+        state.kdf_limiter,
+        workspace_data=(state.files, state.documents, StoredResponses(state.responses)),
+    )
+    state.agents_services = AgentsServices(
+        state.db,
+        settings,
+        state.auth,
+        state.keyring,
+        state.agents,
+        state.webhooks,
+        redis=state.redis,
+    )
+    state.analytics = AnalyticsServices(
+        state.db,
+        settings,
+        state.auth,
+        state.exports,
+        state.registry,
+        state.health,
+        state.drain,
+        state.usage.flush,
+        lambda: queue_depth(state),
+        live=state.shared_live,
+    )
+    live = LiveSources(
+        state.usage,
+        state.breakers,
+        lambda: state.keyring.pending_last_used,
+        lambda: len(state.cache),
+    )
+    state.operator = OperatorServices(
+        state.db, settings, state.auth, state.metrics, live, state.usage.flush
+    )
+    state.audio = AudioServices(
+        state.engine, state.admission, state.auth, settings, state.db, state.voice_mappings
+    )
+    state.files_services = FilesServices(
+        state.db,
+        settings,
+        state.auth,
+        state.engine,
+        state.admission,
+        state.files,
+        file_capabilities(state),
+    )
+    state.documents_services = DocumentsServices(
+        state.db,
+        settings,
+        state.auth,
+        state.catalog,
+        state.registry,
+        state.documents,
+        endpoint(serve_embeddings, state.retrieval),
+        endpoint(serve_rerank, state.retrieval),
+    )
+    state.responses_services = ResponsesServices(
+        chat_behind(state.chat),
+        state.responses,
+        state.db,
+        state.engine.usage,
+        state.auth,
+        settings.responses_retention_days,
+    )
+    state.pipelines = PipelinesServices(
+        state.db,
+        settings,
+        state.auth,
+        state.engine,
+        state.admission,
+        state.files.pii_scans,
+        VoiceParts(
+            stages_of(state),
+            measured_clip,
+            lambda workspace, name: mapping_named(state.audio, workspace, name),
+        ),
+    )
+    state.admin = AdminServices(
+        state.db,
+        settings,
+        state.auth,
+        state.keyring,
+        state.catalog,
+        state.registry,
+        state.health,
+        state.cipher,
+        state.limiter,
+        state.limits.upstream,
+        state.usage.flush,
     )
 
 
-def usage_sinks(state: AppState) -> tuple[UsageSink, ...]:
-    """Where each usage record goes: the metrics, the writer, and (several workers) the
-    realtime counters every worker's analytics page reads."""
-    sinks: list[UsageSink] = [state.metrics.observe_usage, state.usage.submit]
-    if state.shared_live is not None:
+def chat_behind(chat: ChatServices) -> ServeChat:
+    """Chat's path for the front doors that put another dialect in front of it."""
+
+    def serve(
+        principal: Principal, body: object, headers: Mapping[str, str], dialect: Dialect
+    ) -> Answering:
+        return serve_chat(chat, principal, body, headers, dialect)
+
+    return serve
+
+
+def file_capabilities(state: AppState) -> Capabilities:
+    """What files' processing uses from the audio, OCR and retrieval families."""
+    audio, ocr, retrieval = state.audio, state.ocr, state.retrieval
+
+    async def transcribe(
+        principal: Principal, clip: AudioClip, language: str | None, diarize: bool
+    ) -> str:
+        params = TranscriptionParams(
+            model=DIARIZING_MODEL if diarize else "auto",
+            response_format="json",
+            language=language,
+            diarize=diarize,
+        )
+        done = await transcribe_clip(audio, principal, clip, params, {})
+        return transcript_text(done.served.value)
+
+    async def read(
+        principal: Principal, data: bytes, kind: Kind, model: str, pages: tuple[int, ...] | None
+    ) -> OcrResult:
+        return await read_pages(ocr, principal, data, kind, model=model, pages=pages)
+
+    return Capabilities(
+        transcribe=transcribe,
+        measure_clip=measured_clip,
+        diarizing_model=DIARIZING_MODEL,
+        read_pages=read,
+        ocr_kinds=frozenset(OCR_KINDS),
+        local_ocr_model=LOCAL_OCR_MODEL,
+        embed=endpoint(serve_embeddings, retrieval),
+    )
+
+
+def endpoint(serve: Served[S], services: S) -> Endpoint:
+    """A family's endpoint called in process, as `principal`, with a body."""
+
+    async def call(principal: Principal, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        answer = await serve(services, principal, body, {})
+        return cast(Mapping[str, Any], answer.body)
+
+    return call
+
+
+def queue_depth(state: AppState) -> int:
+    """Requests of this process waiting for rate-limit capacity (strategy `queue`)."""
+    shared = state.shared_limits
+    return state.limits.waiting + (shared.waiting if shared is not None else 0)
+
+
+def usage_sinks(state: AppState, mounted: Collection[str]) -> tuple[UsageSink, ...]:
+    """Where each usage record goes: the writer, and when their families are mounted the
+    metrics and (several workers) the realtime counters every analytics page reads."""
+    sinks: list[UsageSink] = [state.usage.submit]
+    if "operator" in mounted:
+        sinks.insert(0, state.metrics.observe_usage)
+    if state.shared_live is not None and "analytics" in mounted:
         sinks.append(state.shared_live.count)
     return tuple(sinks)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from urllib.parse import urlparse
 
-from gateway.platform.state import AppState
+from gateway.app.state import AppState
 from providers.adapters import ADAPTER_CLASSES
 from providers.catalog import ProviderInfo
 from store import keys

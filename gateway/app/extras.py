@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from quart import Blueprint, Response, request, websocket
 
 from gateway.app.families import FAMILIES, Family, Mounted
+from gateway.app.state import AppState
 from gateway.platform.callers import Authenticator
 from gateway.platform.errors import ApiError
 from gateway.platform.extras import Requires, install_command, not_installed
-from gateway.platform.state import AppState
 from gateway.platform.web import error_response
 from providers.catalog import Catalog
 
@@ -32,6 +32,11 @@ METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 def mount_all(state: AppState, families: Sequence[Family] = FAMILIES) -> list[Mounted]:
     """Each family mounted, or, when one of its extras is missing, its stand-in."""
     return [_mounted_or_absent(state, family) for family in families]
+
+
+def available(families: Sequence[Family] = FAMILIES) -> list[Family]:
+    """The families whose extras are all installed: those mounted."""
+    return [f for f in families if f.requires is None or not f.requires.missing()]
 
 
 def _mounted_or_absent(state: AppState, family: Family) -> Mounted:
@@ -78,7 +83,7 @@ def offered(catalog: Catalog, families: Sequence[Family] = FAMILIES) -> Catalog:
 
 def installed_report(families: Sequence[Family] = FAMILIES) -> list[str]:
     """The start-up banner's lines: the families on, and those off with what adds them."""
-    on = [f.name for f in families if f.requires is None or not f.requires.missing()]
+    on = [f.name for f in available(families)]
     off: dict[str, list[str]] = {}
     for family in families:
         absent = () if family.requires is None else family.requires.missing()

@@ -11,60 +11,81 @@ an extra is missing it is not mounted (`gateway.app.extras`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 
 import attrs
+import trio
 from quart import Blueprint
 
-from gateway.api.agents import agents_blueprint
-from gateway.api.alerts import alerts_blueprint
-from gateway.api.analytics import analytics_blueprint
-from gateway.api.audio import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
-from gateway.api.audit_log import audit_log_blueprint
-from gateway.api.auth_tokens import auth_tokens_blueprint
-from gateway.api.billing import billing_blueprint
-from gateway.api.console import console_blueprint
-from gateway.api.documents import documents_blueprint
-from gateway.api.embeddings import embeddings_blueprint
-from gateway.api.files import files_blueprint
-from gateway.api.health import health_blueprint
-from gateway.api.keys import keys_blueprint
-from gateway.api.mcp import mcp_blueprint
-from gateway.api.metrics import metrics_blueprint
-from gateway.api.models import models_blueprint
-from gateway.api.ocr import ocr_blueprint
-from gateway.api.openapi import openapi_blueprint
-from gateway.api.organization import organization_blueprint
-from gateway.api.pipelines import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
-from gateway.api.providers import providers_blueprint
-from gateway.api.rate_limits import rate_limits_blueprint
-from gateway.api.rerank import rerank_blueprint
-from gateway.api.routing_rules import routing_rules_blueprint
-from gateway.api.status import status_blueprint
-from gateway.api.sustainability import sustainability_blueprint
+from gateway.admin.health import health_blueprint
+from gateway.admin.keys import keys_blueprint
+from gateway.admin.models import models_blueprint
+from gateway.admin.provider_routes import providers_blueprint
+from gateway.admin.rate_limits import rate_limits_blueprint
+from gateway.agents import agent_alerts, agent_counters, agent_events
+from gateway.agents.mcp_routes import mcp_blueprint
+from gateway.agents.routes import agents_blueprint
+from gateway.analytics import export_worker
+from gateway.analytics.live import live_worker
+from gateway.analytics.routes import analytics_blueprint
+from gateway.app.assembly import chat_behind
+from gateway.app.state import AppState
+from gateway.audio.routes import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.chat.routes import chat_routes
-from gateway.chat.service import serve_chat
-from gateway.chat.services import ChatServices
-from gateway.kernels.dialects import Dialect, ServeChat
+from gateway.chat.rule_routes import routing_rules_blueprint
+from gateway.documents import retention
+from gateway.documents import worker as document_worker
+from gateway.documents.routes import documents_blueprint
+from gateway.files import worker as file_worker
+from gateway.files.routes import files_blueprint
+from gateway.kernels.uploads.formats import LARGEST_UPLOAD
 from gateway.messages.routes import messages_routes
 from gateway.messages.services import MessagesServices
+from gateway.ocr.routes import ocr_blueprint
+from gateway.operator.console_routes import console_blueprint
+from gateway.operator.metrics_routes import metrics_blueprint
+from gateway.operator.openapi_routes import openapi_blueprint
+from gateway.organization.audit_routes import audit_log_blueprint
+from gateway.organization.routes import organization_blueprint
+from gateway.organization.token_routes import auth_tokens_blueprint
+from gateway.pipelines.routes import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
 from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
-from gateway.platform.auth import Principal
-from gateway.platform.body import Answering
 from gateway.platform.extras import AUDIO, FILES, Requires
-from gateway.platform.state import AppState
 from gateway.platform.uploads import file_upload_limits
 from gateway.realtime.routes import realtime_blueprint
+from gateway.realtime.services import RealtimeServices
+from gateway.responses import retention as response_retention
+from gateway.responses import writer as response_writer
 from gateway.responses.routes import responses_blueprint, responses_routes
-from gateway.responses.services import ResponsesServices
-from gateway.uploads.formats import LARGEST_UPLOAD
+from gateway.retrieval.routes import retrieval_blueprints
+from gateway.status import alert_evaluator, incident_monitor
+from gateway.status.alert_routes import alerts_blueprint
+from gateway.status.billing_routes import billing_blueprint
+from gateway.status.routes import status_blueprint
+from gateway.sustainability.routes import sustainability_blueprint
 
 SPEECH_MODELS = ("speech", "transcription")  # the catalog's model types the audio family serves
 
 # The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
 # as a stream with its own limit; Quart's MAX_CONTENT_LENGTH would refuse it at once.
 TRANSCRIPTION_UPLOAD_LIMIT = 26 * 1024 * 1024
+
+
+# A long-lived task of the family: started with `nursery.start(worker)` by the server's
+# lifespan, it reports readiness through `task_status` and runs until cancelled.
+Worker = Callable[..., Awaitable[None]]
+
+
+async def ready_at_once(
+    serve: Callable[[], Awaitable[None]],
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """`serve` as a worker that is ready at once."""
+    task_status.started()
+    await serve()
 
 
 @attrs.frozen
@@ -74,6 +95,7 @@ class Mounted:
     blueprints: tuple[Blueprint, ...] = ()
     routes: tuple[Route, ...] = ()  # served by the fast path, before Quart
     upload_limits: Mapping[str, int] = attrs.field(factory=dict)  # POST path -> bytes
+    workers: tuple[Worker, ...] = ()
 
 
 @attrs.frozen
@@ -84,45 +106,39 @@ class Family:
 
 
 def _chat(state: AppState) -> Mounted:
-    return Mounted(routes=tuple(chat_routes(state.chat)))
-
-
-def chat_behind(chat: ChatServices) -> ServeChat:
-    """Chat's path for the front doors that put another dialect in front of it."""
-
-    def serve(
-        principal: Principal, body: object, headers: Mapping[str, str], dialect: Dialect
-    ) -> Answering:
-        return serve_chat(chat, principal, body, headers, dialect)
-
-    return serve
+    chat = state.chat
+    workers: tuple[Worker, ...] = ()
+    if chat.shared_cache is not None:  # several workers: answers go to the shared server
+        workers = (partial(ready_at_once, chat.shared_cache.writer),)
+    return Mounted((routing_rules_blueprint(chat),), tuple(chat_routes(chat)), workers=workers)
 
 
 def _responses(state: AppState) -> Mounted:
-    responses = ResponsesServices(
-        chat_behind(state.chat),
-        state.responses,
-        state.db,
-        state.engine.usage,
-        state.auth,
-        state.settings.responses_retention_days,
+    responses = state.responses_services
+    interval = state.settings.retention_check_interval_s
+    return Mounted(
+        (responses_blueprint(responses),),
+        tuple(responses_routes(responses)),
+        workers=(
+            partial(response_writer.run, state.responses),  # written behind their answers
+            partial(response_retention.run, responses, interval),
+        ),
     )
-    return Mounted((responses_blueprint(responses),), tuple(responses_routes(responses)))
 
 
 def _messages(state: AppState) -> Mounted:
-    messages = MessagesServices(chat_behind(state.chat), state.catalog)
+    messages = MessagesServices(chat_behind(state.chat), state.catalog)  # chat's path
     return Mounted(routes=tuple(messages_routes(messages)))
 
 
 def _retrieval(state: AppState) -> Mounted:
-    return Mounted((embeddings_blueprint(state), rerank_blueprint(state)))
+    return Mounted(retrieval_blueprints(state.retrieval))
 
 
 def _audio(state: AppState) -> Mounted:
     return Mounted(
-        (audio_blueprint(state),),
-        tuple(audio_routes(state)),
+        (audio_blueprint(state.audio),),
+        tuple(audio_routes(state.audio)),
         {TRANSCRIPTIONS_PATH: TRANSCRIPTION_UPLOAD_LIMIT},
     )
 
@@ -130,49 +146,89 @@ def _audio(state: AppState) -> Mounted:
 def _pipelines(state: AppState) -> Mounted:
     # Audio in a form or as base64.
     return Mounted(
-        (pipelines_blueprint(state),), upload_limits={PIPELINES_PATH: PIPELINE_BODY_LIMIT}
+        (pipelines_blueprint(state.pipelines),),
+        upload_limits={PIPELINES_PATH: PIPELINE_BODY_LIMIT},
+    )
+
+
+def _documents(state: AppState) -> Mounted:
+    documents = state.documents_services
+    return Mounted(
+        (documents_blueprint(documents),),
+        workers=(partial(document_worker.run, documents), partial(retention.run, documents)),
     )
 
 
 def _realtime(state: AppState) -> Mounted:
     # The realtime family's sessions run on the pipelines family's cascades.
-    return Mounted((realtime_blueprint(state, PipelineSessions(state)),))
+    realtime = RealtimeServices(state.auth, state.settings, PipelineSessions(state.pipelines))
+    return Mounted((realtime_blueprint(realtime),))
 
 
 def _files(state: AppState) -> Mounted:
-    return Mounted((files_blueprint(state),), upload_limits=file_upload_limits(LARGEST_UPLOAD))
+    files = state.files_services
+    return Mounted(
+        (files_blueprint(files),),
+        upload_limits=file_upload_limits(LARGEST_UPLOAD),
+        workers=(partial(file_worker.run, files),),
+    )
+
+
+def _status(state: AppState) -> Mounted:
+    svc = state.status_services
+    return Mounted(
+        (status_blueprint(svc), alerts_blueprint(svc), billing_blueprint(svc)),
+        workers=(partial(incident_monitor.run, svc), partial(alert_evaluator.run, svc)),
+    )
+
+
+def _agents(state: AppState) -> Mounted:
+    agents = state.agents_services
+    return Mounted(
+        (agents_blueprint(agents), mcp_blueprint(agents)),
+        workers=(
+            partial(agent_alerts.run, agents),  # limit-warning webhooks
+            partial(agent_events.run, agents),  # agent and organisation-limit changes
+            partial(agent_counters.run, agents),  # settlements and leases of shared budgets
+        ),
+    )
+
+
+def _analytics(state: AppState) -> Mounted:
+    analytics = state.analytics
+    workers: tuple[Worker, ...] = (partial(export_worker.run, analytics),)
+    if analytics.live is not None:  # several workers: the realtime counters they share
+        workers += (partial(live_worker, analytics.live, analytics.gauges),)
+    return Mounted((analytics_blueprint(analytics),), workers=workers)
 
 
 def _admin(state: AppState) -> Mounted:
+    admin = state.admin
     return Mounted(
         (
-            health_blueprint(state),
-            models_blueprint(state),
-            keys_blueprint(state),
-            providers_blueprint(state),
-            rate_limits_blueprint(state, state.limits),
-            routing_rules_blueprint(state, state.rules),
+            health_blueprint(admin),
+            models_blueprint(admin),
+            keys_blueprint(admin),
+            providers_blueprint(admin),
+            rate_limits_blueprint(admin),
         )
     )
 
 
 def _organization(state: AppState) -> Mounted:
+    services = state.organization
     return Mounted(
         (
-            organization_blueprint(state),
-            billing_blueprint(state),
-            audit_log_blueprint(state),
-            auth_tokens_blueprint(state),
+            organization_blueprint(services),
+            audit_log_blueprint(services),
+            auth_tokens_blueprint(services),
         )
     )
 
 
 def _operator(state: AppState) -> Mounted:
-    return Mounted((metrics_blueprint(state), openapi_blueprint(), console_blueprint(state)))
-
-
-def _blueprint(make: Callable[[AppState], Blueprint]) -> Callable[[AppState], Mounted]:
-    return lambda state: Mounted((make(state),))
+    operator = state.operator
+    return Mounted((metrics_blueprint(operator), openapi_blueprint(), console_blueprint(operator)))
 
 
 _AUDIO_PATHS = (
@@ -196,23 +252,25 @@ FAMILIES: tuple[Family, ...] = (
         _audio,
         Requires((AUDIO,), "Speech, transcription and voices", _AUDIO_PATHS, SPEECH_MODELS),
     ),
-    Family("status", lambda state: Mounted((status_blueprint(state), alerts_blueprint(state)))),
+    Family("status", _status),
     Family("organization", _organization),
     Family("operator", _operator),
-    Family(
-        "documents",
-        _blueprint(documents_blueprint),
-        Requires((FILES,), "Data documents", ("/v1/data",)),
-    ),
+    Family("documents", _documents, Requires((FILES,), "Data documents", ("/v1/data",))),
     Family("files", _files, Requires((FILES,), "Files", ("/v1/files",))),
-    Family("ocr", _blueprint(ocr_blueprint), Requires((FILES,), "OCR", ("/v1/ocr",), ("ocr",))),
-    Family("sustainability", _blueprint(sustainability_blueprint)),
-    Family("agents", lambda state: Mounted((agents_blueprint(state), mcp_blueprint(state)))),
+    Family(
+        "ocr",
+        lambda state: Mounted((ocr_blueprint(state.ocr),)),
+        Requires((FILES,), "OCR", ("/v1/ocr",), ("ocr",)),
+    ),
+    Family(
+        "sustainability", lambda state: Mounted((sustainability_blueprint(state.sustainability),))
+    ),
+    Family("agents", _agents),
     Family("pipelines", _pipelines, Requires((AUDIO,), "Voice pipelines", _PIPELINE_PATHS)),
     Family(
         "realtime",
         _realtime,
         Requires((AUDIO,), "Realtime and voice sessions", _REALTIME_PATHS, ("realtime",)),
     ),
-    Family("analytics", _blueprint(analytics_blueprint)),
+    Family("analytics", _analytics),
 )

@@ -1,7 +1,7 @@
 """Running the gateway: the app's lifespan as one trio nursery that owns everything.
 
 `run_gateway` opens the store and the upstream connection pool, starts the background
-workers (`WORKERS`, see `gateway.workers`; in `--demo` also the simulators), then serves
+workers (`core_workers`, then the mounted families'; in `--demo` also the simulators), then serves
 HTTP with Hypercorn until the shutdown trigger fires or it is cancelled. On the way out
 Hypercorn lets in-flight requests finish (up to the grace period), the usage log is
 flushed, and the database is closed.
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
+from functools import partial
 from typing import Any
 
 import attrs
@@ -22,9 +23,11 @@ from hypercorn.config import Config as HypercornConfig
 
 from gateway.app import bootstrap
 from gateway.app.assembly import assemble
-from gateway.app.extras import mount_all, offered
+from gateway.app.extras import available, mount_all, offered
 from gateway.app.factory import create_app
+from gateway.app.families import Mounted, Worker
 from gateway.app.scaleout import open_shared
+from gateway.app.state import AppState
 from gateway.chat.cache import ResponseCache
 from gateway.operator.middleware import ObservedApp
 from gateway.operator.pauses import PauseTracer
@@ -36,30 +39,21 @@ from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.errors import doc_base
 from gateway.platform.listen import LISTEN_BACKLOG, serve_http
-from gateway.platform.state import AppState
 from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from gateway.workers import (
-    agent_alerts,
-    agent_counters,
-    agent_events,
-    alert_evaluator,
-    analytics_export,
-    document_processing,
-    file_processing,
     health_probes,
-    incident_monitor,
     key_events,
     last_used,
-    response_writer,
-    retention,
     shared_limits,
     shared_state,
     store_events,
     usage_writer,
     webhook_delivery,
 )
+from gateway.workers.key_events import KeySync
+from gateway.workers.store_events import StoreSync
 from gateway.workers.usage_writer import usage_writer_for
 from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
@@ -74,30 +68,30 @@ from store.db import open_database
 from store.secrets import load_or_create_cipher
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
-Worker = Callable[..., Awaitable[None]]
-# Every long-lived worker, started in this order by the lifespan nursery (the usage log
-# first: the others may record usage).
-WORKERS: tuple[Worker, ...] = (
-    usage_writer.run,
-    response_writer.run,  # stored responses, written behind their answers
-    last_used.run,
-    health_probes.run,
-    webhook_delivery.run,
-    incident_monitor.run,
-    alert_evaluator.run,
-    file_processing.run,
-    document_processing.run,
-    retention.run,
-    agent_alerts.run,  # agents (issue 18): limit-warning webhooks
-    analytics_export.run,
-    # Scale-out (issue 20): settlements and leases of the shared limits, key revocations.
-    shared_limits.run,
-    key_events.run,
-    store_events.run,
-    agent_events.run,  # agents (issue 18): agent and organisation-limit changes
-    agent_counters.run,  # agents (issue 18): settlements and leases of shared budgets
-    shared_state.run,  # the response cache, breakers and realtime counters on Redis
-)
+
+
+def core_workers(state: AppState) -> list[Worker]:
+    """The core's long-lived workers, started in this order by the lifespan nursery before
+    the families' own (`Mounted.workers`): the usage log first, since the others may
+    record usage."""
+    settings = state.settings
+    return [
+        partial(usage_writer.run, state.usage),
+        partial(last_used.run, state.keyring, state.db),
+        partial(health_probes.run, state.probes),
+        partial(webhook_delivery.run, state.webhooks),
+        partial(shared_state.run, state.shared_breakers, state.breakers),
+        # Scale-out: settlements and leases of the shared limits, key revocations, and
+        # providers, rules and vector indexes changed by another node (a shared store).
+        partial(shared_limits.run, state.shared_limits),
+        partial(key_events.run, KeySync(state.keyring, state.db, settings, state.redis)),
+        partial(store_events.run, store_sync(state)),
+    ]
+
+
+def store_sync(state: AppState) -> StoreSync:
+    indexes = {"files": state.files.index, "documents": state.documents.index}
+    return StoreSync(state.db, state.settings, state.redis, state.registry, state.rules, indexes)
 
 
 @attrs.frozen
@@ -180,7 +174,7 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_breakers=shared.breakers,
                     shared_live=shared.live,
                 )
-                assemble(state)
+                assemble(state, [family.name for family in available()])
                 yield state
     finally:
         db.close()
@@ -253,15 +247,16 @@ async def _serve_in(
     """Start the workers, the providers and the HTTP server in `nursery`. A worker of
     `--workers N` (`listen_fd` set) only reads the admin key and providers the supervisor
     made."""
-    for worker in WORKERS:
-        await nursery.start(worker, state)
+    mounted = mount_all(state)
+    for worker in [*core_workers(state), *(w for family in mounted for w in family.workers)]:
+        await nursery.start(worker)
     printed_key: str | None = None
     sim: SimServer | None = None
     configured: list[str] = []
     if listen_fd is None:
         printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
         sim, configured = await _providers(state, settings, env, nursery)
-    fast = http_app(state)
+    fast = http_app(state, mounted)
     links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
     app = ObservedApp(links, state.metrics, log_bodies=settings.log_request_bodies)
     config = hypercorn_config(settings, settings.host, settings.port)
@@ -277,10 +272,9 @@ async def _serve_in(
     task_status.started(running)
 
 
-def http_app(state: AppState) -> FastPath:
+def http_app(state: AppState, mounted: Sequence[Mounted]) -> FastPath:
     """The mounted families as one ASGI app: their fast-path routes in front of Quart."""
     settings = state.settings
-    mounted = mount_all(state)
     return FastPath(
         create_app(settings, mounted),
         [route for family in mounted for route in family.routes],

@@ -1,7 +1,7 @@
 """Validation of the audio requests into attrs types: pure, no I/O.
 
 Speech arrives as a JSON body; transcription as multipart form fields (strings, with the
-file already spooled and checked by `gateway.audio.upload`). The `service` extension of a
+file already spooled and checked by `gateway.kernels.uploads.spooled`). The `service` extension of a
 multipart request comes either as one JSON-encoded field (`service={"prefer":...}`) or
 flattened the way the official clients encode nested `extra_body` objects in forms
 (`service[prefer]=speed`, `service[fallbacks][]=whisper-1`).

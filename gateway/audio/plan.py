@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
+from gateway.audio.services import AudioServices
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
@@ -45,7 +45,7 @@ AUDIO_ADAPTERS = {
 
 
 def audio_plan(
-    state: AppState,
+    services: AudioServices,
     principal: Principal,
     *,
     model: str,
@@ -54,7 +54,7 @@ def audio_plan(
     prefer: str | None,
 ) -> Plan:
     """The plan of one audio request; 4xx when the model cannot be used."""
-    plan = _planned(state, principal, model, capability, service, prefer)
+    plan = _planned(services, principal, model, capability, service, prefer)
     served = AUDIO_ADAPTERS[capability]
     if plan.primary.provider_id not in served:
         raise invalid_request(
@@ -67,7 +67,7 @@ def audio_plan(
 
 
 def _planned(
-    state: AppState,
+    services: AudioServices,
     principal: Principal,
     model: str,
     capability: str,
@@ -75,20 +75,24 @@ def _planned(
     prefer: str | None,
 ) -> Plan:
     if model == "auto":
-        targets = ranked_allowed(state, principal, capability, prefer)
+        targets = ranked_allowed(services, principal, capability, prefer)
         return plan_of(
-            [*targets, *_local(state, capability)], capability=capability, service=service
+            [*targets, *_local(services, capability)], capability=capability, service=service
         )
-    planned = _named(state, principal, model, capability, service)
+    planned = _named(services, principal, model, capability, service)
     return plan_of(
-        [*planned.targets, *_local(state, capability)], capability=capability, service=service
+        [*planned.targets, *_local(services, capability)], capability=capability, service=service
     )
 
 
 def _named(
-    state: AppState, principal: Principal, model: str, capability: str, service: ServiceOptions
+    services: AudioServices,
+    principal: Principal,
+    model: str,
+    capability: str,
+    service: ServiceOptions,
 ) -> Plan:
-    info = state.catalog.model(model)
+    info = services.catalog.model(model)
     if info is not None and info.provider == LOCAL_PROVIDER:
         if capability not in info.capabilities:
             raise invalid_request(
@@ -96,7 +100,7 @@ def _named(
             )
         principal.require_model(info.id)
         return plan_of([target_of(info)], capability=capability, service=service)
-    return state.engine.plan_named(
+    return services.engine.plan_named(
         principal,
         model=model,
         provider=None,
@@ -119,12 +123,12 @@ def ranked(
 
 
 def ranked_allowed(
-    state: AppState, principal: Principal, capability: str, prefer: str | None
+    services: AudioServices, principal: Principal, capability: str, prefer: str | None
 ) -> list[Target]:
     """What `model: "auto"` ranks: the workspace's active models of `capability` that the
     key may use and the gateway can call, best first for `prefer` (`local` not among them)."""
     served = AUDIO_ADAPTERS[capability]
-    targets = ranked(state.catalog, _offered(state, principal), capability, prefer)
+    targets = ranked(services.catalog, _offered(services, principal), capability, prefer)
     return [t for t in targets if t.provider_id in served and _allowed(principal, t)]
 
 
@@ -141,8 +145,8 @@ def _preference(prefer: str) -> Callable[[ModelInfo], tuple[object, ...]]:
     return {"quality": quality, "cost": cost, "speed": speed}[prefer]
 
 
-def _offered(state: AppState, principal: Principal) -> frozenset[str]:
-    return state.registry.active_ids(principal.workspace_id)
+def _offered(services: AudioServices, principal: Principal) -> frozenset[str]:
+    return services.engine.registry.active_ids(principal.workspace_id)
 
 
 def _allowed(principal: Principal, target: Target) -> bool:
@@ -154,8 +158,8 @@ def _allowed(principal: Principal, target: Target) -> bool:
     return True
 
 
-def _local(state: AppState, capability: str) -> list[Target]:
-    info = state.catalog.model(LOCAL_MODELS[capability])
+def _local(services: AudioServices, capability: str) -> list[Target]:
+    info = services.catalog.model(LOCAL_MODELS[capability])
     return [target_of(info)] if info is not None else []
 
 
@@ -221,13 +225,13 @@ def voiced_targets(plan: Plan, choice: VoiceChoice) -> Plan:
 
 
 async def admit_audio(
-    state: AppState, facts: RequestFacts, plan: Plan, service: ServiceOptions, usage: Usage
+    services: AudioServices, facts: RequestFacts, plan: Plan, service: ServiceOptions, usage: Usage
 ) -> Hold:
     """Admit an audio request against the key's (and an agent's) limits, priced by what
     it meters (`usage`: characters spoken or seconds heard, no tokens); a refusal leaves
     its usage record (`UsageLog.refusing`)."""
-    with state.engine.usage.refusing(facts, plan.primary):
-        return await state.admission.admit(
+    with services.engine.usage.refusing(facts, plan.primary):
+        return await services.admission.admit(
             facts.principal,
             service,
             prompt_tokens=0,

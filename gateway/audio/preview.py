@@ -12,9 +12,9 @@ from collections.abc import Mapping
 
 from gateway.audio.input import SpeechParams
 from gateway.audio.plan import audio_plan, resolve_voice, voiced_targets
+from gateway.audio.services import AudioServices
 from gateway.audio.speech import speak_once, speech_body_headers
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from gateway.upstream.options import ServiceOptions
 from providers.voices import VoiceInfo, load_voices
 
@@ -22,11 +22,11 @@ PREVIEW_TEXT = "Hello! This is how I sound. I hope you like my voice."
 
 
 async def speak_preview(
-    state: AppState, principal: Principal, voice: VoiceInfo, headers: Mapping[str, str]
+    services: AudioServices, principal: Principal, voice: VoiceInfo, headers: Mapping[str, str]
 ) -> tuple[bytes, dict[str, str]]:
     """The preview's MP3 bytes and the answer headers; raises `ApiError` like speech."""
     principal.require("audio")
-    models = state.catalog.models(provider=voice.provider, capability="speech")
+    models = services.catalog.models(provider=voice.provider, capability="speech")
     model = models[0].id if models else "local-espeak-ng"
     params = SpeechParams(
         model=model,
@@ -39,10 +39,10 @@ async def speak_preview(
     )
     choice = resolve_voice(load_voices(), voice.id, None)
     plan = audio_plan(
-        state, principal, model=model, capability="speech", service=params.service, prefer=None
+        services, principal, model=model, capability="speech", service=params.service, prefer=None
     )
     plan = voiced_targets(plan, choice)
     facts, served, hold_headers = await speak_once(
-        state, principal, params, plan, choice, headers, endpoint="audio.voices.preview"
+        services, principal, params, plan, choice, headers, endpoint="audio.voices.preview"
     )
     return served.value, speech_body_headers(facts, served, hold_headers, served.value)

@@ -23,7 +23,6 @@ import attrs
 import orjson
 import trio
 
-from gateway.audio.errors import audio_errors
 from gateway.audio.input import SpeechParams, parse_speech, with_mapping_defaults
 from gateway.audio.plan import (
     VoiceChoice,
@@ -32,10 +31,11 @@ from gateway.audio.plan import (
     resolve_voice,
     voiced_targets,
 )
+from gateway.audio.services import AudioServices
 from gateway.audio.voices import mapping_record_named
+from gateway.kernels.voice.errors import audio_errors
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
-from gateway.platform.state import AppState
 from gateway.platform.web import decode_json
 from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.engine import Called, Served
@@ -54,23 +54,23 @@ T = TypeVar("T")
 
 @asynccontextmanager
 async def serve_speech(
-    state: AppState, principal: Principal, body: bytes, headers: Mapping[str, str]
+    services: AudioServices, principal: Principal, body: bytes, headers: Mapping[str, str]
 ) -> AsyncGenerator[Answer, None]:
     """Answer one speech request (see the module docstring). Raises `ApiError` for
     client mistakes and upstream failures; cancellation closes the upstream and propagates."""
     principal.require("audio")
     facts = new_facts("audio.speech", principal, headers)
     payload = None
-    with state.engine.usage.rejecting(facts, lambda: _named(payload)):
+    with services.engine.usage.rejecting(facts, lambda: _named(payload)):
         payload = decode_json(body) if body else None
         params = parse_speech(payload)
-        mapping = await mapping_record_named(state, principal.workspace_id, params.voice)
+        mapping = await mapping_record_named(services, principal.workspace_id, params.voice)
         if mapping is not None:
             params = with_mapping_defaults(params, mapping.default_settings)
         voices = mapping.mappings if mapping is not None else None
         choice = resolve_voice(load_voices(), params.voice, voices)
         plan = audio_plan(
-            state,
+            services,
             principal,
             model=params.model,
             capability="speech",
@@ -81,11 +81,11 @@ async def serve_speech(
         plan = voiced_targets(plan, choice)
     if params.stream:
         usage = Usage(characters=len(params.input))
-        hold = await admit_audio(state, facts, plan, params.service, usage)
-        timeout = state.settings.upstream_timeout_s
+        hold = await admit_audio(services, facts, plan, params.service, usage)
+        timeout = services.settings.upstream_timeout_s
         with hold, audio_errors():
             opener = _opener(params, choice)
-            opening = state.engine.open_stream(facts, plan, opener, hold=hold, timeout_s=timeout)
+            opening = services.engine.open_stream(facts, plan, opener, hold=hold, timeout_s=timeout)
             async with opening as stream:
                 stream.metered = usage  # what a client that leaves has cost too
                 first, rest = stream.value
@@ -94,7 +94,7 @@ async def serve_speech(
                 stream.finished(usage)
             return
     facts, whole, limits = await speak_once(
-        state, principal, params, plan, choice, headers, endpoint="audio.speech"
+        services, principal, params, plan, choice, headers, endpoint="audio.speech"
     )
     yield _whole(facts, _as_asked(whole, asked), params, limits)
 
@@ -113,7 +113,7 @@ def _named(payload: object) -> object:
 
 
 async def speak_once(
-    state: AppState,
+    services: AudioServices,
     principal: Principal,
     params: SpeechParams,
     plan: Plan,
@@ -126,14 +126,14 @@ async def speak_once(
     records). Returns the facts, what served and the key's rate-limit headers."""
     facts = new_facts(endpoint, principal, headers)
     usage = Usage(characters=len(params.input))
-    hold = await admit_audio(state, facts, plan, params.service, usage)
+    hold = await admit_audio(services, facts, plan, params.service, usage)
     with hold, audio_errors():
-        served = await state.engine.call(
+        served = await services.engine.call(
             facts,
             plan,
             _operation(params, choice),
             hold=hold,
-            timeout_s=state.settings.upstream_timeout_s,
+            timeout_s=services.settings.upstream_timeout_s,
             meter=lambda _: usage,
         )
         return facts, served, hold.headers()

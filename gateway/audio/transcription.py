@@ -2,10 +2,10 @@
 plan, race, render. A translation is a transcription asking for English text
 (`gateway.audio.translation` says which candidates can); it is never streamed.
 
-The upload has been spooled (`gateway.audio.upload`); here its container is checked by its
-bytes and its length measured by decoding (in a worker thread), so an empty, truncated or
-non-audio file is a 400 before anything is charged. Usage is the audio's seconds, priced
-per minute from the catalog.
+The upload has been spooled (`gateway.kernels.uploads.spooled`); here its container is
+checked by its bytes and its length measured by decoding (in a worker thread), so an
+empty, truncated or non-audio file is a 400 before anything is charged. Usage is the
+audio's seconds, priced per minute from the catalog.
 
 `diarize` and `context_bias` exist only for Mistral's Voxtral family: a request naming
 another provider's model with them is a 400, and the candidates that cannot honour them
@@ -24,7 +24,6 @@ from contextlib import aclosing, asynccontextmanager
 import attrs
 import trio
 
-from gateway.audio.errors import audio_errors
 from gateway.audio.input import TranscriptionParams, parse_transcription, parse_translation
 from gateway.audio.plan import admit_audio, audio_plan
 from gateway.audio.render import (
@@ -34,12 +33,13 @@ from gateway.audio.render import (
     error_event,
     render_transcription,
 )
+from gateway.audio.services import AudioServices
 from gateway.audio.translation import ENDPOINT as TRANSLATIONS
 from gateway.audio.translation import translation_plan
-from gateway.audio.upload import HEAD_BYTES, Upload
+from gateway.kernels.uploads.spooled import HEAD_BYTES, Upload
+from gateway.kernels.voice.errors import audio_errors
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.engine import Called, Streaming
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
@@ -131,9 +131,11 @@ def _check_container(head: bytes) -> str:
     return str(container)
 
 
-def transcription_plan(state: AppState, principal: Principal, params: TranscriptionParams) -> Plan:
+def transcription_plan(
+    services: AudioServices, principal: Principal, params: TranscriptionParams
+) -> Plan:
     plan = audio_plan(
-        state,
+        services,
         principal,
         model=params.model,
         capability="transcription",
@@ -141,7 +143,7 @@ def transcription_plan(state: AppState, principal: Principal, params: Transcript
         prefer=params.prefer,
     )
     if params.translate:
-        return translation_plan(state, principal, params, plan)
+        return translation_plan(services, principal, params, plan)
     if not (params.diarize or params.context_bias):
         return plan
     if plan.primary.provider_id not in DIARIZING_PROVIDERS:
@@ -171,7 +173,7 @@ def transcription_request(
 
 
 async def serve_transcription(
-    state: AppState,
+    services: AudioServices,
     principal: Principal,
     upload: Upload,
     headers: Mapping[str, str],
@@ -182,13 +184,13 @@ async def serve_transcription(
     `ApiError`; cancellation closes the upstream)."""
     principal.require("audio")
     facts = new_facts(endpoint_of(translate), principal, headers)
-    with state.engine.usage.rejecting(facts, upload.model):
+    with services.engine.usage.rejecting(facts, upload.model):
         parse = parse_translation if translate else parse_transcription
         params = parse(upload.fields)
         clip = await checked_clip(upload)
-        plan = transcription_plan(state, principal, params)
+        plan = transcription_plan(services, principal, params)
     with audio_errors():
-        done = await transcribe_clip(state, principal, clip, params, headers, plan=plan)
+        done = await transcribe_clip(services, principal, clip, params, headers, plan=plan)
     served = done.served
     task = "translate" if params.translate else "transcribe"
     body = render_transcription(
@@ -212,7 +214,7 @@ class ClipTranscribed:
 
 
 async def transcribe_clip(
-    state: AppState,
+    services: AudioServices,
     principal: Principal,
     clip: AudioClip,
     params: TranscriptionParams,
@@ -224,21 +226,21 @@ async def transcribe_clip(
     accounts for it): what the endpoint and file processing (`auto_transcribe`) share.
     Raises `ApiError`; cancellation closes the upstream."""
     if plan is None:
-        plan = transcription_plan(state, principal, params)
+        plan = transcription_plan(services, principal, params)
     facts = new_facts(endpoint_of(params.translate), principal, headers)
     usage = heard(clip)
-    hold = await admit_audio(state, facts, plan, params.service, usage)
+    hold = await admit_audio(services, facts, plan, params.service, usage)
 
     async def operation(adapter: Provider, target: Target) -> TranscriptionResult:
         return await adapter.transcribe(transcription_request(params, clip, target))
 
     with hold:
-        served = await state.engine.call(
+        served = await services.engine.call(
             facts,
             plan,
             operation,
             hold=hold,
-            timeout_s=state.settings.upstream_timeout_s,
+            timeout_s=services.settings.upstream_timeout_s,
             meter=lambda _: usage,
         )
         return ClipTranscribed(facts, served, hold.headers())
@@ -263,7 +265,7 @@ def _headers(facts: RequestFacts, target: Target, fell_back: bool) -> dict[str, 
 
 
 async def prepare_stream(
-    state: AppState, principal: Principal, upload: Upload, headers: Mapping[str, str]
+    services: AudioServices, principal: Principal, upload: Upload, headers: Mapping[str, str]
 ) -> TranscriptStreamBody:
     """Everything a streamed transcription checks before its 200 head: permission, fields,
     the audio itself, the plan and the key's limits.
@@ -274,17 +276,21 @@ async def prepare_stream(
     try:
         principal.require("audio")
         facts = new_facts(ENDPOINT, principal, headers)
-        with state.engine.usage.rejecting(facts, upload.model):
+        with services.engine.usage.rejecting(facts, upload.model):
             params = parse_transcription(upload.fields)
             clip = await checked_clip(upload)
-            plan = transcription_plan(state, principal, params)
+            plan = transcription_plan(services, principal, params)
             hold = await admit_audio(
-                state, facts, plan, params.service, Usage(audio_seconds=round(clip.duration_s, 3))
+                services,
+                facts,
+                plan,
+                params.service,
+                Usage(audio_seconds=round(clip.duration_s, 3)),
             )
     except BaseException:
         upload.close()
         raise
-    return TranscriptStreamBody(state, facts, plan, hold, params, clip, upload)
+    return TranscriptStreamBody(services, facts, plan, hold, params, clip, upload)
 
 
 class TranscriptStreamBody:
@@ -301,7 +307,7 @@ class TranscriptStreamBody:
 
     def __init__(
         self,
-        state: AppState,
+        services: AudioServices,
         facts: RequestFacts,
         plan: Plan,
         hold: Hold,
@@ -309,7 +315,7 @@ class TranscriptStreamBody:
         clip: AudioClip,
         upload: Upload,
     ) -> None:
-        self._state, self._facts, self._plan, self._hold = state, facts, plan, hold
+        self._state, self._facts, self._plan, self._hold = services, facts, plan, hold
         self._params, self._clip, self._upload = params, clip, upload
 
     @asynccontextmanager

@@ -21,9 +21,9 @@ import attrs
 
 from gateway.audio.input import TranscriptionParams
 from gateway.audio.plan import LOCAL_PROVIDER, ranked_allowed
+from gateway.audio.services import AudioServices
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
-from gateway.platform.state import AppState
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
 from providers.openai_audio import is_whisper
@@ -55,7 +55,7 @@ def refusal(target: Target) -> str:
 
 
 def translation_plan(
-    state: AppState, principal: Principal, params: TranscriptionParams, plan: Plan
+    services: AudioServices, principal: Principal, params: TranscriptionParams, plan: Plan
 ) -> Plan:
     """`plan` (a transcription's) reduced to translating candidates; 400 when the named
     model does not translate or no candidate is left."""
@@ -64,7 +64,7 @@ def translation_plan(
     kept = [t for t in plan.targets if translates(t)]
     if not params.service.fallbacks:
         seen = {t.model_id for t in kept}
-        others = ranked_allowed(state, principal, "transcription", params.prefer)
+        others = ranked_allowed(services, principal, "transcription", params.prefer)
         kept += [t for t in others if translates(t) and t.model_id not in seen]
     if not kept:
         raise invalid_request(

@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
+from gateway.audio.services import AudioServices
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.params import body_object, optional_string, required_string
-from gateway.platform.state import AppState
 from gateway.platform.web import iso
 from providers.catalog import Catalog
 from providers.voices import StandardVoice, VoiceCatalog, VoiceInfo
@@ -36,17 +36,19 @@ DEFAULT_VOICE_SETTINGS: Mapping[str, float | bool] = {
 }
 
 
-async def mapping_named(state: AppState, workspace_id: str, name: str) -> Mapping[str, str] | None:
+async def mapping_named(
+    services: AudioServices, workspace_id: str, name: str
+) -> Mapping[str, str] | None:
     """The provider voices of the workspace's mapping called `name`, if there is one
     (from memory: `gateway.audio.mapping_book`)."""
-    return await state.voice_mappings.named(state.db, workspace_id, name)
+    return await services.voice_mappings.named(services.db, workspace_id, name)
 
 
 async def mapping_record_named(
-    state: AppState, workspace_id: str, name: str
+    services: AudioServices, workspace_id: str, name: str
 ) -> VoiceMappingRecord | None:
     """The workspace's mapping called `name` with its `default_settings` (from memory)."""
-    return await state.voice_mappings.record(state.db, workspace_id, name)
+    return await services.voice_mappings.record(services.db, workspace_id, name)
 
 
 # -- catalog views -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite_utils
 
-from gateway.platform.state import AppState
+from gateway.documents.services import DocumentsServices
 from store import audit, erasure
 from store import documents as document_store
 from store.audit import AuditEvent
@@ -19,11 +19,11 @@ from store.erasure import Blob, Removal
 
 
 async def erase_document(
-    state: AppState, workspace_id: str, document_id: str, event: AuditEvent
+    services: DocumentsServices, workspace_id: str, document_id: str, event: AuditEvent
 ) -> Erased | None:
     """Erase the workspace's document; None when there is no such document. Cancellation
     before the transaction erases nothing; after it, the cleanup still completes."""
-    runtime = state.documents
+    runtime = services.runtime
 
     def remove(db: sqlite_utils.Database) -> Removal[Erased] | None:
         erased = document_store.remove(db, workspace_id, document_id)
@@ -37,4 +37,4 @@ async def erase_document(
         await runtime.index.remove(workspace_id, document_id)
 
     async with runtime.blob_lock:
-        return await erasure.erase(state.db, remove, forget=forget)
+        return await erasure.erase(services.db, remove, forget=forget)

@@ -13,9 +13,9 @@ import attrs
 import orjson
 
 from gateway.documents.access import CLASSIFICATIONS
-from gateway.files.chunking import STRATEGIES
+from gateway.kernels.text.chunking import STRATEGIES
+from gateway.kernels.uploads.formats import MB
 from gateway.platform.errors import invalid_request
-from gateway.uploads.formats import MB
 from store.documents import STATUSES
 
 # The spec's size table for data documents (kind as the upload sniffer names it).

@@ -19,12 +19,11 @@ from pathlib import Path
 import trio
 
 from gateway.documents.residency import EmbeddingTarget, embedding_target
-from gateway.files.chunking import Piece, chunk_document
-from gateway.files.extraction import Extracted, ExtractionError, extract
+from gateway.documents.services import DocumentsServices
+from gateway.kernels.text.chunking import Piece, chunk_document
+from gateway.kernels.text.extraction import Extracted, ExtractionError, extract
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
-from gateway.retrieval.embeddings import serve_embeddings
 from providers.local import ocr as local_ocr
 from store import documents as document_store
 from store import keys
@@ -37,21 +36,21 @@ class Failed(Exception):
     """The document cannot be processed; the message is its `error_message`."""
 
 
-def embedding_models(state: AppState) -> list[str]:
-    return [m.strip() for m in state.settings.document_embedding_models.split(",") if m.strip()]
+def embedding_models(services: DocumentsServices) -> list[str]:
+    return [m.strip() for m in services.settings.document_embedding_models.split(",") if m.strip()]
 
 
-async def process(state: AppState, record: DocumentRecord) -> None:
+async def process(services: DocumentsServices, record: DocumentRecord) -> None:
     """Process `record`; never raises for the document's own problems."""
     started = time.monotonic()
-    await state.db.run(
+    await services.db.run(
         lambda d: document_store.update(d, record.id, status="processing", error_message=None)
     )
     try:
-        chunks, target = await _ingest(state, record)
+        chunks, target = await _ingest(services, record)
     except Failed as failure:
         message = str(failure)
-        await state.db.run(
+        await services.db.run(
             lambda d: document_store.update(
                 d,
                 record.id,
@@ -62,7 +61,7 @@ async def process(state: AppState, record: DocumentRecord) -> None:
         )
         return
     elapsed = round(time.monotonic() - started, 3)
-    await state.db.run(
+    await services.db.run(
         lambda d: document_store.store_chunks(
             d,
             record.id,
@@ -75,21 +74,23 @@ async def process(state: AppState, record: DocumentRecord) -> None:
         )
     )
     workspace = record.workspace_id
-    await state.documents.index.add(
+    await services.runtime.index.add(
         workspace,
         record.id,
-        lambda: state.db.run(lambda d: document_store.workspace_vectors(d, workspace, record.id)),
+        lambda: services.db.run(
+            lambda d: document_store.workspace_vectors(d, workspace, record.id)
+        ),
     )
 
 
 async def _ingest(
-    state: AppState, record: DocumentRecord
+    services: DocumentsServices, record: DocumentRecord
 ) -> tuple[list[StoredChunk], EmbeddingTarget]:
     target = embedding_target(
-        state.registry.configured(record.workspace_id),
-        state.catalog,
+        services.registry.configured(record.workspace_id),
+        services.catalog,
         record.residency_region,
-        embedding_models(state),
+        embedding_models(services),
     )
     if target is None:
         raise Failed(
@@ -97,7 +98,7 @@ async def _ingest(
             f"'{record.residency_region}'; the document was not sent outside its region. "
             "Set a provider's settings.region to allow one."
         )
-    pages = (await _extract(state.documents.blobs.path_of(record.sha256), record.kind)).pages
+    pages = (await _extract(services.runtime.blobs.path_of(record.sha256), record.kind)).pages
 
     def chunk() -> list[Piece]:
         return chunk_document(
@@ -110,7 +111,7 @@ async def _ingest(
     pieces = await trio.to_thread.run_sync(chunk)
     if not pieces:
         raise Failed("The document contains no text to index.")
-    vectors = await _embed(state, record, target, [p.text for p in pieces])
+    vectors = await _embed(services, record, target, [p.text for p in pieces])
     return [_stored(i, p, v) for i, (p, v) in enumerate(zip(pieces, vectors, strict=True))], target
 
 
@@ -136,27 +137,30 @@ def _stored(index: int, piece: Piece, vector: bytes) -> StoredChunk:
     )
 
 
-async def uploader(state: AppState, record: DocumentRecord) -> Principal:
+async def uploader(services: DocumentsServices, record: DocumentRecord) -> Principal:
     """The uploading key: upstream work for a document is done and billed in its name."""
-    key = await state.db.run(lambda d: keys.get(d, record.key_id, record.workspace_id))
+    key = await services.db.run(lambda d: keys.get(d, record.key_id, record.workspace_id))
     if key is None or key.status != "active":
         raise Failed("The API key that uploaded the document is no longer active.")
     return Principal(key)
 
 
 async def _embed(
-    state: AppState, record: DocumentRecord, target: EmbeddingTarget, texts: Sequence[str]
+    services: DocumentsServices,
+    record: DocumentRecord,
+    target: EmbeddingTarget,
+    texts: Sequence[str],
 ) -> list[bytes]:
-    principal = await uploader(state, record)
+    principal = await uploader(services, record)
     vectors: list[bytes] = []
     for first in range(0, len(texts), EMBEDDING_BATCH):
         batch = list(texts[first : first + EMBEDDING_BATCH])
-        vectors += await embed(state, principal, target, batch)
+        vectors += await embed(services, principal, target, batch)
     return vectors
 
 
 async def embed(
-    state: AppState, principal: Principal, target: EmbeddingTarget, texts: list[str]
+    services: DocumentsServices, principal: Principal, target: EmbeddingTarget, texts: list[str]
 ) -> list[bytes]:
     """Float32 little-endian vectors of `texts` from exactly `target` (no fallback: another
     provider could be outside the region), through the one engine."""
@@ -167,7 +171,7 @@ async def embed(
         "encoding_format": "base64",
     }
     try:
-        answer = await serve_embeddings(state, principal, body, {})
+        answer = await services.embed(principal, body)
     except ApiError as exc:
         raise Failed(f"Embedding failed ({exc.code}): {exc.message}") from None
-    return [base64.b64decode(item["embedding"]) for item in answer.body["data"]]
+    return [base64.b64decode(item["embedding"]) for item in answer["data"]]

@@ -12,11 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import sqlite_utils
 import trio
 
+from gateway.kernels.vectors.cache import VectorCache
 from gateway.platform.work_queue import WorkQueue
-from gateway.retrieval.vector_cache import VectorCache
+from store import documents as document_store
 from store.blobs import BlobStore
+from store.erasure import Blob
 
 
 @attrs.define(eq=False)
@@ -25,6 +28,16 @@ class DocumentsRuntime:
     queue: WorkQueue
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
     index: VectorCache = attrs.field(factory=VectorCache)
+
+    def drop_pending(self, workspace_id: str) -> None:
+        return None  # nothing is written behind: uploads are stored before they answer
+
+    def remove_workspace(self, db: sqlite_utils.Database, workspace_id: str) -> list[Blob]:
+        """A deleted workspace's documents (`gateway.kernels.workspace_data.WorkspaceData`)."""
+        return [Blob(self.blobs, d) for d in document_store.remove_workspace(db, workspace_id)]
+
+    def forget(self, workspace_id: str) -> None:
+        self.index.forget(workspace_id)
 
     @classmethod
     def under(cls, root: Path, *, shared: bool = False, queue_size: int) -> DocumentsRuntime:

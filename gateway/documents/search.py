@@ -2,7 +2,7 @@
 
 Two rankings of the chunks the caller may see (workspace, readable classifications, the
 request's filters, completed documents): cosine similarity of the query's embedding against
-the workspace's in-memory vector index (`gateway.retrieval.vector_index`, one space per
+the workspace's in-memory vector index (`gateway.kernels.vectors.index`, one space per
 embedding model; the query is embedded by the provider
 that embedded those documents, so it stays in their region), and BM25 from SQLite FTS5. They
 are fused by reciprocal rank (k = 60), which needs no score calibration between the two.
@@ -23,10 +23,9 @@ from gateway.documents import access
 from gateway.documents.processing import Failed, embed
 from gateway.documents.residency import EmbeddingTarget
 from gateway.documents.search_input import SearchParams, search_body
+from gateway.documents.services import DocumentsServices
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
-from gateway.retrieval.rerank import serve_rerank
 from store import documents as document_store
 from store.documents import DocumentRecord
 
@@ -43,26 +42,28 @@ class _Hit:
     fused: float = 0.0
 
 
-async def search(state: AppState, principal: Principal, body: Mapping[str, Any]) -> dict[str, Any]:
+async def search(
+    services: DocumentsServices, principal: Principal, body: Mapping[str, Any]
+) -> dict[str, Any]:
     principal.require("files")
     params = search_body(body)
-    documents = await _documents(state, principal, params)
+    documents = await _documents(services, principal, params)
     hits: dict[int, _Hit] = {}
     if documents:
-        await _rankings(state, principal, params, documents, hits)
+        await _rankings(services, principal, params, documents, hits)
     ranked = sorted(hits.values(), key=lambda h: (-h.fused, h.rowid))
     chosen = ranked[: params.top_k * 4 if params.rerank_model else params.top_k]
-    chunks = await state.db.run(
+    chunks = await services.db.run(
         lambda d: document_store.chunks_by_rowid(d, [h.rowid for h in chosen])
     )
     results = [_result(h, chunks[h.rowid], documents) for h in chosen if h.rowid in chunks]
     if params.rerank_model and results:
-        results = await _reranked(state, principal, params, results)
+        results = await _reranked(services, principal, params, results)
     return {"object": "list", "query": params.query, "data": results[: params.top_k]}
 
 
 async def _documents(
-    state: AppState, principal: Principal, params: SearchParams
+    services: DocumentsServices, principal: Principal, params: SearchParams
 ) -> dict[str, DocumentRecord]:
     """The completed documents the caller may see that match the filters, by id."""
     readable = access.readable(principal)
@@ -73,7 +74,7 @@ async def _documents(
         page_size=1_000_000,
         status="completed",
     )
-    records, _ = await state.db.run(lambda d: document_store.list_documents(d, query))
+    records, _ = await services.db.run(lambda d: document_store.list_documents(d, query))
     return {
         r.id: r
         for r in records
@@ -83,7 +84,7 @@ async def _documents(
 
 
 async def _rankings(
-    state: AppState,
+    services: DocumentsServices,
     principal: Principal,
     params: SearchParams,
     documents: Mapping[str, DocumentRecord],
@@ -95,8 +96,8 @@ async def _rankings(
     failure: ApiError | None = None
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_text_ranking, state, principal, params, documents, hits)
-            await _vector_ranking(state, principal, params, documents, hits)
+            nursery.start_soon(_text_ranking, services, principal, params, documents, hits)
+            await _vector_ranking(services, principal, params, documents, hits)
     except* ApiError as group:
         failure = next(e for e in _leaves(group) if isinstance(e, ApiError))
     if failure is not None:
@@ -111,15 +112,15 @@ def _leaves(group: BaseExceptionGroup[ApiError]) -> list[BaseException]:
 
 
 async def _vector_ranking(
-    state: AppState,
+    services: DocumentsServices,
     principal: Principal,
     params: SearchParams,
     documents: Mapping[str, DocumentRecord],
     hits: dict[int, _Hit],
 ) -> None:
     workspace = principal.workspace_id
-    snapshot = await state.documents.index.snapshot(
-        workspace, lambda: state.db.run(lambda d: document_store.workspace_vectors(d, workspace))
+    snapshot = await services.runtime.index.snapshot(
+        workspace, lambda: services.db.run(lambda d: document_store.workspace_vectors(d, workspace))
     )
     wanted = snapshot.wanted(documents)
     for key, space in snapshot.spaces.items():
@@ -127,12 +128,12 @@ async def _vector_ranking(
             continue
         model, provider = key.rsplit("@", 1)
         try:
-            raw = await embed(state, principal, EmbeddingTarget(provider, model), [params.query])
+            raw = await embed(services, principal, EmbeddingTarget(provider, model), [params.query])
         except Failed as exc:
             raise ApiError(502, "embedding_failed", str(exc), type="provider_error") from None
         import numpy as np  # with the index: the `[files]` extra's
 
-        from gateway.retrieval import vector_index
+        from gateway.kernels.vectors import index as vector_index
 
         query = np.frombuffer(raw[0], dtype="<f4").tolist()
         found = await trio.to_thread.run_sync(
@@ -145,7 +146,7 @@ async def _vector_ranking(
 
 
 async def _text_ranking(
-    state: AppState,
+    services: DocumentsServices,
     principal: Principal,
     params: SearchParams,
     documents: Mapping[str, DocumentRecord],
@@ -156,7 +157,7 @@ async def _text_ranking(
         return
     match = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
     workspace = principal.workspace_id
-    found = await state.db.run(
+    found = await services.db.run(
         lambda d: document_store.full_text(d, workspace, match, limit=CANDIDATES * 4)
     )
     rank = 0
@@ -190,7 +191,10 @@ def _result(
 
 
 async def _reranked(
-    state: AppState, principal: Principal, params: SearchParams, results: list[dict[str, Any]]
+    services: DocumentsServices,
+    principal: Principal,
+    params: SearchParams,
+    results: list[dict[str, Any]],
 ) -> list[dict[str, Any]]:
     body = {
         "model": params.rerank_model,
@@ -198,9 +202,9 @@ async def _reranked(
         "documents": [r["content"] for r in results],
         "top_n": params.top_k,
     }
-    answer = await serve_rerank(state, principal, body, {})
+    answer = await services.rerank(principal, body)
     ordered = []
-    for item in answer.body["results"]:
+    for item in answer["results"]:
         result = results[item["index"]]
         result["scores"]["rerank"] = item["relevance_score"]
         result["score"] = item["relevance_score"]

@@ -9,8 +9,8 @@ import attrs
 
 from gateway.documents.access import CLASSIFICATIONS
 from gateway.documents.input import metadata_object
+from gateway.kernels.vectors.search_body import query_and_top_k
 from gateway.platform.errors import invalid_request
-from gateway.retrieval.search_body import query_and_top_k
 
 DEFAULT_RERANK_MODEL = "rerank-v3.5"
 _FIELDS = frozenset({"query", "top_k", "filters", "rerank"})

@@ -17,11 +17,11 @@ import trio
 from gateway.documents import access, render
 from gateway.documents import input as document_input
 from gateway.documents.erasure import erase_document
+from gateway.documents.services import DocumentsServices
+from gateway.kernels.uploads import formats, integrity
+from gateway.kernels.uploads.receive import Received, receive, upload_deadline
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
-from gateway.platform.state import AppState
-from gateway.uploads import formats, integrity
-from gateway.uploads.receive import Received, receive, upload_deadline
 from store import columns
 from store import documents as document_store
 from store.audit import AuditEvent
@@ -33,16 +33,16 @@ def document_not_found(document_id: str) -> ApiError:
 
 
 async def upload(
-    state: AppState, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
+    services: DocumentsServices, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
 ) -> dict[str, Any]:
     """Store one document and queue its processing; the Data document (`pending`).
 
     Cancellation (a client gone mid-upload) removes the partial blob and propagates.
     """
     principal.require("files")
-    runtime = state.documents
-    with upload_deadline(state.settings.upload_timeout_s):
-        received = await _receive(state, chunks, boundary)
+    runtime = services.runtime
+    with upload_deadline(services.settings.upload_timeout_s):
+        received = await _receive(services, chunks, boundary)
     try:
         form = document_input.upload_form(received.fields)
         access.require_readable(principal, form.data_classification)
@@ -53,19 +53,21 @@ async def upload(
     async with runtime.blob_lock:
         digest = await trio.to_thread.run_sync(runtime.blobs.commit, received.writer)
         record = _new_record(principal, received, form, digest)
-        await state.db.run(lambda d: document_store.insert(d, record))
+        await services.db.run(lambda d: document_store.insert(d, record))
     await runtime.queue.enqueue(record.id)
     return render.document(record)
 
 
-async def _receive(state: AppState, chunks: AsyncIterator[bytes], boundary: bytes) -> Received:
+async def _receive(
+    services: DocumentsServices, chunks: AsyncIterator[bytes], boundary: bytes
+) -> Received:
     """The body into a temporary blob; a type outside the spec's table is a 400."""
     largest = formats.LARGEST_UPLOAD
     try:
         return await receive(
             chunks,
             boundary,
-            state.documents.blobs,
+            services.runtime.blobs,
             quota_left=largest,
             quota=largest,
             kinds=document_input.KIND_LIMITS,
@@ -119,9 +121,11 @@ def _new_record(
     )
 
 
-async def get_document(state: AppState, principal: Principal, document_id: str) -> DocumentRecord:
+async def get_document(
+    services: DocumentsServices, principal: Principal, document_id: str
+) -> DocumentRecord:
     principal.require("files")
-    record = await state.db.run(
+    record = await services.db.run(
         lambda d: document_store.get(d, principal.workspace_id, document_id)
     )
     if record is None or record.data_classification not in access.readable(principal):
@@ -130,7 +134,7 @@ async def get_document(state: AppState, principal: Principal, document_id: str) 
 
 
 async def list_documents(
-    state: AppState, principal: Principal, args: Mapping[str, str]
+    services: DocumentsServices, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     principal.require("files")
     parsed = document_input.list_args(args)
@@ -142,16 +146,16 @@ async def list_documents(
         status=parsed.status,
         classification=parsed.classification,
     )
-    records, total = await state.db.run(lambda d: document_store.list_documents(d, query))
+    records, total = await services.db.run(lambda d: document_store.list_documents(d, query))
     return render.document_list(records, total=total, page=parsed.page, page_size=parsed.page_size)
 
 
 async def chunks(
-    state: AppState, principal: Principal, document_id: str, args: Mapping[str, str]
+    services: DocumentsServices, principal: Principal, document_id: str, args: Mapping[str, str]
 ) -> dict[str, Any]:
     """A window of the chunks; a document whose processing failed answers 422 with why."""
     limit, offset = document_input.chunk_window(args)
-    record = await get_document(state, principal, document_id)
+    record = await get_document(services, principal, document_id)
     if record.status == "failed":
         raise ApiError(
             422,
@@ -159,18 +163,18 @@ async def chunks(
             f"The document's processing failed: {record.error_message}",
             document_id=record.id,
         )
-    found, total, tokens = await state.db.run(
+    found, total, tokens = await services.db.run(
         lambda d: document_store.chunks(d, record.id, limit=limit, offset=offset)
     )
     return render.chunks_page(record, found, total=total, tokens=tokens, limit=limit, offset=offset)
 
 
 async def delete(
-    state: AppState, principal: Principal, document_id: str, event: AuditEvent
+    services: DocumentsServices, principal: Principal, document_id: str, event: AuditEvent
 ) -> dict[str, Any]:
     """Erase the document and every copy of its content (see `erasure`)."""
-    await get_document(state, principal, document_id)
-    erased = await erase_document(state, principal.workspace_id, document_id, event)
+    await get_document(services, principal, document_id)
+    erased = await erase_document(services, principal.workspace_id, document_id, event)
     if erased is None:
         raise document_not_found(document_id)
     return render.erased(document_id, erased.chunks_deleted)

@@ -1,4 +1,5 @@
-"""An agent's upload passes its agent's limits, like every other data-plane request.
+"""An agent's upload passes its agent's limits, like every other data-plane request
+(through the admission policies the root plugs in: `Admission.admit_policies`).
 
 The upload itself calls no provider; the processing it asks for does, later, in the
 file-processing worker. So an agent's upload is admitted (suspension, requests per
@@ -21,18 +22,15 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import attrs
 import trio
 
-from gateway.agents.counters import Amounts
-from gateway.agents.gate import admit_agent, suspended_error
-from gateway.agents.hold import AgentShare
-from gateway.audio.transcription import DIARIZING_MODEL, measured_clip
+from gateway.files.capabilities import Capabilities
 from gateway.files.input import ServiceOptions
-from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS
+from gateway.files.services import FilesServices
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
-from gateway.upstream.admission import PolicyBound
-from gateway.upstream.limits import Unlimited
+from gateway.upstream.admission import Ask
+from gateway.upstream.limits import Hold
 from providers.catalog import Catalog, ModelInfo
 from providers.types import Usage
 from store.keys import ApiKeyRecord
@@ -49,36 +47,45 @@ def agent_of(principal: Principal) -> str | None:
     return credential.agent_id if isinstance(credential, ApiKeyRecord) else None
 
 
-async def precheck(state: AppState, principal: Principal) -> None:
-    """Refuse a suspended (or deleted) agent before its upload's bytes are read."""
-    agent_id = agent_of(principal)
-    if agent_id is None:
-        return
-    loaded = await state.agents.get(agent_id)
-    if loaded is not None and loaded.record.status == "suspended":
-        raise suspended_error(loaded)
+@attrs.frozen
+class Estimate:
+    """What an upload's processing may cost at most, and the audio it holds."""
+
+    cost: float = 0.0
+    audio_minutes: float = 0.0
 
 
 async def admit_upload(
-    state: AppState,
+    services: FilesServices,
     principal: Principal,
     path: Path,
     size: int,
     kind: str,
     filename: str,
     options: ServiceOptions,
-) -> PolicyBound | None:
-    """Admit an agent's upload with its processing's estimate reserved (None for any
-    other key); raises the agent's 403/429. Cancellation: nothing is reserved."""
-    agent_id = agent_of(principal)
-    if agent_id is None:
-        return None
-    amounts = Amounts()
+) -> Hold | None:
+    """Admit an upload under the policies that claim its key (an agent's limits), with
+    its processing's estimate reserved (None when no policy claims it); raises their
+    403/429. Cancellation: nothing is reserved."""
+    if not services.admission.claims(principal):
+        return None  # no policy limits this key: nothing to measure
+    estimate = Estimate()
     if options.wants_processing:
-        pages, seconds = await trio.to_thread.run_sync(_measure, path, kind, filename, options)
-        amounts = processing_estimate(state.catalog, options, kind, size, pages, seconds)
-    reservation = await admit_agent(state.agents, agent_id, principal.agent_session, amounts)
-    return PolicyBound(Unlimited(), [AgentShare(state.agents, reservation, "files")])
+        found = services.capabilities
+        pages, seconds = await trio.to_thread.run_sync(
+            _measure, found, path, kind, filename, options
+        )
+        estimate = processing_estimate(
+            services.catalog,
+            options,
+            kind,
+            size,
+            pages,
+            seconds,
+            diarizing_model=found.diarizing_model,
+        )
+    usage = Usage(audio_seconds=estimate.audio_minutes * 60)
+    return await services.admission.admit_policies(Ask(principal, usage, cost=estimate.cost))
 
 
 def processing_estimate(
@@ -88,20 +95,22 @@ def processing_estimate(
     size: int,
     pages: int,
     seconds: float,
-) -> Amounts:
+    *,
+    diarizing_model: str | None = None,
+) -> Estimate:
     """What the processing `options` ask for may cost at most (pure)."""
     cost = 0.0
     if pages:
         cost += _price(catalog, options.ocr_model, "ocr", Usage(pages=pages))
     tokens = size // BYTES_PER_TOKEN
     if seconds:
-        model = DIARIZING_MODEL if options.speaker_diarization else None
+        model = diarizing_model if options.speaker_diarization else None
         cost += _price(catalog, model, "transcription", Usage(audio_seconds=seconds))
         tokens = int(seconds * TOKENS_PER_AUDIO_SECOND)
     if options.vectorize:
         model = options.embedding_model or DEFAULT_EMBEDDING_MODEL
         cost += _price(catalog, model, "embeddings", Usage(prompt_tokens=tokens))
-    return Amounts(cost=cost, audio_minutes=seconds / 60)
+    return Estimate(cost=cost, audio_minutes=seconds / 60)
 
 
 def _price(catalog: Catalog, model: str | None, capability: str, usage: Usage) -> float:
@@ -114,16 +123,18 @@ def _price(catalog: Catalog, model: str | None, capability: str, usage: Usage) -
     return max((float(m.metered_cost(usage).total) for m in candidates), default=0.0)
 
 
-def _measure(path: Path, kind: str, filename: str, options: ServiceOptions) -> tuple[int, float]:
+def _measure(
+    found: Capabilities, path: Path, kind: str, filename: str, options: ServiceOptions
+) -> tuple[int, float]:
     """Pages an upstream OCR model would read, seconds a transcription would hear
     (blocking). A file that cannot be measured is estimated at 0: its stage will fail
     on it and charge nothing."""
     pages, seconds = 0, 0.0
     try:
-        if options.ocr_model not in (None, LOCAL_MODEL) and kind in OCR_KINDS:
+        if options.ocr_model not in (None, found.local_ocr_model) and kind in found.ocr_kinds:
             pages = _pages(path, kind)
         if options.auto_transcribe and kind in AUDIO_KINDS:
-            seconds = measured_clip(path.read_bytes(), filename).duration_s
+            seconds = found.measure_clip(path.read_bytes(), filename).duration_s
     except Exception:  # a parser's own failure on a damaged file (its stage reports it)
         return pages, seconds
     return pages, seconds

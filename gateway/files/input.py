@@ -14,8 +14,8 @@ from typing import Any
 import attrs
 import orjson
 
+from gateway.kernels.uploads.formats import KINDS, PURPOSE_LIMITS, Kind
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.uploads.formats import KINDS, PURPOSE_LIMITS, Kind
 from providers.catalog import Catalog
 from store.files import STATUSES, ListQuery
 

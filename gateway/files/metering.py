@@ -10,7 +10,7 @@ which the request limits do not count (`LIMITED_ENDPOINTS`).
 
 from __future__ import annotations
 
-from gateway.platform.state import AppState
+from gateway.files.services import FilesServices
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.resolve import Target
 from providers.types import Usage
@@ -20,6 +20,6 @@ from store.files import FileRecord
 STORAGE_TARGET = Target("gateway", "file-storage", "blob-store", None)
 
 
-def record_stored(state: AppState, facts: RequestFacts, record: FileRecord) -> None:
+def record_stored(services: FilesServices, facts: RequestFacts, record: FileRecord) -> None:
     """Queue the usage record of `record`'s stored bytes (never blocks)."""
-    state.engine.served(facts, STORAGE_TARGET, None, Usage(bytes_stored=record.bytes))
+    services.engine.served(facts, STORAGE_TARGET, None, Usage(bytes_stored=record.bytes))

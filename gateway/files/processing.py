@@ -16,19 +16,16 @@ from typing import Any
 
 import trio
 
-from gateway.audio.input import TranscriptionParams
-from gateway.audio.render import transcript_text
-from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
-from gateway.files import chunking, pii, pii_worker, render
-from gateway.files.extraction import Extracted, ExtractionError, extract
+from gateway.files import render
 from gateway.files.input import ServiceOptions
-from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS
-from gateway.ocr.service import read_pages
+from gateway.files.services import FilesServices
+from gateway.kernels.pii import detector as pii
+from gateway.kernels.pii import worker as pii_worker
+from gateway.kernels.text import PAGE_SEPARATOR, chunking
+from gateway.kernels.text.extraction import Extracted, ExtractionError, extract
+from gateway.kernels.uploads.formats import KINDS
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
-from gateway.retrieval.embeddings import serve_embeddings
-from gateway.uploads.formats import KINDS
 from providers.audio_types import AudioClip
 from providers.local import ocr as local_ocr
 from store import files as file_store
@@ -49,8 +46,8 @@ class StageFailed(Exception):
 class _Progress:
     """The status record of one run, written to the store as stages change."""
 
-    def __init__(self, state: AppState, record: FileRecord) -> None:
-        self.state = state
+    def __init__(self, services: FilesServices, record: FileRecord) -> None:
+        self.services = services
         self.record = record
         self.stages: dict[str, str] = {name: "pending" for name in render.STAGES}
         self.stages["upload"] = "complete"
@@ -59,14 +56,14 @@ class _Progress:
     async def mark(self, stage: str, outcome: str, **changes: Any) -> None:
         self.stages[stage] = outcome
         stages = dict(self.stages)
-        await self.state.db.run(
+        await self.services.db.run(
             lambda d: file_store.update(d, self.record.id, stages=stages, **changes)
         )
 
 
-async def process(state: AppState, record: FileRecord) -> None:
+async def process(services: FilesServices, record: FileRecord) -> None:
     """Run the pipeline for `record`; never raises for the file's own problems."""
-    progress = _Progress(state, record)
+    progress = _Progress(services, record)
     await progress.mark(
         "upload",
         "complete",
@@ -77,18 +74,18 @@ async def process(state: AppState, record: FileRecord) -> None:
         duration_ms=None,
     )
     try:
-        results = await _run(state, record, progress)
+        results = await _run(services, record, progress)
     except StageFailed as failure:
         await progress.mark(failure.stage, "failed", **_ended(progress, "error", failure.reason))
         return
-    await state.db.run(
+    await services.db.run(
         lambda d: file_store.update(d, record.id, results=results, **_ended(progress, "processed"))
     )
     workspace = record.workspace_id
-    await state.files.index.add(
+    await services.runtime.index.add(
         workspace,
         record.id,
-        lambda: state.db.run(lambda d: file_store.workspace_vectors(d, workspace, record.id)),
+        lambda: services.db.run(lambda d: file_store.workspace_vectors(d, workspace, record.id)),
     )
 
 
@@ -102,22 +99,24 @@ def _ended(progress: _Progress, status: str, details: str | None = None) -> dict
     }
 
 
-async def _run(state: AppState, record: FileRecord, progress: _Progress) -> dict[str, Any]:
+async def _run(services: FilesServices, record: FileRecord, progress: _Progress) -> dict[str, Any]:
     options = ServiceOptions(**record.options)
-    extracted = await _extract(state, record, progress, options)
+    extracted = await _extract(services, record, progress, options)
     pages = extracted.pages
     chunks = await trio.to_thread.run_sync(
         lambda: chunking.chunk_pages(pages, size=options.chunk_size, overlap=options.chunk_overlap)
     )
     await progress.mark("chunking", "complete")
     scanned = await pii_worker.run_scan(
-        pii.scan, pages, render.PAGE_SEPARATOR, limiter=state.files.pii_scans
+        pii.scan, pages, PAGE_SEPARATOR, limiter=services.runtime.pii_scans
     )
     findings: Sequence[Finding] = scanned if options.detect_pii else ()
-    await state.db.run(lambda d: file_store.replace_derived(d, record.id, pages, chunks, findings))
+    await services.db.run(
+        lambda d: file_store.replace_derived(d, record.id, pages, chunks, findings)
+    )
     vectors = 0
     if options.vectorize and chunks:
-        vectors = await _embed(state, record, options, chunks)
+        vectors = await _embed(services, record, options, chunks)
         await progress.mark("embedding", "complete")
     else:
         await progress.mark("embedding", "skipped")
@@ -135,18 +134,21 @@ async def _run(state: AppState, record: FileRecord, progress: _Progress) -> dict
 
 
 async def _extract(
-    state: AppState, record: FileRecord, progress: _Progress, options: ServiceOptions
+    services: FilesServices, record: FileRecord, progress: _Progress, options: ServiceOptions
 ) -> Extracted:
     if record.kind in ("mp3", "mp4", "m4a", "wav", "webm"):
         await progress.mark("ocr", "skipped")
         if not options.auto_transcribe:
             await progress.mark("transcription", "skipped")
             return Extracted((), 0)
-        extracted = await transcribe(state, record, options)
+        extracted = await transcribe(services, record, options)
         await progress.mark("transcription", "complete")
         return extracted
-    path = state.files.blobs.path_of(record.sha256)
-    upstream_ocr = options.ocr_model not in (None, LOCAL_MODEL) and record.kind in OCR_KINDS
+    path = services.runtime.blobs.path_of(record.sha256)
+    found = services.capabilities
+    upstream_ocr = (
+        options.ocr_model not in (None, found.local_ocr_model) and record.kind in found.ocr_kinds
+    )
     reader = _no_ocr if upstream_ocr else local_ocr.read_text
     try:
         extracted = await trio.to_thread.run_sync(extract, path, record.kind, reader)
@@ -155,7 +157,7 @@ async def _extract(
     except Exception as exc:  # a parser's own failure on a damaged document
         raise StageFailed("upload", f"the {record.kind} file could not be read: {exc}") from None
     if upstream_ocr and extracted.ocr_pages:
-        extracted = await _ocr_chain(state, record, options, extracted)
+        extracted = await _ocr_chain(services, record, options, extracted)
     await progress.mark("ocr", "complete" if extracted.ocr_pages else "skipped")
     await progress.mark("transcription", "skipped")
     return extracted
@@ -167,15 +169,15 @@ def _no_ocr(_: bytes) -> str:
 
 
 async def _ocr_chain(
-    state: AppState, record: FileRecord, options: ServiceOptions, extracted: Extracted
+    services: FilesServices, record: FileRecord, options: ServiceOptions, extracted: Extracted
 ) -> Extracted:
     """The pages without a text layer, read through the OCR chain with `ocr_model`."""
-    principal = await _uploader(state, record, "ocr")
+    principal = await _uploader(services, record, "ocr")
     blank = tuple(page.number for page in extracted.pages if not page.text)
-    data = await trio.to_thread.run_sync(state.files.blobs.path_of(record.sha256).read_bytes)
+    data = await trio.to_thread.run_sync(services.runtime.blobs.path_of(record.sha256).read_bytes)
     try:
-        result = await read_pages(
-            state, principal, data, KINDS[record.kind], model=str(options.ocr_model), pages=blank
+        result = await services.capabilities.read_pages(
+            principal, data, KINDS[record.kind], str(options.ocr_model), blank
         )
     except ApiError as exc:
         raise StageFailed("ocr", f"{exc.code}: {exc.message}") from None
@@ -184,10 +186,10 @@ async def _ocr_chain(
     return Extracted(pages, extracted.ocr_pages)
 
 
-async def _uploader(state: AppState, record: FileRecord, stage: str) -> Principal:
+async def _uploader(services: FilesServices, record: FileRecord, stage: str) -> Principal:
     """The uploading key (and an agent's session): upstream work for a file is done,
     limited and billed in its name."""
-    key = await state.db.run(lambda d: keys.get(d, record.key_id, record.workspace_id))
+    key = await services.db.run(lambda d: keys.get(d, record.key_id, record.workspace_id))
     if key is None or key.status != "active":
         raise StageFailed(stage, "the API key that uploaded the file is no longer active")
     if record.agent_session is not None:  # an agent's upload: charged to its session
@@ -195,44 +197,44 @@ async def _uploader(state: AppState, record: FileRecord, stage: str) -> Principa
     return Principal(key)
 
 
-async def transcribe(state: AppState, record: FileRecord, options: ServiceOptions) -> Extracted:
-    """Audio to text through the gateway's transcription family (`transcribe_clip`), in
-    the uploader's name: `language` as given, `speaker_diarization` through Voxtral (the
-    family that diarizes). The transcript is the file's one page."""
-    principal = await _uploader(state, record, "transcription")
-    path = state.files.blobs.path_of(record.sha256)
+async def transcribe(
+    services: FilesServices, record: FileRecord, options: ServiceOptions
+) -> Extracted:
+    """Audio to text through the gateway's transcription family, in the uploader's name:
+    `language` as given, `speaker_diarization` through the model that diarizes. The
+    transcript is the file's one page."""
+    principal = await _uploader(services, record, "transcription")
+    path = services.runtime.blobs.path_of(record.sha256)
+    found = services.capabilities
 
     def clip() -> AudioClip:
-        return measured_clip(path.read_bytes(), record.filename)
+        return found.measure_clip(path.read_bytes(), record.filename)
 
-    params = TranscriptionParams(
-        model=DIARIZING_MODEL if options.speaker_diarization else "auto",
-        response_format="json",
-        language=options.language,
-        diarize=options.speaker_diarization,
-    )
     try:
-        done = await transcribe_clip(
-            state, principal, await trio.to_thread.run_sync(clip), params, {}
+        text = await found.transcribe(
+            principal,
+            await trio.to_thread.run_sync(clip),
+            options.language,
+            options.speaker_diarization,
         )
     except ApiError as exc:
         raise StageFailed("transcription", f"{exc.code}: {exc.message}") from None
-    return Extracted((Page(1, transcript_text(done.served.value)),), 0)
+    return Extracted((Page(1, text),), 0)
 
 
 async def _embed(
-    state: AppState, record: FileRecord, options: ServiceOptions, chunks: Sequence[Chunk]
+    services: FilesServices, record: FileRecord, options: ServiceOptions, chunks: Sequence[Chunk]
 ) -> int:
     """Embed the chunks through the gateway's own embeddings endpoint, in the uploader's
     name (their limits and usage apply); store one vector per chunk."""
-    principal = await _uploader(state, record, "embedding")
+    principal = await _uploader(services, record, "embedding")
     model = options.embedding_model or DEFAULT_EMBEDDING_MODEL
     stored = 0
     for first in range(0, len(chunks), EMBEDDING_BATCH):
         batch = chunks[first : first + EMBEDDING_BATCH]
-        vectors = await embed_texts(state, principal, model, [c.text for c in batch])
+        vectors = await embed_texts(services, principal, model, [c.text for c in batch])
         pairs = list(zip((c.index for c in batch), vectors, strict=True))
-        stored += await state.db.run(
+        stored += await services.db.run(
             lambda d, pairs=pairs: file_store.store_vectors(  # type: ignore[misc]
                 d, record.id, collection=record.collection, model=model, vectors=pairs
             )
@@ -241,11 +243,11 @@ async def _embed(
 
 
 async def embed_texts(
-    state: AppState, principal: Principal, model: str, texts: list[str]
+    services: FilesServices, principal: Principal, model: str, texts: list[str]
 ) -> list[list[float]]:
     """The one way files reach an embedding provider (the retrieval family's service)."""
     try:
-        answer = await serve_embeddings(state, principal, {"model": model, "input": texts}, {})
+        answer = await services.capabilities.embed(principal, {"model": model, "input": texts})
     except ApiError as exc:
         raise StageFailed("embedding", f"{exc.code}: {exc.message}") from None
-    return [item["embedding"] for item in answer.body["data"]]
+    return [item["embedding"] for item in answer["data"]]

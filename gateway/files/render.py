@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
+from gateway.kernels.text import PAGE_SEPARATOR
 from store.files import Chunk, FileRecord, Finding, Page
 
-PAGE_SEPARATOR = "\n\n"
 STAGES = (
     "upload",
     "ocr",
@@ -109,7 +109,7 @@ def content_disposition(filename: str) -> str:
 
 
 def _stages(record: FileRecord) -> dict[str, str]:
-    """Each stage's state as the worker wrote it; before that, `upload` is complete (the
+    """Each stage's services as the worker wrote it; before that, `upload` is complete (the
     file exists) and the others `pending` when processing is due (queued), else `skipped`."""
     unreached = "pending" if record.process_id is not None else "skipped"
     return {

@@ -14,12 +14,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
+import sqlite_utils
 import trio
 
+from gateway.kernels.vectors.cache import VectorCache
 from gateway.platform.work_queue import WorkQueue
-from gateway.retrieval.vector_cache import VectorCache
 from gateway.upstream.limits import Hold
+from store import files as file_store
 from store.blobs import BlobStore
+from store.erasure import Blob
 
 
 @attrs.define(eq=False)
@@ -27,10 +30,8 @@ class FilesRuntime:
     blobs: BlobStore
     queue: WorkQueue
     blob_lock: trio.Lock = attrs.field(factory=trio.Lock)
-    # Pages the local OCR engine reads at once, across every request and file.
-    ocr_pages: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
     # PII scans at once, each in a worker process with its own copy of the name model
-    # (`gateway.files.pii_worker`): files' processing and the scribe pipeline's notes.
+    # (`gateway.kernels.pii.worker`): files' processing and the scribe pipeline's notes.
     pii_scans: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(1))
     # The workspaces' file vectors in memory, for POST /v1/files/search.
     index: VectorCache = attrs.field(factory=VectorCache)
@@ -49,12 +50,16 @@ class FilesRuntime:
         if hold is not None:
             hold.release()
 
+    def drop_pending(self, workspace_id: str) -> None:
+        return None  # nothing is written behind: uploads are stored before they answer
+
+    def remove_workspace(self, db: sqlite_utils.Database, workspace_id: str) -> list[Blob]:
+        """A deleted workspace's files (`gateway.kernels.workspace_data.WorkspaceData`)."""
+        return [Blob(self.blobs, d) for d in file_store.remove_workspace(db, workspace_id)]
+
+    def forget(self, workspace_id: str) -> None:
+        self.index.forget(workspace_id)
+
     @classmethod
-    def under(
-        cls, root: Path, *, shared: bool = False, queue_size: int, ocr_pages: int
-    ) -> FilesRuntime:
-        return cls(
-            BlobStore(root / "blobs", shared=shared),
-            WorkQueue(queue_size),
-            ocr_pages=trio.CapacityLimiter(ocr_pages),
-        )
+    def under(cls, root: Path, *, shared: bool = False, queue_size: int) -> FilesRuntime:
+        return cls(BlobStore(root / "blobs", shared=shared), WorkQueue(queue_size))

@@ -1,7 +1,7 @@
 """POST /v1/files/search (beyond the spec): nearest chunks of the workspace's vectorized files.
 
 The files' vectors (`vectorize` at upload) are searched through the same in-memory vector
-index as the data documents (`gateway.retrieval.vector_index`): one index per workspace,
+index as the data documents (`gateway.kernels.vectors.index`): one index per workspace,
 one space per embedding model. The query is embedded through the gateway's embeddings
 service (limits, usage and cost apply) with each model that embedded a wanted file, and the
 hits of all spaces are ordered by cosine similarity. Only processed files of the caller's
@@ -16,11 +16,10 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.files.services import FilesServices
+from gateway.kernels.vectors.search_body import query_and_top_k
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
-from gateway.platform.state import AppState
-from gateway.retrieval.embeddings import serve_embeddings
-from gateway.retrieval.search_body import query_and_top_k
 from store import files as file_store
 
 _FIELDS = frozenset({"query", "top_k", "collection", "file_ids", "embedding_model"})
@@ -54,18 +53,20 @@ def search_body(body: Mapping[str, Any]) -> FileSearch:
     )
 
 
-async def search(state: AppState, principal: Principal, body: Mapping[str, Any]) -> dict[str, Any]:
+async def search(
+    services: FilesServices, principal: Principal, body: Mapping[str, Any]
+) -> dict[str, Any]:
     principal.require("files")
     params = search_body(body)
     workspace = principal.workspace_id
-    files = await state.db.run(
+    files = await services.db.run(
         lambda d: file_store.searchable(
             d, workspace, collection=params.collection, file_ids=params.file_ids
         )
     )
     by_id = {f.id: f for f in files}
-    snapshot = await state.files.index.snapshot(
-        workspace, lambda: state.db.run(lambda d: file_store.workspace_vectors(d, workspace))
+    snapshot = await services.runtime.index.snapshot(
+        workspace, lambda: services.db.run(lambda d: file_store.workspace_vectors(d, workspace))
     )
     wanted = snapshot.wanted(by_id)
     found: list[tuple[float, int, str]] = []
@@ -74,8 +75,8 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
             continue
         if not any(wanted[c] for c in space.counts):
             continue
-        query = await _embedded(state, principal, model, params.query)
-        from gateway.retrieval import vector_index  # numpy: the `[files]` extra's
+        query = await _embedded(services, principal, model, params.query)
+        from gateway.kernels.vectors import index as vector_index  # numpy: the `[files]` extra's
 
         near = await trio.to_thread.run_sync(
             vector_index.nearest, space, query, wanted, params.top_k
@@ -83,7 +84,7 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
         found.extend((score, rowid, model) for rowid, score in near)
     found.sort(key=lambda f: (-f[0], f[1]))
     chosen = found[: params.top_k]
-    chunks = await state.db.run(
+    chunks = await services.db.run(
         lambda d: file_store.chunks_by_vector(d, [rowid for _, rowid, _ in chosen])
     )
     data = [
@@ -94,11 +95,13 @@ async def search(state: AppState, principal: Principal, body: Mapping[str, Any])
     return {"object": "list", "query": params.query, "data": data}
 
 
-async def _embedded(state: AppState, principal: Principal, model: str, text: str) -> list[float]:
+async def _embedded(
+    services: FilesServices, principal: Principal, model: str, text: str
+) -> list[float]:
     """The query's vector by `model`, through the embeddings service in the caller's name
     (its errors, such as a limit's 429, are the answer's)."""
-    answer = await serve_embeddings(state, principal, {"model": model, "input": [text]}, {})
-    return [float(x) for x in answer.body["data"][0]["embedding"]]
+    answer = await services.capabilities.embed(principal, {"model": model, "input": [text]})
+    return [float(x) for x in answer["data"][0]["embedding"]]
 
 
 def _hit(

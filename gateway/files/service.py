@@ -19,12 +19,12 @@ import trio
 from gateway.files import agent_admission, render
 from gateway.files import input as file_input
 from gateway.files.metering import record_stored
+from gateway.files.services import FilesServices
+from gateway.kernels.uploads import integrity
+from gateway.kernels.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.extras import AUDIO, not_installed
-from gateway.platform.state import AppState
-from gateway.uploads import integrity
-from gateway.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
 from store import erasure
@@ -39,7 +39,7 @@ def file_not_found(file_id: str) -> ApiError:
 
 
 async def upload(
-    state: AppState,
+    services: FilesServices,
     principal: Principal,
     chunks: AsyncIterator[bytes],
     boundary: bytes,
@@ -52,13 +52,13 @@ async def upload(
     """
     principal.require("files")
     facts = new_facts("files", principal, headers)
-    runtime = state.files
-    with state.engine.usage.rejecting(facts):
-        received, form, hold = await _checked(state, principal, chunks, boundary)
+    runtime = services.runtime
+    with services.engine.usage.rejecting(facts):
+        received, form, hold = await _checked(services, principal, chunks, boundary)
     handed_over = False
     try:
-        record = await _store(state, principal, received, form)
-        record_stored(state, facts, record)
+        record = await _store(services, principal, received, form)
+        record_stored(services, facts, record)
         if record.process_id is not None:
             if hold is not None:  # given back when the worker starts on the file
                 runtime.hold_until_started(record.id, hold)
@@ -71,24 +71,24 @@ async def upload(
 
 
 async def _checked(
-    state: AppState, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
+    services: FilesServices, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
 ) -> tuple[Received, file_input.UploadForm, Hold | None]:
     """The upload received, checked (its form, its bytes) and admitted for an agent; a
     refused one leaves nothing in the blob store."""
-    quota = state.settings.files_quota_bytes
-    await agent_admission.precheck(state, principal)
-    used = await state.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
-    with upload_deadline(state.settings.upload_timeout_s):
-        received = await _receive(state, chunks, boundary, quota_left=quota - used)
+    quota = services.settings.files_quota_bytes
+    await services.admission.precheck(principal)
+    used = await services.db.run(lambda d: file_store.workspace_bytes(d, principal.workspace_id))
+    with upload_deadline(services.settings.upload_timeout_s):
+        received = await _receive(services, chunks, boundary, quota_left=quota - used)
     try:
         form = file_input.upload_form(received.fields)
         file_input.check_kind(form.purpose, received.kind)
-        file_input.check_models(state.catalog, form.service)
+        file_input.check_models(services.catalog, form.service)
         _check_installed(form, received)
         await _check_integrity(received)
-        hold = await _admit(state, principal, received, form)
+        hold = await _admit(services, principal, received, form)
     except BaseException:
-        state.files.blobs.discard(received.writer)
+        services.runtime.blobs.discard(received.writer)
         raise
     return received, form, hold
 
@@ -101,11 +101,11 @@ def _check_installed(form: file_input.UploadForm, received: Received) -> None:
 
 
 async def _admit(
-    state: AppState, principal: Principal, received: Received, form: file_input.UploadForm
+    services: FilesServices, principal: Principal, received: Received, form: file_input.UploadForm
 ) -> Hold | None:
     """An agent's upload passes its agent's limits (`gateway.files.agent_admission`)."""
     return await agent_admission.admit_upload(
-        state,
+        services,
         principal,
         received.writer.path,
         received.writer.size,
@@ -116,28 +116,28 @@ async def _admit(
 
 
 async def _store(
-    state: AppState, principal: Principal, received: Received, form: file_input.UploadForm
+    services: FilesServices, principal: Principal, received: Received, form: file_input.UploadForm
 ) -> FileRecord:
     """Move the blob into place and insert its row (under the workspace's quota)."""
-    runtime, quota = state.files, state.settings.files_quota_bytes
+    runtime, quota = services.runtime, services.settings.files_quota_bytes
     record = _new_record(principal, received, form)
     async with runtime.blob_lock:
         digest = await trio.to_thread.run_sync(runtime.blobs.commit, received.writer)
         record = attrs.evolve(record, sha256=digest)
         try:
-            await state.db.run(lambda d: file_store.insert(d, record, quota_bytes=quota))
+            await services.db.run(lambda d: file_store.insert(d, record, quota_bytes=quota))
         except file_store.QuotaExceededError:
-            await _remove_unused_blob(state, digest)
+            await _remove_unused_blob(services, digest)
             raise quota_exceeded(quota) from None
     return record
 
 
 async def _receive(
-    state: AppState, chunks: AsyncIterator[bytes], boundary: bytes, *, quota_left: int
+    services: FilesServices, chunks: AsyncIterator[bytes], boundary: bytes, *, quota_left: int
 ) -> Received:
-    quota = state.settings.files_quota_bytes
+    quota = services.settings.files_quota_bytes
     return await receive(
-        chunks, boundary, state.files.blobs, quota_left=max(quota_left, 0), quota=quota
+        chunks, boundary, services.runtime.blobs, quota_left=max(quota_left, 0), quota=quota
     )
 
 
@@ -171,27 +171,27 @@ def _new_record(
     )
 
 
-async def _remove_unused_blob(state: AppState, digest: str) -> None:
+async def _remove_unused_blob(services: FilesServices, digest: str) -> None:
     """Remove a blob no row names; call with `blob_lock` held."""
-    if not await state.db.run(lambda d: file_store.blob_in_use(d, digest)):
-        await trio.to_thread.run_sync(state.files.blobs.remove, digest)
+    if not await services.db.run(lambda d: file_store.blob_in_use(d, digest)):
+        await trio.to_thread.run_sync(services.runtime.blobs.remove, digest)
 
 
-async def get_file(state: AppState, principal: Principal, file_id: str) -> FileRecord:
+async def get_file(services: FilesServices, principal: Principal, file_id: str) -> FileRecord:
     principal.require("files")
-    record = await state.db.run(lambda d: file_store.get(d, principal.workspace_id, file_id))
+    record = await services.db.run(lambda d: file_store.get(d, principal.workspace_id, file_id))
     if record is None:
         raise file_not_found(file_id)
     return record
 
 
 async def list_files(
-    state: AppState, principal: Principal, args: Mapping[str, str]
+    services: FilesServices, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     principal.require("files")
     query = file_input.list_query(principal.workspace_id, args)
     try:
-        records, more = await state.db.run(lambda d: file_store.list_files(d, query))
+        records, more = await services.db.run(lambda d: file_store.list_files(d, query))
     except LookupError:
         raise invalid_request(
             f"'after' names no file: {query.after}.", param="after", value=query.after
@@ -200,19 +200,21 @@ async def list_files(
 
 
 async def patch_metadata(
-    state: AppState, principal: Principal, file_id: str, body: Mapping[str, Any]
+    services: FilesServices, principal: Principal, file_id: str, body: Mapping[str, Any]
 ) -> dict[str, Any]:
-    record = await get_file(state, principal, file_id)
+    record = await get_file(services, principal, file_id)
     metadata = file_input.patch_body(body)
-    await state.db.run(lambda d: file_store.update(d, record.id, metadata=metadata))
+    await services.db.run(lambda d: file_store.update(d, record.id, metadata=metadata))
     return render.patched(attrs.evolve(record, metadata=metadata))
 
 
-async def delete_file(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
+async def delete_file(
+    services: FilesServices, principal: Principal, file_id: str
+) -> dict[str, Any]:
     """Erase the file, everything derived from it, and its blob unless another file shares
     the same bytes (`store.erasure`: nothing of it stays on disk)."""
     principal.require("files")
-    runtime, workspace_id = state.files, principal.workspace_id
+    runtime, workspace_id = services.runtime, principal.workspace_id
 
     def remove(db: sqlite_utils.Database) -> Removal[str]:
         unused = file_store.delete(db, workspace_id, file_id)
@@ -223,41 +225,43 @@ async def delete_file(state: AppState, principal: Principal, file_id: str) -> di
 
     async with runtime.blob_lock:
         try:
-            await erasure.erase(state.db, remove, forget=forget)
+            await erasure.erase(services.db, remove, forget=forget)
         except LookupError:
             raise file_not_found(file_id) from None
     return render.deleted(file_id)
 
 
-async def content(state: AppState, principal: Principal, file_id: str) -> tuple[Path, str, str]:
+async def content(
+    services: FilesServices, principal: Principal, file_id: str
+) -> tuple[Path, str, str]:
     """Where the file's bytes are, their Content-Type, and the name they were uploaded as
     (the download's Content-Disposition filename)."""
-    record = await get_file(state, principal, file_id)
-    return state.files.blobs.path_of(record.sha256), record.content_type, record.filename
+    record = await get_file(services, principal, file_id)
+    return services.runtime.blobs.path_of(record.sha256), record.content_type, record.filename
 
 
-async def status(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
-    return render.status_record(await get_file(state, principal, file_id))
+async def status(services: FilesServices, principal: Principal, file_id: str) -> dict[str, Any]:
+    return render.status_record(await get_file(services, principal, file_id))
 
 
-async def text(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
-    record = await get_file(state, principal, file_id)
-    pages = await state.db.run(lambda d: file_store.pages(d, record.id))
+async def text(services: FilesServices, principal: Principal, file_id: str) -> dict[str, Any]:
+    record = await get_file(services, principal, file_id)
+    pages = await services.db.run(lambda d: file_store.pages(d, record.id))
     return render.text_record(record, pages)
 
 
 async def chunks(
-    state: AppState, principal: Principal, file_id: str, args: Mapping[str, str]
+    services: FilesServices, principal: Principal, file_id: str, args: Mapping[str, str]
 ) -> dict[str, Any]:
     limit, offset = file_input.page_window(args)
-    record = await get_file(state, principal, file_id)
-    found, total = await state.db.run(
+    record = await get_file(services, principal, file_id)
+    found, total = await services.db.run(
         lambda d: file_store.chunks(d, record.id, limit=limit, offset=offset)
     )
     return render.chunks_record(record, found, total)
 
 
-async def pii(state: AppState, principal: Principal, file_id: str) -> dict[str, Any]:
-    record = await get_file(state, principal, file_id)
-    findings = await state.db.run(lambda d: file_store.findings(d, record.id))
+async def pii(services: FilesServices, principal: Principal, file_id: str) -> dict[str, Any]:
+    record = await get_file(services, principal, file_id)
+    findings = await services.db.run(lambda d: file_store.findings(d, record.id))
     return render.pii_report(record, findings)

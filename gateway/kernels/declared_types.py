@@ -1,6 +1,6 @@
 """What a client declared an upload to be, held against what its bytes are. Pure.
 
-An upload's type is judged by its bytes (`gateway.uploads.formats.sniff`, and for audio
+An upload's type is judged by its bytes (`gateway.kernels.uploads.formats.sniff`, and for audio
 `providers.audio_codec.sniff_container`); the client declares one twice, by the file
 name's extension and by the part's Content-Type. A declaration that names a format of
 another family than the bytes' is a lie the client should hear about: a PNG sent as

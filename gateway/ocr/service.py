@@ -19,14 +19,14 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.kernels.uploads import integrity
+from gateway.kernels.uploads.formats import LARGEST_UPLOAD, Kind
+from gateway.kernels.uploads.receive import Received, receive, upload_deadline
 from gateway.ocr import render
 from gateway.ocr.input import LOCAL_MODEL, OCR_KINDS, OcrParams, parse_fields, select_pages
+from gateway.ocr.services import OcrServices
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
-from gateway.uploads import integrity
-from gateway.uploads.formats import LARGEST_UPLOAD, Kind
-from gateway.uploads.receive import Received, receive, upload_deadline
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
@@ -44,7 +44,7 @@ MISTRAL_PROVIDER = "mistral"
 
 
 async def serve_ocr(
-    state: AppState,
+    ocr: OcrServices,
     principal: Principal,
     chunks: AsyncIterator[bytes],
     boundary: bytes,
@@ -54,9 +54,9 @@ async def serve_ocr(
     principal.require("files")
     started = time.perf_counter()
     facts = new_facts("ocr", principal, headers)
-    with state.engine.usage.rejecting(facts):
-        request, sources, params = await _checked(state, chunks, boundary)
-    target, result, cost = await _read(state, facts, request, sources)
+    with ocr.engine.usage.rejecting(facts):
+        request, sources, params = await _checked(ocr, chunks, boundary)
+    target, result, cost = await _read(ocr, facts, request, sources)
     if not any(page.text.strip() for page in result.pages):
         raise ApiError(422, "ocr_failed", "No text could be read from the document.")
     return render.ocr_response(
@@ -72,12 +72,12 @@ async def serve_ocr(
 
 
 async def _checked(
-    state: AppState, chunks: AsyncIterator[bytes], boundary: bytes
+    ocr: OcrServices, chunks: AsyncIterator[bytes], boundary: bytes
 ) -> tuple[OcrRequest, list[local_ocr.PageSource], OcrParams]:
     """The upload received and checked (its form, its bytes, its page range), before any
     engine reads it: raises `ApiError` for the client's mistakes."""
-    blobs = state.files.blobs
-    with upload_deadline(state.settings.upload_timeout_s):
+    blobs = ocr.blobs
+    with upload_deadline(ocr.settings.upload_timeout_s):
         received = await _receive(chunks, boundary, blobs)
     try:
         params = parse_fields(received.fields)
@@ -117,7 +117,7 @@ async def _receive(chunks: AsyncIterator[bytes], boundary: bytes, blobs: BlobSto
 
 
 async def read_pages(
-    state: AppState,
+    ocr: OcrServices,
     principal: Principal,
     data: bytes,
     kind: Kind,
@@ -129,7 +129,7 @@ async def read_pages(
     `ocr_model` option): the same engines, limits and usage records as POST /v1/ocr."""
     sources = await _sources(data, kind)
     request = OcrRequest(model=model, document=data, content_type=kind.content_type, pages=pages)
-    _, result, _ = await _read(state, new_facts("ocr", principal, {}), request, sources)
+    _, result, _ = await _read(ocr, new_facts("ocr", principal, {}), request, sources)
     return result
 
 
@@ -147,38 +147,38 @@ async def _sources(data: bytes, kind: Kind) -> list[local_ocr.PageSource]:
 
 
 async def _read(
-    state: AppState,
+    ocr: OcrServices,
     facts: RequestFacts,
     request: OcrRequest,
     sources: list[local_ocr.PageSource],
 ) -> tuple[Target, OcrResult, float]:
     """Mistral through the engine when it can serve, else (or after its failure) local."""
-    with state.engine.usage.refusing(facts, unplanned(request.model)):
-        hold = await state.admission.admit(
+    with ocr.engine.usage.refusing(facts, unplanned(request.model)):
+        hold = await ocr.admission.admit(
             facts.principal,
             ServiceOptions(),
             prompt_tokens=0,
             max_tokens=0,
-            plan=lambda: _pricing(state, request),
+            plan=lambda: _pricing(ocr, request),
             usage=Usage(pages=len(sources)),
         )
     with hold:
-        active = state.engine.active(facts.principal.workspace_id)
+        active = ocr.engine.active(facts.principal.workspace_id)
         if request.model != LOCAL_MODEL and MISTRAL_PROVIDER in active:
             try:
-                return await _upstream(state, facts, request, len(sources), hold)
+                return await _upstream(ocr, facts, request, len(sources), hold)
             except ApiError as exc:
                 if exc.status < 500:
                     raise
-        result = await local_ocr.read_document(request, sources, state.files.ocr_pages)
-        state.engine.served(facts, LOCAL_TARGET, hold, result.usage)  # no race: priced here
+        result = await local_ocr.read_document(request, sources, ocr.pages)
+        ocr.engine.served(facts, LOCAL_TARGET, hold, result.usage)  # no race: priced here
         return LOCAL_TARGET, result, 0.0
 
 
 async def _upstream(
-    state: AppState, facts: RequestFacts, request: OcrRequest, total: int, hold: Hold
+    ocr: OcrServices, facts: RequestFacts, request: OcrRequest, total: int, hold: Hold
 ) -> tuple[Target, OcrResult, float]:
-    plan = state.engine.plan_named(
+    plan = ocr.engine.plan_named(
         facts.principal,
         model=request.model,
         provider=None,
@@ -191,12 +191,12 @@ async def _upstream(
     async def operation(adapter: Provider, target: Target) -> OcrResult:
         return await adapter.ocr(_for(request, target))
 
-    served = await state.engine.call(
+    served = await ocr.engine.call(
         facts,
         plan,
         operation,
         hold=hold,
-        timeout_s=state.settings.upstream_timeout_s,
+        timeout_s=ocr.settings.upstream_timeout_s,
         meter=lambda value: value.usage,
     )
     result = OcrResult(
@@ -208,9 +208,9 @@ async def _upstream(
     return served.target, result, float(served.accounting.cost.total)
 
 
-def _pricing(state: AppState, request: OcrRequest) -> Plan:
+def _pricing(ocr: OcrServices, request: OcrRequest) -> Plan:
     """The model an agent's OCR request is priced at before it is served."""
-    info = state.catalog.model(request.model)
+    info = ocr.engine.catalog.model(request.model)
     return Plan(targets=() if info is None else (target_of(info),), capability="ocr")
 
 

@@ -1,4 +1,4 @@
-"""Figures read from the app state when Prometheus scrapes: nothing to count per request.
+"""Figures read when Prometheus scrapes: nothing to count per request.
 
 Breaker states are summed per provider and state (not per model or workspace, which
 would make the series grow with the configuration); the usage log's queue depth and write
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+import attrs
 import trio
 from prometheus_client.core import (
     CounterMetricFamily,
@@ -22,17 +23,43 @@ from prometheus_client.core import (
 )
 
 from gateway.operator.metrics import BoundedLabel
-
-if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+from gateway.upstream.circuit import BreakerBook
 
 BREAKER_STATES = ("closed", "open", "half_open")
 
 
-def live_figures(state: AppState, providers: BoundedLabel) -> Iterator[Metric]:
-    yield from _usage_log(state)
-    yield _breakers(state, providers)
-    yield _gauge("gateway_cache_entries", "Entries in the response cache", len(state.cache))
+class WriterFigures(Protocol):
+    """The usage writer's own counters."""
+
+    @property
+    def queued(self) -> int: ...
+    @property
+    def written(self) -> int: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def batches_written(self) -> int: ...
+    @property
+    def write_seconds(self) -> float: ...
+
+
+@attrs.frozen
+class LiveSources:
+    """What the scrape reads, plugged in by the composition root."""
+
+    writer: WriterFigures
+    breakers: BreakerBook
+    pending_last_used: Callable[[], int]  # keys' last use waiting for the flusher
+    cache_entries: Callable[[], int]  # answers in the response cache
+
+
+def live_figures(sources: LiveSources, providers: BoundedLabel) -> Iterator[Metric]:
+    yield from _usage_log(sources)
+    yield _breakers(sources.breakers, providers)
+    entries = sources.cache_entries()
+    yield _gauge("gateway_cache_entries", "Entries in the response cache", entries)
     yield from _process()
 
 
@@ -61,8 +88,8 @@ def _trio_tasks() -> int:
     return count
 
 
-def _usage_log(state: AppState) -> Iterator[Metric]:
-    writer = state.usage
+def _usage_log(sources: LiveSources) -> Iterator[Metric]:
+    writer = sources.writer
     yield _gauge(
         "gateway_usage_log_queue_depth", "Usage records waiting for the writer", writer.queued
     )
@@ -72,7 +99,7 @@ def _usage_log(state: AppState) -> Iterator[Metric]:
         labels=["worker"],
     )
     depth.add_metric(["usage_writer"], writer.queued)
-    depth.add_metric(["last_used"], state.keyring.pending_last_used)
+    depth.add_metric(["last_used"], sources.pending_last_used())
     yield depth
     written = CounterMetricFamily(
         "gateway_usage_log_records", "Usage records by fate", labels=["fate"]
@@ -89,10 +116,8 @@ def _usage_log(state: AppState) -> Iterator[Metric]:
     )
 
 
-def _breakers(state: AppState, providers: BoundedLabel) -> Metric:
-    counts = Counter(
-        (providers(key[1]), breaker.state.value) for key, breaker in state.breakers.items()
-    )
+def _breakers(breakers: BreakerBook, providers: BoundedLabel) -> Metric:
+    counts = Counter((providers(key[1]), breaker.state.value) for key, breaker in breakers.items())
     family = GaugeMetricFamily(
         "gateway_circuit_breakers",
         "Circuit breakers (provider and model) in each state",

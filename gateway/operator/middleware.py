@@ -23,6 +23,7 @@ import attrs
 from gateway.operator.families import family_of
 from gateway.operator.metrics import GatewayMetrics
 from gateway.platform.context import RequestContext, open_request
+from gateway.platform.request_link import without_link
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -68,6 +69,8 @@ class ObservedApp:
         family = family_of(scope["path"])
         answer = _Answer(time.perf_counter())
         body = bytearray() if self.log_bodies else None
+        if body is not None:  # the body must come through watched_receive
+            scope = without_link(scope)
 
         async def watched_receive() -> Message:
             message = await receive()

@@ -14,13 +14,13 @@ import attrs
 import sqlite_utils
 import trio
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
 from gateway.organization import render
 from gateway.organization.secrets import new_user_token, verify_password
+from gateway.organization.services import OrganizationServices
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_api_key
-from gateway.platform.state import AppState
 from store import members, organizations, tokens, workspaces
 from store.organizations import OrganizationRecord
 from store.secrets import hash_key
@@ -34,14 +34,16 @@ def invalid_credentials() -> ApiError:
     )
 
 
-async def log_in(state: AppState, body: dict[str, Any], address: str | None) -> dict[str, Any]:
+async def log_in(
+    services: OrganizationServices, body: dict[str, Any], address: str | None
+) -> dict[str, Any]:
     """A fresh user access token for a correct email and password."""
     email = parse.email(body.get("email"))
     password = body.get("password")
     if not isinstance(password, str) or not password:
         raise invalid_credentials()
     where = address or ""
-    wait = state.logins.wait_s(email, where)
+    wait = services.logins.wait_s(email, where)
     if wait > 0:
         retry = max(1, int(wait + 0.999))
         raise ApiError(
@@ -52,30 +54,32 @@ async def log_in(state: AppState, body: dict[str, Any], address: str | None) -> 
             headers={"retry-after": str(retry)},
             retry_after=retry,
         )
-    user = await state.db.run(lambda d: members.user_by_email(d, email))
+    user = await services.db.run(lambda d: members.user_by_email(d, email))
     stored = user.password_hash if user is not None else None
-    ok = await trio.to_thread.run_sync(verify_password, stored, password, limiter=state.kdf_limiter)
+    ok = await trio.to_thread.run_sync(
+        verify_password, stored, password, limiter=services.kdf_limiter
+    )
     active = user is not None and bool(
-        await state.db.run(lambda d: members.active_memberships(d, user.id))
+        await services.db.run(lambda d: members.active_memberships(d, user.id))
     )
     if user is None or not ok or not active:
-        state.logins.failed(email, where)
+        services.logins.failed(email, where)
         raise invalid_credentials()
-    state.logins.succeeded(email, where)
-    return await _issue(state, user.id)
+    services.logins.succeeded(email, where)
+    return await _issue(services, user.id)
 
 
-async def _issue(state: AppState, user_id: str) -> dict[str, Any]:
+async def _issue(services: OrganizationServices, user_id: str) -> dict[str, Any]:
     token = new_user_token()
     now = datetime.now(UTC)
-    ttl = state.settings.user_token_ttl_s
+    ttl = services.settings.user_token_ttl_s
     record = UserTokenRecord(
         token_hash=hash_key(token),
         user_id=user_id,
         created_at=now,
         expires_at=now + timedelta(seconds=ttl),
     )
-    await state.db.run(lambda d: tokens.insert(d, record))
+    await services.db.run(lambda d: tokens.insert(d, record))
     return {
         "access_token": token,
         "token_type": "bearer",
@@ -84,13 +88,13 @@ async def _issue(state: AppState, user_id: str) -> dict[str, Any]:
     }
 
 
-async def log_out(state: AppState, token: str | None) -> dict[str, Any]:
+async def log_out(services: OrganizationServices, token: str | None) -> dict[str, Any]:
     """Revoke the presented user access token; 401 if it is not a live one."""
     if token is None:
         raise invalid_api_key("Send the user access token to revoke.")
     digest = hash_key(token)
     now = datetime.now(UTC)
-    if not await state.db.run(lambda d: tokens.revoke(d, digest, now)):
+    if not await services.db.run(lambda d: tokens.revoke(d, digest, now)):
         raise invalid_api_key("Invalid, expired or revoked user access token.")
     return {"revoked": True}
 
@@ -102,9 +106,11 @@ def require_user(principal: Principal) -> str:
     return principal.key_id
 
 
-async def list_organizations(state: AppState, principal: Principal) -> dict[str, Any]:
+async def list_organizations(
+    services: OrganizationServices, principal: Principal
+) -> dict[str, Any]:
     user_id = require_user(principal)
-    found = await state.db.run(lambda d: organizations.memberships(d, user_id))
+    found = await services.db.run(lambda d: organizations.memberships(d, user_id))
     return {
         "object": "list",
         "organizations": [
@@ -114,7 +120,7 @@ async def list_organizations(state: AppState, principal: Principal) -> dict[str,
 
 
 async def create_organization(
-    state: AppState, principal: Principal, body: dict[str, Any]
+    services: OrganizationServices, principal: Principal, body: dict[str, Any]
 ) -> dict[str, Any]:
     """A new organisation with one workspace; the calling person is its owner."""
     user_id = require_user(principal)
@@ -152,7 +158,7 @@ async def create_organization(
         organization_wide=True,
     )
     # Recorded in the new organisation's log, not in the caller's current one.
-    await audited(state, attrs.evolve(event, organization_id=org.id), store)
+    await audited(services.db, attrs.evolve(event, organization_id=org.id), store)
     return {
         "id": org.id,
         "object": "organization",

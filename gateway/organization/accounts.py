@@ -3,7 +3,7 @@
 The key is made with the account (its clear text is in the creation answer only) and
 carries the role and the workspace scope, so the key ring resolves them at load. Deleting
 the account deletes its key and drops it from the ring before the answer (never the
-organisation's last owner-level credential: `gateway.organization.owners`).
+organisation's last owner-level credential: `gateway.platform.owners`).
 """
 
 from __future__ import annotations
@@ -13,18 +13,19 @@ from typing import Any
 
 import sqlite_utils
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
-from gateway.organization import owners, render, scope
+from gateway.organization import render, scope
 from gateway.organization.members import (
     check_ceiling,
     checked_workspaces,
     organization_workspace_ids,
 )
+from gateway.organization.services import OrganizationServices
+from gateway.platform import owners
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import KEY_PERMISSIONS
-from gateway.platform.state import AppState
 from store import keys, service_accounts
 from store.secrets import KeyKind, new_api_key
 from store.service_accounts import ServiceAccountRecord
@@ -34,13 +35,15 @@ def account_not_found(account_id: str) -> ApiError:
     return not_found("service_account_not_found", f"No service account '{account_id}'.")
 
 
-async def create(state: AppState, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def create(
+    services: OrganizationServices, principal: Principal, body: dict[str, Any]
+) -> dict[str, Any]:
     spec = parse.parse_service_account(body)
     check_ceiling(principal, spec.role)
-    listed = await checked_workspaces(state, principal, spec.workspaces, spec.role)
+    listed = await checked_workspaces(services, principal, spec.workspaces, spec.role)
     org = principal.organization_id
     if not listed:  # owners and admins with none listed: the whole organisation
-        listed = tuple(await state.db.run(lambda d: organization_workspace_ids(d, org)))
+        listed = tuple(await services.db.run(lambda d: organization_workspace_ids(d, org)))
     now = datetime.now(UTC)
     account = ServiceAccountRecord(
         organization_id=org, name=spec.name, role=spec.role, workspaces=listed, created_at=now
@@ -73,14 +76,14 @@ async def create(state: AppState, principal: Principal, body: dict[str, Any]) ->
         details={"name": spec.name, "role": spec.role, "key_id": key.id},
         organization_wide=True,
     )
-    await audited(state, event, store)
-    state.keyring.put(key)
+    await audited(services.db, event, store)
+    services.keyring.put(key)
     return render.service_account(account) | {"api_key": full_key, "key_id": key.id}
 
 
-async def list_accounts(state: AppState, principal: Principal) -> dict[str, Any]:
+async def list_accounts(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
     org = principal.organization_id
-    records, all_ws = await state.db.run(
+    records, all_ws = await services.db.run(
         lambda d: (service_accounts.list_accounts(d, org), organization_workspace_ids(d, org))
     )
     shown = [
@@ -91,12 +94,16 @@ async def list_accounts(state: AppState, principal: Principal) -> dict[str, Any]
     return {"object": "list", "data": shown}
 
 
-async def read(state: AppState, principal: Principal, account_id: str) -> dict[str, Any]:
-    return render.service_account(await _find(state, principal, account_id))
+async def read(
+    services: OrganizationServices, principal: Principal, account_id: str
+) -> dict[str, Any]:
+    return render.service_account(await _find(services, principal, account_id))
 
 
-async def delete(state: AppState, principal: Principal, account_id: str) -> dict[str, Any]:
-    account = await _find(state, principal, account_id)
+async def delete(
+    services: OrganizationServices, principal: Principal, account_id: str
+) -> dict[str, Any]:
+    account = await _find(services, principal, account_id)
     check_ceiling(principal, account.role)
     event = audit_event(
         principal,
@@ -116,15 +123,17 @@ async def delete(state: AppState, principal: Principal, account_id: str) -> dict
             owners.keep_an_owner(d, org, after=gone, why=why, now=datetime.now(UTC))
         return account_id, service_accounts.delete(d, account_id)
 
-    _, hashes = await audited(state, event, store)
+    _, hashes = await audited(services.db, event, store)
     for key_hash in hashes:
-        state.keyring.forget(key_hash)
+        services.keyring.forget(key_hash)
     return {"id": account_id, "object": "service_account", "deleted": True}
 
 
-async def _find(state: AppState, principal: Principal, account_id: str) -> ServiceAccountRecord:
+async def _find(
+    services: OrganizationServices, principal: Principal, account_id: str
+) -> ServiceAccountRecord:
     org = principal.organization_id
-    found, all_ws = await state.db.run(
+    found, all_ws = await services.db.run(
         lambda d: (service_accounts.get(d, account_id, org), organization_workspace_ids(d, org))
     )
     if found is None or not scope.visible(found.workspaces, principal.workspaces, all_ws):

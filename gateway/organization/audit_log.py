@@ -12,18 +12,18 @@ from typing import Any
 from gateway.organization import render, scope
 from gateway.organization.input import parse_audit_filter
 from gateway.organization.members import organization_workspace_ids
+from gateway.organization.services import OrganizationServices
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from store import audit
 from store.audit import AuditQuery
 
 
 async def list_events(
-    state: AppState, principal: Principal, args: dict[str, str]
+    services: OrganizationServices, principal: Principal, args: dict[str, str]
 ) -> dict[str, Any]:
     wanted = parse_audit_filter(args)
     org = principal.organization_id
-    all_ws = await state.db.run(lambda d: organization_workspace_ids(d, org))
+    all_ws = await services.db.run(lambda d: organization_workspace_ids(d, org))
     query = AuditQuery(
         organization_id=org,
         workspace_id=principal.workspace_id,
@@ -33,7 +33,7 @@ async def list_events(
         before_id=wanted.cursor,
         organization_wide=scope.reaches_all(principal.workspaces, all_ws),
     )
-    found = await state.db.run(lambda d: audit.query(d, query))
+    found = await services.db.run(lambda d: audit.query(d, query))
     page = found[: wanted.limit]
     more = len(found) > wanted.limit
     return {

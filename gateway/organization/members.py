@@ -14,14 +14,14 @@ from typing import Any
 import sqlite_utils
 import trio
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
 from gateway.organization import render, scope
 from gateway.organization.secrets import hash_password, new_invitation_token, verify_password
+from gateway.organization.services import OrganizationServices
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.roles import Role, outranks_or_equals
-from gateway.platform.state import AppState
 from store import members, workspaces
 from store.audit import AuditEvent
 from store.members import MemberRecord
@@ -32,9 +32,9 @@ def member_not_found(member_id: str) -> ApiError:
     return not_found("member_not_found", f"No member '{member_id}'.")
 
 
-async def list_members(state: AppState, principal: Principal) -> dict[str, Any]:
+async def list_members(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
     org = principal.organization_id
-    records, all_ws = await state.db.run(
+    records, all_ws = await services.db.run(
         lambda d: (members.list_members(d, org), organization_workspace_ids(d, org))
     )
     shown = [
@@ -45,14 +45,16 @@ async def list_members(state: AppState, principal: Principal) -> dict[str, Any]:
     return {"object": "list", "data": shown}
 
 
-async def invite(state: AppState, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def invite(
+    services: OrganizationServices, principal: Principal, body: dict[str, Any]
+) -> dict[str, Any]:
     """Invite a person; the answer carries the one-time `invitation_token`."""
     spec = parse.parse_invitation(body)
     check_ceiling(principal, spec.role)
-    listed = await checked_workspaces(state, principal, spec.workspaces, spec.role)
+    listed = await checked_workspaces(services, principal, spec.workspaces, spec.role)
     token = new_invitation_token()
     now = datetime.now(UTC)
-    expires = now + timedelta(seconds=state.settings.invitation_ttl_s)
+    expires = now + timedelta(seconds=services.settings.invitation_ttl_s)
     org = principal.organization_id
 
     def store(d: sqlite_utils.Database) -> MemberRecord:
@@ -78,7 +80,7 @@ async def invite(state: AppState, principal: Principal, body: dict[str, Any]) ->
         return members.insert_member(d, record)
 
     event = _event(principal, "member.invited", "", spec.email, {"role": spec.role})
-    record = await audited(state, event, store, target_of=lambda r: r.id)
+    record = await audited(services.db, event, store, target_of=lambda r: r.id)
     return render.member(record) | {
         "invitation_token": token,
         "invitation_expires_at": render.iso(expires),
@@ -86,10 +88,10 @@ async def invite(state: AppState, principal: Principal, body: dict[str, Any]) ->
 
 
 async def change_role(
-    state: AppState, principal: Principal, member_id: str, body: dict[str, Any]
+    services: OrganizationServices, principal: Principal, member_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     new_role = parse.role(body.get("role"))
-    current = await _find(state, principal, member_id)
+    current = await _find(services, principal, member_id)
     check_ceiling(principal, current.role)
     check_ceiling(principal, new_role)
     org = principal.organization_id
@@ -104,11 +106,13 @@ async def change_role(
 
     details = {"from": current.role, "to": new_role}
     event = _event(principal, "member.role_changed", member_id, current.email, details)
-    return render.member(await audited(state, event, store))
+    return render.member(await audited(services.db, event, store))
 
 
-async def remove(state: AppState, principal: Principal, member_id: str) -> dict[str, Any]:
-    current = await _find(state, principal, member_id)
+async def remove(
+    services: OrganizationServices, principal: Principal, member_id: str
+) -> dict[str, Any]:
+    current = await _find(services, principal, member_id)
     check_ceiling(principal, current.role)
     org = principal.organization_id
 
@@ -119,31 +123,35 @@ async def remove(state: AppState, principal: Principal, member_id: str) -> dict[
         return True
 
     event = _event(principal, "member.removed", member_id, current.email, {"role": current.role})
-    await audited(state, event, store)
+    await audited(services.db, event, store)
     return {"id": member_id, "object": "member", "deleted": True}
 
 
-async def accept(state: AppState, body: dict[str, Any], address: str | None) -> dict[str, Any]:
+async def accept(
+    services: OrganizationServices, body: dict[str, Any], address: str | None
+) -> dict[str, Any]:
     """Accept an invitation with a password. An unknown, used or expired token, or the
     wrong password of a person who already has one, is the same 401."""
     token = parse.token(body.get("token"), "token")
     password = parse.password(body.get("password"))
     digest = hash_key(token)
     now = datetime.now(UTC)
-    found = await state.db.run(lambda d: members.by_invitation(d, digest))
+    found = await services.db.run(lambda d: members.by_invitation(d, digest))
     if found is None or found.invitation_expires_at is None or found.invitation_expires_at <= now:
         raise invalid_invitation()
-    user = await state.db.run(lambda d: members.user_by_id(d, found.user_id))
+    user = await services.db.run(lambda d: members.user_by_id(d, found.user_id))
     assert user is not None
     if user.password_hash is not None:
         ok = await trio.to_thread.run_sync(
-            verify_password, user.password_hash, password, limiter=state.kdf_limiter
+            verify_password, user.password_hash, password, limiter=services.kdf_limiter
         )
         if not ok:
             raise invalid_invitation()
         new_hash = user.password_hash
     else:
-        new_hash = await trio.to_thread.run_sync(hash_password, password, limiter=state.kdf_limiter)
+        new_hash = await trio.to_thread.run_sync(
+            hash_password, password, limiter=services.kdf_limiter
+        )
 
     def store(d: sqlite_utils.Database) -> MemberRecord | None:
         again = members.by_invitation(d, digest)
@@ -166,7 +174,7 @@ async def accept(state: AppState, body: dict[str, Any], address: str | None) -> 
         timestamp=now,
         details={"role": found.role},
     )
-    joined = await audited(state, event, store)
+    joined = await audited(services.db, event, store)
     if joined is None:
         raise invalid_invitation()
     return render.member(joined) | {"organization_id": joined.organization_id}
@@ -182,7 +190,7 @@ def invalid_invitation() -> ApiError:
 
 
 async def checked_workspaces(
-    state: AppState, principal: Principal, listed: tuple[str, ...] | None, role: Role
+    services: OrganizationServices, principal: Principal, listed: tuple[str, ...] | None, role: Role
 ) -> tuple[str, ...]:
     """The workspaces to record for a member or service account: each must be one the
     caller reaches (an unknown or foreign id is the same 400). Owners and admins with none
@@ -193,7 +201,7 @@ async def checked_workspaces(
             return ()
         return (principal.workspace_id,)
     org = principal.organization_id
-    existing = set(await state.db.run(lambda d: organization_workspace_ids(d, org)))
+    existing = set(await services.db.run(lambda d: organization_workspace_ids(d, org)))
     for workspace_id in listed:
         if workspace_id not in existing or workspace_id not in principal.workspaces:
             raise ApiError(
@@ -221,10 +229,12 @@ def _keep_an_owner(d: sqlite_utils.Database, org: str, current: MemberRecord) ->
         )
 
 
-async def _find(state: AppState, principal: Principal, member_id: str) -> MemberRecord:
+async def _find(
+    services: OrganizationServices, principal: Principal, member_id: str
+) -> MemberRecord:
     """A member the caller may see; any other id answers like an unknown one."""
     org = principal.organization_id
-    found, all_ws = await state.db.run(
+    found, all_ws = await services.db.run(
         lambda d: (members.get_member(d, member_id, org), organization_workspace_ids(d, org))
     )
     if found is None or not scope.visible(found.workspaces, principal.workspaces, all_ws):

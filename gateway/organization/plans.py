@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.organization.render import iso
+from gateway.organization.services import OrganizationServices
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request, not_found
-from gateway.platform.state import AppState
 from store import organizations
 from store.organizations import OrganizationRecord
 
@@ -41,16 +41,18 @@ def parse_plan(body: dict[str, Any]) -> str:
     return plan
 
 
-async def read(state: AppState, principal: Principal) -> dict[str, Any]:
+async def read(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
     """The caller's organisation, with its plan."""
     org_id = principal.organization_id
-    record = await state.db.run(lambda d: organizations.get(d, org_id))
+    record = await services.db.run(lambda d: organizations.get(d, org_id))
     if record is None:  # deleted under a live credential
         raise not_found("organization_not_found", f"No organisation '{org_id}'.")
     return render(record)
 
 
-async def update(state: AppState, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def update(
+    services: OrganizationServices, principal: Principal, body: dict[str, Any]
+) -> dict[str, Any]:
     """Set the caller's organisation's `plan`; other fields are not changed here."""
     plan = parse_plan(body)
     org_id = principal.organization_id
@@ -62,7 +64,7 @@ async def update(state: AppState, principal: Principal, body: dict[str, Any]) ->
         details={"plan": plan},
         organization_wide=True,
     )
-    record = await audited(state, event, lambda d: organizations.set_plan(d, org_id, plan))
+    record = await audited(services.db, event, lambda d: organizations.set_plan(d, org_id, plan))
     if record is None:
         raise not_found("organization_not_found", f"No organisation '{org_id}'.")
     return render(record)

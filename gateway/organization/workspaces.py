@@ -12,24 +12,22 @@ and the WAL, the blobs on disk and the documents' full-text entries searchable).
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 import sqlite_utils
 
-from gateway.api.audit_trail import audit_event, audited
 from gateway.organization import input as parse
 from gateway.organization import render
+from gateway.organization.services import OrganizationServices
+from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal, reaches_organization
 from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
-from gateway.platform.state import AppState
 from store import audit, erasure, workspaces
-from store import documents as document_store
-from store import files as file_store
-from store import responses as response_store
 from store.audit import AuditEvent
-from store.erasure import Blob, Removal
+from store.erasure import Removal
 from store.workspaces import WorkspaceRecord
 
 
@@ -37,14 +35,16 @@ def workspace_not_found(workspace_id: str) -> ApiError:
     return not_found("workspace_not_found", f"No workspace '{workspace_id}'.")
 
 
-async def list_workspaces(state: AppState, principal: Principal) -> dict[str, Any]:
+async def list_workspaces(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
     org = principal.organization_id
-    records = await state.db.run(lambda d: workspaces.list_workspaces(d, org))
+    records = await services.db.run(lambda d: workspaces.list_workspaces(d, org))
     shown = [render.workspace(r) for r in records if r.id in principal.workspaces]
     return {"object": "list", "data": shown}
 
 
-async def create(state: AppState, principal: Principal, body: dict[str, Any]) -> dict[str, Any]:
+async def create(
+    services: OrganizationServices, principal: Principal, body: dict[str, Any]
+) -> dict[str, Any]:
     _check_reaches_new_workspaces(principal)
     name = parse.text(body, "name", required=True, limit=parse.MAX_NAME)
     description = parse.text(body, "description", required=False, limit=parse.MAX_DESCRIPTION)
@@ -63,7 +63,7 @@ async def create(state: AppState, principal: Principal, body: dict[str, Any]) ->
         details={"name": name},
         organization_wide=True,
     )
-    await audited(state, event, lambda d: workspaces.insert(d, record))
+    await audited(services.db, event, lambda d: workspaces.insert(d, record))
     return render.workspace(record)
 
 
@@ -80,14 +80,16 @@ def _check_reaches_new_workspaces(principal: Principal) -> None:
     )
 
 
-async def read(state: AppState, principal: Principal, workspace_id: str) -> dict[str, Any]:
-    return render.workspace(await _find(state, principal, workspace_id))
+async def read(
+    services: OrganizationServices, principal: Principal, workspace_id: str
+) -> dict[str, Any]:
+    return render.workspace(await _find(services, principal, workspace_id))
 
 
 async def update(
-    state: AppState, principal: Principal, workspace_id: str, body: dict[str, Any]
+    services: OrganizationServices, principal: Principal, workspace_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
-    await _find(state, principal, workspace_id)
+    await _find(services, principal, workspace_id)
     name = parse.text(body, "name", required=False, limit=parse.MAX_NAME)
     description = body.get("description")
     if description is not None and (
@@ -105,7 +107,7 @@ async def update(
         organization_wide=True,
     )
     updated = await audited(
-        state,
+        services.db,
         event,
         lambda d: workspaces.update(d, workspace_id, name=name, description=description),
     )
@@ -114,9 +116,11 @@ async def update(
     return render.workspace(updated)
 
 
-async def delete(state: AppState, principal: Principal, workspace_id: str) -> dict[str, Any]:
-    record = await _find(state, principal, workspace_id)
-    held = await state.db.run(lambda d: workspaces.holdings(d, workspace_id))
+async def delete(
+    services: OrganizationServices, principal: Principal, workspace_id: str
+) -> dict[str, Any]:
+    record = await _find(services, principal, workspace_id)
+    held = await services.db.run(lambda d: workspaces.holdings(d, workspace_id))
     if held.api_keys or held.routing_rules or held.providers:
         raise ApiError(
             409,
@@ -127,7 +131,7 @@ async def delete(state: AppState, principal: Principal, workspace_id: str) -> di
             holds=attrs.asdict(held),
         )
     org = principal.organization_id
-    siblings = await state.db.run(lambda d: workspaces.list_workspaces(d, org))
+    siblings = await services.db.run(lambda d: workspaces.list_workspaces(d, org))
     if len(siblings) <= 1:
         raise ApiError(
             409,
@@ -143,38 +147,41 @@ async def delete(state: AppState, principal: Principal, workspace_id: str) -> di
         details={"name": record.name},
         organization_wide=True,
     )
-    await _erase(state, workspace_id, event)
+    await _erase(services, workspace_id, event)
     return {"id": workspace_id, "object": "workspace", "deleted": True}
 
 
-async def _erase(state: AppState, workspace_id: str, event: AuditEvent) -> None:
-    """The workspace gone with its files and data documents (`store.erasure`)."""
-    files, documents = state.files, state.documents
+async def _erase(services: OrganizationServices, workspace_id: str, event: AuditEvent) -> None:
+    """The workspace gone with every kind of data the families keep in it
+    (`store.erasure`; the root plugs the kinds in, `OrganizationServices.workspace_data`)."""
+    kept = services.workspace_data
 
     def remove(db: sqlite_utils.Database) -> Removal[str]:
-        blobs = [Blob(files.blobs, d) for d in file_store.remove_workspace(db, workspace_id)]
-        held = document_store.remove_workspace(db, workspace_id)
-        blobs += [Blob(documents.blobs, d) for d in held]
-        response_store.remove_workspace(db, workspace_id)
+        blobs = [blob for data in kept for blob in data.remove_workspace(db, workspace_id)]
         workspaces.delete(db, workspace_id)
         audit.append(db, event)
         return Removal(workspace_id, tuple(blobs))
 
     async def forget(_: str) -> None:
-        files.index.forget(workspace_id)
-        documents.index.forget(workspace_id)
+        for data in kept:
+            data.forget(workspace_id)
 
-    state.responses.forget_workspace(workspace_id)  # kept, not yet written: never will be
-    async with files.blob_lock, documents.blob_lock:
-        await erasure.erase(state.db, remove, forget=forget)
+    for data in kept:
+        data.drop_pending(workspace_id)
+    async with AsyncExitStack() as locks:  # every kind's blob lock, as its deletions hold it
+        for data in kept:
+            await locks.enter_async_context(data.blob_lock)
+        await erasure.erase(services.db, remove, forget=forget)
 
 
-async def _find(state: AppState, principal: Principal, workspace_id: str) -> WorkspaceRecord:
+async def _find(
+    services: OrganizationServices, principal: Principal, workspace_id: str
+) -> WorkspaceRecord:
     """A workspace the caller may act in; any other id answers like an unknown one."""
     if workspace_id not in principal.workspaces:
         raise workspace_not_found(workspace_id)
     org = principal.organization_id
-    record = await state.db.run(lambda d: workspaces.get(d, workspace_id, org))
+    record = await services.db.run(lambda d: workspaces.get(d, workspace_id, org))
     if record is None:
         raise workspace_not_found(workspace_id)
     return record

@@ -8,9 +8,9 @@ from typing import Any
 
 import attrs
 
+from gateway.pipelines.services import PipelinesServices
 from gateway.pipelines.templates import Template, builtin_templates, template_from_json
 from gateway.platform.errors import ApiError, not_found
-from gateway.platform.state import AppState
 from store import pipeline_templates
 from store.pipeline_templates import PipelineTemplateRecord
 
@@ -24,13 +24,15 @@ def template_not_found(template_id: str) -> ApiError:
     )
 
 
-async def find_template(state: AppState, workspace_id: str, template_id: str) -> Template:
+async def find_template(
+    services: PipelinesServices, workspace_id: str, template_id: str
+) -> Template:
     """The built-in template, else the workspace's by id or name; 404 otherwise (another
     workspace's template answers exactly like an unknown one)."""
     builtin = builtin_templates().get(template_id)
     if builtin is not None:
         return builtin
-    record = await state.db.run(lambda d: pipeline_templates.get(d, workspace_id, template_id))
+    record = await services.db.run(lambda d: pipeline_templates.get(d, workspace_id, template_id))
     if record is None:
         raise template_not_found(template_id)
     return record_template(record)

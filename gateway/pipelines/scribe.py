@@ -4,7 +4,7 @@ the transcript, and the truth about compliance.
 The language model is asked for the note with a `json_schema` response format; what it
 answers is parsed and checked here field by field (a model's word is not trusted: an
 answer that is not the schema's shape is a 502 `invalid_model_output`). PII/PHI is found
-with the file family's detector (`gateway.files.pii`) and reported masked, with its
+with the file family's detector (`gateway.kernels.pii.detector`) and reported masked, with its
 confidence. `compliance.audit_logged` is true once the audit event is stored;
 `compliance.hipaa` is true only when no stage sent the audio or the transcript outside
 the gateway's machine or to a provider the workspace marked as covered by a business
@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from gateway.files.pii import mask, scan_text
+from gateway.kernels.pii.detector import mask, scan_text
 from gateway.platform.errors import ApiError
 
 NOTE_FIELDS = (
@@ -120,7 +120,7 @@ def _vitals(value: Any) -> dict[str, str | float] | None:
 
 def pii_findings(transcript: str) -> list[dict[str, Any]]:
     """PII/PHI in the transcript: type, masked value, confidence (blocking: run in a
-    worker process, `gateway.files.pii_worker`)."""
+    worker process, `gateway.kernels.pii.worker`)."""
     return [
         {"type": kind, "value": mask(transcript[start:end]), "confidence": round(score, 2)}
         for kind, start, end, score in scan_text(transcript)

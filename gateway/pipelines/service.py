@@ -6,7 +6,7 @@ Everything that can be refused is refused before the answer starts (an unknown t
 is a 404, bad audio or parameters a 400, a spent limit a 429), so a stream's 200 head is
 only sent for a pipeline that runs. A pipeline is admitted once against the key's limits
 (one request, the model's prompt and `max_tokens`) and settled with the model's real
-tokens when it ends; each stage leaves its own usage record (`gateway.pipelines.stages`).
+tokens when it ends; each stage leaves its own usage record (`gateway.app.voice_stages`).
 
 The template's kind adds its post-processing: `legal` carries out the spoken formatting
 commands before the model sees the transcript and formats the document after it;
@@ -23,24 +23,23 @@ from typing import Any
 import attrs
 import trio
 
-from gateway.audio.errors import audio_status
-from gateway.audio.transcription import measured_clip
-from gateway.audio.voices import mapping_named
-from gateway.files import pii_worker
+from gateway.kernels.pii import worker as pii_worker
+from gateway.kernels.voice.errors import audio_status
 from gateway.kernels.voice.flow import EVENT_BUFFER, Event, Finisher, Trace, run_pipeline
 from gateway.pipelines import legal, scribe
+from gateway.pipelines.capabilities import PreparedStages
 from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
 from gateway.pipelines.input import PipelineParams
+from gateway.pipelines.metered import ENDPOINT
 from gateway.pipelines.render import event_line, result_body
-from gateway.pipelines.stages import ENDPOINT, EngineStages, prepare_stages
+from gateway.pipelines.services import PipelinesServices
 from gateway.pipelines.template_input import voice_known
 from gateway.pipelines.templates import Template, with_overrides
 from gateway.platform.auth import Principal
 from gateway.platform.body import TaskBody
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.extras import FILES, not_installed
-from gateway.platform.state import AppState
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
@@ -57,10 +56,10 @@ class Prepared:
     """A pipeline ready to run: everything checked, planned and admitted."""
 
     id: str
-    state: AppState
+    services: PipelinesServices
     facts: RequestFacts
     template: Template
-    stages: EngineStages
+    stages: PreparedStages
     hold: Hold
     audit_event: AuditEvent | None
 
@@ -94,17 +93,17 @@ class Prepared:
     async def _scribe(self, trace: Trace) -> Mapping[str, Any]:
         note = scribe.structured_note(trace.response)
         findings = await pii_worker.run_scan(
-            scribe.pii_findings, trace.transcript, limiter=self.state.files.pii_scans
+            scribe.pii_findings, trace.transcript, limiter=self.services.pii_scans
         )
         logged = False
         audit_id = None
         if self.audit_event is not None:
             details = _scribe_details(self, trace, findings)
             event = attrs.evolve(self.audit_event, target_id=self.id, details=details)
-            await self.state.db.run(lambda d: audit.append(d, event))
+            await self.services.db.run(lambda d: audit.append(d, event))
             logged, audit_id = True, event.id
         workspace = self.facts.principal.workspace_id
-        covered = scribe.hipaa_covered(trace.providers, lambda p: _baa(self.state, workspace, p))
+        covered = scribe.hipaa_covered(trace.providers, lambda p: _baa(self.services, workspace, p))
         return {
             "structured_note": note,
             "pii_detected": findings,
@@ -117,7 +116,7 @@ class Prepared:
         metered = self.stages.metered
         target = metered.llm_target or self.stages.planned_llm_target
         usage = Usage(metered.prompt_tokens, metered.completion_tokens)
-        self.state.engine.settle(self.facts, target, self.hold, usage)
+        self.services.engine.settle(self.facts, target, self.hold, usage)
         self.hold.release()
 
 
@@ -139,13 +138,13 @@ def _scribe_details(
     }
 
 
-def _baa(state: AppState, workspace: str, provider_id: str) -> bool:
-    entry = state.registry.get(workspace, provider_id)
+def _baa(services: PipelinesServices, workspace: str, provider_id: str) -> bool:
+    entry = services.engine.registry.get(workspace, provider_id)
     return bool(entry is not None and entry.record.settings.get("hipaa_baa") is True)
 
 
 async def prepare(
-    state: AppState,
+    services: PipelinesServices,
     principal: Principal,
     headers: Mapping[str, str],
     params: PipelineParams,
@@ -155,36 +154,36 @@ async def prepare(
 ) -> Prepared:
     """Check, plan and admit one pipeline (see the module docstring); raises `ApiError`."""
     principal.require("audio")
-    template = await find_template(state, principal.workspace_id, params.template)
+    template = await find_template(services, principal.workspace_id, params.template)
     template = with_overrides(template, params.overrides, params.context)
     if template.kind == "scribe" and not FILES.installed():  # its PII scan is the files'
         raise not_installed("The scribe template's PII detection", (FILES,))
-    await _check_overrides(state, principal, template, params)
-    clip = await _clip(audio_bytes)
+    await _check_overrides(services, principal, template, params)
+    clip = await _clip(services, audio_bytes)
     response_format = scribe.RESPONSE_FORMAT if template.kind == "scribe" else None
-    stages = await prepare_stages(
-        state, principal, headers, template, clip, response_format=response_format
+    stages = await services.voice.prepare_stages(
+        principal, headers, template, clip, response_format=response_format
     )
     facts = new_facts(ENDPOINT, principal, headers)
-    with state.engine.usage.refusing(facts, stages.planned_llm_target):
-        hold = await state.admission.admit(
+    with services.engine.usage.refusing(facts, stages.planned_llm_target):
+        hold = await services.admission.admit(
             principal,
             ServiceOptions(),
             prompt_tokens=stages.prompt_estimate,
             max_tokens=template.llm.max_tokens,
         )
     event = audit_event if template.kind == "scribe" else None
-    return Prepared(str(uuid.uuid4()), state, facts, template, stages, hold, event)
+    return Prepared(str(uuid.uuid4()), services, facts, template, stages, hold, event)
 
 
 async def _check_overrides(
-    state: AppState, principal: Principal, template: Template, params: PipelineParams
+    services: PipelinesServices, principal: Principal, template: Template, params: PipelineParams
 ) -> None:
     """An override naming a model without the stage's capability, or a voice nobody
     knows, is a 400 (the spec's code for a pipeline's bad parameters)."""
     model = params.overrides.llm_model
     if model is not None:
-        info = state.catalog.model(model)
+        info = services.catalog.model(model)
         if info is None or "chat" not in info.capabilities:
             raise invalid_request(
                 f"'{model}' is not a chat model of the catalog.",
@@ -194,15 +193,15 @@ async def _check_overrides(
     voice = params.overrides.tts_voice
     if voice is None or voice_known(load_voices(), voice):
         return
-    if await mapping_named(state, principal.workspace_id, voice) is None:
+    if await services.voice.voice_mapping(principal.workspace_id, voice) is None:
         raise invalid_request(f"Unknown voice '{voice}'.", param="overrides.tts.voice", value=voice)
 
 
-async def _clip(data: bytes) -> AudioClip:
+async def _clip(services: PipelinesServices, data: bytes) -> AudioClip:
     if not data:
         raise ApiError(400, "invalid_audio", "'audio' is empty.", param="audio")
     try:
-        return await trio.to_thread.run_sync(measured_clip, data, "audio")
+        return await trio.to_thread.run_sync(services.voice.measure_clip, data, "audio")
     except ApiError as error:
         if error.code == "invalid_audio":  # the pipeline's field is `audio`, not `file`
             error.extra["param"] = "audio"

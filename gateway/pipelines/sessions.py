@@ -37,12 +37,13 @@ from gateway.kernels.voice.session import (
     Transcription,
     TurnDetection,
 )
+from gateway.pipelines.capabilities import PreparedStages
 from gateway.pipelines.custom import find_template
-from gateway.pipelines.stages import EngineStages, Metered, prepare_stages
+from gateway.pipelines.metered import Metered
+from gateway.pipelines.services import PipelinesServices
 from gateway.pipelines.templates import Overrides, Template, with_overrides
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
@@ -57,7 +58,7 @@ SILENCE = AudioClip(b"", "wav", 0.0, "turn.wav")
 class Caller:
     """Who the session serves."""
 
-    state: AppState
+    services: PipelinesServices
     principal: Principal
     headers: Mapping[str, str]
 
@@ -87,7 +88,7 @@ class EngineCascade:
 
     caller: Caller
     template: Template
-    stages: EngineStages
+    stages: PreparedStages
 
     @property
     def llm(self) -> LanguageModel:
@@ -106,11 +107,11 @@ class EngineCascade:
     ) -> AsyncGenerator[Hold, None]:
         """One response admitted under the key's limits (the 429 `ApiError` when spent),
         settled with what the model used on every path."""
-        state, principal = self.caller.state, self.caller.principal
+        services, principal = self.caller.services, self.caller.principal
         facts = new_facts(ENDPOINT, principal, self.caller.headers)
         target = self.stages.planned_llm_target
-        with state.engine.usage.refusing(facts, target):
-            hold = await state.admission.admit(
+        with services.engine.usage.refusing(facts, target):
+            hold = await services.admission.admit(
                 principal, ServiceOptions(), prompt_tokens=prompt_tokens, max_tokens=max_tokens
             )
         try:
@@ -119,7 +120,7 @@ class EngineCascade:
             metered = response.metered
             used = Usage(metered.prompt_tokens, metered.completion_tokens)
             llm_target = metered.llm_target if isinstance(metered, Metered) else None
-            state.engine.settle(facts, llm_target or target, hold, used)
+            services.engine.settle(facts, llm_target or target, hold, used)
             hold.release()
 
 
@@ -127,7 +128,7 @@ class ResponseStages:
     """The `Stages` of one response: the model on the session's conversation and tools
     (its calls collected aside), speech as the template says."""
 
-    def __init__(self, stages: EngineStages, body: dict[str, Any], calls: ToolCalls) -> None:
+    def __init__(self, stages: PreparedStages, body: dict[str, Any], calls: ToolCalls) -> None:
         self._stages, self._body, self.calls = stages, body, calls
 
     @property
@@ -154,8 +155,8 @@ async def plan_cascade(caller: Caller, base: Template, config: SessionConfig) ->
     """Plan every stage of `base` under `config` (the stages' 4xx `ApiError`s)."""
     caller.principal.require("audio")
     template = session_template(base, config)
-    stages = await prepare_stages(
-        caller.state, caller.principal, caller.headers, template, SILENCE, endpoint=ENDPOINT
+    stages = await caller.services.voice.prepare_stages(
+        caller.principal, caller.headers, template, SILENCE, endpoint=ENDPOINT
     )
     return EngineCascade(caller, template, stages)
 
@@ -170,8 +171,8 @@ def _opening(caller: Caller, base: Template, config: SessionConfig, cascade: Any
 class PipelineSessions:
     """The `SessionPlanner` over pipeline templates (see the module docstring)."""
 
-    def __init__(self, state: AppState) -> None:
-        self._state = state
+    def __init__(self, services: PipelinesServices) -> None:
+        self._services = services
 
     async def realtime(
         self,
@@ -180,14 +181,14 @@ class PipelineSessions:
         model: str | None,
         intent: str | None,
     ) -> Opening:
-        caller = Caller(self._state, principal, headers)
+        caller = Caller(self._services, principal, headers)
         if intent not in (None, "", "transcription"):
             raise ApiError(
                 400, "invalid_value", "'intent' must be 'transcription'.", param="intent"
             )
         if intent == "transcription":
             return await _transcription(caller, model)
-        default = self._state.settings.realtime_template
+        default = self._services.settings.realtime_template
         if not model or _realtime_model(caller, model):
             base = await _template(caller, default)
         else:
@@ -205,13 +206,13 @@ class PipelineSessions:
         context: str | None,
         input_format: AudioFormat,
     ) -> Opening:
-        templates = LegacyTemplates(Caller(self._state, principal, headers), context)
+        templates = LegacyTemplates(Caller(self._services, principal, headers), context)
         return await templates.open(template, input_format)
 
 
 async def _transcription(caller: Caller, model: str | None) -> Opening:
-    base = await _template(caller, caller.state.settings.realtime_template)
-    info = caller.state.catalog.model(model) if model else None
+    base = await _template(caller, caller.services.settings.realtime_template)
+    info = caller.services.catalog.model(model) if model else None
     if model and (info is None or info.type != "transcription"):
         base = await _template_or_404(caller, model)
     stt_model = model if model and info is not None and info.type == "transcription" else None
@@ -226,13 +227,13 @@ async def _transcription(caller: Caller, model: str | None) -> Opening:
 
 
 def _realtime_model(caller: Caller, model: str) -> bool:
-    info = caller.state.catalog.model(model)
+    info = caller.services.catalog.model(model)
     return info is not None and info.type == "realtime"
 
 
 async def _template(caller: Caller, name: str) -> Template:
     """A pipeline template by id or name (404 `template_not_found` otherwise)."""
-    return await find_template(caller.state, caller.principal.workspace_id, name)
+    return await find_template(caller.services, caller.principal.workspace_id, name)
 
 
 async def _template_or_404(caller: Caller, model: str) -> Template:

@@ -81,6 +81,17 @@ def link_of(scope: Message) -> RequestLink | None:
     return link if isinstance(link, RequestLink) else None
 
 
+def without_link(scope: Message) -> Message:
+    """`scope` as another server would give it: no link. For a wrapper that must see
+    every message of the body through `receive` (the debug setting that logs bodies):
+    `take_queued` hands a body that came with its head past any wrapped `receive`."""
+    extensions = scope.get("extensions")
+    if not extensions or LINK not in extensions:
+        return scope
+    rest = {name: value for name, value in extensions.items() if name != LINK}
+    return {**scope, "extensions": rest}
+
+
 class LinkedTaskGroup(TaskGroup):
     """Hypercorn's task group of one connection, spawning each request with a
     `RequestLink` (its `spawn_app`, checked against Hypercorn 0.18, plus the link);

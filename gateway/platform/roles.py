@@ -3,7 +3,7 @@
 The spec names four roles and eleven action rows and leaves the cells open; this table
 fills them (published in README, "Roles and permissions"). Three further rows cover the
 management routes the spec's rows do not name (workspaces, reading configuration, the
-audit log). Every management route names exactly one action (`gateway.api` blueprints),
+audit log). Every management route names exactly one action (each family's routes),
 and `allowed` is the only place that answers.
 """
 

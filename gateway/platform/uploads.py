@@ -2,7 +2,7 @@
 
 The app's `MAX_CONTENT_LENGTH` (`Settings.max_body_bytes`, 8 MB) guards the JSON routes.
 Upload routes stream their body to disk and enforce the spec's size table themselves while
-reading (`gateway.uploads.receive`), so for them Quart's own guard is raised to the largest
+reading (`gateway.kernels.uploads.receive`), so for them Quart's own guard is raised to the largest
 upload the spec allows plus room for the multipart framing; a declared Content-Length
 beyond even that is still refused by Quart before a byte is read.
 """

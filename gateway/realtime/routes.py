@@ -16,14 +16,14 @@ from typing import cast
 
 from quart import Blueprint, websocket
 
-from gateway.kernels.voice.session import Opening, SessionPlanner, TurnDetection
+from gateway.kernels.voice.session import Opening, TurnDetection
 from gateway.kernels.voice.vad import Classifier, webrtc_classifier
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.state import AppState
 from gateway.realtime.config import parse_format
 from gateway.realtime.events import Dialect, RealtimeError, Wire
 from gateway.realtime.handshake import chosen_subprotocol, credential, wants_beta
 from gateway.realtime.legacy import LegacyWire, input_format
+from gateway.realtime.services import RealtimeServices
 from gateway.realtime.session import RealtimeSession
 
 REALTIME_PATH = "/v1/realtime"
@@ -31,8 +31,9 @@ SESSIONS_PATH = "/v1/audio/sessions"
 DEFAULT_SESSION_TEMPLATE = "voice-agent-fast"
 
 
-def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
+def realtime_blueprint(services: RealtimeServices) -> Blueprint:
     bp = Blueprint("realtime", __name__)
+    planner = services.planner
 
     @bp.websocket(REALTIME_PATH)
     async def realtime() -> None:
@@ -44,11 +45,11 @@ def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
 
         async def opening() -> Opening:
             authorization = credential(headers.get("authorization"), subprotocols)
-            principal = await state.auth.header(authorization, websocket.remote_addr)
+            principal = await services.auth.header(authorization, websocket.remote_addr)
             args = websocket.args
             return await planner.realtime(principal, headers, args.get("model"), args.get("intent"))
 
-        await _serve(state, dialect, opening, chosen_subprotocol(subprotocols))
+        await _serve(services, dialect, opening, chosen_subprotocol(subprotocols))
 
     @bp.websocket(SESSIONS_PATH)
     async def sessions() -> None:
@@ -58,7 +59,9 @@ def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
 
         async def opening() -> Opening:
             headers = cast(Mapping[str, str], websocket.headers)
-            principal = await state.auth.header(headers.get("authorization"), websocket.remote_addr)
+            principal = await services.auth.header(
+                headers.get("authorization"), websocket.remote_addr
+            )
             args = websocket.args
             try:
                 fmt = input_format(args.get("input_audio_format"), args.get("sample_rate"))
@@ -69,13 +72,13 @@ def realtime_blueprint(state: AppState, planner: SessionPlanner) -> Blueprint:
             context = args.get("context") or None
             return await planner.legacy(principal, headers, template, context, audio)
 
-        await _serve(state, LegacyWire(), opening, None, legacy=True)
+        await _serve(services, LegacyWire(), opening, None, legacy=True)
 
     return bp
 
 
 async def _serve(
-    state: AppState,
+    services: RealtimeServices,
     wire: Wire,
     opening: Callable[[], Awaitable[Opening]],
     subprotocol: str | None,
@@ -98,7 +101,7 @@ async def _serve(
         opened.cascade,
         opened.replan,
         classifier_for=_classifier,
-        lead_s=state.settings.realtime_audio_lead_s,
+        lead_s=services.settings.realtime_audio_lead_s,
         respond_on_commit=legacy,
         retemplate=opened.retemplate,
     )

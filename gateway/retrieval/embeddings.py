@@ -16,7 +16,6 @@ import trio
 
 from gateway.platform.auth import Principal
 from gateway.platform.jsonio import JsonAnswer, dumps
-from gateway.platform.state import AppState
 from gateway.retrieval.answer import answer_headers, service_object
 from gateway.retrieval.embedding_input import (
     EmbeddingParams,
@@ -25,6 +24,7 @@ from gateway.retrieval.embedding_input import (
     token_estimate,
 )
 from gateway.retrieval.serve import Answered, serve_retrieval
+from gateway.retrieval.services import RetrievalServices
 from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
@@ -37,13 +37,13 @@ OFFLOAD_NUMBERS = 200_000
 
 
 async def serve_embeddings(
-    state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
+    retrieval: RetrievalServices, principal: Principal, body: Any, headers: Mapping[str, str]
 ) -> JsonAnswer:
     """Answer one embeddings request (raises `ApiError` for client mistakes and upstream
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params, answered = await serve_retrieval(
-        state,
+        retrieval,
         principal,
         headers,
         body,

@@ -15,7 +15,6 @@ from typing import Any
 
 from gateway.platform.auth import Principal
 from gateway.platform.jsonio import JsonAnswer
-from gateway.platform.state import AppState
 from gateway.retrieval.answer import answer_headers, service_object
 from gateway.retrieval.rerank_input import (
     RerankParams,
@@ -24,6 +23,7 @@ from gateway.retrieval.rerank_input import (
     token_estimate,
 )
 from gateway.retrieval.serve import Answered, serve_retrieval
+from gateway.retrieval.services import RetrievalServices
 from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
@@ -31,13 +31,13 @@ from providers.types import RerankHit, RerankRequest, RerankResult, Usage
 
 
 async def serve_rerank(
-    state: AppState, principal: Principal, body: Any, headers: Mapping[str, str]
+    retrieval: RetrievalServices, principal: Principal, body: Any, headers: Mapping[str, str]
 ) -> JsonAnswer:
     """Answer one rerank request (raises `ApiError` for client mistakes and upstream
     failures). Cancellation closes the upstream call and propagates."""
     principal.require("embeddings")
     params, answered = await serve_retrieval(
-        state,
+        retrieval,
         principal,
         headers,
         body,

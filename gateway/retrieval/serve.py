@@ -15,7 +15,7 @@ import attrs
 
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
-from gateway.platform.state import AppState
+from gateway.retrieval.services import RetrievalServices
 from gateway.upstream.accounting import Accounting
 from gateway.upstream.engine import Called
 from gateway.upstream.facts import RequestFacts, identified, new_facts
@@ -66,7 +66,7 @@ def _model_named(body: Any) -> object:
 
 
 async def serve_retrieval(
-    state: AppState,
+    retrieval: RetrievalServices,
     principal: Principal,
     headers: Mapping[str, str],
     body: Any,
@@ -86,10 +86,10 @@ async def serve_retrieval(
     the upstream call and propagates."""
     facts = new_facts(endpoint, principal, headers)
     with identified(facts):
-        with state.engine.usage.rejecting(facts, lambda: _model_named(body)):
+        with retrieval.engine.usage.rejecting(facts, lambda: _model_named(body)):
             params = parse(body)
         answered = await _serve(
-            state,
+            retrieval,
             facts,
             params,
             capability=capability,
@@ -102,7 +102,7 @@ async def serve_retrieval(
 
 
 async def _serve(
-    state: AppState,
+    retrieval: RetrievalServices,
     facts: RequestFacts,
     params: P,
     *,
@@ -114,7 +114,7 @@ async def _serve(
 ) -> Answered[T]:
     """Serve one validated request (see `serve_retrieval`)."""
     principal = facts.principal
-    engine = state.engine
+    engine = retrieval.engine
     try:
         plan = engine.plan_named(
             principal,
@@ -131,7 +131,7 @@ async def _serve(
         engine.usage.refusal(facts, unplanned(params.model), error)
         raise
     with engine.usage.refusing(facts, plan.primary):
-        hold = await state.admission.admit(
+        hold = await retrieval.admission.admit(
             principal, params.service, prompt_tokens=tokens(params), max_tokens=0, plan=plan
         )
 
@@ -144,7 +144,7 @@ async def _serve(
             plan,
             one_call,
             hold=hold,
-            timeout_s=state.settings.upstream_timeout_s,
+            timeout_s=retrieval.settings.upstream_timeout_s,
             meter=lambda value: usage_of(params, value),
         )
         return Answered(facts, served, hold.headers())

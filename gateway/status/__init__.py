@@ -6,6 +6,6 @@ Pure cores: `incidents` (when health opens or resolves an incident), `alert_rule
 `render` (output). Orchestration: `service`
 (incidents and the status page), `credits`, `notify` (events to logged deliveries),
 `delivery` (one signed call with retries), `mail`. `hub` is the bounded queue towards the
-delivery worker. The workers are `gateway.workers.incident_monitor`, `webhook_delivery`
-and `alert_evaluator`; the blueprints `gateway.api.status`, `alerts` and `billing`.
+delivery worker. The workers are `gateway.status.incident_monitor`, `webhook_delivery`
+and `alert_evaluator`; the blueprints `gateway.status.routes`, `alerts` and `billing`.
 """

@@ -1,5 +1,5 @@
 """Usage alerts: the six metrics over a window of usage, the comparison, and when an alert
-changes state. Pure functions; the worker (`gateway.workers.alert_evaluator`) does the I/O.
+changes state. Pure functions; the worker (`gateway.status.alert_evaluator`) does the I/O.
 
 An alert notifies when its condition becomes true (`ok` -> `firing`, event
 `alert.triggered`) and when it stops being true (`firing` -> `ok`, `alert.resolved`);

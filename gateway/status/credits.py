@@ -19,18 +19,18 @@ from store.audit import AuditEvent
 from store.sla import SlaCreditRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.status.services import StatusServices
 
 
-async def plan_of(state: AppState, organization_id: str) -> str:
+async def plan_of(svc: StatusServices, organization_id: str) -> str:
     """The plan whose SLA applies: the organisation's (set by its owner through
     `PATCH /v1/management/organization`)."""
-    record = await state.db.run(lambda d: organizations.get(d, organization_id))
+    record = await svc.db.run(lambda d: organizations.get(d, organization_id))
     return "free" if record is None else record.plan
 
 
 async def request_credit(
-    state: AppState,
+    svc: StatusServices,
     *,
     workspace_id: str,
     plan: str,
@@ -53,7 +53,7 @@ async def request_credit(
         )
     end = min(end, now)
 
-    history = await state.db.run(
+    history = await svc.db.run(
         lambda d: incident_store.overlapping(d, workspace_id, start=start, end=end)
     )
     # Another workspace's incident is answered exactly like an unknown one.
@@ -84,7 +84,7 @@ async def request_credit(
         created_at=now,
     )
     event = None if audit is None else attrs.evolve(audit, target_id=record.id)
-    await state.db.run(lambda d: _store(d, record, event))
+    await svc.db.run(lambda d: _store(d, record, event))
     return record
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 import attrs
 
+from gateway.kernels.webhooks.hub import STATUS_EVENTS
 from gateway.platform.errors import ApiError
 from gateway.platform.shapes import (
     EMAIL,
@@ -28,7 +29,6 @@ from gateway.platform.shapes import (
     parse,
 )
 from gateway.status.alert_rules import METRICS, OPERATORS
-from gateway.status.hub import STATUS_EVENTS
 from gateway.status.incidents import INCIDENT_STATUSES, MAINTENANCE_STATUSES, SEVERITIES
 
 MAX_TEXT = 2000

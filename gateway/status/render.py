@@ -4,21 +4,21 @@ are written from them) and the functions that build them from the store's record
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+from gateway.kernels.webhooks.hub import STATUS_EVENTS
+from gateway.kernels.webhooks.render import Delivery
 from gateway.platform.answers import Time
 from gateway.platform.shapes import Choices, Doc, Range
 from gateway.platform.web import iso
 from gateway.status.alert_rules import METRICS, OPERATORS
-from gateway.status.hub import STATUS_EVENTS
 from gateway.status.incidents import INCIDENT_STATUSES, MAINTENANCE_STATUSES, SEVERITIES
 from gateway.status.maintenance import Window
 from store.alerts import AlertEvent, AlertRecord
 from store.incidents import IncidentRecord, IncidentUpdate
 from store.sla import SlaCreditRecord
-from store.webhooks import DeliveryRecord, WebhookRecord
+from store.webhooks import WebhookRecord
 
 Severity = Annotated[str, Choices(SEVERITIES)]
 IncidentStatus = Annotated[str, Choices((*INCIDENT_STATUSES, *MAINTENANCE_STATUSES))]
@@ -95,23 +95,6 @@ class Webhook(TypedDict):
     events: list[Annotated[str, Choices(STATUS_EVENTS)]]
     created_at: Time
     secret: NotRequired[Annotated[str, Doc("The signing secret: in the creation answer only")]]
-
-
-class Delivery(TypedDict):
-    """One webhook delivery: its event, the attempts and how they went."""
-
-    id: str
-    object: Literal["webhook_delivery"]
-    event: str
-    url: str
-    status: Annotated[str, Choices(("pending", "delivered", "failed", "dropped"))]
-    attempts: int
-    last_status_code: int | None
-    last_error: str | None
-    payload: dict[str, Any]
-    created_at: Time
-    updated_at: Time
-    delivered_at: Time | None
 
 
 class AlertConditionShown(TypedDict):
@@ -237,23 +220,6 @@ def webhook(record: WebhookRecord, secret: str | None = None) -> Webhook:
     if secret is not None:
         body["secret"] = secret
     return body
-
-
-def delivery(record: DeliveryRecord) -> Delivery:
-    return {
-        "id": record.id,
-        "object": "webhook_delivery",
-        "event": record.event,
-        "url": record.url,
-        "status": record.status,
-        "attempts": record.attempts,
-        "last_status_code": record.last_status_code,
-        "last_error": record.last_error,
-        "payload": json.loads(record.payload),
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "delivered_at": iso(record.delivered_at),
-    }
 
 
 def alert(

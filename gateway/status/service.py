@@ -3,7 +3,7 @@ the notification hub.
 
 Every change of an incident (opened, updated, resolved; by the monitor or an operator) is
 written to the store first, then published as the matching status event for the
-workspace's webhook subscribers; publishing never waits (see `gateway.status.hub`).
+workspace's webhook subscribers; publishing never waits (see `gateway.kernels.webhooks.hub`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import sqlite_utils
 
+from gateway.kernels.webhooks.hub import StatusEvent
 from gateway.platform.web import iso
 from gateway.status import maintenance, render
-from gateway.status.hub import StatusEvent
 from gateway.status.incidents import event_name
 from gateway.status.sla import Outage, downtime_seconds
 from store import audit as audit_store
@@ -28,7 +28,7 @@ from store.audit import AuditEvent
 from store.incidents import IncidentRecord
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.status.services import StatusServices
 
 UPTIME_SPAN = timedelta(days=30)
 API_SERVICE = "api"
@@ -38,7 +38,7 @@ _BY_SEVERITY = {"critical": "major_outage", "major": "partial_outage", "minor": 
 
 
 async def open_incident(
-    state: AppState,
+    svc: StatusServices,
     *,
     workspace_id: str,
     title: str,
@@ -64,13 +64,13 @@ async def open_incident(
         created_at=now,
         updated_at=now,
     )
-    await state.db.run(lambda d: _write(d, incident_store.insert, record, audit))
-    _publish(state, "created", record, now)
+    await svc.db.run(lambda d: _write(d, incident_store.insert, record, audit))
+    _publish(svc, "created", record, now)
     return record
 
 
 async def change_incident(
-    state: AppState,
+    svc: StatusServices,
     record: IncidentRecord,
     *,
     now: datetime,
@@ -86,13 +86,13 @@ async def change_incident(
         message=record.message if message is None else message,
         updated_at=now,
     )
-    await state.db.run(lambda d: _write(d, incident_store.save, changed, audit))
-    _publish(state, "updated", changed, now, previous=record.status)
+    await svc.db.run(lambda d: _write(d, incident_store.save, changed, audit))
+    _publish(svc, "updated", changed, now, previous=record.status)
     return changed
 
 
 async def resolve_incident(
-    state: AppState,
+    svc: StatusServices,
     record: IncidentRecord,
     *,
     message: str,
@@ -103,8 +103,8 @@ async def resolve_incident(
     resolved = attrs.evolve(
         record, status=final, message=message or record.message, updated_at=now, resolved_at=now
     )
-    await state.db.run(lambda d: _write(d, incident_store.save, resolved, audit))
-    _publish(state, "resolved", resolved, now)
+    await svc.db.run(lambda d: _write(d, incident_store.save, resolved, audit))
+    _publish(svc, "resolved", resolved, now)
     return resolved
 
 
@@ -123,7 +123,7 @@ def _write(
 
 
 def _publish(
-    state: AppState,
+    svc: StatusServices,
     change: str,
     record: IncidentRecord,
     now: datetime,
@@ -131,7 +131,7 @@ def _publish(
     previous: str | None = None,
 ) -> None:
     event = event_name(record.severity, change, record.status, previous)
-    state.status.publish(
+    svc.webhooks.hub.publish(
         StatusEvent(record.workspace_id, event, render.event_payload(event, record, now))
     )
 
@@ -162,7 +162,7 @@ def uptime(history: list[IncidentRecord], service: str, start: datetime, end: da
     return round(1 - down / (end - start).total_seconds(), 6)
 
 
-async def status_page(state: AppState, workspace_id: str, now: datetime) -> render.StatusPage:
+async def status_page(svc: StatusServices, workspace_id: str, now: datetime) -> render.StatusPage:
     """`GET /v1/status` for a workspace: its API and providers, open incidents, windows."""
     since = now - UPTIME_SPAN
 
@@ -173,14 +173,14 @@ async def status_page(state: AppState, workspace_id: str, now: datetime) -> rend
             name: usage_store.median_latency_ms(
                 d, workspace_id=workspace_id, provider=provider, since=since
             )
-            for name, provider in _latency_targets(state, workspace_id)
+            for name, provider in _latency_targets(svc, workspace_id)
         }
         return history, opened, medians
 
-    history, opened, medians = await state.db.run(read)
+    history, opened, medians = await svc.db.run(read)
     services = [_service(API_SERVICE, opened, history, since, now, medians[API_SERVICE])]
-    for pid, entry in state.registry.configured(workspace_id).items():
-        latency = medians.get(pid) or _probe_median(state, workspace_id, pid)
+    for pid, entry in svc.registry.configured(workspace_id).items():
+        latency = medians.get(pid) or _probe_median(svc, workspace_id, pid)
         row = _service(pid, opened, history, since, now, latency)
         if not entry.active:
             row["status"] = "disabled"
@@ -194,8 +194,8 @@ async def status_page(state: AppState, workspace_id: str, now: datetime) -> rend
     }
 
 
-def _latency_targets(state: AppState, workspace_id: str) -> list[tuple[str, str | None]]:
-    providers = state.registry.configured(workspace_id)
+def _latency_targets(svc: StatusServices, workspace_id: str) -> list[tuple[str, str | None]]:
+    providers = svc.registry.configured(workspace_id)
     return [(API_SERVICE, None), *((pid, pid) for pid in providers)]
 
 
@@ -215,7 +215,7 @@ def _service(
     }
 
 
-def _probe_median(state: AppState, workspace_id: str, provider_id: str) -> float | None:
+def _probe_median(svc: StatusServices, workspace_id: str, provider_id: str) -> float | None:
     """Without traffic, the median latency of the provider's successful probes."""
-    latencies = [p.latency_ms for p in state.health.probes(workspace_id, provider_id) if p.ok]
+    latencies = [p.latency_ms for p in svc.health.probes(workspace_id, provider_id) if p.ok]
     return statistics.median(latencies) if latencies else None

@@ -13,7 +13,6 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from gateway.platform.auth import Principal
-from gateway.platform.state import AppState
 from gateway.sustainability import figures, opportunities, score
 from gateway.sustainability.period import (
     Filters,
@@ -22,6 +21,7 @@ from gateway.sustainability.period import (
     parse_filters,
     parse_period,
 )
+from gateway.sustainability.services import SustainabilityServices
 from store import sustainability as store
 from store.sustainability import Group, Scope
 
@@ -43,14 +43,19 @@ def _scope(principal: Principal, period: Period, filters: Filters) -> Scope:
 
 
 async def _groups(
-    state: AppState, principal: Principal, period: Period, filters: Filters, *, by_day: bool
+    sustainability: SustainabilityServices,
+    principal: Principal,
+    period: Period,
+    filters: Filters,
+    *,
+    by_day: bool,
 ) -> list[Group]:
     scope = _scope(principal, period, filters)
-    return await state.db.run(lambda d: store.groups(d, scope, by_day=by_day))
+    return await sustainability.db.run(lambda d: store.groups(d, scope, by_day=by_day))
 
 
 async def _analysis(
-    state: AppState,
+    sustainability: SustainabilityServices,
     principal: Principal,
     period: Period,
     filters: Filters,
@@ -59,49 +64,53 @@ async def _analysis(
     """What the finders need; `groups` when the caller has already read the period's."""
     scope = _scope(principal, period, filters)
     if groups is None:
-        groups = await state.db.run(lambda d: store.groups(d, scope))
-    repeats = await state.db.run(lambda d: store.repeated_prompts(d, scope))
+        groups = await sustainability.db.run(lambda d: store.groups(d, scope))
+    repeats = await sustainability.db.run(lambda d: store.repeated_prompts(d, scope))
     threshold = opportunities.LONG_OUTPUT_TOKENS
-    long = await state.db.run(lambda d: store.long_outputs(d, scope, threshold))
+    long = await sustainability.db.run(lambda d: store.long_outputs(d, scope, threshold))
     return opportunities.Analysis(
         groups=groups,
         repeats=repeats,
         long_outputs=long,
-        active_providers=state.registry.active_ids(principal.workspace_id),
+        active_providers=sustainability.registry.active_ids(principal.workspace_id),
         days=period.days,
     )
 
 
 async def opportunities_report(
-    state: AppState, principal: Principal, args: Mapping[str, str]
+    sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     period = parse_days(args, today())
-    analysis = await _analysis(state, principal, period, parse_filters(args))
-    return opportunities.report(state.catalog, analysis)
+    analysis = await _analysis(sustainability, principal, period, parse_filters(args))
+    return opportunities.report(sustainability.catalog, analysis)
 
 
 async def optimization_summary(
-    state: AppState, principal: Principal, args: Mapping[str, str]
+    sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
-    return opportunities.summary(await opportunities_report(state, principal, args))
+    return opportunities.summary(await opportunities_report(sustainability, principal, args))
 
 
 async def _efficiency(
-    state: AppState, principal: Principal, period: Period, filters: Filters, current: list[Group]
+    sustainability: SustainabilityServices,
+    principal: Principal,
+    period: Period,
+    filters: Filters,
+    current: list[Group],
 ) -> tuple[score.Score, int]:
     """The period's score (from its groups) and its percentile in the workspace's own
     daily history."""
-    result = score.score(state.catalog, current)
+    result = score.score(sustainability.catalog, current)
     history = Period(period.first - timedelta(days=HISTORY_DAYS), period.first - timedelta(days=1))
-    daily = await _groups(state, principal, history, filters, by_day=True)
-    return result, score.percentile(result.overall, _daily_scores(state, daily))
+    daily = await _groups(sustainability, principal, history, filters, by_day=True)
+    return result, score.percentile(result.overall, _daily_scores(sustainability, daily))
 
 
-def _daily_scores(state: AppState, groups: Sequence[Group]) -> list[int]:
+def _daily_scores(sustainability: SustainabilityServices, groups: Sequence[Group]) -> list[int]:
     by_day: dict[str, list[Group]] = defaultdict(list)
     for group in groups:
         by_day[group.day or ""].append(group)
-    return [score.score(state.catalog, day).overall for day in by_day.values()]
+    return [score.score(sustainability.catalog, day).overall for day in by_day.values()]
 
 
 def _efficiency_object(result: score.Score, percentile: int) -> dict[str, Any]:
@@ -114,17 +123,17 @@ def _efficiency_object(result: score.Score, percentile: int) -> dict[str, Any]:
 
 
 async def efficiency_score(
-    state: AppState, principal: Principal, args: Mapping[str, str]
+    sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     period, filters = parse_period(args, today()), parse_filters(args)
-    current = await _groups(state, principal, period, filters, by_day=False)
-    result, percentile = await _efficiency(state, principal, period, filters, current)
-    previous = await _groups(state, principal, period.previous(), filters, by_day=False)
-    before = score.score(state.catalog, previous)
+    current = await _groups(sustainability, principal, period, filters, by_day=False)
+    result, percentile = await _efficiency(sustainability, principal, period, filters, current)
+    previous = await _groups(sustainability, principal, period.previous(), filters, by_day=False)
+    before = score.score(sustainability.catalog, previous)
     actions: list[str] = []
     if current:
-        analysis = await _analysis(state, principal, period, filters, current)
-        found = opportunities.find_all(state.catalog, analysis)
+        analysis = await _analysis(sustainability, principal, period, filters, current)
+        found = opportunities.find_all(sustainability.catalog, analysis)
         actions = [f.action for f in found]
     return _efficiency_object(result, percentile) | {
         "period": _period_object(period),
@@ -134,15 +143,15 @@ async def efficiency_score(
 
 
 async def dashboard(
-    state: AppState, principal: Principal, args: Mapping[str, str]
+    sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
 ) -> dict[str, Any]:
     period, filters = parse_period(args, today()), parse_filters(args)
-    daily = await _groups(state, principal, period, filters, by_day=True)
+    daily = await _groups(sustainability, principal, period, filters, by_day=True)
     current = figures.without_days(daily)
-    result, percentile = await _efficiency(state, principal, period, filters, current)
-    previous = await _groups(state, principal, period.previous(), filters, by_day=False)
-    analysis = await _analysis(state, principal, period, filters, current)
-    found = opportunities.report(state.catalog, analysis)
+    result, percentile = await _efficiency(sustainability, principal, period, filters, current)
+    previous = await _groups(sustainability, principal, period.previous(), filters, by_day=False)
+    analysis = await _analysis(sustainability, principal, period, filters, current)
+    found = opportunities.report(sustainability.catalog, analysis)
     summary = figures.summary(current, previous) | {"efficiency_score": result.overall}
     return {
         "period": _period_object(period),

@@ -80,6 +80,11 @@ class AdmissionPolicy(Protocol):
         nothing is taken."""
         ...
 
+    async def precheck(self, principal: Principal) -> None:
+        """Raise now what `admit` would refuse whatever the request (a suspended agent),
+        before a request's body is read. Takes nothing."""
+        ...
+
 
 @attrs.define(eq=False)
 class Admission:
@@ -128,6 +133,18 @@ class Admission:
             hold.release()
             raise
         return hold
+
+    def claims(self, principal: Principal) -> bool:
+        """Whether a policy limits this caller's requests beyond its key's limits."""
+        return any(policy.claims(principal.key) for policy in self.policies)
+
+    async def precheck(self, principal: Principal) -> None:
+        """Refuse, before a large body is read, a caller a policy refuses whatever it
+        asks (a suspended agent); nothing is taken."""
+        key = principal.key
+        for policy in self.policies:
+            if policy.claims(key):
+                await policy.precheck(principal)
 
     async def admit_policies(self, ask: Ask) -> PolicyBound | None:
         """Only the policies' shares, for a request the key's limits do not count (an

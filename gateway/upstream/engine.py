@@ -509,7 +509,10 @@ class Streaming(Generic[S]):
 
     def left(self, exc: BaseException | None) -> None:
         """The block is left by `exc` (None: normally) without the family's word: the
-        client went away (499), or the `ApiError` that left it. Nothing after an end."""
+        client went away (499), or the error that left it (a provider's failure mapped
+        here to the spec's error). Nothing after an end."""
+        if isinstance(exc, ProviderError):
+            exc = from_provider_error(exc)
         if isinstance(exc, ApiError):
             self._end(self.metered, exc.status, exc.code)
         else:

@@ -11,49 +11,58 @@ most `PROBE_CONCURRENCY` at a time; a round that outlives the interval delays th
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
+from gateway.platform.config import Settings
 from gateway.platform.errors import from_provider_error
+from gateway.upstream.health import HealthBook
+from gateway.upstream.registry import ProviderRegistry
 from providers.base import Provider
 from providers.errors import ProviderError, Unsupported
-
-if TYPE_CHECKING:
-    from gateway.platform.state import AppState
 
 PROBE_CONCURRENCY = 8
 
 
+@attrs.frozen
+class Probes:
+    """What probing needs: the providers to ask, where health is kept, the settings."""
+
+    registry: ProviderRegistry
+    health: HealthBook
+    settings: Settings
+
+
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    probes: Probes, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Probe every interval until cancelled (a cancelled round closes its calls)."""
-    interval = state.settings.health_probe_interval_s
+    interval = probes.settings.health_probe_interval_s
     task_status.started()
     if interval <= 0:
         return
     while True:
         await trio.sleep(interval)
-        await probe_round(state)
+        await probe_round(probes)
 
 
-async def probe_round(state: AppState) -> None:
+async def probe_round(probes: Probes) -> None:
     """Probe every active provider once; returns when all have answered or timed out."""
     limiter = trio.CapacityLimiter(PROBE_CONCURRENCY)
     async with trio.open_nursery() as nursery:
-        for workspace_id, provider_id, adapter in state.registry.active_adapters():
-            nursery.start_soon(_probe, state, limiter, workspace_id, provider_id, adapter)
+        for workspace_id, provider_id, adapter in probes.registry.active_adapters():
+            nursery.start_soon(_probe, probes, limiter, workspace_id, provider_id, adapter)
 
 
 async def _probe(
-    state: AppState,
+    probes: Probes,
     limiter: trio.CapacityLimiter,
     workspace_id: str,
     provider_id: str,
     adapter: Provider,
 ) -> None:
-    deadline = state.settings.health_probe_deadline_s
+    deadline = probes.settings.health_probe_deadline_s
     async with limiter:
         started = time.perf_counter()
         error: str | None = None
@@ -67,6 +76,6 @@ async def _probe(
         if scope.cancelled_caught:
             error = "provider_timeout"
         latency_ms = (time.perf_counter() - started) * 1000
-        state.health.record_probe(
+        probes.health.record_probe(
             workspace_id, provider_id, ok=error is None, latency_ms=latency_ms, error_type=error
         )

@@ -16,40 +16,50 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
 from gateway.platform import broadcast
+from gateway.platform.auth import KeyRing
+from gateway.platform.config import Settings
+from gateway.platform.resp import RedisClient
 from store import keys
-
-if TYPE_CHECKING:
-    from gateway.platform.state import AppState
-
+from store.db import Database
 
 RELOAD_ALL = "*"
 
 
+@attrs.frozen
+class KeySync:
+    """What keeping the key ring in step needs."""
+
+    keyring: KeyRing
+    db: Database
+    settings: Settings
+    redis: RedisClient | None  # None: one process, nothing to hear
+
+
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    sync: KeySync, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Publish and apply key changes until cancelled."""
-    client = state.redis
+    client = sync.redis
     if client is None:
         task_status.started()
         return
 
     def install(announce: broadcast.Announce | None) -> None:
-        state.keyring.on_change = None if announce is None else _formatted(announce)
+        sync.keyring.on_change = None if announce is None else _formatted(announce)
 
     await broadcast.relay(
         client,
-        state.settings.redis_prefix + "keys",
+        sync.settings.redis_prefix + "keys",
         what="key",
-        timeout_s=state.settings.redis_timeout_s,
+        timeout_s=sync.settings.redis_timeout_s,
         install=install,
-        resync=partial(_reload_all, state),
-        apply=partial(_apply, state),
+        resync=partial(_reload_all, sync),
+        apply=partial(_apply, sync),
         task_status=task_status,
     )
 
@@ -61,19 +71,19 @@ def _formatted(announce: broadcast.Announce) -> Callable[[str, bool], None]:
     return on_change
 
 
-async def _apply(state: AppState, message: str) -> None:
+async def _apply(sync: KeySync, message: str) -> None:
     key_hash, _, usable = message.partition(" ")
     if key_hash == RELOAD_ALL:
-        await _reload_all(state)
+        await _reload_all(sync)
         return
     if usable != "1":
-        state.keyring.apply(key_hash, None)
+        sync.keyring.apply(key_hash, None)
         return
-    record = await state.db.run(lambda d: keys.find_by_hash(d, key_hash))
-    state.keyring.apply(
+    record = await sync.db.run(lambda d: keys.find_by_hash(d, key_hash))
+    sync.keyring.apply(
         key_hash, record if record is not None and record.status == "active" else None
     )
 
 
-async def _reload_all(state: AppState) -> None:
-    state.keyring.load(await state.db.run(keys.all_active))
+async def _reload_all(sync: KeySync) -> None:
+    sync.keyring.load(await sync.db.run(keys.all_active))

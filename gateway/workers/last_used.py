@@ -13,14 +13,18 @@ import trio
 from store import keys
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.platform.auth import KeyRing
+    from store.db import Database
 
 FLUSH_EVERY_S = 5.0
 FINAL_WRITE_DEADLINE_S = 2.0
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    keyring: KeyRing,
+    db: Database,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Flush until cancelled; the cancellation writes once more, shielded for at most
     `FINAL_WRITE_DEADLINE_S`."""
@@ -28,13 +32,13 @@ async def run(
     try:
         while True:
             await trio.sleep(FLUSH_EVERY_S)
-            await write_last_used(state)
+            await write_last_used(keyring, db)
     finally:
         with trio.move_on_after(FINAL_WRITE_DEADLINE_S, shield=True):
-            await write_last_used(state)
+            await write_last_used(keyring, db)
 
 
-async def write_last_used(state: AppState) -> None:
-    taken = state.keyring.take_last_used()
+async def write_last_used(keyring: KeyRing, db: Database) -> None:
+    taken = keyring.take_last_used()
     if taken:
-        await state.db.run(lambda d: keys.touch_last_used(d, taken))
+        await db.run(lambda d: keys.touch_last_used(d, taken))

@@ -1,7 +1,7 @@
 """The worker that ends requests on the shared limits and keeps live requests' leases
-(`gateway.workers.leased`).
+(`gateway.kernels.leased`).
 
-Only with `redis_url` set (`AppState.shared_limits`); otherwise it starts and returns.
+Only with `redis_url` set (`SharedLimiter`); otherwise it starts and returns.
 """
 
 from __future__ import annotations
@@ -10,19 +10,20 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from gateway.workers import leased
+from gateway.kernels import leased
 
 if TYPE_CHECKING:
-    from gateway.platform.state import AppState
+    from gateway.upstream.limits.shared import SharedLimiter
 
 SETTLE_TASKS = 4
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    limiter: SharedLimiter | None,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve until cancelled."""
-    limiter = state.shared_limits
     task_status.started()
     if limiter is not None:
         await leased.serve(limiter, settle_tasks=SETTLE_TASKS)

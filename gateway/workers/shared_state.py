@@ -1,44 +1,32 @@
-"""The worker that keeps the response cache, the breakers and the realtime counters shared.
+"""The worker that keeps the circuit breakers shared between processes.
 
-Only with `redis_url` set (`AppState.shared_cache` and the others); otherwise it starts
-and returns. Its tasks: the cache writer (answers queued by requests), the breaker
-reporter (outcomes queued by `gateway.upstream.chain`) and listener (transitions heard
-from every worker, applied to this process's `BreakerBook`), the realtime flusher and
-heartbeat. Each state's failure policy is in its module; none of these tasks can fail a
-request, and each survives the server going away.
+Only with `redis_url` set (`SharedBreakers`); otherwise it starts and returns. Its tasks:
+the reporter (outcomes queued by the engine) and the listener (transitions heard from
+every worker, applied to this process's `BreakerBook`). Neither can fail a request, and
+both survive the server going away. (The shared response cache's writer is chat's worker,
+`gateway.chat.cache.shared`; the realtime counters' are analytics', `gateway.analytics.live`.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import trio
 
-from gateway.analytics.service import queue_depth
-
-if TYPE_CHECKING:
-    from gateway.analytics.live import Gauges
-    from gateway.platform.state import AppState
+from gateway.upstream.circuit import BreakerBook
+from gateway.upstream.shared_breakers import SharedBreakers
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    breakers: SharedBreakers | None,
+    book: BreakerBook,
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve until cancelled (see the module docstring). Ready once the breaker
-    subscription is up (or its first attempt failed)."""
-    cache, breakers, live = state.shared_cache, state.shared_breakers, state.shared_live
-    async with trio.open_nursery() as nursery:
-        if cache is not None:
-            nursery.start_soon(cache.writer)
-        if breakers is not None:
-            nursery.start_soon(breakers.reporter)
-            await nursery.start(breakers.listen, state.breakers)
-        if live is not None:
-            nursery.start_soon(live.flusher)
-            nursery.start_soon(live.beat, lambda: gauges(state))
+    """Serve until cancelled. Ready once the breaker subscription is up (or its first
+    attempt failed)."""
+    if breakers is None:
         task_status.started()
-
-
-def gauges(state: AppState) -> Gauges:
-    """This process's requests in flight and requests queued for capacity."""
-    return state.drain.in_flight, queue_depth(state)
+        return
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(breakers.reporter)
+        await nursery.start(breakers.listen, book)
+        task_status.started()

@@ -20,55 +20,65 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+import attrs
 import trio
 
+from gateway.kernels.vectors.cache import VectorCache
 from gateway.platform import broadcast
+from gateway.platform.config import Settings
+from gateway.platform.resp import RedisClient
+from gateway.upstream.registry import ProviderRegistry
+from gateway.upstream.routing.book import RuleBook
 from store import providers as provider_store
 from store import rules as rule_store
-
-if TYPE_CHECKING:
-    from gateway.platform.state import AppState
-
-KINDS = ("providers", "rules", "files", "documents")
+from store.db import Database
 
 
 class _Announcing(Protocol):
     on_change: Callable[[str], None] | None
 
 
+@attrs.frozen
+class StoreSync:
+    """What keeping each process's copies in step needs: the store, the server, and the
+    copies (the families' vector indexes by kind, plugged in by the root)."""
+
+    db: Database
+    settings: Settings
+    redis: RedisClient | None  # None: one process, nothing to hear
+    registry: ProviderRegistry
+    rules: RuleBook
+    indexes: dict[str, VectorCache]  # "files", "documents"
+
+
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    sync: StoreSync, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Publish and apply configuration changes until cancelled (with no Redis: ready,
     and nothing to do)."""
     origin = secrets.token_hex(8)  # this process, on any node
 
     def install(announce: broadcast.Announce | None) -> None:
-        for kind, holder in _holders(state).items():
+        for kind, holder in _holders(sync).items():
             holder.on_change = None if announce is None else _formatted(announce, kind, origin)
 
     await broadcast.relay_if_shared(
-        state.redis,
-        state.settings,
+        sync.redis,
+        sync.settings,
         "store",
         what="configuration",
         install=install,
-        resync=partial(_resync, state),
-        apply=partial(_apply, state, origin),
+        resync=partial(_resync, sync),
+        apply=partial(_apply, sync, origin),
         task_status=task_status,
     )
 
 
-def _holders(state: AppState) -> dict[str, _Announcing]:
+def _holders(sync: StoreSync) -> dict[str, _Announcing]:
     """What announces each kind of change (each has an `on_change`)."""
-    return {
-        "providers": state.registry,
-        "rules": state.rules,
-        "files": state.files.index,
-        "documents": state.documents.index,
-    }
+    return {"providers": sync.registry, "rules": sync.rules, **sync.indexes}
 
 
 def _formatted(announce: broadcast.Announce, kind: str, origin: str) -> Callable[[str], None]:
@@ -78,23 +88,21 @@ def _formatted(announce: broadcast.Announce, kind: str, origin: str) -> Callable
     return on_change
 
 
-async def _apply(state: AppState, origin: str, message: str) -> None:
+async def _apply(sync: StoreSync, origin: str, message: str) -> None:
     kind, workspace_id, sender = [*message.split(" ", 2), "", ""][:3]
-    if sender == origin or kind not in KINDS:
-        return  # our own change (already applied here), or a kind this version lacks
+    if sender == origin or kind not in ("providers", "rules", *sync.indexes):
+        return  # our own change (already applied here), or a kind not kept here
     if kind == "providers":
-        records = await state.db.run(lambda d: provider_store.list_for_workspace(d, workspace_id))
-        state.registry.apply(workspace_id, records)
+        records = await sync.db.run(lambda d: provider_store.list_for_workspace(d, workspace_id))
+        sync.registry.apply(workspace_id, records)
     elif kind == "rules":
-        state.rules.load(await state.db.run(rule_store.all_enabled))
-    elif kind == "files":
-        state.files.index.drop(workspace_id)
+        sync.rules.load(await sync.db.run(rule_store.all_enabled))
     else:
-        state.documents.index.drop(workspace_id)
+        sync.indexes[kind].drop(workspace_id)
 
 
-async def _resync(state: AppState) -> None:
-    state.registry.load(await state.db.run(provider_store.list_all))
-    state.rules.load(await state.db.run(rule_store.all_enabled))
-    state.files.index.drop_all()
-    state.documents.index.drop_all()
+async def _resync(sync: StoreSync) -> None:
+    sync.registry.load(await sync.db.run(provider_store.list_all))
+    sync.rules.load(await sync.db.run(rule_store.all_enabled))
+    for index in sync.indexes.values():
+        index.drop_all()

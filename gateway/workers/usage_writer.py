@@ -13,8 +13,8 @@ up; blocking the request path then would turn a bookkeeping backlog into an outa
 an unbounded buffer would only postpone the problem into memory exhaustion. The
 `dropped` counter makes the loss visible (to metrics and tests).
 
-Lifecycle: the app's lifespan nursery starts the worker (`run(state)`, which runs
-`state.usage.run`), which owns the sink (and so the writer process).
+Lifecycle: the app's lifespan nursery starts the worker (`run(writer)`, which runs
+`writer.run`), which owns the sink (and so the writer process).
 At shutdown, `aclose()` (or cancelling that nursery) makes `run` write everything queued,
 shielded for at most `shutdown_grace` seconds, so a graceful shutdown loses nothing.
 """
@@ -42,7 +42,6 @@ def write_errors() -> tuple[type[Exception], ...]:
 
 if TYPE_CHECKING:
     from gateway.platform.config import Settings
-    from gateway.platform.state import AppState
 
 logger = logging.getLogger(__name__)
 
@@ -241,10 +240,10 @@ class UsageWriter:
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    writer: UsageWriter, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    """The usage log's worker: `state.usage.run` (see `UsageWriter.run`)."""
-    await state.usage.run(task_status=task_status)
+    """The usage log's worker: `writer.run` (see `UsageWriter.run`)."""
+    await writer.run(task_status=task_status)
 
 
 def usage_writer_for(settings: Settings, database: Database) -> UsageWriter:

@@ -1,6 +1,6 @@
 """The worker that delivers status webhooks and alert notifications.
 
-It reads the hub's bounded queue (`gateway.status.hub`), fans status events out to their
+It reads the hub's bounded queue (`gateway.kernels.webhooks.hub`), fans status events out to their
 subscriptions, and hands each delivery to its destination's own bounded queue, served by
 `webhook_destination_concurrency` tasks. A slow or dead receiver therefore fills only its
 own queue (further deliveries to it are marked `dropped`, never waited for) while every
@@ -13,26 +13,23 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 import attrs
 import httpx
 import trio
 
-from gateway.status.delivery import Attempt, Deliverer, Recorder, RetryPolicy
-from gateway.status.hub import DeliveryJob, StatusEvent
-from gateway.status.notify import fan_out, resumable
+from gateway.kernels.webhooks.delivery import Attempt, Deliverer, Recorder, RetryPolicy
+from gateway.kernels.webhooks.hub import DeliveryJob, StatusEvent
+from gateway.kernels.webhooks.notify import fan_out, resumable
+from gateway.kernels.webhooks.services import Webhooks
 from providers.upstream.guard import webhook_policy
 from store import webhooks as webhook_store
-
-if TYPE_CHECKING:
-    from gateway.platform.state import AppState
 
 logger = logging.getLogger(__name__)
 
 
-def deliverer(state: AppState, client: httpx.AsyncClient) -> Deliverer:
-    settings = state.settings
+def deliverer(webhooks: Webhooks, client: httpx.AsyncClient) -> Deliverer:
+    settings = webhooks.settings
     policy = RetryPolicy(
         base_s=settings.webhook_retry_base_s,
         window_s=settings.webhook_retry_window_s,
@@ -42,11 +39,11 @@ def deliverer(state: AppState, client: httpx.AsyncClient) -> Deliverer:
 
 
 async def run(
-    state: AppState, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    webhooks: Webhooks, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
     """Deliver until cancelled; deliveries cut short stay `pending` in the log and are
     resumed when the worker starts again (within their retry window)."""
-    timeout = state.settings.webhook_timeout_s
+    timeout = webhooks.settings.webhook_timeout_s
     async with (
         httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
@@ -56,14 +53,14 @@ async def run(
         ) as client,
         trio.open_nursery() as nursery,
     ):
-        router = Router(state, deliverer(state, client), nursery)
+        router = Router(webhooks, deliverer(webhooks, client), nursery)
         # Read before readiness, so that nothing logged from now on is resumed twice.
-        resumed = await resumable(state, datetime.now(UTC))
+        resumed = await resumable(webhooks, datetime.now(UTC))
         task_status.started()
         router.resume(resumed)
-        async for item in state.status.receive:
+        async for item in webhooks.hub.receive:
             now = datetime.now(UTC)
-            jobs = await fan_out(state, item, now) if isinstance(item, StatusEvent) else [item]
+            jobs = await fan_out(webhooks, item, now) if isinstance(item, StatusEvent) else [item]
             for job in jobs:
                 await router.dispatch(job, now)
 
@@ -72,7 +69,7 @@ async def run(
 class Router:
     """Per-destination queues and their delivery tasks, created on first use."""
 
-    state: AppState
+    webhooks: Webhooks
     deliverer: Deliverer
     nursery: trio.Nursery
     queues: dict[str, trio.MemorySendChannel[DeliveryJob]] = attrs.field(factory=dict)
@@ -101,14 +98,14 @@ class Router:
         try:
             queue.send_nowait(job)
         except trio.WouldBlock:
-            await self.state.db.run(
+            await self.webhooks.db.run(
                 lambda d: webhook_store.mark(
                     d, job.delivery_id, "dropped", "destination queue full", now
                 )
             )
 
     def _open(self, key: str) -> trio.MemorySendChannel[DeliveryJob]:
-        settings = self.state.settings
+        settings = self.webhooks.settings
         send, receive = trio.open_memory_channel[DeliveryJob](
             settings.webhook_destination_queue_size
         )
@@ -132,7 +129,7 @@ class Router:
     def _recorder(self, job: DeliveryJob) -> Recorder:
         async def record(outcome: Attempt, status: str) -> str | None:
             now = datetime.now(UTC)
-            return await self.state.db.run(
+            return await self.webhooks.db.run(
                 lambda d: webhook_store.record_attempt(
                     d,
                     job.delivery_id,

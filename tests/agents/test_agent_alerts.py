@@ -9,10 +9,10 @@ import time
 import httpx
 import trio
 
+from gateway.agents import agent_alerts
 from gateway.agents.book import Notice
 from gateway.app.server import RunningGateway
-from gateway.status.signing import SIGNATURE_HEADER, verify
-from gateway.workers import agent_alerts
+from gateway.kernels.webhooks.signing import SIGNATURE_HEADER, verify
 from store import webhooks as webhook_store
 from tests.agents.conftest import Create, agent_client
 from tests.status.receivers import WebhookReceiver
@@ -75,7 +75,7 @@ async def test_each_threshold_fires_once_at_the_receiver(
             secret, request.headers[SIGNATURE_HEADER.lower()], request.body, now=time.time()
         )
     # Checking again (as every later request does) fires nothing more this day.
-    await agent_alerts.check(gateway.state, Notice(agent["id"], "default"))
+    await agent_alerts.check(gateway.state.agents_services, Notice(agent["id"], "default"))
     ws = "default"
     deliveries = await gateway.state.db.run(
         lambda d: webhook_store.list_deliveries(d, alert["id"], ws)

@@ -171,7 +171,7 @@ class CountingHold:
 
 
 def test_an_uploads_hold_waits_for_the_worker_and_is_given_back_once(tmp_path: Path) -> None:
-    runtime = FilesRuntime.under(tmp_path, queue_size=1, ocr_pages=1)
+    runtime = FilesRuntime.under(tmp_path, queue_size=1)
     hold = CountingHold()
     runtime.hold_until_started("file_a", hold)
     runtime.started("file_b")  # another file starts: this one still waits

@@ -23,9 +23,9 @@ import sqlite_utils
 import trio
 
 from gateway.app.server import run_gateway
-from gateway.files.pii import mask
+from gateway.app.state import AppState
+from gateway.kernels.pii.detector import mask
 from gateway.platform.config import Settings
-from gateway.platform.state import AppState
 from store import documents as document_store
 from store import erasure
 from store import files as file_store

@@ -27,13 +27,14 @@ ADMIN_KEY = "gw_admin_test_0123456789abcdefghijklmnop"
 @pytest.fixture(scope="session", autouse=True)
 def warm_pii_worker(request: pytest.FixtureRequest) -> Iterator[None]:
     """Under pytest-xdist, start the PII worker process and load its name model
-    (`gateway.files.pii_worker`; ~4 s on a cold process, kept for the whole session by
+    (`gateway.kernels.pii.worker`; ~4 s on a cold process, kept for the whole session by
     trio-parallel's worker cache) before the first test, as the files' order did in one
     process. Otherwise the first upload test a worker runs waits for it while its client's
     10 s timeout runs: at load 4-5 that timed out (test_docx_and_xlsx_are_extracted).
     """
     if hasattr(request.config, "workerinput"):
-        from gateway.files import pii, pii_worker
+        from gateway.kernels.pii import detector as pii
+        from gateway.kernels.pii import worker as pii_worker
 
         limiter = trio.CapacityLimiter(1)
         trio.run(partial(pii_worker.run_scan, pii.scan_text, "Dr. Ada Lovelace", limiter=limiter))

@@ -7,8 +7,8 @@ import itertools
 
 import pytest
 
-from gateway.files.chunking import Piece, chunk_document, count_tokens
-from gateway.files.render import PAGE_SEPARATOR
+from gateway.kernels.text import PAGE_SEPARATOR
+from gateway.kernels.text.chunking import Piece, chunk_document, count_tokens
 from store.files import Page
 
 SECTIONS = """# Billing

@@ -17,9 +17,9 @@ import pytest
 import trio
 
 from gateway.app.server import RunningGateway, run_gateway
-from gateway.files.chunking import count_tokens
+from gateway.documents import retention
+from gateway.kernels.text.chunking import count_tokens
 from gateway.platform.config import Settings
-from gateway.workers import retention
 from tests.gateway.conftest import ADMIN_KEY
 
 from . import documents
@@ -230,9 +230,11 @@ async def test_retention_expiry_erases_under_a_controlled_clock(
     assert made["retention_days"] == 1
     assert (await finished(http, made["id"]))["status"] == "completed"
     now = time.time()
-    assert await retention.sweep(gateway.state, now=now + 86_400 - 60) == []
+    assert await retention.sweep(gateway.state.documents_services, now=now + 86_400 - 60) == []
     assert canary_anywhere(data_dir)
-    assert await retention.sweep(gateway.state, now=now + 86_400 + 60) == [made["id"]]
+    assert await retention.sweep(gateway.state.documents_services, now=now + 86_400 + 60) == [
+        made["id"]
+    ]
     assert not canary_anywhere(data_dir)
     assert (await http.get(f"{DOCS}/{made['id']}")).status_code == 404
     log = (await http.get("/v1/management/audit-log?type=data_document.erased")).json()

@@ -17,7 +17,7 @@ import trio
 
 from gateway.app.server import RunningGateway
 from gateway.files import render
-from gateway.files.chunking import count_tokens
+from gateway.kernels.text.chunking import count_tokens
 from store.files import FileRecord
 
 from . import documents

@@ -1,4 +1,4 @@
-"""US postal addresses in the PII scan (`gateway.files.addresses`): real address shapes are
+"""US postal addresses in the PII scan (`gateway.kernels.pii.addresses`): real address shapes are
 found whole, look-alikes are not, and an uploaded document's report shows them.
 
 The White House's address was reported as "1600 Pennsylvania Avenue" alone (the NW, city,
@@ -14,7 +14,7 @@ import json
 import httpx
 import pytest
 
-from gateway.files.pii import scan_text
+from gateway.kernels.pii.detector import scan_text
 from tests.gateway.test_files_api import processed, upload
 
 ADDRESSES = [

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.files import names
-from gateway.files.pii import mask, scan_text
+from gateway.kernels.pii import names
+from gateway.kernels.pii.detector import mask, scan_text
 
 TABLE: list[tuple[str, set[tuple[str, str]]]] = [
     ("Write to jane.doe@example.com today.", {("email", "jane.doe@example.com")}),

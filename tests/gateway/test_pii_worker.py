@@ -9,7 +9,8 @@ import time
 
 import trio
 
-from gateway.files import pii, pii_worker
+from gateway.kernels.pii import detector as pii
+from gateway.kernels.pii import worker as pii_worker
 from store.files import Page
 
 

@@ -13,7 +13,7 @@ import attrs
 import pytest
 from quart_trio import QuartTrio
 
-from gateway.api.rate_limits import rate_limits_blueprint
+from gateway.admin.rate_limits import rate_limits_blueprint
 from gateway.app.server import RunningGateway
 from gateway.platform.errors import ApiError
 from gateway.platform.web import error_response
@@ -62,7 +62,8 @@ class Harness:
 def harness(gateway: RunningGateway) -> Harness:
     limiter = RateLimiter(count_loader=store_count_loader(gateway.state.db))
     app = QuartTrio(__name__)
-    app.register_blueprint(rate_limits_blueprint(gateway.state, limiter))
+    admin = attrs.evolve(gateway.state.admin, limits=limiter, upstream=limiter.upstream)
+    app.register_blueprint(rate_limits_blueprint(admin))
 
     async def api_error(error: ApiError) -> Any:
         return error_response(error)

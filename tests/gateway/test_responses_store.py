@@ -13,7 +13,7 @@ import trio
 
 from gateway.app.server import RunningGateway
 from gateway.platform.config import Settings
-from gateway.workers.retention import sweep_responses
+from gateway.responses.retention import sweep as sweep_responses
 from store.responses import get
 from tests.durability.test_erasure import found_under, serve_once
 
@@ -30,9 +30,11 @@ async def test_retention_erases_expired_responses(
     with trio.fail_after(5):
         while await gateway.state.db.run(lambda d: get(d, "default", kept.id)) is None:  # noqa: ASYNC110 (a row, no event)
             await trio.sleep(0.01)
-    assert await sweep_responses(gateway.state, now=time.time()) == []  # 30 days to go
+    assert (
+        await sweep_responses(gateway.state.responses_services, now=time.time()) == []
+    )  # 30 days to go
     later = time.time() + 31 * 86_400
-    assert await sweep_responses(gateway.state, now=later) == [kept.id]
+    assert await sweep_responses(gateway.state.responses_services, now=later) == [kept.id]
     with pytest.raises(openai.NotFoundError):
         await client.responses.retrieve(kept.id)
 

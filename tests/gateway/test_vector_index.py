@@ -7,9 +7,9 @@ import numpy as np
 import trio
 import trio.testing
 
-from gateway.retrieval import vector_index
-from gateway.retrieval.vector_cache import Snapshot, VectorCache, with_rows, without
-from gateway.retrieval.vector_index import EXACT_ROWS, nearest
+from gateway.kernels.vectors import index as vector_index
+from gateway.kernels.vectors.cache import Snapshot, VectorCache, with_rows, without
+from gateway.kernels.vectors.index import EXACT_ROWS, nearest
 from store.vector_rows import VectorRows
 
 

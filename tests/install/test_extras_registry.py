@@ -15,8 +15,8 @@ from gateway.app.extras import mount_all
 from gateway.app.factory import create_app
 from gateway.app.families import FAMILIES, Family, Mounted
 from gateway.app.scaleout import check_workers
+from gateway.app.state import AppState
 from gateway.platform.config import Settings
-from gateway.platform.state import AppState
 from providers.catalog import MODEL_TYPES, load_catalog
 from store.db import open_database
 from tests.install.conftest import Block, start

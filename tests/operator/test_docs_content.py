@@ -76,7 +76,7 @@ def test_the_readmes_models_are_in_the_catalog() -> None:
 async def test_the_readmes_python_example_runs(gateway: RunningGateway) -> None:
     """The README's first request with the official client, as a newcomer runs it (in its
     own process), against a demo gateway: it prints the answer, its cost and its carbon."""
-    (example,) = _code_blocks((ROOT / "README.md").read_text(), "python")
+    example = _code_blocks((ROOT / "README.md").read_text(), "python")[0]  # the first request
     example = example.replace("http://127.0.0.1:8080", gateway.url)
     env = {**os.environ, "GATEWAY_KEY": ADMIN_KEY}
     with trio.fail_after(60):

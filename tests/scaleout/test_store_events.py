@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import attrs
 import numpy as np
 
-from gateway.retrieval.vector_cache import VectorCache
+from gateway.kernels.vectors.cache import VectorCache
 from gateway.upstream.routing.book import RuleBook
 from store.rules import RoutingRuleRecord
 from store.vector_rows import VectorRows

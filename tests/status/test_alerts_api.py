@@ -13,8 +13,8 @@ import httpx
 import trio
 
 from gateway.app.server import RunningGateway
-from gateway.status.signing import verify
-from gateway.workers.alert_evaluator import evaluate_all
+from gateway.kernels.webhooks.signing import verify
+from gateway.status.alert_evaluator import evaluate_all
 from tests.status.receivers import SmtpReceiver, WebhookReceiver
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello"}]}
@@ -56,7 +56,7 @@ async def test_an_alert_fires_once_and_resolves_with_webhook_and_email(
     now = await traffic(gateway, http)
     limiter = trio.CapacityLimiter(1)
 
-    await evaluate_all(gateway.state, now, limiter)
+    await evaluate_all(gateway.state.status_services, now, limiter)
     with trio.fail_after(10):
         hook = await receiver.requests.receive()
         mail = await smtp.mails.receive()
@@ -68,10 +68,10 @@ async def test_an_alert_fires_once_and_resolves_with_webhook_and_email(
     assert b"Alert triggered: Any traffic" in mail.data
 
     # Still true a minute later: nothing more is sent.
-    await evaluate_all(gateway.state, now + timedelta(minutes=1), limiter)
+    await evaluate_all(gateway.state.status_services, now + timedelta(minutes=1), limiter)
     # The request has left the 5-minute window: resolved, once.
-    await evaluate_all(gateway.state, now + timedelta(minutes=6), limiter)
-    await evaluate_all(gateway.state, now + timedelta(minutes=7), limiter)
+    await evaluate_all(gateway.state.status_services, now + timedelta(minutes=6), limiter)
+    await evaluate_all(gateway.state.status_services, now + timedelta(minutes=7), limiter)
     with trio.fail_after(10):
         hook = await receiver.requests.receive()
         mail = await smtp.mails.receive()
@@ -94,10 +94,11 @@ async def test_an_alert_fires_once_and_resolves_with_webhook_and_email(
 async def test_without_smtp_the_email_is_recorded_as_undeliverable(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
-    gateway.state.settings = attrs.evolve(gateway.state.settings, smtp_host=None)
+    status = gateway.state.status_services
+    without_smtp = attrs.evolve(status, settings=attrs.evolve(status.settings, smtp_host=None))
     alert = (await http.post("/v1/alerts", json=alert_body(None, ["ops@example.com"]))).json()
     now = await traffic(gateway, http)
-    await evaluate_all(gateway.state, now, trio.CapacityLimiter(1))
+    await evaluate_all(without_smtp, now, trio.CapacityLimiter(1))
     read = (await http.get(f"/v1/alerts/{alert['id']}")).json()
     assert read["state"] == "firing"
     assert [(e["kind"], e["email_status"]) for e in read["events"]] == [

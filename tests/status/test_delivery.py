@@ -8,9 +8,9 @@ import attrs
 import httpx
 import trio
 
-from gateway.status.delivery import Attempt, Deliverer, RetryPolicy
-from gateway.status.hub import DeliveryJob
-from gateway.status.signing import verify
+from gateway.kernels.webhooks.delivery import Attempt, Deliverer, RetryPolicy
+from gateway.kernels.webhooks.hub import DeliveryJob
+from gateway.kernels.webhooks.signing import verify
 from providers.upstream.guard import AddressPolicy
 
 JOB = DeliveryJob("dlv_1", "https://hooks.example.com/in", "whsec_k", "incident.created", b"{}")

@@ -10,8 +10,8 @@ from typing import Any, cast
 
 import trio
 
-from gateway.platform.state import AppState
-from gateway.status.hub import DeliveryJob
+from gateway.kernels.webhooks.hub import DeliveryJob
+from gateway.kernels.webhooks.services import Webhooks
 from gateway.workers.webhook_delivery import Router
 
 
@@ -43,7 +43,7 @@ async def test_two_at_a_time_per_destination_and_no_waiting_on_others(
     autojump_clock: trio.abc.Clock,
 ) -> None:
     settings = SimpleNamespace(webhook_destination_queue_size=10, webhook_destination_concurrency=2)
-    state = cast(AppState, SimpleNamespace(settings=settings))
+    state = cast(Webhooks, SimpleNamespace(settings=settings))
     deliverer = SlowDeliverer()
     start = trio.current_time()
     async with trio.open_nursery() as nursery:
@@ -65,7 +65,7 @@ async def test_resumed_deliveries_wait_for_room_per_destination(
     """After a restart, a slow destination's backlog (more than its queue holds) waits for
     room instead of being dropped, and holds back no other destination's deliveries."""
     settings = SimpleNamespace(webhook_destination_queue_size=1, webhook_destination_concurrency=1)
-    state = cast(AppState, SimpleNamespace(settings=settings))
+    state = cast(Webhooks, SimpleNamespace(settings=settings))
     deliverer = SlowDeliverer()
     start = trio.current_time()
     async with trio.open_nursery() as nursery:

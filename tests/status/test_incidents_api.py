@@ -12,8 +12,8 @@ import httpx
 import trio
 
 from gateway.app.server import RunningGateway
-from gateway.status.signing import verify
-from gateway.workers import incident_monitor
+from gateway.kernels.webhooks.signing import verify
+from gateway.status import incident_monitor
 from gateway.workers.health_probes import probe_round
 from providers.sim.openai import MODEL_LIST
 from store import webhooks as webhook_store
@@ -46,8 +46,8 @@ def check_signed(received: Received, secret: str) -> dict[str, Any]:
 
 async def probe(gateway: RunningGateway, rounds: int) -> None:
     for _ in range(rounds):
-        await probe_round(gateway.state)
-    await incident_monitor.check(gateway.state, datetime.now(UTC))
+        await probe_round(gateway.state.probes)
+    await incident_monitor.check(gateway.state.status_services, datetime.now(UTC))
 
 
 def service(page: dict[str, Any], name: str) -> dict[str, Any]:

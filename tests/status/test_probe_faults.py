@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gateway.app.server import RunningGateway
-from gateway.workers import incident_monitor
+from gateway.status import incident_monitor
 from gateway.workers.health_probes import probe_round
 from providers.sim.faults import MODEL_LIST
 
@@ -20,8 +20,8 @@ VENDORS = ("openai", "anthropic", "google", "mistral", "cohere", "elevenlabs")
 
 async def probe(gateway: RunningGateway, rounds: int) -> None:
     for _ in range(rounds):
-        await probe_round(gateway.state)
-    await incident_monitor.check(gateway.state, datetime.now(UTC))
+        await probe_round(gateway.state.probes)
+    await incident_monitor.check(gateway.state.status_services, datetime.now(UTC))
 
 
 async def open_incidents(http: httpx.AsyncClient) -> list[dict[str, Any]]:

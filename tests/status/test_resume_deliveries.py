@@ -14,8 +14,8 @@ import sqlite_utils
 import trio
 
 from gateway.app.server import RunningGateway, run_gateway
+from gateway.kernels.webhooks.notify import pending
 from gateway.platform.config import Settings
-from gateway.status.notify import pending
 from store import webhooks as webhook_store
 from store.db import open_database
 from tests.gateway.conftest import ADMIN_KEY

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from gateway.kernels.webhooks.hub import StatusEvent, StatusHub
+from gateway.kernels.webhooks.signing import new_secret, signature_header, verify
 from gateway.status import alert_rules, maintenance, sla
-from gateway.status.hub import StatusEvent, StatusHub
 from gateway.status.incidents import Action, Signal, Thresholds, classify, decide, event_name
-from gateway.status.signing import new_secret, signature_header, verify
 from store.usage import WindowFigures
 
 T = Thresholds(down_after=3, degraded_after=2, window=5, recover_after=2)

@@ -9,8 +9,8 @@ import httpx
 import pytest
 import trio
 
-from gateway.status.delivery import Deliverer, RetryPolicy
-from gateway.status.hub import DeliveryJob
+from gateway.kernels.webhooks.delivery import Deliverer, RetryPolicy
+from gateway.kernels.webhooks.hub import DeliveryJob
 from providers.upstream.guard import (
     AddressPolicy,
     UnsafeUrl,

@@ -14,7 +14,7 @@ later sentence's synthesis finishes first. Every event goes into one bounded cha
 that the caller drains (the NDJSON writer, the whole-answer collector, the voice
 session); a slow reader applies backpressure up the chain.
 
-The stages are a `Stages` object (the engine-backed one is `gateway.pipelines.stages`;
+The stages are a `Stages` object (the engine-backed one is `gateway.app.voice_stages`;
 tests script their own), each an async context manager that opens one upstream and
 closes it when left: cancelling the nursery (the client left, barge-in) closes every
 upstream at once. A stage whose chain cannot serve raises `ApiError`: the flow sends an

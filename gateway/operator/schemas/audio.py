@@ -2,7 +2,7 @@
 audio bodies), the voice catalog and its previews, and workspace voice mappings.
 
 Audio endpoints answer a vendor's failure with 500 `provider_error` (the spec's status for
-them, `gateway.audio.errors`), so 500 is a documented answer here, not only a bug.
+them, `gateway.kernels.voice.errors`), so 500 is a documented answer here, not only a bug.
 """
 
 from __future__ import annotations

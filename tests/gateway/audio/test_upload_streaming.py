@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from gateway.app.server import RunningGateway
-from gateway.audio.upload import SPOOL_MEMORY_BYTES, Upload
+from gateway.kernels.uploads.spooled import SPOOL_MEMORY_BYTES, Upload
 from providers.clip_source import PIECE_BYTES
 from providers.sim.core import Fault
 from tests.providers.wav import square_wave_wav

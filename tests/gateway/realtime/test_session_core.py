@@ -17,7 +17,7 @@ import trio
 
 from gateway.kernels.voice.flow import Opened
 from gateway.kernels.voice.session import LanguageModel, Responding, ToolCalls
-from gateway.pipelines.stages import Metered
+from gateway.pipelines.metered import Metered
 from gateway.realtime.config import SessionConfig, TurnDetection
 from gateway.realtime.events import Dialect
 from gateway.realtime.session import RealtimeSession, SessionClosed

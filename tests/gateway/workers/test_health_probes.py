@@ -49,7 +49,7 @@ async def test_one_round_probes_every_active_provider(gateway: RunningGateway) -
     health = gateway.state.health
 
     with trio.fail_after(5):  # the silent provider is given up after its 0.2 s deadline
-        await probe_round(gateway.state)
+        await probe_round(gateway.state.probes)
 
     (openai,) = health.probes("default", "openai")  # the simulator answers
     assert openai.ok and openai.latency_ms >= 0

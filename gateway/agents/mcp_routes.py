@@ -1,0 +1,55 @@
+"""`/v1/mcp`: the Model Context Protocol server for agents (Streamable HTTP transport).
+
+The blueprint reads the request and writes the reply; the protocol and the sessions are
+`gateway.agents.mcp.server`'s. A reply goes out as JSON, or as one SSE event when the
+client accepts only `text/event-stream`.
+"""
+
+from __future__ import annotations
+
+import json
+
+from quart import Blueprint, Response, request
+
+from gateway.agents.mcp.server import McpServer, Reply
+from gateway.agents.services import AgentsServices
+from gateway.platform.web import json_response, read_json
+
+MCP_PATH = "/v1/mcp"
+
+
+def mcp_blueprint(services: AgentsServices) -> Blueprint:
+    server = McpServer(services.agents, max_sessions=services.settings.mcp_max_sessions)
+    bp = Blueprint("mcp", __name__)
+
+    async def post_message() -> Response:
+        principal = await services.auth.caller()
+        body = await read_json()
+        return _send(await server.post(principal, _headers(), body))
+
+    async def end_session() -> Response:
+        principal = await services.auth.caller()
+        return _send(await server.delete(principal, _headers()))
+
+    bp.add_url_rule(MCP_PATH, "post_message", post_message, methods=["POST"])
+    bp.add_url_rule(MCP_PATH, "end_session", end_session, methods=["DELETE"])
+    return bp
+
+
+def _headers() -> dict[str, str]:
+    return {name.lower(): value for name, value in request.headers.items()}
+
+
+def _send(reply: Reply) -> Response:
+    if reply.body is None:
+        return Response("", status=reply.status, headers=reply.headers)
+    accept = request.headers.get("accept", "")
+    if "text/event-stream" in accept and "application/json" not in accept:
+        data = json.dumps(reply.body, separators=(",", ":"))
+        return Response(
+            f"event: message\ndata: {data}\n\n",
+            status=reply.status,
+            headers=reply.headers,
+            content_type="text/event-stream",
+        )
+    return json_response(reply.body, reply.status, reply.headers)

@@ -1,0 +1,133 @@
+"""Audio endpoints: transcriptions and translations (multipart, Quart), speech (fast
+path), the voice catalog and its previews, and the management API of workspace voice
+mappings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from quart import Blueprint, Response, request
+
+from gateway.audio import mappings
+from gateway.audio import voices as voice_views
+from gateway.audio.preview import speak_preview
+from gateway.audio.services import AudioServices
+from gateway.audio.speech import SPEECH_PATH, serve_speech
+from gateway.audio.transcription import prepare_stream, serve_transcription
+from gateway.kernels.uploads.spooled import Upload, read_upload
+from gateway.platform.asgi import Route
+from gateway.platform.auth import Principal
+from gateway.platform.body import Answering, StreamAnswer
+from gateway.platform.web import json_response, read_object, stream_response
+from providers.voices import load_voices
+
+TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
+TRANSLATIONS_PATH = "/v1/audio/translations"
+MAPPINGS = "/v1/management/voice-mappings"
+
+
+def audio_routes(services: AudioServices) -> list[Route]:
+    """The fast-path routes of the family (speech streams audio as the upstream makes it)."""
+
+    def answer_speech(principal: Principal, body: bytes, headers: Mapping[str, str]) -> Answering:
+        return serve_speech(services, principal, body, headers)
+
+    return [Route("POST", SPEECH_PATH, answer_speech)]
+
+
+async def _whole(
+    services: AudioServices,
+    principal: Principal,
+    upload: Upload,
+    headers: Mapping[str, str],
+    *,
+    translate: bool,
+) -> Response:
+    """A whole transcription or translation; the upload is closed on every path."""
+    try:
+        answer = await serve_transcription(
+            services, principal, upload, headers, translate=translate
+        )
+    finally:
+        upload.close()
+    return Response(answer.body, headers=dict(answer.headers), content_type=answer.media_type)
+
+
+def audio_blueprint(services: AudioServices) -> Blueprint:
+    bp = Blueprint("audio", __name__)
+
+    @bp.post(TRANSCRIPTIONS_PATH)
+    async def transcriptions() -> Response:
+        principal = await services.auth.caller()
+        headers = cast(Mapping[str, str], request.headers)
+        upload = await read_upload(request.body, request.headers.get("content-type"))
+        if upload.fields.get("stream", [""])[-1].lower() == "true":
+            # The body reads the spooled clip while it streams, and closes the upload.
+            body = await prepare_stream(services, principal, upload, headers)
+            return stream_response(StreamAnswer(body, {"Cache-Control": "no-cache"}))
+        return await _whole(services, principal, upload, headers, translate=False)
+
+    @bp.post(TRANSLATIONS_PATH)
+    async def translations() -> Response:
+        principal = await services.auth.caller()
+        headers = cast(Mapping[str, str], request.headers)
+        upload = await read_upload(request.body, request.headers.get("content-type"))
+        return await _whole(services, principal, upload, headers, translate=True)
+
+    @bp.get("/v1/audio/voices")
+    async def voices() -> Response:
+        await services.auth.caller()
+        query = {k: v for k, v in request.args.items()}
+        return json_response(voice_views.voices_listing(load_voices(), query, services.catalog))
+
+    @bp.get("/v1/audio/voices/<voice_id>")
+    async def voice(voice_id: str) -> Response:
+        await services.auth.caller()
+        found = voice_views.voice_or_404(load_voices(), voice_id)
+        return json_response(voice_views.voice_body(found, detail=True))
+
+    @bp.get("/v1/audio/voices/<voice_id>/preview")
+    async def preview(voice_id: str) -> Response:
+        principal = await services.auth.caller()
+        found = voice_views.voice_or_404(load_voices(), voice_id)
+        headers = cast(Mapping[str, str], request.headers)
+        audio, answer_headers = await speak_preview(services, principal, found, headers)
+        return Response(audio, headers=answer_headers, content_type="audio/mpeg")
+
+    _mapping_routes(bp, services)
+    return bp
+
+
+def _mapping_routes(bp: Blueprint, services: AudioServices) -> None:
+    """Voice mappings are workspace configuration: reading them needs the role's
+    `view_configuration`, changing them `configure_providers` (`gateway.audio.mappings`)."""
+
+    @bp.post(MAPPINGS)
+    async def create_mapping() -> Response:
+        principal = await services.auth.manager("configure_providers")
+        return json_response(await mappings.create(services, principal, await read_object()), 201)
+
+    @bp.get(MAPPINGS)
+    async def list_mappings() -> Response:
+        principal = await services.auth.manager("view_configuration")
+        return json_response(await mappings.list_mappings(services, principal))
+
+    @bp.get(f"{MAPPINGS}/<mapping_id>")
+    async def get_mapping(mapping_id: str) -> Response:
+        principal = await services.auth.manager("view_configuration")
+        return json_response(await mappings.read(services, principal, mapping_id))
+
+    @bp.route(f"{MAPPINGS}/<mapping_id>", methods=["PATCH", "PUT"])
+    async def update_mapping(mapping_id: str) -> Response:
+        principal = await services.auth.manager("configure_providers")
+        body = await read_object()
+        partial = request.method == "PATCH"
+        return json_response(
+            await mappings.update(services, principal, mapping_id, body, partial=partial)
+        )
+
+    @bp.delete(f"{MAPPINGS}/<mapping_id>")
+    async def delete_mapping(mapping_id: str) -> Response:
+        principal = await services.auth.manager("configure_providers")
+        return json_response(await mappings.delete(services, principal, mapping_id))

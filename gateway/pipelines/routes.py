@@ -1,0 +1,221 @@
+"""Voice pipelines: `POST /v1/audio/pipelines` (multipart or JSON, whole or NDJSON) and the
+management API of custom pipeline templates. (The live sessions, `/v1/audio/sessions`, are
+the realtime family's: `gateway.realtime.routes`.)"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from quart import Blueprint, Response, request
+
+from gateway.kernels.uploads.spooled import read_upload
+from gateway.pipelines import custom
+from gateway.pipelines.input import (
+    BODY_LIMIT,
+    MAX_AUDIO_BYTES,
+    PipelineParams,
+    base64_audio,
+    parse_form,
+    parse_json,
+    too_large,
+)
+from gateway.pipelines.metered import ENDPOINT
+from gateway.pipelines.render import template_body
+from gateway.pipelines.service import prepare, serve_whole, streamed
+from gateway.pipelines.services import PipelinesServices
+from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
+from gateway.pipelines.templates import builtin_templates
+from gateway.platform.audit import audit_event, audited, written
+from gateway.platform.auth import Principal
+from gateway.platform.body import StreamAnswer
+from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.roles import Action
+from gateway.platform.web import json_response, read_object, stream_response
+from gateway.upstream.facts import new_facts
+from providers.voices import load_voices
+from store import pipeline_templates
+from store.audit import AuditEvent
+from store.columns import to_iso
+from store.pipeline_templates import NameTakenError, PipelineTemplateRecord
+
+PIPELINES_PATH = "/v1/audio/pipelines"
+TEMPLATES = "/v1/management/pipeline-templates"
+# The request body a pipeline may send: its audio (base64 in JSON) plus the other fields.
+PIPELINE_BODY_LIMIT = BODY_LIMIT
+STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def pipelines_blueprint(services: PipelinesServices) -> Blueprint:
+    bp = Blueprint("pipelines", __name__)
+
+    @bp.post(PIPELINES_PATH)
+    async def pipelines() -> Response:
+        principal = await services.auth.caller()
+        headers = cast(Mapping[str, str], request.headers)
+        with services.engine.usage.rejecting(new_facts(ENDPOINT, principal, headers)):
+            params, audio = await _read_pipeline_request()
+            event = _scribe_event(principal)
+            prepared = await prepare(services, principal, headers, params, audio, audit_event=event)
+        if params.stream:
+            body = streamed(prepared)
+            return stream_response(StreamAnswer(body, STREAM_HEADERS | _id_header(prepared.id)))
+        result = await serve_whole(prepared)
+        return json_response(result, headers=_id_header(prepared.id))
+
+    _template_routes(bp, services)
+    return bp
+
+
+def _id_header(pipeline_id: str) -> dict[str, str]:
+    return {"X-Request-ID": pipeline_id}
+
+
+async def _read_pipeline_request() -> tuple[PipelineParams, bytes]:
+    content_type = request.headers.get("content-type") or ""
+    if content_type.startswith("multipart/form-data"):
+        upload = await read_upload(request.body, content_type, field="audio", text_file=True)
+        try:
+            if upload.as_text:  # the spec's "file or base64 string", in a form too
+                text = upload.read_all().decode("ascii", "replace")
+                return parse_form(upload.fields), base64_audio(text)
+            if upload.size > MAX_AUDIO_BYTES:
+                raise too_large()
+            return parse_form(upload.fields), upload.read_all()
+        finally:
+            upload.close()
+    if content_type.startswith("application/json") or not content_type:
+        return parse_json(await read_object())
+    raise invalid_request(
+        "Send multipart/form-data with an 'audio' file, or JSON with 'audio' as base64.",
+        param="audio",
+    )
+
+
+def _scribe_event(principal: Principal) -> AuditEvent:
+    """The audit event of a scribe run, made while the request is at hand (its address);
+    the service stores it, with its details, once the note is done."""
+    return audit_event(principal, "pipeline.scribe_note", target_type="pipeline", target_id="")
+
+
+def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
+    @bp.get(TEMPLATES)
+    async def list_templates() -> Response:
+        principal = await _manager(services, "view_configuration")
+        ws = principal.workspace_id
+        records = await services.db.run(lambda d: pipeline_templates.list_for_workspace(d, ws))
+        data = [template_body(t) for t in builtin_templates().values()]
+        data += [_record_body(r) for r in records]
+        return json_response({"object": "list", "data": data, "templates": data})
+
+    @bp.post(TEMPLATES)
+    async def create_template() -> Response:
+        principal = await _manager(services, "configure_providers")
+        fields = parse_template_fields(await read_object(), services.catalog)
+        await _check_voice(services, principal, fields)
+        record = custom.new_record(principal.workspace_id, fields)
+        event = _template_event(principal, "pipeline_template.created", record.id, record.name)
+        try:
+            await audited(
+                services.db, event, written(lambda d: pipeline_templates.insert(d, record))
+            )
+        except NameTakenError:
+            raise _name_taken(record.name) from None
+        return json_response(_record_body(record), 201)
+
+    @bp.get(f"{TEMPLATES}/<template_id>")
+    async def get_template(template_id: str) -> Response:
+        principal = await _manager(services, "view_configuration")
+        builtin = builtin_templates().get(template_id)
+        if builtin is not None:
+            return json_response(template_body(builtin))
+        return json_response(_record_body(await _record(services, principal, template_id)))
+
+    @bp.route(f"{TEMPLATES}/<template_id>", methods=["PATCH", "PUT"])
+    async def update_template(template_id: str) -> Response:
+        principal = await _manager(services, "configure_providers")
+        _refuse_builtin(template_id)
+        record = await _record(services, principal, template_id)
+        partial = request.method == "PATCH"
+        body = await read_object()
+        if partial:
+            body = custom.merged_stages(body, _record_body(record))
+        fields = parse_template_fields(body, services.catalog, partial=partial)
+        await _check_voice(services, principal, fields)
+        changed = custom.updated(record, fields)
+        event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
+        try:
+            await audited(
+                services.db, event, written(lambda d: pipeline_templates.replace(d, changed))
+            )
+        except NameTakenError:
+            raise _name_taken(changed.name) from None
+        return json_response(_record_body(changed))
+
+    @bp.delete(f"{TEMPLATES}/<template_id>")
+    async def delete_template(template_id: str) -> Response:
+        principal = await _manager(services, "configure_providers")
+        _refuse_builtin(template_id)
+        ws = principal.workspace_id
+        event = _template_event(principal, "pipeline_template.deleted", template_id, None)
+        if not await audited(
+            services.db, event, lambda d: pipeline_templates.delete(d, ws, template_id)
+        ):
+            raise custom.template_not_found(template_id)
+        return json_response({"id": template_id, "object": "pipeline_template", "deleted": True})
+
+
+async def _manager(services: PipelinesServices, action: Action) -> Principal:
+    """Templates are workspace configuration: reading them needs the role's
+    `view_configuration`, changing them `configure_providers` (as voice mappings)."""
+    return await services.auth.manager(action)
+
+
+async def _record(
+    services: PipelinesServices, principal: Principal, template_id: str
+) -> PipelineTemplateRecord:
+    ws = principal.workspace_id
+    record = await services.db.run(lambda d: pipeline_templates.get(d, ws, template_id))
+    if record is None or record.id != template_id:
+        raise custom.template_not_found(template_id)
+    return record
+
+
+def _record_body(record: PipelineTemplateRecord) -> dict[str, object]:
+    body = template_body(custom.record_template(record), to_iso(record.created_at))
+    body["updated_at"] = to_iso(record.updated_at)
+    return body
+
+
+async def _check_voice(
+    services: PipelinesServices, principal: Principal, fields: dict[str, object]
+) -> None:
+    tts = fields.get("tts")
+    voice = getattr(tts, "voice", None)
+    if voice is None or voice_known(load_voices(), voice):
+        return
+    if await services.voice.voice_mapping(principal.workspace_id, voice) is None:
+        raise unknown_voice(voice)
+
+
+def _refuse_builtin(template_id: str) -> None:
+    if template_id in builtin_templates():
+        raise invalid_request(
+            f"'{template_id}' is a built-in template; it cannot be changed or deleted.",
+            param="template_id",
+        )
+
+
+def _name_taken(name: str) -> ApiError:
+    return ApiError(
+        409, "template_name_taken", f"A pipeline template named '{name}' exists.", param="name"
+    )
+
+
+def _template_event(
+    principal: Principal, kind: str, template_id: str, name: str | None
+) -> AuditEvent:
+    details = {"name": name} if name is not None else None
+    return audit_event(
+        principal, kind, target_type="pipeline_template", target_id=template_id, details=details
+    )

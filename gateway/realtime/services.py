@@ -1,0 +1,18 @@
+"""What the realtime family uses, built once by the composition root: the authenticator
+of its WebSocket routes, the settings, and the session planner another family provides
+(the pipelines family's, over its templates), handed in by the root."""
+
+from __future__ import annotations
+
+import attrs
+
+from gateway.kernels.voice.session import SessionPlanner
+from gateway.platform.callers import Authenticator
+from gateway.platform.config import Settings
+
+
+@attrs.frozen
+class RealtimeServices:
+    auth: Authenticator
+    settings: Settings
+    planner: SessionPlanner

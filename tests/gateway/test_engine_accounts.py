@@ -1,0 +1,126 @@
+"""The engine owns the whole call (issue 32): whatever ends a stream, the engine writes
+its one usage record and settles its hold, with the status of what ended it; the family
+only says what was used. Driven through a running gateway's own engine, against a fake
+provider."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+
+from gateway.app.server import RunningGateway
+from gateway.platform.auth import Principal
+from gateway.platform.errors import ApiError
+from gateway.upstream.facts import new_facts
+from gateway.upstream.options import ServiceOptions
+from gateway.upstream.registry import ConfiguredProvider
+from gateway.upstream.resolve import Target
+from providers.base import Provider
+from providers.errors import StreamInterrupted, UpstreamTimeout
+from providers.fake import FakeProvider
+from providers.types import ChatChunk, ChatRequest, Usage
+from store.usage import list_for_request
+from tests.gateway.conftest import ADMIN_KEY
+
+USED = Usage(7, 11)
+
+
+async def words(request: ChatRequest) -> AsyncGenerator[ChatChunk, None]:
+    yield ChatChunk(content="one ")
+    yield ChatChunk(content="two")
+
+
+def install(gateway: RunningGateway) -> FakeProvider:
+    fake = FakeProvider("openai", stream=words)
+    configured = gateway.state.registry.configured("default")
+    assert isinstance(configured, dict)
+    configured["openai"] = ConfiguredProvider(configured["openai"].record, fake)
+    return fake
+
+
+def opener(adapter: Provider, target: Target) -> AbstractAsyncContextManager[Any]:
+    return adapter.chat_stream(ChatRequest(model=target.upstream_model, messages=()))
+
+
+async def record_of(gateway: RunningGateway, request_id: str) -> tuple[int, str | None, int]:
+    await gateway.state.usage.flush()
+    (record,) = await gateway.state.db.run(lambda d: list_for_request(d, request_id))
+    return record.status, record.error_code, record.prompt_tokens + record.completion_tokens
+
+
+@asynccontextmanager
+async def opened(gateway: RunningGateway) -> AsyncGenerator[Any, None]:
+    """One stream through the engine, its facts and hold as a family would make them."""
+    key = gateway.state.keyring.lookup(ADMIN_KEY)
+    assert key is not None
+    principal = Principal(key)
+    engine = gateway.state.engine
+    facts = new_facts("chat", principal, {})
+    plan = engine.plan_named(
+        principal,
+        model="gpt-4o-mini",
+        provider="openai",
+        fallbacks=(),
+        capability="chat",
+        service=ServiceOptions(),
+    )
+    hold = await gateway.state.admission.admit(
+        principal, ServiceOptions(), prompt_tokens=7, max_tokens=11
+    )
+    with hold:
+        async with engine.open_stream(facts, plan, opener, hold=hold, timeout_s=5) as stream:
+            yield facts, stream, hold
+
+
+async def test_a_finished_stream_is_priced_settled_and_recorded(gateway: RunningGateway) -> None:
+    install(gateway)
+    async with opened(gateway) as (facts, stream, hold):
+        accounting = stream.finished(USED)
+        assert accounting.usage == USED and accounting.cost.total > 0
+        assert hold.usage == USED  # the key is charged what was used, not the estimate
+    assert await record_of(gateway, facts.request_id) == (200, None, 18)
+
+
+async def test_a_failure_after_the_head_is_mapped_and_recorded(gateway: RunningGateway) -> None:
+    install(gateway)
+    async with opened(gateway) as (facts, stream, _):
+        stream.metered = USED
+        error = stream.failed(StreamInterrupted("openai", "connection reset"))
+        assert (error.status, error.code) == (502, "provider_error")
+    assert await record_of(gateway, facts.request_id) == (502, "provider_error", 18)
+
+
+async def test_a_provider_error_leaving_the_block_is_mapped_there(
+    gateway: RunningGateway,
+) -> None:
+    install(gateway)
+    with pytest.raises(UpstreamTimeout):
+        async with opened(gateway) as (facts, stream, _):
+            stream.metered = USED
+            raise UpstreamTimeout("openai", "the stream went silent", timeout_ms=1000)
+    assert await record_of(gateway, facts.request_id) == (504, "provider_timeout", 18)
+
+
+async def test_a_client_that_leaves_is_a_499_with_what_was_used(gateway: RunningGateway) -> None:
+    fake = install(gateway)
+    with trio.CancelScope() as scope:
+        async with opened(gateway) as (facts, stream, _):
+            stream.metered = USED
+            scope.cancel()
+            await trio.sleep_forever()
+    assert await record_of(gateway, facts.request_id) == (499, "client_disconnected", 18)
+    assert fake.open_streams == 0  # and the upstream was closed
+
+
+async def test_an_api_error_leaving_the_block_is_recorded_as_such(
+    gateway: RunningGateway,
+) -> None:
+    install(gateway)
+    with pytest.raises(ApiError):
+        async with opened(gateway) as (facts, _stream, _hold):
+            raise ApiError(400, "invalid_value", "a check after the head failed")
+    assert await record_of(gateway, facts.request_id) == (400, "invalid_value", 0)
