@@ -16,13 +16,11 @@ from gateway.operator.schemas import (
     files,
     fronts,
     management,
-    models,
     organization,
     pipelines,
     platform,
     request_log,
     retrieval,
-    status,
     sustainability,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -32,9 +30,7 @@ OPERATIONS: dict[str, Operation] = {
     **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
-    **models.OPERATIONS,
     **management.OPERATIONS,
-    **status.OPERATIONS,
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,

@@ -84,8 +84,8 @@ EXPORT = obj(
 )
 EXPORT_REQUEST = closed(
     (),
-    start_date=DAY,
-    end_date=DAY,
+    start_date=nullable(DAY),
+    end_date=nullable(DAY),
     format={"enum": ["csv", "json", "parquet"]},
     include=arr({"enum": ["usage", "costs", "errors"]}, minItems=1),
 )

@@ -20,7 +20,9 @@ from gateway.operator.apidoc import (
     Schema,
     all_required,
     arr,
+    changes,
     deleted,
+    filled,
     listing,
     nullable,
     obj,
@@ -31,8 +33,9 @@ ERRORS = (*AUTH_ERRORS, 404)
 CONFLICTS = (*ERRORS, 409)
 DATE_TIME: Schema = {"type": "string", "format": "date-time"}
 ROLE: Schema = {"enum": ["owner", "admin", "developer", "viewer"]}
-NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200}
-WORKSPACE_IDS: Schema = arr({"type": "string", "minLength": 1}, minItems=1, maxItems=100)
+NAME: Schema = filled(200)
+TEXT: Schema = {"type": "string", "maxLength": 2000}
+WORKSPACE_IDS: Schema = nullable(arr({"type": "string", "minLength": 1}, minItems=1, maxItems=100))
 WORKSPACES = "workspaces"
 MEMBERS = "members"
 ACCOUNTS = "service-accounts"
@@ -90,7 +93,7 @@ WORKSPACE_OPERATIONS = {
         WORKSPACES,
         WORKSPACE,
         status=201,
-        request=obj(("name",), name=NAME, description={"type": "string", "maxLength": 2000}),
+        request=obj(("name",), name=NAME, description=nullable(filled(2000))),
         errors=ERRORS,
     ),
     "organization.get_workspaces_workspace_id": Operation(
@@ -101,11 +104,13 @@ WORKSPACE_OPERATIONS = {
         "or off (off erases the bodies kept)",
         WORKSPACES,
         WORKSPACE,
-        request=obj(
-            (),
-            name=NAME,
-            description={"type": "string", "maxLength": 2000},
-            request_log_bodies={"type": "boolean"},
+        request=changes(
+            obj(
+                (),
+                name=nullable(NAME),
+                description=nullable({"type": "string", "maxLength": 2000}),
+                request_log_bodies=nullable({"type": "boolean"}),
+            )
         ),
         errors=ERRORS,
     ),

@@ -17,6 +17,7 @@ from gateway.operator.apidoc import (
     Schema,
     all_required,
     arr,
+    filled,
     nullable,
     obj,
     query,
@@ -129,8 +130,8 @@ RANGE = (
     ),
 )
 FILTERS = (
-    query("project_id", STR, "requests sent with this X-Service-Project"),
-    query("team_id", STR, "requests sent with this X-Service-Team"),
+    query("project_id", filled(200), "requests sent with this X-Service-Project"),
+    query("team_id", filled(200), "requests sent with this X-Service-Team"),
 )
 DAYS = query("days", {"type": "integer", "minimum": 1, "maximum": 90}, "default 7")
 
