@@ -20,7 +20,6 @@ from gateway.operator.schemas import (
     pipelines,
     platform,
     retrieval,
-    sustainability,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
@@ -33,7 +32,6 @@ OPERATIONS: dict[str, Operation] = {
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
-    **sustainability.OPERATIONS,
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
