@@ -94,6 +94,18 @@ class TranscriptionRequest:
 
 
 @attrs.frozen(slots=True)
+class LiveTranscriptionRequest:
+    """What the gateway asks of a streaming recogniser: the audio comes as it is spoken
+    (raw PCM16 mono at `rate` Hz, in pieces), not as a file; its end is the end of the
+    turn."""
+
+    model: str
+    rate: int
+    language: str | None = None
+    prompt: str | None = None
+
+
+@attrs.frozen(slots=True)
 class Word:
     word: str
     start: float

@@ -10,13 +10,14 @@ disconnect, a lost race) closes its upstream request at once.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import attrs
 
 from providers.audio_types import (
+    LiveTranscriptionRequest,
     SpeechAudio,
     SpeechRequest,
     TranscriptEvent,
@@ -85,6 +86,19 @@ class Provider:
     def transcribe_stream(self, request: TranscriptionRequest) -> TranscriptStream:
         """Recognised text as it comes, then one `TranscriptDone`; leaving closes upstream."""
         raise Unsupported(self.provider_id, f"{self.provider_id} does not stream transcription")
+
+    def transcribes_live(self, model: str) -> bool:
+        """Whether `model` (the upstream's id) can be fed audio while it is spoken
+        (`transcribe_live`); deciding costs nothing, so a caller plans with it."""
+        return False
+
+    def transcribe_live(
+        self, request: LiveTranscriptionRequest, audio: AsyncIterable[bytes]
+    ) -> TranscriptStream:
+        """Recognised text while `audio` is still arriving (its end is the end of the
+        turn), then one `TranscriptDone` over all of it. The adapter reads `audio` in a
+        task of its own; leaving closes the upstream and stops reading."""
+        raise Unsupported(self.provider_id, f"{self.provider_id} does not transcribe live")
 
     async def speech(self, request: SpeechRequest) -> SpeechAudio:
         raise Unsupported(self.provider_id, f"{self.provider_id} does not synthesise speech")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
@@ -30,7 +30,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import attrs
 import orjson
 import trio
-from trio_websocket import ConnectionClosed, ConnectionRejected, WebSocketConnection
+from trio_websocket import ConnectionClosed, WebSocketConnection
 
 from providers.audio_types import SpeechRequest
 from providers.elevenlabs_speech import NATIVE_FORMATS, in_format, output_format, voice_settings
@@ -41,10 +41,9 @@ from providers.errors import (
     StreamInterrupted,
     UpstreamHTTPError,
     UpstreamTimeout,
-    UpstreamUnavailable,
 )
-from providers.http import HttpProvider
-from providers.websocket_client import CLOSE_WAIT_S, open_socket
+from providers.vendor_socket import VendorSockets
+from providers.websocket_client import CLOSE_WAIT_S
 
 # Provider setting choosing how `speech_stream` reaches ElevenLabs: "http" (default) or
 # "websocket" (this module).
@@ -211,7 +210,7 @@ class SpeechSocket:
             raise StreamInterrupted(self._provider, "the speech socket closed early") from exc
 
 
-class ElevenLabsWebSocket(HttpProvider):
+class ElevenLabsWebSocket(VendorSockets):
     """Speech over the stream-input socket (mixed into the ElevenLabs adapter)."""
 
     def uses_speech_socket(self) -> bool:
@@ -226,31 +225,12 @@ class ElevenLabsWebSocket(HttpProvider):
         on cancellation the TCP connection is closed at once."""
         url = stream_input_url(self.endpoint.base_url, request)
         key = [(b"xi-api-key", self.endpoint.api_key.encode())]
-        opened = False
-        try:
-            async with open_socket(
-                url, key, max_message_size=MAX_MESSAGE_BYTES, open_tcp=self.client.open_tcp
-            ) as socket:
-                opened = True
-                session = SpeechSocket(socket, self.provider_id, request.model)
-                await session.begin(request)
-                yield session
-        except ConnectionRejected as exc:
-            if opened:
-                raise
-            raise self._rejected(exc, request.model) from exc
-        except OSError as exc:
-            if opened:
-                raise
-            raise UpstreamUnavailable(
-                self.provider_id, f"could not open the speech socket: {type(exc).__name__}"
-            ) from exc
-
-    def _rejected(self, exc: ConnectionRejected, model: str) -> ProviderError:
-        headers: Mapping[str, str] = {
-            name.decode("latin-1").lower(): value.decode("latin-1") for name, value in exc.headers
-        }
-        return self.map_error(exc.status_code, exc.body or b"", headers, model)
+        async with self.vendor_socket(
+            url, key, model=request.model, max_message_size=MAX_MESSAGE_BYTES
+        ) as socket:
+            session = SpeechSocket(socket, self.provider_id, request.model)
+            await session.begin(request)
+            yield session
 
     @asynccontextmanager
     async def speech_stream_ws(self, request: SpeechRequest) -> AsyncIterator[AsyncIterator[bytes]]:

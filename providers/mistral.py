@@ -47,6 +47,7 @@ from providers.http import (
     with_usage,
 )
 from providers.mistral_audio import MistralAudio
+from providers.mistral_live import MistralLive
 from providers.mistral_ocr import ocr_payload, parse_ocr
 from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import (
@@ -431,7 +432,7 @@ def stream_error(provider: str, data: Mapping[str, Any]) -> ProviderError:
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class MistralProvider(MistralAudio):
+class MistralProvider(MistralAudio, MistralLive):
     """Chat (whole and streamed, with tools), embeddings and model listing on La Plateforme.
 
     `endpoint.base_url` is the vendor root (`https://api.mistral.ai`); paths start `/v1`.

@@ -35,6 +35,7 @@ from providers.http import (
     with_usage,
 )
 from providers.openai_audio import OpenAIAudio
+from providers.openai_realtime import OpenAIRealtime
 from providers.types import (
     JSON,
     ChatChoice,
@@ -238,7 +239,7 @@ def map_openai_error(
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class OpenAIProvider(OpenAIAudio):
+class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
     """Chat, embeddings, audio (`providers.openai_audio`) and model listing over the
     OpenAI protocol."""
 

@@ -15,6 +15,8 @@ import httpx
 
 from gateway.platform.errors import ApiError, invalid_request
 from providers.elevenlabs_ws import TRANSPORT_SETTING, TRANSPORTS
+from providers.openai_realtime import TRANSPORT_SETTING as REALTIME_SETTING
+from providers.openai_realtime import TRANSPORTS as REALTIME_TRANSPORTS
 
 MAX_SETTING = 200  # characters of a named setting (an id or a name, never a document)
 
@@ -91,7 +93,8 @@ def parse_settings(
     base_url = merged.get("base_url")
     if base_url is not None:
         _check_base_url(base_url)
-    _check_speech_transport(merged.get(TRANSPORT_SETTING))
+    _check_choice(TRANSPORT_SETTING, TRANSPORTS, merged.get(TRANSPORT_SETTING))
+    _check_choice(REALTIME_SETTING, REALTIME_TRANSPORTS, merged.get(REALTIME_SETTING))
     return merged
 
 
@@ -117,12 +120,13 @@ def _check_named_settings(value: Mapping[str, Any], models: Collection[str]) -> 
         )
 
 
-def _check_speech_transport(value: Any) -> None:
-    """ElevenLabs' speech transport (`providers.elevenlabs_ws`): one of `TRANSPORTS`."""
-    if value is not None and value not in TRANSPORTS:
+def _check_choice(name: str, choices: tuple[str, ...], value: Any) -> None:
+    """A setting that is one of `choices`: ElevenLabs' speech transport
+    (`providers.elevenlabs_ws`), OpenAI's realtime transport (`providers.openai_realtime`)."""
+    if value is not None and value not in choices:
         raise invalid_request(
-            f"'settings.{TRANSPORT_SETTING}' must be one of {', '.join(TRANSPORTS)}.",
-            param=f"settings.{TRANSPORT_SETTING}",
+            f"'settings.{name}' must be one of {', '.join(choices)}.",
+            param=f"settings.{name}",
             value=value,
         )
 

@@ -17,7 +17,7 @@ socket per answer (`voice_line`) the answer leaves one record of its characters.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
 from typing import Any, TypeVar
 
 import attrs
@@ -25,6 +25,7 @@ import trio
 
 from gateway.app.state import AppState
 from gateway.audio.input import SpeechParams, TranscriptionParams
+from gateway.audio.live import OPEN_LIMIT_S, Live, live_opener, next_within, tape_seconds
 from gateway.audio.plan import VoiceChoice, audio_plan, resolve_voice, voiced_targets
 from gateway.audio.speech import speech_request
 from gateway.audio.transcription import transcription_plan, transcription_request
@@ -53,8 +54,10 @@ from providers.base import Provider
 from providers.elevenlabs_ws import SpeechSocket
 from providers.types import ChatChunk, ToolCallDelta, Usage
 from providers.voices import load_voices
+from streams.tape import Tape
 
 T = TypeVar("T")
+FirstAndRest = AbstractAsyncContextManager[tuple[T, AsyncIterator[T]]]
 ToolCallSink = Callable[[ToolCallDelta], None]
 
 
@@ -182,6 +185,14 @@ class EngineStages:
             self._endpoint,
         )
 
+    def _span(self, stage: str) -> AbstractAsyncContextManager[object]:
+        """The stage's span when tracing is on (`gateway.platform.tracing`): the parent of
+        its upstream attempts' spans."""
+        tracing = self._state.engine.tracing
+        if tracing is None:
+            return nullcontext()
+        return tracing.stage(f"pipeline {stage}", **{"gateway.stage": stage})
+
     # -- recognition -----------------------------------------------------------------------
 
     @asynccontextmanager
@@ -189,22 +200,15 @@ class EngineStages:
         planned, clip = self._planned, self._clip
         facts = new_facts(self._endpoint, self._principal, self._headers)
 
-        @asynccontextmanager
-        async def opener(
-            adapter: Provider, target: Target
-        ) -> AsyncGenerator[tuple[TranscriptEvent, AsyncIterator[TranscriptEvent]], None]:
-            request = transcription_request(planned.stt, clip, target)
-            async with adapter.transcribe_stream(request) as events:
-                async for event in events:
-                    yield event, events
-                    return
-                raise ApiError(502, "provider_error", "The upstream ended without a transcript.")
+        def opener(adapter: Provider, target: Target) -> FirstAndRest[TranscriptEvent]:
+            events = adapter.transcribe_stream(transcription_request(planned.stt, clip, target))
+            return _first_and_rest(events, "The upstream ended without a transcript.")
 
         settings = self._state.settings
         opening = self._state.engine.open_stream(
             facts, planned.stt_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("stt"), opening as stream:
             first, rest = stream.value
             stream.metered = Usage(audio_seconds=round(clip.duration_s, 3))
             try:
@@ -214,6 +218,31 @@ class EngineStages:
                 stream.finished(stream.metered)
             finally:
                 self.metered.stt_seconds += clip.duration_s
+
+    @asynccontextmanager
+    async def transcribe_live(self, tape: Tape) -> AsyncGenerator[Opened[TranscriptEvent], None]:
+        """The turn being recorded on `tape`, recognised while it is spoken where the
+        candidate can (`gateway.audio.live`); metered by the tape's length."""
+        planned, settings = self._planned, self._state.settings
+        facts = new_facts(self._endpoint, self._principal, self._headers)
+
+        def opener(adapter: Provider, target: Target) -> AbstractAsyncContextManager[Live]:
+            return live_opener(adapter, target, planned.stt, tape, settings.upstream_timeout_s)
+
+        opening = self._state.engine.open_stream(
+            facts, planned.stt_plan, opener, hold=None, timeout_s=OPEN_LIMIT_S
+        )
+        async with opening as stream:
+            first, rest = stream.value
+            timeout = settings.upstream_timeout_s
+            try:
+                events = _until_done(first, rest, stream.target, tape, timeout)
+                async with aclosing(events) as items:
+                    yield _opened(stream.served, items)
+                stream.finished(Usage(audio_seconds=round(tape_seconds(tape), 3)))
+            finally:
+                stream.metered = Usage(audio_seconds=round(tape_seconds(tape), 3))
+                self.metered.stt_seconds += tape_seconds(tape)
 
     # -- the language model ----------------------------------------------------------------
 
@@ -243,7 +272,7 @@ class EngineStages:
             hold=None,  # the pipeline's hold is settled on the model's tokens at its end
             timeout_s=settings.first_chunk_timeout_s,
         )
-        async with opening as stream:
+        async with self._span("llm"), opening as stream:
             tally = _ChatTally(on_tool_call=on_tool_call)
             finished = False
             try:
@@ -269,22 +298,15 @@ class EngineStages:
         params = self._speech_params(tts, sentence)
         facts = new_facts(self._endpoint, self._principal, self._headers)
 
-        @asynccontextmanager
-        async def opener(
-            adapter: Provider, target: Target
-        ) -> AsyncGenerator[tuple[bytes, AsyncIterator[bytes]], None]:
-            async with adapter.speech_stream(speech_request(params, target, voice)) as chunks:
-                async for chunk in chunks:
-                    if chunk:
-                        yield chunk, chunks
-                        return
-                raise ApiError(502, "provider_error", "The upstream sent no audio.")
+        def opener(adapter: Provider, target: Target) -> FirstAndRest[bytes]:
+            chunks = adapter.speech_stream(speech_request(params, target, voice))
+            return _first_and_rest(chunks, "The upstream sent no audio.")
 
         settings = self._state.settings
         opening = self._state.engine.open_stream(
             facts, planned.tts_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("tts"), opening as stream:
             first, rest = stream.value
             stream.metered = Usage(characters=len(sentence))
             try:
@@ -327,7 +349,7 @@ class EngineStages:
         opening = self._state.engine.open_stream(
             facts, plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("tts"), opening as stream:
             served = stream.served
             before = served.primary.provider_id if served.fell_back else None
             line = SocketLine(
@@ -359,6 +381,21 @@ class EngineStages:
         )
 
 
+@asynccontextmanager
+async def _first_and_rest(
+    opening: AbstractAsyncContextManager[AsyncIterator[T]], nothing: str
+) -> AsyncGenerator[tuple[T, AsyncIterator[T]], None]:
+    """An upstream stream held open at its first item (what the race waits for): the
+    item and the rest. Empty items do not count; a stream that ends before one is the
+    provider's error (502, `nothing`)."""
+    async with opening as items:
+        async for item in items:
+            if item:
+                yield item, items
+                return
+        raise ApiError(502, "provider_error", nothing)
+
+
 def _opened(served: Served[Any], items: AsyncIterator[T]) -> Opened[T]:
     before = served.primary.provider_id if served.fell_back else None
     return Opened(items, provider=served.target.provider_id, fell_back_from=before)
@@ -376,6 +413,27 @@ async def _idle_deadlined(
             yield item
             if isinstance(item, TranscriptDone):
                 return
+
+
+async def _until_done(
+    first: TranscriptEvent,
+    rest: AsyncIterator[TranscriptEvent],
+    target: Target,
+    tape: Tape,
+    timeout_s: float,
+) -> AsyncGenerator[TranscriptEvent, None]:
+    """A live recognition's events up to its final one (`live.next_within` each)."""
+    item = first
+    while True:
+        yield item
+        if isinstance(item, TranscriptDone):
+            return
+        try:
+            item = await next_within(rest, tape, target, timeout_s)
+        except StopAsyncIteration:
+            raise ApiError(
+                502, "provider_error", "The upstream ended without a transcript."
+            ) from None
 
 
 async def _within(

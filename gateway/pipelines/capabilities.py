@@ -16,8 +16,9 @@ from gateway.pipelines.metered import Metered
 from gateway.pipelines.templates import Template
 from gateway.platform.auth import Principal
 from gateway.upstream.resolve import Target
-from providers.audio_types import AudioClip
+from providers.audio_types import AudioClip, TranscriptEvent
 from providers.types import ToolCallDelta
+from streams.tape import Tape
 
 
 class PreparedStages(Stages, Protocol):
@@ -43,6 +44,10 @@ class PreparedStages(Stages, Protocol):
         self, body: dict[str, Any], on_tool_call: Callable[[ToolCallDelta], None] | None = None
     ) -> AbstractAsyncContextManager[Opened[str]]:
         """The model on a whole conversation `body` (its tool calls to `on_tool_call`)."""
+        ...
+
+    def transcribe_live(self, tape: Tape) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]:
+        """Recognition of the turn being recorded on `tape`, while it is spoken."""
         ...
 
 

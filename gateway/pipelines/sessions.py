@@ -49,6 +49,7 @@ from gateway.upstream.limits import Hold
 from gateway.upstream.options import ServiceOptions
 from providers.audio_types import AudioClip, TranscriptEvent
 from providers.types import Usage
+from streams.tape import Tape
 
 ENDPOINT = "realtime"  # every stage's usage record
 SILENCE = AudioClip(b"", "wav", 0.0, "turn.wav")
@@ -97,6 +98,9 @@ class EngineCascade:
 
     def transcribe(self, clip: AudioClip) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]:
         return self.stages.with_clip(clip, ()).transcribe()
+
+    def transcribe_live(self, tape: Tape) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]:
+        return self.stages.with_clip(SILENCE, ()).transcribe_live(tape)
 
     def response(self, body: dict[str, Any], calls: ToolCalls) -> ResponseStages:
         return ResponseStages(self.stages.with_clip(SILENCE, ()), body, calls)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, cast
 
 from gateway.realtime.config import AudioFormat
+from providers.audio_codec import PcmResampler
 
 if TYPE_CHECKING:
     import av
@@ -57,25 +58,6 @@ def _codec(
     return context
 
 
-class _Resampler:
-    """PCM16 mono from one rate to another, across calls."""
-
-    def __init__(self, source: int, target: int) -> None:
-        import av.audio.resampler
-
-        self._source, self._target = source, target
-        self._inner = (
-            None
-            if source == target
-            else av.audio.resampler.AudioResampler(format="s16", layout="mono", rate=target)
-        )
-
-    def __call__(self, pcm: bytes) -> bytes:
-        if self._inner is None or not pcm:
-            return pcm
-        return _samples(self._inner.resample(_frame(pcm, self._source)))
-
-
 class InputAudio:
     """A client's audio in its format -> PCM16 mono at `WORK_RATE`."""
 
@@ -85,7 +67,7 @@ class InputAudio:
         self._decoder: av.audio.codeccontext.AudioCodecContext | None = None
         if codec is not None:
             self._decoder = _codec(codec, "r", fmt.rate)
-        self._resample = _Resampler(fmt.rate, WORK_RATE)
+        self._resample = PcmResampler(fmt.rate, WORK_RATE)
 
     def decode(self, data: bytes) -> bytes:
         if self._decoder is None:
@@ -109,7 +91,7 @@ class OutputAudio:
             self._encoder = _codec(codec, "w", fmt.rate)
             self._encoder.format = "s16"
             self._encoder.open()
-        self._resample = _Resampler(SPEECH_RATE, fmt.rate)
+        self._resample = PcmResampler(SPEECH_RATE, fmt.rate)
 
     def encode(self, pcm: bytes) -> bytes:
         resampled = self._resample(pcm)

@@ -23,6 +23,7 @@ from gateway.realtime.config import parse_format
 from gateway.realtime.events import Dialect, RealtimeError, Wire
 from gateway.realtime.handshake import chosen_subprotocol, credential, wants_beta
 from gateway.realtime.legacy import LegacyWire, input_format
+from gateway.realtime.native import NativeRelays, Relay
 from gateway.realtime.services import RealtimeServices
 from gateway.realtime.session import RealtimeSession
 
@@ -33,7 +34,7 @@ DEFAULT_SESSION_TEMPLATE = "voice-agent-fast"
 
 def realtime_blueprint(services: RealtimeServices) -> Blueprint:
     bp = Blueprint("realtime", __name__)
-    planner = services.planner
+    planner, relays = services.planner, services.relays
 
     @bp.websocket(REALTIME_PATH)
     async def realtime() -> None:
@@ -43,13 +44,18 @@ def realtime_blueprint(services: RealtimeServices) -> Blueprint:
         headers = cast(Mapping[str, str], websocket.headers)
         dialect = Dialect(beta=wants_beta(headers, subprotocols))
 
-        async def opening() -> Opening:
+        async def opening() -> Opening | Relay:
             authorization = credential(headers.get("authorization"), subprotocols)
             principal = await services.auth.header(authorization, websocket.remote_addr)
-            args = websocket.args
-            return await planner.realtime(principal, headers, args.get("model"), args.get("intent"))
+            model, intent = websocket.args.get("model"), websocket.args.get("intent")
+            relay = relays.relay_for(principal, headers, model, intent, beta=dialect.beta)
+            if relay is not None:
+                await relays.admit_session(relay)
+                return relay
+            return await planner.realtime(principal, headers, model, intent)
 
-        await _serve(services, dialect, opening, chosen_subprotocol(subprotocols))
+        subprotocol = chosen_subprotocol(subprotocols)
+        await _serve(services, dialect, opening, subprotocol, relays=relays)
 
     @bp.websocket(SESSIONS_PATH)
     async def sessions() -> None:
@@ -72,7 +78,7 @@ def realtime_blueprint(services: RealtimeServices) -> Blueprint:
             context = args.get("context") or None
             return await planner.legacy(principal, headers, template, context, audio)
 
-        await _serve(services, LegacyWire(), opening, None, legacy=True)
+        await _serve(services, LegacyWire(), opening, None, relays=relays, legacy=True)
 
     return bp
 
@@ -80,19 +86,20 @@ def realtime_blueprint(services: RealtimeServices) -> Blueprint:
 async def _serve(
     services: RealtimeServices,
     wire: Wire,
-    opening: Callable[[], Awaitable[Opening]],
+    opening: Callable[[], Awaitable[Opening | Relay]],
     subprotocol: str | None,
     *,
+    relays: NativeRelays,
     legacy: bool = False,
 ) -> None:
     try:
         opened = await opening()
     except ApiError as error:
         await websocket.accept(subprotocol=subprotocol)
-        body = error.body()["error"]
-        message = wire.render({"type": "error", "error": body | {"event_id": None}})
-        await websocket.send((message or b"").decode())
-        await websocket.close(4000 + error.status, error.code)
+        await _refuse(wire, error)
+        return
+    if isinstance(opened, Relay):
+        await _relay(relays, opened, wire, subprotocol)
         return
     session = RealtimeSession(
         _QuartSocket(),
@@ -107,6 +114,29 @@ async def _serve(
     )
     await websocket.accept(subprotocol=subprotocol)
     await session.run()
+
+
+async def _refuse(wire: Wire, error: ApiError) -> None:
+    """Tell an accepted client why its session cannot go on, and close (4000 + status)."""
+    body = error.body()["error"]
+    message = wire.render({"type": "error", "error": body | {"event_id": None}})
+    await websocket.send((message or b"").decode())
+    await websocket.close(4000 + error.status, error.code)
+
+
+async def _relay(relays: NativeRelays, relay: Relay, wire: Wire, subprotocol: str | None) -> None:
+    """A native session (`gateway.realtime.native`): refused before the client is
+    accepted when no upstream opens, then carried until one side leaves."""
+    accepted = False
+    try:
+        async with relays.upstream(relay) as stream:
+            await websocket.accept(subprotocol=subprotocol)
+            accepted = True
+            await relays.carry(relay, _QuartSocket(), stream)
+    except ApiError as error:
+        if not accepted:
+            await websocket.accept(subprotocol=subprotocol)
+        await _refuse(wire, error)
 
 
 def _classifier(vad: TurnDetection) -> Classifier:

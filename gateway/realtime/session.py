@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
-import wave
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
@@ -27,7 +25,7 @@ import trio
 
 from gateway.kernels.voice.session import Cascade, Replan, Retemplate
 from gateway.kernels.voice.vad import FRAME_MS, START_FRAMES, Classifier, TurnDetector
-from gateway.platform.errors import ApiError
+from gateway.platform.errors import ApiError, from_provider_error
 from gateway.realtime.answer import (
     AnswerContext,
     ResponseOptions,
@@ -40,7 +38,9 @@ from gateway.realtime.config import SessionConfig, TurnDetection, apply_update, 
 from gateway.realtime.conversation import Conversation, Item, item_from_client, truncated
 from gateway.realtime.events import RealtimeError, Wire, client_event_id, new_id
 from gateway.realtime.states import SessionState, next_state
-from providers.audio_types import AudioClip, TranscriptDelta, TranscriptDone
+from providers.audio_types import TranscriptDelta, TranscriptDone
+from providers.errors import ProviderError
+from streams.tape import Tape
 from streams.writer import single_writer
 
 MIN_COMMIT_MS = 100  # what OpenAI's commit asks at least
@@ -63,6 +63,18 @@ class SessionClosed(Exception):
 
 
 @attrs.define
+class _Live:
+    """A turn being recognised while it is spoken: its recording, the item it will be,
+    the task's scope (clear and the session's end cancel it) and its end."""
+
+    tape: Tape
+    item_id: str
+    scope: trio.CancelScope = attrs.field(factory=trio.CancelScope)
+    done: trio.Event = attrs.field(factory=trio.Event)
+    item: Item | None = None  # the committed turn, once it is
+
+
+@attrs.define
 class _Input:
     """The input audio buffer at `WORK_RATE`, and where it is in the session's audio."""
 
@@ -72,6 +84,7 @@ class _Input:
     received_ms: int = 0  # all the audio the session was sent
     item_id: str | None = None  # the item the speech being heard will become
     padding_ms: int = 300
+    live: _Live | None = None  # the turn's recognition, from its first sample
 
     def append(self, pcm: bytes) -> None:
         self.pcm += pcm
@@ -225,17 +238,39 @@ class RealtimeSession:
                 "input_audio_buffer_too_large", "A turn holds at most five minutes of audio."
             )
         self._input.append(pcm)
+        if self._input.live is not None:
+            self._input.live.tape.append(pcm)
         detector = self._input.detector
         if detector is None:
+            if self._input.live is None:  # push-to-talk: the turn starts with its audio
+                self._input.item_id = new_id("item")
+                self._listen(nursery)
             return
         for signal in detector.feed(pcm):
             if signal == "speech_started":
-                await self._speech_started()
+                await self._speech_started(nursery)
             else:
                 await self._speech_stopped(nursery)
 
-    async def _speech_started(self) -> None:
+    def _listen(self, nursery: trio.Nursery) -> None:
+        """Start recognising the turn now beginning, from the audio held for it."""
+        self._forget_live()
+        assert self._input.item_id is not None
+        tape = Tape()
+        tape.append(bytes(self._input.pcm))
+        live = _Live(tape, self._input.item_id)
+        self._input.live = live
+        nursery.start_soon(self._transcribe_live, live)
+
+    def _forget_live(self) -> None:
+        """The turn being recognised is dropped (cleared, or a new one began)."""
+        live, self._input.live = self._input.live, None
+        if live is not None:
+            live.scope.cancel()
+
+    async def _speech_started(self, nursery: trio.Nursery) -> None:
         self._input.item_id = new_id("item")
+        self._listen(nursery)
         start = max(0, self._input.received_ms - START_FRAMES * FRAME_MS)
         await self.emit(
             {
@@ -272,6 +307,7 @@ class RealtimeSession:
 
     async def _clear(self, nursery: trio.Nursery, event: dict[str, Any]) -> None:
         self._input.pcm.clear()
+        self._forget_live()
         await self.emit({"type": "input_audio_buffer.cleared"})
 
     async def _commit_buffer(self, nursery: trio.Nursery, *, respond: bool) -> None:
@@ -300,9 +336,15 @@ class RealtimeSession:
         await self.emit(
             {"type": "conversation.item.done", "previous_item_id": previous, "item": item.body()}
         )
-        done = trio.Event()
-        self._transcribing.append(done)
-        nursery.start_soon(self._transcribe, item, pcm, done)
+        live, self._input.live = self._input.live, None
+        if live is None or live.item_id != item.id:  # no recognition runs for this turn
+            if live is not None:
+                live.scope.cancel()
+            live = _Live(_recorded(pcm), item.id)
+            nursery.start_soon(self._transcribe_live, live)
+        live.item = item
+        live.tape.close()
+        self._transcribing.append(live.done)
         if respond:
             running = self._running
             if running is not None:  # a new turn replaces the answer being given
@@ -310,31 +352,35 @@ class RealtimeSession:
                 await running.finished.wait()
             await self._start(nursery, ResponseOptions(self._config))
 
-    async def _transcribe(self, item: Item, pcm: bytes, done: trio.Event) -> None:
-        """Recognise a committed turn (its own task: a barge-in does not lose it); the
-        response that follows waits for it."""
-        clip = _clip(pcm)
-        base = {"item_id": item.id, "content_index": 0}
+    async def _transcribe_live(self, live: _Live) -> None:
+        """Recognise a turn while it is spoken (its own task: a barge-in does not lose
+        it): partials as they come, the transcript once the turn is committed; the
+        response that follows waits for it. Cancelled by a clear or the session's end."""
+        base = {"item_id": live.item_id, "content_index": 0}
         try:
-            async with self._cascade.transcribe(clip) as opened:
-                async for event in opened.items:
-                    if isinstance(event, TranscriptDelta) and event.text:
-                        await self.emit(base | {"type": _TRANSCRIPT + "delta", "delta": event.text})
-                    elif isinstance(event, TranscriptDone):
-                        item.text = event.result.text.strip()
-                        usage = {"type": "duration", "seconds": round(clip.duration_s, 3)}
-                        completed = {
-                            "type": _TRANSCRIPT + "completed",
-                            "transcript": item.text,
-                            "usage": usage,
-                        }
-                        await self.emit(base | completed)
-                        return
-        except ApiError as failure:
+            with live.scope:
+                async with self._cascade.transcribe_live(live.tape) as opened:
+                    async for event in opened.items:
+                        if isinstance(event, TranscriptDelta) and event.text:
+                            delta = {"type": _TRANSCRIPT + "delta", "delta": event.text}
+                            await self.emit(base | delta)
+                        elif isinstance(event, TranscriptDone):
+                            await self._transcribed_turn(live, event.result.text.strip())
+                            return
+        except (ApiError, ProviderError) as exc:
+            failure = from_provider_error(exc) if isinstance(exc, ProviderError) else exc
             error = {"type": failure.type, "code": failure.code, "message": failure.message}
             await self.emit(base | {"type": _TRANSCRIPT + "failed", "error": error})
         finally:
-            done.set()
+            live.done.set()
+
+    async def _transcribed_turn(self, live: _Live, text: str) -> None:
+        assert live.item is not None, "a final transcript comes after the commit"
+        live.item.text = text
+        seconds = len(live.tape) / 2 / WORK_RATE
+        usage = {"type": "duration", "seconds": round(seconds, 3)}
+        completed = {"type": _TRANSCRIPT + "completed", "transcript": text, "usage": usage}
+        await self.emit({"item_id": live.item_id, "content_index": 0} | completed)
 
     async def _transcribed(self) -> float | None:
         """Wait for the turns being recognised; when the last one finished."""
@@ -465,12 +511,9 @@ def _replanned(before: SessionConfig, after: SessionConfig) -> bool:
     )
 
 
-def _clip(pcm: bytes) -> AudioClip:
-    """A committed turn as the WAV file recognition takes."""
-    sink = io.BytesIO()
-    with wave.open(sink, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(WORK_RATE)
-        out.writeframes(pcm)
-    return AudioClip(sink.getvalue(), "wav", len(pcm) / 2 / WORK_RATE, "turn.wav")
+def _recorded(pcm: bytes) -> Tape:
+    """A committed turn whose recognition had not started (VAD off and the turn's
+    audio all came before a commit that found no turn running), as a closed-to-be tape."""
+    tape = Tape()
+    tape.append(pcm)
+    return tape

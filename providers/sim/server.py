@@ -99,9 +99,9 @@ class RecordedRequest:
 # Extra route modules of a vendor, mounted under the same prefix (a vendor module that
 # would pass 600 lines grows a sibling instead).
 VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
-    "openai": ("openai_audio",),
+    "openai": ("openai_audio", "openai_realtime"),
     "elevenlabs": ("elevenlabs_tts", "elevenlabs_ws"),
-    "mistral": ("mistral_audio",),
+    "mistral": ("mistral_audio", "mistral_live"),
     "google": ("google_stt", "google_tts"),
 }
 

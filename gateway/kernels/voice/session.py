@@ -21,6 +21,7 @@ from gateway.platform.auth import Principal
 from gateway.upstream.limits import Hold
 from providers.audio_types import AudioClip, TranscriptEvent
 from providers.types import ToolCallDelta
+from streams.tape import Tape
 
 Kind = Literal["realtime", "transcription"]
 # semantic_vad's eagerness as the silence that ends a turn (a choice: docs/realtime.md).
@@ -157,6 +158,11 @@ class Cascade(Protocol):
     def transcribe(
         self, clip: AudioClip
     ) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]: ...
+
+    def transcribe_live(self, tape: Tape) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]:
+        """The turn being recorded on `tape` (PCM16 mono, 16 kHz), recognised while it
+        is spoken; its final event comes after the tape is closed."""
+        ...
 
     def response(self, body: dict[str, Any], calls: ToolCalls) -> Responding: ...
 

@@ -19,6 +19,7 @@ from gateway.operator.schemas import (
     organization,
     pipelines,
     platform,
+    request_log,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -36,6 +37,7 @@ OPERATIONS: dict[str, Operation] = {
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
     **analytics.OPERATIONS,
+    **request_log.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

@@ -22,7 +22,12 @@ from gateway.operator.apidoc import (
 
 TAG = "analytics"
 ERRORS = (*AUTH_ERRORS, 404)
-DAY: Schema = {"type": "string", "format": "date"}
+# A day the gateway computes with: 1970-01-01 to 9999-12-30 (the day after must exist).
+DAY: Schema = {
+    "type": "string",
+    "format": "date",
+    "pattern": "^(?!9999-12-31$)(19[7-9][0-9]|[2-9][0-9]{3})-[0-9]{2}-[0-9]{2}$",
+}
 N_NUM = nullable(NUM)
 PERIOD = all_required(start=DAY, end=DAY)
 PERIOD_QUERY = (
@@ -247,6 +252,16 @@ OPERATIONS = {
         status=202,
         request=EXPORT_REQUEST,
         query=(PERIOD_QUERY[2],),
+        errors=ERRORS,
+    ),
+    "analytics.list_exports": Operation(
+        "The workspace's latest exports, newest first (to follow and download them)",
+        TAG,
+        all_required(object={"const": "list"}, data=arr(EXPORT)),
+        query=(
+            query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "Default 20."),
+            PERIOD_QUERY[2],
+        ),
         errors=ERRORS,
     ),
     "analytics.get_export": Operation(

@@ -55,6 +55,12 @@ class Recorder:
             if event["type"] == kind:
                 return event
 
+    async def until_seen(self, kind: str, count: int) -> None:
+        """Until `count` events of `kind` came in all (some may have come already: a
+        fast upstream answers while the client is still busy with what came before)."""
+        while sum(e["type"] == kind for e in self.events) < count:
+            await self.until(kind)
+
     async def speak(self, pcm: bytes) -> None:
         for piece in chunks(pcm):
             await self.connection.input_audio_buffer.append(audio=piece)
@@ -107,7 +113,7 @@ async def conversation(base_url: str, turns: list[bytes]) -> list[dict[str, Any]
         await talk.until("conversation.item.truncated")
         await connection.conversation.item.retrieve(item_id=spoken_id)
         await talk.until("conversation.item.retrieved")
-        await talk.until("response.done")  # the answer to the interruption
+        await talk.until_seen("response.done", 3)  # the answer to the interruption
         await talk.speak(second)  # turn 2
         await talk.until("response.done")
         return talk.events

@@ -23,6 +23,7 @@ from gateway.realtime.events import Dialect
 from gateway.realtime.session import RealtimeSession, SessionClosed
 from gateway.upstream.limits import Hold, Unlimited
 from providers.audio_types import AudioClip, TranscriptEvent
+from streams.tape import Tape
 from tests.gateway.pipelines.scripted import ScriptedStages, Timed
 
 SECOND_OF_AUDIO = 24_000 * 2
@@ -53,6 +54,13 @@ class ScriptedCascade:
 
     def transcribe(self, clip: AudioClip) -> AbstractAsyncContextManager[Opened[TranscriptEvent]]:
         return ScriptedStages(stt=self.transcripts.pop(0), llm=[]).transcribe()
+
+    @asynccontextmanager
+    async def transcribe_live(self, tape: Tape) -> AsyncIterator[Opened[TranscriptEvent]]:
+        """A recogniser of whole turns: the script, from the turn's end."""
+        await tape.wait_closed()
+        async with self.transcribe(AudioClip(b"", "wav", 0.0, "turn.wav")) as opened:
+            yield opened
 
     def response(self, body: dict[str, Any], calls: ToolCalls) -> Responding:
         self.bodies.append(body)
