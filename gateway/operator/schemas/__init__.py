@@ -21,7 +21,6 @@ from gateway.operator.schemas import (
     platform,
     request_log,
     retrieval,
-    sustainability,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
@@ -34,7 +33,6 @@ OPERATIONS: dict[str, Operation] = {
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
-    **sustainability.OPERATIONS,
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from gateway.operator.apidoc import (
     ANY_OBJ,
     AUTH_ERRORS,
+    BOOL,
     INT,
     STR,
     STRS,
@@ -108,8 +109,8 @@ WORKSPACE_OPERATIONS = {
             obj(
                 (),
                 name=nullable(NAME),
-                description=nullable({"type": "string", "maxLength": 2000}),
-                request_log_bodies=nullable({"type": "boolean"}),
+                description=nullable(TEXT),
+                request_log_bodies=nullable(BOOL),
             )
         ),
         errors=ERRORS,
