@@ -23,7 +23,7 @@ from typing import Any
 import attrs
 
 from providers.catalog import ModelInfo
-from providers.chat_params import VENDOR_PARAMETERS, asked, value_of
+from providers.chat_params import VENDOR_PARAMETERS, Parameter, asked
 from providers.types import ChatRequest
 
 Check = Callable[[Any, ChatRequest, ModelInfo | None], str | None]
@@ -54,6 +54,13 @@ class Refusal:
         return f"'{self.param}' cannot be honoured by the model '{model}': {self.reason}."
 
 
+# Each vendor parameter with the request field that holds it, looked up once: `refusal`
+# reads all 31 for every chat request, and most are unset (None: nothing asked).
+_VENDOR_FIELDS: tuple[tuple[Parameter, str], ...] = tuple(
+    (p, p.field or p.name) for p in VENDOR_PARAMETERS
+)
+
+
 def refusal(provider_id: str, request: ChatRequest, model: ModelInfo | None) -> Refusal | None:
     """The first parameter `request` asks that the provider's model cannot honour, or None.
 
@@ -62,9 +69,9 @@ def refusal(provider_id: str, request: ChatRequest, model: ModelInfo | None) -> 
     table = SUPPORT.get(provider_id)
     if table is None:
         return None
-    for parameter in VENDOR_PARAMETERS:
-        value = value_of(request, parameter)
-        if not asked(parameter, value):
+    for parameter, field in _VENDOR_FIELDS:
+        value = getattr(request, field)
+        if value is None or not asked(parameter, value):
             continue
         reason = table[parameter.name](value, request, model)
         if reason is not None:
