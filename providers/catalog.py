@@ -19,7 +19,7 @@ import json
 import types
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib import resources
-from typing import Any, Literal, cast
+from typing import Any, Literal, NotRequired, TypedDict, cast
 
 import attrs
 
@@ -527,9 +527,53 @@ def _known(values: Iterable[Any], allowed: frozenset[str], where: str) -> tuple[
 # ------------------------------------------------------------------------------ API shape
 
 
-def model_to_api(model: ModelInfo, detail: bool) -> dict[str, Any]:
+class PricingObject(TypedDict):
+    """Prices in USD: per million input and output tokens, or per `unit` of the work."""
+
+    input_per_1m: float
+    output_per_1m: float
+    unit: NotRequired[str]
+    unit_price: NotRequired[float]
+
+
+class DeprecationObject(TypedDict):
+    """A deprecated model's dates (YYYY-MM-DD), its replacement and how to move."""
+
+    announced_date: str
+    sunset_date: str
+    replacement: str
+    migration_guide: str
+
+
+class ModelService(TypedDict):
+    """The gateway's facts about a model: provider, capabilities, limits, prices; the
+    single-model read adds aliases, what it is recommended for and its fallback chain."""
+
+    provider: str
+    capabilities: list[str]
+    context_window: int | None
+    max_output_tokens: int | None
+    pricing: PricingObject
+    status: ModelStatus
+    deprecation: NotRequired[DeprecationObject]
+    aliases: NotRequired[list[str]]
+    recommended_for: NotRequired[list[str]]
+    fallback_chain: NotRequired[list[str]]
+
+
+class ModelObject(TypedDict):
+    """The spec's Model object (OpenAI's, with the gateway's `service`)."""
+
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    service: ModelService
+
+
+def model_to_api(model: ModelInfo, detail: bool) -> ModelObject:
     """The spec's Model object; `detail` adds the single-model read's extra fields."""
-    service: dict[str, Any] = {
+    service: ModelService = {
         "provider": model.provider,
         "capabilities": list(model.capabilities),
         "context_window": model.context_window,
@@ -538,7 +582,7 @@ def model_to_api(model: ModelInfo, detail: bool) -> dict[str, Any]:
         "status": model.status,
     }
     if model.deprecation is not None:
-        service["deprecation"] = attrs.asdict(model.deprecation)
+        service["deprecation"] = cast(DeprecationObject, attrs.asdict(model.deprecation))
     if detail:
         service["aliases"] = list(model.aliases)
         service["recommended_for"] = list(model.recommended_for)
@@ -552,8 +596,8 @@ def model_to_api(model: ModelInfo, detail: bool) -> dict[str, Any]:
     }
 
 
-def _pricing_to_api(pricing: Pricing) -> dict[str, Any]:
-    out: dict[str, Any] = {
+def _pricing_to_api(pricing: Pricing) -> PricingObject:
+    out: PricingObject = {
         "input_per_1m": pricing.input_per_1m,
         "output_per_1m": pricing.output_per_1m,
     }

@@ -10,7 +10,7 @@ from typing import Any, cast
 import attrs
 
 from gateway.platform.auth import ALL_PERMISSIONS, DEFAULT_PERMISSIONS
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import ApiError, invalid_request
 from store.keys import RateLimits
 from store.secrets import KeyKind
 
@@ -124,15 +124,17 @@ def parse_expiry(value: Any, now: datetime) -> datetime | None:
         ) from None
     moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
     if moment <= now:
-        raise invalid_request(
-            "'expires_at' must be in the future.", param="expires_at", value=value
-        )
+        raise _invalid_expiry("'expires_at' must be in the future.", value)
     try:
         return moment.astimezone(UTC)
     except OverflowError:  # e.g. 9999-12-31T23:00:00-05:00 lies beyond year 9999 in UTC
-        raise invalid_request(
-            "'expires_at' is out of range.", param="expires_at", value=value
-        ) from None
+        raise _invalid_expiry("'expires_at' is out of range.", value) from None
+
+
+def _invalid_expiry(message: str, value: str) -> ApiError:
+    """A well-formed timestamp the key cannot expire at (a refusal of meaning: the
+    document cannot say "in the future")."""
+    return ApiError(400, "invalid_expiry", message, param="expires_at", value=value)
 
 
 def parse_strings(value: Any, name: str) -> tuple[str, ...]:

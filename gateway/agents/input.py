@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from gateway.agents.limits import LIMIT_NAMES, parse_limits, template_limits
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import ApiError, invalid_request
 from store.agents import AutoSuspend
 
 DEFAULT_TOOLS = ("self_inspect/*",)
@@ -70,7 +70,7 @@ def parse_create(body: Mapping[str, Any]) -> AgentSpec:
     raw_limits = body.get("limits")
     if isinstance(raw_limits, str):
         if template is not None and template != raw_limits:
-            raise invalid_request("'limits' and 'template' name different templates.")
+            raise _template_conflict()
         template, raw_limits = raw_limits, None
     own: dict[str, float] = {} if template is None else template_limits(template)
     if raw_limits is not None:
@@ -147,7 +147,7 @@ def parse_patch(body: Mapping[str, Any]) -> AgentPatch:
     template, raw_limits = body.get("template"), body.get("limits")
     if isinstance(raw_limits, str):
         if template is not None and template != raw_limits:
-            raise invalid_request("'limits' and 'template' name different templates.")
+            raise _template_conflict()
         template, raw_limits = raw_limits, None
     if template is not None:
         template_limits(template)  # a 400 naming it now, before anything is read
@@ -202,3 +202,14 @@ def parse_alert(body: Mapping[str, Any]) -> AlertSpec:
 
 def _fraction(value: object) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float) and 0 < value <= 1
+
+
+def _template_conflict() -> ApiError:
+    """`limits` names a template and `template` another: a refusal of what the two mean
+    together, which the document cannot state (`template_conflict`)."""
+    return ApiError(
+        400,
+        "template_conflict",
+        "'limits' and 'template' name different templates.",
+        param="limits",
+    )

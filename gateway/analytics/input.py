@@ -15,7 +15,7 @@ from typing import get_args
 import attrs
 
 from gateway.analytics.period import Period, parse_period
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_period, invalid_request
 from store.analytics import Bucket, Dimension
 
 GRANULARITIES: tuple[Bucket, ...] = get_args(Bucket)
@@ -49,7 +49,7 @@ def _granularity(args: Mapping[str, str], period: Period) -> Bucket:
     for choice in GRANULARITIES:
         if raw == choice:
             if choice == "hour" and period.days > MAX_HOURLY_DAYS:
-                raise invalid_request(
+                raise invalid_period(
                     f"An hourly series covers at most {MAX_HOURLY_DAYS} days; this range "
                     f"has {period.days}. Use a wider granularity.",
                     param="granularity",

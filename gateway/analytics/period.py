@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_period, invalid_request
 
 DEFAULT_DAYS = 30
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -65,14 +65,14 @@ def parse_period(values: Mapping[str, Any], *, today: date, max_days: int = MAX_
     if end is None:
         end = start + min(span, LATEST - start)  # never past LATEST (nor the calendar)
     if end < start:
-        raise invalid_request(
+        raise invalid_period(
             f"'end_date' ({end.isoformat()}) is before 'start_date' ({start.isoformat()}).",
             param="end_date",
             value=end.isoformat(),
         )
     period = Period(start, end)
     if period.days > max_days:
-        raise invalid_request(
+        raise invalid_period(
             f"The range covers {period.days} days; at most {max_days} are allowed.",
             param="end_date",
             value=end.isoformat(),

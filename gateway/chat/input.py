@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from gateway.chat.options_input import check_known_fields, parse_options, stream_flags
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_request, invalid_tool_choice
 from gateway.platform.params import (
     bounded_number,
     optional_bool,
@@ -164,7 +164,7 @@ def _response_format(body: Mapping[str, Any]) -> dict[str, Any] | None:
 def _routing_mode(value: Any) -> str | None:
     if value is None:
         return None
-    if value not in ROUTING_MODES:
+    if not isinstance(value, str) or value not in ROUTING_MODES:
         raise invalid_request(
             f"'routing_mode' must be one of: {', '.join(sorted(ROUTING_MODES))}.",
             param="routing_mode",
@@ -190,7 +190,7 @@ def _message(message: Any, where: str) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise invalid_request(f"'{where}' must be an object.", param=where, value=message)
     role = message.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise invalid_request(
             f"'{where}.role' must be one of system, user, assistant, tool (or developer).",
             param=f"{where}.role",
@@ -378,7 +378,7 @@ def _check_tool_choice(
     value = choice if sent is None else sent
     if choice in ("auto", "none", "required"):
         if choice == "required" and not tools:
-            raise invalid_request(
+            raise invalid_tool_choice(
                 f"'{field}' = 'required' needs '{tools_field}'.", param=field, value=value
             )
         return
@@ -392,7 +392,7 @@ def _check_tool_choice(
             value=value,
         )
     if name not in {t["function"]["name"] for t in tools or ()}:
-        raise invalid_request(
+        raise invalid_tool_choice(
             f"'{field}' names '{name}', which is not among '{tools_field}'.",
             param=field,
             value=value,

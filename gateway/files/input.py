@@ -15,7 +15,7 @@ import attrs
 import orjson
 
 from gateway.kernels.uploads.formats import KINDS, PURPOSE_LIMITS, Kind
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import ApiError, invalid_request
 from providers.catalog import Catalog
 from store.files import STATUSES, ListQuery
 
@@ -116,7 +116,9 @@ def service(fields: Mapping[str, str]) -> ServiceOptions:
     overlap = values.get("chunk_overlap", min(DEFAULT_CHUNK_OVERLAP, size // 4))
     values["chunk_overlap"] = overlap
     if overlap >= size:
-        raise invalid_request(
+        raise ApiError(
+            400,
+            "invalid_chunking",
             "'service.chunk_overlap' must be smaller than 'service.chunk_size'.",
             param="service.chunk_overlap",
             value=overlap,
@@ -129,7 +131,9 @@ def check_kind(purpose: str, kind: Kind) -> None:
     it is the spec's "400 invalid type or purpose", not a file stored under a wrong name."""
     if purpose == "audio" and kind.family != "audio":
         audio = ", ".join(k.name for k in KINDS.values() if k.family == "audio")
-        raise invalid_request(
+        raise ApiError(
+            400,
+            "invalid_file_type",
             f"Purpose 'audio' takes audio files ({audio}); this file is {kind.name}.",
             param="purpose",
             value=purpose,
@@ -149,10 +153,12 @@ def check_models(catalog: Catalog, options: ServiceOptions) -> None:
             known = [m.id for m in catalog.models(capability=capability)]
             if name == "ocr_model":
                 known.append("local")
-            raise invalid_request(
+            raise ApiError(
+                422,
+                "invalid_model",
                 f"'service.{name}' must be a model for {capability}: {', '.join(known)}.",
                 param=f"service.{name}",
-                value=model,
+                model=model,
             )
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import ApiError, invalid_request, invalid_tool_choice
 from gateway.platform.params import optional_bool, required_string
 from gateway.upstream.options import MAX_STOP
 
@@ -104,7 +104,7 @@ def parse_messages_body(body: Any, *, counting: bool = False) -> MessagesRequest
         chat["tools"] = tools
         chat.update(_tool_choice(body.get("tool_choice"), tools))
     elif body.get("tool_choice") is not None:
-        raise invalid_request("'tool_choice' needs 'tools'.", param="tool_choice")
+        raise invalid_tool_choice("'tool_choice' needs 'tools'.", param="tool_choice")
     return MessagesRequest(chat, bool(chat.get("stream")))
 
 
@@ -202,8 +202,11 @@ def _thinking(value: Any, max_tokens: int | None) -> str | None:
             value=value,
         )
     if max_tokens is not None and budget >= max_tokens:
-        raise invalid_request(
-            "thinking.budget_tokens: must be less than max_tokens", param="thinking.budget_tokens"
+        raise ApiError(
+            400,
+            "invalid_thinking_budget",
+            "thinking.budget_tokens: must be less than max_tokens",
+            param="thinking.budget_tokens",
         )
     return next((effort for limit, effort in EFFORTS if budget < limit), "high")
 
@@ -222,7 +225,7 @@ def _output_config(value: Any) -> dict[str, Any]:
 
 def _effort(value: Any) -> str | None:
     effort = _output_config(value).get("effort")
-    if effort is not None and effort not in OUTPUT_EFFORTS:
+    if effort is not None and (not isinstance(effort, str) or effort not in OUTPUT_EFFORTS):
         raise invalid_request(
             f"output_config.effort: must be one of {', '.join(OUTPUT_EFFORTS)}",
             param="output_config.effort",
@@ -447,7 +450,7 @@ def _tool_choice(value: Any, tools: Sequence[Mapping[str, Any]]) -> dict[str, An
     if kind == "tool" and isinstance(value, dict):
         name = value.get("name")
         if name not in {tool["function"]["name"] for tool in tools}:
-            raise invalid_request(
+            raise invalid_tool_choice(
                 "tool_choice.name: names no tool of 'tools'", param="tool_choice.name", value=name
             )
         choice: Any = {"type": "function", "function": {"name": name}}

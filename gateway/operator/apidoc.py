@@ -107,3 +107,48 @@ BOOL: Schema = {"type": "boolean"}
 ANY_OBJ: Schema = {"type": "object"}
 TIME: Schema = nullable({"type": "string", "format": "date-time"})
 STRS: Schema = arr(STR)
+
+# White space as Python's `str.strip` sees it (the hand-written checks strip; JSON
+# Schema's `\s` differs), named so that the document and the server read it alike.
+STRIPPED = (
+    "\\t\\n\\v\\f\\r \\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+# A string with something besides white space (the server's "non-empty string").
+FILLED: Schema = {"type": "string", "pattern": f"[^{STRIPPED}]"}
+
+
+def filled(most: int | None = None, **extra: Any) -> Schema:
+    """A non-blank string, at most `most` characters."""
+    return FILLED | ({"maxLength": most} if most is not None else {}) | extra
+
+
+def changes(schema: Schema, *, null_changes: bool = False) -> Schema:
+    """A PATCH body: the fields of `schema`, at least one of them present (given a value,
+    unless a null is a change too: `null_changes`)."""
+    valued: Schema = {} if null_changes else {"not": {"type": "null"}}
+    named = [
+        {"required": [name], "properties": {name: valued}} if valued else {"required": [name]}
+        for name in schema["properties"]
+    ]
+    return schema | {"anyOf": named}
+
+
+MODEL: Schema = filled(description="A model id, `provider/model`, an alias, or `auto`")
+# Vectors are only comparable within one model: retrieval takes no `auto`.
+RETRIEVAL_MODEL: Schema = {
+    "type": "string",
+    "pattern": f"^(?!auto$).*[^{STRIPPED}]",
+    "description": "A model id, `provider/model`, or an alias (not `auto`)",
+}
+
+
+def forced_provider(capability: str) -> Schema:
+    """`provider` on a call body: one of the catalog's providers that does the work, and
+    is configured (`provider_not_configured` otherwise); null leaves it to routing."""
+    from providers.catalog import load_catalog
+
+    ids = sorted(p.id for p in load_catalog().providers() if capability in p.capabilities)
+    return {
+        "anyOf": [{"enum": ids}, {"type": "null"}],
+        "description": "Send to this provider only (one configured in the workspace)",
+    }

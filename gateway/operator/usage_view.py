@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_period, invalid_request
 from providers.catalog import round_cost
 from store.usage_series import SeriesPoint
 
@@ -64,7 +64,7 @@ def parse_query(args: Mapping[str, str], now: datetime) -> SeriesQuery:
         query = _last_hours(args, bucket, now)
     count = len(query.starts())
     if count > MAX_POINTS_PER_SERIES:
-        raise invalid_request(
+        raise invalid_period(
             f"Too many buckets: {count} {bucket}s is over {MAX_POINTS_PER_SERIES}; "
             "use a wider bucket.",
             param="bucket",
@@ -77,7 +77,7 @@ def _last_hours(args: Mapping[str, str], bucket: str, now: datetime) -> SeriesQu
     """The last `hours`, as whole buckets ending with the one `now` falls in: "last 24
     hours" by the hour is 24 bars, the current hour's the last."""
     raw_hours = args.get("hours", "24")
-    if not raw_hours.isdigit() or not 1 <= int(raw_hours) <= MAX_HOURS:
+    if not (raw_hours.isascii() and raw_hours.isdigit()) or not 1 <= int(raw_hours) <= MAX_HOURS:
         raise invalid_request(
             f"'hours' must be an integer from 1 to {MAX_HOURS}.", param="hours", value=raw_hours
         )
@@ -91,12 +91,12 @@ def _last_hours(args: Mapping[str, str], bucket: str, now: datetime) -> SeriesQu
 
 def _dated(args: Mapping[str, str], bucket: str) -> SeriesQuery:
     if "hours" in args:
-        raise invalid_request(
+        raise invalid_period(
             "Send either 'hours' or 'start_date' and 'end_date', not both.", param="hours"
         )
     start, end = _date(args, "start_date"), _date(args, "end_date")
     if end < start:
-        raise invalid_request(
+        raise invalid_period(
             f"'end_date' ({end.isoformat()}) is before 'start_date' ({start.isoformat()}).",
             param="end_date",
             value=end.isoformat(),
@@ -112,7 +112,7 @@ def _date(args: Mapping[str, str], name: str) -> date:
     raw = args.get(name)
     if raw is None:
         other = "end_date" if name == "start_date" else "start_date"
-        raise invalid_request(f"'{name}' is required with '{other}'.", param=name)
+        raise invalid_period(f"'{name}' is required with '{other}'.", param=name)
     try:
         found = date.fromisoformat(raw) if _ISO_DATE.fullmatch(raw) else None
     except ValueError:

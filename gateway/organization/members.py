@@ -20,7 +20,7 @@ from gateway.organization.secrets import hash_password, new_invitation_token, ve
 from gateway.organization.services import OrganizationServices
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
-from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
+from gateway.platform.errors import ApiError, not_found, permission_denied
 from gateway.platform.roles import Role, outranks_or_equals
 from store import members, workspaces
 from store.audit import AuditEvent
@@ -204,8 +204,12 @@ async def checked_workspaces(
     existing = set(await services.db.run(lambda d: organization_workspace_ids(d, org)))
     for workspace_id in listed:
         if workspace_id not in existing or workspace_id not in principal.workspaces:
-            raise invalid_request(
-                f"No workspace '{workspace_id}'.", param="workspaces", value=workspace_id
+            raise ApiError(
+                400,
+                "unknown_workspace",
+                f"No workspace '{workspace_id}'.",
+                param="workspaces",
+                value=workspace_id,
             )
     return listed
 

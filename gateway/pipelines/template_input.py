@@ -98,7 +98,9 @@ def _name(value: Any) -> str:
             value=value,
         )
     if value in builtin_templates():
-        raise invalid_request(
+        raise ApiError(
+            409,
+            "template_name_taken",
             f"'{value}' is a built-in template; a custom one needs a name of its own.",
             param="name",
             value=value,

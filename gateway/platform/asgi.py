@@ -30,6 +30,7 @@ from typing import Any
 import attrs
 import trio
 
+from gateway.platform.apidoc import Operation
 from gateway.platform.auth import AGENT_SESSION_HEADER, Principal
 from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.callers import Authenticator
@@ -75,6 +76,7 @@ class Route:
     handler: Handler
     error_body: ErrorBody = spec_error_body
     credential: Credential = bearer_header
+    operation: Operation | None = None  # what the OpenAPI document says of it
 
 
 class FastPath:
@@ -124,10 +126,8 @@ class FastPath:
             await self.app(scope, exchange.receive, exchange.send)
             return
         route = methods.get(scope["method"])
-        if route is None:
-            error = _method_not_allowed(methods)
-            shape = next(iter(methods.values())).error_body
-            await send_json(exchange.send, error.status, shape(error), error.headers)
+        if route is None:  # Quart's table holds this path's other methods (and its rule)
+            await self.app(scope, exchange.receive, exchange.send)
             return
         await self._serve(route, scope, exchange, request)
 
@@ -200,15 +200,6 @@ class FastPath:
 def _client_gone(exchange: Exchange) -> bool:
     """Whether the client's departure (not the shutdown's deadline) cancelled the request."""
     return exchange.link is not None and exchange.link.gone
-
-
-def _method_not_allowed(methods: Mapping[str, Route]) -> ApiError:
-    return ApiError(
-        405,
-        "method_not_allowed",
-        "The method is not allowed for the requested URL.",
-        headers={"Allow": ", ".join(sorted(methods))},
-    )
 
 
 def _headers(scope: Scope) -> dict[str, str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import attrs
 
@@ -28,6 +28,25 @@ doc_base: ContextVar[str] = ContextVar("gateway_doc_base", default="")
 def doc_url(code: str) -> str:
     """Where the errors page explains `code`, on this gateway."""
     return f"{doc_base.get()}{ERRORS_PAGE}{code}"
+
+
+class ErrorDetail(TypedDict):
+    """What went wrong: `message` is for people and may change, `code` is stable. Besides
+    these, a code may add fields of its own (`param` and
+    `value` for what the request got wrong, `retry_after`, `provider`...): see each code
+    on /docs/pages/errors."""
+
+    message: str
+    type: str
+    code: str | None
+    doc_url: NotRequired[str]
+    param: NotRequired[str | None]
+
+
+class Error(TypedDict):
+    """The envelope of every error answer."""
+
+    error: ErrorDetail
 
 
 class ApiError(Exception):
@@ -68,6 +87,19 @@ class ApiError(Exception):
 def invalid_request(message: str, *, param: str | None = None, value: Any = None) -> ApiError:
     """A 400 for a request the client got wrong, naming the parameter and the bad value."""
     return ApiError(400, "invalid_request", message, param=param, value=value)
+
+
+def invalid_period(message: str, *, param: str, value: Any = None) -> ApiError:
+    """A 400 for dates that are each well formed but do not make a period together (an
+    end before the start, one without the other, too long a span): a refusal of what the
+    parameters mean together, which a document's per-parameter schemas cannot state."""
+    return ApiError(400, "invalid_period", message, param=param, value=value)
+
+
+def invalid_tool_choice(message: str, *, param: str, value: Any = None) -> ApiError:
+    """A 400 for a `tool_choice` that does not fit the tools offered (naming one not
+    among them, or asking for one when none are offered)."""
+    return ApiError(400, "invalid_tool_choice", message, param=param, value=value)
 
 
 def not_found(code: str, message: str, **extra: Any) -> ApiError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import orjson
 from quart import Request, Response, request
@@ -27,6 +27,18 @@ def json_response(
 
 def error_response(error: ApiError) -> Response:
     return json_response(error.body(), error.status, error.headers)
+
+
+@overload
+def iso(moment: datetime) -> str: ...
+
+
+@overload
+def iso(moment: None) -> None: ...
+
+
+@overload
+def iso(moment: datetime | None) -> str | None: ...
 
 
 def iso(moment: datetime | None) -> str | None:

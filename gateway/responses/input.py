@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_request, invalid_tool_choice
 from gateway.platform.params import (
     optional_bool,
     optional_object,
@@ -189,7 +189,7 @@ def _chat_fields(body: Mapping[str, Any], tools: list[dict[str, Any]]) -> dict[s
         fields["tools"] = [_chat_tool(tool) for tool in tools]
         fields["tool_choice"] = _tool_choice(body.get("tool_choice"), tools)
     elif body.get("tool_choice") not in (None, "auto", "none"):
-        raise invalid_request(
+        raise invalid_tool_choice(
             "'tool_choice' needs 'tools'.", param="tool_choice", value=body.get("tool_choice")
         )
     return {name: value for name, value in fields.items() if value is not None}
@@ -255,7 +255,7 @@ def _tool_choice(value: Any, tools: Sequence[Mapping[str, Any]]) -> Any:
             value=value,
         )
     if name not in {tool["name"] for tool in tools}:
-        raise invalid_request(
+        raise invalid_tool_choice(
             f"'tool_choice' names '{name}', which is not among 'tools'.",
             param="tool_choice",
             value=value,

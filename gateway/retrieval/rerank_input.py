@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from gateway.platform import params as fields
-from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.errors import ApiError
 from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.options import ServiceOptions, parse_service
 from providers.catalog import ModelInfo
@@ -104,7 +104,9 @@ def _document(item: Any, index: int) -> RerankDocument:
 def _top_n(body: Mapping[str, Any], count: int) -> int | None:
     top_n = fields.optional_positive_int(body, "top_n")
     if top_n is not None and top_n > count:
-        raise invalid_request(
+        raise ApiError(
+            400,
+            "invalid_top_n",
             f"'top_n' must be between 1 and the number of documents ({count}).",
             param="top_n",
             value=top_n,

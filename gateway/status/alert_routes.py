@@ -15,13 +15,15 @@ from quart import Blueprint, Response
 from gateway.kernels.webhooks.registration import check_webhook_url
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
+from gateway.platform.answers import Deleted, ListOf
+from gateway.platform.apidoc import operation
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
 from gateway.status import render
-from gateway.status.input import parse_alert
+from gateway.status.input import AlertBody, parse_alert
 from gateway.status.services import StatusServices
 from store import alerts as alert_store
 from store import webhooks as webhook_store
@@ -55,6 +57,15 @@ class AlertsApi:
         role (`gateway.platform.roles`) must allow `action` in its workspace."""
         return await self.svc.auth.manager(action)
 
+    @operation(
+        "Create a usage alert; a webhook's signing secret is in this answer only",
+        "alerts",
+        body=AlertBody,
+        answer=render.Alert,
+        status=201,
+        permission="configure_providers",
+        errors={400: ("invalid_webhook_url", "unsafe_webhook_url"), 409: "too_many_alerts"},
+    )
     async def create_alert(self) -> Response:
         principal = await self._manager("configure_providers")
         spec = parse_alert(await read_object())
@@ -96,11 +107,24 @@ class AlertsApi:
         await audited(self.svc.db, event, written(lambda d: alert_store.insert(d, record)))
         return json_response(render.alert(record, [], secret), 201)
 
+    @operation(
+        "Usage alerts",
+        "alerts",
+        answer=ListOf[render.Alert],
+        permission="view_configuration",
+    )
     async def list_alerts(self) -> Response:
         ws = (await self._manager("view_configuration")).workspace_id
         records = await self.svc.db.run(lambda d: alert_store.list_alerts(d, ws))
         return json_response({"object": "list", "data": [render.alert(r) for r in records]})
 
+    @operation(
+        "One alert with its events and webhook deliveries",
+        "alerts",
+        answer=render.Alert,
+        permission="view_configuration",
+        errors={404: "alert_not_found"},
+    )
     async def read_alert(self, alert_id: str) -> Response:
         record = await self._alert(await self._manager("view_configuration"), alert_id)
         ws = record.workspace_id
@@ -114,6 +138,13 @@ class AlertsApi:
         body["deliveries"] = [delivery_body(r) for r in deliveries]
         return json_response(body)
 
+    @operation(
+        "Delete an alert",
+        "alerts",
+        answer=Deleted,
+        permission="configure_providers",
+        errors={404: "alert_not_found"},
+    )
     async def delete_alert(self, alert_id: str) -> Response:
         principal = await self._manager("configure_providers")
         ws = principal.workspace_id

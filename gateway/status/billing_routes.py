@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.platform.apidoc import operation
 from gateway.platform.audit import audit_event
 from gateway.platform.auth import Principal
 from gateway.platform.errors import not_found
@@ -18,7 +19,7 @@ from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
 from gateway.status import render
 from gateway.status.credits import plan_of, request_credit
-from gateway.status.input import parse_sla_request
+from gateway.status.input import SlaSpec, parse_sla_request
 from gateway.status.services import StatusServices
 from store import sla as sla_store
 
@@ -42,6 +43,15 @@ class BillingApi:
         role (`gateway.platform.roles`) must allow `action` in its workspace."""
         return await self.svc.auth.manager(action)
 
+    @operation(
+        "Request an SLA credit for a month; uptime and credit are computed at once",
+        "billing",
+        body=SlaSpec,
+        answer=render.SlaRequest,
+        status=201,
+        permission="manage_billing",
+        errors={400: ("period_not_started", "invalid_incident_ids")},
+    )
     async def create(self) -> Response:
         principal = await self._manager("manage_billing")
         spec = parse_sla_request(await read_object())
@@ -61,6 +71,13 @@ class BillingApi:
         )
         return json_response(render.sla_request(record), 201)
 
+    @operation(
+        "One SLA-credit request",
+        "billing",
+        answer=render.SlaRequest,
+        permission="view_analytics",
+        errors={404: "sla_request_not_found"},
+    )
     async def read(self, request_id: str) -> Response:
         ws = (await self._manager("view_analytics")).workspace_id
         record = await self.svc.db.run(lambda d: sla_store.get(d, request_id, ws))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import attrs
 import sqlite_utils
 
-from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.errors import ApiError
 from gateway.status.input import SlaSpec
 from gateway.status.sla import Outage, assess, month_bounds
 from store import audit as audit_store
@@ -44,7 +44,13 @@ async def request_credit(
     period."""
     start, end = month_bounds(spec.period)
     if start > now:
-        raise invalid_request("'period' has not started yet.", param="period", value=spec.period)
+        raise ApiError(
+            400,
+            "period_not_started",
+            f"'period' {spec.period} has not started yet.",
+            param="period",
+            value=spec.period,
+        )
     end = min(end, now)
 
     history = await svc.db.run(

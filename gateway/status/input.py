@@ -1,24 +1,35 @@
-"""Validation of the status family's request bodies into plain attrs values.
+"""The status family's request bodies, declared: one attrs class per body, from which
+both the OpenAPI document's schema and the server's checks come
+(`gateway.platform.shapes`). What a declaration cannot say (a status that depends on the
+incident's current severity, the services a workspace has) is checked after, here or in
+the service.
 
-Every mistake is a 400 `invalid_request` naming the parameter (`param`) and the value;
-unknown fields are refused, so a misspelt option is not silently ignored.
+Every mistake is a 400 naming the parameter (`param`) and the value; unknown fields are
+refused, so a misspelt option is not silently ignored.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import attrs
 
 from gateway.kernels.webhooks.hub import STATUS_EVENTS
-from gateway.platform.errors import invalid_request
-from gateway.platform.params import body_object, optional_string, required_string
+from gateway.platform.errors import ApiError
+from gateway.platform.shapes import (
+    EMAIL,
+    NON_BLANK,
+    Choices,
+    Count,
+    Doc,
+    Length,
+    Pattern,
+    Range,
+    needs_fields,
+    parse,
+)
 from gateway.status.alert_rules import METRICS, OPERATORS
 from gateway.status.incidents import INCIDENT_STATUSES, MAINTENANCE_STATUSES, SEVERITIES
-from gateway.status.sla import month_bounds
 
 MAX_TEXT = 2000
 MAX_NAME = 200
@@ -26,14 +37,62 @@ MAX_URL = 2048
 MAX_EMAILS = 20
 MAX_SERVICES = 20
 MAX_WINDOW_MINUTES = 7 * 24 * 60
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-_PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+Name = Annotated[str, NON_BLANK, Length(most=MAX_NAME)]
+Text = Annotated[str, Length(most=MAX_TEXT)]
+Url = Annotated[
+    str, Pattern(r"^[Hh][Tt][Tt][Pp][Ss]?://", "an http or https URL"), Length(most=MAX_URL)
+]
+Email = Annotated[str, EMAIL, Length(most=254)]
+# A month a credit can be computed for: the years 0000 and 9999-12 have no bounds
+# Python can hold (the month's end is the next month's start).
+Month = Annotated[
+    str,
+    Pattern(r"^(?!0000-)(?!9999-12)[0-9]{4}-(0[1-9]|1[0-2])$", "a month, YYYY-MM"),
+    Doc("YYYY-MM"),
+]
+Event = Annotated[str, Choices(STATUS_EVENTS)]
 
 
 @attrs.frozen
 class WebhookSpec:
-    url: str
-    events: tuple[str, ...]
+    """A status webhook subscription."""
+
+    url: Annotated[Url, Doc("Where events are POSTed (checked against internal addresses)")]
+    events: Annotated[tuple[Event, ...], Count(least=1)]
+
+
+ServiceName = Annotated[str, Length(least=1, most=MAX_NAME)]
+Services = Annotated[
+    tuple[ServiceName, ...],
+    Count(least=1, most=MAX_SERVICES),
+    Doc("`api` or provider ids"),
+]
+
+
+@attrs.frozen
+class OutageBody:
+    """An incident: an outage or degradation of some services."""
+
+    title: Name
+    severity: Literal["critical", "major", "minor"]
+    status: Literal["investigating", "identified", "monitoring"] | None = None
+    message: Text | None = None
+    affected_services: Services = ("api",)
+
+
+@attrs.frozen
+class MaintenanceBody:
+    """Announced maintenance (its statuses are a maintenance window's)."""
+
+    title: Name
+    severity: Literal["maintenance"]
+    status: Literal["scheduled", "in_progress"] | None = None
+    message: Text | None = None
+    affected_services: Services = ("api",)
+
+
+IncidentBody = OutageBody | MaintenanceBody
 
 
 @attrs.frozen
@@ -45,11 +104,65 @@ class IncidentSpec:
     affected_services: tuple[str, ...]
 
 
+OpenStatus = Annotated[str, Choices((*INCIDENT_STATUSES[:-1], *MAINTENANCE_STATUSES[:-1]))]
+
+
+@needs_fields(1)
 @attrs.frozen
 class IncidentChange:
-    status: str | None
-    severity: str | None
-    message: str | None
+    """A change to an open incident: at least one of its fields. An outage stays an
+    outage and maintenance stays maintenance."""
+
+    status: (
+        Annotated[str, Choices((*INCIDENT_STATUSES[:-1], *MAINTENANCE_STATUSES[:-1]))] | None
+    ) = None
+    severity: Annotated[str, Choices(SEVERITIES)] | None = None
+    message: Annotated[Text, Length(least=1)] | None = None
+
+
+@attrs.frozen
+class Resolution:
+    """The closing note of a resolved incident."""
+
+    message: Text | None = None
+
+
+@attrs.frozen
+class AlertCondition:
+    """When the alert fires: `metric` `operator` `threshold` over the last `window_minutes`."""
+
+    metric: Annotated[str, Choices(METRICS)]
+    operator: Annotated[str, Choices(tuple(OPERATORS))]
+    threshold: float
+    window_minutes: Annotated[int, Range(least=1, most=MAX_WINDOW_MINUTES)]
+
+
+Emails = Annotated[tuple[Email, ...], Count(most=MAX_EMAILS)]
+
+
+@attrs.frozen
+class NotifyByEmail:
+    """Whom to tell: email addresses (and a webhook)."""
+
+    email: Annotated[Emails, Count(least=1, most=MAX_EMAILS)]
+    webhook: Url | None = None
+
+
+@attrs.frozen
+class NotifyByWebhook:
+    """Whom to tell: a webhook (and email addresses)."""
+
+    webhook: Url
+    email: Emails = ()
+
+
+@attrs.frozen
+class AlertBody:
+    """A usage alert."""
+
+    name: Name
+    condition: AlertCondition
+    notify: NotifyByEmail | NotifyByWebhook
 
 
 @attrs.frozen
@@ -65,92 +178,39 @@ class AlertSpec:
 
 @attrs.frozen
 class SlaSpec:
-    period: str
-    incident_ids: tuple[str, ...]
-    description: str
+    """A request for an SLA credit for one month."""
 
-
-def _only(body: Mapping[str, Any], allowed: tuple[str, ...], prefix: str = "") -> None:
-    for name in body:
-        if name not in allowed:
-            raise invalid_request(f"Unknown field '{prefix}{name}'.", param=prefix + name)
-
-
-def _bounded_text(body: Mapping[str, Any], name: str, limit: int, *, required: bool) -> str:
-    value = required_string(body, name) if required else optional_string(body, name) or ""
-    if len(value) > limit:
-        raise invalid_request(f"'{name}' is longer than {limit} characters.", param=name)
-    return value
-
-
-def _strings(value: Any, name: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise invalid_request(f"'{name}' must be an array of strings.", param=name, value=value)
-    return tuple(dict.fromkeys(value))
+    period: Month
+    incident_ids: tuple[str, ...] = ()
+    description: Text = ""
 
 
 def parse_webhook(raw: Any) -> WebhookSpec:
-    body = body_object(raw)
-    _only(body, ("url", "events"))
-    url = _bounded_text(body, "url", MAX_URL, required=True)
-    events = _strings(body.get("events"), "events")
-    if not events:
-        raise invalid_request(
-            "'events' must name at least one event.", param="events", value=list(events)
-        )
-    unknown = [e for e in events if e not in STATUS_EVENTS]
-    if unknown:
-        raise invalid_request(
-            f"Unknown events {unknown}; use {list(STATUS_EVENTS)}.", param="events", value=unknown
-        )
-    return WebhookSpec(url, events)
-
-
-def _choice(body: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> str | None:
-    value = body.get(name)
-    if value is None:
-        return None
-    if value not in choices:
-        raise invalid_request(f"'{name}' must be one of {list(choices)}.", param=name, value=value)
-    return str(value)
+    spec = parse(WebhookSpec, raw)
+    return attrs.evolve(spec, events=tuple(dict.fromkeys(spec.events)))
 
 
 def parse_incident(raw: Any) -> IncidentSpec:
-    body = body_object(raw)
-    _only(body, ("title", "severity", "status", "message", "affected_services"))
-    severity = _choice(body, "severity", SEVERITIES)
-    if severity is None:
-        raise invalid_request("'severity' is required.", param="severity")
-    statuses = MAINTENANCE_STATUSES if severity == "maintenance" else INCIDENT_STATUSES
-    status = _choice(body, "status", statuses[:-1]) or statuses[0]
-    services = _strings(body.get("affected_services", ["api"]), "affected_services")
-    if (
-        not services
-        or len(services) > MAX_SERVICES
-        or any(not 0 < len(name) <= MAX_NAME for name in services)
-    ):
-        raise invalid_request(
-            f"'affected_services' holds 1 to {MAX_SERVICES} names of up to {MAX_NAME} characters.",
-            param="affected_services",
-            value=list(services),
-        )
+    body: OutageBody | MaintenanceBody = parse(IncidentBody, raw)
+    statuses = MAINTENANCE_STATUSES if body.severity == "maintenance" else INCIDENT_STATUSES
     return IncidentSpec(
-        title=_bounded_text(body, "title", MAX_NAME, required=True),
-        severity=severity,
-        status=status,
-        message=_bounded_text(body, "message", MAX_TEXT, required=False),
-        affected_services=services,
+        title=body.title,
+        severity=body.severity,
+        status=body.status or statuses[0],
+        message=body.message or "",
+        affected_services=tuple(dict.fromkeys(body.affected_services)),
     )
 
 
 def parse_incident_change(raw: Any, current_severity: str) -> IncidentChange:
-    body = body_object(raw)
-    _only(body, ("status", "severity", "message"))
-    severity = _choice(body, "severity", SEVERITIES)
+    change = parse(IncidentChange, raw)
+    severity = change.severity
     if severity is not None and (severity == "maintenance") != (current_severity == "maintenance"):
         # The two kinds have different statuses and events: crossing would leave, say, a
         # `minor` incident `in_progress` and send `maintenance.completed` for an outage.
-        raise invalid_request(
+        raise ApiError(
+            400,
+            "invalid_incident_change",
             f"A '{current_severity}' incident cannot become '{severity}': maintenance and "
             "outages are separate incidents; resolve this one and open another.",
             param="severity",
@@ -158,119 +218,35 @@ def parse_incident_change(raw: Any, current_severity: str) -> IncidentChange:
         )
     kind = severity or current_severity
     statuses = MAINTENANCE_STATUSES if kind == "maintenance" else INCIDENT_STATUSES
-    change = IncidentChange(
-        status=_choice(body, "status", statuses[:-1]),
-        severity=severity,
-        message=_bounded_text(body, "message", MAX_TEXT, required=False) or None,
-    )
-    if change == IncidentChange(None, None, None):
-        raise invalid_request("Give at least one of 'status', 'severity', 'message'.")
+    if change.status is not None and change.status not in statuses[:-1]:
+        raise ApiError(
+            400,
+            "invalid_incident_change",
+            f"'status' must be one of {list(statuses[:-1])} for a '{kind}' incident.",
+            param="status",
+            value=change.status,
+        )
     return change
 
 
 def parse_resolution(raw: Any) -> str:
-    body = body_object(raw)
-    _only(body, ("message",))
-    return _bounded_text(body, "message", MAX_TEXT, required=False)
+    return parse(Resolution, raw).message or ""
 
 
 def parse_alert(raw: Any) -> AlertSpec:
-    body = body_object(raw)
-    _only(body, ("name", "condition", "notify"))
-    condition = _object(body, "condition")
-    _only(condition, ("metric", "operator", "threshold", "window_minutes"), "condition.")
-    notify = _object(body, "notify")
-    _only(notify, ("email", "webhook"), "notify.")
-    emails = _emails(notify.get("email", []))
-    webhook = notify.get("webhook")
-    if webhook is not None and (not isinstance(webhook, str) or len(webhook) > MAX_URL):
-        raise invalid_request("'notify.webhook' must be a URL.", param="notify.webhook")
-    if not emails and webhook is None:
-        raise invalid_request("'notify' needs an 'email' array or a 'webhook'.", param="notify")
+    body = parse(AlertBody, raw)
+    notify = body.notify
     return AlertSpec(
-        name=_bounded_text(body, "name", MAX_NAME, required=True),
-        metric=_required_choice(condition, "metric", METRICS),
-        operator=_required_choice(condition, "operator", tuple(OPERATORS)),
-        threshold=_threshold(condition.get("threshold")),
-        window_minutes=_window(condition.get("window_minutes")),
-        emails=emails,
-        webhook=webhook,
+        name=body.name,
+        metric=body.condition.metric,
+        operator=body.condition.operator,
+        threshold=body.condition.threshold,
+        window_minutes=body.condition.window_minutes,
+        emails=tuple(dict.fromkeys(notify.email)),
+        webhook=notify.webhook,
     )
 
 
-def _object(body: Mapping[str, Any], name: str) -> Mapping[str, Any]:
-    value = body.get(name)
-    if not isinstance(value, dict):
-        raise invalid_request(f"'{name}' must be an object.", param=name, value=value)
-    return value
-
-
-def _required_choice(body: Mapping[str, Any], name: str, choices: tuple[str, ...]) -> str:
-    value = body.get(name)
-    if value not in choices:
-        raise invalid_request(
-            f"'condition.{name}' must be one of {list(choices)}.",
-            param=f"condition.{name}",
-            value=value,
-        )
-    return str(value)
-
-
-def _threshold(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise invalid_request(
-            "'condition.threshold' must be a number.", param="condition.threshold", value=value
-        )
-    return float(value)
-
-
-def _window(value: Any) -> int:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or not 1 <= value <= MAX_WINDOW_MINUTES
-    ):
-        raise invalid_request(
-            f"'condition.window_minutes' must be an integer from 1 to {MAX_WINDOW_MINUTES}.",
-            param="condition.window_minutes",
-            value=value,
-        )
-    return value
-
-
-def _emails(value: Any) -> tuple[str, ...]:
-    emails = _strings(value, "notify.email")
-    bad = [e for e in emails if not _EMAIL.match(e) or len(e) > 254]
-    if bad:  # said apart from the count: "up to 20" read as the fault for one bad address
-        raise invalid_request(
-            f"'notify.email' holds what is not an email address: {', '.join(bad)[:200]}.",
-            param="notify.email",
-            value=value,
-        )
-    if len(emails) > MAX_EMAILS:
-        raise invalid_request(
-            f"'notify.email' must hold up to {MAX_EMAILS} email addresses.",
-            param="notify.email",
-            value=len(emails),
-        )
-    return emails
-
-
 def parse_sla_request(raw: Any) -> SlaSpec:
-    body = body_object(raw)
-    _only(body, ("period", "incident_ids", "description"))
-    period = required_string(body, "period")
-    if not _PERIOD.match(period) or not _representable(period):
-        raise invalid_request("'period' must be a month, YYYY-MM.", param="period", value=period)
-    ids = _strings(body.get("incident_ids", []), "incident_ids")
-    return SlaSpec(period, ids, _bounded_text(body, "description", MAX_TEXT, required=False))
-
-
-def _representable(period: str) -> bool:
-    """Whether the month and the next one's start are dates Python can hold: the pattern
-    lets through years 0000 and 9999-12, whose bounds would fail later as a 500."""
-    try:
-        month_bounds(period)
-    except ValueError:
-        return False
-    return True
+    spec = parse(SlaSpec, raw)
+    return attrs.evolve(spec, incident_ids=tuple(dict.fromkeys(spec.incident_ids)))

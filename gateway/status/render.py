@@ -1,20 +1,162 @@
-"""The status family's output shapes (management-style: ISO 8601 UTC times)."""
+"""The status family's answers: a TypedDict per object (the OpenAPI document's schemas
+are written from them) and the functions that build them from the store's records
+(management-style: ISO 8601 UTC times)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
+from gateway.kernels.webhooks.hub import STATUS_EVENTS
+from gateway.kernels.webhooks.render import Delivery
+from gateway.platform.answers import Time
+from gateway.platform.shapes import Choices, Doc, Range
 from gateway.platform.web import iso
+from gateway.status.alert_rules import METRICS, OPERATORS
+from gateway.status.incidents import INCIDENT_STATUSES, MAINTENANCE_STATUSES, SEVERITIES
 from gateway.status.maintenance import Window
 from store.alerts import AlertEvent, AlertRecord
 from store.incidents import IncidentRecord, IncidentUpdate
 from store.sla import SlaCreditRecord
 from store.webhooks import WebhookRecord
 
+Severity = Annotated[str, Choices(SEVERITIES)]
+IncidentStatus = Annotated[str, Choices((*INCIDENT_STATUSES, *MAINTENANCE_STATUSES))]
+ServiceStatus = Annotated[
+    str,
+    Choices(
+        ("major_outage", "partial_outage", "degraded", "maintenance", "operational", "disabled")
+    ),
+]
 
-def incident(record: IncidentRecord, updates: list[IncidentUpdate] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
+
+class IncidentChangeRecord(TypedDict):
+    """One step of an incident's history."""
+
+    status: IncidentStatus
+    severity: Severity
+    message: str
+    created_at: Time
+
+
+class Incident(TypedDict):
+    """An incident or announced maintenance."""
+
+    id: str
+    object: Literal["incident"]
+    title: str
+    status: IncidentStatus
+    severity: Severity
+    affected_services: list[str]
+    message: str
+    source: Annotated[str, Choices(("operator", "monitor"))]
+    created_at: Time
+    updated_at: Time
+    resolved_at: Time | None
+    updates: NotRequired[list[IncidentChangeRecord]]
+
+
+class ServiceRow(TypedDict):
+    """A service of the status page: `api`, or a provider."""
+
+    name: str
+    status: ServiceStatus
+    uptime_30d: Annotated[float, Range(least=0, most=1)]
+    latency_p50_ms: float | None
+
+
+class MaintenanceWindow(TypedDict):
+    """The operators' weekly maintenance window."""
+
+    id: str
+    name: str
+    type: Annotated[str, Choices(("primary", "backup"))]
+    status: Annotated[str, Choices(("scheduled", "in_progress"))]
+    starts_at: Time
+    ends_at: Time
+
+
+class StatusPage(TypedDict):
+    """The workspace's status: its API and providers, open incidents, windows."""
+
+    status: ServiceStatus
+    updated_at: Time
+    services: list[ServiceRow]
+    incidents: list[Incident]
+    scheduled_maintenance: list[MaintenanceWindow]
+
+
+class Webhook(TypedDict):
+    """A status webhook subscription."""
+
+    id: str
+    object: Literal["status_webhook"]
+    url: str
+    events: list[Annotated[str, Choices(STATUS_EVENTS)]]
+    created_at: Time
+    secret: NotRequired[Annotated[str, Doc("The signing secret: in the creation answer only")]]
+
+
+class AlertConditionShown(TypedDict):
+    metric: Annotated[str, Choices(METRICS)]
+    operator: Annotated[str, Choices(tuple(OPERATORS))]
+    threshold: float
+    window_minutes: int
+
+
+class AlertNotifyShown(TypedDict):
+    email: list[str]
+    webhook: str | None
+
+
+class AlertEventShown(TypedDict):
+    """An alert firing or recovering, and whether its email went out."""
+
+    kind: str
+    value: float | None
+    email_status: str
+    created_at: Time
+
+
+class Alert(TypedDict):
+    """A usage alert and its state."""
+
+    id: str
+    object: Literal["alert"]
+    name: str
+    condition: AlertConditionShown
+    notify: AlertNotifyShown
+    state: Annotated[str, Choices(("ok", "firing"))]
+    last_value: float | None
+    last_evaluated_at: Time | None
+    last_changed_at: Time | None
+    created_at: Time
+    webhook_secret: NotRequired[
+        Annotated[str, Doc("The webhook's signing secret: in the creation answer only")]
+    ]
+    events: NotRequired[list[AlertEventShown]]
+    deliveries: NotRequired[list[Delivery]]
+
+
+class SlaRequest(TypedDict):
+    """An SLA-credit request, with the uptime measured and the credit computed."""
+
+    id: str
+    object: Literal["sla_credit_request"]
+    period: str
+    incident_ids: list[str]
+    description: str
+    plan: Annotated[str, Choices(("free", "pro", "enterprise"))]
+    sla_target_percent: float | None
+    measured_uptime_percent: float
+    downtime_minutes: float
+    credit_percent: float
+    status: Annotated[str, Choices(("approved", "not_eligible"))]
+    created_at: Time
+
+
+def incident(record: IncidentRecord, updates: list[IncidentUpdate] | None = None) -> Incident:
+    body: Incident = {
         "id": record.id,
         "object": "incident",
         "title": record.title,
@@ -56,7 +198,7 @@ def event_payload(event: str, record: IncidentRecord, now: datetime) -> dict[str
     }
 
 
-def window(entry: Window, now: datetime) -> dict[str, Any]:
+def window(entry: Window, now: datetime) -> MaintenanceWindow:
     return {
         "id": entry.id,
         "name": f"{entry.kind.capitalize()} maintenance window",
@@ -67,8 +209,8 @@ def window(entry: Window, now: datetime) -> dict[str, Any]:
     }
 
 
-def webhook(record: WebhookRecord, secret: str | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
+def webhook(record: WebhookRecord, secret: str | None = None) -> Webhook:
+    body: Webhook = {
         "id": record.id,
         "object": "status_webhook",
         "url": record.url,
@@ -82,8 +224,8 @@ def webhook(record: WebhookRecord, secret: str | None = None) -> dict[str, Any]:
 
 def alert(
     record: AlertRecord, events: list[AlertEvent] | None = None, secret: str | None = None
-) -> dict[str, Any]:
-    body: dict[str, Any] = {
+) -> Alert:
+    body: Alert = {
         "id": record.id,
         "object": "alert",
         "name": record.name,
@@ -133,7 +275,7 @@ def alert_payload(
     }
 
 
-def sla_request(record: SlaCreditRecord) -> dict[str, Any]:
+def sla_request(record: SlaCreditRecord) -> SlaRequest:
     return {
         "id": record.id,
         "object": "sla_credit_request",

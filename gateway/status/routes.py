@@ -12,8 +12,11 @@ from datetime import UTC, datetime
 from quart import Blueprint, Response
 
 from gateway.kernels.webhooks.registration import check_webhook_url
+from gateway.kernels.webhooks.render import Delivery
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
+from gateway.platform.answers import Deleted, ListOf
+from gateway.platform.apidoc import WORKSPACE_HEADER, operation
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
@@ -71,6 +74,15 @@ class StatusApi:
         role (`gateway.platform.roles`) must allow `action` in its workspace."""
         return await self.svc.auth.manager(action)
 
+    @operation(
+        "The workspace's status page: services, open incidents, maintenance windows",
+        "status",
+        answer=render.StatusPage,
+        description="Any key reads its own workspace's page; `X-Workspace-ID` names another "
+        "the caller may view analytics of.",
+        headers=(WORKSPACE_HEADER,),
+        errors={404: "workspace_not_found"},
+    )
     async def status_page(self) -> Response:
         principal = await self.svc.auth.reader()
         page = await service.status_page(self.svc, principal.workspace_id, datetime.now(UTC))
@@ -78,6 +90,18 @@ class StatusApi:
 
     # -- webhooks ----------------------------------------------------------------------------
 
+    @operation(
+        "Subscribe a URL to status events; the signing secret is in this answer only",
+        "status",
+        body=status_input.WebhookSpec,
+        answer=render.Webhook,
+        status=201,
+        permission="configure_providers",
+        errors={
+            400: ("invalid_webhook_url", "unsafe_webhook_url"),
+            409: "too_many_webhooks",
+        },
+    )
     async def create_webhook(self) -> Response:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_webhook(await read_object())
@@ -111,15 +135,35 @@ class StatusApi:
         )
         return json_response(render.webhook(record, secret), 201)
 
+    @operation(
+        "Status webhook subscriptions",
+        "status",
+        answer=ListOf[render.Webhook],
+        permission="view_configuration",
+    )
     async def list_webhooks(self) -> Response:
         ws = (await self._manager("view_configuration")).workspace_id
         records = await self.svc.db.run(lambda d: webhook_store.list_webhooks(d, ws))
         return json_response({"object": "list", "data": [render.webhook(r) for r in records]})
 
+    @operation(
+        "One subscription",
+        "status",
+        answer=render.Webhook,
+        permission="view_configuration",
+        errors={404: "webhook_not_found"},
+    )
     async def read_webhook(self, webhook_id: str) -> Response:
         principal = await self._manager("view_configuration")
         return json_response(render.webhook(await self._webhook(principal, webhook_id)))
 
+    @operation(
+        "Unsubscribe",
+        "status",
+        answer=Deleted,
+        permission="configure_providers",
+        errors={404: "webhook_not_found"},
+    )
     async def delete_webhook(self, webhook_id: str) -> Response:
         principal = await self._manager("configure_providers")
         ws = principal.workspace_id
@@ -132,6 +176,13 @@ class StatusApi:
             raise webhook_not_found(webhook_id)
         return json_response({"id": webhook_id, "object": "status_webhook", "deleted": True})
 
+    @operation(
+        "A subscription's delivery log, newest first",
+        "status",
+        answer=ListOf[Delivery],
+        permission="view_configuration",
+        errors={404: "webhook_not_found"},
+    )
     async def deliveries(self, webhook_id: str) -> Response:
         principal = await self._manager("view_configuration")
         await self._webhook(principal, webhook_id)
@@ -150,6 +201,12 @@ class StatusApi:
 
     # -- incidents ---------------------------------------------------------------------------
 
+    @operation(
+        "Incidents, newest first",
+        "incidents",
+        answer=ListOf[render.Incident],
+        permission="view_configuration",
+    )
     async def list_incidents(self) -> Response:
         ws = (await self._manager("view_configuration")).workspace_id
         records = await self.svc.db.run(
@@ -157,6 +214,15 @@ class StatusApi:
         )
         return json_response({"object": "list", "data": [render.incident(r) for r in records]})
 
+    @operation(
+        "Open an incident (or announce maintenance)",
+        "incidents",
+        body=status_input.IncidentBody,
+        answer=render.Incident,
+        status=201,
+        permission="configure_providers",
+        errors={400: "unknown_service"},
+    )
     async def create_incident(self) -> Response:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_incident(await read_object())
@@ -183,17 +249,36 @@ class StatusApi:
         if unknown:
             raise ApiError(
                 400,
-                "invalid_request",
+                "unknown_service",
                 f"'affected_services' names unknown services {unknown}; use 'api' or "
                 f"provider ids: {sorted(known - {'api'})}.",
                 param="affected_services",
                 value=unknown,
             )
 
+    @operation(
+        "One incident with its updates",
+        "incidents",
+        answer=render.Incident,
+        permission="view_configuration",
+        errors={404: "incident_not_found"},
+    )
     async def read_incident(self, incident_id: str) -> Response:
         record = await self._incident(await self._manager("view_configuration"), incident_id)
         return await self._incident_answer(record)
 
+    @operation(
+        "Change an open incident's status, severity or message",
+        "incidents",
+        body=status_input.IncidentChange,
+        answer=render.Incident,
+        permission="configure_providers",
+        errors={
+            400: "invalid_incident_change",
+            404: "incident_not_found",
+            409: "incident_resolved",
+        },
+    )
     async def update_incident(self, incident_id: str) -> Response:
         principal = await self._manager("configure_providers")
         record = await self._open_incident(principal, incident_id)
@@ -209,6 +294,15 @@ class StatusApi:
         )
         return await self._incident_answer(changed)
 
+    @operation(
+        "Resolve an open incident (maintenance: complete it)",
+        "incidents",
+        body=status_input.Resolution,
+        body_required=False,
+        answer=render.Incident,
+        permission="configure_providers",
+        errors={404: "incident_not_found", 409: "incident_resolved"},
+    )
     async def resolve_incident(self, incident_id: str) -> Response:
         principal = await self._manager("configure_providers")
         record = await self._open_incident(principal, incident_id)

@@ -162,7 +162,7 @@ def uptime(history: list[IncidentRecord], service: str, start: datetime, end: da
     return round(1 - down / (end - start).total_seconds(), 6)
 
 
-async def status_page(svc: StatusServices, workspace_id: str, now: datetime) -> dict[str, Any]:
+async def status_page(svc: StatusServices, workspace_id: str, now: datetime) -> render.StatusPage:
     """`GET /v1/status` for a workspace: its API and providers, open incidents, windows."""
     since = now - UPTIME_SPAN
 
@@ -206,7 +206,7 @@ def _service(
     since: datetime,
     now: datetime,
     latency: float | None,
-) -> dict[str, Any]:
+) -> render.ServiceRow:
     return {
         "name": name,
         "status": service_status(opened, name),

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import attrs
 
+from gateway.sustainability.answers import DashboardSummary, DayPoint
 from store.sustainability import Group
 
 
@@ -56,7 +56,8 @@ def trend_percent(current: float, previous: float) -> float | None:
     return round((current - previous) / previous * 100, 2)
 
 
-def summary(groups: Sequence[Group], previous: Sequence[Group]) -> dict[str, Any]:
+def summary(groups: Sequence[Group], previous: Sequence[Group], score: int) -> DashboardSummary:
+    """The dashboard's totals, with the period's efficiency `score`."""
     carbon = total_carbon(groups)
     requests = sum(g.requests for g in groups)
     tokens = sum(g.prompt_tokens + g.completion_tokens for g in groups)
@@ -67,25 +68,29 @@ def summary(groups: Sequence[Group], previous: Sequence[Group]) -> dict[str, Any
         "avg_carbon_per_request_gco2e": carbon / requests if requests else 0.0,
         "carbon_per_1k_tokens_gco2e": carbon / tokens * 1000 if tokens else 0.0,
         "carbon_trend_percent": trend_percent(carbon, total_carbon(previous)),
-        "breakdown_by_model": breakdown(groups, "model", lambda g: g.model),
-        "breakdown_by_provider": breakdown(groups, "provider", lambda g: g.provider),
+        "breakdown_by_model": [
+            {"model": label, "carbon_gco2e": carbon, "percentage": share}
+            for label, carbon, share in breakdown(groups, lambda g: g.model)
+        ],
+        "breakdown_by_provider": [
+            {"provider": label, "carbon_gco2e": carbon, "percentage": share}
+            for label, carbon, share in breakdown(groups, lambda g: g.provider)
+        ],
+        "efficiency_score": score,
     }
 
 
 def breakdown(
-    groups: Iterable[Group], name: str, key: Callable[[Group], str]
-) -> list[dict[str, Any]]:
-    """Carbon per model (or provider), largest first, with percentages that add up to
-    exactly 100 (or are all 0 when nothing emitted carbon)."""
+    groups: Iterable[Group], key: Callable[[Group], str]
+) -> list[tuple[str, float, float]]:
+    """Carbon per model (or provider) as (label, grams, percentage), largest first, with
+    percentages that add up to exactly 100 (or are all 0 when nothing emitted carbon)."""
     sums: dict[str, float] = defaultdict(float)
     for group in groups:
         sums[key(group)] += group.carbon_gco2e
     ordered = sorted(sums.items(), key=lambda item: (-item[1], item[0]))
     shares = percentages([carbon for _, carbon in ordered])
-    return [
-        {name: label, "carbon_gco2e": carbon, "percentage": share}
-        for (label, carbon), share in zip(ordered, shares, strict=True)
-    ]
+    return [(label, carbon, share) for (label, carbon), share in zip(ordered, shares, strict=True)]
 
 
 def percentages(values: Sequence[float]) -> list[float]:
@@ -103,7 +108,7 @@ def percentages(values: Sequence[float]) -> list[float]:
     return [f / 100 for f in floors]
 
 
-def time_series(groups: Iterable[Group], dates: Sequence[str]) -> list[dict[str, Any]]:
+def time_series(groups: Iterable[Group], dates: Sequence[str]) -> list[DayPoint]:
     """One point per day of the period, days without traffic at zero."""
     carbon: dict[str, float] = dict.fromkeys(dates, 0.0)
     energy: dict[str, float] = dict.fromkeys(dates, 0.0)

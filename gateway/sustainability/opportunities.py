@@ -25,10 +25,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import attrs
 
+from gateway.sustainability.answers import (
+    DashboardItem,
+    OpportunitiesReport,
+    OpportunitiesSummary,
+    Opportunity,
+)
 from gateway.sustainability.repricing import carbon_on, usage_of
 from gateway.upstream.resolve import QUALITY_FLOOR, carbon_g
 from providers.catalog import Catalog, ModelInfo
@@ -264,7 +269,7 @@ def find_all(catalog: Catalog, analysis: Analysis) -> list[Finding]:
     return sorted((f for f in found if f is not None), key=lambda f: (-f.saving_g, f.type))
 
 
-def report(catalog: Catalog, analysis: Analysis) -> dict[str, Any]:
+def report(catalog: Catalog, analysis: Analysis) -> OpportunitiesReport:
     """The optimisation-opportunities answer."""
     total_g = sum(g.carbon_gco2e for g in analysis.groups)
     analyzed = sum(g.requests for g in analysis.groups)
@@ -280,7 +285,7 @@ def report(catalog: Catalog, analysis: Analysis) -> dict[str, Any]:
     }
 
 
-def _item(f: Finding, days: int, total_g: float, analyzed: int) -> dict[str, Any]:
+def _item(f: Finding, days: int, total_g: float, analyzed: int) -> Opportunity:
     kg = monthly_kg(f.saving_g, days)
     return {
         "id": f"opp_{f.type}",
@@ -297,13 +302,15 @@ def _item(f: Finding, days: int, total_g: float, analyzed: int) -> dict[str, Any
             "dashboard_path": f"/console/sustainability#{f.type}",
             "api_endpoint": f.api_endpoint,
         },
-        "impact": dict(
-            zip(("quality_impact", "latency_impact", "cost_impact"), f.impact, strict=True)
-        ),
+        "impact": {
+            "quality_impact": f.impact[0],
+            "latency_impact": f.impact[1],
+            "cost_impact": f.impact[2],
+        },
     }
 
 
-def summary(opportunities: dict[str, Any]) -> dict[str, Any]:
+def summary(opportunities: OpportunitiesReport) -> OpportunitiesSummary:
     """The optimisation-summary answer, from an opportunities answer."""
     items = opportunities["opportunities"]
     return {
@@ -317,7 +324,7 @@ def summary(opportunities: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def dashboard_items(opportunities: dict[str, Any], limit: int = 5) -> list[dict[str, Any]]:
+def dashboard_items(opportunities: OpportunitiesReport, limit: int = 5) -> list[DashboardItem]:
     """The dashboard's top opportunities, with the implementation as one sentence."""
     return [
         {

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import attrs
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_period, invalid_request
 
 TIME_RANGES = ("last_7_days", "last_30_days", "this_month", "this_quarter")
 DEFAULT_TIME_RANGE = "last_7_days"
@@ -65,7 +65,7 @@ def parse_period(args: Mapping[str, str], today: date) -> Period:
     start, end = args.get("start_date"), args.get("end_date")
     if start is not None or end is not None:
         if args.get("time_range") is not None:
-            raise invalid_request(
+            raise invalid_period(
                 "Give either 'start_date' and 'end_date' or 'time_range', not both.",
                 param="time_range",
             )
@@ -90,14 +90,14 @@ def range_period(name: str, today: date) -> Period:
 def _explicit(start: str | None, end: str | None) -> Period:
     if start is None or end is None:
         missing = "start_date" if start is None else "end_date"
-        raise invalid_request("'start_date' and 'end_date' go together: give both.", param=missing)
+        raise invalid_period("'start_date' and 'end_date' go together: give both.", param=missing)
     period = Period(_date(start, "start_date"), _date(end, "end_date"))
     if period.last < period.first:
-        raise invalid_request(
+        raise invalid_period(
             "'end_date' must not be before 'start_date'.", param="end_date", value=end
         )
     if period.days > MAX_DAYS:
-        raise invalid_request(
+        raise invalid_period(
             f"A report covers at most {MAX_DAYS} days.", param="end_date", value=end
         )
     return period

@@ -17,10 +17,11 @@ A period without served requests scores 0 on every component (there is nothing t
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Literal
 
 import attrs
 
+from gateway.sustainability.answers import ScoreComponent, Trend
 from gateway.sustainability.repricing import reference_carbon, reference_provider
 from providers.catalog import Catalog
 from providers.footprint import load_footprint_factors
@@ -50,7 +51,7 @@ class Component:
     unit: str
     description: str
 
-    def to_api(self) -> dict[str, Any]:
+    def to_api(self) -> ScoreComponent:
         return {
             "score": self.score,
             "weight": WEIGHTS[self.name],
@@ -149,12 +150,12 @@ def score(catalog: Catalog, groups: Sequence[Group]) -> Score:
     return Score(overall, components)
 
 
-def trend(current: int, previous: int) -> dict[str, Any]:
+def trend(current: int, previous: int) -> Trend:
     if previous == 0:
         change: float | None = 0.0 if current == 0 else None
     else:
         change = round((current - previous) / previous * 100, 2)
-    direction = (
+    direction: Literal["improving", "declining", "stable"] = (
         "improving" if current > previous else "declining" if current < previous else "stable"
     )
     return {"direction": direction, "change_percent": change, "previous_score": previous}

@@ -10,10 +10,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
 
 from gateway.platform.auth import Principal
 from gateway.sustainability import figures, opportunities, score
+from gateway.sustainability.answers import (
+    Dashboard,
+    Efficiency,
+    EfficiencyReport,
+    OpportunitiesReport,
+    OpportunitiesSummary,
+    PeriodObject,
+)
 from gateway.sustainability.period import (
     Filters,
     Period,
@@ -79,7 +86,7 @@ async def _analysis(
 
 async def opportunities_report(
     sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> OpportunitiesReport:
     period = parse_days(args, today())
     analysis = await _analysis(sustainability, principal, period, parse_filters(args))
     return opportunities.report(sustainability.catalog, analysis)
@@ -87,7 +94,7 @@ async def opportunities_report(
 
 async def optimization_summary(
     sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> OpportunitiesSummary:
     return opportunities.summary(await opportunities_report(sustainability, principal, args))
 
 
@@ -113,18 +120,23 @@ def _daily_scores(sustainability: SustainabilityServices, groups: Sequence[Group
     return [score.score(sustainability.catalog, day).overall for day in by_day.values()]
 
 
-def _efficiency_object(result: score.Score, percentile: int) -> dict[str, Any]:
+def _efficiency_object(result: score.Score, percentile: int) -> Efficiency:
+    parts = {c.name: c.to_api() for c in result.components}
     return {
         "overall_score": result.overall,
         "grade": result.grade,
         "percentile": percentile,
-        "components": {c.name: c.to_api() for c in result.components},
+        "components": {
+            "carbon_savings_rate": parts["carbon_savings_rate"],
+            "cache_hit_rate": parts["cache_hit_rate"],
+            "grid_efficiency": parts["grid_efficiency"],
+        },
     }
 
 
 async def efficiency_score(
     sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> EfficiencyReport:
     period, filters = parse_period(args, today()), parse_filters(args)
     current = await _groups(sustainability, principal, period, filters, by_day=False)
     result, percentile = await _efficiency(sustainability, principal, period, filters, current)
@@ -135,7 +147,12 @@ async def efficiency_score(
         analysis = await _analysis(sustainability, principal, period, filters, current)
         found = opportunities.find_all(sustainability.catalog, analysis)
         actions = [f.action for f in found]
-    return _efficiency_object(result, percentile) | {
+    efficiency = _efficiency_object(result, percentile)
+    return {
+        "overall_score": efficiency["overall_score"],
+        "grade": efficiency["grade"],
+        "percentile": efficiency["percentile"],
+        "components": efficiency["components"],
         "period": _period_object(period),
         "trend": score.trend(result.overall, before.overall),
         "recommendations": score.recommendations(result, actions) if current else [],
@@ -144,7 +161,7 @@ async def efficiency_score(
 
 async def dashboard(
     sustainability: SustainabilityServices, principal: Principal, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> Dashboard:
     period, filters = parse_period(args, today()), parse_filters(args)
     daily = await _groups(sustainability, principal, period, filters, by_day=True)
     current = figures.without_days(daily)
@@ -152,17 +169,16 @@ async def dashboard(
     previous = await _groups(sustainability, principal, period.previous(), filters, by_day=False)
     analysis = await _analysis(sustainability, principal, period, filters, current)
     found = opportunities.report(sustainability.catalog, analysis)
-    summary = figures.summary(current, previous) | {"efficiency_score": result.overall}
     return {
         "period": _period_object(period),
-        "summary": summary,
+        "summary": figures.summary(current, previous, result.overall),
         "time_series": figures.time_series(daily, period.dates()),
         "efficiency": _efficiency_object(result, percentile),
         "opportunities": opportunities.dashboard_items(found),
     }
 
 
-def _period_object(period: Period) -> dict[str, Any]:
+def _period_object(period: Period) -> PeriodObject:
     return {
         "start_date": period.first.isoformat(),
         "end_date": period.last.isoformat(),

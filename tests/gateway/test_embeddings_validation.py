@@ -189,7 +189,7 @@ def test_a_rerank_body_parses() -> None:
         ({"documents": [{"text": "a", "id": [1]}]}, (400, "invalid_documents", "documents[0].id")),
         ({"documents": ["a"] * 1001}, (400, "too_many_documents", "documents")),
         ({"top_n": 0}, (400, "invalid_request", "top_n")),
-        ({"top_n": 4}, (400, "invalid_request", "top_n")),
+        ({"top_n": 4}, (400, "invalid_top_n", "top_n")),
         ({"top_n": "2"}, (400, "invalid_request", "top_n")),
         ({"return_documents": 1}, (400, "invalid_request", "return_documents")),
         ({"model": "auto"}, (400, "invalid_request", "model")),

@@ -98,15 +98,25 @@ async def test_tools_requests_keep_tool_calls(client: openai.AsyncOpenAI) -> Non
 
 
 @pytest.mark.parametrize(
-    ("extra", "param", "value"),
+    ("extra", "code", "param", "value"),
     [
-        ({"function_call": {"name": "nope"}}, "function_call", {"name": "nope"}),
-        ({"functions": [{"name": "has space"}]}, "functions[0].name", "has space"),
-        ({"functions": ["get_weather"]}, "functions[0]", "get_weather"),
+        (
+            {"function_call": {"name": "nope"}},
+            "invalid_tool_choice",
+            "function_call",
+            {"name": "nope"},
+        ),
+        (
+            {"functions": [{"name": "has space"}]},
+            "invalid_request",
+            "functions[0].name",
+            "has space",
+        ),
+        ({"functions": ["get_weather"]}, "invalid_request", "functions[0]", "get_weather"),
     ],
 )
 async def test_a_bad_legacy_request_names_the_field_the_client_sent(
-    client: openai.AsyncOpenAI, extra: dict[str, Any], param: str, value: Any
+    client: openai.AsyncOpenAI, extra: dict[str, Any], code: str, param: str, value: Any
 ) -> None:
     """The errors named the converted fields (`tool_choice`, `tools[0].function.name`),
     which a legacy request does not have."""
@@ -114,5 +124,5 @@ async def test_a_bad_legacy_request_names_the_field_the_client_sent(
     with pytest.raises(openai.BadRequestError) as caught:
         await client.chat.completions.create(model="gpt-4o-mini", messages=ASK, extra_body=body)
     error: Any = caught.value.body
-    assert (error["code"], error["param"], error["value"]) == ("invalid_request", param, value)
+    assert (error["code"], error["param"], error["value"]) == (code, param, value)
     assert param in error["message"] and "tool" not in error["message"]

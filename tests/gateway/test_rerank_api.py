@@ -68,7 +68,7 @@ async def test_top_n_and_returned_documents_with_ids(http: httpx.AsyncClient) ->
         ({"query": QUERY, "documents": ["d"] * 1001}, "too_many_documents", "documents"),
         ({"query": "q " * 5000, "documents": DOCUMENTS}, "query_too_long", "query"),
         ({"query": "", "documents": DOCUMENTS}, "invalid_request", "query"),
-        ({"query": QUERY, "documents": DOCUMENTS, "top_n": 5}, "invalid_request", "top_n"),
+        ({"query": QUERY, "documents": DOCUMENTS, "top_n": 5}, "invalid_top_n", "top_n"),
         ({"query": QUERY, "documents": DOCUMENTS, "top_n": 0}, "invalid_request", "top_n"),
         (
             {"query": QUERY, "documents": DOCUMENTS, "return_documents": "yes"},

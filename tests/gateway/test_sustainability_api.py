@@ -243,28 +243,50 @@ async def test_the_default_time_range_is_the_last_seven_days(
 
 
 @pytest.mark.parametrize(
-    ("path", "params", "param"),
+    ("path", "params", "param", "code"),
     [
-        ("dashboard", {"time_range": "last_year"}, "time_range"),
-        ("dashboard", {"start_date": "2026-03-01"}, "end_date"),
-        ("dashboard", {"start_date": "2026-03-08", "end_date": "2026-03-01"}, "end_date"),
-        ("dashboard", {"start_date": "2026-3-1", "end_date": "2026-03-09"}, "start_date"),
-        ("dashboard", {"start_date": "2024-01-01", "end_date": "2026-01-01"}, "end_date"),
-        ("dashboard", {**PERIOD, "time_range": "last_7_days"}, "time_range"),
-        ("efficiency-score", {"end_date": "2026-03-01"}, "start_date"),
-        ("optimization-opportunities", {"days": "0"}, "days"),
-        ("optimization-opportunities", {"days": "91"}, "days"),
-        ("optimization-opportunities", {"days": "seven"}, "days"),
-        ("optimization-summary", {"days": "-1"}, "days"),
+        ("dashboard", {"time_range": "last_year"}, "time_range", "invalid_request"),
+        ("dashboard", {"start_date": "2026-03-01"}, "end_date", "invalid_period"),
+        (
+            "dashboard",
+            {"start_date": "2026-03-08", "end_date": "2026-03-01"},
+            "end_date",
+            "invalid_period",
+        ),
+        (
+            "dashboard",
+            {"start_date": "2026-3-1", "end_date": "2026-03-09"},
+            "start_date",
+            "invalid_request",
+        ),
+        (
+            "dashboard",
+            {"start_date": "2024-01-01", "end_date": "2026-01-01"},
+            "end_date",
+            "invalid_period",
+        ),
+        ("dashboard", {**PERIOD, "time_range": "last_7_days"}, "time_range", "invalid_period"),
+        ("efficiency-score", {"end_date": "2026-03-01"}, "start_date", "invalid_period"),
+        ("optimization-opportunities", {"days": "0"}, "days", "invalid_request"),
+        ("optimization-opportunities", {"days": "91"}, "days", "invalid_request"),
+        ("optimization-opportunities", {"days": "seven"}, "days", "invalid_request"),
+        ("optimization-summary", {"days": "-1"}, "days", "invalid_request"),
     ],
 )
 async def test_bad_parameters_are_400_naming_the_parameter(
-    http: httpx.AsyncClient, gateway: RunningGateway, path: str, params: dict[str, str], param: str
+    http: httpx.AsyncClient,
+    gateway: RunningGateway,
+    path: str,
+    params: dict[str, str],
+    param: str,
+    code: str,
 ) -> None:
+    """A malformed value is `invalid_request`; dates that are each valid but do not make
+    a period together are `invalid_period`."""
     response = await http.get(f"/v1/sustainability/{path}", params=params)
     assert response.status_code == 400, response.text
     error = response.json()["error"]
-    assert error["code"] == "invalid_request" and error["param"] == param
+    assert (error["code"], error["param"]) == (code, param)
 
 
 async def test_the_reports_need_a_credential(gateway: RunningGateway) -> None:

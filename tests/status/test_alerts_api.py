@@ -118,7 +118,7 @@ async def test_alert_crud_and_validation(gateway: RunningGateway, http: httpx.As
         ({"condition": {"operator": "eq"}}, "condition.operator"),
         ({"condition": {"threshold": "high"}}, "condition.threshold"),
         ({"condition": {"window_minutes": 0}}, "condition.window_minutes"),
-        ({"notify": {"email": ["not-an-address"]}}, "notify.email"),
+        ({"notify": {"email": ["not-an-address"]}}, "notify.email[0]"),
         ({"notify": {}}, "notify"),
     ]
     for change, param in bad:

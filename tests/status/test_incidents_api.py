@@ -199,7 +199,7 @@ async def test_bad_bodies_are_400s_naming_the_field(http: httpx.AsyncClient) -> 
         (
             "/v1/status/webhooks",
             {"url": "https://example.com", "events": ["incident.exploded"]},
-            "events",
+            "events[0]",
         ),
         (
             "/v1/status/webhooks",

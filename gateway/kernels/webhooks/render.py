@@ -3,13 +3,32 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal, TypedDict
 
+from gateway.platform.answers import Time
+from gateway.platform.shapes import Choices
 from gateway.platform.web import iso
 from store.webhooks import DeliveryRecord
 
 
-def delivery(record: DeliveryRecord) -> dict[str, Any]:
+class Delivery(TypedDict):
+    """One webhook delivery: its event, the attempts and how they went."""
+
+    id: str
+    object: Literal["webhook_delivery"]
+    event: str
+    url: str
+    status: Annotated[str, Choices(("pending", "delivered", "failed", "dropped"))]
+    attempts: int
+    last_status_code: int | None
+    last_error: str | None
+    payload: dict[str, Any]
+    created_at: Time
+    updated_at: Time
+    delivered_at: Time | None
+
+
+def delivery(record: DeliveryRecord) -> Delivery:
     return {
         "id": record.id,
         "object": "webhook_delivery",

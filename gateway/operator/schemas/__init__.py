@@ -16,14 +16,11 @@ from gateway.operator.schemas import (
     files,
     fronts,
     management,
-    models,
     organization,
     pipelines,
     platform,
     request_log,
     retrieval,
-    status,
-    sustainability,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
@@ -32,13 +29,10 @@ OPERATIONS: dict[str, Operation] = {
     **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
-    **models.OPERATIONS,
     **management.OPERATIONS,
-    **status.OPERATIONS,
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
-    **sustainability.OPERATIONS,
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,

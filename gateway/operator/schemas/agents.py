@@ -21,13 +21,28 @@ from gateway.operator.apidoc import (
     arr,
     closed,
     deleted,
+    filled,
     header,
     listing,
     nullable,
     obj,
     query,
 )
-from gateway.operator.schemas.status import DELIVERY
+
+DELIVERY = all_required(
+    id=STR,
+    object={"const": "webhook_delivery"},
+    event=STR,
+    url=STR,
+    status={"enum": ["pending", "delivered", "failed", "dropped"]},
+    attempts=INT,
+    last_status_code=nullable(INT),
+    last_error=nullable(STR),
+    payload=ANY_OBJ,
+    created_at=TIME,
+    updated_at=TIME,
+    delivered_at=TIME,
+)
 
 TAG = "agents"
 ERRORS = (*AUTH_ERRORS, 404)
@@ -79,23 +94,19 @@ AGENT = obj(
     updated_at={"type": "string", "format": "date-time"},
 )
 CREATED = {"allOf": [AGENT, all_required(key=STR)]}
-NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200}
-PERMISSIONS = closed(tools=arr({"type": "string", "minLength": 1, "maxLength": 200}))
-CREATE = closed(
-    ("name",),
-    name=NAME,
+NAME: Schema = filled(200)
+TOOLS: Schema = arr({"type": "string", "minLength": 1, "maxLength": 200}, maxItems=100)
+PERMISSIONS = nullable(closed(tools=nullable(TOOLS)))
+# Null fields are left out; `limits` may name a template, which must then be `template`'s
+# (`template_conflict` otherwise).
+SETTINGS: dict[str, Schema] = dict(
     permissions=PERMISSIONS,
-    limits={"anyOf": [LIMITS_IN, TEMPLATE]},
-    template=TEMPLATE,
-    auto_suspend=AUTO_SUSPEND_IN,
+    limits=nullable({"anyOf": [LIMITS_IN, TEMPLATE]}),
+    template=nullable(TEMPLATE),
+    auto_suspend=nullable(AUTO_SUSPEND_IN),
 )
-PATCH = closed(
-    name=NAME,
-    permissions=PERMISSIONS,
-    limits={"anyOf": [LIMITS_IN, TEMPLATE]},
-    template=TEMPLATE,
-    auto_suspend=AUTO_SUSPEND_IN,
-)
+CREATE = closed(("name",), name=NAME, **SETTINGS)
+PATCH = closed((), name=NAME, **SETTINGS)
 PERIOD = obj(
     ("cost", "committed", "remaining_budget", "resets_at"),
     cost=NUM,
@@ -179,7 +190,7 @@ OPERATIONS: dict[str, Operation] = {
         "Suspend an agent: its requests are refused (403) until resumed",
         TAG,
         AGENT,
-        request=closed(reason={"type": "string", "maxLength": 500}),
+        request=obj(reason=nullable({"type": "string", "maxLength": 500})),
         body_required=False,
         errors=ERRORS,
     ),

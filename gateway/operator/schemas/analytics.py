@@ -22,7 +22,12 @@ from gateway.operator.apidoc import (
 
 TAG = "analytics"
 ERRORS = (*AUTH_ERRORS, 404)
-DAY: Schema = {"type": "string", "format": "date"}
+# A day the gateway computes with: 1970-01-01 to 9999-12-30 (the day after must exist).
+DAY: Schema = {
+    "type": "string",
+    "format": "date",
+    "pattern": "^(?!9999-12-31$)(19[7-9][0-9]|[2-9][0-9]{3})-[0-9]{2}-[0-9]{2}$",
+}
 N_NUM = nullable(NUM)
 PERIOD = all_required(start=DAY, end=DAY)
 PERIOD_QUERY = (
@@ -84,8 +89,8 @@ EXPORT = obj(
 )
 EXPORT_REQUEST = closed(
     (),
-    start_date=DAY,
-    end_date=DAY,
+    start_date=nullable(DAY),
+    end_date=nullable(DAY),
     format={"enum": ["csv", "json", "parquet"]},
     include=arr({"enum": ["usage", "costs", "errors"]}, minItems=1),
 )

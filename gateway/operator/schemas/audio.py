@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gateway.operator.apidoc import (
     BOOL,
+    MODEL,
     NUM,
     STR,
     STRS,
@@ -18,12 +19,15 @@ from gateway.operator.apidoc import (
     arr,
     closed,
     deleted,
+    filled,
     header,
     listing,
     nullable,
     obj,
     query,
 )
+from gateway.operator.schemas.components import SERVICE_REQUEST
+from providers.catalog import load_catalog
 
 TAG = "audio"
 MAPPINGS_TAG = "voice-mappings"
@@ -100,10 +104,28 @@ AUDIO_FILE: Schema = {
     "description": "mp3, mp4, mpeg, mpga, m4a, wav, webm, flac, ogg; 25 MB",
 }
 
+# Sent as the JSON text of the object (or as `service[prefer]`-style fields).
+SERVICE_FORM: Schema = {
+    "allOf": [SERVICE_REQUEST, obj(prefer=nullable(PREFER))],
+    "description": "sent as the JSON text of the object",
+}
+
+# Word and segment timings come with `verbose_json` only.
+TIMINGS_NEED_VERBOSE_JSON: Schema = {
+    "if": {
+        "required": ["timestamp_granularities"],
+        "properties": {"timestamp_granularities": {"type": "array", "minItems": 1}},
+    },
+    "then": {
+        "required": ["response_format"],
+        "properties": {"response_format": {"const": "verbose_json"}},
+    },
+}
+
 TRANSCRIPTION_FORM = obj(
     ("file", "model"),
     file=AUDIO_FILE,
-    model={"type": "string", "description": "A model id, or `auto`"},
+    model=MODEL,
     language={"type": "string", "pattern": "^[a-z]{2}$"},
     prompt=STR,
     response_format={"enum": ["json", "text", "srt", "verbose_json", "vtt"]},
@@ -112,17 +134,17 @@ TRANSCRIPTION_FORM = obj(
     stream={"enum": ["true", "false"]},
     diarize={"enum": ["true", "false"]},
     context_bias={"type": "string", "description": "comma-separated words, at most 100"},
-    service={"type": "string", "description": "a JSON object: `prefer`, `fallbacks`"},
+    service=SERVICE_FORM,
 )
 
 TRANSLATION_FORM = obj(
     ("file", "model"),
     file=AUDIO_FILE,
-    model={"type": "string", "description": "whisper-1, a Gemini transcription model, or `auto`"},
+    model=filled(description="whisper-1, a Gemini transcription model, or `auto`"),
     prompt=STR,
     response_format={"enum": ["json", "text", "srt", "verbose_json", "vtt"]},
     temperature={"type": "number", "minimum": 0, "maximum": 1},
-    service={"type": "string", "description": "a JSON object: `prefer`, `fallbacks`"},
+    service=SERVICE_FORM,
 )
 
 SERVICE_HEADERS = (
@@ -142,7 +164,7 @@ TRANSCRIPTIONS = Operation(
     "Transcribe an audio file (multipart), whole or streamed",
     TAG,
     TRANSCRIPTION,
-    request=TRANSCRIPTION_FORM,
+    request=TRANSCRIPTION_FORM | TIMINGS_NEED_VERBOSE_JSON,
     request_media_type="multipart/form-data",
     errors=UPSTREAM_ERRORS,
     alternatives=(
@@ -180,23 +202,30 @@ TRANSLATIONS = Operation(
 
 SPEECH_REQUEST = obj(
     ("model", "input", "voice"),
-    model=STR,
+    model=MODEL,
     input={"type": "string", "minLength": 1, "maxLength": 4096},
-    voice={
-        "type": "string",
-        "description": "a provider voice id, a standard voice id, or a voice mapping's name",
-    },
+    voice=filled(description="a provider voice id, a standard voice id, or a voice mapping's name"),
     response_format={"enum": list(SPEECH_FORMATS)},
     speed=SPEED,
-    stream={"type": "boolean", "description": "true unless false: the answer streams"},
+    stream=nullable(BOOL) | {"description": "true unless false: the answer streams"},
     stream_format={"enum": ["audio", "sse"]},
     instructions={"type": "string", "description": "how to speak (OpenAI's gpt-4o-mini-tts)"},
-    service=obj(
-        voice_settings=obj(
-            stability=UNIT, similarity_boost=UNIT, style=UNIT, speed=SPEED, use_speaker_boost=BOOL
-        ),
-        prefer=PREFER,
-        fallbacks=STRS,
+    service=nullable(
+        {
+            "allOf": [
+                SERVICE_REQUEST,
+                obj(
+                    voice_settings=obj(
+                        stability=UNIT,
+                        similarity_boost=UNIT,
+                        style=UNIT,
+                        speed=SPEED,
+                        use_speaker_boost=BOOL,
+                    ),
+                    prefer=nullable(PREFER),
+                ),
+            ]
+        }
     ),
 )
 
@@ -206,11 +235,19 @@ SSE_SPEECH: Schema = {
     "`speech.audio.done` with `usage`",
 }
 
+# SSE is a stream: `stream_format: sse` with `stream: false` is refused.
+NOT_SSE_UNSTREAMED: Schema = {
+    "not": {
+        "required": ["stream", "stream_format"],
+        "properties": {"stream": {"const": False}, "stream_format": {"const": "sse"}},
+    }
+}
+
 SPEECH = Operation(
     "Speak a text; the body is audio in `response_format`, streamed unless `stream: false`",
     TAG,
     BINARY,
-    request=SPEECH_REQUEST,
+    request=SPEECH_REQUEST | NOT_SSE_UNSTREAMED,
     media_type="audio/mpeg",
     alternatives=(
         *((t, BINARY) for t in (*SPEECH_MEDIA_TYPES[1:], "audio/pcm")),
@@ -285,21 +322,23 @@ MAPPING_NAME: Schema = {
     "maxLength": 64,
     "pattern": "^[A-Za-z0-9][A-Za-z0-9 ._-]*$",
 }
+SPEECH_PROVIDERS = sorted(p.id for p in load_catalog().providers() if "speech" in p.capabilities)
 MAPPING_BODY: dict[str, Schema] = dict(
     name=MAPPING_NAME,
-    description=STR,
+    description=nullable(STR),
     mappings={
         "type": "object",
         "minProperties": 1,
-        "additionalProperties": {"type": "string", "minLength": 1},
+        "propertyNames": {"enum": SPEECH_PROVIDERS},
+        "additionalProperties": filled(),
         "description": "speech provider id to that provider's voice id",
     },
-    default_settings=obj(stability=UNIT, speed=SPEED) | {"additionalProperties": False},
+    default_settings=nullable(closed(stability=UNIT, speed=SPEED)),
     # A mapping read and sent back is accepted: its read-only fields are ignored.
-    id={"type": "string", "description": "read-only, ignored"},
-    object={"type": "string", "description": "read-only, ignored"},
-    created_at={"type": "string", "description": "read-only, ignored"},
-    updated_at={"type": "string", "description": "read-only, ignored"},
+    id={"description": "read-only, ignored"},
+    object={"description": "read-only, ignored"},
+    created_at={"description": "read-only, ignored"},
+    updated_at={"description": "read-only, ignored"},
 )
 
 VOICE_MAPPING = obj(
@@ -334,10 +373,17 @@ MAPPING_OPERATIONS = {
         "One voice mapping", MAPPINGS_TAG, VOICE_MAPPING, errors=MAPPING_ERRORS
     ),
     "audio.update_mapping": Operation(
-        "Change a voice mapping (PATCH: the fields given; PUT: `name` and `mappings` too)",
+        "Change a voice mapping: the fields given",
         MAPPINGS_TAG,
         VOICE_MAPPING,
         request=closed((), **MAPPING_BODY),
+        errors=(*MAPPING_ERRORS, 409),
+    ),
+    "audio.update_mapping PUT": Operation(
+        "Replace a voice mapping: `name` and `mappings` are needed",
+        MAPPINGS_TAG,
+        VOICE_MAPPING,
+        request=closed(("name", "mappings"), **MAPPING_BODY),
         errors=(*MAPPING_ERRORS, 409),
     ),
     "audio.delete_mapping": Operation(

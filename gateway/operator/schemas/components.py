@@ -83,24 +83,17 @@ ROUTING_RULE = obj(
     updated_at=TIME,
 )
 
-MODEL = all_required(
-    id=STR,
-    object={"const": "model"},
-    created=INT,
-    owned_by=STR,
-    service=obj(
-        ("provider", "capabilities", "status"),
-        provider=STR,
-        capabilities=STRS,
-        context_window=nullable(INT),
-        max_output_tokens=nullable(INT),
-        pricing=ANY_OBJ,
-        status={"enum": ["available", "deprecated", "beta"]},
-        deprecation=ANY_OBJ,
-        aliases=STRS,
-        recommended_for=STRS,
-        fallback_chain=STRS,
+# The `service` extension of a request body (`gateway.upstream.options`); null fields
+# are left out. Families add their own fields (`prefer` for audio).
+COUNT: Schema = {"type": "integer", "minimum": 0}
+SERVICE_REQUEST = obj(
+    cache=nullable({"enum": ["skip"]}) | {"description": "`skip`: answer without the cache"},
+    fallbacks=nullable(arr(STR)),
+    tags=nullable(ANY_OBJ),
+    rate_limit_handling=nullable(
+        obj(strategy=nullable({"enum": ["queue", "fallback"]}), max_wait_ms=nullable(COUNT))
     ),
+    retry=nullable(obj(max_attempts=nullable(COUNT), retryable_errors=nullable(arr(STR)))),
 )
 
 SERVICE = obj(
@@ -158,7 +151,6 @@ COMPONENTS: dict[str, Schema] = {
     "ApiKey": API_KEY,
     "Provider": PROVIDER,
     "RoutingRule": ROUTING_RULE,
-    "Model": MODEL,
     "ChatCompletion": CHAT_COMPLETION,
     "ChatCompletionChunk": CHAT_CHUNK,
     "ServiceMetadata": SERVICE,

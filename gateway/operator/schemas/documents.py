@@ -127,18 +127,27 @@ SEARCH_REQUEST = closed(
     ("query",),
     query={"type": "string", "minLength": 1, "maxLength": 4000},
     top_k={"type": "integer", "minimum": 1, "maximum": 50},
-    filters=closed(
-        (),
-        classification={
-            "oneOf": [{"enum": CLASSIFICATIONS}, arr({"enum": CLASSIFICATIONS}) | {"minItems": 1}]
-        },
-        document_ids=arr(STR),
-        metadata={
-            "type": "object",
-            "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
-        },
+    filters=nullable(
+        closed(
+            (),
+            classification=nullable(
+                {
+                    "oneOf": [
+                        {"enum": CLASSIFICATIONS},
+                        arr({"enum": CLASSIFICATIONS}) | {"minItems": 1},
+                    ]
+                }
+            ),
+            document_ids=nullable(arr(STR)),
+            metadata=nullable(
+                {
+                    "type": "object",
+                    "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
+                }
+            ),
+        )
     ),
-    rerank={"oneOf": [BOOL, {"type": "string", "minLength": 1}]},
+    rerank=nullable({"oneOf": [BOOL, {"type": "string", "minLength": 1}]}),
 )
 
 SEARCH_RESPONSE = all_required(

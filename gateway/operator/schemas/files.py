@@ -19,6 +19,7 @@ from gateway.operator.apidoc import (
     arr,
     closed,
     deleted,
+    filled,
     listing,
     nullable,
     obj,
@@ -28,7 +29,7 @@ from gateway.operator.apidoc import (
 TAG = "files"
 OCR_TAG = "ocr"
 ERRORS = (400, 401, 403, 404, 408, 413, 429)
-UPLOAD_ERRORS = (*ERRORS, 415, 507)
+UPLOAD_ERRORS = (*ERRORS, 415, 422, 507)
 OCR_ERRORS = (*ERRORS, 422, 502, 503, 504)
 
 PURPOSES = ["assistants", "fine-tune", "batch", "document", "audio"]
@@ -65,28 +66,39 @@ FILE = obj(
     ),
 )
 
+# The processing options, in the `service` object or each as its own form field. A model
+# must be one the catalog has for the work (`invalid_model`), the overlap smaller than
+# the chunk (`invalid_chunking`).
+CHUNK_SIZE: Schema = {"type": "integer", "minimum": 16, "maximum": 8192}
+CHUNK_OVERLAP: Schema = {"type": "integer", "minimum": 0, "maximum": 8191}
+OPTIONS: dict[str, Schema] = dict(
+    process=FLAG,
+    ocr_model=filled(description="an OCR model, or `local`"),
+    vectorize=FLAG,
+    embedding_model=filled(description="an embeddings model"),
+    chunk_size=CHUNK_SIZE,
+    chunk_overlap=CHUNK_OVERLAP,
+    detect_pii=FLAG,
+    collection=filled(),
+    auto_transcribe=FLAG,
+    language=filled(),
+    speaker_diarization=FLAG,
+    classification={"enum": CLASSIFICATIONS},
+    compliance_regime=filled(),
+)
+SERVICE_OPTIONS = closed(
+    **(
+        OPTIONS
+        | {name: {"anyOf": [BOOL, FLAG]} for name, schema in OPTIONS.items() if schema is FLAG}
+    )
+)
 UPLOAD_FORM = obj(
     ("file", "purpose"),
     file=BINARY,
     purpose={"enum": PURPOSES},
-    metadata={"type": "string", "description": "a JSON object serialized as a string"},
-    service={
-        "type": "string",
-        "description": "a JSON object of the options below (each may also be its own field)",
-    },
-    process=FLAG,
-    ocr_model={"type": "string", "minLength": 1},
-    vectorize=FLAG,
-    embedding_model={"type": "string", "minLength": 1},
-    chunk_size={"type": "string", "pattern": "^[0-9]+$"},
-    chunk_overlap={"type": "string", "pattern": "^[0-9]+$"},
-    detect_pii=FLAG,
-    collection={"type": "string", "minLength": 1},
-    auto_transcribe=FLAG,
-    language={"type": "string", "minLength": 1},
-    speaker_diarization=FLAG,
-    classification={"enum": CLASSIFICATIONS},
-    compliance_regime={"type": "string", "minLength": 1},
+    metadata=METADATA | {"description": "sent as the JSON text of the object"},
+    service=SERVICE_OPTIONS | {"description": "sent as the JSON text of the object"},
+    **OPTIONS,
 )
 
 FILE_LIST = listing(FILE, has_more=BOOL, first_id=nullable(STR), last_id=nullable(STR))
@@ -172,9 +184,9 @@ SEARCH_REQUEST = closed(
     ("query",),
     query={"type": "string", "minLength": 1, "maxLength": 4000},
     top_k={"type": "integer", "minimum": 1, "maximum": 50},
-    collection={"type": "string", "minLength": 1},
-    file_ids=arr(STR),
-    embedding_model={"type": "string", "minLength": 1},
+    collection=nullable({"type": "string", "minLength": 1}),
+    file_ids=nullable(arr(STR)),
+    embedding_model=nullable({"type": "string", "minLength": 1}),
 )
 
 SEARCH_RESPONSE = all_required(

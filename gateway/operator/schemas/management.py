@@ -5,34 +5,62 @@ from __future__ import annotations
 from gateway.operator.apidoc import (
     ANY_OBJ,
     BOOL,
+    FILLED,
     INT,
+    MODEL,
     STR,
-    STRS,
     TIME,
     Operation,
     Schema,
     all_required,
     arr,
+    changes,
+    closed,
     deleted,
+    filled,
     listing,
     nullable,
     obj,
     ref,
 )
-from gateway.operator.schemas.components import RATE_LIMITS
+from gateway.operator.schemas.chat import MESSAGE
+from gateway.platform.auth import ALL_PERMISSIONS
+from providers.elevenlabs_ws import TRANSPORTS
 
 ERRORS = (400, 401, 403, 404, 408, 413, 429)
 KEYS = "api-keys"
 PROVIDERS = "providers"
 RULES = "routing-rules"
+OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+IPV4_NETWORK: Schema = {
+    "type": "string",
+    "pattern": f"^({OCTET}\\.){{3}}{OCTET}(/([0-9]|[12][0-9]|3[0-2]))?$",
+}
+ADDRESS: Schema = {
+    "anyOf": [IPV4_NETWORK, {"type": "string", "format": "ipv6"}],
+    "description": "An IP address or a CIDR network",
+}
+LIMIT: Schema = nullable({"type": "integer", "minimum": 0})
+KEY_LIMITS: Schema = closed(
+    rpm=LIMIT,
+    tpm=LIMIT,
+    daily_requests=LIMIT,
+    monthly_requests=nullable({"type": "integer", "minimum": 1}),
+    concurrent=LIMIT,
+) | {"description": "Merged over the key's limits; null removes one"}
+KEY_FIELDS: dict[str, Schema] = dict(
+    name=filled(200),
+    rate_limits=nullable(KEY_LIMITS),
+    expires_at=nullable({"type": "string", "format": "date-time"})
+    | {"description": "In the future (`invalid_expiry` otherwise)"},
+    allowed_models=nullable(arr(filled())),
+    allowed_ips=nullable(arr(ADDRESS)),
+)
+PERMISSIONS: Schema = arr({"enum": list(ALL_PERMISSIONS)})
 KEY_BODY: dict[str, Schema] = dict(
-    name={"type": "string", "minLength": 1, "maxLength": 200},
     type={"enum": ["dev", "prod", "admin"]},
-    permissions=STRS,
-    rate_limits=RATE_LIMITS,
-    expires_at=nullable(STR),
-    allowed_models=STRS,
-    allowed_ips=STRS,
+    permissions=nullable(PERMISSIONS) | {"description": "null: the type's defaults"},
+    **KEY_FIELDS,
 )
 RULE_BODY: dict[str, Schema] = dict(
     name=STR, priority=INT, enabled=BOOL, conditions=ANY_OBJ, actions=ANY_OBJ
@@ -74,7 +102,7 @@ KEY_OPERATIONS = {
     "api_keys.patch_key": _key_op(
         "Change a key's name, limits, permissions, models or addresses",
         all_required(id=STR, updated_at=TIME),
-        request=obj((), **KEY_BODY),
+        request=changes(obj((), permissions=PERMISSIONS, **KEY_FIELDS), null_changes=True),
     ),
     "api_keys.rotate_key": _key_op(
         "Issue a successor; the old key works for the grace period",
@@ -97,6 +125,21 @@ KEY_OPERATIONS = {
 }
 
 PROVIDER_STATE = all_required(id=STR, status=STR)
+SECRET: Schema = filled(4096)
+CREDENTIALS: Schema = obj(
+    ("api_key",),
+    api_key=SECRET,
+) | {"additionalProperties": {"type": ["string", "number", "boolean", "null"]}}
+NAMED_SETTING: Schema = nullable(filled(200))
+SETTINGS: Schema = obj(
+    organization_id=NAMED_SETTING,
+    default_voice=NAMED_SETTING,
+    speech_transport=nullable({"enum": list(TRANSPORTS)}),
+) | {
+    "description": "Merged over the stored settings (null removes one). Also "
+    "`default_model` (one of the provider's models), `base_url` (an http(s) URL the "
+    "operator's address policy allows) and the provider's own fields (`region`)."
+}
 PROVIDER_ERRORS = (*ERRORS, 409, 422)
 
 PROVIDER_OPERATIONS = {
@@ -113,9 +156,9 @@ PROVIDER_OPERATIONS = {
         status=201,
         request=obj(
             ("provider", "credentials"),
-            provider=STR,
-            credentials=obj(api_key=STR),
-            settings=ANY_OBJ,
+            provider=FILLED,
+            credentials=CREDENTIALS,
+            settings=nullable(SETTINGS),
         ),
         errors=PROVIDER_ERRORS,
     ),
@@ -132,14 +175,15 @@ PROVIDER_OPERATIONS = {
         "Merge new settings",
         PROVIDERS,
         ref("Provider"),
-        request=all_required(settings=ANY_OBJ),
+        request=obj(settings=nullable(SETTINGS)),
+        body_required=False,
         errors=PROVIDER_ERRORS,
     ),
     "providers.update_credentials": Operation(
         "Replace the credentials",
         PROVIDERS,
         obj(("id", "status"), id=STR, status=STR, credentials_updated_at=TIME),
-        request=all_required(api_key=STR),
+        request=CREDENTIALS,
         errors=PROVIDER_ERRORS,
     ),
     "providers.test_provider": Operation(
@@ -183,7 +227,12 @@ RULE_OPERATIONS = {
         "Which rule would match a chat request, and what would be called",
         RULES,
         all_required(matched_rule=nullable(ANY_OBJ), resolved_model=STR),
-        request=obj(("model",), model=STR, messages=arr(ANY_OBJ), metadata=ANY_OBJ),
+        request=obj(
+            ("model", "messages"),
+            model=MODEL,
+            messages=arr(MESSAGE, minItems=1),
+            metadata=nullable(ANY_OBJ),
+        ),
         errors=RULE_ERRORS,
     ),
     "routing_rules.read_rule": Operation("One rule", RULES, ref("RoutingRule"), errors=ERRORS),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from gateway.operator.apidoc import (
     ANY_OBJ,
     AUTH_ERRORS,
+    BOOL,
     INT,
     STR,
     STRS,
@@ -20,7 +21,9 @@ from gateway.operator.apidoc import (
     Schema,
     all_required,
     arr,
+    changes,
     deleted,
+    filled,
     listing,
     nullable,
     obj,
@@ -31,8 +34,9 @@ ERRORS = (*AUTH_ERRORS, 404)
 CONFLICTS = (*ERRORS, 409)
 DATE_TIME: Schema = {"type": "string", "format": "date-time"}
 ROLE: Schema = {"enum": ["owner", "admin", "developer", "viewer"]}
-NAME: Schema = {"type": "string", "minLength": 1, "maxLength": 200}
-WORKSPACE_IDS: Schema = arr({"type": "string", "minLength": 1}, minItems=1, maxItems=100)
+NAME: Schema = filled(200)
+TEXT: Schema = {"type": "string", "maxLength": 2000}
+WORKSPACE_IDS: Schema = nullable(arr({"type": "string", "minLength": 1}, minItems=1, maxItems=100))
 WORKSPACES = "workspaces"
 MEMBERS = "members"
 ACCOUNTS = "service-accounts"
@@ -90,7 +94,7 @@ WORKSPACE_OPERATIONS = {
         WORKSPACES,
         WORKSPACE,
         status=201,
-        request=obj(("name",), name=NAME, description={"type": "string", "maxLength": 2000}),
+        request=obj(("name",), name=NAME, description=nullable(filled(2000))),
         errors=ERRORS,
     ),
     "organization.get_workspaces_workspace_id": Operation(
@@ -101,11 +105,13 @@ WORKSPACE_OPERATIONS = {
         "or off (off erases the bodies kept)",
         WORKSPACES,
         WORKSPACE,
-        request=obj(
-            (),
-            name=NAME,
-            description={"type": "string", "maxLength": 2000},
-            request_log_bodies={"type": "boolean"},
+        request=changes(
+            obj(
+                (),
+                name=nullable(NAME),
+                description=nullable(TEXT),
+                request_log_bodies=nullable(BOOL),
+            )
         ),
         errors=ERRORS,
     ),

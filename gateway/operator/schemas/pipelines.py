@@ -12,6 +12,7 @@ from gateway.operator.apidoc import (
     Schema,
     all_required,
     arr,
+    closed,
     deleted,
     listing,
     nullable,
@@ -26,28 +27,38 @@ TEMPLATE_ERRORS = (400, 401, 403, 404, 408, 413, 422, 429)
 INT: Schema = {"type": "integer"}
 SPEED: Schema = {"type": "number", "minimum": 0.25, "maximum": 4.0}
 
-OVERRIDES = obj(
-    llm=obj(model=STR, max_tokens={"type": "integer", "minimum": 1, "maximum": 4096}),
-    tts=obj(voice=STR, speed=SPEED),
+TEXT: Schema = {"type": "string", "minLength": 1}
+OVERRIDES = nullable(
+    closed(
+        llm=nullable(
+            closed(
+                model=nullable(TEXT),
+                max_tokens=nullable({"type": "integer", "minimum": 1, "maximum": 4096}),
+            )
+        ),
+        tts=nullable(closed(voice=nullable(TEXT), speed=nullable(SPEED))),
+    )
 )
 PIPELINE_JSON = obj(
     ("audio", "template"),
-    audio={"type": "string", "description": "the audio as base64 (25 MB decoded at most)"},
-    template={
+    audio={
         "type": "string",
-        "description": "a built-in template id, or a custom one's id or name",
+        "minLength": 1,
+        "contentEncoding": "base64",
+        "description": "the audio as base64 (25 MB decoded at most), or a data: URL",
     },
-    context={"type": "string", "maxLength": 8000},
+    template=TEXT | {"description": "a built-in template id, or a custom one's id or name"},
+    context=nullable({"type": "string", "maxLength": 8000}),
     stream=BOOL,
     overrides=OVERRIDES,
 )
 PIPELINE_FORM = obj(
     ("audio", "template"),
     audio={"type": "string", "format": "binary"},
-    template=STR,
-    context=STR,
+    template=TEXT,
+    context={"type": "string", "maxLength": 8000},
     stream={"enum": ["true", "false"]},
-    overrides={"type": "string", "description": "a JSON object as text"},
+    overrides=OVERRIDES | {"description": "sent as the JSON text of the object"},
 )
 USAGE = all_required(
     stt_seconds=NUM,
@@ -171,6 +182,31 @@ STAGES: dict[str, Schema] = dict(
         )
     ),
 )
+STAGES_IN: dict[str, Schema] = dict(
+    stt=closed(
+        ("model",),
+        model={"type": "string", "minLength": 1},
+        language=nullable({"type": "string", "minLength": 2, "maxLength": 10}),
+    ),
+    llm=closed(
+        ("model",),
+        model={"type": "string", "minLength": 1},
+        system_prompt=nullable({"type": "string", "maxLength": 8000}),
+        max_tokens={"type": "integer", "minimum": 1, "maximum": 4096},
+        temperature=nullable({"type": "number", "minimum": 0, "maximum": 2}),
+    ),
+    tts=nullable(
+        closed(
+            ("model", "voice"),
+            model={"type": "string", "minLength": 1},
+            voice={"type": "string", "minLength": 1},
+            speed=SPEED,
+            format={"enum": ["mp3", "opus", "aac", "flac", "wav", "pcm"]},
+        )
+    )
+    | {"description": "null: a template whose answer is text only"},
+)
+DESCRIPTION: Schema = nullable({"type": "string", "maxLength": 500})
 TEMPLATE_NAME: Schema = {
     "type": "string",
     "minLength": 1,
@@ -196,7 +232,9 @@ TEMPLATE_OPERATIONS = {
         TEMPLATES_TAG,
         TEMPLATE,
         status=201,
-        request=obj(("name", "stt", "llm", "tts"), name=TEMPLATE_NAME, description=STR, **STAGES),
+        request=closed(
+            ("name", "stt", "llm", "tts"), name=TEMPLATE_NAME, description=DESCRIPTION, **STAGES_IN
+        ),
         errors=(*TEMPLATE_ERRORS, 409),
     ),
     "pipelines.list_templates": Operation(
@@ -212,10 +250,19 @@ TEMPLATE_OPERATIONS = {
         errors=TEMPLATE_ERRORS,
     ),
     "pipelines.update_template": Operation(
-        "Change a custom template (PATCH: the fields given; PUT: every field)",
+        "Change a custom template: the fields given",
         TEMPLATES_TAG,
         TEMPLATE,
-        request=obj((), name=TEMPLATE_NAME, description=STR, **STAGES),
+        request=closed((), name=TEMPLATE_NAME, description=DESCRIPTION, **STAGES_IN),
+        errors=(*TEMPLATE_ERRORS, 409),
+    ),
+    "pipelines.update_template PUT": Operation(
+        "Replace a custom template: every field",
+        TEMPLATES_TAG,
+        TEMPLATE,
+        request=closed(
+            ("name", "stt", "llm", "tts"), name=TEMPLATE_NAME, description=DESCRIPTION, **STAGES_IN
+        ),
         errors=(*TEMPLATE_ERRORS, 409),
     ),
     "pipelines.delete_template": Operation(

@@ -17,7 +17,12 @@ from gateway.operator.apidoc import (
     query,
 )
 
-DAY: Schema = {"type": "string", "format": "date"}
+# A day the gateway computes with: 1970-01-01 to 9999-12-30 (the day after must exist).
+DAY: Schema = {
+    "type": "string",
+    "format": "date",
+    "pattern": "^(?!9999-12-31$)(19[7-9][0-9]|[2-9][0-9]{3})-[0-9]{2}-[0-9]{2}$",
+}
 
 COMPONENT = obj(("status",), status=STR, latency_ms={"anyOf": [NUM, {"type": "null"}]})
 

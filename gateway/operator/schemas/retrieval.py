@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from gateway.operator.apidoc import (
+    BOOL,
+    FILLED,
     INT,
     NUM,
+    RETRIEVAL_MODEL,
     STR,
     STRS,
     Operation,
     all_required,
     arr,
+    forced_provider,
+    nullable,
     obj,
     ref,
 )
@@ -35,12 +40,12 @@ EMBEDDINGS = Operation(
     ),
     request=obj(
         ("model", "input"),
-        model=STR,
+        model=RETRIEVAL_MODEL,
         input={"anyOf": [STR, arr(STR, minItems=1, maxItems=2048)]},
         encoding_format={"enum": ["float", "base64"]},
         dimensions={"type": "integer", "minimum": 1},
         user=STR,
-        provider=STR,
+        provider=forced_provider("embeddings"),
         service=obj(cache={"enum": ["skip"]}, fallbacks=STRS),
     ),
     errors=RETRIEVAL_ERRORS,
@@ -65,12 +70,26 @@ RERANK = Operation(
     ),
     request=obj(
         ("model", "query", "documents"),
-        model=STR,
-        query=STR,
-        documents=arr({"anyOf": [STR, obj(("text",), text=STR, id=STR)]}, maxItems=1000),
-        top_n={"type": "integer", "minimum": 1},
-        return_documents={"type": "boolean"},
-        provider=STR,
+        model=RETRIEVAL_MODEL,
+        query=FILLED,
+        documents=arr(
+            {
+                "anyOf": [
+                    {"type": "string", "minLength": 1},
+                    obj(
+                        ("text",),
+                        text={"type": "string", "minLength": 1},
+                        id={"type": ["string", "integer", "null"]},
+                    ),
+                ]
+            },
+            minItems=1,
+            maxItems=1000,
+        ),
+        top_n=nullable({"type": "integer", "minimum": 1})
+        | {"description": "at most the number of documents (`invalid_top_n`)"},
+        return_documents=nullable(BOOL),
+        provider=forced_provider("rerank"),
     ),
     errors=RETRIEVAL_ERRORS,
 )

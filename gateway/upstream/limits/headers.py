@@ -32,6 +32,8 @@ CODES: dict[LimitType, str] = {
     "daily": "daily_limit_exceeded",
     "monthly": "monthly_limit_exceeded",
 }
+# What a route that admits requests under a key's limits may answer (its OpenAPI entry).
+LIMIT_REFUSALS = {429: tuple(CODES.values())}
 CONCURRENT_RETRY_AFTER_S = 1
 
 

@@ -307,28 +307,35 @@ async def test_another_workspace_is_neither_counted_nor_reachable(
 
 
 @pytest.mark.parametrize(
-    ("params", "param"),
+    ("params", "param", "code"),
     [
-        ({"start_date": "2026-13-01"}, "start_date"),
-        ({"start_date": "yesterday"}, "start_date"),
-        ({"end_date": "2026-W01-1"}, "end_date"),
-        ({"start_date": "2026-03-05", "end_date": "2026-03-01"}, "end_date"),
-        ({"start_date": "2024-01-01", "end_date": "2026-01-01"}, "end_date"),
-        ({"granularity": "minute"}, "granularity"),
+        ({"start_date": "2026-13-01"}, "start_date", "invalid_request"),
+        ({"start_date": "yesterday"}, "start_date", "invalid_request"),
+        ({"end_date": "2026-W01-1"}, "end_date", "invalid_request"),
+        ({"start_date": "2026-03-05", "end_date": "2026-03-01"}, "end_date", "invalid_period"),
+        ({"start_date": "2024-01-01", "end_date": "2026-01-01"}, "end_date", "invalid_period"),
+        ({"granularity": "minute"}, "granularity", "invalid_request"),
         (
             {"granularity": "hour", "start_date": "2026-01-01", "end_date": "2026-03-01"},
             "granularity",
+            "invalid_period",
         ),
-        ({"group_by": "team"}, "group_by"),
+        ({"group_by": "team"}, "group_by", "invalid_request"),
     ],
 )
 async def test_bad_parameters_are_a_400_naming_them(
-    gateway: RunningGateway, http: httpx.AsyncClient, params: dict[str, str], param: str
+    gateway: RunningGateway,
+    http: httpx.AsyncClient,
+    params: dict[str, str],
+    param: str,
+    code: str,
 ) -> None:
+    """A malformed value is `invalid_request`; values that are each valid but do not make
+    a period together (or an hourly series too long) are `invalid_period`."""
     response = await http.get(f"{A}/usage", params=params)
     assert response.status_code == 400
     error = response.json()["error"]
-    assert error["code"] == "invalid_request" and error["param"] == param
+    assert (error["code"], error["param"]) == (code, param)
     assert error["type"] == "invalid_request_error" and error["message"]
 
 

@@ -93,7 +93,7 @@ async def test_create_read_list_update_delete(http: httpx.AsyncClient) -> None:
         ({"llm": {"model": "gpt-4o", "max_tokens": 0}}, 400, "invalid_request", "llm.max_tokens"),
         ({"llm": {"model": "gpt-4o", "temperature": 3}}, 400, "invalid_request", "llm.temperature"),
         ({"name": ""}, 400, "invalid_request", "name"),
-        ({"name": "voice-agent-fast"}, 400, "invalid_request", "name"),
+        ({"name": "voice-agent-fast"}, 409, "template_name_taken", "name"),
         ({"colour": "blue"}, 400, "invalid_request", "colour"),
     ],
 )

@@ -16,6 +16,7 @@ import trio
 from websockets.sync.client import ClientConnection, connect
 
 from gateway.app.server import RunningGateway
+from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.pipelines.test_pipelines_api import sim_of
 from tests.gateway.realtime.speech import FIRST, chunks, spoken_pcm, ws_base
@@ -139,6 +140,10 @@ async def test_push_to_talk_text_answer_and_the_errors_clients_tolerate(
 ) -> None:
     sim_of(gateway).transcripts.append(FIRST)
     sim_of(gateway).replies.append("It is sunny.")
+    # The answer's model waits a second before it starts, so that the second
+    # response.create and the bad session.update arrive while the first response is
+    # surely active (on a busy machine a text answer could finish before they came).
+    sim_of(gateway).faults.add(Fault(model="gpt-4o-mini", delay_ms=1000, remaining=1))
     events = await in_thread(push_to_talk, ws_base(gateway), await spoken_pcm(http, FIRST))
     errors = [e["error"] for e in events if e["type"] == "error"]
     assert [(e["code"], e["event_id"]) for e in errors] == [
