@@ -218,8 +218,11 @@ async def _read_body_in_time(
     Quart's `BODY_TIMEOUT` answers on the other routes): a half-sent body must not hold a
     handler forever."""
     # A scope, not `fail_after`: the same deadline without two generators per request.
-    with trio.CancelScope(deadline=trio.current_time() + timeout_s):
-        return await _read_body(exchange, headers, limit)
+    try:
+        with trio.CancelScope(deadline=trio.current_time() + timeout_s):
+            return await _read_body(exchange, headers, limit)
+    except trio.TooSlowError:  # as `fail_after` had it: any TooSlowError inside is the 408
+        pass
     raise ApiError(
         408,
         "request_timeout",

@@ -173,10 +173,14 @@ class Engine:
             operation = self.tracing.traced_operation(operation, _attempt_attributes)
 
         async def attempt(candidate: Candidate) -> T:
-            # A scope, not `fail_after`: the same deadline without two generators.
-            with trio.CancelScope(deadline=trio.current_time() + timeout_s):
-                return await operation(candidate.adapter, candidate.target)
-            raise deadline_exceeded(candidate.target.provider_id, timeout_s)
+            # A scope, not `fail_after`: the same deadline without two generators. An
+            # operation's own TooSlowError means the same as before: the call took too long.
+            try:
+                with trio.CancelScope(deadline=trio.current_time() + timeout_s):
+                    return await operation(candidate.adapter, candidate.target)
+            except trio.TooSlowError:
+                pass
+            raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
 
         winner = await self._race(facts, plan, self._chain(facts, plan), attempt)
         served = self._served(plan, winner, winner.value)

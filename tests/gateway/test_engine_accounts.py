@@ -124,3 +124,36 @@ async def test_an_api_error_leaving_the_block_is_recorded_as_such(
         async with opened(gateway) as (facts, _stream, _hold):
             raise ApiError(400, "invalid_value", "a check after the head failed")
     assert await record_of(gateway, facts.request_id) == (400, "invalid_value", 0)
+
+
+@pytest.mark.parametrize("how", ["past its deadline", "its own TooSlowError"])
+async def test_a_call_that_takes_too_long_is_a_provider_timeout(
+    gateway: RunningGateway, how: str
+) -> None:
+    """The attempt's deadline (a cancel scope since issue 37, `fail_after` before) and a
+    TooSlowError of the operation's own both end the call as `provider_timeout`, a 504
+    with its record, never as an error of the gateway's."""
+    install(gateway)
+    key = gateway.state.keyring.lookup(ADMIN_KEY)
+    assert key is not None
+    principal = Principal(key)
+    engine = gateway.state.engine
+    facts = new_facts("chat", principal, {})
+    plan = engine.plan_named(
+        principal,
+        model="gpt-4o-mini",
+        provider="openai",
+        fallbacks=(),
+        capability="chat",
+        service=ServiceOptions(),
+    )
+
+    async def operation(adapter: Provider, target: Target) -> str:
+        if how == "past its deadline":
+            await trio.sleep_forever()
+        raise trio.TooSlowError
+
+    with pytest.raises(ApiError) as raised:
+        await engine.call(facts, plan, operation, hold=None, timeout_s=0.05, meter=lambda _: USED)
+    assert (raised.value.status, raised.value.code) == (504, "provider_timeout")
+    assert await record_of(gateway, facts.request_id) == (504, "provider_timeout", 0)
