@@ -20,14 +20,17 @@ from providers.sim.core import Fault
 from tests.gateway.pipelines.test_pipelines_api import sim_of
 from tests.gateway.realtime.speech import (
     FIRST,
-    INTERRUPTION,
     SECOND,
     chunks,
-    in_asyncio,
     spoken_pcm,
     ws_base,
 )
-from tests.gateway.realtime.test_openai_realtime import LONG_ANSWER, SHORT_ANSWER, conversation
+from tests.gateway.realtime.test_openai_realtime import (
+    LONG_ANSWER,
+    SHORT_ANSWER,
+    assert_the_whole_conversation,
+    scripted_conversation,
+)
 from tests.gateway.realtime.test_realtime_ws import BEARER, Client, in_thread
 from tests.gateway.test_files_usage import usage_rows
 
@@ -63,26 +66,10 @@ async def test_the_openai_clients_conversation_is_relayed_to_the_realtime_api(
 ) -> None:
     await relay_natively(http)
     sim = sim_of(gateway)
-    sim.transcripts.extend([FIRST, INTERRUPTION, SECOND])
-    sim.replies.extend([LONG_ANSWER, "Of course.", SHORT_ANSWER])
-    turns = [await spoken_pcm(http, t) for t in (FIRST, INTERRUPTION, SECOND)]
     sim.requests.clear()
-    events = await in_asyncio(conversation, gateway.url + "/v1", turns)
-
-    assert [e["type"] for e in events][:2] == ["session.created", "session.updated"]
+    events = await scripted_conversation(sim, http, gateway.url + "/v1")
+    done = assert_the_whole_conversation(events)
     assert events[0]["session"]["model"] == "gpt-realtime"
-    transcripts = [e for e in events if e["type"].endswith("input_audio_transcription.completed")]
-    assert [t["transcript"] for t in transcripts] == [FIRST, INTERRUPTION, SECOND]
-    done = [e["response"] for e in events if e["type"] == "response.done"]
-    assert [d["status"] for d in done] == ["completed", "cancelled", "completed", "completed"]
-    assert done[1]["status_details"]["reason"] == "turn_detected"
-    assert done[0]["output"][0]["type"] == "function_call"
-    assert isinstance(json.loads(done[0]["output"][0]["arguments"])["city"], str)
-    retrieved = next(e for e in events if e["type"] == "conversation.item.retrieved")["item"]
-    kept = retrieved["content"][0]["transcript"]
-    assert kept and LONG_ANSWER.startswith(kept) and len(kept) < len(LONG_ANSWER) / 4
-    assert done[3]["output"][0]["content"][0]["transcript"] == SHORT_ANSWER
-
     assert [r.path.split("?")[0] for r in sim.requests] == ["/v1/realtime"]
     rows = await session_rows(gateway)
     assert [(r["provider"], r["model"], r["status"]) for r in rows] == [
