@@ -512,8 +512,8 @@ def _replanned(before: SessionConfig, after: SessionConfig) -> bool:
 
 
 def _recorded(pcm: bytes) -> Tape:
-    """A committed turn whose recognition had not started (its audio came while another
-    turn's recognition was being replaced), on a tape the commit closes at once."""
+    """A committed turn whose recognition had not started (a client's commit of audio
+    the VAD never heard as speech), on a tape the commit closes at once."""
     tape = Tape()
     tape.append(pcm)
     return tape
