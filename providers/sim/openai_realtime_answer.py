@@ -123,12 +123,12 @@ class ResponseParams:
 
     @classmethod
     def of(cls, session: Any, raw: Any) -> ResponseParams:
-        raw = raw if isinstance(raw, dict) else {}
+        raw = {k: v for k, v in raw.items() if v is not None} if isinstance(raw, dict) else {}
         output = (raw.get("audio") or {}).get("output") or {}
         return cls(
             raw.get("instructions", session.instructions),
             raw.get("output_modalities", session.modalities),
-            output.get("voice", session.voice),
+            output.get("voice") or session.voice,
             raw.get("tools", session.tools),
             raw.get("tool_choice", session.tool_choice),
             raw.get("max_output_tokens", session.max_output_tokens),
