@@ -8,14 +8,17 @@ by the engine."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import trio
 from websockets.sync.client import connect
 
-from gateway.app.server import RunningGateway
+from gateway.app.server import RunningGateway, run_gateway
+from gateway.platform.config import Settings
 from providers.sim.core import Fault
 from tests.gateway.pipelines.test_pipelines_api import sim_of
 from tests.gateway.realtime.speech import (
@@ -180,3 +183,25 @@ async def test_a_response_the_upstream_starts_is_cancelled_when_the_limits_refus
     assert done[1]["status_details"]["reason"] == "client_cancelled"
     rows = await session_rows(gateway, count=2)
     assert sorted(r["status"] for r in rows) == [200, 429]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_the_upstream_address_guard_holds_for_the_relay(
+    nursery: trio.Nursery, settings: Settings
+) -> None:
+    """With private addresses denied, the simulator's 127.0.0.1 is refused at the
+    relay's connection as at every other: the session is refused, not a byte sent."""
+    denied = attrs.evolve(settings, upstream_private_addresses="deny")
+    gateway: RunningGateway = await nursery.start(partial(run_gateway, denied, env={}))
+    async with httpx.AsyncClient(base_url=gateway.url, headers=BEARER, timeout=30) as http:
+        await relay_natively(http)
+
+    def refused(url: str) -> tuple[dict[str, Any], int | None]:
+        with connect(url, additional_headers=BEARER) as ws:
+            event = json.loads(ws.recv(timeout=30))
+            ws.recv_events_thread.join(10)
+            return event, ws.close_code
+
+    event, close = await in_thread(refused, ws_base(gateway) + "?model=gpt-realtime")
+    assert event["type"] == "error" and close == 4000 + 503
+    assert sum(sim_of(gateway).stats.by_path.values()) == 0
