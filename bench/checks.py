@@ -61,6 +61,7 @@ def evaluate(results: Results) -> list[Check]:
         *_soak_checks(results),
         _ceiling_check(results),
         *_workers_checks(results),
+        *_observability_checks(results),
         *hotpath_checks(results),
     ]
 
@@ -205,4 +206,20 @@ def _workers_checks(results: Results) -> list[Check]:
             "ms",
             lambda v: v <= 0.2,
         ),
+    ]
+
+
+def _observability_checks(results: Results) -> list[Check]:
+    """Section 9 (issue 33): the request log and tracing both on cost at most 5 % of
+    the non-streamed requests/s."""
+    lost = _get(results, "observability", "cost", "32", "rps_lost_share")
+    share = None if lost is None else lost * 100
+    return [
+        _check(
+            "req/s lost to the request log and tracing, c=32",
+            "<= 5 %",
+            share,
+            "%",
+            lambda v: v <= 5,
+        )
     ]

@@ -19,6 +19,7 @@ SECTIONS = (
     "floor",
     "workers",
     "fronts",
+    "observability",
     "hotpath",
     "budget",
     "instructions",
@@ -37,6 +38,7 @@ RUN_ORDER = (
     "open-streams",
     "ceiling",
     "workers",
+    "observability",
     "instructions",
 )
 

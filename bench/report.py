@@ -43,6 +43,7 @@ def markdown(
         _floor_text(results),
         _workers_text(results),
         _fronts_text(results),
+        _observability_text(results),
         report_hotpath.hotpath_text(results, checks),
         report_hotpath.budget_table(results),
         report_hotpath.instructions_text(results),
@@ -538,6 +539,51 @@ def _workers_text(results: dict[str, Any]) -> str:
         f"- With the simulator as upstream on the same cores (c=32 only): two workers answer"
         f" {_fmt(simulated.get('rps_ratio_two_over_one'))}x the requests/s of one; round by"
         f" round {_ratios(simulated.get('rps_ratio_by_round', []))}.",
+    ]
+    return "\n".join(rows)
+
+
+def _observability_text(results: dict[str, Any]) -> str:
+    """Section 9: the request log and tracing both on against both off."""
+    o = section_of(results, "observability")
+    if o is None:
+        return ""
+    rows = [
+        f"### 9. The request log and tracing, on against off ({o['rounds']} alternating"
+        f" rounds of {o['round_s']:g} s per setup and concurrency, static upstream, load"
+        f" average {o['load_average_before'][0]:.2f} before,"
+        f" {o['load_average_after'][0]:.2f} after)",
+        "",
+        *_head(
+            "concurrency",
+            "req/s off",
+            "req/s on",
+            "on / off",
+            "round by round",
+            "CPU-ms/req off",
+            "CPU-ms/req on",
+        ),
+    ]
+    for concurrency, figures in o["cost"].items():
+        rows.append(
+            _row(
+                concurrency,
+                _fmt(figures["rps_off"], 0),
+                _fmt(figures["rps_on"], 0),
+                f"{figures['rps_ratio']:.3f}",
+                _ratios(figures["rps_ratio_by_round"]),
+                _fmt(figures["cpu_ms_per_request_off"], 3),
+                _fmt(figures["cpu_ms_per_request_on"], 3),
+            )
+        )
+    did = o.get("on_did", {})
+    spans = did.get("spans", {})
+    rows += [
+        "",
+        f"- With both on, the usage writer wrote {_fmt(did.get('request_log_written'), 0)}"
+        f" records (each a request-log entry) and the exporter sent"
+        f" {_fmt(spans.get('exported'), 0)} spans ({_fmt(spans.get('dropped'), 0)} dropped,"
+        f" {_fmt(spans.get('failed'), 0)} refused).",
     ]
     return "\n".join(rows)
 

@@ -12,8 +12,9 @@ figures with the simulator as upstream beside it).
 It is a load fixture, not a simulator: it reads each request's framing (keep-alive,
 `Content-Length` or chunked, pipelining, through the simulator's own parser) and its
 method and path, nothing else. `POST .../chat/completions` gets the completion the
-simulator gives the benchmark's prompt (20 tokens), `GET /health` a 200 (readiness), any
-other request a 404.
+simulator gives the benchmark's prompt (20 tokens), `GET /health` a 200 (readiness),
+`POST /v1/traces` an OTLP/HTTP collector's empty success (section 9 exports its spans
+here), any other request a 404.
 
     python -m bench.static_upstream --port 8101
 """
@@ -61,6 +62,11 @@ NOT_FOUND = {
 }
 
 
+def _traces_accepted(writer: ResponseWriter, keep_alive: bool) -> bytes:
+    """An OTLP/HTTP export's success: an empty `ExportTraceServiceResponse` (no bytes)."""
+    return writer.head(200, "application/x-protobuf", {}, content_length=0, keep_alive=keep_alive)
+
+
 def _answer(writer: ResponseWriter, status: int, payload: object, keep_alive: bool) -> bytes:
     body = json.dumps(payload, separators=(",", ":")).encode()
     head = writer.head(
@@ -77,6 +83,7 @@ class Answers:
         self.completion = self._both(200, COMPLETION)
         self.not_found = self._both(404, NOT_FOUND)
         self.health = self._both(200, {"status": "ok"})
+        self.traces = {alive: _traces_accepted(self.writer, alive) for alive in (True, False)}
 
     def _both(self, status: int, payload: object) -> dict[bool, bytes]:
         return {alive: _answer(self.writer, status, payload, alive) for alive in (True, False)}
@@ -86,6 +93,8 @@ class Answers:
             return self.completion[keep_alive]
         if method == "GET" and path == "/health":
             return self.health[keep_alive]
+        if method == "POST" and path == "/v1/traces":
+            return self.traces[keep_alive]
         return self.not_found[keep_alive]
 
     def refusal(self, error: ProtocolError) -> bytes:

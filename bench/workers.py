@@ -65,7 +65,7 @@ def workers(run: Run, stack: Stack) -> dict[str, Any]:
         return {"skipped": "redis-server is not installed (scripts/test-system-packages.txt)"}
     cores = sorted({*run.pinning.gateway, *run.pinning.simulator, *run.pinning.load})
     load_before = os.getloadavg()
-    with _redis(run, binary) as (redis_url, redis), _static_upstream(run) as upstream:
+    with _redis(run, binary) as (redis_url, redis), static_upstream(run) as upstream:
         direct = {"1": wrk_point(run, upstream, 1, "workers")}
         others = {"upstream": upstream.server.pid, "redis": redis.pid}
         gateway = _measured(run, upstream.port, "static", others, redis_url, cores)
@@ -106,12 +106,12 @@ def _measured(
         for n in WORKER_COUNTS:
             targets[n] = _gateway(run, upstream_port, upstream, n, redis_url, cores)
             running.callback(targets[n].server.stop)
-        return _interleaved(run, targets, others, redis_url, concurrencies)
+        return interleaved(run, targets, others, redis_url, concurrencies)
 
 
-def _interleaved(
+def interleaved(
     run: Run,
-    targets: dict[int, Target],
+    targets: dict[Any, Target],
     others: dict[str, int],
     redis_url: str | None = None,
     concurrencies: tuple[int, ...] = CONCURRENCIES,
@@ -132,7 +132,7 @@ def _interleaved(
     rounds, seconds = round_plan(run.plan)
     points: dict[str, Any] = {str(n): {} for n in targets}
     for concurrency in concurrencies:
-        measured: dict[int, list[dict[str, Any]]] = {n: [] for n in targets}
+        measured: dict[Any, list[dict[str, Any]]] = {n: [] for n in targets}
         for _ in range(rounds):
             for n, target in targets.items():
                 point = _round(run, target, concurrency, seconds, others, redis_url)
@@ -333,7 +333,7 @@ def _redis(run: Run, binary: str) -> Iterator[tuple[str, procs.Proc]]:
 
 
 @contextmanager
-def _static_upstream(run: Run) -> Iterator[Target]:
+def static_upstream(run: Run) -> Iterator[Target]:
     """`bench.static_upstream` on a free loopback port, on the simulator's core, as a
     target (the direct baseline); stopped on the way out."""
     port = procs.free_port()
@@ -443,4 +443,4 @@ def _litellm_points(
             if n > 1:  # one worker is the plain server: ready when it answers
                 _wait_started(proc, n, litellm_env.started_workers)
             targets[n] = Target(name, label, port, "/v1" + CHAT_PATH, litellm_env.MASTER_KEY, proc)
-        return _interleaved(run, targets, others)
+        return interleaved(run, targets, others)

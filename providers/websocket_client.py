@@ -20,6 +20,8 @@ import attrs
 import trio
 from trio_websocket import ConnectionRejected, WebSocketConnection, wrap_client_stream
 
+from providers.upstream.traced import OUTGOING_TRACE
+
 CLOSE_WAIT_S = 2.0  # the close handshake after a whole session (shielded cleanup)
 
 
@@ -76,6 +78,9 @@ async def open_socket(
     the block comes out as it was (not in an exception group). After a block that ends
     normally the close handshake gets `CLOSE_WAIT_S`; after an error or a cancellation
     the stream is closed at once. The caller's deadline bounds everything else.
+
+    The handshake carries this task's trace headers (`traceparent`, `tracestate`), as
+    every HTTP call of the upstream client does (`providers.upstream.traced`).
     """
     address = socket_address(url)
     stream = await _connect(address, open_tcp)
@@ -88,7 +93,7 @@ async def open_socket(
                     stream,
                     address.host_header,
                     address.resource,
-                    extra_headers=headers,
+                    extra_headers=_with_trace(headers),
                     max_message_size=max_message_size,
                 )
                 try:
@@ -110,3 +115,10 @@ async def open_socket(
             raise first from None
         if failure is not None:
             raise failure
+
+
+def _with_trace(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    extra = OUTGOING_TRACE.get()
+    if not extra:
+        return headers
+    return [*headers, *((name.encode(), value.encode()) for name, value in extra.items())]

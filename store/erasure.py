@@ -86,6 +86,7 @@ CONTENT_TABLES = (
     "file_cursor_places",
     "data_documents",
     "data_chunks",
+    "request_log",
 )
 
 

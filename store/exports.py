@@ -84,6 +84,18 @@ def get(db: Handle, export_id: str) -> ExportRecord | None:
     return None if row is None else _from_row(row)
 
 
+def recent(db: Handle, workspace_id: str, limit: int) -> list[ExportRecord]:
+    """The workspace's latest `limit` exports, newest first (ids break a tie in time).
+
+    A scan of the table: exports are few (each is a person's request, and the worker
+    deletes expired files), so no index is kept for this listing."""
+    rows = db.execute(
+        f"{_SELECT} WHERE workspace_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+        [workspace_id, limit],
+    ).fetchall()
+    return [_from_row(row) for row in rows]
+
+
 def processing_ids(db: Handle) -> list[str]:
     """Exports not yet built (a stop left them), oldest first."""
     rows = db.execute(

@@ -16,8 +16,9 @@ from typing import Any
 
 import attrs
 
-from store import columns, dialect, usage_rollups
+from store import columns, dialect, request_log, usage_rollups
 from store.handle import Handle
+from store.request_log import LoggedAttempt, logged_attempts
 
 
 @attrs.frozen(kw_only=True)
@@ -56,6 +57,19 @@ class UsageRecord:
     prompt_hash: str | None = None
     # The session an agent's request named (`X-Agent-Session`); None for other keys.
     agent_session: str | None = None
+    # For the request log (`store.request_log`), written only when `request_log` is set:
+    # the model the client named, the time to the first token (the first chunk of a
+    # stream, the whole answer otherwise), the race's attempts, the W3C trace id, and the
+    # sealed bodies of a workspace that keeps them.
+    request_log: bool = False
+    model_requested: str | None = None
+    ttft_ms: float | None = None
+    attempts: tuple[LoggedAttempt, ...] = attrs.field(default=(), converter=logged_attempts)
+    trace_id: str | None = None
+    # The bodies as JSON text: clear until the usage writer seals them (PII redacted,
+    # encrypted: `body_sealed`); the request log never writes an unsealed body.
+    body: str | None = attrs.field(default=None, repr=False)
+    body_sealed: bool = False
 
     @property
     def total_tokens(self) -> int:
@@ -86,11 +100,13 @@ _INSERT = (
 
 
 _FIELDS = tuple(attrs.fields_dict(UsageRecord))
+# The fields of a usage row (the request log's own live in `store.request_log`).
+_STORED = tuple(name.strip() for name in _COLUMNS.split(",") if name.strip() in _FIELDS)
 
 
 def _to_row(record: UsageRecord) -> dict[str, Any]:
     # Not `attrs.asdict`: that recurses into every value and is the writer's largest cost.
-    row = {name: getattr(record, name) for name in _FIELDS}
+    row = {name: getattr(record, name) for name in _STORED}
     row["cache_hit"] = int(record.cache_hit)
     row["tags"] = columns.to_json(record.tags)
     row["created_at"] = columns.to_iso(record.created_at)
@@ -100,7 +116,7 @@ def _to_row(record: UsageRecord) -> dict[str, Any]:
 
 def _from_row(row: Mapping[str, Any]) -> UsageRecord:
     # A column added by a later migration than the database's reads as its default.
-    fields = {name: row[name] for name in attrs.fields_dict(UsageRecord) if name in row}
+    fields = {name: row[name] for name in _STORED if name in row}
     fields["cache_hit"] = bool(row["cache_hit"])
     fields["tags"] = columns.json_strings(row["tags"])
     fields["created_at"] = columns.from_iso(row["created_at"])
@@ -111,7 +127,7 @@ def insert_records(db: Handle, records: Iterable[UsageRecord]) -> int:
     """Insert records in one transaction (group commit), with their rollups; return how
     many. On PostgreSQL the rows go in through one `COPY` (one statement and one stream
     of data however many rows; the rollups are upserts that add, so several nodes'
-    batches sum)."""
+    batches sum). The request log's entries go in with them."""
     batch = list(records)
     with db.atomic():
         if dialect.of(db).is_postgres:
@@ -122,6 +138,7 @@ def insert_records(db: Handle, records: Iterable[UsageRecord]) -> int:
         else:
             db.conn.executemany(_INSERT, [_to_row(record) for record in batch])
         usage_rollups.add_records(db, batch)
+        request_log.add_records(db, batch)
     return len(batch)
 
 

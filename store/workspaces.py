@@ -31,6 +31,8 @@ class WorkspaceRecord:
     description: str = ""
     created_at: datetime
     organization_id: str = DEFAULT_ORGANIZATION_ID
+    # Whether its request log keeps bodies (`store.request_log`; migration 23).
+    request_log_bodies: bool = False
 
 
 @attrs.frozen
@@ -49,6 +51,7 @@ def _from_row(row: Mapping[str, Any]) -> WorkspaceRecord:
         description=row["description"],
         created_at=columns.from_iso(row["created_at"]),
         organization_id=row["organization_id"],
+        request_log_bodies=bool(row.get("request_log_bodies", 0)),
     )
 
 

@@ -32,6 +32,7 @@ from gateway.agents.limits import (
 from gateway.agents.service import AGENT_KEY_PREFIX, create_agent, delete_agent
 from gateway.agents.services import AgentsServices
 from gateway.agents.suspension import Actor, set_status
+from gateway.kernels.webhooks.registration import check_webhook_url
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
 from gateway.platform.audit import audit_event, audited, written
@@ -39,7 +40,6 @@ from gateway.platform.auth import Principal, session_of
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object
-from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import agents as agent_store
 from store import keys
 from store import webhooks as webhook_store
@@ -205,14 +205,8 @@ class AgentsApi:
         principal = await self._manager("create_api_keys")
         spec = parse_alert(await read_object())
         loaded = await self._loaded(principal, agent_id)
-        try:
-            await check_registration(
-                spec.webhook_url, webhook_policy(self.services.settings.webhook_allowed_hosts)
-            )
-        except UnsafeUrl as exc:
-            raise ApiError(
-                400, exc.code, str(exc), param="webhook_url", value=spec.webhook_url
-            ) from None
+        allowed = self.services.settings.webhook_allowed_hosts
+        await check_webhook_url(spec.webhook_url, allowed, param="webhook_url")
         existing = await self.services.db.run(lambda d: agent_store.list_alerts(d, agent_id))
         if len(existing) >= MAX_ALERTS_PER_AGENT:
             raise ApiError(

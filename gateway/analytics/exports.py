@@ -32,6 +32,7 @@ FORMATS = tuple(CONTENT_TYPES)
 SECTIONS = ("usage", "costs", "errors")
 _FIELDS = frozenset({"start_date", "end_date", "format", "include"})
 PATH = "/v1/management/analytics/export"
+MAX_LISTED = 100
 
 
 def parse_body(body: Mapping[str, Any], *, today: date) -> tuple[str, str, str, tuple[str, ...]]:
@@ -91,6 +92,20 @@ async def find(analytics: AnalyticsServices, principal: Principal, export_id: st
     if record is None or record.workspace_id != principal.workspace_id:
         raise not_found("export_not_found", f"No export '{export_id}'.", export_id=export_id)
     return record
+
+
+async def recent(
+    analytics: AnalyticsServices, principal: Principal, args: Mapping[str, str]
+) -> list[ExportRecord]:
+    """The caller's workspace's latest exports (`limit`, 1 to 100, default 20), newest
+    first: what a console lists to follow and download them."""
+    raw = args.get("limit", "20")
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LISTED:
+        raise invalid_request(
+            f"'limit' must be an integer from 1 to {MAX_LISTED}.", param="limit", value=raw
+        )
+    ws = principal.workspace_id
+    return await analytics.db.run(lambda d: store.recent(d, ws, int(raw)))
 
 
 def render(record: ExportRecord, base_url: str) -> dict[str, Any]:

@@ -89,6 +89,13 @@ def analytics_blueprint(analytics: AnalyticsServices) -> Blueprint:
         )
         return json_response(exports.render(record, _base_url()), status=202)
 
+    @bp.get(f"{A}/export")
+    async def list_exports() -> Response:
+        principal = await _caller(analytics, "export_data")
+        found = await exports.recent(analytics, principal, request.args)
+        base = _base_url()
+        return json_response({"object": "list", "data": [exports.render(r, base) for r in found]})
+
     @bp.get(f"{A}/export/<export_id>")
     async def get_export(export_id: str) -> Response:
         principal = await _caller(analytics, "export_data")

@@ -10,6 +10,7 @@ the admission policies (an agent's limits). The core runs with none of them.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import trio
@@ -32,6 +33,8 @@ from gateway.files.capabilities import Capabilities
 from gateway.files.services import FilesServices
 from gateway.kernels.dialects import Dialect, ServeChat
 from gateway.kernels.endpoints import Endpoint
+from gateway.kernels.pii import detector as pii
+from gateway.kernels.pii import worker as pii_worker
 from gateway.kernels.uploads.formats import Kind
 from gateway.kernels.webhooks.services import Webhooks
 from gateway.ocr.input import LOCAL_MODEL as LOCAL_OCR_MODEL
@@ -46,7 +49,12 @@ from gateway.pipelines.services import PipelinesServices
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.callers import Authenticator
+from gateway.platform.context import note_usage
+from gateway.platform.extras import FILES
 from gateway.platform.jsonio import JsonAnswer
+from gateway.requestlog.bodies import BodySealer
+from gateway.requestlog.kept import LoggedRequests
+from gateway.requestlog.services import RequestLogServices
 from gateway.responses.kept import StoredResponses
 from gateway.responses.services import ResponsesServices
 from gateway.retrieval.embeddings import serve_embeddings
@@ -78,10 +86,15 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.breakers,
         state.health,
         state.limits.upstream,
-        UsageLog(state.catalog, usage_sinks(state, mounted) if settings.usage_log_enabled else ()),
+        UsageLog(
+            state.catalog,
+            usage_sinks(state, mounted) if settings.usage_log_enabled else (),
+            request_log=settings.request_log_days > 0 and "requestlog" in mounted,
+        ),
         hedge_from_latency=settings.hedge_from_latency,
         shared_breakers=state.shared_breakers,
         on_first_result=(state.metrics.upstream_first_byte,) if observed else (),
+        tracing=state.tracing,
     )
     state.admission = Admission(
         state.limiter if settings.rate_limits_enabled else None,
@@ -98,7 +111,10 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.db,
         state.auth,
         shared_cache=state.shared_cache,
+        bodies=state.bodies,
     )
+    if FILES.installed():  # without the PII detector no body is kept (never clear)
+        state.usage.seal = body_sealer(state).seal
     state.retrieval = RetrievalServices(state.engine, state.admission, state.auth, settings)
     state.ocr = OcrServices(
         state.engine,
@@ -128,7 +144,13 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.keyring,
         state.logins,
         state.kdf_limiter,
-        workspace_data=(state.files, state.documents, StoredResponses(state.responses)),
+        workspace_data=(
+            state.files,
+            state.documents,
+            StoredResponses(state.responses),
+            LoggedRequests(),
+        ),
+        bodies=state.bodies,
     )
     state.agents_services = AgentsServices(
         state.db,
@@ -156,6 +178,7 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.breakers,
         lambda: state.keyring.pending_last_used,
         lambda: len(state.cache),
+        state.tracing,
     )
     state.operator = OperatorServices(
         state.db, settings, state.auth, state.metrics, live, state.usage.flush
@@ -202,6 +225,9 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
             measured_clip,
             lambda workspace, name: mapping_named(state.audio, workspace, name),
         ),
+    )
+    state.request_log = RequestLogServices(
+        state.auth, state.db, state.usage.flush, state.cipher, settings.request_log_days
     )
     state.admin = AdminServices(
         state.db,
@@ -277,12 +303,21 @@ def queue_depth(state: AppState) -> int:
     return state.limits.waiting + (shared.waiting if shared is not None else 0)
 
 
+def body_sealer(state: AppState) -> BodySealer:
+    """The request log's bodies sealed by the PII detector, in its worker process, and
+    the store's credential cipher."""
+    redact = partial(pii_worker.run_scan, pii.redact_json, limiter=state.files.pii_scans)
+    return BodySealer(state.cipher, redact)
+
+
 def usage_sinks(state: AppState, mounted: Collection[str]) -> tuple[UsageSink, ...]:
-    """Where each usage record goes: the writer, and when their families are mounted the
-    metrics and (several workers) the realtime counters every analytics page reads."""
+    """Where each usage record goes: the writer (and with it the request log), and when
+    their families are mounted the request's context and the metrics (the access log line
+    and the request metrics name its provider, model, tokens and cost) and (several
+    workers) the realtime counters every analytics page reads."""
     sinks: list[UsageSink] = [state.usage.submit]
     if "operator" in mounted:
-        sinks.insert(0, state.metrics.observe_usage)
+        sinks[:0] = [note_usage, state.metrics.observe_usage]
     if state.shared_live is not None and "analytics" in mounted:
         sinks.append(state.shared_live.count)
     return tuple(sinks)

@@ -57,6 +57,8 @@ from gateway.platform.uploads import file_upload_limits
 from gateway.realtime.native import NativeRelays
 from gateway.realtime.routes import realtime_blueprint
 from gateway.realtime.services import RealtimeServices
+from gateway.requestlog import retention as request_log_retention
+from gateway.requestlog.routes import request_log_blueprint
 from gateway.responses import retention as response_retention
 from gateway.responses import writer as response_writer
 from gateway.responses.routes import responses_blueprint, responses_routes
@@ -237,6 +239,14 @@ def _operator(state: AppState) -> Mounted:
     return Mounted((metrics_blueprint(operator), openapi_blueprint(), console_blueprint(operator)))
 
 
+def _request_log(state: AppState) -> Mounted:
+    services, interval = state.request_log, state.settings.retention_check_interval_s
+    return Mounted(
+        (request_log_blueprint(services),),
+        workers=(partial(request_log_retention.run, services, interval),),
+    )
+
+
 _AUDIO_PATHS = (
     "/v1/audio/speech",
     "/v1/audio/transcriptions",
@@ -279,4 +289,5 @@ FAMILIES: tuple[Family, ...] = (
         Requires((AUDIO,), "Realtime and voice sessions", _REALTIME_PATHS, ("realtime",)),
     ),
     Family("analytics", _analytics),
+    Family("requestlog", _request_log),
 )

@@ -39,6 +39,7 @@ from gateway.platform.doc_links import DocLinks
 from gateway.platform.drain import HYPERCORN_MARGIN_S
 from gateway.platform.errors import doc_base
 from gateway.platform.listen import LISTEN_BACKLOG, serve_http
+from gateway.platform.tracing import Tracing
 from gateway.platform.upload_pace import UploadFloor
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
@@ -49,6 +50,7 @@ from gateway.workers import (
     shared_limits,
     shared_state,
     store_events,
+    trace_export,
     usage_writer,
     webhook_delivery,
 )
@@ -61,7 +63,8 @@ from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
 from providers.upstream.guard import upstream_policy
 from providers.upstream.httpx_upstream import guarded_transport
-from store import keys
+from providers.upstream.traced import TracedUpstream
+from store import keys, request_log
 from store import providers as provider_store
 from store import rules as rule_store
 from store.db import open_database
@@ -86,12 +89,15 @@ def core_workers(state: AppState) -> list[Worker]:
         partial(shared_limits.run, state.shared_limits),
         partial(key_events.run, KeySync(state.keyring, state.db, settings, state.redis)),
         partial(store_events.run, store_sync(state)),
+        partial(trace_export.run, state.tracing),  # spans to the OTLP endpoint, when on
     ]
 
 
 def store_sync(state: AppState) -> StoreSync:
     indexes = {"files": state.files.index, "documents": state.documents.index}
-    return StoreSync(state.db, state.settings, state.redis, state.registry, state.rules, indexes)
+    return StoreSync(
+        state.db, state.settings, state.redis, state.registry, state.rules, indexes, state.bodies
+    )
 
 
 @attrs.frozen
@@ -145,7 +151,8 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
         catalog = offered(load_catalog().with_passthrough(settings.passthrough_models))
-        async with aclosing(upstream_client(settings)) as client:
+        # Every upstream call carries its request's trace context.
+        async with aclosing(TracedUpstream(upstream_client(settings))) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
             registry = ProviderRegistry(client, cipher, catalog, builtin=builtin_adapters(client))
@@ -173,7 +180,9 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
                     shared_cache=shared.cache,
                     shared_breakers=shared.breakers,
                     shared_live=shared.live,
+                    tracing=Tracing.of(settings),
                 )
+                state.bodies.load(await db.run(request_log.keeps_bodies))
                 assemble(state, [family.name for family in available()])
                 yield state
     finally:
@@ -258,7 +267,9 @@ async def _serve_in(
         sim, configured = await _providers(state, settings, env, nursery)
     fast = http_app(state, mounted)
     links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
-    app = ObservedApp(links, state.metrics, log_bodies=settings.log_request_bodies)
+    app = ObservedApp(
+        links, state.metrics, log_bodies=settings.log_request_bodies, tracing=state.tracing
+    )
     config = hypercorn_config(settings, settings.host, settings.port)
     if listen_fd is not None:
         config.bind = [f"fd://{listen_fd}"]

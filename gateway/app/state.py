@@ -40,11 +40,14 @@ from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
 from gateway.platform.drain import Drain
 from gateway.platform.resp import RedisClient
+from gateway.platform.tracing import Tracing
+from gateway.requestlog.services import RequestLogServices
 from gateway.responses.services import ResponsesServices
 from gateway.retrieval.services import RetrievalServices
 from gateway.status.services import StatusServices
 from gateway.sustainability.services import SustainabilityServices
 from gateway.upstream.admission import Admission
+from gateway.upstream.bodies import BodyKeepers
 from gateway.upstream.circuit import BreakerBook
 from gateway.upstream.engine import Engine
 from gateway.upstream.health import HealthBook
@@ -101,6 +104,11 @@ class AppState:
     shared_cache: SharedResponseCache | None = None
     shared_breakers: SharedBreakers | None = None
     shared_live: SharedRealtime | None = None
+    # OpenTelemetry spans (`gateway.platform.tracing`); None when no OTLP endpoint is set,
+    # and then no span is made anywhere.
+    tracing: Tracing | None = None
+    # The workspaces whose request log keeps bodies (loaded at start, changed by PATCH).
+    bodies: BodyKeepers = attrs.field(factory=BodyKeepers)
     # Built by the composition root (`gateway.app.assembly.assemble`).
     engine: Engine = attrs.field(init=False)
     admission: Admission = attrs.field(init=False)
@@ -122,6 +130,7 @@ class AppState:
     probes: Probes = attrs.field(init=False)
     responses_services: ResponsesServices = attrs.field(init=False)
     pipelines: PipelinesServices = attrs.field(init=False)
+    request_log: RequestLogServices = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         # Agents (issue 18): with a Redis-protocol server their counters live there too.

@@ -17,7 +17,7 @@ socket per answer (`voice_line`) the answer leaves one record of its characters.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager, nullcontext
 from typing import Any, TypeVar
 
 import attrs
@@ -57,6 +57,7 @@ from providers.voices import load_voices
 from streams.tape import Tape
 
 T = TypeVar("T")
+FirstAndRest = AbstractAsyncContextManager[tuple[T, AsyncIterator[T]]]
 ToolCallSink = Callable[[ToolCallDelta], None]
 
 
@@ -184,6 +185,14 @@ class EngineStages:
             self._endpoint,
         )
 
+    def _span(self, stage: str) -> AbstractAsyncContextManager[object]:
+        """The stage's span when tracing is on (`gateway.platform.tracing`): the parent of
+        its upstream attempts' spans."""
+        tracing = self._state.engine.tracing
+        if tracing is None:
+            return nullcontext()
+        return tracing.stage(f"pipeline {stage}", **{"gateway.stage": stage})
+
     # -- recognition -----------------------------------------------------------------------
 
     @asynccontextmanager
@@ -191,24 +200,15 @@ class EngineStages:
         planned, clip = self._planned, self._clip
         facts = new_facts(self._endpoint, self._principal, self._headers)
 
-        @asynccontextmanager
-        async def opener(
-            adapter: Provider, target: Target
-        ) -> AsyncGenerator[tuple[TranscriptEvent, AsyncIterator[TranscriptEvent]], None]:
-            request = transcription_request(planned.stt, clip, target)
-            async with adapter.transcribe_stream(request) as events:
-                async for event in events:
-                    yield event, events
-                    return
-                raise ApiError(
-                    502, "provider_error", "The upstream ended without a transcript."
-                ) from None
+        def opener(adapter: Provider, target: Target) -> FirstAndRest[TranscriptEvent]:
+            events = adapter.transcribe_stream(transcription_request(planned.stt, clip, target))
+            return _first_and_rest(events, "The upstream ended without a transcript.")
 
         settings = self._state.settings
         opening = self._state.engine.open_stream(
             facts, planned.stt_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("stt"), opening as stream:
             first, rest = stream.value
             stream.metered = Usage(audio_seconds=round(clip.duration_s, 3))
             try:
@@ -272,7 +272,7 @@ class EngineStages:
             hold=None,  # the pipeline's hold is settled on the model's tokens at its end
             timeout_s=settings.first_chunk_timeout_s,
         )
-        async with opening as stream:
+        async with self._span("llm"), opening as stream:
             tally = _ChatTally(on_tool_call=on_tool_call)
             finished = False
             try:
@@ -298,22 +298,15 @@ class EngineStages:
         params = self._speech_params(tts, sentence)
         facts = new_facts(self._endpoint, self._principal, self._headers)
 
-        @asynccontextmanager
-        async def opener(
-            adapter: Provider, target: Target
-        ) -> AsyncGenerator[tuple[bytes, AsyncIterator[bytes]], None]:
-            async with adapter.speech_stream(speech_request(params, target, voice)) as chunks:
-                async for chunk in chunks:
-                    if chunk:
-                        yield chunk, chunks
-                        return
-                raise ApiError(502, "provider_error", "The upstream sent no audio.")
+        def opener(adapter: Provider, target: Target) -> FirstAndRest[bytes]:
+            chunks = adapter.speech_stream(speech_request(params, target, voice))
+            return _first_and_rest(chunks, "The upstream sent no audio.")
 
         settings = self._state.settings
         opening = self._state.engine.open_stream(
             facts, planned.tts_plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("tts"), opening as stream:
             first, rest = stream.value
             stream.metered = Usage(characters=len(sentence))
             try:
@@ -356,7 +349,7 @@ class EngineStages:
         opening = self._state.engine.open_stream(
             facts, plan, opener, hold=None, timeout_s=settings.upstream_timeout_s
         )
-        async with opening as stream:
+        async with self._span("tts"), opening as stream:
             served = stream.served
             before = served.primary.provider_id if served.fell_back else None
             line = SocketLine(
@@ -386,6 +379,21 @@ class EngineStages:
             stream=True,
             service=ServiceOptions(),
         )
+
+
+@asynccontextmanager
+async def _first_and_rest(
+    opening: AbstractAsyncContextManager[AsyncIterator[T]], nothing: str
+) -> AsyncGenerator[tuple[T, AsyncIterator[T]], None]:
+    """An upstream stream held open at its first item (what the race waits for): the
+    item and the rest. Empty items do not count; a stream that ends before one is the
+    provider's error (502, `nothing`)."""
+    async with opening as items:
+        async for item in items:
+            if item:
+                yield item, items
+                return
+        raise ApiError(502, "provider_error", nothing)
 
 
 def _opened(served: Served[Any], items: AsyncIterator[T]) -> Opened[T]:

@@ -15,7 +15,7 @@ what it served, this module only for a refusal or a cache hit (which no race ser
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -45,6 +45,7 @@ from gateway.platform.body import Answer, StreamAnswer
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import JsonAnswer
 from gateway.upstream.accounting import Accounting, billed_nothing, estimate_tokens
+from gateway.upstream.bodies import BodyCapture
 from gateway.upstream.engine import Served
 from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.footprint_render import footprint_headers
@@ -79,6 +80,9 @@ async def serve_chat(
     body and says the answer; chat-completions without one."""
     principal.require("chat")
     facts = new_facts("chat", principal, headers)
+    facts.asked_for(body.get("model") if isinstance(body, dict) else None)  # `auto` too
+    if chat.bodies.keeps(principal.workspace_id):  # the request log keeps the bodies
+        facts.trail.body = BodyCapture(body)
     with identified(facts):
         trip = _planned(chat, facts, body, headers, dialect)
         cache = cache_plan(chat, trip)
@@ -174,6 +178,8 @@ def _frames(dialect: Dialect | None, trip: Trip) -> Frames:
 
 
 def _result_usage(trip: Trip, result: ChatResult) -> Usage:
+    """What the answer used (and, for the request log, the answer to keep)."""
+    _capture(trip, lambda: _answer_body(result))
     if result.usage.total_tokens:
         return result.usage
     text = "".join(
@@ -210,7 +216,12 @@ async def _streamed(
     async with opening as stream:
         trip = _decided(trip, stream.served)
         opened: Opened = stream.value
-        assembler = StreamAssembler(max_chars=chat.settings.cache_max_bytes) if cache else None
+        captured = trip.facts.trail.body is not None
+        assembler = (
+            StreamAssembler(max_chars=chat.settings.cache_max_bytes) if cache or captured else None
+        )
+        if assembler is not None and captured:
+            _capture(trip, lambda: _assembled(trip, assembler))
         body = ChatStreamBody(
             trip,
             opened.rest,
@@ -252,6 +263,28 @@ def _store_stream(
     )
     if result is not None:
         _keep(chat, cache, result)
+
+
+def _capture(trip: Trip, answer: Callable[[], Any]) -> None:
+    """The answer's reader, for the request log of a workspace that keeps bodies."""
+    capture = trip.facts.trail.body
+    if capture is not None:
+        capture.answer = answer
+
+
+def _answer_body(result: ChatResult) -> dict[str, Any]:
+    return {
+        "content": result.content,
+        "tool_calls": [
+            {"id": c.id, "name": c.name, "arguments": c.arguments} for c in result.tool_calls
+        ],
+        "finish_reason": result.finish_reason,
+    }
+
+
+def _assembled(trip: Trip, assembler: StreamAssembler) -> dict[str, Any] | None:
+    result = assembler.result(id=trip.request_id, model=trip.target.upstream_model)
+    return None if result is None else _answer_body(result)
 
 
 def _keep(chat: ChatServices, cache: CachePlan, result: ChatResult) -> None:

@@ -16,6 +16,7 @@ from gateway.chat.resolutions import Resolutions
 from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
 from gateway.upstream.admission import Admission
+from gateway.upstream.bodies import BodyKeepers
 from gateway.upstream.engine import Engine
 from gateway.upstream.routing.book import RuleBook
 from store.db import Database
@@ -32,5 +33,7 @@ class ChatServices:
     auth: Authenticator
     # Several workers: the answers live on the shared server (None: `cache`, per process).
     shared_cache: SharedResponseCache | None = None
+    # The workspaces whose request log keeps the bodies (none by default).
+    bodies: BodyKeepers = attrs.field(factory=BodyKeepers)
     # The routing of a named model without a rule, made once per provider set.
     resolutions: Resolutions = attrs.field(factory=Resolutions)

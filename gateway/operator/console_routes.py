@@ -32,14 +32,17 @@ def console_blueprint(operator: OperatorServices) -> Blueprint:
     @bp.get("/v1/management/console/usage")
     async def usage() -> Response:
         principal = await operator.auth.manager("view_analytics")
-        query = parse_query(request.args)
-        since = query.since(datetime.now(UTC))
+        query = parse_query(request.args, datetime.now(UTC))
         await operator.flush_usage()
         points = await operator.db.run(
             lambda d: usage_series(
-                d, workspace_id=principal.workspace_id, since=since, bucket_s=query.bucket_s
+                d,
+                workspace_id=principal.workspace_id,
+                since=query.since,
+                until=query.until,
+                bucket_s=query.bucket_s,
             )
         )
-        return json_response(render_series(query, since, points))
+        return json_response(render_series(query, points))
 
     return bp

@@ -1,7 +1,8 @@
 """The endpoint family of a path: the bounded `family` label of metrics and logs.
 
 A table, not the path itself: paths carry ids (`/v1/management/keys/key_...`), and a
-label must not grow with them. An unknown path is "other".
+label must not grow with them. An unknown path is "other". The agents' routes live
+under `/v1/mcp/agents` and their MCP server at `/v1/mcp`: two families of their own.
 """
 
 from __future__ import annotations
@@ -31,8 +32,17 @@ V1_FAMILIES = frozenset(
         "moderations",
         "batches",
         "console",
+        "mcp",
+        "messages",
+        "auth",
+        "alerts",
+        "billing",
     }
 )
+# `/v1/<segment>` paths whose family has another name.
+V1_RENAMED = {"data": "documents"}
+# `/v1/<segment>/<sub>` paths that are a family of their own.
+V1_NESTED = {("mcp", "agents"): "agents"}
 MANAGEMENT_FAMILIES = frozenset(
     {
         "api-keys",
@@ -51,6 +61,14 @@ MANAGEMENT_FAMILIES = frozenset(
         "alerts",
         "webhooks",
         "exports",
+        "request-log",
+        "members",
+        "service-accounts",
+        "audit-log",
+        "voice-mappings",
+        "pipeline-templates",
+        "incidents",
+        "agent-limits",
     }
 )
 ROOT_FAMILIES = {
@@ -67,7 +85,11 @@ def family_of(path: str) -> str:
     if parts[0] != "v1":
         return ROOT_FAMILIES.get(parts[0], "other")
     segment = parts[1] if len(parts) > 1 else ""
+    sub = parts[2] if len(parts) > 2 else ""
     if segment == "management":
-        sub = parts[2] if len(parts) > 2 else ""
         return "management_" + sub.replace("-", "_") if sub in MANAGEMENT_FAMILIES else "other"
+    nested = V1_NESTED.get((segment, sub))
+    if nested is not None:
+        return nested
+    segment = V1_RENAMED.get(segment, segment)
     return segment if segment in V1_FAMILIES else "other"

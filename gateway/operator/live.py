@@ -23,6 +23,7 @@ from prometheus_client.core import (
 )
 
 from gateway.operator.metrics import BoundedLabel
+from gateway.platform.tracing import Tracing
 from gateway.upstream.circuit import BreakerBook
 
 BREAKER_STATES = ("closed", "open", "half_open")
@@ -53,10 +54,12 @@ class LiveSources:
     breakers: BreakerBook
     pending_last_used: Callable[[], int]  # keys' last use waiting for the flusher
     cache_entries: Callable[[], int]  # answers in the response cache
+    tracing: Tracing | None = None  # the spans' exporter (None: tracing off)
 
 
 def live_figures(sources: LiveSources, providers: BoundedLabel) -> Iterator[Metric]:
     yield from _usage_log(sources)
+    yield from _traces(sources.tracing)
     yield _breakers(sources.breakers, providers)
     entries = sources.cache_entries()
     yield _gauge("gateway_cache_entries", "Entries in the response cache", entries)
@@ -114,6 +117,21 @@ def _usage_log(sources: LiveSources) -> Iterator[Metric]:
         count_value=writer.batches_written,
         sum_value=writer.write_seconds,
     )
+
+
+def _traces(tracing: Tracing | None) -> Iterator[Metric]:
+    """The spans of tracing (when it is on): exported, refused by the endpoint, or dropped
+    because the export queue was full."""
+    if tracing is None:
+        return
+    spans = CounterMetricFamily(
+        "gateway_trace_spans", "Finished spans by fate (tracing on)", labels=["fate"]
+    )
+    spans.add_metric(["exported"], tracing.exported)
+    spans.add_metric(["failed"], tracing.failed)
+    spans.add_metric(["dropped"], tracing.queue.dropped)
+    yield spans
+    yield _gauge("gateway_trace_queue_depth", "Spans waiting for the exporter", len(tracing.queue))
 
 
 def _breakers(breakers: BreakerBook, providers: BoundedLabel) -> Metric:

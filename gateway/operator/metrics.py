@@ -1,9 +1,11 @@
 """Prometheus metrics: one registry per app, fed from three places and read at scrape time.
 
 - The request middleware (`gateway.operator.middleware`) counts every HTTP answer by
-  endpoint family, status and provider and times it.
+  endpoint family, status, provider and model and times it (the provider and model come
+  from the request's usage records, so every family that calls a vendor is labelled).
 - The one usage-record builder (`gateway.upstream.usage`) hands each record to
-  `observe_usage`: tokens, metered units, cost, energy, carbon, cache hits.
+  `observe_usage`: tokens, metered units, cost, energy, carbon, cache hits, the time to
+  the first token, and each upstream attempt of the race by outcome and duration.
 - The upstream chain reports each attempt's time to first byte (`upstream_first_byte`).
 
 Live figures (open streams aside) are not counted on the hot path at all: a collector
@@ -35,6 +37,7 @@ from prometheus_client.registry import Collector
 from gateway.platform.context import current_request
 
 if TYPE_CHECKING:
+    from store.request_log import LoggedAttempt
     from store.usage import UsageRecord
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -133,12 +136,12 @@ class GatewayMetrics:
 
     def _define_requests(self) -> None:
         self.requests = CounterTally(
-            "gateway_requests", "HTTP answers", ("family", "status", "provider")
+            "gateway_requests", "HTTP answers", ("family", "status", "provider", "model")
         )
         self.latency = HistogramTally(
             "gateway_request_duration_seconds",
             "Time from request to the first byte of the answer",
-            ("family",),
+            ("family", "provider", "model"),
             LATENCY_BUCKETS,
         )
         self.overhead = HistogramTally(
@@ -185,6 +188,24 @@ class GatewayMetrics:
         self.usage_records = CounterTally(
             "gateway_usage_records", "Usage records built", ("family", "status")
         )
+        self.first_token = HistogramTally(
+            "gateway_time_to_first_token_seconds",
+            "Time from a model call's arrival to its first token (a stream's first chunk, "
+            "a whole answer's arrival)",
+            labels,
+            LATENCY_BUCKETS,
+        )
+        self.attempts = CounterTally(
+            "gateway_upstream_attempts",
+            "Upstream attempts of the race, by how each ended",
+            ("provider", "model", "outcome", "error"),
+        )
+        self.attempt_duration = HistogramTally(
+            "gateway_upstream_attempt_duration_seconds",
+            "How long each upstream attempt ran until it won, failed or was cancelled",
+            ("provider", "outcome"),
+            LATENCY_BUCKETS,
+        )
 
     def _collect_tallies(self) -> Iterator[Metric]:
         for tally in vars(self).values():
@@ -212,6 +233,17 @@ class GatewayMetrics:
             self.energy.add(labels, record.energy_kwh)
         if record.carbon_gco2e:
             self.carbon.add(labels, record.carbon_gco2e)
+        if record.ttft_ms is not None and record.status < 400:
+            self.first_token.observe(labels, record.ttft_ms / 1000)
+        for attempt in record.attempts:
+            self._attempted(attempt)
+
+    def _attempted(self, attempt: LoggedAttempt) -> None:
+        provider = self.providers(attempt.provider)
+        model = self.models(attempt.model)
+        self.attempts.add((provider, model, attempt.outcome, attempt.error or ""))
+        if attempt.duration_ms is not None:
+            self.attempt_duration.observe((provider, attempt.outcome), attempt.duration_ms / 1000)
 
     def upstream_first_byte(self, provider: str, ms: float) -> None:
         """An upstream attempt's time to its first result; also charged to the current
@@ -229,10 +261,19 @@ class GatewayMetrics:
         self.open_streams.add((family,), -1)
 
     def answered(
-        self, family: str, status: int, provider: str | None, elapsed_s: float, upstream_s: float
+        self,
+        family: str,
+        status: int,
+        provider: str | None,
+        model: str | None,
+        elapsed_s: float,
+        upstream_s: float,
     ) -> None:
-        self.requests.add((family, _STATUS.get(status) or str(status), self.providers(provider)))
-        self.latency.observe((family,), elapsed_s)
+        """One HTTP answer: provider and model are "none" for an answer no model call
+        made (management, a refusal before any model was named)."""
+        served = (self.providers(provider), self.models(model))
+        self.requests.add((family, _STATUS.get(status) or str(status), *served))
+        self.latency.observe((family, *served), elapsed_s)
         self.overhead.observe((family,), max(0.0, elapsed_s - upstream_s))
         if status == 429:
             self.rate_limited.add((family,))

@@ -1,10 +1,20 @@
-"""The outermost ASGI layer: counts, times and logs every HTTP answer.
+"""The outermost ASGI layer: names, counts, times, traces and logs every HTTP answer.
 
-It sees what Quart and the chat fast path send, without either knowing it: the status,
-the `X-Request-ID` and `X-Service-Model-Used` headers (the provider that served), and
-whether the answer is a stream. Its cost per request is one context variable, a few
-dictionary look-ups and counter increments; the log line is formatted only when the
-access logger is enabled.
+Every request gets its id here, before any family sees it: the client's own
+`X-Request-ID` when it is valid (`gateway.platform.tracecontext`), else a new UUID; every
+answer carries it in `X-Request-ID` (a management call, a 404 and a file upload as much
+as a chat completion), and every usage record of the request is written under it. A
+client's `traceparent` is honoured: the request belongs to its trace, the access log
+names the trace, and upstream calls carry it on (with the gateway's own span as the
+parent when tracing is on, `gateway.platform.tracing`; unchanged when it is off).
+
+It sees what Quart and the chat fast path send, without either knowing it: the status and
+whether the answer is a stream; the provider, model, tokens and cost come from the
+request's usage records (`RequestContext.note_usage`), so audio, OCR, files and pipelines
+are labelled as chat is, failed requests under the provider that failed them. Its cost
+per request is one context variable, a header scan, a few dictionary look-ups and counter
+increments; the log line is formatted only when the access logger is enabled, and no
+span exists unless tracing is on.
 
 Cancellation (a client disconnect) passes through untouched; the `finally` clauses only
 settle the open-stream gauge and write the log line with status 499 when no answer
@@ -24,6 +34,14 @@ from gateway.operator.families import family_of
 from gateway.operator.metrics import GatewayMetrics
 from gateway.platform.context import RequestContext, open_request
 from gateway.platform.request_link import without_link
+from gateway.platform.tracecontext import (
+    REQUEST_ID_MAX,
+    new_request_id,
+    parse_traceparent,
+    valid_request_id,
+)
+from gateway.platform.tracing import Tracing
+from providers.upstream.traced import OUTGOING_TRACE
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -33,6 +51,7 @@ Send = Callable[[Message], Awaitable[None]]
 access_log = logging.getLogger("gateway.access")
 CLIENT_CLOSED = 499
 BODY_LOG_LIMIT = 4096
+REQUEST_ID_HEADER = b"x-request-id"
 
 
 @attrs.define
@@ -42,33 +61,47 @@ class _Answer:
     started_at: float
     status: int = CLIENT_CLOSED
     first_byte_s: float | None = None
-    request_id: str | None = None
+    # What the answer's headers say served it (`X-Service-Model-Used`, or audio's
+    # `X-Service-Provider` and `X-Service-Model`), when no usage record has said.
     provider: str | None = None
+    model: str | None = None
     stream: bool = False
     counted: bool = False
+    logged: bool = False
     elapsed_s: float = 0.0
 
 
 class ObservedApp:
-    """Wrap `app` so that every HTTP request is counted in `metrics` and logged.
+    """Wrap `app` so that every HTTP request is identified, counted in `metrics`, logged,
+    and traced when `tracing` is given.
 
     `log_bodies` (the `log_request_bodies` debug setting) adds the start of each request
     body to its log line; it is off by default because bodies hold prompts.
     """
 
-    def __init__(self, app: Any, metrics: GatewayMetrics, *, log_bodies: bool = False) -> None:
+    def __init__(
+        self,
+        app: Any,
+        metrics: GatewayMetrics,
+        *,
+        log_bodies: bool = False,
+        tracing: Tracing | None = None,
+    ) -> None:
         self.app = app
         self.metrics = metrics
         self.log_bodies = log_bodies
+        self.tracing = tracing
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        context = open_request()
+        context = open_request(identify(scope))
         family = family_of(scope["path"])
         answer = _Answer(time.perf_counter())
         body = bytearray() if self.log_bodies else None
+        self._trace(scope, context, family)
+        marked = (REQUEST_ID_HEADER, context.request_id.encode("latin-1"))
         if body is not None:  # the body must come through watched_receive
             scope = without_link(scope)
 
@@ -81,10 +114,11 @@ class ObservedApp:
         async def watched_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 _started(answer, message)
+                message = _identified(message, marked)
                 if answer.stream:
                     self.metrics.stream_opened(family)
             elif not message.get("more_body", False):
-                self._settle(scope, family, answer, context, body)
+                self._settle(scope, family, answer, context, body, ended=False)
             await send(message)
 
         try:
@@ -92,7 +126,25 @@ class ObservedApp:
         finally:
             if answer.stream:
                 self.metrics.stream_closed(family)
-            self._settle(scope, family, answer, context, body)
+            self._settle(scope, family, answer, context, body, ended=True)
+
+    def _trace(self, scope: Scope, context: RequestContext, family: str) -> None:
+        """Open the request's span (tracing on), or hand the caller's trace on to every
+        upstream call unchanged (tracing off)."""
+        if self.tracing is not None:
+            attributes = {
+                "http.request.method": scope["method"],
+                "url.path": scope["path"],
+                "gateway.family": family,
+                "gateway.request_id": context.request_id,
+            }
+            name = f"{scope['method']} {family}"
+            context.span = self.tracing.request_span(context, name, attributes)
+        elif context.trace is not None:
+            headers = {"traceparent": context.trace.header()}
+            if context.tracestate:
+                headers["tracestate"] = context.tracestate
+            OUTGOING_TRACE.set(headers)
 
     def _settle(
         self,
@@ -101,21 +153,64 @@ class ObservedApp:
         answer: _Answer,
         context: RequestContext,
         body: bytearray | None,
+        *,
+        ended: bool,
     ) -> None:
-        """Count and log the answer, once: before its last byte leaves (so that whoever
-        saw it end finds it counted), or when the handler ends without one."""
-        if answer.counted:
+        """Count the answer once, before its last byte leaves (so that whoever saw it end
+        finds it counted), or when the handler ends without one. Log it (and end its span)
+        then too, unless a provider served it whose usage record is not written yet (a
+        streamed speech answer records its use once sent): then when the handler ends
+        (`ended`), so that the line names what the record said."""
+        if not answer.counted:
+            answer.counted = True
+            answer.elapsed_s = time.perf_counter() - answer.started_at
+            first_byte = (
+                answer.first_byte_s if answer.first_byte_s is not None else answer.elapsed_s
+            )
+            provider, model = _served_by(context, answer)
+            self.metrics.answered(
+                family, answer.status, provider, model, first_byte, context.upstream_s
+            )
+        if answer.logged or not (ended or context.provider or answer.provider is None):
             return
-        answer.counted = True
-        elapsed = time.perf_counter() - answer.started_at
-        first_byte = answer.first_byte_s if answer.first_byte_s is not None else elapsed
-        self.metrics.answered(
-            family, answer.status, answer.provider, first_byte, context.upstream_s
-        )
-        answer.elapsed_s = elapsed
+        answer.logged = True
+        if context.span is not None:
+            _end_span(context, answer.status, *_served_by(context, answer))
         if access_log.isEnabledFor(logging.INFO):
             fields = _fields(scope, family, answer, context, body)
             access_log.info("request", extra={"fields": fields})
+
+
+def identify(scope: Scope) -> RequestContext:
+    """The request's identity from its headers: its id (the client's when valid) and
+    the trace it belongs to."""
+    client_id = traceparent = tracestate = None
+    for name, value in scope["headers"]:
+        if name == REQUEST_ID_HEADER:
+            client_id = value.decode("latin-1")
+        elif name == b"traceparent":
+            traceparent = value.decode("latin-1")
+        elif name == b"tracestate":
+            tracestate = value.decode("latin-1")
+    trace = parse_traceparent(traceparent)
+    context = RequestContext(
+        trace=trace, tracestate=tracestate if trace is not None and tracestate else None
+    )
+    if client_id is not None:
+        if valid_request_id(client_id):
+            context.request_id = client_id
+        else:
+            context.request_id = new_request_id()
+            context.client_request_id = client_id[:REQUEST_ID_MAX]
+    return context
+
+
+def _identified(message: Message, marked: tuple[bytes, bytes]) -> Message:
+    """The response head with the request's `X-Request-ID` (replacing any the handler
+    set: there is one id per request)."""
+    headers = [h for h in message.get("headers", ()) if h[0].lower() != REQUEST_ID_HEADER]
+    headers.append(marked)
+    return {**message, "headers": headers}
 
 
 def _started(answer: _Answer, message: Message) -> None:
@@ -123,12 +218,41 @@ def _started(answer: _Answer, message: Message) -> None:
     answer.status = int(message["status"])
     for name, value in message.get("headers", ()):
         lowered = name.lower()
-        if lowered == b"x-request-id":
-            answer.request_id = value.decode("latin-1")
-        elif lowered == b"x-service-model-used":
-            answer.provider = value.decode("latin-1").partition("/")[0]
+        if lowered == b"x-service-model-used":
+            provider, _, model = value.decode("latin-1").partition("/")
+            answer.provider, answer.model = provider, model or None
+        elif lowered == b"x-service-provider":
+            answer.provider = value.decode("latin-1")
+        elif lowered == b"x-service-model":
+            answer.model = value.decode("latin-1")
         elif lowered == b"content-type":
             answer.stream = value.startswith(b"text/event-stream")
+
+
+def _served_by(context: RequestContext, answer: _Answer) -> tuple[str | None, str | None]:
+    """Provider and model: from the request's usage records, else (a record written
+    after the answer, or the usage log off) from the answer's headers."""
+    if context.provider or context.model:
+        return context.provider, context.model
+    return answer.provider, answer.model
+
+
+def _end_span(
+    context: RequestContext, status: int, provider: str | None, model: str | None
+) -> None:
+    span = context.span
+    span.set_attribute("http.response.status_code", status)
+    if provider:
+        span.set_attribute("gen_ai.provider.name", provider)
+    if model:
+        span.set_attribute("gen_ai.response.model", model)
+    if context.prompt_tokens or context.completion_tokens:
+        span.set_attribute("gen_ai.usage.input_tokens", context.prompt_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", context.completion_tokens)
+    span.set_attribute("gateway.cost_usd", context.cost_usd)
+    if status >= 500:
+        span.fail(f"HTTP {status}")
+    span.end()
 
 
 def _fields(
@@ -138,19 +262,27 @@ def _fields(
     context: RequestContext,
     body: bytearray | None,
 ) -> dict[str, Any]:
+    provider, model = _served_by(context, answer)
     fields: dict[str, Any] = {
-        "request_id": answer.request_id,
+        "request_id": context.request_id,
+        "trace_id": context.trace_id,
         "method": scope["method"],
         "route": scope["path"],
         "family": family,
         "status": answer.status,
         "latency_ms": round(answer.elapsed_s * 1000, 2),
         "upstream_ms": round(context.upstream_s * 1000, 2),
-        "provider": answer.provider,
+        "provider": provider,
+        "model": model,
+        "prompt_tokens": context.prompt_tokens,
+        "completion_tokens": context.completion_tokens,
+        "cost_usd": round(context.cost_usd, 8),
         "workspace_id": context.workspace_id,
         "key_id": context.key_id,
         "stream": answer.stream,
     }
+    if context.client_request_id is not None:
+        fields["client_request_id"] = context.client_request_id
     if body is not None:
         fields["body"] = body.decode("utf-8", "replace")
     return fields

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import datetime
 from typing import Any
 
 import attrs
 
 from gateway.platform.errors import invalid_request
+from gateway.platform.params import moment
 from gateway.platform.roles import ROLES, Role
 
 MAX_NAME = 200
@@ -135,28 +136,8 @@ def parse_audit_filter(args: dict[str, str]) -> AuditFilter:
         )
     kind = args.get("type") or None
     return AuditFilter(
-        limit=limit, type=kind, since=_moment(args.get("since")), cursor=args.get("cursor") or None
+        limit=limit,
+        type=kind,
+        since=moment(args.get("since"), "since"),
+        cursor=args.get("cursor") or None,
     )
-
-
-def _moment(value: str | None) -> datetime | None:
-    """A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 time (UTC if it names no zone).
-
-    The time is converted to UTC here, where a failure is the caller's 400: a time at the
-    edge of the calendar with an offset (9999-12-31T23:59-05:00) has no UTC equivalent
-    and would otherwise overflow in the store as a 500.
-    """
-    if not value:
-        return None
-    try:
-        if len(value) == 10:
-            day = date.fromisoformat(value)
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        if moment.tzinfo is None:
-            return moment.replace(tzinfo=UTC)
-        return moment.astimezone(UTC)
-    except (ValueError, OverflowError):
-        raise invalid_request(
-            "'since' must be a date (YYYY-MM-DD) or an ISO 8601 time.", param="since", value=value
-        ) from None

@@ -19,6 +19,7 @@ def workspace(record: WorkspaceRecord) -> dict[str, Any]:
         "description": record.description,
         "organization_id": record.organization_id,
         "created_at": iso(record.created_at),
+        "request_log_bodies": record.request_log_bodies,
     }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from quart import Blueprint, Response, request
 
 from gateway.organization import access, accounts, members, plans, workspaces
+from gateway.organization.caller import describe
 from gateway.organization.services import OrganizationServices
 from gateway.platform.auth import Principal
 from gateway.platform.roles import Action
@@ -61,6 +62,12 @@ def organization_blueprint(services: OrganizationServices) -> Blueprint:
 
     route("/organization", "GET", "view_configuration", plans.read)
     route("/organization", "PATCH", "manage_billing", plans.update, body=True)
+
+    @bp.get(f"{MANAGEMENT}/me")
+    async def who_am_i() -> Response:
+        # Every role may view analytics: this admits any management caller, and answers
+        # for the workspace the request names, as every management route does.
+        return json_response(describe(await services.auth.manager("view_analytics")))
 
     @bp.get(f"{MANAGEMENT}/organizations")
     async def list_organizations() -> Response:

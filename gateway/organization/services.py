@@ -11,6 +11,7 @@ from gateway.organization.throttle import LoginThrottle
 from gateway.platform.auth import KeyRing
 from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
+from gateway.upstream.bodies import BodyKeepers
 from store.db import Database
 
 
@@ -25,3 +26,5 @@ class OrganizationServices:
     kdf_limiter: trio.CapacityLimiter
     # What a deleted workspace takes with it (stored files, data documents).
     workspace_data: tuple[WorkspaceData, ...] = ()
+    # The workspaces whose request log keeps bodies (the switch is a workspace setting).
+    bodies: BodyKeepers = attrs.field(factory=BodyKeepers)

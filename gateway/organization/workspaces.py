@@ -25,10 +25,12 @@ from gateway.organization.services import OrganizationServices
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal, reaches_organization
 from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
-from store import audit, erasure, workspaces
+from store import audit, erasure, request_log, workspaces
 from store.audit import AuditEvent
 from store.erasure import Removal
 from store.workspaces import WorkspaceRecord
+
+UPDATABLE = ("name", "description", "request_log_bodies")
 
 
 def workspace_not_found(workspace_id: str) -> ApiError:
@@ -89,6 +91,8 @@ async def read(
 async def update(
     services: OrganizationServices, principal: Principal, workspace_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
+    """Rename, describe, or turn the request log's bodies on or off: turning them off
+    erases the bodies the log holds (`store.erasure`), in the change's transaction."""
     await _find(services, principal, workspace_id)
     name = parse.text(body, "name", required=False, limit=parse.MAX_NAME)
     description = body.get("description")
@@ -96,24 +100,54 @@ async def update(
         not isinstance(description, str) or len(description) > parse.MAX_DESCRIPTION
     ):
         raise invalid_request("'description' must be a string.", param="description")
-    if name is None and description is None:
-        raise invalid_request("Nothing to change: send 'name' or 'description'.", param=None)
+    bodies = _bodies_switch(body)
+    changed = sorted(k for k in UPDATABLE if body.get(k) is not None)
+    if not changed:
+        raise invalid_request(
+            "Nothing to change: send 'name', 'description' or 'request_log_bodies'.", param=None
+        )
     event = audit_event(
         principal,
         "workspace.updated",
         target_type="workspace",
         target_id=workspace_id,
-        details={"changed": sorted(k for k in ("name", "description") if body.get(k) is not None)},
+        details={"changed": changed},
         organization_wide=True,
     )
-    updated = await audited(
-        services.db,
-        event,
-        lambda d: workspaces.update(d, workspace_id, name=name, description=description),
-    )
+
+    def change(db: sqlite_utils.Database) -> WorkspaceRecord | None:
+        updated = workspaces.update(db, workspace_id, name=name, description=description)
+        if updated is None or bodies is None:
+            return updated
+        request_log.set_keeps_bodies(db, workspace_id, bodies)
+        if not bodies:
+            request_log.drop_bodies(db, workspace_id)
+        return attrs.evolve(updated, request_log_bodies=bodies)
+
+    if bodies is False:  # the bodies kept leave the disk, not only the table
+
+        def remove(db: sqlite_utils.Database) -> Removal[WorkspaceRecord | None]:
+            found = change(db)
+            audit.append(db, event)
+            return Removal(found)
+
+        updated = await erasure.erase(services.db, remove)
+    else:
+        updated = await audited(services.db, event, change)
     if updated is None:
         raise workspace_not_found(workspace_id)
+    if bodies is not None:
+        services.bodies.set(workspace_id, bodies)
     return render.workspace(updated)
+
+
+def _bodies_switch(body: dict[str, Any]) -> bool | None:
+    value = body.get("request_log_bodies")
+    if value is not None and not isinstance(value, bool):
+        raise invalid_request(
+            "'request_log_bodies' must be true or false.", param="request_log_bodies", value=value
+        )
+    return value
 
 
 async def delete(

@@ -16,7 +16,6 @@ event (built by the caller, in the request, and stored here when the note is don
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -173,7 +172,7 @@ async def prepare(
             max_tokens=template.llm.max_tokens,
         )
     event = audit_event if template.kind == "scribe" else None
-    return Prepared(str(uuid.uuid4()), services, facts, template, stages, hold, event)
+    return Prepared(facts.request_id, services, facts, template, stages, hold, event)
 
 
 async def _check_overrides(

@@ -182,6 +182,20 @@ class Settings:
     # The address clients reach the gateway at (`https://ai.example.com`), for the links
     # it gives out: each error's `doc_url`. Unset: each request's own scheme and Host.
     public_base_url: str | None = attrs.field(default=None, converter=public_base_url)
+    # The request log (docs/observability.md): how many days of model calls it keeps, per
+    # workspace (0: no request log). Older entries are erased every
+    # `retention_check_interval_s`.
+    request_log_days: float = 7.0
+    # Tracing (docs/observability.md): OpenTelemetry spans of requests, upstream attempts
+    # and pipeline stages, exported over OTLP/HTTP to this URL (such as
+    # `http://collector:4318/v1/traces`); unset, no span is made. `otlp_headers` go with
+    # each export (`name=value,name=value`: a collector's API key; never logged);
+    # `trace_sample_ratio` is the share of new traces kept (a caller's `traceparent`
+    # decides for its own); each export has `otlp_timeout_s`.
+    otlp_endpoint: str | None = None
+    otlp_headers: str | None = attrs.field(default=None, repr=False)
+    trace_sample_ratio: float = 1.0
+    otlp_timeout_s: float = 10.0
     # Log lines: "json" (one object per line) or "text" (for a terminal).
     log_format: Literal["json", "text"] = "json"
     # Debug only: add the start of each request body (prompts!) to the access log.

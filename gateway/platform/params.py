@@ -1,4 +1,5 @@
-"""Readers for the scalar fields of a request body, each naming its parameter.
+"""Readers for the scalar fields of a request body (and the moments of a query), each
+naming its parameter.
 
 Pure and framework-free. They raise the generic 400 `invalid_request`; the endpoint-specific
 codes (`invalid_input`, `invalid_documents`, ...) belong to the modules that own those fields.
@@ -7,6 +8,7 @@ codes (`invalid_input`, `invalid_documents`, ...) belong to the modules that own
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, date, datetime
 from typing import Any
 
 from gateway.platform.errors import invalid_request
@@ -97,3 +99,27 @@ def not_auto(model: str) -> None:
             param="model",
             value=model,
         )
+
+
+def moment(value: str | None, param: str) -> datetime | None:
+    """A query's date (YYYY-MM-DD, midnight UTC) or ISO 8601 time (UTC when it names no
+    zone); None when absent.
+
+    The time is converted to UTC here, where a failure is the caller's 400: a time at the
+    edge of the calendar with an offset (9999-12-31T23:59-05:00) has no UTC equivalent
+    (nor an epoch) and would otherwise overflow in the store as a 500.
+    """
+    if not value:
+        return None
+    try:
+        if len(value) == 10:
+            day = date.fromisoformat(value)
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
+        found = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        found = found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
+        found.timestamp()  # the store's epoch: a time it cannot hold is refused here
+        return found
+    except (ValueError, OverflowError):
+        raise invalid_request(
+            f"'{param}' must be a date (YYYY-MM-DD) or an ISO 8601 time.", param=param, value=value
+        ) from None

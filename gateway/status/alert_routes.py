@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.kernels.webhooks.registration import check_webhook_url
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
 from gateway.platform.audit import audit_event, audited, written
@@ -22,7 +23,6 @@ from gateway.platform.web import json_response, read_object
 from gateway.status import render
 from gateway.status.input import parse_alert
 from gateway.status.services import StatusServices
-from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import alerts as alert_store
 from store import webhooks as webhook_store
 from store.alerts import AlertRecord
@@ -64,14 +64,8 @@ class AlertsApi:
             raise ApiError(409, "too_many_alerts", f"A workspace has at most {MAX_ALERTS} alerts.")
         secret = None
         if spec.webhook is not None:
-            try:
-                await check_registration(
-                    spec.webhook, webhook_policy(self.svc.settings.webhook_allowed_hosts)
-                )
-            except UnsafeUrl as exc:
-                raise ApiError(
-                    400, exc.code, str(exc), param="notify.webhook", value=spec.webhook
-                ) from None
+            allowed = self.svc.settings.webhook_allowed_hosts
+            await check_webhook_url(spec.webhook, allowed, param="notify.webhook")
             secret = new_secret()
         record = AlertRecord(
             id=alert_store.new_alert_id(),

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from quart import Blueprint, Response
 
+from gateway.kernels.webhooks.registration import check_webhook_url
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
 from gateway.platform.audit import audit_event, audited, written
@@ -21,7 +22,6 @@ from gateway.platform.web import json_response, read_object
 from gateway.status import input as status_input
 from gateway.status import render, service
 from gateway.status.services import StatusServices
-from providers.upstream.guard import UnsafeUrl, check_registration, webhook_policy
 from store import incidents as incident_store
 from store import webhooks as webhook_store
 from store.audit import AuditEvent
@@ -81,12 +81,7 @@ class StatusApi:
     async def create_webhook(self) -> Response:
         principal = await self._manager("configure_providers")
         spec = status_input.parse_webhook(await read_object())
-        try:
-            await check_registration(
-                spec.url, webhook_policy(self.svc.settings.webhook_allowed_hosts)
-            )
-        except UnsafeUrl as exc:
-            raise ApiError(400, exc.code, str(exc), param="url", value=spec.url) from None
+        await check_webhook_url(spec.url, self.svc.settings.webhook_allowed_hosts, param="url")
         ws = principal.workspace_id
         existing = await self.svc.db.run(lambda d: webhook_store.list_webhooks(d, ws))
         if len(existing) >= MAX_WEBHOOKS:

@@ -16,9 +16,11 @@ import attrs
 
 from gateway.platform.errors import ApiError, from_provider_error
 from gateway.upstream.circuit import BreakerBook
+from gateway.upstream.facts import RaceOrigin
 from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.errors import ProviderError, UpstreamTimeout
+from store.request_log import LoggedAttempt
 from streams.fallback import Attempt, Outcome, RaceFailed
 
 
@@ -109,6 +111,38 @@ def attempt_summary(attempts: Sequence[Attempt[Candidate]]) -> list[dict[str, ob
             }
         )
     return summary
+
+
+def logged(attempts: Sequence[Attempt[Candidate]], origin: RaceOrigin) -> tuple[LoggedAttempt, ...]:
+    """The attempts that started, as the request log keeps them (`store.request_log`)."""
+    kept = []
+    for attempt in attempts:
+        if attempt.started_at is None:
+            continue
+        ended = attempt.ended_at
+        target = attempt.candidate.target
+        kept.append(
+            LoggedAttempt(
+                provider=target.provider_id,
+                model=target.model_id,
+                try_number=attempt.try_number,
+                start_ms=origin.offset_ms(attempt.started_at),
+                duration_ms=None
+                if ended is None
+                else round((ended - attempt.started_at) * 1000, 3),
+                outcome=attempt.outcome.value,
+                error=_error_code(attempt.error),
+            )
+        )
+    return tuple(kept)
+
+
+def _error_code(error: Exception | None) -> str | None:
+    if error is None:
+        return None
+    if isinstance(error, ProviderError):
+        return from_provider_error(error).code
+    return type(error).__name__
 
 
 def span_ms(attempt: Attempt[Candidate]) -> int | None:

@@ -21,6 +21,7 @@ from a race (a cache hit, a local engine) is accounted the same way through `ser
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence, Set
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Generic, TypeVar
@@ -30,19 +31,21 @@ import trio
 
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, from_provider_error, provider_unavailable
+from gateway.platform.tracing import Tracing
 from gateway.upstream.accounting import Accounting, account, billed_nothing
 from gateway.upstream.admission import PolicyBound
 from gateway.upstream.chain import (
     Candidate,
     attempt_summary,
     deadline_exceeded,
+    logged,
     retryable,
     span_ms,
     usable,
     with_fallback_fields,
 )
 from gateway.upstream.circuit import BreakerBook, State
-from gateway.upstream.facts import RequestFacts
+from gateway.upstream.facts import RaceOrigin, RequestFacts
 from gateway.upstream.health import HealthBook
 from gateway.upstream.limits import Hold, UpstreamMeter
 from gateway.upstream.options import ServiceOptions
@@ -96,6 +99,10 @@ class Engine:
 
     `on_first_result` are the observers of each winning attempt's time to its first result
     (provider, milliseconds), plugged in by the root (the metrics); none by default.
+
+    Each call's trail (`RequestFacts.trail`) gets the race's attempts, offsets from the
+    request's arrival and the time to the first result, for its usage record and the
+    request log.
     """
 
     catalog: Catalog
@@ -107,6 +114,9 @@ class Engine:
     hedge_from_latency: bool = False
     shared_breakers: SharedBreakers | None = None
     on_first_result: tuple[FirstResultObserver, ...] = ()
+    # OpenTelemetry (`gateway.platform.tracing`): a span per attempt, its id sent upstream
+    # in `traceparent`. None (tracing off): no span is made.
+    tracing: Tracing | None = None
 
     # -- planning ------------------------------------------------------------------------
 
@@ -159,6 +169,9 @@ class Engine:
         away) closes every upstream request, writes a 499 record and propagates.
         """
 
+        if self.tracing is not None:
+            operation = self.tracing.traced_operation(operation, _attempt_attributes)
+
         async def attempt(candidate: Candidate) -> T:
             try:
                 with trio.fail_after(timeout_s):
@@ -206,6 +219,8 @@ class Engine:
         timeout_s: float,
     ) -> AsyncIterator[Streaming[S]]:
         chain = self._chain(facts, plan)
+        if self.tracing is not None:
+            opener = self.tracing.traced_opener(opener, _attempt_attributes)
         tried: Attempt[Candidate] | None = None
         if self._alone(chain[0], plan, facts.principal.workspace_id):
             async with self._first(facts, plan, chain[0], opener, hold, timeout_s) as first:
@@ -253,6 +268,7 @@ class Engine:
                 entered = True
                 won = Attempt(first, 0, 1, Outcome.WON, started, trio.current_time())
                 self._record_attempts(facts.principal.workspace_id, (won,))
+                _log_race(facts, (won,))
                 served = self._served(plan, Winner(first, 0, value, (won,)), value)
                 async with self._ended(facts, hold, served) as stream:
                     yield _FirstTry(stream=stream)
@@ -302,6 +318,7 @@ class Engine:
         have cost as saved. Returns that full accounting (`billed_nothing` of it is what
         the client is shown)."""
         full = self.price(facts, target, usage)
+        facts.trail.ttft_ms = float(full.latency_ms)  # the whole answer is at hand
         hold.settle(Usage())
         billed = billed_nothing(full)
         saved = full.cost.total
@@ -349,6 +366,7 @@ class Engine:
             self.usage.failure(facts, plan.primary, error.status, error.code)
             raise error
         self.upstream.record_request(workspace, chain[0].target.provider_id)
+        _start_trail(facts, plan)
         return chain
 
     def _hedge(self, workspace: str) -> Callable[[Candidate], float | None]:
@@ -390,6 +408,7 @@ class Engine:
             self.usage.failure(facts, plan.primary, *CLIENT_LEFT)
             raise
         self._record_attempts(workspace, winner.attempts)
+        _log_race(facts, winner.attempts)
         return winner
 
     def _configured_hedge(self, workspace: str) -> Callable[[str], float | None]:
@@ -414,12 +433,15 @@ class Engine:
         the chain tried. An error that is not a provider's is a bug, raised as it is."""
         workspace = facts.principal.workspace_id
         self._record_attempts(workspace, failed.attempts)
+        _log_race(facts, failed.attempts)
         error = failed.error
         if not isinstance(error, ProviderError):
             raise error
         offered = available_models(self.catalog, self.active(workspace), plan.capability)
         mapped = with_fallback_fields(from_provider_error(error, available_models=offered), failed)
-        self.usage.failure(facts, plan.primary, mapped.status, mapped.code)
+        # Filed under the provider that failed it (the request log, metrics, analytics).
+        failing = _deciding(failed) or plan.primary
+        self.usage.failure(facts, failing, mapped.status, mapped.code)
         return mapped
 
     def _record_attempts(self, workspace: str, attempts: Sequence[Attempt[Candidate]]) -> None:
@@ -527,6 +549,46 @@ class Streaming(Generic[S]):
         if self._hold is not None:
             engine.settle(facts, target, self._hold, usage)
         engine.usage.record(facts, target, accounting, status=status, error_code=code)
+
+
+def _start_trail(facts: RequestFacts, plan: Plan) -> None:
+    """Mark where the race starts within the request (its attempts' offsets are measured
+    from the request's arrival), and the model asked for when the family named none."""
+    trail = facts.trail
+    elapsed_ms = (time.perf_counter() - facts.started) * 1000
+    trail.race_origin = RaceOrigin(trio.current_time(), elapsed_ms)
+    if trail.model_requested is None:
+        trail.model_requested = plan.primary.model_id
+
+
+def _log_race(facts: RequestFacts, attempts: Sequence[Attempt[Candidate]]) -> None:
+    """The race's attempts, and the time to the first result (the winner's first chunk,
+    or its whole answer), into the call's trail for its usage record."""
+    origin = facts.trail.race_origin
+    if origin is None:
+        return
+    facts.trail.attempts = logged(attempts, origin)
+    for attempt in attempts:
+        if attempt.outcome is Outcome.WON and attempt.ended_at is not None:
+            facts.trail.ttft_ms = origin.offset_ms(attempt.ended_at)
+
+
+def _deciding(failed: RaceFailed) -> Target | None:
+    """The target whose failure decided the race: the attempt that raised its error."""
+    for attempt in failed.attempts:
+        if attempt.error is failed.error:
+            target: Target = attempt.candidate.target
+            return target
+    return None
+
+
+def _attempt_attributes(target: Target) -> dict[str, object]:
+    """An attempt span's attributes (OpenTelemetry's GenAI names where they exist)."""
+    return {
+        "gen_ai.provider.name": target.provider_id,
+        "gen_ai.request.model": target.upstream_model,
+        "gateway.model": target.model_id,
+    }
 
 
 async def _release(held: Held[Any]) -> None:

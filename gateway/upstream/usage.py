@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import attrs
 
+from gateway.platform.context import current_request
 from gateway.platform.errors import ApiError
 from gateway.upstream.accounting import Accounting, account
 from gateway.upstream.facts import RequestFacts
@@ -34,6 +35,7 @@ class UsageLog:
 
     catalog: Catalog
     sinks: tuple[UsageSink, ...] = ()
+    request_log: bool = False  # the records ask to be kept in the request log
 
     def record(
         self,
@@ -60,6 +62,7 @@ class UsageLog:
             error_code=error_code,
             cache_hit=cache_hit,
             cache_savings_usd=cache_savings_usd,
+            request_log=self.request_log,
         )
         for sink in self.sinks:
             sink(record)
@@ -118,11 +121,16 @@ def usage_record(
     error_code: str | None = None,
     cache_hit: bool = False,
     cache_savings_usd: float = 0.0,
+    request_log: bool = False,
 ) -> UsageRecord:
-    """The record of one request (pure)."""
+    """The record of one request. With `request_log`, it carries what the request log
+    adds: the call's trail (model asked, attempts, time to first token) and the trace id
+    of the request running in this task."""
     footprint = accounting.footprint
     usage = accounting.usage
     labels = facts.labels
+    trail = facts.trail
+    context = current_request() if request_log else None
     return UsageRecord(
         request_id=facts.request_id,
         key_id=facts.principal.key_id,
@@ -151,6 +159,12 @@ def usage_record(
         tags=labels.tags,
         prompt_hash=facts.prompt_hash,
         agent_session=_agent_session(facts),
+        request_log=request_log,
+        model_requested=trail.model_requested or target.model_id or None,
+        ttft_ms=trail.ttft_ms,
+        attempts=trail.attempts,
+        trace_id=context.trace_id if context is not None else None,
+        body=trail.body.text() if request_log and trail.body is not None else None,
     )
 
 

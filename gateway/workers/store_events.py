@@ -1,6 +1,6 @@
 """The worker that keeps each process's copies of shared configuration in step with the
-store: providers, routing rules, and the in-memory vector indexes of files and data
-documents.
+store: providers, routing rules, the workspaces whose request log keeps bodies, and the
+in-memory vector indexes of files and data documents.
 
 Each process holds these in memory (read on every request, or built once per workspace)
 and changes its own copy when its API changes the store. With several workers or nodes
@@ -29,9 +29,11 @@ from gateway.kernels.vectors.cache import VectorCache
 from gateway.platform import broadcast
 from gateway.platform.config import Settings
 from gateway.platform.resp import RedisClient
+from gateway.upstream.bodies import BodyKeepers
 from gateway.upstream.registry import ProviderRegistry
 from gateway.upstream.routing.book import RuleBook
 from store import providers as provider_store
+from store import request_log
 from store import rules as rule_store
 from store.db import Database
 
@@ -51,6 +53,7 @@ class StoreSync:
     registry: ProviderRegistry
     rules: RuleBook
     indexes: dict[str, VectorCache]  # "files", "documents"
+    bodies: BodyKeepers = attrs.field(factory=BodyKeepers)
 
 
 async def run(
@@ -78,7 +81,7 @@ async def run(
 
 def _holders(sync: StoreSync) -> dict[str, _Announcing]:
     """What announces each kind of change (each has an `on_change`)."""
-    return {"providers": sync.registry, "rules": sync.rules, **sync.indexes}
+    return {"providers": sync.registry, "rules": sync.rules, "bodies": sync.bodies, **sync.indexes}
 
 
 def _formatted(announce: broadcast.Announce, kind: str, origin: str) -> Callable[[str], None]:
@@ -90,13 +93,15 @@ def _formatted(announce: broadcast.Announce, kind: str, origin: str) -> Callable
 
 async def _apply(sync: StoreSync, origin: str, message: str) -> None:
     kind, workspace_id, sender = [*message.split(" ", 2), "", ""][:3]
-    if sender == origin or kind not in ("providers", "rules", *sync.indexes):
+    if sender == origin or kind not in ("providers", "rules", "bodies", *sync.indexes):
         return  # our own change (already applied here), or a kind not kept here
     if kind == "providers":
         records = await sync.db.run(lambda d: provider_store.list_for_workspace(d, workspace_id))
         sync.registry.apply(workspace_id, records)
     elif kind == "rules":
         sync.rules.load(await sync.db.run(rule_store.all_enabled))
+    elif kind == "bodies":
+        sync.bodies.load(await sync.db.run(request_log.keeps_bodies))
     else:
         sync.indexes[kind].drop(workspace_id)
 
@@ -104,5 +109,6 @@ async def _apply(sync: StoreSync, origin: str, message: str) -> None:
 async def _resync(sync: StoreSync) -> None:
     sync.registry.load(await sync.db.run(provider_store.list_all))
     sync.rules.load(await sync.db.run(rule_store.all_enabled))
+    sync.bodies.load(await sync.db.run(request_log.keeps_bodies))
     for index in sync.indexes.values():
         index.drop_all()

@@ -42,15 +42,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gateway.workers.usage_wire import (
-    HEADER,
     LOCKED_BACKOFF_S,
     LOCKED_RETRIES,
-    MAX_FRAME,
     POSTGRES_ARGUMENT,
     URL_VARIABLE,
     decode_batch,
     encode_ack,
     is_locked,
+    read_frame,
 )
 from store import dialect
 from store.errors import database_errors
@@ -102,7 +101,7 @@ def serve(batches: BinaryIO, acks: BinaryIO | None, db: Handle) -> None:
     of input. A gateway that stopped reading (it died) stops the acknowledgements, not
     the writing. A lost PostgreSQL connection ends the child (the gateway starts another,
     which connects again) once that batch is answered as failed."""
-    while (payload := _read_frame(batches)) is not None:
+    while (payload := read_frame(batches)) is not None:
         seq, records = decode_batch(payload)
         written, error, seconds = write_batch(db, records)
         if _connection_lost(db):
@@ -148,19 +147,6 @@ def write_batch(db: Handle, records: list[UsageRecord]) -> tuple[int, str | None
 def _refused(exc: Exception, records: list[UsageRecord], began: float) -> tuple[int, str, float]:
     logger.error("could not write %d usage records: %s", len(records), exc)
     return 0, f"{type(exc).__name__}: {exc}", time.perf_counter() - began
-
-
-def _read_frame(stream: BinaryIO) -> bytes | None:
-    """The next frame's payload, or None at the end of input (a cut frame is the end
-    too: the gateway died while sending it, and half a batch is not a batch)."""
-    header = stream.read(HEADER.size)
-    if len(header) < HEADER.size:
-        return None
-    (length,) = HEADER.unpack(header)
-    if length > MAX_FRAME:
-        raise ValueError(f"frame of {length} bytes: the pipe is out of step")
-    payload = stream.read(length)
-    return payload if len(payload) == length else None
 
 
 def _private_stdout() -> BinaryIO:

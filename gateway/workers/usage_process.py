@@ -32,10 +32,9 @@ import trio
 import store
 from gateway.workers.usage_sinks import BatchFailed
 from gateway.workers.usage_wire import (
-    HEADER,
-    MAX_FRAME,
     POSTGRES_ARGUMENT,
     URL_VARIABLE,
+    FrameReader,
     decode_ack,
     encode_batch,
 )
@@ -84,7 +83,7 @@ class ProcessSink:
         self._restart_delay = restart_delay
         self._ack_timeout = ack_timeout
         self._process: trio.Process | None = None
-        self._buffer = bytearray()
+        self._frames = FrameReader()
         self._seq = 0
         self._failures = 0  # child deaths since the last answered batch
         self._start_after = 0.0
@@ -120,7 +119,7 @@ class ProcessSink:
         self._seq += 1
         try:
             await process.stdin.send_all(encode_batch(self._seq, batch))
-            payload = await self._read_frame(process.stdout)
+            payload = await self._frames.next(process.stdout)
         except (trio.BrokenResourceError, trio.ClosedResourceError, EOFError) as exc:
             await self._lost(f"died holding a batch of {len(batch)} records ({exc!r})")
             raise BatchFailed("the writer process died holding the batch") from exc
@@ -135,22 +134,6 @@ class ProcessSink:
         if error is not None or written != len(batch):
             raise BatchFailed(error or f"{written} of {len(batch)} records written")
         return seconds
-
-    async def _read_frame(self, stream: trio.abc.ReceiveStream) -> bytes:
-        while True:
-            if len(self._buffer) >= HEADER.size:
-                (length,) = HEADER.unpack_from(self._buffer)
-                if length > MAX_FRAME:
-                    raise EOFError(f"frame of {length} bytes")
-                end = HEADER.size + length
-                if len(self._buffer) >= end:
-                    payload = bytes(self._buffer[HEADER.size : end])
-                    del self._buffer[:end]
-                    return payload
-            data = await stream.receive_some(65536)
-            if not data:
-                raise EOFError("end of the writer's output")
-            self._buffer += data
 
     async def _running(self) -> trio.Process:
         """The live child: the current one, or a new one (after the backoff if the last
@@ -175,7 +158,7 @@ class ProcessSink:
             self.restarts += 1
             logger.warning("usage writer process started again (pid %d)", process.pid)
         self._process = process
-        self._buffer.clear()
+        self._frames.clear()
         return process
 
     async def _lost(self, what: str) -> None:

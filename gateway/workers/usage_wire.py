@@ -1,4 +1,5 @@
-"""The usage writer's wire format between the gateway and its writer process.
+"""The usage writer's wire format between the gateway and its writer process (its
+framing, `frame`, `read_frame` and `FrameReader`, is the span exporter's too).
 
 The gateway's side must stay cheap, because it runs on the event loop's interpreter:
 a record becomes the tuple of its fields (one C-level `attrgetter` call) and a batch one
@@ -18,12 +19,15 @@ import struct
 from collections.abc import Sequence
 from datetime import datetime
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
 import orjson
 
 from store.usage import UsageRecord
+
+if TYPE_CHECKING:
+    import trio
 
 HEADER = struct.Struct(">I")
 # A frame larger than this is refused by the reader: a corrupt length, not a batch.
@@ -81,3 +85,44 @@ def is_locked(exc: Exception) -> bool:
 def decode_ack(payload: bytes) -> tuple[int, int, str | None, float]:
     seq, written, error, seconds = orjson.loads(payload)
     return int(seq), int(written), error, float(seconds)
+
+
+def read_frame(stream: BinaryIO) -> bytes | None:
+    """A child's next frame from a blocking pipe; None at the end of input (a cut frame
+    is the end too: its sender died while sending it, and half a batch is not a batch)."""
+    header = stream.read(HEADER.size)
+    if len(header) < HEADER.size:
+        return None
+    (length,) = HEADER.unpack(header)
+    if length > MAX_FRAME:
+        raise ValueError(f"frame of {length} bytes: the pipe is out of step")
+    payload = stream.read(length)
+    return payload if len(payload) == length else None
+
+
+class FrameReader:
+    """The gateway's side: frames from a child's output stream, as they complete."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def clear(self) -> None:
+        self._buffer.clear()
+
+    async def next(self, stream: trio.abc.ReceiveStream) -> bytes:
+        """The next frame's payload; `EOFError` when the stream ends first or is out of
+        step (a corrupt length)."""
+        while True:
+            if len(self._buffer) >= HEADER.size:
+                (length,) = HEADER.unpack_from(self._buffer)
+                if length > MAX_FRAME:
+                    raise EOFError(f"frame of {length} bytes")
+                end = HEADER.size + length
+                if len(self._buffer) >= end:
+                    payload = bytes(self._buffer[HEADER.size : end])
+                    del self._buffer[:end]
+                    return payload
+            data = await stream.receive_some(65536)
+            if not data:
+                raise EOFError("end of the child's output")
+            self._buffer += data

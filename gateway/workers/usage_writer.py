@@ -22,7 +22,7 @@ shielded for at most `shutdown_grace` seconds, so a graceful shutdown loses noth
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -90,6 +90,9 @@ class UsageWriter:
         self.write_seconds = 0.0  # time spent in committed batch writes, for /metrics
         # Told (seconds, records) after each committed batch: the pause tracer's hook.
         self.on_batch: Callable[[float, int], None] | None = None
+        # Seals the clear request-log bodies of a batch before it is written (PII redacted,
+        # encrypted; plugged in by the root). Without it a clear body is never written.
+        self.seal: Callable[[list[UsageRecord]], Awaitable[list[UsageRecord]]] | None = None
 
     @property
     def queued(self) -> int:
@@ -190,7 +193,7 @@ class UsageWriter:
         while waiting for the database leaves it there for the final drain.
         """
         while self._pending:
-            batch = self._pending[: self._batch_size]
+            batch = await self._sealed(self._pending[: self._batch_size])
             try:
                 seconds = await self._sink.write(batch)
             except write_errors():
@@ -202,6 +205,13 @@ class UsageWriter:
         for waiter in self._waiters:
             waiter.set()
         self._waiters.clear()
+
+    async def _sealed(self, batch: list[UsageRecord]) -> list[UsageRecord]:
+        """The batch with its clear bodies sealed (only a workspace that keeps bodies
+        sends any; the others' batches pass untouched)."""
+        if self.seal is None or all(r.body is None or r.body_sealed for r in batch):
+            return batch
+        return await self.seal(batch)
 
     def _count_batch(self, seconds: float, records: int) -> None:
         self.written += records

@@ -9,6 +9,7 @@ from gateway.agents.policy import AgentPolicy
 from gateway.app.assembly import assemble
 from gateway.app.families import FAMILIES
 from gateway.app.server import open_state
+from gateway.platform.context import note_usage
 from tests.gateway.conftest import gateway_settings
 
 
@@ -24,4 +25,5 @@ async def test_a_family_not_mounted_plugs_no_hook_into_the_core(tmp_path: Path) 
         hooks: list[object] = list(state.engine.on_first_result)
         assert hooks == [state.metrics.upstream_first_byte]
         sinks: list[object] = list(state.engine.usage.sinks)
-        assert sinks == [state.metrics.observe_usage, state.usage.submit]
+        # The request's context (the access log's line) and the metrics, then the writer.
+        assert sinks == [note_usage, state.metrics.observe_usage, state.usage.submit]

@@ -23,6 +23,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 ARTEFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
 WAIT_S = 20
+POLL_S = 0.05  # selenium's default half second, paid by every wait that looks twice
 
 
 def missing_browser() -> str | None:
@@ -49,6 +50,8 @@ def chromium(profile: Path) -> Iterator[Browser]:
         f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
+    # The browser's console (JavaScript errors, failed loads) for `Browser.console_errors`.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
     try:
         yield Browser(driver)
@@ -74,12 +77,24 @@ class Browser:
         element.send_keys(text)
 
     def click(self, css: str) -> None:
-        self.find(css).click()
+        """Click `css` once it is visible; a table redrawn between finding the element and
+        clicking it makes it stale, and it is found again."""
+
+        def clicked(driver: webdriver.Chrome) -> bool:
+            found = _visible(driver, css)
+            if found:
+                found.click()
+            return bool(found)
+
+        self.until(clicked)
 
     def until(self, check: Callable[[webdriver.Chrome], Any]) -> Any:
         # Tables are redrawn after each change: an element may go stale between looks.
         wait = WebDriverWait(
-            self.driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,)
+            self.driver,
+            WAIT_S,
+            poll_frequency=POLL_S,
+            ignored_exceptions=(StaleElementReferenceException,),
         )
         return wait.until(check)
 
@@ -90,6 +105,18 @@ class Browser:
 
     def script(self, source: str, *args: Any) -> Any:
         return self.driver.execute_script(source, *args)
+
+    def console_errors(self) -> list[dict[str, Any]]:
+        """The browser console's errors since the last call (each read empties the log):
+        JavaScript errors, unhandled rejections, and loads that failed."""
+        entries: list[dict[str, Any]] = self.driver.get_log("browser")
+        return [entry for entry in entries if entry["level"] == "SEVERE"]
+
+    def width(self, pixels: int) -> None:
+        """Resize the window so the page's viewport is `pixels` wide."""
+        inner: int = self.script("return window.innerWidth")
+        outer = self.driver.get_window_size()
+        self.driver.set_window_size(outer["width"] - inner + pixels, outer["height"])
 
     def accept_confirm(self) -> None:
         self.until(lambda d: d.switch_to.alert).accept()

@@ -1,52 +1,46 @@
-"""The web console in Debian's headless Chromium: sign in, charts drawn from real requests,
-a key created and revoked, a rule disabled, a streamed chat in the playground.
+"""The web console in Debian's headless Chromium: sign in, charts drawn from real requests
+over every bucket of the range, keys, rules and providers configured through its forms,
+workspaces, members, service accounts, the audit log, exports, the playground; a viewer
+who can change nothing and is told why; every page at 420 px; no error in the browser's
+console on any page.
 
-Screenshots of each page land in test-artifacts/console/.
+One browser serves the whole module (each test signs in to its own gateway). Screenshots
+of every page land in test-artifacts/console/.
 """
 
 from __future__ import annotations
 
-from functools import partial
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import openai
 import pytest
-import trio
 
 from gateway.app.server import RunningGateway
-from tests.operator.browser import Browser, chromium, missing_browser
-from tests.operator.conftest import ADMIN_KEY
+from tests.gateway.org_world import bearer, ok
+from tests.operator.browser import Browser
+from tests.operator.console_steps import (
+    PAGES,
+    UNLABELLED,
+    M,
+    click_in_row,
+    console_errors,
+    go,
+    in_browser,
+    row_with,
+    rows,
+    sign_in,
+)
 
 CHART_SUMS = (
     "return Chart.getChart(document.getElementById(arguments[0]))"
     ".data.datasets.map(d => d.data.reduce((a, b) => a + b, 0));"
 )
 CHART_LABELS = "return Chart.getChart(document.getElementById(arguments[0])).data.labels;"
-
-
-async def make_traffic(client: openai.AsyncOpenAI, http: httpx.AsyncClient) -> str:
-    """Real requests for the charts, and a routing rule to toggle; the rule's id."""
-    for model in ("gpt-4o-mini", "gpt-4o-mini", "claude-haiku-4-5"):
-        await client.chat.completions.create(
-            model=model,
-            messages=[{"role": "user", "content": f"Hello from the console test ({model})"}],
-            extra_body={"service": {"cache": "skip"}},
-        )
-    await client.embeddings.create(model="text-embedding-3-small", input="console")
-    rule = await http.post(
-        "/v1/management/routing-rules",
-        json={
-            "name": "console rule",
-            "priority": 5,
-            "conditions": {"models": ["gpt-4o"]},
-            "actions": {"route_to": "gpt-4o-mini"},
-        },
-    )
-    assert rule.status_code == 201, rule.text
-    rule_id: str = rule.json()["id"]
-    return rule_id
+CHART_DATA = (
+    "return Chart.getChart(document.getElementById(arguments[0])).data.datasets.map(d => d.data);"
+)
 
 
 def chart_total(browser: Browser, chart: str) -> float:
@@ -54,82 +48,117 @@ def chart_total(browser: Browser, chart: str) -> float:
     return sum(sums)
 
 
-def sign_in(browser: Browser, url: str) -> None:
-    browser.open(url + "/console")
-    browser.type("#signin-key", ADMIN_KEY)
-    browser.click("#signin-form button")
-    browser.page_loaded("usage")
-    stored = browser.script("return sessionStorage.getItem('gateway.console.key')")
-    assert stored == ADMIN_KEY
-    assert browser.script("return localStorage.length") == 0
+# -- the charts, keys, rules and playground ----------------------------------------------------
+
+
+async def make_traffic(client: openai.AsyncOpenAI, http: httpx.AsyncClient) -> str:
+    """Real requests for the charts (one refused before any provider), and a routing rule
+    to toggle; the rule's id."""
+    for model in ("gpt-4o-mini", "gpt-4o-mini", "claude-haiku-4-5"):
+        await client.chat.completions.create(
+            model=model,
+            messages=[{"role": "user", "content": f"Hello from the console test ({model})"}],
+            extra_body={"service": {"cache": "skip"}},
+        )
+    await client.embeddings.create(model="text-embedding-3-small", input="console")
+    with pytest.raises(openai.NotFoundError):
+        await client.chat.completions.create(
+            model="no-such-model", messages=[{"role": "user", "content": "refused"}]
+        )
+    rule = await ok(
+        await http.post(
+            f"{M}/routing-rules",
+            json={
+                "name": "console rule",
+                "priority": 5,
+                "conditions": {"models": ["gpt-4o"]},
+                "actions": {"route_to": "gpt-4o-mini"},
+            },
+        ),
+        201,
+    )
+    rule_id: str = rule["id"]
+    return rule_id
 
 
 def check_charts(browser: Browser, url: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    browser.until(lambda d: chart_total(browser, "chart-requests") >= 4)
+    browser.until(lambda d: chart_total(browser, "chart-requests") >= 5)
     seen["requests"] = chart_total(browser, "chart-requests")
     seen["tokens"] = chart_total(browser, "chart-tokens")
     seen["cost"] = chart_total(browser, "chart-cost")
+    seen["buckets"] = browser.script(CHART_DATA, "chart-requests")
     browser.screenshot("usage")
-    browser.open(url + "/console#carbon")
-    browser.page_loaded("carbon")
+    go(browser, url, "carbon")
     seen["energy"] = chart_total(browser, "chart-energy")
     seen["carbon"] = chart_total(browser, "chart-carbon")
     browser.screenshot("carbon")
-    browser.open(url + "/console#traffic")
-    browser.page_loaded("traffic")
+    go(browser, url, "traffic")
     seen["models"] = browser.script(CHART_LABELS, "chart-models")
     seen["providers"] = browser.script(CHART_LABELS, "chart-providers")
+    seen["traffic_rows"] = rows(browser, "traffic-table")
     browser.screenshot("traffic")
-    browser.open(url + "/console#providers")
-    browser.page_loaded("providers")
-    seen["provider_rows"] = len(
-        browser.driver.find_elements("css selector", "#providers-table tbody tr")
-    )
-    browser.screenshot("providers")
+    seen["custom"] = custom_range(browser)
     return seen
 
 
-def create_and_revoke_key(browser: Browser, url: str) -> str:
-    browser.open(url + "/console#keys")
-    browser.page_loaded("keys")
-    browser.type("#key-name", "made in the browser")
-    browser.click("#key-form button")
-    secret: str = browser.find("#key-secret-value").text
-    assert secret.startswith("gw_prod_")
-    row = browser.until(
-        lambda d: next(
-            (
-                r
-                for r in d.find_elements("css selector", "#keys-table tbody tr")
-                if "made in the browser" in r.text
-            ),
-            False,
-        )
+def custom_range(browser: Browser) -> list[Any]:
+    """Today alone as a custom range: 24 hourly buckets, today's requests in one of them."""
+    today = datetime.now(UTC).date().isoformat()
+    go_usage = "location.hash = '#usage'"
+    browser.script(go_usage)
+    browser.page_loaded("usage")
+    browser.find("#period")
+    browser.script(
+        "const s = document.getElementById('period'); s.value = 'custom';"
+        "s.dispatchEvent(new Event('change'));"
     )
+    browser.script(
+        "document.getElementById('range-start').value = arguments[0];"
+        "document.getElementById('range-end').value = arguments[0];",
+        today,
+    )
+    browser.click("#range-form button")
+    browser.until(lambda d: len(browser.script(CHART_LABELS, "chart-requests")) == 24)
+    browser.screenshot("usage-custom-range")
+    data: list[Any] = browser.script(CHART_DATA, "chart-requests")
+    return data
+
+
+def create_and_revoke_key(browser: Browser, url: str) -> str:
+    go(browser, url, "keys")
+    browser.type("#key-name", "made in the browser")
+    browser.click("#key-form button[type=submit]")
+    secret: str = browser.find("#key-secret code").text
+    assert secret.startswith("gw_prod_")
+    row_with(browser, "keys-table", "made in the browser")
     browser.screenshot("keys")
-    row.find_element("css selector", "button[data-revoke]").click()
+    click_in_row(browser, "keys-table", "made in the browser", "button[data-revoke]")
     browser.accept_confirm()
     browser.until(
         lambda d: any(
-            "made in the browser" in r.text and "revoked" in r.text
-            for r in d.find_elements("css selector", "#keys-table tbody tr")
+            "made in the browser" in r and "revoked" in r for r in rows(browser, "keys-table")
         )
+    )
+    click_in_row(browser, "keys-table", "made in the browser", "button[data-delete]")
+    browser.accept_confirm()
+    browser.until(
+        lambda d: not any("made in the browser" in r for r in rows(browser, "keys-table"))
     )
     return secret
 
 
-def disable_rule(browser: Browser, url: str, rule_id: str) -> None:
-    browser.open(url + "/console#rules")
-    browser.page_loaded("rules")
+def disable_and_delete_rule(browser: Browser, url: str, rule_id: str) -> None:
+    go(browser, url, "rules")
     browser.click(f"button[data-toggle='{rule_id}']")
     browser.until(lambda d: browser.find(f"button[data-toggle='{rule_id}']").text == "Enable")
-    browser.screenshot("rules")
+    browser.click(f"button[data-delete='{rule_id}']")
+    browser.accept_confirm()
+    browser.until(lambda d: not any("console rule" in r for r in rows(browser, "rules-table")))
 
 
 def run_playground(browser: Browser, url: str) -> str:
-    browser.open(url + "/console#playground")
-    browser.page_loaded("playground")
+    go(browser, url, "playground")
     browser.type("#play-prompt", "Tell me about streams")
     browser.click("#play-send")
     browser.until(lambda d: browser.find("#play-output").get_attribute("data-done") == "true")
@@ -139,69 +168,89 @@ def run_playground(browser: Browser, url: str) -> str:
     return text + "\n" + meta
 
 
-def scenario(url: str, rule_id: str, profile: Path) -> dict[str, Any]:
-    with chromium(profile) as browser:
-        sign_in(browser, url)
-        seen = check_charts(browser, url)
-        seen["secret"] = create_and_revoke_key(browser, url)
-        disable_rule(browser, url, rule_id)
-        seen["playground"] = run_playground(browser, url)
-        browser.click("#signout")
-        browser.find("#signin-key")
-        seen["after_signout"] = browser.script(
-            "return sessionStorage.getItem('gateway.console.key')"
+def every_page_at_420_px(browser: Browser, url: str) -> dict[str, int]:
+    """Each page at 420 px wide: how far it overflows sideways (0: not at all)."""
+    overflow = {}
+    browser.width(420)
+    for page in PAGES:
+        go(browser, url, page)
+        overflow[page] = browser.script(
+            "return document.documentElement.scrollWidth - window.innerWidth"
         )
+        browser.screenshot(f"narrow-{page}")
+    browser.driver.set_window_size(1400, 1000)
+    return overflow
+
+
+def scenario(browser: Browser, url: str, rule_id: str) -> dict[str, Any]:
+    browser.console_errors()
+    sign_in(browser, url)
+    seen = check_charts(browser, url)
+    seen["secret"] = create_and_revoke_key(browser, url)
+    disable_and_delete_rule(browser, url, rule_id)
+    seen["playground"] = run_playground(browser, url)
+    seen["overflow"] = every_page_at_420_px(browser, url)
+    seen["unlabelled"] = browser.script(UNLABELLED)
+    seen["errors"] = console_errors(browser)
+    browser.click("#signout")
+    browser.find("#signin-key")
+    seen["after_signout"] = browser.script("return sessionStorage.getItem('gateway.console.key')")
     return seen
 
 
 async def test_console_in_a_real_browser(
+    browser: Browser,
     gateway: RunningGateway,
     client: openai.AsyncOpenAI,
     http: httpx.AsyncClient,
-    tmp_path: Path,
 ) -> None:
-    problem = missing_browser()
-    if problem:
-        pytest.fail(problem)
     rule_id = await make_traffic(client, http)
-    seen = await trio.to_thread.run_sync(
-        partial(scenario, gateway.url, rule_id, tmp_path / "chromium-profile")
-    )
-    assert seen["requests"] >= 4  # three chats and an embedding, at least
+    seen = await in_browser(scenario, browser, gateway.url, rule_id)
+    assert seen["requests"] >= 5  # three chats, an embedding and the refused one, at least
     assert seen["tokens"] > 0
     assert seen["cost"] > 0
     assert seen["energy"] > 0
     assert seen["carbon"] > 0
-    assert {"gpt-4o-mini", "claude-haiku-4-5"} <= set(seen["models"])
-    assert {"openai", "anthropic"} <= set(seen["providers"])
-    listed = (await http.get("/v1/management/providers")).json()["providers"]
-    assert seen["provider_rows"] == len(listed)  # every provider the management API lists
+    # "last 24 hours" is 24 bars, the empty ones drawn as zero, today's requests in the last.
+    served, failed = seen["buckets"]
+    assert len(served) == 24
+    assert served[:-1] == [0] * 23 and served[-1] >= 4
+    assert failed[-1] >= 1
+    assert {"gpt-4o-mini", "claude-haiku-4-5", "no-such-model"} <= set(seen["models"])
+    assert {"openai", "anthropic", "none reached (model_not_found)"} <= set(seen["providers"])
+    failed_row = "none reached (model_not_found) no-such-model"
+    assert any(r.startswith(failed_row) for r in seen["traffic_rows"])
+    assert sum(sum(dataset) for dataset in seen["custom"]) >= 5
+    assert all(width <= 0 for width in seen["overflow"].values()), seen["overflow"]
+    assert seen["unlabelled"] == []  # every field of every page has its label
+    assert seen["errors"] == []
     assert "served by openai/gpt-4o-mini" in seen["playground"]
     assert len(seen["playground"].split("\n")[0]) > 10
     assert seen["after_signout"] is None
 
-    keys = (await http.get("/v1/management/api-keys")).json()["data"]
-    made = [k for k in keys if k["name"] == "made in the browser"]
-    assert [k["status"] for k in made] == ["revoked"]
+    keys = (await http.get(f"{M}/api-keys")).json()["data"]
+    assert "made in the browser" not in {k["name"] for k in keys}  # revoked, then deleted
     async with httpx.AsyncClient(base_url=gateway.url) as other:
-        refused = await other.get(
-            "/v1/models", headers={"authorization": f"Bearer {seen['secret']}"}
-        )
+        refused = await other.get("/v1/models", headers=bearer(seen["secret"]))
     assert refused.status_code == 401
-    rule = (await http.get(f"/v1/management/routing-rules/{rule_id}")).json()
-    assert rule["enabled"] is False
+    assert (await http.get(f"{M}/routing-rules/{rule_id}")).status_code == 404
+    audit = (await http.get(f"{M}/audit-log?type=routing_rule.disabled")).json()["events"]
+    assert [e["target"]["id"] for e in audit] == [rule_id]
 
 
 async def test_console_files_are_served_without_a_key(gateway: RunningGateway) -> None:
     async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as anonymous:
         page = await anonymous.get("/console")
         script = await anonymous.get("/console/console.js")
+        module = await anonymous.get("/console/js/api.js")
         chart = await anonymous.get("/console/vendor/chartjs/chart.umd.min.js")
         licence = await anonymous.get("/console/vendor/chartjs/LICENSE.md")
         escape = await anonymous.get("/console/..%2F..%2Fplatform%2Fconfig.py")
-        data = await anonymous.get("/v1/management/console/usage")
+        data = await anonymous.get(f"{M}/console/usage")
     assert page.status_code == 200 and "sessionStorage" not in page.text
-    assert "sessionStorage" in script.text
+    assert script.status_code == 200 and "import" in script.text
+    assert "javascript" in module.headers["content-type"]  # a module needs a script type
+    assert "sessionStorage" in module.text
     assert chart.status_code == 200
     assert "MIT" in licence.text
     assert escape.status_code == 404
@@ -212,12 +261,12 @@ async def test_usage_series_sums_real_requests(
     client: openai.AsyncOpenAI, http: httpx.AsyncClient
 ) -> None:
     await make_traffic(client, http)
-    series = (await http.get("/v1/management/console/usage?hours=1&bucket=minute")).json()
+    series = (await http.get(f"{M}/console/usage?hours=1&bucket=minute")).json()
     assert series["object"] == "usage_series"
     chat = [p for p in series["points"] if p["model"] == "gpt-4o-mini"]
     assert sum(p["requests"] for p in chat) == 2
     assert all(p["provider"] == "openai" and p["cost_usd"] > 0 for p in chat)
-    bad = await http.get("/v1/management/console/usage?hours=2160&bucket=minute")
+    bad = await http.get(f"{M}/console/usage?hours=2160&bucket=minute")
     assert bad.status_code == 400
     assert bad.json()["error"]["param"] == "bucket"
-    assert (await http.get("/v1/management/console/usage?hours=0")).status_code == 400
+    assert (await http.get(f"{M}/console/usage?hours=0")).status_code == 400

@@ -4,42 +4,22 @@ a prompt unless the debug setting asks for bodies."""
 from __future__ import annotations
 
 import io
-import json
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import openai
-import pytest
 import trio
 
 from gateway.app.server import RunningGateway
 from gateway.operator.logs import LOG_FLUSH_S, batched_logs, configure_logging, redact
 from store.workspaces import DEFAULT_WORKSPACE_ID
 from tests.operator.conftest import ADMIN_KEY
+from tests.operator.log_capture import access, lines, log_stream
 
 PROMPT = "The secret plans of the purple octopus"
 WRONG_KEY = "gw_admin_not_a_real_key_0123456789abcdef"
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    stream = io.StringIO()
-    root = logging.getLogger()
-    level = root.level
-    handler = configure_logging("json", stream=stream)
-    yield stream
-    root.removeHandler(handler)
-    root.setLevel(level)
-
-
-def lines(stream: io.StringIO) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stream.getvalue().splitlines()]
-
-
-def access(stream: io.StringIO) -> list[dict[str, Any]]:
-    return [line for line in lines(stream) if line["logger"] == "gateway.access"]
+__all__ = ["log_stream"]  # the fixture
 
 
 async def exercise(gateway: RunningGateway, client: openai.AsyncOpenAI) -> str:

@@ -58,3 +58,16 @@ def test_the_rule_book_announces_api_changes_and_loads_silently() -> None:
     book.put(attrs.evolve(rule, enabled=False))
     book.remove("ws", rule.id)
     assert heard == ["ws", "ws"] and book.enabled("ws") == ()
+
+
+def test_the_body_keepers_announce_api_changes_and_load_silently() -> None:
+    from gateway.upstream.bodies import BodyKeepers
+
+    keepers, heard = BodyKeepers(), []
+    keepers.on_change = heard.append
+    keepers.load({"ws_a"})  # start-up, or another process's change read from the store
+    assert heard == [] and keepers.keeps("ws_a")
+    keepers.set("ws_b", True)
+    keepers.set("ws_a", False)
+    assert heard == ["ws_b", "ws_a"]
+    assert keepers.keeps("ws_b") and not keepers.keeps("ws_a")

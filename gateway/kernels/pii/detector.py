@@ -20,6 +20,7 @@ a worker process (`gateway.kernels.pii.worker`), where it holds no lock the even
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from functools import cache
@@ -228,3 +229,29 @@ def classify(findings: Sequence[Finding]) -> str:
     if kinds:
         return "confidential"
     return "internal"
+
+
+def redact_text(text: str) -> str:
+    """`text` with every finding replaced by its type in brackets (`[EMAIL]`)."""
+    pieces: list[str] = []
+    last = 0
+    for kind, start, end, _ in scan_text(text):
+        pieces += [text[last:start], f"[{kind.upper()}]"]
+        last = end
+    return "".join([*pieces, text[last:]])
+
+
+def redact_json(document: str) -> str:
+    """A JSON document with the findings of each of its strings redacted (the request
+    log's bodies): string by string, so the result is still the same JSON shape."""
+    return json.dumps(_redacted(json.loads(document)), ensure_ascii=False)
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value) if len(value) > 2 else value
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redacted(item) for key, item in value.items()}
+    return value

@@ -20,6 +20,7 @@ from gateway.operator.schemas import (
     organization,
     pipelines,
     platform,
+    request_log,
     retrieval,
     status,
     sustainability,
@@ -42,6 +43,7 @@ OPERATIONS: dict[str, Operation] = {
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
     **analytics.OPERATIONS,
+    **request_log.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

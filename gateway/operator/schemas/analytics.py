@@ -249,6 +249,16 @@ OPERATIONS = {
         query=(PERIOD_QUERY[2],),
         errors=ERRORS,
     ),
+    "analytics.list_exports": Operation(
+        "The workspace's latest exports, newest first (to follow and download them)",
+        TAG,
+        all_required(object={"const": "list"}, data=arr(EXPORT)),
+        query=(
+            query("limit", {"type": "integer", "minimum": 1, "maximum": 100}, "Default 20."),
+            PERIOD_QUERY[2],
+        ),
+        errors=ERRORS,
+    ),
     "analytics.get_export": Operation(
         "An export: processing, then complete with its download address and expiry",
         TAG,

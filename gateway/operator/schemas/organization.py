@@ -50,6 +50,7 @@ WORKSPACE = all_required(
     description=STR,
     organization_id=STR,
     created_at=DATE_TIME,
+    request_log_bodies={"type": "boolean"},
 )
 MEMBER = all_required(
     id=STR,
@@ -96,10 +97,16 @@ WORKSPACE_OPERATIONS = {
         "One workspace", WORKSPACES, WORKSPACE, errors=ERRORS
     ),
     "organization.patch_workspaces_workspace_id": Operation(
-        "Rename a workspace or change its description",
+        "Rename a workspace, change its description, or turn its request log's bodies on "
+        "or off (off erases the bodies kept)",
         WORKSPACES,
         WORKSPACE,
-        request=obj((), name=NAME, description={"type": "string", "maxLength": 2000}),
+        request=obj(
+            (),
+            name=NAME,
+            description={"type": "string", "maxLength": 2000},
+            request_log_bodies={"type": "boolean"},
+        ),
         errors=ERRORS,
     ),
     "organization.delete_workspaces_workspace_id": Operation(
@@ -165,6 +172,30 @@ ACCOUNT_OPERATIONS = {
 }
 
 ORGANIZATION_OPERATIONS = {
+    "organization.who_am_i": Operation(
+        "The caller: its credential, role, workspaces and the actions its role allows",
+        "organizations",
+        all_required(
+            object={"const": "caller"},
+            kind={"enum": ["api_key", "service_account", "user"]},
+            id=STR,
+            name=nullable(STR),
+            role=nullable(ROLE),
+            organization_id=STR,
+            workspace_id=STR,
+            workspaces=STRS,
+            actions=STRS,
+            permissions=STRS,
+        ),
+        description=(
+            "For a client that shows what the caller may do (the web console): `actions` "
+            "are the role's, as the roles table of docs/organizations.md gives them; "
+            "`workspace_id` is the workspace this request acts in (`X-Workspace-ID`, else "
+            "the credential's first); `permissions` are an API key's data-plane permissions "
+            "(none for a user access token). Any caller with a role may ask."
+        ),
+        errors=ERRORS,
+    ),
     "organization.list_organizations": Operation(
         "The calling person's organisations (a user access token; an API key gets 401)",
         "organizations",

@@ -9,11 +9,15 @@ from gateway.operator.apidoc import (
     STR,
     TIME,
     Operation,
+    Schema,
     all_required,
     arr,
+    nullable,
     obj,
     query,
 )
+
+DAY: Schema = {"type": "string", "format": "date"}
 
 COMPONENT = obj(("status",), status=STR, latency_ms={"anyOf": [NUM, {"type": "null"}]})
 
@@ -103,14 +107,17 @@ OPERATIONS = {
         all_required(
             object={"const": "usage_series"},
             bucket={"enum": ["minute", "hour", "day"]},
-            hours=INT,
+            hours=nullable(INT),
             since=TIME,
+            until=TIME,
+            buckets=arr({"type": "string", "format": "date-time"}),
             points=arr(
                 obj(
-                    ("start", "provider", "model", "requests"),
+                    ("start", "provider", "model", "reason", "requests"),
                     start=TIME,
                     provider=STR,
                     model=STR,
+                    reason=nullable(STR),
                     requests=INT,
                     errors=INT,
                     prompt_tokens=INT,
@@ -123,8 +130,19 @@ OPERATIONS = {
             ),
         ),
         query=(
-            query("hours", {"type": "integer", "minimum": 1, "maximum": 2160}),
-            query("bucket", {"enum": ["minute", "hour", "day"]}),
+            query(
+                "hours",
+                {"type": "integer", "minimum": 1, "maximum": 2160},
+                "The last hours, as whole buckets ending with the current one (default 24).",
+            ),
+            query("start_date", DAY, "First UTC day (YYYY-MM-DD), with end_date; not with hours."),
+            query("end_date", DAY, "Last UTC day (YYYY-MM-DD), included; with start_date."),
+            query("bucket", {"enum": ["minute", "hour", "day"]}, "Default hour."),
+        ),
+        description=(
+            "`buckets` lists the start of every bucket of the range, empty ones included "
+            "(at most 2,000). A point whose `provider` is empty summed requests that "
+            "reached no provider; `reason` is the error code that stopped them."
         ),
         errors=(400, 401, 403),
     ),

@@ -111,9 +111,9 @@ async def test_an_export_is_downloadable_until_it_expires_then_its_file_is_gone(
     assert path.exists()
     assert (await http.get(download_path(record))).status_code == 200
     expires = datetime.fromisoformat(record["expires_at"])
-    assert await expire_due(gateway.state, expires - timedelta(seconds=1)) == 0
+    assert await expire_due(gateway.state.analytics, expires - timedelta(seconds=1)) == 0
     assert path.exists()
-    assert await expire_due(gateway.state, expires) == 1
+    assert await expire_due(gateway.state.analytics, expires) == 1
     assert not path.exists()
     gone = await http.get(download_path(record))
     assert gone.status_code == 410 and gone.json()["error"]["code"] == "export_expired"

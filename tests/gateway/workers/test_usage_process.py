@@ -23,6 +23,7 @@ from gateway.workers.usage_wire import decode_batch, encode_batch
 from gateway.workers.usage_writer import UsageWriter
 from store.connection import open_existing
 from store.db import DB_FILENAME, Database, open_database
+from store.request_log import LoggedAttempt
 from store.usage import UsageRecord
 from tests.store.test_usage import make_usage
 
@@ -50,6 +51,16 @@ def _full(n: int) -> UsageRecord:
         prompt_hash=f"h{n % 4}",
         agent_session="s1",
         model="gpt-4o" if n % 2 else "claude-sonnet",
+        request_log=n % 5 != 4,
+        model_requested="auto",
+        ttft_ms=3.5 + n,
+        attempts=(
+            LoggedAttempt("openai", "gpt-4o", 1, 0.25, 2.5, "failed", "provider_timeout"),
+            LoggedAttempt("anthropic", "claude-sonnet", 1, 2.75, None, "won"),
+        ),
+        trace_id=f"{n:032x}",
+        body="sealed" if n % 2 else None,
+        body_sealed=n % 4 == 1,
     )
 
 
@@ -64,10 +75,11 @@ def test_the_wire_round_trips_every_field() -> None:
 
 
 def _tables(db: Database) -> dict[str, list[tuple[object, ...]]]:
-    """Every usage table's rows (records, rollups, sketches), in a stable order."""
+    """Every usage table's rows (records, rollups, sketches, the request log), in a stable
+    order."""
 
     def read(sdb: sqlite_utils.Database) -> dict[str, list[tuple[object, ...]]]:
-        names = [n for n in sdb.table_names() if n.startswith("usage")]
+        names = [n for n in sdb.table_names() if n.startswith("usage") or n == "request_log"]
         return {
             n: sorted(map(tuple, sdb.execute(f"SELECT * FROM [{n}]").fetchall()), key=repr)
             for n in names
@@ -105,6 +117,7 @@ async def test_the_process_writes_what_the_thread_writes(
         assert all(seconds > 0 for seconds, _ in batches) and writer.write_seconds > 0
         from_process = _tables(db)
         assert len(from_process["usage_records"]) == 25
+        assert len(from_process["request_log"]) == 20  # the records that asked for it
         nursery.cancel_scope.cancel()
     reference = await trio.to_thread.run_sync(open_database, tmp_path / "thread")
     try:

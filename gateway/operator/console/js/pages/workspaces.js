@@ -1,0 +1,64 @@
+// Workspaces: list, create, rename or describe, delete, and switch the console to one
+// (every later call names it in X-Workspace-ID).
+
+import { api } from "../api.js";
+import { can, currentCaller } from "../access.js";
+import { $, EditableForm, button, el, fillTable, when } from "../dom.js";
+
+const W = "/v1/management/workspaces";
+let ui = null;
+let form = null;
+const act = (work) => () => ui.guarded(work);
+
+export async function show() {
+  const found = (await api(W)).data;
+  const current = currentCaller().workspace_id;
+  fillTable("workspaces-table", found.map((w) => [
+    w.name + (w.id === current ? " (current)" : ""),
+    el("code", {}, w.id),
+    w.description || "-",
+    when(w.created_at),
+    el("div", { class: "actions" },
+      w.id === current ? "" : button("Switch to", act(() => ui.switchWorkspace(w.id)), { "data-switch": w.id }),
+      can("manage_workspaces") ? button("Edit", () => edit(w), { "data-edit": w.id }) : "",
+      can("manage_workspaces")
+        ? button("Delete", act(() => remove(w)), { "data-delete": w.id, class: "secondary danger" })
+        : ""),
+  ]));
+}
+
+async function save() {
+  const id = form.id;
+  const body = { name: $("workspace-name").value };
+  // An edit may clear the description; a new workspace without one sends none (the API
+  // refuses an empty one there).
+  if (id || $("workspace-description").value) body.description = $("workspace-description").value;
+  const saved = id
+    ? await api(`${W}/${id}`, { method: "PATCH", body })
+    : await api(W, { method: "POST", body });
+  form.stop();
+  await ui.refreshWorkspaces();
+  await show();
+  $("workspace-result").textContent = `Workspace "${saved.name}" ${id ? "saved" : "created"} (${saved.id}).`;
+}
+
+function edit(workspace) {
+  form.edit(workspace.id, workspace.name);
+  $("workspace-name").value = workspace.name;
+  $("workspace-description").value = workspace.description;
+  $("workspace-name").focus();
+}
+
+async function remove(workspace) {
+  if (!window.confirm(`Delete the workspace "${workspace.name}" with its files and documents?`)) return;
+  await api(`${W}/${workspace.id}`, { method: "DELETE" });
+  await ui.refreshWorkspaces();
+  await show();
+  $("workspace-result").textContent = `Workspace "${workspace.name}" deleted.`;
+}
+
+export function init(shared) {
+  ui = shared;
+  ui.submit("workspace-form", save);
+  form = new EditableForm("workspace", "workspace");
+}
