@@ -498,13 +498,18 @@ def _start(session: Session, tasks: trio.Nursery, params: ResponseParams) -> Non
     running = Running(new_id("resp"), params)
     session.running = running
 
+    def ended() -> None:
+        running.finished.set()
+        if session.running is running:
+            session.running = None
+
+    running.ended = ended
+
     async def respond() -> None:
         try:
             await run_response(session.emit, session.items, session.ctx, running)
         finally:
-            running.finished.set()
-            if session.running is running:
-                session.running = None
+            ended()
 
     tasks.start_soon(respond)
 

@@ -149,6 +149,9 @@ class Running:
     message: Item | None = None
     output: list[Item] = attrs.field(factory=list)
     audio_sent_s: float = 0.0
+    # Called once the response is over, before its `response.done` goes out (a client
+    # that answers that event at once finds the conversation free).
+    ended: Callable[[], None] = lambda: None
 
     def cancel(self, reason: str) -> None:
         if self.reason is None:
@@ -172,6 +175,7 @@ async def run_response(emit: Emit, items: list[Item], ctx: SimContext, running: 
         if running.params.in_conversation:
             await emit({"type": "conversation.item.done", "item": item.body()})
     usage = _usage(running, content.count_prompt_tokens(prompt_text), prompt_audio)
+    running.ended()  # the next response.create is welcome from here, as OpenAI's is
     await emit({"type": "response.done", "response": _body(running, status, usage)})
     limits = [{"name": "tokens", "limit": 40_000, "remaining": 39_000, "reset_seconds": 1.5}]
     await emit({"type": "rate_limits.updated", "rate_limits": limits})
