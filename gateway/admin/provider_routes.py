@@ -4,8 +4,10 @@ enable/disable, delete, and live health. Thin: what each route does is in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
+import sqlite_utils
 from quart import Blueprint, Response
 
 from gateway.admin.provider_input import next_status, parse_credentials, parse_settings
@@ -123,14 +125,12 @@ class ProvidersApi:
         await check_base_url_address(self.admin, body.get("settings"))
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        event = provider_event(principal, "provider.updated", provider_id)
-        updated = await write_record(
-            self.admin,
-            event,
+        await self._change(
+            principal,
+            provider_id,
+            "provider.updated",
             lambda d: provider_store.update_settings(d, ws, provider_id, settings, now),
         )
-        assert updated is not None
-        self.admin.registry.put(updated)
         return json_response(await detail(self.admin, principal, self._known(provider_id)))
 
     async def update_credentials(self, provider_id: str) -> Response:
@@ -141,14 +141,12 @@ class ProvidersApi:
         encrypted = self.admin.cipher.encrypt(credentials)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        event = provider_event(principal, "provider.credentials_updated", provider_id)
-        updated = await write_record(
-            self.admin,
-            event,
+        updated = await self._change(
+            principal,
+            provider_id,
+            "provider.credentials_updated",
             lambda d: provider_store.update_credentials(d, ws, provider_id, encrypted, now),
         )
-        assert updated is not None
-        self.admin.registry.put(updated)
         return json_response(
             {
                 "id": provider_id,
@@ -233,12 +231,24 @@ class ProvidersApi:
         status = next_status(record.status, trigger)
         now = datetime.now(UTC)
         ws = principal.workspace_id
-        event = provider_event(principal, f"provider.{trigger}d", provider_id)
-        updated = await write_record(
-            self.admin,
-            event,
+        return await self._change(
+            principal,
+            provider_id,
+            f"provider.{trigger}d",
             lambda d: provider_store.set_status(d, ws, provider_id, status, now),  # type: ignore[arg-type]
         )
-        assert updated is not None
+
+    async def _change(
+        self,
+        principal: Principal,
+        provider_id: str,
+        action: str,
+        change: Callable[[sqlite_utils.Database], ProviderRecord | None],
+    ) -> ProviderRecord:
+        """A configured provider's record changed, audited as `action` in the same
+        transaction, and the registry given the new record."""
+        event = provider_event(principal, action, provider_id)
+        updated = await write_record(self.admin, event, change)
+        assert updated is not None  # the caller found it configured
         self.admin.registry.put(updated)
         return updated

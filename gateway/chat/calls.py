@@ -32,7 +32,10 @@ def request_for(trip: Trip, target: Target) -> ChatRequest:
     spells reasoning (from the catalog)."""
     info = target.info
     style = None if info is None else info.parameters.thinking
-    return attrs.evolve(trip.params.request, model=target.upstream_model, thinking_style=style)
+    request = trip.params.request
+    if request.model == target.upstream_model and request.thinking_style == style:
+        return request  # as it is: a copy of its 34 fields costs more than the rest here
+    return attrs.evolve(request, model=target.upstream_model, thinking_style=style)
 
 
 async def complete(trip: Trip, adapter: Provider, target: Target) -> ChatResult:

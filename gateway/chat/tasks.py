@@ -36,6 +36,11 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("creative", re.compile(r"\bpoem\b|\bstory\b|\bwrite a\b|\bslogan\b|\blyrics\b", re.I)),
 )
 
+# Whether any rule fits, in one scan: most prompts fit none ("chat"), and seven scans of
+# the text cost more than the rest of planning. Only a prompt that fits one is scanned by
+# the rules in order, so the first rule that fits still decides.
+_ANY_RULE = re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern in _RULES), re.I)
+
 
 def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:
     for message in reversed(messages):
@@ -65,6 +70,8 @@ def classify(messages: Sequence[Mapping[str, Any]], override: str | None = None)
     if override:
         return override.strip().lower()
     text = last_user_text(messages)[:4000]
+    if not _ANY_RULE.search(text):
+        return "chat"
     for task, pattern in _RULES:
         if pattern.search(text):
             return task

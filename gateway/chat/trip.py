@@ -59,7 +59,10 @@ class Trip:
 
     @property
     def fell_back(self) -> bool:
-        return self.served is not None and self.served != self.resolution.target
+        # Identity first: `!=` on attrs classes compares every field (the catalog entry's
+        # too), three times per answer, where the served target is the routed one.
+        served, routed = self.served, self.resolution.target
+        return served is not None and served is not routed and served != routed
 
     @property
     def model_used(self) -> str:

@@ -2,7 +2,9 @@
 
 A table, not the path itself: paths carry ids (`/v1/management/keys/key_...`), and a
 label must not grow with them. An unknown path is "other". The agents' routes live
-under `/v1/mcp/agents` and their MCP server at `/v1/mcp`: two families of their own.
+under `/v1/mcp/agents` and their MCP server at `/v1/mcp`: two families of their own; so
+are voice pipelines (`/v1/audio/pipelines`) and voice sessions (`/v1/audio/sessions`,
+the realtime family's) beside audio.
 """
 
 from __future__ import annotations
@@ -42,7 +44,13 @@ V1_FAMILIES = frozenset(
 # `/v1/<segment>` paths whose family has another name.
 V1_RENAMED = {"data": "documents"}
 # `/v1/<segment>/<sub>` paths that are a family of their own.
-V1_NESTED = {("mcp", "agents"): "agents"}
+V1_NESTED = {
+    ("mcp", "agents"): "agents",
+    # Voice pipelines and voice sessions are served under `/v1/audio/` but are families of
+    # their own (`gateway.pipelines`, `gateway.realtime`), each labelled with its vendors.
+    ("audio", "pipelines"): "pipelines",
+    ("audio", "sessions"): "realtime",
+}
 MANAGEMENT_FAMILIES = frozenset(
     {
         "api-keys",

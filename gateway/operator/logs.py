@@ -176,8 +176,11 @@ def configure_logging(
     """
     target = stream if stream is not None else sys.stderr
     if batched:
-        # No line shows them: each record would look them up (a getpid system call).
+        # No line shows them: each record would look them up (a getpid system call),
+        # and walk the caller's frames for its file and line (`_srcfile`: the stdlib's
+        # documented switch; neither formatter prints them).
         logging.logProcesses = logging.logThreads = logging.logMultiprocessing = False
+        logging._srcfile = None
     handler: logging.StreamHandler[TextIO] = (
         BatchedHandler(target) if batched else logging.StreamHandler(target)
     )

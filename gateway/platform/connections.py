@@ -273,8 +273,9 @@ class GuardedConnection(TCPServer):
         that stopped reading held it, and the shutdown, for ever."""
         async with self.send_lock:
             closed = False
-            try:
-                with trio.move_on_after(self.limits.send_stall_timeout_s) as send:
+            stall = trio.current_time() + self.limits.send_stall_timeout_s
+            try:  # a scope of its own, not `move_on_after`: no generator per write
+                with trio.CancelScope(deadline=stall) as send:
                     await self.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
                 # Busy cannot happen while every sender holds the lock (`_close` does now);
@@ -300,11 +301,12 @@ class GuardedConnection(TCPServer):
             await self.stream.aclose()
 
     async def _read_data(self) -> None:
-        """Hypercorn's reader, noting when a request head begins while idle."""
+        """Hypercorn's reader, noting when a request head begins while idle. Without a
+        `read_timeout` (Hypercorn's default) a read has no deadline, so no scope either:
+        it was an infinite `fail_after`, two generators and a cancel scope per read."""
         while True:
             try:
-                with trio.fail_after(self.config.read_timeout or math.inf):
-                    data = await self.stream.receive_some(MAX_RECV)
+                data = await self._receive()
             except (trio.ClosedResourceError, trio.BrokenResourceError, trio.TooSlowError):
                 break
             if self._idle and self._head_began_at is None and data:
@@ -313,6 +315,14 @@ class GuardedConnection(TCPServer):
             if data == b"":
                 break
         await self.protocol.handle(Closed())
+
+    async def _receive(self) -> bytes | bytearray:
+        """The next bytes; TooSlowError past Hypercorn's `read_timeout` when one is set."""
+        if not self.config.read_timeout:
+            return await self.stream.receive_some(MAX_RECV)
+        with trio.CancelScope(deadline=trio.current_time() + self.config.read_timeout):
+            return await self.stream.receive_some(MAX_RECV)
+        raise trio.TooSlowError
 
     def _note_idle(self, idle: bool) -> None:
         """A request head was parsed (not idle), or an answer ended and the connection

@@ -173,11 +173,10 @@ class Engine:
             operation = self.tracing.traced_operation(operation, _attempt_attributes)
 
         async def attempt(candidate: Candidate) -> T:
-            try:
-                with trio.fail_after(timeout_s):
-                    return await operation(candidate.adapter, candidate.target)
-            except trio.TooSlowError:
-                raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
+            # A scope, not `fail_after`: the same deadline without two generators.
+            with trio.CancelScope(deadline=trio.current_time() + timeout_s):
+                return await operation(candidate.adapter, candidate.target)
+            raise deadline_exceeded(candidate.target.provider_id, timeout_s)
 
         winner = await self._race(facts, plan, self._chain(facts, plan), attempt)
         served = self._served(plan, winner, winner.value)

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import httpx
 import trio
 
+from tests.gateway.org_world import ok
 from tests.operator.browser import Browser
 from tests.operator.conftest import ADMIN_KEY
 
@@ -17,6 +19,7 @@ PAGES = (
     "usage",
     "carbon",
     "traffic",
+    "requests",
     "providers",
     "rules",
     "keys",
@@ -32,6 +35,15 @@ PAGES = (
 async def in_browser(work: Callable[..., Any], *args: Any) -> Any:
     """Run the blocking browser steps in a thread while the gateway serves on the loop."""
     return await trio.to_thread.run_sync(partial(work, *args))
+
+
+async def account(http: httpx.AsyncClient, name: str, role: str) -> str:
+    """The key of a new service account with `role`."""
+    made = await ok(
+        await http.post(f"{M}/service-accounts", json={"name": name, "role": role}), 201
+    )
+    key: str = made["api_key"]
+    return key
 
 
 def sign_in(browser: Browser, url: str, key: str = ADMIN_KEY, page: str = "usage") -> None:

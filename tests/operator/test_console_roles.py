@@ -17,6 +17,7 @@ from tests.operator.browser import Browser
 from tests.operator.console_steps import (
     PAGES,
     M,
+    account,
     console_errors,
     go,
     in_browser,
@@ -25,9 +26,9 @@ from tests.operator.console_steps import (
     text_once,
 )
 
-# What the role table lets a viewer read (docs/organizations.md): analytics and the
-# workspaces list; the playground needs the key's `chat` permission, which it lacks.
-VIEWER_READS = {"usage", "carbon", "traffic", "workspaces", "playground"}
+# What the role table lets a viewer read (docs/organizations.md): analytics, the request
+# log and the workspaces list; the playground needs the key's `chat` permission, which it lacks.
+VIEWER_READS = {"usage", "carbon", "traffic", "requests", "workspaces", "playground"}
 FORMS = """
 return [...document.querySelectorAll('fieldset[data-action], fieldset[data-permission]')]
   .map((f) => [f.closest('section').id, f.disabled,
@@ -35,15 +36,6 @@ return [...document.querySelectorAll('fieldset[data-action], fieldset[data-permi
 """
 DISABLED = "return document.querySelector(arguments[0]).disabled"
 ROW_BUTTONS = "return document.querySelectorAll('td .actions button, td select').length"
-
-
-async def account(http: httpx.AsyncClient, name: str, role: str) -> str:
-    """The key of a new service account with `role`."""
-    made = await ok(
-        await http.post(f"{M}/service-accounts", json={"name": name, "role": role}), 201
-    )
-    key: str = made["api_key"]
-    return key
 
 
 def viewer_tour(browser: Browser, url: str, key: str) -> dict[str, Any]:

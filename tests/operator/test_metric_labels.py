@@ -13,6 +13,7 @@ import pytest
 
 from gateway.app.server import RunningGateway
 from providers.sim.core import Fault
+from tests.gateway.pipelines.test_pipelines_api import spoken_wav
 from tests.operator.log_capture import line_of, log_stream
 from tests.operator.prom import scrape, total
 
@@ -135,3 +136,33 @@ async def test_ocr_and_files_are_labelled_with_what_served_them(
     assert (line["provider"], line["model"]) == ("mistral", "mistral-ocr-latest")
     line = line_of(log_stream, stored.headers["x-request-id"])
     assert (line["provider"], line["model"]) == ("gateway", "file-storage")
+
+
+async def test_a_pipeline_is_labelled_with_the_vendor_of_its_last_stage(
+    http: httpx.AsyncClient, log_stream: io.StringIO
+) -> None:
+    """A voice pipeline calls three models; its request is counted as the pipelines
+    family (not audio, whose path it shares) under the one whose answer it ends with
+    (the speech), never `none`, in /metrics and in its log line."""
+    wav = await spoken_wav(http, "What is the weather like?")
+    before = await scrape(http)
+    answer = await http.post(
+        "/v1/audio/pipelines",
+        files={"audio": ("turn.wav", wav, "audio/wav")},
+        data={"template": "voice-agent-fast"},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    after = await scrape(http)
+    line = line_of(log_stream, answer.headers["x-request-id"])
+    provider, model = line["provider"], line["model"]
+    assert provider and provider != "none" and model
+    assert line["family"] == "pipelines"
+    labels = {"family": "pipelines", "provider": provider, "model": model}
+    assert (
+        total(after, "gateway_requests_total", **labels)
+        - total(before, "gateway_requests_total", **labels)
+        == 1
+    )
+    assert total(after, "gateway_requests_total", family="pipelines", provider="none") == 0
+    assert line["cost_usd"] > 0

@@ -7,6 +7,7 @@ import { applyRole, currentCaller, forgetCaller, loadCaller } from "./js/access.
 import { $, el } from "./js/dom.js";
 import { showCarbon, showTraffic, showUsage } from "./js/charts.js";
 import * as providers from "./js/pages/providers.js";
+import * as requests from "./js/pages/requests.js";
 import * as rules from "./js/pages/rules.js";
 import * as keys from "./js/pages/keys.js";
 import * as workspaces from "./js/pages/workspaces.js";
@@ -20,6 +21,7 @@ const PAGES = {
   usage: showUsage,
   carbon: showCarbon,
   traffic: showTraffic,
+  requests: requests.show,
   providers: providers.show,
   rules: rules.show,
   keys: keys.show,
@@ -140,7 +142,7 @@ function init() {
     await route();
   });
   $("workspace").addEventListener("change", () => guarded(() => switchWorkspace($("workspace").value)));
-  for (const page of [providers, rules, keys, workspaces, members, audit, exports, playground]) page.init(ui);
+  for (const page of [requests, providers, rules, keys, workspaces, members, audit, exports, playground]) page.init(ui);
   window.addEventListener("hashchange", route);
   if (apiKey()) start(); else signOut();
 }

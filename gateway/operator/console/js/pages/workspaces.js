@@ -8,6 +8,7 @@ import { $, EditableForm, button, el, fillTable, when } from "../dom.js";
 const W = "/v1/management/workspaces";
 let ui = null;
 let form = null;
+let keptBodies = false;  // the edited workspace's setting, as the API gave it
 const act = (work) => () => ui.guarded(work);
 
 export async function show() {
@@ -17,6 +18,7 @@ export async function show() {
     w.name + (w.id === current ? " (current)" : ""),
     el("code", {}, w.id),
     w.description || "-",
+    w.request_log_bodies ? "kept" : "not kept",
     when(w.created_at),
     el("div", { class: "actions" },
       w.id === current ? "" : button("Switch to", act(() => ui.switchWorkspace(w.id)), { "data-switch": w.id }),
@@ -33,9 +35,16 @@ async function save() {
   // An edit may clear the description; a new workspace without one sends none (the API
   // refuses an empty one there).
   if (id || $("workspace-description").value) body.description = $("workspace-description").value;
-  const saved = id
+  // Sent only when it changes: turning bodies off erases the ones kept.
+  const bodies = $("workspace-bodies").checked;
+  if (id && bodies !== keptBodies) body.request_log_bodies = bodies;
+  let saved = id
     ? await api(`${W}/${id}`, { method: "PATCH", body })
     : await api(W, { method: "POST", body });
+  // A new workspace is made without bodies; the switch is its first change.
+  if (!id && bodies) {
+    saved = await api(`${W}/${saved.id}`, { method: "PATCH", body: { request_log_bodies: true } });
+  }
   form.stop();
   await ui.refreshWorkspaces();
   await show();
@@ -46,6 +55,7 @@ function edit(workspace) {
   form.edit(workspace.id, workspace.name);
   $("workspace-name").value = workspace.name;
   $("workspace-description").value = workspace.description;
+  $("workspace-bodies").checked = keptBodies = workspace.request_log_bodies;
   $("workspace-name").focus();
 }
 
