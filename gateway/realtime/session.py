@@ -512,8 +512,8 @@ def _replanned(before: SessionConfig, after: SessionConfig) -> bool:
 
 
 def _recorded(pcm: bytes) -> Tape:
-    """A committed turn whose recognition had not started (VAD off and the turn's
-    audio all came before a commit that found no turn running), as a closed-to-be tape."""
+    """A committed turn whose recognition had not started (a client's commit of audio
+    the VAD never heard as speech), on a tape the commit closes at once."""
     tape = Tape()
     tape.append(pcm)
     return tape

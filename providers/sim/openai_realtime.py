@@ -292,13 +292,20 @@ async def _session_update(session: Session, tasks: trio.Nursery, event: dict[str
     if "turn_detection" in audio_input:
         session.turn_detection = _turn_detection(audio_input["turn_detection"])
         session.vad = _vad(session.turn_detection)
-    session.voice = output.get("voice", session.voice)
-    session.instructions = update.get("instructions", session.instructions)
-    session.modalities = update.get("output_modalities", session.modalities)
-    session.tools = update.get("tools", session.tools)
-    session.tool_choice = update.get("tool_choice", session.tool_choice)
-    session.max_output_tokens = update.get("max_output_tokens", session.max_output_tokens)
+    session.voice = _given(output, "voice", session.voice)
+    session.instructions = _given(update, "instructions", session.instructions)
+    session.modalities = _given(update, "output_modalities", session.modalities)
+    session.tools = _given(update, "tools", session.tools)
+    session.tool_choice = _given(update, "tool_choice", session.tool_choice)
+    session.max_output_tokens = _given(update, "max_output_tokens", session.max_output_tokens)
     await session.emit({"type": "session.updated", "session": session.body()})
+
+
+def _given(update: Mapping[str, Any], key: str, current: Any) -> Any:
+    """An updated field; absent or null keeps what the session had (clients send null
+    for what they leave to the server, as OpenAI accepts)."""
+    value = update.get(key)
+    return current if value is None else value
 
 
 def _turn_detection(value: Any) -> dict[str, Any] | None:
@@ -491,13 +498,18 @@ def _start(session: Session, tasks: trio.Nursery, params: ResponseParams) -> Non
     running = Running(new_id("resp"), params)
     session.running = running
 
+    def ended() -> None:
+        running.finished.set()
+        if session.running is running:
+            session.running = None
+
+    running.ended = ended
+
     async def respond() -> None:
         try:
             await run_response(session.emit, session.items, session.ctx, running)
         finally:
-            running.finished.set()
-            if session.running is running:
-                session.running = None
+            ended()
 
     tasks.start_soon(respond)
 

@@ -123,12 +123,12 @@ class ResponseParams:
 
     @classmethod
     def of(cls, session: Any, raw: Any) -> ResponseParams:
-        raw = raw if isinstance(raw, dict) else {}
+        raw = {k: v for k, v in raw.items() if v is not None} if isinstance(raw, dict) else {}
         output = (raw.get("audio") or {}).get("output") or {}
         return cls(
             raw.get("instructions", session.instructions),
             raw.get("output_modalities", session.modalities),
-            output.get("voice", session.voice),
+            output.get("voice") or session.voice,
             raw.get("tools", session.tools),
             raw.get("tool_choice", session.tool_choice),
             raw.get("max_output_tokens", session.max_output_tokens),
@@ -149,6 +149,9 @@ class Running:
     message: Item | None = None
     output: list[Item] = attrs.field(factory=list)
     audio_sent_s: float = 0.0
+    # Called once the response is over, before its `response.done` goes out (a client
+    # that answers that event at once finds the conversation free).
+    ended: Callable[[], None] = lambda: None
 
     def cancel(self, reason: str) -> None:
         if self.reason is None:
@@ -172,6 +175,7 @@ async def run_response(emit: Emit, items: list[Item], ctx: SimContext, running: 
         if running.params.in_conversation:
             await emit({"type": "conversation.item.done", "item": item.body()})
     usage = _usage(running, content.count_prompt_tokens(prompt_text), prompt_audio)
+    running.ended()  # the next response.create is welcome from here, as OpenAI's is
     await emit({"type": "response.done", "response": _body(running, status, usage)})
     limits = [{"name": "tokens", "limit": 40_000, "remaining": 39_000, "reset_seconds": 1.5}]
     await emit({"type": "rate_limits.updated", "rate_limits": limits})

@@ -145,3 +145,17 @@ async def test_push_to_talk_recognises_from_the_first_audio(
     assert cascade.started == [0.0]
     assert times(socket, PREFIX + "delta") == pytest.approx([0.0, 0.2])
     assert times(socket, PREFIX + "completed") == pytest.approx([0.4 + FINAL_S])
+
+
+async def test_a_commit_of_audio_the_vad_never_heard_is_still_recognised(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    socket, cascade = FakeSocket(), LiveCascade([answer()])
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(session(socket, cascade).run)
+        await speak(socket, 0.2, voiced=False)  # no speech: the VAD starts no turn
+        await socket.event(type="input_audio_buffer.commit")
+        await until(socket, PREFIX + "completed")
+        socket.incoming.close()
+    assert cascade.started == [pytest.approx(0.2)]  # recognition of the committed audio
+    assert times(socket, PREFIX + "completed") == pytest.approx([0.2 + FINAL_S])

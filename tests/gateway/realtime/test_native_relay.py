@@ -8,26 +8,32 @@ by the engine."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 import trio
 from websockets.sync.client import connect
 
-from gateway.app.server import RunningGateway
+from gateway.app.server import RunningGateway, run_gateway
+from gateway.platform.config import Settings
 from providers.sim.core import Fault
 from tests.gateway.pipelines.test_pipelines_api import sim_of
 from tests.gateway.realtime.speech import (
     FIRST,
-    INTERRUPTION,
     SECOND,
     chunks,
-    in_asyncio,
     spoken_pcm,
     ws_base,
 )
-from tests.gateway.realtime.test_openai_realtime import LONG_ANSWER, SHORT_ANSWER, conversation
+from tests.gateway.realtime.test_openai_realtime import (
+    LONG_ANSWER,
+    SHORT_ANSWER,
+    assert_the_whole_conversation,
+    scripted_conversation,
+)
 from tests.gateway.realtime.test_realtime_ws import BEARER, Client, in_thread
 from tests.gateway.test_files_usage import usage_rows
 
@@ -63,26 +69,10 @@ async def test_the_openai_clients_conversation_is_relayed_to_the_realtime_api(
 ) -> None:
     await relay_natively(http)
     sim = sim_of(gateway)
-    sim.transcripts.extend([FIRST, INTERRUPTION, SECOND])
-    sim.replies.extend([LONG_ANSWER, "Of course.", SHORT_ANSWER])
-    turns = [await spoken_pcm(http, t) for t in (FIRST, INTERRUPTION, SECOND)]
     sim.requests.clear()
-    events = await in_asyncio(conversation, gateway.url + "/v1", turns)
-
-    assert [e["type"] for e in events][:2] == ["session.created", "session.updated"]
+    events = await scripted_conversation(sim, http, gateway.url + "/v1")
+    done = assert_the_whole_conversation(events)
     assert events[0]["session"]["model"] == "gpt-realtime"
-    transcripts = [e for e in events if e["type"].endswith("input_audio_transcription.completed")]
-    assert [t["transcript"] for t in transcripts] == [FIRST, INTERRUPTION, SECOND]
-    done = [e["response"] for e in events if e["type"] == "response.done"]
-    assert [d["status"] for d in done] == ["completed", "cancelled", "completed", "completed"]
-    assert done[1]["status_details"]["reason"] == "turn_detected"
-    assert done[0]["output"][0]["type"] == "function_call"
-    assert isinstance(json.loads(done[0]["output"][0]["arguments"])["city"], str)
-    retrieved = next(e for e in events if e["type"] == "conversation.item.retrieved")["item"]
-    kept = retrieved["content"][0]["transcript"]
-    assert kept and LONG_ANSWER.startswith(kept) and len(kept) < len(LONG_ANSWER) / 4
-    assert done[3]["output"][0]["content"][0]["transcript"] == SHORT_ANSWER
-
     assert [r.path.split("?")[0] for r in sim.requests] == ["/v1/realtime"]
     rows = await session_rows(gateway)
     assert [(r["provider"], r["model"], r["status"]) for r in rows] == [
@@ -193,3 +183,25 @@ async def test_a_response_the_upstream_starts_is_cancelled_when_the_limits_refus
     assert done[1]["status_details"]["reason"] == "client_cancelled"
     rows = await session_rows(gateway, count=2)
     assert sorted(r["status"] for r in rows) == [200, 429]
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_the_upstream_address_guard_holds_for_the_relay(
+    nursery: trio.Nursery, settings: Settings
+) -> None:
+    """With private addresses denied, the simulator's 127.0.0.1 is refused at the
+    relay's connection as at every other: the session is refused, not a byte sent."""
+    denied = attrs.evolve(settings, upstream_private_addresses="deny")
+    gateway: RunningGateway = await nursery.start(partial(run_gateway, denied, env={}))
+    async with httpx.AsyncClient(base_url=gateway.url, headers=BEARER, timeout=30) as http:
+        await relay_natively(http)
+
+    def refused(url: str) -> tuple[dict[str, Any], int | None]:
+        with connect(url, additional_headers=BEARER) as ws:
+            event = json.loads(ws.recv(timeout=30))
+            ws.recv_events_thread.join(10)
+            return event, ws.close_code
+
+    event, close = await in_thread(refused, ws_base(gateway) + "?model=gpt-realtime")
+    assert event["type"] == "error" and close == 4000 + 503
+    assert sum(sim_of(gateway).stats.by_path.values()) == 0

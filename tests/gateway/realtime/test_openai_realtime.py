@@ -14,6 +14,7 @@ import openai
 from openai.resources.realtime.realtime import AsyncRealtimeConnection
 
 from gateway.app.server import RunningGateway
+from providers.sim.server import SimServer
 from tests.gateway.audio.test_local_audio_api import overlap
 from tests.gateway.conftest import ADMIN_KEY
 from tests.gateway.pipelines.test_pipelines_api import sim_of
@@ -119,37 +120,50 @@ async def conversation(base_url: str, turns: list[bytes]) -> list[dict[str, Any]
         return talk.events
 
 
-async def test_a_conversation_with_the_openai_client(
-    gateway: RunningGateway, http: httpx.AsyncClient
-) -> None:
-    sim = sim_of(gateway)
+async def scripted_conversation(
+    sim: SimServer, http: httpx.AsyncClient, base_url: str
+) -> list[dict[str, Any]]:
+    """The simulators scripted for `conversation` (what is heard, what is answered), and
+    the conversation held at `base_url`: its events."""
     sim.transcripts.extend([FIRST, INTERRUPTION, SECOND])
     sim.replies.extend([LONG_ANSWER, "Of course.", SHORT_ANSWER])
     turns = [await spoken_pcm(http, t) for t in (FIRST, INTERRUPTION, SECOND)]
-    events = await in_asyncio(conversation, gateway.url + "/v1", turns)
+    return await in_asyncio(conversation, base_url, turns)
 
+
+def assert_the_whole_conversation(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What every server holding `conversation` must have said (whoever answers: the
+    cascade, the relay, the simulator itself); the four `response.done` responses."""
     kinds = [e["type"] for e in events]
     assert kinds[:2] == ["session.created", "session.updated"]
-    updated = events[1]["session"]
-    assert updated["audio"]["output"]["voice"] == "marin"
-    assert updated["tools"][0]["name"] == "get_weather"
     transcripts = [e for e in events if e["type"].endswith("input_audio_transcription.completed")]
     assert [t["transcript"] for t in transcripts] == [FIRST, INTERRUPTION, SECOND]
     done = [e["response"] for e in events if e["type"] == "response.done"]
     assert [d["status"] for d in done] == ["completed", "cancelled", "completed", "completed"]
     assert done[1]["status_details"]["reason"] == "turn_detected"
     assert done[0]["output"][0]["type"] == "function_call"
-    arguments = json.loads(done[0]["output"][0]["arguments"])
-    assert isinstance(arguments["city"], str)
+    assert isinstance(json.loads(done[0]["output"][0]["arguments"])["city"], str)
     assert all(d["usage"]["output_tokens"] > 0 for d in (done[0], done[2], done[3]))
     retrieved = next(e for e in events if e["type"] == "conversation.item.retrieved")["item"]
     kept = retrieved["content"][0]["transcript"]
-
     assert kept and LONG_ANSWER.startswith(kept) and len(kept) < len(LONG_ANSWER) / 4
+    assert done[3]["output"][0]["content"][0]["transcript"] == SHORT_ANSWER
+    return done
+
+
+async def test_a_conversation_with_the_openai_client(
+    gateway: RunningGateway, http: httpx.AsyncClient
+) -> None:
+    events = await scripted_conversation(sim_of(gateway), http, gateway.url + "/v1")
+    assert_the_whole_conversation(events)
+    updated = events[1]["session"]
+    assert updated["audio"]["output"]["voice"] == "marin"
+    assert updated["tools"][0]["name"] == "get_weather"
+    kinds = [e["type"] for e in events]
+    transcripts = [e for e in events if e["type"].endswith("input_audio_transcription.completed")]
     audio = b"".join(
         base64.b64decode(e["delta"]) for e in events if e["type"] == "response.output_audio.delta"
     )
     assert len(audio) % 2 == 0 and len(audio) / 2 / 24_000 > 1.0
-    assert done[3]["output"][0]["content"][0]["transcript"] == SHORT_ANSWER
     assert "rate_limits.updated" in kinds
     assert overlap(SECOND, transcripts[2]["transcript"]) == 1.0

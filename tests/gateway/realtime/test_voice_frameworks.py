@@ -55,14 +55,20 @@ async def run_client(
     return seen
 
 
-def check_conversation(server: list[dict[str, Any]], client: list[dict[str, Any]]) -> None:
+def check_conversation(
+    server: list[dict[str, Any]], client: list[dict[str, Any]], transport: str = "cascade"
+) -> None:
     """Two spoken turns (and the interruption's), a function call answered by the
-    client, a barge-in cancelling the answer, the client's truncate."""
+    client, a barge-in cancelling the answer, the client's truncate. The input's
+    transcription comes from the cascade always, from OpenAI when the client asked."""
     assert all(isinstance(e.get("event_id"), str) for e in server)
     errors = [e["error"]["code"] for e in server if e["type"] == "error"]
     assert set(errors) <= TOLERATED  # a client's cancel may cross the server's own
     heard = [e["transcript"] for e in server if e["type"].endswith("transcription.completed")]
-    assert heard[:1] == [FIRST] and SECOND in heard
+    if transport == "cascade" or _asked_transcription(client):
+        assert heard[:1] == [FIRST] and SECOND in heard
+    else:
+        assert heard == []
     calls = [e for e in server if e["type"] == "response.function_call_arguments.done"]
     outputs = [
         c["item"]
@@ -77,18 +83,38 @@ def check_conversation(server: list[dict[str, Any]], client: list[dict[str, Any]
     assert truncates and truncated and truncated[0]["item_id"] == truncates[0]["item_id"]
 
 
+# The gateway's cascade, or the OpenAI provider's `realtime_transport: native`: the
+# session relayed to the simulator's Realtime API (`gateway.realtime.native`).
+TRANSPORTS = pytest.mark.parametrize("transport", ["cascade", "native"])
+
+
+async def use_transport(http: httpx.AsyncClient, transport: str) -> None:
+    settings = {"realtime_transport": transport}
+    response = await http.patch("/v1/management/providers/openai", json={"settings": settings})
+    assert response.status_code == 200, response.text
+
+
+def _asked_transcription(client: list[dict[str, Any]]) -> bool:
+    updates = [c["session"] for c in client if c["type"] == "session.update"]
+    return any(((u.get("audio") or {}).get("input") or {}).get("transcription") for u in updates)
+
+
 async def test_pipecat_realtime_service(
     gateway: RunningGateway, http: httpx.AsyncClient, tmp_path: Path
 ) -> None:
+    # Not yet through the relay: it passes alone, but in loaded runs Pipecat's answer
+    # after the function call's output never came (undiagnosed; issue 35's report).
     seen = await run_client("pipecat_conversation.py", gateway, http, tmp_path)
     check_conversation(seen["server"], seen["client"])
 
 
+@TRANSPORTS
 async def test_livekit_realtime_model_and_realtime_stt(
-    gateway: RunningGateway, http: httpx.AsyncClient, tmp_path: Path
+    gateway: RunningGateway, http: httpx.AsyncClient, tmp_path: Path, transport: str
 ) -> None:
+    await use_transport(http, transport)
     seen = await run_client("livekit_conversation.py", gateway, http, tmp_path)
-    check_conversation(seen["server"], seen["client"])
+    check_conversation(seen["server"], seen["client"], transport)
     created = [c for c in seen["client"] if c["type"] == "response.create"]
     assert all("client_event_id" in c["response"]["metadata"] for c in created)
     assert seen["stt"] == [SECOND]
