@@ -54,6 +54,7 @@ def _interrupt_fifty_times(url: str, turn: bytes) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
     headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
     with connect(url, additional_headers=headers, max_size=None) as ws:
+        assert ws.response is not None
         assert ws.response.headers.get("sec-websocket-extensions", "").startswith(
             "permessage-deflate"
         )
