@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any
 
 import attrs
+import orjson
 import sqlite_utils
 import trio
 
@@ -28,6 +29,12 @@ from store.erasure import Removal
 MAX_CHAIN = 10_000  # turns walked back at most (a chain is acyclic; this bounds a bad row)
 KEEP_CAPACITY = 256  # responses kept and not yet written, at most (then `keep` waits)
 FINAL_WRITE_DEADLINE_S = 5.0
+# How long the writer gathers responses after the first of a group: one transaction (one
+# disk flush) per group, not per response. At one request at a time a flush per response
+# cost ~1 ms of CPU each (the door at 0.65x chat's requests/s); 50 ms is the usage
+# writer's group commit too.
+GROUP_WINDOW_S = 0.05
+GROUP_SIZE = 200
 
 logger = logging.getLogger(__name__)
 
@@ -65,8 +72,8 @@ def put(db: sqlite_utils.Database, record: StoredResponse) -> None:
             record.previous_response_id,
             record.created_at,
             record.expires_at,
-            json.dumps(list(record.input_items), separators=(",", ":")),
-            json.dumps(record.response, separators=(",", ":")),
+            orjson.dumps(list(record.input_items)).decode(),
+            orjson.dumps(record.response).decode(),
         ],
     )
 
@@ -204,16 +211,18 @@ class ResponseKeeper:
         try:
             while True:
                 self._writing = [await self._receive.receive()]
-                while True:
-                    try:
-                        self._writing.append(self._receive.receive_nowait())
-                    except trio.WouldBlock:
-                        break
+                await self._gather()
                 await self._write(self._writing)
                 self._writing = []
         finally:
             with trio.move_on_after(FINAL_WRITE_DEADLINE_S, shield=True):
                 await self._write([*self._writing, *self._left()])
+
+    async def _gather(self) -> None:
+        """Add to the group what comes within `GROUP_WINDOW_S`, up to `GROUP_SIZE`."""
+        with trio.move_on_after(GROUP_WINDOW_S):
+            while len(self._writing) < GROUP_SIZE:
+                self._writing.append(await self._receive.receive())
 
     def _left(self) -> list[StoredResponse]:
         left = []
