@@ -13,13 +13,13 @@ committed still finishes its cleanup (see `erasure`).
 from __future__ import annotations
 
 import logging
-import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import trio
 
 from gateway.documents.erasure import erase_document
+from gateway.kernels.periodic import sweep_every
 from store import documents as document_store
 from store.audit import AuditEvent
 from store.documents import DocumentRecord
@@ -33,13 +33,11 @@ logger = logging.getLogger(__name__)
 async def run(
     services: DocumentsServices, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
 ) -> None:
-    task_status.started()
-    interval = services.settings.retention_check_interval_s
-    if interval <= 0:
-        return
-    while True:
-        await sweep(services, now=time.time())
-        await trio.sleep(interval)
+    await sweep_every(
+        services.settings.retention_check_interval_s,
+        lambda now: sweep(services, now=now),
+        task_status=task_status,
+    )
 
 
 async def sweep(services: DocumentsServices, *, now: float) -> list[str]:

@@ -12,11 +12,11 @@ committed still finishes its cleanup.
 from __future__ import annotations
 
 import logging
-import time
 from datetime import UTC, datetime
 
 import trio
 
+from gateway.kernels.periodic import sweep_every
 from gateway.requestlog.services import RequestLogServices
 from store import erasure, request_log
 from store.erasure import Removal
@@ -31,12 +31,7 @@ async def run(
     *,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    task_status.started()
-    if interval_s <= 0:
-        return
-    while True:
-        await purge(services, now=time.time())
-        await trio.sleep(interval_s)
+    await sweep_every(interval_s, lambda now: purge(services, now=now), task_status=task_status)
 
 
 async def purge(services: RequestLogServices, *, now: float) -> int:

@@ -12,10 +12,10 @@ committed still finishes its cleanup.
 from __future__ import annotations
 
 import logging
-import time
 
 import trio
 
+from gateway.kernels.periodic import sweep_every
 from gateway.responses.services import ResponsesServices
 from store import responses as response_store
 
@@ -28,12 +28,7 @@ async def run(
     *,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    task_status.started()
-    if interval_s <= 0:
-        return
-    while True:
-        await sweep(responses, now=time.time())
-        await trio.sleep(interval_s)
+    await sweep_every(interval_s, lambda now: sweep(responses, now=now), task_status=task_status)
 
 
 async def sweep(responses: ResponsesServices, *, now: float) -> list[str]:
