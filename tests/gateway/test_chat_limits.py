@@ -60,9 +60,12 @@ async def test_the_request_over_the_rpm_limit_is_refused_exactly(
 async def test_concurrent_requests_never_exceed_the_concurrency_limit(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
-    """Five requests at once against a limit of two: exactly two are served."""
+    """Five requests at once against a limit of two: exactly two are served. The two
+    admitted are held 2 s upstream, so the other three surely arrive while both slots are
+    taken (with 300 ms, a busy machine let one finish before the fifth came, and a third
+    was rightly admitted)."""
     assert gateway.sim is not None
-    gateway.sim.faults.add(Fault(model="gpt-4o-mini", delay_ms=300))
+    gateway.sim.faults.add(Fault(model="gpt-4o-mini", delay_ms=2000))
     key = await key_with(http, {"concurrent": 2})
     outcomes: list[int] = []
 
