@@ -141,10 +141,19 @@ async def rerank(client: httpx.AsyncClient) -> tuple[str, str]:
 
 
 async def speech(client: httpx.AsyncClient) -> tuple[str, str]:
+    """Speech streams by default: once its head is out, a vendor failing mid-audio can
+    only end the body early, and the gateway closes the connection without the chunked
+    body's end, so the client hears of it ("aborted"), as from OpenAI's own stream; a body
+    that ended cleanly yet is not whole audio would be a silent truncation."""
     body = {"model": "tts-1", "voice": "alloy", "input": "Faults.", "response_format": "wav"}
-    answer = await client.post("/v1/audio/speech", json=body)
-    if answer.status_code != 200:
-        return _error_kind(answer)
+    async with client.stream("POST", "/v1/audio/speech", json=body) as answer:
+        if answer.status_code != 200:
+            await answer.aread()
+            return _error_kind(answer)
+        try:
+            await answer.aread()
+        except httpx.TransportError as exc:  # after a 200 head: a mid-audio failure
+            return "aborted", f"the audio ended early, the client told: {exc!r}"
     if not _is_wav(answer.content):
         return "broken_body", f"{len(answer.content)} bytes that are not a WAV file"
     return _served("speech", answer)
