@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from bench import load
-from bench.hotpath import rounds_of
+from bench.hotpath import medians, rounds_of
 from bench.plan import Run
 from bench.sections import stream_figures
 from bench.sse_client import Endpoint, stream_load
@@ -73,7 +73,7 @@ def fronts(run: Run, stack: Stack) -> dict[str, Any]:
     for concurrency in run.plan.concurrencies[:2]:
         taken = [_round(run, doors, concurrency, point_s, i) for i in range(rounds)]
         for name in DOORS:
-            plain[name][str(concurrency)] = _medians([r[name] for r in taken])
+            plain[name][str(concurrency)] = medians([r[name] for r in taken])
             if name != "chat":
                 paired[name][str(concurrency)] = _shares(name, taken)
     streamed = {name: _stream_point(run, name, target) for name, target in doors.items()}
@@ -105,11 +105,6 @@ def _shares(name: str, taken: list[dict[str, dict[str, Any]]]) -> dict[str, floa
         f: round(statistics.median(_pct(r[name][f], r["chat"][f]) for r in taken), 1)
         for f in FIELDS
     }
-
-
-def _medians(points: list[dict[str, Any]]) -> dict[str, Any]:
-    numbers = [k for k, v in points[0].items() if isinstance(v, int | float)]
-    return {k: round(statistics.median(p[k] for p in points), 3) for k in numbers}
 
 
 def _script(run: Run, name: str, target: Target) -> Any:

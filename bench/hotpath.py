@@ -214,7 +214,7 @@ def summary(rounds: list[Figures]) -> Figures:
         if not present:
             continue
         out[kind] = {
-            name: _medians([p[name] for p in present]) for name in ("gateway", "floor")
+            name: medians([p[name] for p in present]) for name in ("gateway", "floor")
         } | _paired(kind, present)
     out["load_average"] = _median([r["load_average"] for r in rounds])
     return out
@@ -232,7 +232,8 @@ def _paired(kind: str, points: list[Figures]) -> Figures:
     }
 
 
-def _medians(points: list[Figures]) -> Figures:
+def medians(points: list[Figures]) -> Figures:
+    """The median of each numeric figure over `points` (rounds of one kind)."""
     keys = [k for k, v in points[0].items() if isinstance(v, int | float)]
     return {k: _median([p[k] for p in points]) for k in keys}
 
