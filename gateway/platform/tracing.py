@@ -159,9 +159,9 @@ class SpanQueue:
         if len(self._spans) >= self.batch_size:
             self.ready.set()
 
-    def take(self) -> list[Span]:
-        """Up to one batch of the oldest spans."""
-        count = min(len(self._spans), self.batch_size)
+    def take(self, limit: int | None = None) -> list[Span]:
+        """Up to one batch of the oldest spans (and at most `limit`)."""
+        count = min(len(self._spans), self.batch_size, self.batch_size if limit is None else limit)
         return [self._spans.popleft() for _ in range(count)]
 
 
