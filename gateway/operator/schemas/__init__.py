@@ -18,13 +18,11 @@ from gateway.operator.schemas import (
     management,
     organization,
     pipelines,
-    platform,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **platform.OPERATIONS,
     **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
