@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from gateway.platform.errors import invalid_request
+from gateway.platform.shapes import NON_BLANK, Doc, Length, Range
 
 MAX_QUERY_CHARS = 4000
 MAX_TOP_K = 50
@@ -29,3 +30,8 @@ def query_and_top_k(body: Mapping[str, Any], fields: frozenset[str]) -> tuple[st
             f"'top_k' must be an integer from 1 to {MAX_TOP_K}.", param="top_k", value=top_k
         )
     return query, top_k
+
+
+# The same two fields, declared (`gateway.platform.shapes`) for the search bodies' types.
+Query = Annotated[str, NON_BLANK, Length(most=MAX_QUERY_CHARS), Doc("What to search for")]
+TopK = Annotated[int, Range(least=1, most=MAX_TOP_K), Doc("How many hits at most")]
