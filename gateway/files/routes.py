@@ -15,42 +15,24 @@ from gateway.files.services import FilesServices
 from gateway.kernels.uploads.request import upload_request
 from gateway.platform.apidoc import Content, operation
 from gateway.platform.web import json_response, read_object
+from gateway.upstream.refusals import AGENT_LIMITS, KEY_LIMITS, PROVIDERS, merged
 
 TAG = "files"
 NO_FILE = {404: "file_not_found"}
-# An agent's key is held to its agent's limits (`gateway.files.agent_admission`).
-AGENT_REFUSALS = {
-    403: "agent_suspended",
-    429: (
-        "rpm_exceeded",
-        "concurrent_limit_exceeded",
-        "cost_limit_exceeded",
-        "daily_limit_exceeded",
-        "monthly_limit_exceeded",
-    ),
-}
-UPLOAD_ERRORS = AGENT_REFUSALS | {
-    400: ("invalid_file_type", "invalid_file", "file_type_mismatch", "invalid_chunking"),
-    413: "file_too_large",
-    415: ("unsupported_media_type", "unsupported_file_type"),
-    422: "invalid_model",
-    501: "feature_not_installed",
-    507: "storage_quota_exceeded",
-}
+UPLOAD_ERRORS = merged(
+    AGENT_LIMITS,  # an agent's upload passes its agent's limits (`agent_admission`)
+    {
+        400: ("invalid_file_type", "invalid_file", "file_type_mismatch", "invalid_chunking"),
+        413: "file_too_large",
+        415: ("unsupported_media_type", "unsupported_file_type"),
+        422: "invalid_model",
+        501: "feature_not_installed",
+        507: "storage_quota_exceeded",
+    },
+)
 # The query is embedded through the embeddings service in the caller's name: its limits
 # and its providers' failures are the search's answers.
-SEARCH_ERRORS = {
-    429: (
-        "rate_limit_exceeded",
-        "token_limit_exceeded",
-        "concurrent_limit_exceeded",
-        "daily_limit_exceeded",
-        "monthly_limit_exceeded",
-    ),
-    502: ("provider_error", "embedding_failed"),
-    503: ("provider_unavailable", "model_overloaded", "limits_unavailable"),
-    504: "provider_timeout",
-}
+SEARCH_ERRORS = merged(KEY_LIMITS, AGENT_LIMITS, PROVIDERS, {502: "embedding_failed"})
 
 
 def files_blueprint(services: FilesServices) -> Blueprint:

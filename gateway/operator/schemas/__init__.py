@@ -13,7 +13,6 @@ from gateway.operator.schemas import (
     audio,
     chat,
     documents,
-    files,
     fronts,
     management,
     organization,
@@ -32,7 +31,6 @@ OPERATIONS: dict[str, Operation] = {
     **management.OPERATIONS,
     **organization.OPERATIONS,
     **audio.OPERATIONS,
-    **files.OPERATIONS,
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
