@@ -12,7 +12,6 @@ from gateway.operator.schemas import (
     analytics,
     audio,
     chat,
-    documents,
     fronts,
     management,
     organization,
@@ -31,7 +30,6 @@ OPERATIONS: dict[str, Operation] = {
     **management.OPERATIONS,
     **organization.OPERATIONS,
     **audio.OPERATIONS,
-    **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
     **analytics.OPERATIONS,
