@@ -12,8 +12,6 @@ from gateway.operator.schemas import (
     analytics,
     audio,
     chat,
-    documents,
-    files,
     fronts,
     management,
     organization,
@@ -29,8 +27,6 @@ OPERATIONS: dict[str, Operation] = {
     **management.OPERATIONS,
     **organization.OPERATIONS,
     **audio.OPERATIONS,
-    **files.OPERATIONS,
-    **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
     **analytics.OPERATIONS,
