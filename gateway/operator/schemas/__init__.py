@@ -11,7 +11,6 @@ from gateway.operator.schemas import (
     agents,
     analytics,
     audio,
-    chat,
     documents,
     files,
     fronts,
@@ -26,7 +25,6 @@ from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
     **platform.OPERATIONS,
-    **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
