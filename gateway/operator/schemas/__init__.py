@@ -9,7 +9,6 @@ from __future__ import annotations
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
-    analytics,
     audio,
     documents,
     files,
@@ -34,7 +33,6 @@ OPERATIONS: dict[str, Operation] = {
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
-    **analytics.OPERATIONS,
     **request_log.OPERATIONS,
 }
 
