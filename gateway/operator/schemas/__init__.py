@@ -9,9 +9,7 @@ from __future__ import annotations
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
-    analytics,
     audio,
-    chat,
     fronts,
     management,
     organization,
@@ -21,7 +19,6 @@ from gateway.operator.schemas import (
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
@@ -29,7 +26,6 @@ OPERATIONS: dict[str, Operation] = {
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
-    **analytics.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
