@@ -16,7 +16,6 @@ from gateway.operator.schemas import (
     files,
     fronts,
     management,
-    organization,
     pipelines,
     retrieval,
 )
@@ -27,7 +26,6 @@ OPERATIONS: dict[str, Operation] = {
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
-    **organization.OPERATIONS,
     **audio.OPERATIONS,
     **files.OPERATIONS,
     **documents.OPERATIONS,
