@@ -12,7 +12,6 @@ from gateway.operator.schemas import (
     audio,
     fronts,
     management,
-    organization,
     pipelines,
     retrieval,
 )
@@ -22,7 +21,6 @@ OPERATIONS: dict[str, Operation] = {
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
-    **organization.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
