@@ -15,7 +15,6 @@ from gateway.operator.schemas import (
     fronts,
     management,
     organization,
-    pipelines,
     platform,
     retrieval,
 )
@@ -30,7 +29,6 @@ OPERATIONS: dict[str, Operation] = {
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
-    **pipelines.OPERATIONS,
     **analytics.OPERATIONS,
 }
 
