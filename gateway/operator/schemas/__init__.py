@@ -12,7 +12,6 @@ from gateway.operator.schemas import (
     audio,
     fronts,
     management,
-    pipelines,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -23,7 +22,6 @@ OPERATIONS: dict[str, Operation] = {
     **management.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
-    **pipelines.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
