@@ -19,7 +19,6 @@ from gateway.operator.schemas import (
     organization,
     pipelines,
     platform,
-    request_log,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -37,7 +36,6 @@ OPERATIONS: dict[str, Operation] = {
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
     **analytics.OPERATIONS,
-    **request_log.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
