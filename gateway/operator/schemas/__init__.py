@@ -12,8 +12,6 @@ from gateway.operator.schemas import (
     audio,
     fronts,
     management,
-    organization,
-    pipelines,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -22,10 +20,8 @@ OPERATIONS: dict[str, Operation] = {
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
-    **organization.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
-    **pipelines.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
