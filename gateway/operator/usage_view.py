@@ -56,7 +56,7 @@ class UsageParameters:
     bucket: Bucket = "hour"
 
 
-class UsagePoint(TypedDict):
+class UsageViewPoint(TypedDict):
     """The sums of one bucket, provider and model. An empty `provider` summed requests
     that reached no provider; `reason` is the error code that stopped them."""
 
@@ -84,7 +84,7 @@ class UsageSeries(TypedDict):
     since: Time
     until: Time
     buckets: list[Time]
-    points: list[UsagePoint]
+    points: list[UsageViewPoint]
 
 
 @attrs.frozen
@@ -178,7 +178,7 @@ def render_series(query: SeriesQuery, points: Sequence[SeriesPoint]) -> UsageSer
     }
 
 
-def _point(point: SeriesPoint) -> UsagePoint:
+def _point(point: SeriesPoint) -> UsageViewPoint:
     return {
         "start": _iso(point.start),
         "provider": point.provider,

@@ -9,11 +9,7 @@ from __future__ import annotations
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
-    analytics,
     audio,
-    chat,
-    documents,
-    files,
     fronts,
     management,
     pipelines,
@@ -22,16 +18,12 @@ from gateway.operator.schemas import (
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
     **audio.OPERATIONS,
-    **files.OPERATIONS,
-    **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
-    **analytics.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
