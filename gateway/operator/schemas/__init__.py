@@ -11,7 +11,6 @@ from gateway.operator.schemas import (
     agents,
     audio,
     fronts,
-    pipelines,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -21,7 +20,6 @@ OPERATIONS: dict[str, Operation] = {
     **retrieval.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
-    **pipelines.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
