@@ -11,7 +11,6 @@ from gateway.operator.schemas import (
     agents,
     audio,
     fronts,
-    management,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -19,7 +18,6 @@ from gateway.operator.schemas.components import COMPONENTS
 OPERATIONS: dict[str, Operation] = {
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
-    **management.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
 }
