@@ -584,8 +584,22 @@ def _observability_text(results: dict[str, Any]) -> str:
         f" records (each a request-log entry) and the exporter sent"
         f" {_fmt(spans.get('exported'), 0)} spans ({_fmt(spans.get('dropped'), 0)} dropped,"
         f" {_fmt(spans.get('failed'), 0)} refused).",
+        *_observability_split(o.get("cpu_by_process", {})),
     ]
     return "\n".join(rows)
+
+
+def _observability_split(split: dict[str, Any]) -> list[str]:
+    """Section 9's CPU-ms per request of each process of the gateway, off -> on."""
+    lines = []
+    for concurrency, setups in split.items():
+        off, on = setups.get("off", {}), setups.get("on", {})
+        parts = [
+            f"{role} {_fmt(off.get(role), 3)} → {_fmt(on.get(role), 3)}"
+            for role in ("gateway", "usage writer", "span exporter")
+        ]
+        lines.append(f"- CPU-ms per request at c={concurrency}, off → on: " + ", ".join(parts))
+    return lines
 
 
 WORKERS_ROWS = (

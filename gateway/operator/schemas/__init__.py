@@ -9,27 +9,21 @@ from __future__ import annotations
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
-    analytics,
     audio,
-    chat,
     fronts,
     management,
     organization,
-    platform,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **platform.OPERATIONS,
-    **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
     **organization.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
-    **analytics.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

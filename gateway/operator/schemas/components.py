@@ -105,53 +105,10 @@ SERVICE = obj(
     cost=ANY_OBJ,
 )
 
-USAGE = all_required(
-    prompt_tokens=INT,
-    completion_tokens=INT,
-    total_tokens=INT,
-)
-
-MESSAGE = obj(
-    ("role",),
-    role={"enum": ["assistant"]},
-    content=nullable(STR),
-    tool_calls=arr(ANY_OBJ),
-)
-
-CHAT_COMPLETION = obj(
-    ("id", "object", "created", "model", "choices", "usage"),
-    id=STR,
-    object={"const": "chat.completion"},
-    created=INT,
-    model=STR,
-    choices=arr(
-        all_required(
-            index=INT,
-            message=MESSAGE,
-            finish_reason=nullable(
-                {"enum": ["stop", "length", "tool_calls", "content_filter", "function_call"]}
-            ),
-        )
-    ),
-    usage=USAGE,
-    _gateway=ANY_OBJ,
-    service=SERVICE,
-)
-
-CHAT_CHUNK = all_required(
-    id=STR,
-    object={"const": "chat.completion.chunk"},
-    created=INT,
-    model=STR,
-    choices=arr(obj(("index", "delta"), index=INT, delta=ANY_OBJ, finish_reason=nullable(STR))),
-)
-
 COMPONENTS: dict[str, Schema] = {
     "Error": ERROR,
     "ApiKey": API_KEY,
     "Provider": PROVIDER,
     "RoutingRule": ROUTING_RULE,
-    "ChatCompletion": CHAT_COMPLETION,
-    "ChatCompletionChunk": CHAT_CHUNK,
     "ServiceMetadata": SERVICE,
 }

@@ -23,11 +23,23 @@ from gateway.operator.apidoc import (
     obj,
     ref,
 )
-from gateway.operator.schemas.chat import MESSAGE
 from gateway.platform.auth import ALL_PERMISSIONS
 from providers.elevenlabs_ws import TRANSPORTS
 
 ERRORS = (400, 401, 403, 404, 408, 413, 429)
+# A chat message, as the chat route's declared body puts it in the document's components
+# (`gateway.chat.shapes.ChatMessage`).
+CHAT_MESSAGE: Schema = {
+    "anyOf": [
+        ref(name)
+        for name in (
+            "ChatPromptMessage",
+            "ChatAssistantMessage",
+            "ChatAssistantCallMessage",
+            "ChatToolMessage",
+        )
+    ]
+}
 KEYS = "api-keys"
 PROVIDERS = "providers"
 RULES = "routing-rules"
@@ -230,7 +242,7 @@ RULE_OPERATIONS = {
         request=obj(
             ("model", "messages"),
             model=MODEL,
-            messages=arr(MESSAGE, minItems=1),
+            messages=arr(CHAT_MESSAGE, minItems=1),
             metadata=nullable(ANY_OBJ),
         ),
         errors=RULE_ERRORS,

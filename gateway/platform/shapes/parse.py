@@ -220,6 +220,9 @@ def _map(node: Node, value: Any, at: str) -> Any:
         raise _wrong(node, value, at)
     _counted(node, value, at, "entries")
     assert node.item is not None
+    if node.key is not None and node.key.markers:
+        for key in value:
+            read(node.key, key, _join(at, key))
     return {key: read(node.item, item, _join(at, key)) for key, item in value.items()}
 
 
