@@ -16,15 +16,20 @@ from gateway.audio.services import AudioServices
 from gateway.audio.speech import SPEECH_PATH, serve_speech
 from gateway.audio.transcription import prepare_stream, serve_transcription
 from gateway.kernels.uploads.spooled import Upload, read_upload
+from gateway.platform.apidoc import Content, operation
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.web import json_response, read_object, stream_response
+from gateway.upstream.refusals import ENGINE, merged
 from providers.voices import load_voices
 
 TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
 TRANSLATIONS_PATH = "/v1/audio/translations"
 MAPPINGS = "/v1/management/voice-mappings"
+TAG = "audio"
+NO_VOICE = {404: "voice_not_found"}
+PREVIEW_ERRORS = merged(ENGINE, NO_VOICE, {500: "provider_error"})
 
 
 def audio_routes(services: AudioServices) -> list[Route]:
@@ -76,18 +81,34 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         return await _whole(services, principal, upload, headers, translate=True)
 
     @bp.get("/v1/audio/voices")
+    @operation(
+        "The voice catalog and the standard voices",
+        TAG,
+        query=voice_views.VoicesQuery,
+        answer=voice_views.VoiceCatalogBody,
+        errors={400: "unknown_provider"},
+    )
     async def voices() -> Response:
         await services.auth.caller()
         query = {k: v for k, v in request.args.items()}
         return json_response(voice_views.voices_listing(load_voices(), query, services.catalog))
 
     @bp.get("/v1/audio/voices/<voice_id>")
+    @operation("One voice, in detail", TAG, answer=voice_views.Voice, errors=NO_VOICE)
     async def voice(voice_id: str) -> Response:
         await services.auth.caller()
         found = voice_views.voice_or_404(load_voices(), voice_id)
         return json_response(voice_views.voice_body(found, detail=True))
 
     @bp.get("/v1/audio/voices/<voice_id>/preview")
+    @operation(
+        "A short sample of the voice (MP3)",
+        TAG,
+        answer=Content("audio/mpeg", description="The sample, spoken by the voice's provider"),
+        errors=PREVIEW_ERRORS,
+        description="Spoken through the engine like speech: the key's limits apply, and a "
+        "provider's failure is 500 `provider_error` (the spec's status for audio).",
+    )
     async def preview(voice_id: str) -> Response:
         principal = await services.auth.caller()
         found = voice_views.voice_or_404(load_voices(), voice_id)

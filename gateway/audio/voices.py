@@ -10,13 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any, NotRequired, TypedDict, cast
 
 import attrs
 
 from gateway.audio.services import AudioServices
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.params import body_object, optional_string, required_string
+from gateway.platform.shapes import Doc, Pattern, parse_query
 from gateway.platform.web import iso
 from providers.catalog import Catalog
 from providers.voices import StandardVoice, VoiceCatalog, VoiceInfo
@@ -54,8 +55,60 @@ async def mapping_record_named(
 # -- catalog views -------------------------------------------------------------------------
 
 
-def voice_body(voice: VoiceInfo, *, detail: bool) -> dict[str, Any]:
-    body: dict[str, Any] = {
+@attrs.frozen(kw_only=True)
+class VoicesQuery:
+    """The catalog's filters; each left out lists every voice."""
+
+    provider: Annotated[str | None, Doc("Only this provider's voices")] = None
+    language: (
+        Annotated[
+            str,
+            Pattern("^[a-z]{2}$", "an ISO-639-1 code such as 'en'"),
+            Doc("Only voices speaking this ISO-639-1 code"),
+        ]
+        | None
+    ) = None
+
+
+class VoiceSettings(TypedDict):
+    stability: float
+    similarity_boost: float
+    style: float
+    use_speaker_boost: bool
+
+
+class Voice(TypedDict):
+    """A voice of the catalog (`service_standard`: the standard voice it stands for)."""
+
+    id: str
+    name: str
+    provider: str
+    gender: str
+    languages: list[str]
+    preview_url: str
+    service_standard: str | None
+    description: NotRequired[str]
+    age: NotRequired[str]
+    accent: NotRequired[str]
+    use_cases: NotRequired[list[str]]
+    settings: NotRequired[VoiceSettings]
+
+
+class StandardVoiceBody(TypedDict):
+    """A standard voice, and the provider voice it is with each provider."""
+
+    id: str
+    description: str
+    mappings: dict[str, str]
+
+
+class VoiceCatalogBody(TypedDict):
+    voices: list[Voice]
+    standard_voices: list[StandardVoiceBody]
+
+
+def voice_body(voice: VoiceInfo, *, detail: bool) -> Voice:
+    body: Voice = {
         "id": voice.id,
         "name": voice.name,
         "provider": voice.provider,
@@ -65,17 +118,16 @@ def voice_body(voice: VoiceInfo, *, detail: bool) -> dict[str, Any]:
         "service_standard": voice.service_standard,
     }
     if detail:
-        body |= {
-            "description": voice.description,
-            "age": voice.age,
-            "accent": voice.accent,
-            "use_cases": list(voice.use_cases),
-            "settings": dict(DEFAULT_VOICE_SETTINGS) | dict(voice.settings or {}),
-        }
+        body["description"] = voice.description
+        body["age"] = voice.age
+        body["accent"] = voice.accent
+        body["use_cases"] = list(voice.use_cases)
+        settings = dict(DEFAULT_VOICE_SETTINGS) | dict(voice.settings or {})
+        body["settings"] = cast(VoiceSettings, settings)  # the catalog's, over the defaults
     return body
 
 
-def standard_body(standard: StandardVoice) -> dict[str, Any]:
+def standard_body(standard: StandardVoice) -> StandardVoiceBody:
     return {
         "id": standard.id,
         "description": standard.description,
@@ -85,14 +137,16 @@ def standard_body(standard: StandardVoice) -> dict[str, Any]:
 
 def voices_listing(
     voices: VoiceCatalog, query: Mapping[str, str], catalog: Catalog
-) -> dict[str, Any]:
-    provider = query.get("provider") or None
-    language = query.get("language") or None
+) -> VoiceCatalogBody:
+    asked = parse_query(VoicesQuery, query)
+    provider, language = asked.provider or None, asked.language
     if provider is not None and catalog.provider(provider) is None:
-        raise invalid_request(f"Unknown provider '{provider}'.", param="provider", value=provider)
-    if language is not None and not re.fullmatch(r"[a-z]{2}", language):
-        raise invalid_request(
-            "'language' must be an ISO-639-1 code such as 'en'.", param="language", value=language
+        raise ApiError(
+            400,
+            "unknown_provider",
+            f"Unknown provider '{provider}'.",
+            param="provider",
+            value=provider,
         )
     return {
         "voices": [

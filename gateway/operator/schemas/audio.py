@@ -12,7 +12,6 @@ from gateway.operator.apidoc import (
     MODEL,
     NUM,
     STR,
-    STRS,
     Operation,
     Schema,
     all_required,
@@ -24,7 +23,6 @@ from gateway.operator.apidoc import (
     listing,
     nullable,
     obj,
-    query,
 )
 from gateway.operator.schemas.components import SERVICE_REQUEST
 from providers.catalog import load_catalog
@@ -264,56 +262,6 @@ SPEECH = Operation(
 
 # -- voices --------------------------------------------------------------------------------
 
-VOICE_FIELDS: dict[str, Schema] = dict(
-    id=STR,
-    name=STR,
-    provider=STR,
-    gender=STR,
-    languages=STRS,
-    preview_url=nullable(STR),
-    service_standard=nullable(STR),
-)
-VOICE_REQUIRED = ("id", "name", "provider", "gender", "languages", "preview_url")
-
-VOICE = obj(VOICE_REQUIRED, **VOICE_FIELDS)
-
-VOICE_DETAIL = obj(
-    (*VOICE_REQUIRED, "description", "age", "accent", "use_cases", "settings"),
-    **VOICE_FIELDS,
-    description=STR,
-    age=STR,
-    accent=STR,
-    use_cases=STRS,
-    settings=obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL),
-)
-
-STANDARD_VOICE = all_required(
-    id=STR,
-    description=STR,
-    mappings={"type": "object", "additionalProperties": STR},
-)
-
-VOICE_OPERATIONS = {
-    "audio.voices": Operation(
-        "The voice catalog and the standard voices",
-        TAG,
-        all_required(voices=arr(VOICE), standard_voices=arr(STANDARD_VOICE)),
-        errors=CATALOG_ERRORS,
-        query=(
-            query("provider", STR, "only this provider's voices"),
-            query("language", STR, "only voices speaking this ISO-639-1 code"),
-        ),
-    ),
-    "audio.voice": Operation("One voice, in detail", TAG, VOICE_DETAIL, errors=CATALOG_ERRORS),
-    "audio.preview": Operation(
-        "A short sample of the voice (MP3)",
-        TAG,
-        BINARY,
-        media_type="audio/mpeg",
-        errors=UPSTREAM_ERRORS,
-    ),
-}
-
 # -- voice mappings ------------------------------------------------------------------------
 
 MAPPING_NAME: Schema = {
@@ -398,6 +346,5 @@ OPERATIONS = {
     "audio.transcriptions": TRANSCRIPTIONS,
     "audio.translations": TRANSLATIONS,
     "fast.audio_speech": SPEECH,
-    **VOICE_OPERATIONS,
     **MAPPING_OPERATIONS,
 }

@@ -49,8 +49,12 @@ async def test_voice_filters(http: httpx.AsyncClient) -> None:
     assert {v["provider"] for v in only["voices"]} == {"elevenlabs"}
     french = (await http.get("/v1/audio/voices", params={"language": "fr"})).json()
     assert french["voices"] and all("fr" in v["languages"] for v in french["voices"])
+    # A provider of no catalog is a refusal of what it names, as /v1/models answers it.
     error_of(
-        await http.get("/v1/audio/voices", params={"provider": "acme"}), 400, "invalid_request"
+        await http.get("/v1/audio/voices", params={"provider": "acme"}), 400, "unknown_provider"
+    )
+    error_of(
+        await http.get("/v1/audio/voices", params={"language": "french"}), 400, "invalid_request"
     )
 
 
