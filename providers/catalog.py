@@ -92,6 +92,9 @@ class Pricing:
     output_per_1m: float
     unit: PriceUnit = "token"
     unit_price: float | None = None
+    # A realtime model's audio tokens, per 1M; None where audio is not priced apart.
+    audio_input_per_1m: float | None = None
+    audio_output_per_1m: float | None = None
 
 
 @attrs.frozen(slots=True)
@@ -207,7 +210,7 @@ class ModelInfo:
         """USD cost of everything `usage` measured, at list price: its tokens, plus the
         quantity of the model's billing unit (characters, minutes of audio, pages, search
         units) at `unit_price`, counted as input. The one pricing rule for every family."""
-        tokens = self.cost(usage.prompt_tokens, usage.completion_tokens)
+        tokens = self._token_cost(usage)
         quantity = _unit_quantity(self.pricing.unit, usage)
         if not quantity or self.pricing.unit_price is None:
             return tokens
@@ -216,6 +219,32 @@ class ModelInfo:
             input=round_cost(tokens.input + units),
             output=tokens.output,
             total=round_cost(tokens.total + units),
+        )
+
+    def _token_cost(self, usage: Usage) -> CostBreakdown:
+        """The tokens' cost, audio tokens at the audio price where the model has one (a
+        realtime model's speech costs 8x its text on OpenAI's list)."""
+        pricing = self.pricing
+        audio_in = usage.audio_prompt_tokens if pricing.audio_input_per_1m is not None else 0
+        audio_out = usage.audio_completion_tokens if pricing.audio_output_per_1m is not None else 0
+        if not (audio_in or audio_out):
+            return self.cost(usage.prompt_tokens, usage.completion_tokens)
+        if min(audio_in, audio_out, usage.prompt_tokens - audio_in) < 0 or (
+            usage.completion_tokens < audio_out
+        ):
+            raise ValueError("audio tokens are a part of the token counts")
+        unrounded_in = (
+            (usage.prompt_tokens - audio_in) * pricing.input_per_1m
+            + audio_in * (pricing.audio_input_per_1m or 0.0)
+        ) / 1_000_000
+        unrounded_out = (
+            (usage.completion_tokens - audio_out) * pricing.output_per_1m
+            + audio_out * (pricing.audio_output_per_1m or 0.0)
+        ) / 1_000_000
+        return CostBreakdown(
+            input=round_cost(unrounded_in),
+            output=round_cost(unrounded_out),
+            total=round_cost(unrounded_in + unrounded_out),
         )
 
     def unit_cost(self, quantity: float) -> float:
@@ -500,7 +529,18 @@ def _parse_pricing(raw: Mapping[str, Any], where: str) -> Pricing:
         output_per_1m=float(raw["output_per_1m"]),
         unit=cast(PriceUnit, unit),
         unit_price=None if unit_price is None else float(unit_price),
+        audio_input_per_1m=_optional_price(raw, "audio_input_per_1m", where),
+        audio_output_per_1m=_optional_price(raw, "audio_output_per_1m", where),
     )
+
+
+def _optional_price(raw: Mapping[str, Any], name: str, where: str) -> float | None:
+    value = raw.get(name)
+    if value is None:
+        return None
+    if raw.get("unit", "token") != "token":
+        raise CatalogError(f"{where}: {name} goes with token pricing only")
+    return float(value)
 
 
 def _parse_deprecation(raw: Mapping[str, Any] | None) -> Deprecation | None:
@@ -534,6 +574,8 @@ class PricingObject(TypedDict):
     output_per_1m: float
     unit: NotRequired[str]
     unit_price: NotRequired[float]
+    audio_input_per_1m: NotRequired[float]
+    audio_output_per_1m: NotRequired[float]
 
 
 class DeprecationObject(TypedDict):
@@ -605,4 +647,8 @@ def _pricing_to_api(pricing: Pricing) -> PricingObject:
     if pricing.unit_price is not None:
         out["unit"] = pricing.unit
         out["unit_price"] = pricing.unit_price
+    if pricing.audio_input_per_1m is not None:
+        out["audio_input_per_1m"] = pricing.audio_input_per_1m
+    if pricing.audio_output_per_1m is not None:
+        out["audio_output_per_1m"] = pricing.audio_output_per_1m
     return out

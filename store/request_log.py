@@ -53,17 +53,6 @@ class LoggedAttempt:
     outcome: str
     error: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "provider": self.provider,
-            "model": self.model,
-            "try": self.try_number,
-            "start_ms": self.start_ms,
-            "duration_ms": self.duration_ms,
-            "outcome": self.outcome,
-            "error": self.error,
-        }
-
 
 def logged_attempts(
     values: Iterable[LoggedAttempt | Mapping[str, Any]],

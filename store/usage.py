@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from store import columns, dialect, request_log, usage_rollups
+from store import columns, dialect, request_log, usage_batches, usage_rollups
 from store.handle import Handle
 from store.request_log import LoggedAttempt, logged_attempts
 
@@ -123,13 +123,21 @@ def _from_row(row: Mapping[str, Any]) -> UsageRecord:
     return UsageRecord(**fields)
 
 
-def insert_records(db: Handle, records: Iterable[UsageRecord]) -> int:
+def insert_records(
+    db: Handle, records: Iterable[UsageRecord], *, batch_id: str | None = None
+) -> int:
     """Insert records in one transaction (group commit), with their rollups; return how
     many. On PostgreSQL the rows go in through one `COPY` (one statement and one stream
     of data however many rows; the rollups are upserts that add, so several nodes'
-    batches sum). The request log's entries go in with them."""
+    batches sum). The request log's entries go in with them.
+
+    With a `batch_id` the batch is written at most once: a batch id already written
+    (`store.usage_batches`) writes nothing and returns 0, so the usage writer can send
+    an unanswered batch again."""
     batch = list(records)
     with db.atomic():
+        if batch_id is not None and not usage_batches.claim(db, batch_id):
+            return 0
         if dialect.of(db).is_postgres:
             from store.postgres import PgHandle  # psycopg: the `[postgres]` extra's
 

@@ -310,10 +310,21 @@ def _cancelled(exc: BaseException) -> bool:
 
 
 def _usage(raw: Any) -> Usage:
-    """A `response.done`'s usage (text and audio tokens together)."""
+    """A `response.done`'s usage: text and audio tokens together, and of them the audio
+    ones (`input_token_details` / `output_token_details`), which are priced apart."""
     raw = raw if isinstance(raw, dict) else {}
-    prompt, completion = raw.get("input_tokens"), raw.get("output_tokens")
+    prompt, completion = _count(raw, "input_tokens"), _count(raw, "output_tokens")
+    audio_in = _count(raw.get("input_token_details"), "audio_tokens")
+    audio_out = _count(raw.get("output_token_details"), "audio_tokens")
     return Usage(
-        prompt if isinstance(prompt, int) else 0,
-        completion if isinstance(completion, int) else 0,
+        prompt,
+        completion,
+        audio_prompt_tokens=min(audio_in, prompt),
+        audio_completion_tokens=min(audio_out, completion),
     )
+
+
+def _count(raw: Any, name: str) -> int:
+    """A non-negative token count of a vendor's report (0 where it is missing or odd)."""
+    value = raw.get(name) if isinstance(raw, dict) else None
+    return value if isinstance(value, int) and value > 0 else 0

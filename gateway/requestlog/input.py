@@ -1,39 +1,62 @@
-"""The request log's query parameters, checked into a `store.request_log.LogQuery`.
+"""The request log's query parameters: declared (`LogParameters`, from which the OpenAPI
+document's parameters and the server's checks both come) and turned into a
+`store.request_log.LogQuery`.
 
-Pure: every bad value is a 400 `invalid_request` naming the parameter and echoing it,
-and a parameter the log does not know is refused rather than ignored (a misspelt filter
-would otherwise list everything).
+Pure: every value the declaration refuses is a 400 `invalid_request` naming the parameter
+and echoing it, and a parameter the log does not know is refused rather than ignored (a
+misspelt filter would otherwise list everything). What the declaration cannot say has a
+code of its own: a cursor the log never handed out (`invalid_cursor`), a window whose
+start is not before its end or that no UTC time can hold (`invalid_period`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Mapping
+from datetime import UTC, date, datetime
+from typing import Annotated
 
-from gateway.platform.errors import invalid_request
-from gateway.platform.params import moment
+import attrs
+
+from gateway.platform.errors import ApiError, invalid_period, invalid_request
+from gateway.platform.shapes import Doc, Length, Pattern, Range, parse_query
 from store.request_log import MAX_LIMIT, LogQuery
 
 DEFAULT_LIMIT = 50
-KNOWN = frozenset(
-    {
-        "limit",
-        "cursor",
-        "since",
-        "until",
-        "key_id",
-        "model",
-        "provider",
-        "endpoint",
-        "status",
-        "error_code",
-        "min_latency_ms",
-    }
-)
-_STATUS_CLASS = re.compile(r"([1-5])xx")
 _CURSOR_PREFIX = "rl:"
+
+Filter = Annotated[str, Length(least=1, most=256)]
+Moment = Annotated[
+    date | datetime, Doc("A date (YYYY-MM-DD, midnight UTC) or an ISO 8601 time with its zone")
+]
+Status = Annotated[
+    str,
+    Pattern("^([1-5][0-9][0-9]|[1-5]xx|error)$", "a status (502), a class (5xx) or 'error'"),
+    Doc("A status (502), a class (5xx) or error (any status from 400)"),
+]
+
+
+@attrs.frozen
+class LogParameters:
+    """`GET /v1/management/request-log`'s filters and page; each left out filters nothing."""
+
+    limit: Annotated[int, Range(least=1, most=MAX_LIMIT)] = DEFAULT_LIMIT
+    cursor: Annotated[str, Doc("The previous page's next_cursor")] | None = None
+    since: Moment | None = None
+    until: Annotated[Moment, Doc("Before this date or time")] | None = None
+    key_id: Annotated[Filter, Doc("Only this API key's requests")] | None = None
+    model: Annotated[Filter, Doc("The model asked for or the model that served")] | None = None
+    provider: Annotated[Filter, Doc("The provider that served (or failed) the call")] | None = None
+    endpoint: Annotated[Filter, Doc("The family: chat, embeddings, audio.speech, ...")] | None = (
+        None
+    )
+    status: Status | None = None
+    error_code: Annotated[Filter, Doc("The error envelope's code: provider_timeout")] | None = None
+    min_latency_ms: Annotated[float, Range(least=0, most=86_400_000)] | None = None
+
+
+KNOWN = frozenset(f.name for f in attrs.fields(LogParameters))
 
 
 def parse_log_query(workspace_id: str, args: Mapping[str, str]) -> LogQuery:
@@ -45,26 +68,44 @@ def parse_log_query(workspace_id: str, args: Mapping[str, str]) -> LogQuery:
             param=unknown[0],
             value=args[unknown[0]],
         )
-    since, until = moment(args.get("since"), "since"), moment(args.get("until"), "until")
+    asked = parse_query(LogParameters, args)
+    since, until = _utc(asked.since, "since"), _utc(asked.until, "until")
     if since is not None and until is not None and since >= until:
-        raise invalid_request("'since' must be before 'until'.", param="since", value=args["since"])
-    status, status_class, errors_only = _status(args.get("status"))
+        raise invalid_period("'since' must be before 'until'.", param="since", value=args["since"])
+    status, status_class, errors_only = _status(asked.status)
     return LogQuery(
         workspace_id=workspace_id,
-        limit=_limit(args.get("limit")),
-        before_row=decode_cursor(args.get("cursor")),
+        limit=asked.limit,
+        before_row=decode_cursor(asked.cursor),
         since=since,
         until=until,
-        key_id=_text(args, "key_id"),
-        model=_text(args, "model"),
-        provider=_text(args, "provider"),
-        endpoint=_text(args, "endpoint"),
+        key_id=asked.key_id,
+        model=asked.model,
+        provider=asked.provider,
+        endpoint=asked.endpoint,
         status=status,
         status_class=status_class,
         errors_only=errors_only,
-        error_code=_text(args, "error_code"),
-        min_latency_ms=_min_latency(args.get("min_latency_ms")),
+        error_code=asked.error_code,
+        min_latency_ms=asked.min_latency_ms,
     )
+
+
+def _utc(moment: date | datetime | None, param: str) -> datetime | None:
+    """The moment in UTC (a date is its midnight). A time at the calendar's edge with an
+    offset (9999-12-31T23:59-05:00) has no UTC equivalent the store can hold."""
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime):
+        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    try:
+        found = moment.astimezone(UTC)
+        found.timestamp()
+    except (OverflowError, ValueError):
+        raise invalid_period(
+            f"'{param}' lies beyond the times the log can hold.", param=param, value=str(moment)
+        ) from None
+    return found
 
 
 def encode_cursor(row_id: int) -> str:
@@ -81,61 +122,22 @@ def decode_cursor(value: str | None) -> int | None:
             return int(text[len(_CURSOR_PREFIX) :])
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
-    raise invalid_request(
+    raise ApiError(
+        400,
+        "invalid_cursor",
         "'cursor' is not a cursor of the request log; use the 'next_cursor' of a page.",
         param="cursor",
         value=value,
     )
 
 
-def _limit(raw: str | None) -> int:
-    if raw is None:
-        return DEFAULT_LIMIT
-    if raw.isdigit() and 1 <= int(raw) <= MAX_LIMIT:
-        return int(raw)
-    raise invalid_request(
-        f"'limit' must be an integer from 1 to {MAX_LIMIT}.", param="limit", value=raw
-    )
-
-
-def _text(args: Mapping[str, str], name: str) -> str | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if not value or len(value) > 256:
-        raise invalid_request(f"'{name}' must be 1 to 256 characters.", param=name, value=value)
-    return value
-
-
 def _status(raw: str | None) -> tuple[int | None, int | None, bool]:
-    """(exact status, status class, errors only) from `502`, `5xx` or `error`."""
+    """(exact status, status class, errors only) from `502`, `5xx` or `error` (the
+    declaration's pattern has admitted only these)."""
     if raw is None:
         return None, None, False
     if raw == "error":
         return None, None, True
-    match = _STATUS_CLASS.fullmatch(raw)
-    if match is not None:
-        return None, int(match.group(1)), False
-    if raw.isdigit() and 100 <= int(raw) <= 599:
-        return int(raw), None, False
-    raise invalid_request(
-        "'status' must be a status (502), a class (5xx, 4xx) or 'error' (any status from 400).",
-        param="status",
-        value=raw,
-    )
-
-
-def _min_latency(raw: str | None) -> float | None:
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 86_400_000:
-        raise invalid_request(
-            "'min_latency_ms' must be a number of milliseconds from 0.",
-            param="min_latency_ms",
-            value=raw,
-        )
-    return value
+    if raw.endswith("xx"):
+        return None, int(raw[0]), False
+    return int(raw), None, False

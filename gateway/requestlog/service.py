@@ -32,7 +32,7 @@ BODY_READERS: Action = "view_audit_log"
 
 async def list_entries(
     services: RequestLogServices, principal: Principal, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> render.LogPage:
     wanted = parse_log_query(principal.workspace_id, args)
     asked = attrs.evolve(wanted, limit=wanted.limit + 1)
     found = await services.db.run(lambda d: request_log.query(d, asked))
@@ -43,7 +43,7 @@ async def list_entries(
 
 async def read_request(
     services: RequestLogServices, principal: Principal, request_id: str
-) -> dict[str, Any]:
+) -> render.LoggedRequest:
     workspace = principal.workspace_id
 
     def read() -> Any:
@@ -62,8 +62,11 @@ async def read_request(
     return render.request(request_id, shown)
 
 
-def _body(services: RequestLogServices, found: LogEntry, may_read: bool) -> Any:
+def _body(
+    services: RequestLogServices, found: LogEntry, may_read: bool
+) -> render.LoggedBody | None:
     """The entry's bodies, opened, for a caller whose role may read them; else None."""
     if found.body is None or not may_read:
         return None
-    return opened(services.cipher, found.body)
+    kept: render.LoggedBody = opened(services.cipher, found.body)
+    return kept

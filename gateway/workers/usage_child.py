@@ -51,7 +51,7 @@ from gateway.workers.usage_wire import (
     is_locked,
     read_frame,
 )
-from store import dialect
+from store import dialect, usage_batches
 from store.errors import database_errors
 from store.handle import Handle
 from store.usage import UsageRecord, insert_records
@@ -62,6 +62,8 @@ logger = logging.getLogger("gateway.workers.usage_child")
 # the core first. Not SCHED_IDLE: the writer holds SQLite's write lock while it runs, and
 # a starved lock holder would stall the gateway's own writes (priority inversion).
 NICENESS = 10
+# Batches between two deletions of old batch ids (`forget_old_batches`).
+FORGET_EVERY = 1000
 
 
 def main(argv: Sequence[str]) -> int:
@@ -101,9 +103,14 @@ def serve(batches: BinaryIO, acks: BinaryIO | None, db: Handle) -> None:
     of input. A gateway that stopped reading (it died) stops the acknowledgements, not
     the writing. A lost PostgreSQL connection ends the child (the gateway starts another,
     which connects again) once that batch is answered as failed."""
+    forget_old_batches(db)
+    served = 0
     while (payload := read_frame(batches)) is not None:
-        seq, records = decode_batch(payload)
-        written, error, seconds = write_batch(db, records)
+        seq, batch_id, records = decode_batch(payload)
+        written, error, seconds = write_batch(db, records, batch_id)
+        served += 1
+        if served % FORGET_EVERY == 0:
+            forget_old_batches(db)
         if _connection_lost(db):
             raise SystemExit(f"lost the PostgreSQL connection: {error}")
         if acks is None:
@@ -125,13 +132,18 @@ def _connection_lost(db: Handle) -> bool:
     return isinstance(db, PgHandle) and db.pg.broken
 
 
-def write_batch(db: Handle, records: list[UsageRecord]) -> tuple[int, str | None, float]:
+def write_batch(
+    db: Handle, records: list[UsageRecord], batch_id: str | None = None
+) -> tuple[int, str | None, float]:
     """One transaction; (records written, the error's text or None, seconds). A file
-    locked past the busy timeout is tried again, backing off, like the thread writer."""
+    locked past the busy timeout is tried again, backing off, like the thread writer.
+    A batch whose id was written before (a resend of a batch the previous child committed
+    but was killed before it answered) writes nothing and counts as written."""
     began = time.perf_counter()
     for attempt in range(LOCKED_RETRIES + 1):
         try:
-            insert_records(db, records)
+            if insert_records(db, records, batch_id=batch_id) == 0 and records:
+                logger.warning("batch %s was already written; not written again", batch_id)
         except sqlite3.OperationalError as exc:
             if not is_locked(exc) or attempt == LOCKED_RETRIES:
                 return _refused(exc, records, began)
@@ -142,6 +154,15 @@ def write_batch(db: Handle, records: list[UsageRecord]) -> tuple[int, str | None
         else:
             return len(records), None, time.perf_counter() - began
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def forget_old_batches(db: Handle) -> None:
+    """Delete the batch ids past their keeping time (`store.usage_batches.KEEP_S`): at
+    the child's start and every `FORGET_EVERY` batches, so the table stays small."""
+    try:
+        usage_batches.forget_old(db)
+    except database_errors() as exc:  # a later sweep tries again; the batches go on
+        logger.warning("could not delete old usage batch ids: %s", exc)
 
 
 def _refused(exc: Exception, records: list[UsageRecord], began: float) -> tuple[int, str, float]:

@@ -12,11 +12,13 @@ closes its input and waits for its exit (the child writes what it received, then
 killing it only past the shutdown grace period. If the gateway itself dies, the kernel
 closes the pipe, and the child commits what it had and exits: no orphan.
 
-A child that dies is started again by the next batch, at once the first time and then
-backing off (0.5 s doubling to 5 s) while it keeps dying; its death is logged as an
-error. The batch it held when it died counts as failed and is not sent again: it may
-have been committed just before the death, and sending it twice would count its usage
-twice (records are at most once, as at a crash of the whole gateway).
+A child that dies is started again, at once the first time and then backing off (0.5 s
+doubling to 5 s) while it keeps dying; its death is logged as an error. The batch it held
+unanswered (it died, or was killed past the ack timeout) is sent again to the new child,
+up to `RESENDS` times, under the same batch id: the child may have committed it just
+before its death, and the store skips a batch id it has already written
+(`store.usage_batches`), so each record is written exactly once. A batch the database
+refused (the child answered with an error) is not sent again: it would be refused again.
 """
 
 from __future__ import annotations
@@ -47,6 +49,12 @@ MAX_RESTART_DELAY_S = 5.0
 # The longest a batch may go unanswered before the child is taken for hung and killed
 # (a batch takes milliseconds; SQLite's busy timeout and retries take seconds).
 ACK_TIMEOUT_S = 30.0
+# How many times an unanswered batch is sent again to a new child before it counts failed.
+RESENDS = 2
+
+
+class _ChildLost(Exception):
+    """The child died or was killed holding a batch: the batch may be sent again."""
 
 
 def child_command(db_path: Path, *, postgres: bool = False) -> list[str]:
@@ -88,6 +96,7 @@ class ProcessSink:
         self._failures = 0  # child deaths since the last answered batch
         self._start_after = 0.0
         self.restarts = 0  # children started after the first
+        self.resent = 0  # batches sent again after their child was lost
 
     @property
     def pid(self) -> int | None:
@@ -107,29 +116,47 @@ class ProcessSink:
         except BatchFailed as exc:
             logger.error("usage writer process: %s", exc)
 
-    async def write(self, batch: list[UsageRecord]) -> float:
+    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
+        """The batch to the child; to a new child again while its child is lost."""
+        for resend in range(RESENDS + 1):
+            if resend:
+                self.resent += 1
+                logger.warning(
+                    "usage batch %s (%d records) sent again to a new writer process",
+                    batch_id,
+                    len(batch),
+                )
+            try:
+                return await self._attempt(batch, batch_id)
+            except _ChildLost as lost:
+                failure = lost
+        raise BatchFailed(f"{failure} ({RESENDS + 1} writer processes lost it)") from failure
+
+    async def _attempt(self, batch: list[UsageRecord], batch_id: str) -> float:
         process = await self._running()
         with trio.move_on_after(self._ack_timeout, shield=True):
-            return await self._exchange(process, batch)
+            return await self._exchange(process, batch, batch_id)
         await self._lost(f"no answer within {self._ack_timeout:g} s; killed")
-        raise BatchFailed(f"the writer process did not answer within {self._ack_timeout:g} s")
+        raise _ChildLost(f"the writer process did not answer within {self._ack_timeout:g} s")
 
-    async def _exchange(self, process: trio.Process, batch: list[UsageRecord]) -> float:
+    async def _exchange(
+        self, process: trio.Process, batch: list[UsageRecord], batch_id: str
+    ) -> float:
         assert process.stdin is not None and process.stdout is not None
         self._seq += 1
         try:
-            await process.stdin.send_all(encode_batch(self._seq, batch))
+            await process.stdin.send_all(encode_batch(self._seq, batch_id, batch))
             payload = await self._frames.next(process.stdout)
         except (trio.BrokenResourceError, trio.ClosedResourceError, EOFError) as exc:
             await self._lost(f"died holding a batch of {len(batch)} records ({exc!r})")
-            raise BatchFailed("the writer process died holding the batch") from exc
+            raise _ChildLost("the writer process died holding the batch") from exc
         try:
             seq, written, error, seconds = decode_ack(payload)
         except (ValueError, TypeError):
             seq, written, error, seconds = -1, 0, None, 0.0  # garbled: out of step below
         if seq != self._seq:
             await self._lost(f"answered batch {seq} for batch {self._seq}; killed")
-            raise BatchFailed("the writer process answered out of step")
+            raise _ChildLost("the writer process answered out of step")
         self._failures = 0
         if error is not None or written != len(batch):
             raise BatchFailed(error or f"{written} of {len(batch)} records written")

@@ -37,8 +37,11 @@ class BatchSink(Protocol):
     async def start(self) -> None:
         """Get ready to write (called by the writer's task, which owns the sink)."""
 
-    async def write(self, batch: list[UsageRecord]) -> float:
+    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
         """Commit `batch` in one transaction; return the seconds the write took.
+
+        `batch_id` names the batch: a batch written again under the same id (after a
+        cancelled or lost write) is committed at most once (`store.usage_batches`).
 
         Raises `BatchFailed` (or `sqlite3.Error`) if it was not written. Once started,
         the write runs to completion even if the caller is cancelled (the cancellation
@@ -58,14 +61,14 @@ class ThreadSink:
     async def start(self) -> None:
         return None
 
-    async def write(self, batch: list[UsageRecord]) -> float:
+    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
         """One batch; a database still locked after SQLite's busy timeout (another
         worker of `--workers N` holding a long write) is tried again `LOCKED_RETRIES`
         times, backing off, before the batch counts as failed."""
         began = time.perf_counter()
         for attempt in range(LOCKED_RETRIES + 1):
             try:
-                await self._database.run(partial(insert_records, records=batch))
+                await self._database.run(partial(insert_records, records=batch, batch_id=batch_id))
                 return time.perf_counter() - began
             except sqlite3.OperationalError as exc:
                 if not is_locked(exc) or attempt == LOCKED_RETRIES:

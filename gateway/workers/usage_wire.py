@@ -7,7 +7,9 @@ orjson document. Building rows, rollups and sketches happens in the writer proce
 (`gateway.workers.usage_child`), which rebuilds the `UsageRecord`s from the tuples.
 
 Frames on the pipe are a 4-byte big-endian length and an orjson payload:
-- gateway -> child: `[seq, [[field, ...], ...]]`, fields in `UsageRecord` order;
+- gateway -> child: `[seq, batch_id, [[field, ...], ...]]`, fields in `UsageRecord`
+  order; `batch_id` names the batch for as long as it is unanswered (sent again to a new
+  child with the same id, written at most once: `store.usage_batches`);
 - child -> gateway: `[seq, written, error, seconds]`: records committed (0 or all),
   the SQLite error's text when the batch was refused (else null), and the seconds the
   transaction took in the child.
@@ -49,16 +51,16 @@ def frame(payload: bytes) -> bytes:
     return HEADER.pack(len(payload)) + payload
 
 
-def encode_batch(seq: int, records: Sequence[UsageRecord]) -> bytes:
+def encode_batch(seq: int, batch_id: str, records: Sequence[UsageRecord]) -> bytes:
     """One framed batch: the fields of each record as a JSON array (datetimes as ISO
     8601 with their offset, which orjson writes in C)."""
-    return frame(orjson.dumps([seq, [_values(record) for record in records]]))
+    return frame(orjson.dumps([seq, batch_id, [_values(record) for record in records]]))
 
 
-def decode_batch(payload: bytes) -> tuple[int, list[UsageRecord]]:
-    """The child's side of `encode_batch`."""
-    seq, rows = orjson.loads(payload)
-    return int(seq), [_record(row) for row in rows]
+def decode_batch(payload: bytes) -> tuple[int, str, list[UsageRecord]]:
+    """The child's side of `encode_batch`: (seq, batch id, records)."""
+    seq, batch_id, rows = orjson.loads(payload)
+    return int(seq), str(batch_id), [_record(row) for row in rows]
 
 
 def _record(values: list[Any]) -> UsageRecord:

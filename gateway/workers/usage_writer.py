@@ -22,6 +22,7 @@ shielded for at most `shutdown_grace` seconds, so a graceful shutdown loses noth
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -80,6 +81,11 @@ class UsageWriter:
         self._shutdown_grace = shutdown_grace
         self._send, self._receive = trio.open_memory_channel[_Item](capacity)
         self._pending: list[UsageRecord] = []
+        # Batch ids: this writer's random token and a count. The batch being written
+        # keeps its id until it is answered (`_next_batch`).
+        self._token = uuid.uuid4().hex
+        self._batches = 0
+        self._unanswered: tuple[str, list[UsageRecord]] | None = None
         self._waiters: list[trio.Event] = []
         self._started = False
         self._finished = trio.Event()
@@ -193,18 +199,29 @@ class UsageWriter:
         while waiting for the database leaves it there for the final drain.
         """
         while self._pending:
-            batch = await self._sealed(self._pending[: self._batch_size])
+            batch_id, batch = await self._next_batch()
             try:
-                seconds = await self._sink.write(batch)
+                seconds = await self._sink.write(batch, batch_id)
             except write_errors():
                 logger.exception("could not write %d usage records; skipped", len(batch))
                 self.failed += len(batch)
             else:
                 self._count_batch(seconds, len(batch))
             del self._pending[: len(batch)]
+            self._unanswered = None
         for waiter in self._waiters:
             waiter.set()
         self._waiters.clear()
+
+    async def _next_batch(self) -> tuple[str, list[UsageRecord]]:
+        """The batch at the head of `_pending` with its id: the one a cancelled write left
+        unanswered (the same records under the same id, so the store writes it at most
+        once), else the next records under a new id."""
+        if self._unanswered is None:
+            self._batches += 1
+            records = await self._sealed(self._pending[: self._batch_size])
+            self._unanswered = (f"{self._token}.{self._batches}", records)
+        return self._unanswered
 
     async def _sealed(self, batch: list[UsageRecord]) -> list[UsageRecord]:
         """The batch with its clear bodies sealed (only a workspace that keeps bodies

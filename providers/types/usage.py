@@ -23,6 +23,10 @@ class Usage:
     pages: int = 0
     searches: int = 0
     bytes_stored: int = 0
+    # Of `prompt_tokens` / `completion_tokens`, how many were audio (a realtime model's
+    # speech in and out), which its vendor prices apart from text (`Pricing.audio_*`).
+    audio_prompt_tokens: int = 0
+    audio_completion_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -37,4 +41,6 @@ class Usage:
             self.pages + other.pages,
             self.searches + other.searches,
             self.bytes_stored + other.bytes_stored,
+            self.audio_prompt_tokens + other.audio_prompt_tokens,
+            self.audio_completion_tokens + other.audio_completion_tokens,
         )

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 import sqlite_utils
 
-from store import usage
+from store import usage, usage_batches
 from store.usage import UsageRecord, UsageTotals
 
 from .conftest import T0
@@ -131,3 +131,28 @@ def test_range_queries_use_the_indexes(sdb: sqlite_utils.Database, backend: str)
 def test_naive_since_is_refused(sdb: sqlite_utils.Database) -> None:
     with pytest.raises(ValueError, match="naive"):
         usage.totals_since(sdb, since=T0.replace(tzinfo=None))
+
+
+def test_a_batch_id_is_written_once(sdb: sqlite_utils.Database) -> None:
+    """The usage writer sends an unanswered batch again under the same id (issue 37):
+    the second time writes nothing, neither rows nor rollups nor log entries."""
+    batch = [make_usage(n, request_log=True) for n in range(3)]
+    assert usage.insert_records(sdb, batch, batch_id="w.1") == 3
+    assert usage.insert_records(sdb, batch, batch_id="w.1") == 0
+    assert usage.insert_records(sdb, batch[:1], batch_id="w.2") == 1
+    counts = [
+        sdb.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        for table in ("usage_records", "request_log", "usage_batches")
+    ]
+    assert counts == [4, 4, 2]
+    assert sdb.execute("SELECT sum(requests) FROM usage_rollups").fetchone()[0] == 4
+
+
+def test_old_batch_ids_are_forgotten(sdb: sqlite_utils.Database) -> None:
+    now = T0.timestamp()
+    with sdb.atomic():
+        usage_batches.claim(sdb, "old", now=now - usage_batches.KEEP_S - 1)
+        usage_batches.claim(sdb, "recent", now=now - 60)
+    assert usage_batches.forget_old(sdb, now=now) == 1
+    ids = [row[0] for row in sdb.execute("SELECT id FROM usage_batches")]
+    assert ids == ["recent"]

@@ -17,7 +17,6 @@ from gateway.operator.schemas import (
     organization,
     pipelines,
     platform,
-    request_log,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -33,7 +32,6 @@ OPERATIONS: dict[str, Operation] = {
     **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
     **pipelines.OPERATIONS,
-    **request_log.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

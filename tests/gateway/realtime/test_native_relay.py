@@ -57,6 +57,21 @@ async def limited_key(http: httpx.AsyncClient, rpm: int) -> str:
     return key
 
 
+def list_price_of(done: list[dict[str, Any]]) -> float:
+    """gpt-realtime's list price of the answers' usage: text $4 / $16, audio $32 / $64 per
+    1M tokens (the audio tokens are a part of the input and output counts)."""
+    total, spoken = 0.0, [0, 0]
+    for answer in done:
+        usage = answer["usage"]
+        audio_in = usage["input_token_details"]["audio_tokens"]
+        audio_out = usage["output_token_details"]["audio_tokens"]
+        spoken = [spoken[0] + audio_in, spoken[1] + audio_out]
+        total += (usage["input_tokens"] - audio_in) * 4 + audio_in * 32
+        total += (usage["output_tokens"] - audio_out) * 16 + audio_out * 64
+    assert min(spoken) > 0  # the conversation is spoken both ways
+    return total / 1_000_000
+
+
 async def relay_natively(http: httpx.AsyncClient) -> None:
     response = await http.patch(
         "/v1/management/providers/openai", json={"settings": {"realtime_transport": "native"}}
@@ -79,7 +94,7 @@ async def test_the_openai_clients_conversation_is_relayed_to_the_realtime_api(
         ("openai", "gpt-realtime", 200)
     ]
     assert rows[0]["prompt_tokens"] == sum(d["usage"]["input_tokens"] for d in done)
-    assert rows[0]["cost_usd"] > 0
+    assert rows[0]["cost_usd"] == pytest.approx(list_price_of(done), abs=1e-9)
     for _ in range(100):  # the client left: the upstream session is closed at once
         if not sim.stats.open_requests:  # (a loaded machine gets 5 s)
             break

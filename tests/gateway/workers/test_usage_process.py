@@ -19,7 +19,7 @@ import trio
 
 from gateway.workers import usage_child
 from gateway.workers.usage_process import ProcessSink
-from gateway.workers.usage_wire import decode_batch, encode_batch
+from gateway.workers.usage_wire import decode_ack, decode_batch, encode_batch, read_frame
 from gateway.workers.usage_writer import UsageWriter
 from store.connection import open_existing
 from store.db import DB_FILENAME, Database, open_database
@@ -68,9 +68,9 @@ def test_the_wire_round_trips_every_field() -> None:
     records = [_full(n) for n in range(5)] + [
         make_usage(9, created_at=datetime(2026, 1, 1, tzinfo=UTC))
     ]
-    framed = encode_batch(7, records)
-    seq, decoded = decode_batch(framed[4:])
-    assert seq == 7
+    framed = encode_batch(7, "w1.3", records)
+    seq, batch_id, decoded = decode_batch(framed[4:])
+    assert (seq, batch_id) == (7, "w1.3")
     assert decoded == records
 
 
@@ -80,6 +80,7 @@ def _tables(db: Database) -> dict[str, list[tuple[object, ...]]]:
 
     def read(sdb: sqlite_utils.Database) -> dict[str, list[tuple[object, ...]]]:
         names = [n for n in sdb.table_names() if n.startswith("usage") or n == "request_log"]
+        names.remove("usage_batches")  # the writers' own random batch ids
         return {
             n: sorted(map(tuple, sdb.execute(f"SELECT * FROM [{n}]").fetchall()), key=repr)
             for n in names
@@ -174,9 +175,11 @@ async def test_a_child_killed_while_idle_is_replaced_and_nothing_is_lost(
     assert any("exited with status -9 while idle" in r.getMessage() for r in caplog.records)
 
 
-async def test_a_child_killed_holding_a_batch_counts_it_failed_and_goes_on(
+async def test_a_child_killed_holding_a_batch_hands_it_to_the_next_child_once(
     on_file: tuple[Database, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The batch a killed child held unanswered is sent again to the new child, and every
+    record is written exactly once (issue 37)."""
     db, path = on_file
     sink = ProcessSink(path)
     writer = UsageWriter(db, sink=sink)
@@ -200,15 +203,78 @@ async def test_a_child_killed_holding_a_batch_counts_it_failed_and_goes_on(
         assert writer.failed == 0 and writer.written == 1
         os.kill(child, signal.SIGKILL)
         await writer.flush()
-        assert writer.failed == 3 and writer.written == 1
+        assert writer.failed == 0 and writer.written == 4
+        assert sink.restarts == 1 and sink.resent == 1
         writer.submit(make_usage(4))
         await writer.flush()
-        assert writer.written == 2 and sink.restarts == 1
+        assert writer.written == 5 and sink.restarts == 1
         nursery.cancel_scope.cancel()
     rows = db.run_sync(lambda d: [r[0] for r in d.execute("SELECT request_id FROM usage_records")])
-    assert sorted(rows) == ["req_0", "req_4"]
+    assert sorted(rows) == [f"req_{n}" for n in range(5)]
     assert any("died holding a batch of 3 records" in r.getMessage() for r in caplog.records)
-    assert any("could not write 3 usage records" in r.getMessage() for r in caplog.records)
+    assert not any("could not write" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_hung_child_is_killed_and_its_batch_written_once_by_the_next(
+    on_file: tuple[Database, Path],
+) -> None:
+    """A child stuck mid-batch (here: SQLite's write lock held by another connection, so
+    its transaction waits) is killed past the ack timeout; the new child writes the
+    batch once the lock is free, exactly once."""
+    db, path = on_file
+    sink = ProcessSink(path, ack_timeout=3.0)  # a child's start-up counts in its first batch
+    writer = UsageWriter(db, sink=sink)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        writer.submit(make_usage(0))
+        await writer.flush()
+        first, restarts, resent = sink.pid, sink.restarts, sink.resent
+        blocker = open_existing(path)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            for n in range(1, 4):
+                writer.submit(make_usage(n))
+            nursery.start_soon(writer.flush)
+            with trio.fail_after(30):
+                while True:  # until killed past the ack timeout (polled: a test's view)
+                    if sink.restarts > restarts:
+                        break
+                    await trio.sleep(0.05)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        await writer.flush()
+        assert writer.failed == 0 and writer.written == 4
+        assert sink.pid not in (None, first) and sink.resent > resent
+        nursery.cancel_scope.cancel()
+    rows = db.run_sync(lambda d: [r[0] for r in d.execute("SELECT request_id FROM usage_records")])
+    assert sorted(rows) == [f"req_{n}" for n in range(4)]
+
+
+def test_a_batch_sent_again_after_its_commit_is_not_written_twice(tmp_path: Path) -> None:
+    """The case the resend must not double: the first child committed the batch and was
+    killed before its answer reached the gateway. The next child is given the same batch
+    id, answers it as written, and writes nothing."""
+    db = open_database(tmp_path)
+    db.close()
+    batch = [make_usage(n) for n in range(3)]
+    answers = io.BytesIO()
+    for _child in range(2):  # two children, each its own connection, the same batch
+        sdb = open_existing(tmp_path / DB_FILENAME)
+        try:
+            usage_child.serve(io.BytesIO(encode_batch(1, "w.1", batch)), answers, sdb)
+        finally:
+            sdb.close()
+    sdb = open_existing(tmp_path / DB_FILENAME)
+    try:
+        rows = sorted(r[0] for r in sdb.execute("SELECT request_id FROM usage_records"))
+        rollup = sdb.execute("SELECT sum(requests) FROM usage_rollups").fetchone()[0]
+    finally:
+        sdb.close()
+    assert rows == ["req_0", "req_1", "req_2"] and rollup == 3
+    answers.seek(0)
+    acks = [decode_ack(frame)[:3] for frame in iter(lambda: read_frame(answers), None)]
+    assert acks == [(1, 3, None), (1, 3, None)]
 
 
 async def test_a_child_that_cannot_start_fails_batches_and_backs_off(
@@ -269,9 +335,9 @@ def test_the_child_writes_what_it_received_when_the_gateway_is_gone(tmp_path: Pa
     not a batch and is not written."""
     db = open_database(tmp_path)
     db.close()
-    whole = encode_batch(1, [make_usage(n) for n in range(3)])
-    whole += encode_batch(2, [make_usage(n) for n in range(3, 5)])
-    cut = encode_batch(3, [make_usage(9)])[:-5]
+    whole = encode_batch(1, "w.1", [make_usage(n) for n in range(3)])
+    whole += encode_batch(2, "w.2", [make_usage(n) for n in range(3, 5)])
+    cut = encode_batch(3, "w.3", [make_usage(9)])[:-5]
     sdb = open_existing(tmp_path / DB_FILENAME)
     try:
         usage_child.serve(io.BytesIO(whole + cut), io.BufferedWriter(_GoneReader()), sdb)
