@@ -12,7 +12,6 @@ from gateway.operator.schemas import (
     audio,
     documents,
     files,
-    fronts,
     management,
     organization,
     pipelines,
@@ -23,7 +22,6 @@ from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
     **platform.OPERATIONS,
-    **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
     **organization.OPERATIONS,
