@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import struct
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
 from typing import Any
 
 import attrs
@@ -224,7 +224,15 @@ class HttpProvider(Provider):
             return b""
 
     async def sse_events(self, response: UpstreamStream) -> AsyncGenerator[SSEEvent, None]:
-        """The SSE events of a streamed response; a broken transfer is `StreamInterrupted`.
+        """The SSE events of a streamed response, one by one (see `sse_batches`)."""
+        async with aclosing(self.sse_batches(response)) as batches:
+            async for events in batches:
+                for event in events:
+                    yield event
+
+    async def sse_batches(self, response: UpstreamStream) -> AsyncGenerator[list[SSEEvent], None]:
+        """The SSE events of a streamed response, those each network read completed
+        together (never an empty list); a broken transfer is `StreamInterrupted`.
 
         Consume it under `contextlib.aclosing`. The response's byte iterator is a plain
         object, so stopping early strands nothing: leaving `open_stream` closes the
@@ -233,8 +241,9 @@ class HttpProvider(Provider):
         decoder = SSEDecoder()
         try:
             async for chunk in response:
-                for event in decoder.feed(chunk):
-                    yield event
+                events = decoder.feed(chunk)
+                if events:
+                    yield events
         except UpstreamError as exc:
             raise StreamInterrupted(
                 self.provider_id, f"the upstream stream broke: {type(exc).__name__}"

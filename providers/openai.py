@@ -163,7 +163,11 @@ def parse_choice(choice: Mapping[str, Any], position: int) -> ChatChoice:
 def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:
     """One `chat.completion.chunk` as canonical chunks (one per choice it carries, then
     the usage); none when it carries nothing."""
-    chunks = [c for c in (_choice_chunk(choice) for choice in data.get("choices") or ()) if c]
+    chunks = []
+    for choice in data.get("choices") or ():
+        chunk = _choice_chunk(choice)
+        if chunk is not None:
+            chunks.append(chunk)
     if data.get("moderation"):
         chunks.append(ChatChunk(moderation=data["moderation"]))
     return with_usage(chunks, data.get("usage"))
@@ -171,10 +175,12 @@ def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:
 
 def _choice_chunk(choice: Mapping[str, Any]) -> ChatChunk | None:
     delta = choice.get("delta") or {}
-    calls = tuple(_tool_call_delta(item) for item in delta.get("tool_calls") or ())
+    pieces = delta.get("tool_calls")
+    calls = tuple(_tool_call_delta(item) for item in pieces) if pieces else ()
     content = delta.get("content") or None
     finish = choice.get("finish_reason")
-    logprobs = token_logprobs(choice.get("logprobs"))
+    found = choice.get("logprobs")  # null on every chunk unless they were asked for
+    logprobs = None if found is None else token_logprobs(found)
     if content is None and not calls and finish is None and not logprobs:
         return None
     return ChatChunk(
@@ -267,16 +273,19 @@ class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
 
     async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
         finished = done = False
-        async with aclosing(self.sse_events(response)) as events:
-            async for event in events:
-                # After [DONE] the body ends at once; reading it to its end (rather than
-                # returning) lets httpx close its own byte iterators in order.
-                done = done or event.data == "[DONE]"
-                if done:
-                    continue
-                for chunk in self._event_chunks(event):
-                    finished = finished or chunk.finish_reason is not None
-                    yield chunk
+        # The events of each network read at once: one generator step per read, not
+        # per event, between the socket and this adapter.
+        async with aclosing(self.sse_batches(response)) as batches:
+            async for events in batches:
+                for event in events:
+                    # After [DONE] the body ends at once; reading it to its end (rather
+                    # than returning) lets httpx close its own byte iterators in order.
+                    done = done or event.data == "[DONE]"
+                    if done:
+                        continue
+                    for chunk in self._event_chunks(event):
+                        finished = finished or chunk.finish_reason is not None
+                        yield chunk
         if not (finished or done):
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
 

@@ -153,6 +153,18 @@ class ChatStreamBody:
     def __aiter__(self) -> ChatStreamBody:
         return self
 
+    @property
+    def ready(self) -> bool:
+        """Frames are waiting to be sent (the opening, the first chunks read by the race):
+        the server sends the head with them (`gateway.platform.body.frames_ready`)."""
+        return any(self._out)
+
+    @property
+    def ended(self) -> bool:
+        """The frames just taken were the last (the final chunk or the error event): the
+        server sends them with the end of the body (`frames_ended`)."""
+        return self._state is not StreamState.STREAMING and not self._out
+
     async def __anext__(self) -> bytes:
         while not self._out:
             if self._state is not StreamState.STREAMING:

@@ -47,6 +47,7 @@ class ChatCompletionFrames:
 
     def __init__(self, trip: Trip) -> None:
         self._trip = trip
+        self._content = render.ContentFrames(trip)
 
     def opening(self) -> bytes:
         return render.role_chunks(self._trip)
@@ -56,7 +57,7 @@ class ChatCompletionFrames:
         (the first choice's is in the final chunk, with the gateway's metadata)."""
         trip, frames = self._trip, b""
         if chunk.content or chunk.logprobs:
-            frames += render.content_chunk(trip, chunk)
+            frames += self._content.render(chunk)
         if chunk.tool_calls:
             frames += render.tool_calls_chunk(trip, chunk.tool_calls, chunk.index)
         if chunk.moderation is not None:

@@ -235,6 +235,29 @@ def content_chunk(trip: Trip, chunk: ChatChunk) -> bytes:
     return sse(frame)
 
 
+_CONTENT_MARK = "\x00the content\x00"  # no model id or request id holds a NUL
+
+
+class ContentFrames:
+    """`content_chunk` for one stream's plain text chunks (the first choice, no
+    log-probabilities, no obfuscation), as the bytes around the text rendered once: a
+    chunk is then the text's JSON string spliced in, the very bytes `content_chunk`
+    makes, without building and encoding a frame per chunk. Anything else is rendered
+    whole."""
+
+    __slots__ = ("_after", "_before", "_trip")
+
+    def __init__(self, trip: Trip) -> None:
+        self._trip = trip
+        whole = sse(chunk_frame(trip, {"content": _CONTENT_MARK}))
+        self._before, _, self._after = whole.partition(dumps(_CONTENT_MARK))
+
+    def render(self, chunk: ChatChunk) -> bytes:
+        if chunk.index or chunk.logprobs or self._trip.params.obfuscate or not chunk.content:
+            return content_chunk(self._trip, chunk)
+        return self._before + dumps(chunk.content) + self._after
+
+
 OBFUSCATION_BLOCK = 32
 _OBFUSCATION_ALPHABET = string.ascii_letters + string.digits
 

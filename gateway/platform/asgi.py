@@ -24,7 +24,7 @@ holds the body to the minimum upload rate (408 under it, `gateway.platform.uploa
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -32,7 +32,7 @@ import trio
 
 from gateway.platform.apidoc import Operation
 from gateway.platform.auth import AGENT_SESSION_HEADER, Principal
-from gateway.platform.body import Answering, StreamAnswer
+from gateway.platform.body import Answering, StreamAnswer, frames_ended, frames_ready
 from gateway.platform.callers import Authenticator
 from gateway.platform.drain import Drain
 from gateway.platform.errors import ApiError
@@ -184,10 +184,7 @@ class FastPath:
                 async with answer.body.open() as frames:
                     started = True
                     exchange.event_stream = answer.body.content_type.startswith("text/event")
-                    await _send_stream_head(send, answer)
-                    async for frame in frames:
-                        await send({"type": "http.response.body", "body": frame, "more_body": True})
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    await _send_stream(exchange, send, answer, frames)
         except ApiError as error:
             if not started:
                 await send_json(send, error.status, route.error_body(error), error.headers)
@@ -265,6 +262,30 @@ async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> No
         if message["type"] == "http.disconnect":
             scope.cancel()
             return
+
+
+async def _send_stream(
+    exchange: Exchange, send: Send, answer: StreamAnswer, frames: AsyncIterator[bytes]
+) -> None:
+    """The head, each frame as the body gives it, then the end of the body.
+
+    On our server (a link) the head leaves in one write with the body's first frames
+    when the body holds them already (`frames_ready`), and the body's last frames in one
+    write with the chunked end when the body says they are its last (`frames_ended`): a
+    stream whose upstream arrived in one read leaves in two writes instead of four. No
+    frame ever waits for a later one: only bytes already in hand are joined.
+    """
+    link = exchange.link
+    if link is not None and frames_ready(frames):
+        link.join_head()
+    await _send_stream_head(send, answer)
+    async for frame in frames:
+        if link is not None and frame and frames_ended(frames):
+            link.join_head()  # the last frames wait only for the end, sent at once
+            await send({"type": "http.response.body", "body": frame, "more_body": False})
+            return
+        await send({"type": "http.response.body", "body": frame, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 async def _send_stream_head(send: Send, answer: StreamAnswer) -> None:

@@ -44,6 +44,19 @@ class StreamBody(Protocol):
     def open(self) -> AbstractAsyncContextManager[AsyncIterator[bytes]]: ...
 
 
+def frames_ready(frames: AsyncIterator[bytes]) -> bool:
+    """Whether `frames` holds its next frame already, bytes to send at once (an iterator
+    with a true `ready` attribute says so): the head may then leave in one write with it."""
+    return getattr(frames, "ready", False) is True
+
+
+def frames_ended(frames: AsyncIterator[bytes]) -> bool:
+    """Whether the frame just taken from `frames` was its last (an iterator with a true
+    `ended` attribute says so; any other is known to end only when it stops): that frame
+    may then leave in one write with the end of the body."""
+    return getattr(frames, "ended", False) is True
+
+
 @attrs.frozen
 class StreamAnswer:
     """A streamed answer: its body (not yet entered), headers and status."""

@@ -10,26 +10,16 @@ from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
     audio,
-    documents,
-    files,
     management,
-    organization,
-    pipelines,
-    platform,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **platform.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
-    **organization.OPERATIONS,
     **audio.OPERATIONS,
-    **files.OPERATIONS,
-    **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
-    **pipelines.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

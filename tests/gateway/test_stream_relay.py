@@ -1,0 +1,79 @@
+"""The streamed chat relay over a real socket (issue 37: its per-chunk work cut).
+
+Every chunk's text reaches the official client exactly as the vendor sent it, however
+odd, under the gateway's id and model. The answer leaves the gateway's own server with
+its head in one write with the frames the body already holds and its last frames in one
+write with the chunked end: each write is a system call and a scheduler round trip, and a
+stream whose upstream arrived at once had paid four where two carry the same bytes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from gateway.app.server import RunningGateway
+from gateway.platform.connections import GuardedConnection
+
+STREAMED: Any = {
+    "model": "gpt-4o-mini",
+    "messages": [{"role": "user", "content": "Hello there"}],
+    "stream": True,
+}
+
+
+@pytest.fixture
+def writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """Every write of the gateway's client connections, in order."""
+    seen: list[bytes] = []
+    send_raw = GuardedConnection._send_raw
+
+    async def recorded(self: GuardedConnection, data: bytes) -> None:
+        seen.append(bytes(data))
+        await send_raw(self, data)
+
+    monkeypatch.setattr(GuardedConnection, "_send_raw", recorded)
+    return seen
+
+
+async def test_the_head_leaves_with_the_first_frames_and_the_end_with_the_last(
+    gateway: RunningGateway, http: httpx.AsyncClient, writes: list[bytes]
+) -> None:
+    async with http.stream("POST", "/v1/chat/completions", json=STREAMED) as answer:
+        body = b"".join([piece async for piece in answer.aiter_bytes()])
+    assert answer.status_code == 200
+    assert body.endswith(b"data: [DONE]\n\n")
+    head, _, first = writes[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    assert b'"role":"assistant"' in first  # the opening frame, in the head's write
+    assert writes[-1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")  # the last frames and the end
+    assert b'"_gateway"' in writes[-1]  # the final chunk, with the gateway's metadata
+
+
+ODD_TEXT = (
+    'She said "data: [DONE]" \\ then\n\ndata: {"choices": []} \u00e9t\u00e9 \U0001f600'
+    ' \u2028 </script> \\"escaped\\" \\u0000 end.'
+)
+
+
+async def test_odd_text_is_relayed_exactly_under_the_gateways_id_and_model(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    assert gateway.sim is not None
+    gateway.sim.replies.append(ODD_TEXT)
+    stream = await client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "Say it"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    chunks = [chunk async for chunk in stream]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == ODD_TEXT
+    assert len({c.id for c in chunks}) == 1 and chunks[0].id.startswith("chatcmpl-")
+    assert {c.model for c in chunks} == {"gpt-4o-mini"}
+    finals = [c for c in chunks if c.choices and c.choices[0].finish_reason]
+    assert [c.choices[0].finish_reason for c in finals] == ["stop"]
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
