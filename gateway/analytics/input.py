@@ -10,65 +10,125 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date
-from typing import get_args
+from typing import Annotated, Literal, get_args
 
 import attrs
 
-from gateway.analytics.period import Period, parse_period
-from gateway.platform.errors import invalid_period, invalid_request
+from gateway.analytics.answers import ExportFormat, Section
+from gateway.analytics.period import MAX_DAYS, Period, parse_period
+from gateway.platform.errors import invalid_period
+from gateway.platform.shapes import Count, Doc, Format, Pattern, Range
 from store.analytics import Bucket, Dimension
 
 GRANULARITIES: tuple[Bucket, ...] = get_args(Bucket)
-GROUPS: Mapping[str, Dimension] = {"model": "model", "provider": "provider", "api_key": "key_id"}
+GroupBy = Literal["model", "provider", "api_key"]
+GROUPS: Mapping[GroupBy, Dimension] = {
+    "model": "model",
+    "provider": "provider",
+    "api_key": "key_id",
+}
 MAX_HOURLY_DAYS = 31
+MAX_LISTED = 100  # exports listed at once
+SECTIONS: tuple[Section, ...] = get_args(Section)
+FORMATS: tuple[ExportFormat, ...] = get_args(ExportFormat)
+
+# A day the gateway computes with: 1970-01-01 to 9999-12-30 (the day after must exist);
+# the period's own rules (`gateway.analytics.period`) come after this shape's.
+Day = Annotated[
+    str,
+    Format("date"),
+    Pattern("^(?!9999-12-31$)(19[7-9][0-9]|[2-9][0-9]{3})-", "a day from 1970 to 9999-12-30"),
+]
+StartDate = Annotated[
+    Day | None, Doc("First UTC day (YYYY-MM-DD); default 29 days before end_date")
+]
+EndDate = Annotated[
+    Day | None, Doc(f"Last UTC day, included; default today. At most {MAX_DAYS} days")
+]
+WorkspaceId = Annotated[str | None, Doc("Another workspace of the caller's (as X-Workspace-ID)")]
+
+
+@attrs.frozen
+class WorkspaceQuery:
+    """The workspace to read (the caller's own by default)."""
+
+    workspace_id: WorkspaceId = None
+
+
+@attrs.frozen
+class PeriodQuery:
+    """A period of UTC days (the last 30 by default). Dates that do not make a period
+    together (an end before the start, over a year) are `invalid_period`."""
+
+    start_date: StartDate = None
+    end_date: EndDate = None
+    workspace_id: WorkspaceId = None
+
+
+@attrs.frozen
+class SeriesQuery:
+    """A period, as a series of buckets (an hourly one covers at most 31 days)."""
+
+    start_date: StartDate = None
+    end_date: EndDate = None
+    workspace_id: WorkspaceId = None
+    granularity: Bucket = "day"
+
+
+@attrs.frozen
+class UsageQuery:
+    """A period, as a series of buckets, optionally one series per group."""
+
+    start_date: StartDate = None
+    end_date: EndDate = None
+    workspace_id: WorkspaceId = None
+    granularity: Bucket = "day"
+    group_by: GroupBy | None = None
+
+
+@attrs.frozen
+class ExportsQuery:
+    """How many of the latest exports to list."""
+
+    limit: Annotated[int, Range(least=1, most=MAX_LISTED)] = 20
+    workspace_id: WorkspaceId = None
+
+
+@attrs.frozen
+class ExportRequest:
+    """An export of a period (the last 30 days by default) in one format (CSV by
+    default), of some sections (all by default)."""
+
+    start_date: Day | None = None
+    end_date: Day | None = None
+    format: ExportFormat = "csv"
+    include: Annotated[list[Section], Count(least=1)] = attrs.field(factory=lambda: list(SECTIONS))
 
 
 @attrs.frozen
 class AnalyticsQuery:
     period: Period
     granularity: Bucket = "day"
-    group_by: str | None = None
+    group_by: GroupBy | None = None
 
     @property
     def dimension(self) -> Dimension | None:
         return GROUPS[self.group_by] if self.group_by else None
 
 
-def parse_query(
-    args: Mapping[str, str], *, today: date, series: bool = False, groups: bool = False
+def analytics_query(
+    asked: PeriodQuery | SeriesQuery | UsageQuery, *, today: date
 ) -> AnalyticsQuery:
-    """The period, and `granularity` when `series`, `group_by` when `groups`."""
-    period = parse_period(args, today=today)
-    granularity = _granularity(args, period) if series else "day"
-    group_by = _group_by(args) if groups else None
-    return AnalyticsQuery(period, granularity, group_by)
-
-
-def _granularity(args: Mapping[str, str], period: Period) -> Bucket:
-    raw = args.get("granularity", "day")
-    for choice in GRANULARITIES:
-        if raw == choice:
-            if choice == "hour" and period.days > MAX_HOURLY_DAYS:
-                raise invalid_period(
-                    f"An hourly series covers at most {MAX_HOURLY_DAYS} days; this range "
-                    f"has {period.days}. Use a wider granularity.",
-                    param="granularity",
-                    value=raw,
-                )
-            return choice
-    raise invalid_request(
-        f"'granularity' must be one of {', '.join(GRANULARITIES)}.",
-        param="granularity",
-        value=raw,
-    )
-
-
-def _group_by(args: Mapping[str, str]) -> str | None:
-    raw = args.get("group_by")
-    if raw is None or raw == "":
-        return None
-    if raw not in GROUPS:
-        raise invalid_request(
-            f"'group_by' must be one of {', '.join(GROUPS)}.", param="group_by", value=raw
+    """The period of a read query (its rules over both dates), its `granularity` and
+    `group_by` where the page takes them."""
+    period = parse_period(attrs.asdict(asked), today=today)
+    granularity = asked.granularity if not isinstance(asked, PeriodQuery) else "day"
+    if granularity == "hour" and period.days > MAX_HOURLY_DAYS:
+        raise invalid_period(
+            f"An hourly series covers at most {MAX_HOURLY_DAYS} days; this range "
+            f"has {period.days}. Use a wider granularity.",
+            param="granularity",
+            value=granularity,
         )
-    return raw
+    group_by = asked.group_by if isinstance(asked, UsageQuery) else None
+    return AnalyticsQuery(period, granularity, group_by)

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from gateway.analytics.answers import AnalyticsPeriod
 from gateway.platform.errors import invalid_period, invalid_request
 
 DEFAULT_DAYS = 30
@@ -47,7 +48,7 @@ class Period:
         """The first instant after the period (UTC): ranges are [since, until)."""
         return datetime.combine(self.end + timedelta(days=1), time(), UTC)
 
-    def render(self) -> dict[str, str]:
+    def render(self) -> AnalyticsPeriod:
         return {"start": self.start.isoformat(), "end": self.end.isoformat()}
 
 

@@ -15,13 +15,12 @@ from typing import Any
 
 import attrs
 
+from gateway.analytics import answers
 from gateway.analytics.input import AnalyticsQuery
 from providers.catalog import round_cost
 from store.analytics import Group, Sums
 from store.latency_sketch import Counts, quantile
-from store.usage_rollups import ERROR_TYPES
 
-JSON = dict[str, Any]
 Sketch = Counts
 CATEGORIES = ("chat", "embeddings", "audio", "other")
 
@@ -66,12 +65,17 @@ def by_label(groups: Iterable[Group], index: int = 0) -> dict[str, Sums]:
     return result
 
 
-def percentiles(sketch: Sketch) -> dict[str, float | None]:
-    levels = (("p50", 0.5), ("p95", 0.95), ("p99", 0.99))
-    return {name: ms(quantile(sketch, q)) for name, q in levels}
+def percentiles(sketch: Sketch) -> answers.Percentiles:
+    return {
+        "p50": ms(quantile(sketch, 0.5)),
+        "p95": ms(quantile(sketch, 0.95)),
+        "p99": ms(quantile(sketch, 0.99)),
+    }
 
 
-def usage_page(query: AnalyticsQuery, series: Sequence[tuple[Any, ...]], sketch: Sketch) -> JSON:
+def usage_page(
+    query: AnalyticsQuery, series: Sequence[tuple[Any, ...]], sketch: Sketch
+) -> answers.UsagePage:
     """/usage: totals with tokens and latency percentiles, and the series per bucket (and
     group, when `group_by`): `series` rows are (bucket, [group], requests, prompt tokens,
     completion tokens, cost), built into points with no object in between (an hourly
@@ -93,20 +97,30 @@ def usage_page(query: AnalyticsQuery, series: Sequence[tuple[Any, ...]], sketch:
     }
 
 
-def _usage_points(query: AnalyticsQuery, series: Sequence[tuple[Any, ...]]) -> list[JSON]:
+def _usage_points(
+    query: AnalyticsQuery, series: Sequence[tuple[Any, ...]]
+) -> list[answers.UsagePoint]:
     if query.group_by is None:
         return [
             {"date": day, "requests": n, "tokens": p + c, "cost_usd": usd(cost)}
             for day, n, p, c, cost in series
         ]
-    name = query.dimension or ""
-    return [
-        {"date": day, name: label, "requests": n, "tokens": p + c, "cost_usd": usd(cost)}
-        for day, label, n, p, c, cost in series
-    ]
+    name = query.dimension
+    points: list[answers.UsagePoint] = []
+    for day, label, n, p, c, cost in series:
+        point: answers.UsagePoint = {
+            "date": day,
+            "requests": n,
+            "tokens": p + c,
+            "cost_usd": usd(cost),
+        }
+        if name == "model" or name == "provider" or name == "key_id":
+            point[name] = label
+        points.append(point)
+    return points
 
 
-def models_page(query: AnalyticsQuery, groups: Sequence[Group]) -> JSON:
+def models_page(query: AnalyticsQuery, groups: Sequence[Group]) -> answers.ModelsPage:
     """/usage/models: one entry per (model, provider), most requested first."""
     ordered = sorted(groups, key=lambda g: (-g.sums.requests, g.labels))
     return {
@@ -128,7 +142,9 @@ def models_page(query: AnalyticsQuery, groups: Sequence[Group]) -> JSON:
     }
 
 
-def api_keys_page(query: AnalyticsQuery, groups: Sequence[Group], names: Mapping[str, str]) -> JSON:
+def api_keys_page(
+    query: AnalyticsQuery, groups: Sequence[Group], names: Mapping[str, str]
+) -> answers.ApiKeysPage:
     """/usage/api-keys: one entry per key, most requested first; a deleted key's name is
     null."""
     ordered = sorted(groups, key=lambda g: (-g.sums.requests, g.labels))
@@ -148,7 +164,7 @@ def api_keys_page(query: AnalyticsQuery, groups: Sequence[Group], names: Mapping
     }
 
 
-def _cost(sums: Sums) -> JSON:
+def _cost(sums: Sums) -> answers.CostFigures:
     return {
         "cost_usd": usd(sums.cost_usd + sums.cache_savings_usd),
         "cache_savings_usd": usd(sums.cache_savings_usd),
@@ -158,7 +174,7 @@ def _cost(sums: Sums) -> JSON:
 
 def costs_page(
     query: AnalyticsQuery, per_endpoint: Sequence[Group], series: Sequence[Group]
-) -> JSON:
+) -> answers.CostsPage:
     """/costs: `per_endpoint` grouped by (provider, endpoint), `series` by bucket."""
     by_category = {name: Sums() for name in CATEGORIES}
     for group in per_endpoint:
@@ -169,7 +185,12 @@ def costs_page(
         "granularity": query.granularity,
         "totals": _cost(total(per_endpoint)),
         "by_provider": {p: _cost(s) for p, s in by_label(per_endpoint).items()},
-        "by_category": {name: _cost(s) for name, s in by_category.items()},
+        "by_category": {
+            "chat": _cost(by_category["chat"]),
+            "embeddings": _cost(by_category["embeddings"]),
+            "audio": _cost(by_category["audio"]),
+            "other": _cost(by_category["other"]),
+        },
         "data": [
             {
                 "date": group.labels[0],
@@ -188,7 +209,7 @@ def performance_page(
     sketches: Mapping[str, Sketch],
     merged: Sketch,
     minutes: float,
-) -> JSON:
+) -> answers.PerformancePage:
     """/performance over `minutes` of the period (its elapsed part)."""
     totals = total_of(per_provider.values())
     latency = percentiles(merged)
@@ -227,7 +248,7 @@ def total_of(sums: Iterable[Sums]) -> Sums:
     return Sums(*map(sum, columns)) if columns else Sums()
 
 
-def _reliability(sums: Sums) -> JSON:
+def _reliability(sums: Sums) -> answers.Reliability:
     return {
         "success_rate": ratio(sums.successes, sums.requests),
         "error_rate": ratio(sums.errors, sums.requests),
@@ -235,12 +256,16 @@ def _reliability(sums: Sums) -> JSON:
     }
 
 
-def _by_type(sums: Sums) -> dict[str, int]:
-    counts = (sums.rate_limit_hits, sums.timeouts, sums.provider_errors, sums.invalid_requests)
-    return dict(zip(ERROR_TYPES, counts, strict=True))
+def _by_type(sums: Sums) -> answers.ErrorsByType:
+    return {
+        "rate_limit": sums.rate_limit_hits,
+        "timeout": sums.timeouts,
+        "provider_error": sums.provider_errors,
+        "invalid_request": sums.invalid_requests,
+    }
 
 
-def _errors_of(sums: Sums) -> JSON:
+def _errors_of(sums: Sums) -> answers.ErrorFigures:
     return {
         "requests": sums.requests,
         "total_errors": sums.errors,
@@ -249,7 +274,7 @@ def _errors_of(sums: Sums) -> JSON:
     }
 
 
-def errors_page(query: AnalyticsQuery, groups: Sequence[Group]) -> JSON:
+def errors_page(query: AnalyticsQuery, groups: Sequence[Group]) -> answers.ErrorsPage:
     """/errors: `groups` by (provider, model)."""
     totals = total(groups)
     return {
@@ -263,7 +288,7 @@ def errors_page(query: AnalyticsQuery, groups: Sequence[Group]) -> JSON:
     }
 
 
-def _cache_of(sums: Sums) -> JSON:
+def _cache_of(sums: Sums) -> answers.CacheFigures:
     misses = sums.successes - sums.cache_hits
     return {
         "hits": sums.cache_hits,
@@ -274,7 +299,7 @@ def _cache_of(sums: Sums) -> JSON:
     }
 
 
-def cache_page(query: AnalyticsQuery, chat_by_model: Mapping[str, Sums]) -> JSON:
+def cache_page(query: AnalyticsQuery, chat_by_model: Mapping[str, Sums]) -> answers.CachePage:
     """/cache over the successful chat answers (the ones the response cache can serve):
     a hit came from the cache, a miss from a provider."""
     totals = _cache_of(total_of(chat_by_model.values()))

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 from sqlite_utils import Database
 
-from gateway.analytics import render
+from gateway.analytics import answers, render
 from gateway.analytics.input import AnalyticsQuery
 from gateway.analytics.live import LiveFigures
 from gateway.analytics.services import AnalyticsServices
@@ -21,8 +21,6 @@ from gateway.platform.web import iso
 from store import analytics as analytics_store
 from store.analytics import Dimension, Group
 from store.latency_sketch import Counts
-
-JSON = dict[str, Any]
 
 
 @attrs.frozen
@@ -82,19 +80,19 @@ def _series(d: Database, scope: Scope) -> list[tuple[Any, ...]]:
 # Each page reads what it needs in one trip to the database thread.
 
 
-async def usage(analytics: AnalyticsServices, scope: Scope) -> JSON:
+async def usage(analytics: AnalyticsServices, scope: Scope) -> answers.UsagePage:
     await analytics.flush_usage()
     series, sketches = await analytics.db.run(lambda d: (_series(d, scope), _sketches(d, scope)))
     return render.usage_page(scope.query, series, analytics_store.merge_sketches(sketches))
 
 
-async def models(analytics: AnalyticsServices, scope: Scope) -> JSON:
+async def models(analytics: AnalyticsServices, scope: Scope) -> answers.ModelsPage:
     await analytics.flush_usage()
     groups = await analytics.db.run(lambda d: _groups(d, scope, ("model", "provider")))
     return render.models_page(scope.query, groups)
 
 
-async def api_keys(analytics: AnalyticsServices, scope: Scope) -> JSON:
+async def api_keys(analytics: AnalyticsServices, scope: Scope) -> answers.ApiKeysPage:
     await analytics.flush_usage()
     groups, names = await analytics.db.run(
         lambda d: (_groups(d, scope, ("key_id",)), analytics_store.key_names(d, scope.workspace_id))
@@ -102,7 +100,7 @@ async def api_keys(analytics: AnalyticsServices, scope: Scope) -> JSON:
     return render.api_keys_page(scope.query, groups, names)
 
 
-async def costs(analytics: AnalyticsServices, scope: Scope) -> JSON:
+async def costs(analytics: AnalyticsServices, scope: Scope) -> answers.CostsPage:
     await analytics.flush_usage()
     per_endpoint, series = await analytics.db.run(
         lambda d: (
@@ -113,7 +111,7 @@ async def costs(analytics: AnalyticsServices, scope: Scope) -> JSON:
     return render.costs_page(scope.query, per_endpoint, series)
 
 
-async def performance(analytics: AnalyticsServices, scope: Scope) -> JSON:
+async def performance(analytics: AnalyticsServices, scope: Scope) -> answers.PerformancePage:
     await analytics.flush_usage()
     groups, sketches = await analytics.db.run(
         lambda d: (_groups(d, scope, ("provider",)), _sketches(d, scope))
@@ -132,13 +130,13 @@ def _elapsed_minutes(scope: Scope) -> float:
     return max(1.0, (end - scope.since) / 60)
 
 
-async def errors(analytics: AnalyticsServices, scope: Scope) -> JSON:
+async def errors(analytics: AnalyticsServices, scope: Scope) -> answers.ErrorsPage:
     await analytics.flush_usage()
     groups = await analytics.db.run(lambda d: _groups(d, scope, ("provider", "model")))
     return render.errors_page(scope.query, groups)
 
 
-async def cache(analytics: AnalyticsServices, scope: Scope) -> JSON:
+async def cache(analytics: AnalyticsServices, scope: Scope) -> answers.CachePage:
     await analytics.flush_usage()
     groups = await analytics.db.run(lambda d: _groups(d, scope, ("endpoint", "model")))
     chat = render.by_label([g for g in groups if g.labels[0] == "chat"], 1)
@@ -147,7 +145,7 @@ async def cache(analytics: AnalyticsServices, scope: Scope) -> JSON:
 
 async def realtime(
     analytics: AnalyticsServices, workspace_id: str, *, active_requests: int
-) -> JSON:
+) -> answers.RealtimePage:
     """The last minute from the raw log, and the live process: requests in flight, requests
     waiting for rate-limit capacity, and each configured provider's health. With a shared
     server (`gateway.analytics.live`), the last minute and the gauges are every worker's
@@ -177,7 +175,9 @@ async def realtime(
     }
 
 
-def _realtime_page(analytics: AnalyticsServices, workspace_id: str, live: LiveFigures) -> JSON:
+def _realtime_page(
+    analytics: AnalyticsServices, workspace_id: str, live: LiveFigures
+) -> answers.RealtimePage:
     return {
         "timestamp": iso(datetime.now(UTC)),
         "last_minute": {

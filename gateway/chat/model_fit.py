@@ -234,7 +234,7 @@ def refused_parameter(target: Target, request: ChatRequest) -> ApiError:
     assert found is not None  # only called for a target that refuses
     return ApiError(
         400,
-        "invalid_request",
+        "unsupported_parameter",
         found.message(target.model_id),
         provider=target.provider_id,
         model=target.model_id,

@@ -17,6 +17,17 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gateway.chat.shapes import (
+    ChatAnswerMessage,
+    ChatChunkChoice,
+    ChatCompletion,
+    ChatCompletionChoice,
+    ChatCompletionChunk,
+    ChatLogprobs,
+    ChatService,
+    ChatToolCall,
+    ChatUsage,
+)
 from gateway.chat.trip import Trip
 from gateway.platform.jsonio import dumps
 from gateway.upstream.accounting import Accounting, estimate_prompt_tokens
@@ -35,9 +46,9 @@ def completion_id(trip: Trip) -> str:
     return "chatcmpl-" + trip.request_id.replace("-", "")
 
 
-def completion_body(trip: Trip, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
+def completion_body(trip: Trip, result: ChatResult, accounting: Accounting) -> ChatCompletion:
     choices = result.choices
-    body = {
+    body: ChatCompletion = {
         "id": completion_id(trip),
         "object": "chat.completion",
         "created": trip.created,
@@ -56,8 +67,8 @@ def tools_called(choices: Sequence[ChatChoice]) -> list[str]:
     return [call.name for choice in choices for call in choice.tool_calls]
 
 
-def _choice(trip: Trip, choice: ChatChoice) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": choice.content}
+def _choice(trip: Trip, choice: ChatChoice) -> ChatCompletionChoice:
+    message: ChatAnswerMessage = {"role": "assistant", "content": choice.content}
     if choice.tool_calls and legacy(trip):
         first = choice.tool_calls[0]
         message["function_call"] = {"name": first.name, "arguments": first.arguments}
@@ -71,7 +82,7 @@ def _choice(trip: Trip, choice: ChatChoice) -> dict[str, Any]:
     }
 
 
-def logprobs_object(entries: Sequence[TokenLogprob] | None) -> dict[str, Any] | None:
+def logprobs_object(entries: Sequence[TokenLogprob] | None) -> ChatLogprobs | None:
     """A choice's `logprobs` (null unless they were asked for)."""
     if entries is None:
         return None
@@ -88,7 +99,7 @@ def client_finish_reason(trip: Trip, reason: str) -> str:
     return "function_call" if reason == "tool_calls" and legacy(trip) else reason
 
 
-def _tool_call(call: ToolCall) -> dict[str, Any]:
+def _tool_call(call: ToolCall) -> ChatToolCall:
     return {
         "id": call.id,
         "type": "function",
@@ -96,7 +107,7 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
     }
 
 
-def usage_object(accounting: Accounting) -> dict[str, int]:
+def usage_object(accounting: Accounting) -> ChatUsage:
     usage = accounting.usage
     return {
         "prompt_tokens": usage.prompt_tokens,
@@ -105,7 +116,7 @@ def usage_object(accounting: Accounting) -> dict[str, int]:
     }
 
 
-def service_object(trip: Trip, accounting: Accounting) -> dict[str, Any]:
+def service_object(trip: Trip, accounting: Accounting) -> ChatService:
     cost = accounting.cost
     return {
         "request_id": trip.request_id,
@@ -186,8 +197,8 @@ def chunk_frame(
     *,
     index: int = 0,
     logprobs: Sequence[TokenLogprob] | None = None,
-) -> dict[str, Any]:
-    choice = {
+) -> ChatCompletionChunk:
+    choice: ChatChunkChoice = {
         "index": index,
         "delta": delta,
         "finish_reason": finish_reason,
@@ -202,7 +213,7 @@ def chunk_frame(
     }
 
 
-def sse(payload: dict[str, Any]) -> bytes:
+def sse(payload: Mapping[str, Any]) -> bytes:
     return b"data: " + dumps(payload) + b"\n\n"
 
 

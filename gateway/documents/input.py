@@ -7,7 +7,7 @@ naming the parameter (the spec's Data documents row: 400 invalid type or paramet
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import attrs
 import orjson
@@ -16,6 +16,17 @@ from gateway.documents.access import CLASSIFICATIONS
 from gateway.kernels.text.chunking import STRATEGIES
 from gateway.kernels.uploads.formats import MB
 from gateway.platform.errors import invalid_request
+from gateway.platform.shapes import (
+    NOT_NULL,
+    SPACE,
+    Choices,
+    Doc,
+    Format,
+    Length,
+    Pattern,
+    Range,
+    parse_query,
+)
 from store.documents import STATUSES
 
 # The spec's size table for data documents (kind as the upload sniffer names it).
@@ -39,6 +50,46 @@ FIELDS = (
 )
 MAX_RETENTION_DAYS = 36_500
 MAX_NAME = 255
+MAX_PAGE = 1_000_000
+MAX_OFFSET = 2**31
+# A metadata value: what a search filter can match.
+MetadataValue = str | int | float | bool | None
+Metadata = Mapping[str, MetadataValue]
+Classification = Annotated[str, Choices(CLASSIFICATIONS)]
+REGION = Pattern("^[a-z0-9-]{1,32}$", "a region name such as 'eu' or 'us'")
+
+
+@attrs.frozen(kw_only=True)
+class DocumentParts:
+    """The parts of a data-document upload (multipart/form-data); numbers are ASCII
+    digits."""
+
+    file: Annotated[str, Format("binary"), Length(least=1), Doc("pdf, docx, doc, txt, md or html")]
+    name: Annotated[
+        str | None,
+        Pattern(f"^$|[^{SPACE}]", "a name that is not blank"),
+        Length(most=MAX_NAME),
+        NOT_NULL,
+        Doc("Default: the file's name"),
+    ] = None
+    data_classification: Annotated[Classification | None, NOT_NULL] = None
+    chunking_strategy: Annotated[str | None, Choices(STRATEGIES), NOT_NULL] = None
+    chunk_size_tokens: Annotated[
+        int | None, Range(least=100, most=2000), NOT_NULL, Doc("Default 512")
+    ] = None
+    chunk_overlap_tokens: Annotated[
+        int | None, Range(least=0, most=200), NOT_NULL, Doc("Default 50")
+    ] = None
+    residency_region: Annotated[str | None, REGION, NOT_NULL, Doc("Default eu")] = None
+    retention_days: Annotated[
+        int | None,
+        Range(least=1, most=MAX_RETENTION_DAYS),
+        NOT_NULL,
+        Doc("Days until the document is erased; absent keeps it"),
+    ] = None
+    metadata: Annotated[
+        Metadata | None, NOT_NULL, Doc("A flat JSON object, sent as its JSON text")
+    ] = None
 
 
 @attrs.frozen(kw_only=True)
@@ -149,35 +200,29 @@ def metadata_object(value: Any, param: str) -> dict[str, Any]:
 
 
 @attrs.frozen(kw_only=True)
-class ListArgs:
-    page: int
-    page_size: int
-    status: str | None
-    classification: str | None
+class DocumentsQuery:
+    """GET /v1/data/documents: filters and the page."""
+
+    page: Annotated[int, Range(least=1, most=MAX_PAGE)] = 1
+    page_size: Annotated[int, Range(least=1, most=100)] = 20
+    status: Annotated[str, Choices(STATUSES)] | None = None
+    classification: Classification | None = None
 
 
-def list_args(args: Mapping[str, str]) -> ListArgs:
+@attrs.frozen(kw_only=True)
+class ChunksQuery:
+    """GET /v1/data/documents/{document_id}/chunks: a window of the chunks."""
+
+    limit: Annotated[int, Range(least=1, most=500)] = 50
+    offset: Annotated[int, Range(least=0, most=MAX_OFFSET)] = 0
+
+
+def list_args(args: Mapping[str, str]) -> DocumentsQuery:
     """GET /v1/data/documents query parameters."""
-    status = args.get("status") or None
-    if status is not None and status not in STATUSES:
-        raise invalid_request(
-            f"'status' must be one of {', '.join(STATUSES)}.", param="status", value=status
-        )
-    classification = args.get("classification") or None
-    if classification is not None and classification not in CLASSIFICATIONS:
-        raise invalid_request(
-            f"'classification' must be one of {', '.join(CLASSIFICATIONS)}.",
-            param="classification",
-            value=classification,
-        )
-    return ListArgs(
-        page=_int(args, "page", 1, 1, 1_000_000),
-        page_size=_int(args, "page_size", 20, 1, 100),
-        status=status,
-        classification=classification,
-    )
+    return parse_query(DocumentsQuery, args)
 
 
 def chunk_window(args: Mapping[str, str]) -> tuple[int, int]:
     """`limit` (1-500, default 50) and `offset` (0 or more, default 0) of /chunks."""
-    return _int(args, "limit", 50, 1, 500), _int(args, "offset", 0, 0, 2**31)
+    window = parse_query(ChunksQuery, args)
+    return window.limit, window.offset

@@ -1,14 +1,104 @@
-"""The data-document answers (spec: Data document, document chunk): pure."""
+"""The data-document answers (spec: Data document, document chunk): a TypedDict per
+object (the OpenAPI document's schemas are written from them) and the pure functions that
+build them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Literal, TypedDict
 
-from store.documents import DocumentRecord, StoredChunk
+from gateway.documents.input import Classification, MetadataValue
+from gateway.kernels.text.chunking import STRATEGIES
+from gateway.platform.answers import Time
+from gateway.platform.shapes import Choices
+from store.documents import STATUSES, DocumentRecord, StoredChunk
+
+DocumentStatus = Annotated[str, Choices(STATUSES)]
 
 
-def document(record: DocumentRecord) -> dict[str, Any]:
+class DataDocument(TypedDict):
+    """A data document: `pending` or `processing`, then `completed` or `failed`."""
+
+    id: str
+    object: Literal["data.document"]
+    name: str
+    original_filename: str
+    mime_type: str
+    file_size_bytes: int
+    data_classification: Classification
+    chunking_strategy: Annotated[str, Choices(STRATEGIES)]
+    chunk_size_tokens: int
+    chunk_overlap_tokens: int
+    chunk_count: int
+    embedding_model: str | None
+    status: DocumentStatus
+    error_message: str | None
+    residency_region: str
+    retention_days: int | None
+    metadata: dict[str, MetadataValue]
+    created_at: Time
+    updated_at: Time
+    processing_time_seconds: float | None
+
+
+class DocumentSummary(TypedDict):
+    id: str
+    name: str
+    status: DocumentStatus
+    chunk_count: int
+    data_classification: Classification
+    created_at: Time
+
+
+class DocumentList(TypedDict):
+    """A page of the workspace's data documents, newest first."""
+
+    documents: list[DocumentSummary]
+    total: int
+    page: int
+    page_size: int
+    has_more: bool
+
+
+class ChunkPlace(TypedDict):
+    """Where the chunk's text is in the document's text (characters)."""
+
+    start_char: int
+    end_char: int
+
+
+class DocumentChunk(TypedDict):
+    chunk_id: str
+    chunk_index: int
+    content: str
+    token_count: int
+    page_number: int
+    section_header: str | None
+    metadata: ChunkPlace
+
+
+class DocumentChunks(TypedDict):
+    """A window of a document's chunks."""
+
+    document_id: str
+    document_name: str
+    total_chunks: int
+    total_tokens: int
+    chunks: list[DocumentChunk]
+    offset: int
+    limit: int
+    has_more: bool
+
+
+class ErasedDocument(TypedDict):
+    """A document erased with its chunks, vectors, index entries and bytes."""
+
+    message: str
+    document_id: str
+    chunks_deleted: int
+
+
+def document(record: DocumentRecord) -> DataDocument:
     return {
         "id": record.id,
         "object": "data.document",
@@ -35,7 +125,7 @@ def document(record: DocumentRecord) -> dict[str, Any]:
 
 def document_list(
     records: Sequence[DocumentRecord], *, total: int, page: int, page_size: int
-) -> dict[str, Any]:
+) -> DocumentList:
     return {
         "documents": [
             {
@@ -55,7 +145,7 @@ def document_list(
     }
 
 
-def chunk(item: StoredChunk) -> dict[str, Any]:
+def chunk(item: StoredChunk) -> DocumentChunk:
     return {
         "chunk_id": item.chunk_id,
         "chunk_index": item.chunk_index,
@@ -75,7 +165,7 @@ def chunks_page(
     tokens: int,
     limit: int,
     offset: int,
-) -> dict[str, Any]:
+) -> DocumentChunks:
     return {
         "document_id": record.id,
         "document_name": record.name,
@@ -88,7 +178,7 @@ def chunks_page(
     }
 
 
-def erased(document_id: str, chunks_deleted: int) -> dict[str, Any]:
+def erased(document_id: str, chunks_deleted: int) -> ErasedDocument:
     return {
         "message": "The document and all its chunks were erased.",
         "document_id": document_id,

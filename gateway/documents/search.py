@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 import attrs
 import trio
 
 from gateway.documents import access
+from gateway.documents.input import Classification
 from gateway.documents.processing import Failed, embed
 from gateway.documents.residency import EmbeddingTarget
 from gateway.documents.search_input import SearchParams, search_body
@@ -34,6 +35,40 @@ CANDIDATES = 100
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+class HitScores(TypedDict):
+    """The hit's score in each ranking (null where it ranked in one only), fused by
+    reciprocal rank, and the rerank model's relevance when reranked."""
+
+    vector: float | None
+    bm25: float | None
+    fused: float
+    rerank: NotRequired[float]
+
+
+class SearchHit(TypedDict):
+    """A chunk of a data document that matches the query (`score`: fused, or the rerank
+    model's relevance when reranked)."""
+
+    document_id: str
+    document_name: str
+    data_classification: Classification
+    chunk_id: str
+    chunk_index: int
+    content: str
+    page_number: int
+    section_header: str | None
+    score: float
+    scores: HitScores
+
+
+class SearchHits(TypedDict):
+    """The best chunks, best first."""
+
+    object: Literal["list"]
+    query: str
+    data: list[SearchHit]
+
+
 @attrs.define
 class _Hit:
     rowid: int
@@ -44,7 +79,7 @@ class _Hit:
 
 async def search(
     services: DocumentsServices, principal: Principal, body: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> SearchHits:
     principal.require("files")
     params = search_body(body)
     documents = await _documents(services, principal, params)
@@ -174,7 +209,7 @@ async def _text_ranking(
 
 def _result(
     hit: _Hit, chunk: document_store.StoredChunk, documents: Mapping[str, DocumentRecord]
-) -> dict[str, Any]:
+) -> SearchHit:
     record = documents[chunk.document_id]
     return {
         "document_id": record.id,
@@ -194,8 +229,8 @@ async def _reranked(
     services: DocumentsServices,
     principal: Principal,
     params: SearchParams,
-    results: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
+    results: list[SearchHit],
+) -> list[SearchHit]:
     body = {
         "model": params.rerank_model,
         "query": params.query,

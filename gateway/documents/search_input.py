@@ -3,18 +3,39 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import attrs
 
-from gateway.documents.access import CLASSIFICATIONS
-from gateway.documents.input import metadata_object
-from gateway.kernels.vectors.search_body import query_and_top_k
-from gateway.platform.errors import invalid_request
+from gateway.documents.input import Classification, Metadata
+from gateway.kernels.vectors.search_body import Query, TopK
+from gateway.platform.shapes import NON_BLANK, Count, Doc, parse
 
 DEFAULT_RERANK_MODEL = "rerank-v3.5"
-_FIELDS = frozenset({"query", "top_k", "filters", "rerank"})
-_FILTERS = frozenset({"classification", "document_ids", "metadata"})
+
+
+@attrs.frozen(kw_only=True)
+class SearchFilters:
+    """What narrows the documents searched; each left out (or null) narrows nothing."""
+
+    classification: (
+        Classification | Annotated[tuple[Classification, ...], Count(least=1)] | None
+    ) = None
+    document_ids: tuple[str, ...] | None = None
+    metadata: Annotated[Metadata | None, Doc("Values the documents' metadata must equal")] = None
+
+
+@attrs.frozen(kw_only=True)
+class DocumentSearch:
+    """A hybrid search of the workspace's data documents."""
+
+    query: Query
+    top_k: TopK = 5
+    filters: SearchFilters | None = None
+    rerank: Annotated[
+        bool | Annotated[str, NON_BLANK] | None,
+        Doc(f"Reorder the best candidates: true ({DEFAULT_RERANK_MODEL}) or a rerank model"),
+    ] = None
 
 
 @attrs.frozen(kw_only=True)
@@ -28,55 +49,23 @@ class SearchParams:
 
 
 def search_body(body: Mapping[str, Any]) -> SearchParams:
-    query, top_k = query_and_top_k(body, _FIELDS)
-    filters = _filters(body.get("filters"))
+    asked = parse(DocumentSearch, body)
+    filters = asked.filters or SearchFilters()
+    chosen = filters.classification
     return SearchParams(
-        query=query, top_k=top_k, rerank_model=_rerank(body.get("rerank")), **filters
+        query=asked.query,
+        top_k=asked.top_k,
+        classifications=(chosen,) if isinstance(chosen, str) else chosen,
+        document_ids=None if filters.document_ids is None else frozenset(filters.document_ids),
+        metadata=filters.metadata or {},
+        rerank_model=_rerank(asked.rerank),
     )
 
 
-def _filters(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid_request("'filters' must be an object.", param="filters")
-    unknown = sorted(set(value) - _FILTERS)
-    if unknown:
-        raise invalid_request(f"Unknown filter '{unknown[0]}'.", param=f"filters.{unknown[0]}")
-    found: dict[str, Any] = {}
-    if value.get("classification") is not None:
-        found["classifications"] = _classifications(value["classification"])
-    if value.get("document_ids") is not None:
-        ids = value["document_ids"]
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise invalid_request(
-                "'filters.document_ids' must be an array of ids.", param="filters.document_ids"
-            )
-        found["document_ids"] = frozenset(ids)
-    if value.get("metadata") is not None:
-        found["metadata"] = metadata_object(value["metadata"], "filters.metadata")
-    return found
-
-
-def _classifications(value: Any) -> tuple[str, ...]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not items or any(i not in CLASSIFICATIONS for i in items):
-        raise invalid_request(
-            f"'filters.classification' must be one or more of {', '.join(CLASSIFICATIONS)}.",
-            param="filters.classification",
-            value=value,
-        )
-    return tuple(items)
-
-
-def _rerank(value: Any) -> str | None:
+def _rerank(value: bool | str | None) -> str | None:
     """`false` (default), `true` (the default rerank model) or a rerank model's name."""
     if value is None or value is False:
         return None
     if value is True:
         return DEFAULT_RERANK_MODEL
-    if isinstance(value, str) and value.strip():
-        return value
-    raise invalid_request(
-        "'rerank' must be true, false or a rerank model's name.", param="rerank", value=value
-    )
+    return value

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import trio
 
@@ -34,7 +33,7 @@ def document_not_found(document_id: str) -> ApiError:
 
 async def upload(
     services: DocumentsServices, principal: Principal, chunks: AsyncIterator[bytes], boundary: bytes
-) -> dict[str, Any]:
+) -> render.DataDocument:
     """Store one document and queue its processing; the Data document (`pending`).
 
     Cancellation (a client gone mid-upload) removes the partial blob and propagates.
@@ -135,7 +134,7 @@ async def get_document(
 
 async def list_documents(
     services: DocumentsServices, principal: Principal, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> render.DocumentList:
     principal.require("files")
     parsed = document_input.list_args(args)
     query = document_store.ListQuery(
@@ -152,7 +151,7 @@ async def list_documents(
 
 async def chunks(
     services: DocumentsServices, principal: Principal, document_id: str, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> render.DocumentChunks:
     """A window of the chunks; a document whose processing failed answers 422 with why."""
     limit, offset = document_input.chunk_window(args)
     record = await get_document(services, principal, document_id)
@@ -171,7 +170,7 @@ async def chunks(
 
 async def delete(
     services: DocumentsServices, principal: Principal, document_id: str, event: AuditEvent
-) -> dict[str, Any]:
+) -> render.ErasedDocument:
     """Erase the document and every copy of its content (see `erasure`)."""
     await get_document(services, principal, document_id)
     erased = await erase_document(services, principal.workspace_id, document_id, event)

@@ -9,13 +9,24 @@ bare option name (`process=true`). Booleans are `true`/`false` (also `1`/`0`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import attrs
 import orjson
 
 from gateway.kernels.uploads.formats import KINDS, PURPOSE_LIMITS, Kind
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.shapes import (
+    NON_BLANK,
+    NOT_NULL,
+    Choices,
+    Doc,
+    Format,
+    Length,
+    Range,
+    parse,
+    parse_query,
+)
 from providers.catalog import Catalog
 from store.files import STATUSES, ListQuery
 
@@ -27,6 +38,104 @@ OPTION_NAMES = (*_BOOL_OPTIONS, *_TEXT_OPTIONS, *_INT_OPTIONS, "classification")
 DEFAULT_CHUNK_SIZE = 512
 DEFAULT_CHUNK_OVERLAP = 64
 MAX_CHUNK_SIZE = 8192
+PURPOSES = tuple(PURPOSE_LIMITS)
+
+# A metadata value: what a `metadata.<key>=` filter can match.
+MetadataValue = str | int | float | bool | None
+Metadata = Mapping[str, MetadataValue]
+Limit = Annotated[int, Range(least=1, most=100)]
+
+
+@attrs.frozen(kw_only=True)
+class FilesQuery:
+    """GET /v1/files: filters and the page; `metadata.<key>=<value>` parameters (not
+    declared here) filter on metadata too."""
+
+    purpose: Annotated[str, Choices(PURPOSES)] | None = None
+    status: Annotated[str, Choices(STATUSES)] | None = None
+    limit: Limit = 20
+    after: Annotated[str, Doc("A file id: the page after it")] | None = None
+    order: Literal["asc", "desc"] = "desc"
+    include: Annotated[Literal["processing"], Doc("Adds the processing results")] | None = None
+    collection: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ChunksQuery:
+    """GET /v1/files/{file_id}/chunks: one page of the chunks."""
+
+    limit: Limit = 20
+    offset: Annotated[int, Range(least=0)] = 0
+
+
+@attrs.frozen
+class MetadataChange:
+    """PATCH /v1/files/{file_id}: the new metadata, replacing the old."""
+
+    metadata: Metadata
+
+
+# Multipart fields are text: a flag is one of these (any case), a number its digits.
+# Options left out are None; none takes null (`NOT_NULL`).
+Flag = Annotated[str, Choices(("true", "false", "1", "0"))]
+Text = Annotated[str, NON_BLANK]
+OptionalFlag = Annotated[Flag | None, NOT_NULL]
+OptionalText = Annotated[Text | None, NOT_NULL]
+OptionalModel = Annotated[Text | None, NOT_NULL, Doc("A model of the catalog for the work")]
+ChunkSize = Annotated[int | None, Range(least=16, most=MAX_CHUNK_SIZE), NOT_NULL]
+ChunkOverlap = Annotated[int | None, Range(least=0, most=MAX_CHUNK_SIZE - 1), NOT_NULL]
+Classification = Annotated[str | None, Choices(CLASSIFICATIONS), NOT_NULL]
+
+
+@attrs.frozen(kw_only=True)
+class ServiceFields:
+    """The processing options: any of `process`, `vectorize`, `detect_pii`,
+    `auto_transcribe` or `ocr_model` (`local` runs OCR in-process) queues the file. A
+    model must be one the catalog has for the work (`invalid_model`), the overlap smaller
+    than the chunk (`invalid_chunking`)."""
+
+    process: Annotated[bool | Flag | None, NOT_NULL] = None
+    ocr_model: OptionalModel = None
+    vectorize: Annotated[bool | Flag | None, NOT_NULL] = None
+    embedding_model: OptionalModel = None
+    chunk_size: ChunkSize = None
+    chunk_overlap: ChunkOverlap = None
+    detect_pii: Annotated[bool | Flag | None, NOT_NULL] = None
+    collection: OptionalText = None
+    auto_transcribe: Annotated[bool | Flag | None, NOT_NULL] = None
+    language: OptionalText = None
+    speaker_diarization: Annotated[bool | Flag | None, NOT_NULL] = None
+    classification: Classification = None
+    compliance_regime: OptionalText = None
+
+
+@attrs.frozen(kw_only=True)
+class UploadParts:
+    """The parts of a file upload (multipart/form-data). The processing options go in
+    `service` (the JSON text of an object), as `service[<option>]` parts, or as parts of
+    their own."""
+
+    file: Annotated[str, Format("binary"), Length(least=1), Doc("The file's bytes (not empty)")]
+    purpose: Annotated[str, Choices(PURPOSES)]
+    metadata: Annotated[Metadata | None, NOT_NULL, Doc("Sent as the JSON text of the object")] = (
+        None
+    )
+    service: Annotated[
+        ServiceFields | None, NOT_NULL, Doc("Sent as the JSON text of the object")
+    ] = None
+    process: OptionalFlag = None
+    ocr_model: OptionalModel = None
+    vectorize: OptionalFlag = None
+    embedding_model: OptionalModel = None
+    chunk_size: ChunkSize = None
+    chunk_overlap: ChunkOverlap = None
+    detect_pii: OptionalFlag = None
+    collection: OptionalText = None
+    auto_transcribe: OptionalFlag = None
+    language: OptionalText = None
+    speaker_diarization: OptionalFlag = None
+    classification: Classification = None
+    compliance_regime: OptionalText = None
 
 
 @attrs.frozen(kw_only=True)
@@ -218,34 +327,25 @@ def _chunk_int(value: Any, param: str) -> int:
 
 
 def list_query(workspace_id: str, args: Mapping[str, str]) -> ListQuery:
-    """GET /v1/files query parameters; 400 for anything out of range."""
-    limit = _limit(args.get("limit"), default=20, high=100)
-    order = args.get("order", "desc")
-    if order not in ("asc", "desc"):
-        raise invalid_request("'order' must be 'asc' or 'desc'.", param="order", value=order)
-    status = args.get("status")
-    if status is not None and status not in STATUSES:
-        raise invalid_request(
-            f"'status' must be one of {', '.join(STATUSES)}.", param="status", value=status
-        )
-    purpose = args.get("purpose")
-    if purpose is not None and purpose not in PURPOSE_LIMITS:
-        raise invalid_request(
-            f"'purpose' must be one of {', '.join(PURPOSE_LIMITS)}.", param="purpose", value=purpose
-        )
-    include = args.get("include")
-    if include not in (None, "processing"):
-        raise invalid_request("'include' may only be 'processing'.", param="include", value=include)
+    """GET /v1/files query parameters (`FilesQuery`, plus `metadata.<key>` filters); 400
+    for anything out of range."""
+    asked = parse_query(FilesQuery, args)
     return ListQuery(
         workspace_id=workspace_id,
-        limit=limit,
-        order=order,
-        after=args.get("after") or None,
-        purpose=purpose,
-        status=status,
-        collection=args.get("collection") or None,
+        limit=asked.limit,
+        order=asked.order,
+        after=asked.after or None,
+        purpose=asked.purpose,
+        status=asked.status,
+        collection=asked.collection or None,
         metadata={k[9:]: v for k, v in args.items() if k.startswith("metadata.") and len(k) > 9},
     )
+
+
+def page_window(args: Mapping[str, str]) -> tuple[int, int]:
+    """`limit` (1-100, default 20) and `offset` (0 or more) of the chunks endpoint."""
+    asked = parse_query(ChunksQuery, args)
+    return asked.limit, asked.offset
 
 
 def _digits(text: str) -> bool:
@@ -253,30 +353,5 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit()
 
 
-def _limit(raw: str | None, *, default: int, high: int, name: str = "limit") -> int:
-    if raw is None:
-        return default
-    if not _digits(raw) or not 1 <= int(raw) <= high:
-        raise invalid_request(
-            f"'{name}' must be an integer from 1 to {high}.", param=name, value=raw
-        )
-    return int(raw)
-
-
-def page_window(args: Mapping[str, str]) -> tuple[int, int]:
-    """`limit` (1-100, default 20) and `offset` (0 or more) of the chunks endpoint."""
-    limit = _limit(args.get("limit"), default=20, high=100)
-    raw = args.get("offset", "0")
-    if not _digits(raw):
-        raise invalid_request(
-            "'offset' must be an integer of 0 or more.", param="offset", value=raw
-        )
-    return limit, int(raw)
-
-
 def patch_body(body: Mapping[str, Any]) -> dict[str, Any]:
-    if set(body) != {"metadata"}:
-        raise invalid_request(
-            "The body must be an object with exactly 'metadata'.", param="metadata"
-        )
-    return metadata_object(body["metadata"])
+    return dict(parse(MetadataChange, body).metadata)

@@ -1,13 +1,164 @@
-"""The files endpoints' answers, as the spec lists them: pure functions of stored records."""
+"""The files endpoints' answers, as the spec lists them: a TypedDict per object (the
+OpenAPI document's schemas are written from them) and the pure functions of stored
+records that build them."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Literal, NotRequired, TypedDict
 from urllib.parse import quote
 
+from gateway.files.input import CLASSIFICATIONS, PURPOSES, MetadataValue
 from gateway.kernels.text import PAGE_SEPARATOR
-from store.files import Chunk, FileRecord, Finding, Page
+from gateway.platform.shapes import Choices, Doc, Range
+from store.files import STATUSES, Chunk, FileRecord, Finding, Page
+
+Unix = Annotated[int, Doc("Unix seconds")]
+FileStatus = Annotated[str, Choices(STATUSES)]
+Classification = Annotated[str, Choices(CLASSIFICATIONS)] | None
+StageState = Annotated[str, Doc("`complete`, `pending`, `skipped` or `failed`")]
+
+
+class FileService(TypedDict):
+    """A file's processing: its process id, and with `include=processing` its results."""
+
+    processing: bool
+    process_id: str
+    pages: NotRequired[int]
+    chunks: NotRequired[int]
+    vectors_stored: NotRequired[int]
+    pii_detected: NotRequired[bool]
+    classification: NotRequired[Classification]
+
+
+class File(TypedDict):
+    """An uploaded file."""
+
+    id: str
+    object: Literal["file"]
+    bytes: int
+    created_at: Unix
+    filename: str
+    purpose: Annotated[str, Choices(PURPOSES)]
+    status: FileStatus
+    status_details: str | None
+    metadata: dict[str, MetadataValue]
+    service: NotRequired[FileService]
+
+
+class FileList(TypedDict):
+    """A page of the workspace's files."""
+
+    object: Literal["list"]
+    data: list[File]
+    has_more: bool
+    first_id: str | None
+    last_id: str | None
+
+
+class PatchedFile(TypedDict):
+    """A file whose metadata was replaced."""
+
+    id: str
+    object: Literal["file"]
+    filename: str
+    metadata: dict[str, MetadataValue]
+
+
+class DeletedFile(TypedDict):
+    """A deleted file."""
+
+    id: str
+    object: Literal["file"]
+    deleted: Literal[True]
+
+
+class ProcessingTimes(TypedDict):
+    started_at: Unix | None
+    completed_at: Unix | None
+    duration_ms: int | None
+    stages: dict[str, StageState]
+
+
+class ProcessingResults(TypedDict):
+    pages: int
+    chunks: int
+    characters: int
+    pii_findings: int
+    classification: Classification
+
+
+class FileStatusRecord(TypedDict):
+    """A file's processing status."""
+
+    id: str
+    status: FileStatus
+    status_details: str | None
+    processing: ProcessingTimes
+    results: ProcessingResults
+
+
+class PageText(TypedDict):
+    number: int
+    text: str
+
+
+class TextFacts(TypedDict):
+    total_pages: int
+    total_characters: int
+    language: str | None
+
+
+class FileText(TypedDict):
+    """A file's extracted text, whole and by page."""
+
+    id: str
+    text: str
+    pages: list[PageText]
+    metadata: TextFacts
+
+
+class FileChunk(TypedDict):
+    """A chunk of a file's text; offsets count characters of the whole text."""
+
+    index: int
+    text: str
+    page: int
+    start_char: int
+    end_char: int
+    tokens: int
+    embedding_id: str | None
+
+
+class FileChunks(TypedDict):
+    id: str
+    total_chunks: int
+    chunks: list[FileChunk]
+
+
+class PiiLocation(TypedDict):
+    page: int
+    start: int
+    end: int
+
+
+class PiiFinding(TypedDict):
+    type: str
+    text: str
+    location: PiiLocation
+    confidence: Annotated[float, Range(least=0, most=1)]
+    redacted: bool
+
+
+class PiiReport(TypedDict):
+    """The personal data found in a file's text, and how many of each type."""
+
+    id: str
+    scan_completed_at: Unix | None
+    total_findings: int
+    findings: list[PiiFinding]
+    summary: dict[str, int]
+
 
 STAGES = (
     "upload",
@@ -20,10 +171,10 @@ STAGES = (
 )
 
 
-def file_object(record: FileRecord, *, processing: bool = False) -> dict[str, Any]:
+def file_object(record: FileRecord, *, processing: bool = False) -> File:
     """The File; `service` carries `processing`/`process_id` when processing was asked
     for, and with `processing=True` (the list's `include=processing`) the results too."""
-    body: dict[str, Any] = {
+    body: File = {
         "id": record.id,
         "object": "file",
         "bytes": record.bytes,
@@ -35,24 +186,23 @@ def file_object(record: FileRecord, *, processing: bool = False) -> dict[str, An
         "metadata": dict(record.metadata),
     }
     if record.process_id is not None:
-        body["service"] = {"processing": True, "process_id": record.process_id}
-        if processing:
-            body["service"].update(_result_fields(record))
+        body["service"] = _service(record, record.process_id, processing=processing)
     return body
 
 
-def _result_fields(record: FileRecord) -> dict[str, Any]:
-    results = record.results
-    return {
-        "pages": results.get("pages", 0),
-        "chunks": results.get("chunks", 0),
-        "vectors_stored": results.get("vectors_stored", 0),
-        "pii_detected": results.get("pii_findings", 0) > 0,
-        "classification": results.get("classification"),
-    }
+def _service(record: FileRecord, process_id: str, *, processing: bool) -> FileService:
+    service: FileService = {"processing": True, "process_id": process_id}
+    if processing:
+        results = record.results
+        service["pages"] = results.get("pages", 0)
+        service["chunks"] = results.get("chunks", 0)
+        service["vectors_stored"] = results.get("vectors_stored", 0)
+        service["pii_detected"] = results.get("pii_findings", 0) > 0
+        service["classification"] = results.get("classification")
+    return service
 
 
-def file_list(records: Sequence[FileRecord], *, has_more: bool, processing: bool) -> dict[str, Any]:
+def file_list(records: Sequence[FileRecord], *, has_more: bool, processing: bool) -> FileList:
     return {
         "object": "list",
         "data": [file_object(r, processing=processing) for r in records],
@@ -62,7 +212,7 @@ def file_list(records: Sequence[FileRecord], *, has_more: bool, processing: bool
     }
 
 
-def patched(record: FileRecord) -> dict[str, Any]:
+def patched(record: FileRecord) -> PatchedFile:
     return {
         "id": record.id,
         "object": "file",
@@ -71,11 +221,11 @@ def patched(record: FileRecord) -> dict[str, Any]:
     }
 
 
-def deleted(file_id: str) -> dict[str, Any]:
+def deleted(file_id: str) -> DeletedFile:
     return {"id": file_id, "object": "file", "deleted": True}
 
 
-def status_record(record: FileRecord) -> dict[str, Any]:
+def status_record(record: FileRecord) -> FileStatusRecord:
     results = record.results
     return {
         "id": record.id,
@@ -124,7 +274,7 @@ def full_text(pages: Sequence[Page]) -> str:
     return PAGE_SEPARATOR.join(page.text for page in pages)
 
 
-def text_record(record: FileRecord, pages: Sequence[Page]) -> dict[str, Any]:
+def text_record(record: FileRecord, pages: Sequence[Page]) -> FileText:
     text = full_text(pages)
     return {
         "id": record.id,
@@ -138,7 +288,7 @@ def text_record(record: FileRecord, pages: Sequence[Page]) -> dict[str, Any]:
     }
 
 
-def chunks_record(record: FileRecord, chunks: Sequence[Chunk], total: int) -> dict[str, Any]:
+def chunks_record(record: FileRecord, chunks: Sequence[Chunk], total: int) -> FileChunks:
     return {
         "id": record.id,
         "total_chunks": total,
@@ -157,7 +307,7 @@ def chunks_record(record: FileRecord, chunks: Sequence[Chunk], total: int) -> di
     }
 
 
-def pii_report(record: FileRecord, findings: Sequence[Finding]) -> dict[str, Any]:
+def pii_report(record: FileRecord, findings: Sequence[Finding]) -> PiiReport:
     summary: dict[str, int] = {}
     for finding in findings:
         summary[finding.type] = summary.get(finding.type, 0) + 1

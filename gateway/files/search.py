@@ -11,51 +11,63 @@ workspace are searched, narrowed by `collection` and `file_ids`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal, TypedDict
 
 import attrs
 import trio
 
 from gateway.files.services import FilesServices
-from gateway.kernels.vectors.search_body import query_and_top_k
+from gateway.kernels.vectors.search_body import Query, TopK
 from gateway.platform.auth import Principal
-from gateway.platform.errors import invalid_request
+from gateway.platform.shapes import Doc, Length, parse
 from store import files as file_store
 
-_FIELDS = frozenset({"query", "top_k", "collection", "file_ids", "embedding_model"})
+Named = Annotated[str, Length(least=1)]
 
 
 @attrs.frozen(kw_only=True)
 class FileSearch:
+    """A search of the workspace's vectorized files; `collection` and `file_ids` narrow
+    the files searched, `embedding_model` the vector spaces."""
+
+    query: Query
+    top_k: TopK = 5
+    collection: Named | None = None
+    file_ids: Annotated[tuple[str, ...] | None, Doc("File ids to search within")] = None
+    embedding_model: Named | None = None
+
+
+class FileHit(TypedDict):
+    """A chunk of a file near the query (`score`: cosine similarity)."""
+
+    file_id: str
+    filename: str
+    collection: str | None
+    chunk_index: int
+    text: str
+    page: int
+    start_char: int
+    end_char: int
+    score: float
+    embedding_model: str
+
+
+class FileHits(TypedDict):
+    """The nearest chunks, best first."""
+
+    object: Literal["list"]
     query: str
-    top_k: int = 5
-    collection: str | None = None
-    file_ids: tuple[str, ...] | None = None
-    embedding_model: str | None = None
+    data: list[FileHit]
 
 
 def search_body(body: Mapping[str, Any]) -> FileSearch:
     """Pure: the request body, validated."""
-    query, top_k = query_and_top_k(body, _FIELDS)
-    for name in ("collection", "embedding_model"):
-        value = body.get(name)
-        if value is not None and (not isinstance(value, str) or not value):
-            raise invalid_request(f"'{name}' must be a non-empty string.", param=name)
-    ids = body.get("file_ids")
-    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
-        raise invalid_request("'file_ids' must be an array of file ids.", param="file_ids")
-    return FileSearch(
-        query=query,
-        top_k=top_k,
-        collection=body.get("collection"),
-        file_ids=None if ids is None else tuple(ids),
-        embedding_model=body.get("embedding_model"),
-    )
+    return parse(FileSearch, body)
 
 
 async def search(
     services: FilesServices, principal: Principal, body: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> FileHits:
     principal.require("files")
     params = search_body(body)
     workspace = principal.workspace_id
@@ -109,7 +121,7 @@ def _hit(
     model: str,
     found: file_store.VectorChunk,
     files: Mapping[str, file_store.SearchableFile],
-) -> dict[str, Any]:
+) -> FileHit:
     record = files[found.file_id]
     chunk = found.chunk
     return {

@@ -23,7 +23,7 @@ from gateway.files.services import FilesServices
 from gateway.kernels.uploads import integrity
 from gateway.kernels.uploads.receive import Received, quota_exceeded, receive, upload_deadline
 from gateway.platform.auth import Principal
-from gateway.platform.errors import ApiError, invalid_request, not_found
+from gateway.platform.errors import ApiError, not_found
 from gateway.platform.extras import AUDIO, not_installed
 from gateway.upstream.facts import new_facts
 from gateway.upstream.limits import Hold
@@ -44,7 +44,7 @@ async def upload(
     chunks: AsyncIterator[bytes],
     boundary: bytes,
     headers: Mapping[str, str],
-) -> dict[str, Any]:
+) -> render.File:
     """Store one upload, record its stored bytes as usage and queue its processing when
     asked; the File.
 
@@ -187,21 +187,21 @@ async def get_file(services: FilesServices, principal: Principal, file_id: str) 
 
 async def list_files(
     services: FilesServices, principal: Principal, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> render.FileList:
     principal.require("files")
     query = file_input.list_query(principal.workspace_id, args)
     try:
         records, more = await services.db.run(lambda d: file_store.list_files(d, query))
     except LookupError:
-        raise invalid_request(
-            f"'after' names no file: {query.after}.", param="after", value=query.after
+        raise not_found(
+            "file_not_found", f"'after' names no file: {query.after}.", param="after"
         ) from None
     return render.file_list(records, has_more=more, processing=args.get("include") == "processing")
 
 
 async def patch_metadata(
     services: FilesServices, principal: Principal, file_id: str, body: Mapping[str, Any]
-) -> dict[str, Any]:
+) -> render.PatchedFile:
     record = await get_file(services, principal, file_id)
     metadata = file_input.patch_body(body)
     await services.db.run(lambda d: file_store.update(d, record.id, metadata=metadata))
@@ -210,7 +210,7 @@ async def patch_metadata(
 
 async def delete_file(
     services: FilesServices, principal: Principal, file_id: str
-) -> dict[str, Any]:
+) -> render.DeletedFile:
     """Erase the file, everything derived from it, and its blob unless another file shares
     the same bytes (`store.erasure`: nothing of it stays on disk)."""
     principal.require("files")
@@ -240,11 +240,13 @@ async def content(
     return services.runtime.blobs.path_of(record.sha256), record.content_type, record.filename
 
 
-async def status(services: FilesServices, principal: Principal, file_id: str) -> dict[str, Any]:
+async def status(
+    services: FilesServices, principal: Principal, file_id: str
+) -> render.FileStatusRecord:
     return render.status_record(await get_file(services, principal, file_id))
 
 
-async def text(services: FilesServices, principal: Principal, file_id: str) -> dict[str, Any]:
+async def text(services: FilesServices, principal: Principal, file_id: str) -> render.FileText:
     record = await get_file(services, principal, file_id)
     pages = await services.db.run(lambda d: file_store.pages(d, record.id))
     return render.text_record(record, pages)
@@ -252,7 +254,7 @@ async def text(services: FilesServices, principal: Principal, file_id: str) -> d
 
 async def chunks(
     services: FilesServices, principal: Principal, file_id: str, args: Mapping[str, str]
-) -> dict[str, Any]:
+) -> render.FileChunks:
     limit, offset = file_input.page_window(args)
     record = await get_file(services, principal, file_id)
     found, total = await services.db.run(
@@ -261,7 +263,7 @@ async def chunks(
     return render.chunks_record(record, found, total)
 
 
-async def pii(services: FilesServices, principal: Principal, file_id: str) -> dict[str, Any]:
+async def pii(services: FilesServices, principal: Principal, file_id: str) -> render.PiiReport:
     record = await get_file(services, principal, file_id)
     findings = await services.db.run(lambda d: file_store.findings(d, record.id))
     return render.pii_report(record, findings)

@@ -9,10 +9,67 @@ give plain text (Markdown tables, headings and emphasis removed). Forms are the 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, TypedDict
 
+from gateway.platform.shapes import Range
 from providers.catalog import round_cost
 from providers.ocr_types import OcrPage, OcrResult
+
+Confidence = Annotated[float, Range(least=0, most=1)]
+
+
+class BoundingBox(TypedDict):
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class OcrTable(TypedDict):
+    """A table of the page, as rows of cells."""
+
+    table_id: str
+    rows: list[list[str]]
+    bounding_box: BoundingBox
+
+
+class OcrFormField(TypedDict):
+    """A `Key: value` line of the page."""
+
+    key: str
+    value: str
+    confidence: Confidence
+
+
+class OcrPageObject(TypedDict):
+    page_number: int
+    text: str
+    tables: list[OcrTable]
+    forms: list[OcrFormField]
+    confidence: Confidence
+
+
+class OcrCost(TypedDict):
+    usd: float
+
+
+class OcrServed(TypedDict):
+    """Who read the document, and what it cost."""
+
+    provider: str
+    model: str
+    cost: OcrCost
+
+
+class OcrAnswer(TypedDict):
+    """The text, tables and forms of each page read."""
+
+    document_id: str
+    total_pages: int
+    pages: list[OcrPageObject]
+    processing_time_ms: int
+    _gateway: OcrServed
+
 
 _FORM_LINE = re.compile(r"^\s*([A-Z][\w .#/()-]{0,40}?)\s*:\s+(\S.{0,200})$")
 _MARKUP = re.compile(r"^\s{0,3}#{1,6}\s+|\*\*|__|`")
@@ -30,8 +87,8 @@ def plain(markdown: str) -> str:
     return "\n".join(lines).strip()
 
 
-def forms(text: str, confidence: float) -> list[dict[str, Any]]:
-    found = []
+def forms(text: str, confidence: float) -> list[OcrFormField]:
+    found: list[OcrFormField] = []
     for line in text.splitlines():
         match = _FORM_LINE.match(line)
         if match:
@@ -47,7 +104,7 @@ def forms(text: str, confidence: float) -> list[dict[str, Any]]:
 
 def page_object(
     page: OcrPage, *, output_format: str, tables: bool, with_forms: bool
-) -> dict[str, Any]:
+) -> OcrPageObject:
     confidence = page.confidence if page.confidence is not None else 1.0
     text = page.text if output_format == "markdown" else plain(page.text)
     return {
@@ -57,9 +114,7 @@ def page_object(
             {
                 "table_id": f"p{page.number}_t{index + 1}",
                 "rows": [list(row) for row in table.rows],
-                "bounding_box": dict(
-                    zip(("x", "y", "width", "height"), table.bounding_box, strict=True)
-                ),
+                "bounding_box": _box(table.bounding_box),
             }
             for index, table in enumerate(page.tables)
         ]
@@ -80,7 +135,7 @@ def ocr_response(
     output_format: str,
     tables: bool,
     with_forms: bool,
-) -> dict[str, Any]:
+) -> OcrAnswer:
     return {
         "document_id": document_id,
         "total_pages": result.total_pages,
@@ -95,3 +150,8 @@ def ocr_response(
             "cost": {"usd": round_cost(cost_usd)},
         },
     }
+
+
+def _box(box: tuple[float, float, float, float]) -> BoundingBox:
+    x, y, width, height = box
+    return {"x": x, "y": y, "width": width, "height": height}

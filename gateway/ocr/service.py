@@ -14,7 +14,6 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
 import trio
@@ -49,7 +48,7 @@ async def serve_ocr(
     chunks: AsyncIterator[bytes],
     boundary: bytes,
     headers: Mapping[str, str],
-) -> dict[str, Any]:
+) -> render.OcrAnswer:
     """Answer one OCR request. Cancellation removes the temporary upload and propagates."""
     principal.require("files")
     started = time.perf_counter()

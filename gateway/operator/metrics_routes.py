@@ -11,6 +11,7 @@ from quart import Blueprint, Response, request
 from gateway.operator.live import live_figures
 from gateway.operator.metrics import CONTENT_TYPE
 from gateway.operator.services import OperatorServices
+from gateway.platform.apidoc import Content, operation
 from gateway.platform.auth import bearer_token
 from gateway.platform.errors import permission_denied
 
@@ -20,6 +21,13 @@ def metrics_blueprint(operator: OperatorServices) -> Blueprint:
     operator.metrics.watch(partial(live_figures, operator.live, operator.metrics.providers))
 
     @bp.get("/metrics")
+    @operation(
+        "Prometheus metrics (text exposition format)",
+        "operator",
+        answer=Content("text/plain"),
+        description="Readable with the metrics token (`GATEWAY_METRICS_TOKEN`, sent as a "
+        "bearer token) or an admin API key.",
+    )
     async def metrics() -> Response:
         if not _holds_metrics_token(operator, request.headers.get("authorization")):
             principal = await operator.auth.caller()

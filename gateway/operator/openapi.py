@@ -26,6 +26,7 @@ from gateway.platform.apidoc import (
     UNDECLARED,
     WORKSPACE_HEADER,
     Content,
+    Header,
     Operation,
     operation_of,
 )
@@ -176,7 +177,7 @@ def _operation(route: Route, op: Operation, components: Components, error: Schem
     headers = op.headers
     if op.permission and WORKSPACE_HEADER not in headers:
         headers = (*headers, WORKSPACE_HEADER)
-    parameters += [_header(h.name, h.description, h.required) for h in headers]
+    parameters += [_header(h) for h in headers]
     if parameters:
         doc["parameters"] = parameters
     body = _request_body(op, components)
@@ -199,13 +200,16 @@ def _path_param(name: str) -> Schema:
     return {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
 
 
-def _header(name: str, description: str, required: bool) -> Schema:
+def _header(header: Header) -> Schema:
+    schema: Schema = {"type": "string"}
+    if header.values:
+        schema["enum"] = list(header.values)
     return {
-        "name": name,
+        "name": header.name,
         "in": "header",
-        "required": required,
-        "schema": {"type": "string"},
-        "description": description,
+        "required": header.required,
+        "schema": schema,
+        "description": header.description,
     }
 
 

@@ -7,15 +7,20 @@ from __future__ import annotations
 
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, TypedDict
 
 import trio
 from quart import Blueprint, Response, current_app, send_file, send_from_directory
 
 from gateway.operator import pages
 from gateway.operator.openapi import app_routes, build_document
+from gateway.platform.apidoc import Content, operation
 from gateway.platform.errors import not_found
+from gateway.platform.shapes import Format
 from gateway.platform.web import json_response
+
+TAG = "operator"
+HTML = Content("text/html")
 
 VIEWER = Path(__file__).resolve().parent.parent / "operator" / "static" / "swagger-ui"
 VIEWER_PAGE = """<!doctype html>
@@ -34,11 +39,23 @@ VIEWER_PAGE = """<!doctype html>
 """
 
 
+class OpenApiDocument(TypedDict):
+    """An OpenAPI 3.1 document (its parts as the OpenAPI specification defines them)."""
+
+    openapi: Literal["3.1.0"]
+    info: dict[str, Any]
+    servers: list[dict[str, Any]]
+    paths: dict[str, dict[str, Any]]
+    components: dict[str, Any]
+    security: list[dict[str, list[str]]]
+
+
 def openapi_blueprint() -> Blueprint:
     bp = Blueprint("openapi", __name__)
     built: dict[str, Any] = {}
 
     @bp.get("/openapi.json")
+    @operation("This document", TAG, answer=OpenApiDocument, public=True)
     async def document() -> Response:
         # Built on first use: by then every blueprint is registered.
         if not built:
@@ -46,10 +63,19 @@ def openapi_blueprint() -> Blueprint:
         return json_response(built)
 
     @bp.get("/docs")
+    @operation(
+        "The document rendered by Swagger UI (served from the package)",
+        TAG,
+        answer=HTML,
+        public=True,
+    )
     async def viewer() -> Response:
         return Response(VIEWER_PAGE, content_type="text/html; charset=utf-8")
 
     @bp.get("/docs/<path:asset>")
+    @operation(
+        "Swagger UI's files", TAG, answer=Content("*/*"), public=True, errors={404: "not_found"}
+    )
     async def viewer_asset(asset: str) -> Response:
         return await send_from_directory(VIEWER, asset)
 
@@ -57,10 +83,25 @@ def openapi_blueprint() -> Blueprint:
     rendering = trio.CapacityLimiter(1)
 
     @bp.get(pages.PREFIX)
+    @operation(
+        "The documentation's index page (docs/README.md, rendered to HTML)",
+        TAG,
+        answer=HTML,
+        public=True,
+    )
     async def docs_index() -> Response:
         return await _page(library, pages.INDEX, rendering)
 
     @bp.get(pages.PREFIX + "<name>")
+    @operation(
+        "One documentation page (docs/<name>.md rendered to HTML), or an image it shows",
+        TAG,
+        answer=(HTML, Content("image/png", Annotated[str, Format("binary")])),
+        public=True,
+        description="Every error's `doc_url` points at `/docs/pages/errors#<code>`. An image "
+        "the pages show (`<name>.png`) is answered as `image/png`.",
+        errors={404: "page_not_found"},
+    )
     async def docs_page(name: str) -> Response:
         image = pages.image_file(name)
         if image is not None:

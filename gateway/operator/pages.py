@@ -23,11 +23,13 @@ from collections.abc import Sequence
 from html import escape
 from itertools import pairwise
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import attrs
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 PREFIX = "/docs/pages/"
@@ -101,6 +103,9 @@ def image_file(name: str, docs: Path = DOCS) -> Path | None:
 
 def render(markdown: str, pages: set[str]) -> Page:
     """The HTML document of one page; `pages` are the names links may point at."""
+    # Imported here: markdown-it (68 modules, ~1 MiB resident) only once a page is asked.
+    from markdown_it import MarkdownIt
+
     parser = MarkdownIt("commonmark", {"html": False}).enable("table")
     tokens = parser.parse(markdown)
     anchors = _add_heading_ids(tokens)

@@ -11,22 +11,80 @@ carry the error that stopped them (`reason`), so they are labelled rather than b
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Annotated, Literal, TypedDict
 
 import attrs
 
-from gateway.platform.errors import invalid_period, invalid_request
+from gateway.platform import shapes
+from gateway.platform.answers import Time
+from gateway.platform.errors import invalid_period
+from gateway.platform.shapes import Choices, Doc, Format, Pattern, Range
 from providers.catalog import round_cost
 from store.usage_series import SeriesPoint
 
 BUCKETS = {"minute": 60, "hour": 3600, "day": 86400}
 MAX_HOURS = 24 * 90
 MAX_POINTS_PER_SERIES = 2000
-EARLIEST, LATEST = date(1970, 1, 1), date(9999, 12, 30)
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+DEFAULT_HOURS = 24
+# A day the series can end on: 1970-01-01 to 9999-12-30 (the day after must exist).
+Day = Annotated[
+    str,
+    Format("date"),
+    Pattern("^(?!9999-12-31$)(19[7-9][0-9]|[2-9][0-9]{3})-", "a day from 1970 to 9999-12-30"),
+]
+Bucket = Annotated[str, Choices(tuple(BUCKETS))]
+
+
+@attrs.frozen
+class UsageParameters:
+    """The range (the last `hours`, or whole UTC days) and the bucket size. Dates that do
+    not make a range together (one without the other, with `hours`, the end before the
+    start, over 2,000 buckets) are `invalid_period`."""
+
+    hours: (
+        Annotated[
+            int,
+            Range(least=1, most=MAX_HOURS),
+            Doc("The last hours, as whole buckets ending with the current one (default 24)"),
+        ]
+        | None
+    ) = None
+    start_date: Annotated[Day, Doc("First UTC day, with end_date; not with hours")] | None = None
+    end_date: Annotated[Day, Doc("Last UTC day, included; with start_date")] | None = None
+    bucket: Bucket = "hour"
+
+
+class UsageViewPoint(TypedDict):
+    """The sums of one bucket, provider and model. An empty `provider` summed requests
+    that reached no provider; `reason` is the error code that stopped them."""
+
+    start: Time
+    provider: str
+    model: str
+    reason: str | None
+    requests: int
+    errors: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    energy_kwh: float
+    carbon_gco2e: float
+    cache_hits: int
+
+
+class UsageSeries(TypedDict):
+    """Usage over time: every bucket of the range (`buckets`, empty ones included), and
+    the points that have requests."""
+
+    object: Literal["usage_series"]
+    bucket: Bucket
+    hours: int | None
+    since: Time
+    until: Time
+    buckets: list[Time]
+    points: list[UsageViewPoint]
 
 
 @attrs.frozen
@@ -53,15 +111,12 @@ def parse_query(args: Mapping[str, str], now: datetime) -> SeriesQuery:
     """`hours` (1 to 2160, default 24) or `start_date` and `end_date` (YYYY-MM-DD, both
     together, not with `hours`), and `bucket` (minute, hour or day, default hour); at most
     2,000 buckets, so a year of minutes is refused rather than computed."""
-    bucket = args.get("bucket", "hour")
-    if bucket not in BUCKETS:
-        raise invalid_request(
-            "'bucket' must be one of minute, hour, day.", param="bucket", value=bucket
-        )
-    if "start_date" in args or "end_date" in args:
-        query = _dated(args, bucket)
+    asked = shapes.parse_query(UsageParameters, args)
+    bucket = asked.bucket
+    if asked.start_date is not None or asked.end_date is not None:
+        query = _dated(asked)
     else:
-        query = _last_hours(args, bucket, now)
+        query = _last_hours(asked.hours or DEFAULT_HOURS, bucket, now)
     count = len(query.starts())
     if count > MAX_POINTS_PER_SERIES:
         raise invalid_period(
@@ -73,15 +128,9 @@ def parse_query(args: Mapping[str, str], now: datetime) -> SeriesQuery:
     return query
 
 
-def _last_hours(args: Mapping[str, str], bucket: str, now: datetime) -> SeriesQuery:
+def _last_hours(hours: int, bucket: str, now: datetime) -> SeriesQuery:
     """The last `hours`, as whole buckets ending with the one `now` falls in: "last 24
     hours" by the hour is 24 bars, the current hour's the last."""
-    raw_hours = args.get("hours", "24")
-    if not (raw_hours.isascii() and raw_hours.isdigit()) or not 1 <= int(raw_hours) <= MAX_HOURS:
-        raise invalid_request(
-            f"'hours' must be an integer from 1 to {MAX_HOURS}.", param="hours", value=raw_hours
-        )
-    hours = int(raw_hours)
     size = BUCKETS[bucket]
     count = math.ceil(hours * 3600 / size)
     current = int(now.timestamp()) // size * size
@@ -89,12 +138,12 @@ def _last_hours(args: Mapping[str, str], bucket: str, now: datetime) -> SeriesQu
     return SeriesQuery(since, since + timedelta(seconds=count * size), bucket, hours)
 
 
-def _dated(args: Mapping[str, str], bucket: str) -> SeriesQuery:
-    if "hours" in args:
+def _dated(asked: UsageParameters) -> SeriesQuery:
+    if asked.hours is not None:
         raise invalid_period(
             "Send either 'hours' or 'start_date' and 'end_date', not both.", param="hours"
         )
-    start, end = _date(args, "start_date"), _date(args, "end_date")
+    start, end = _date(asked.start_date, "start_date"), _date(asked.end_date, "end_date")
     if end < start:
         raise invalid_period(
             f"'end_date' ({end.isoformat()}) is before 'start_date' ({start.isoformat()}).",
@@ -102,31 +151,22 @@ def _dated(args: Mapping[str, str], bucket: str) -> SeriesQuery:
             value=end.isoformat(),
         )
     since = datetime(start.year, start.month, start.day, tzinfo=UTC)
-    return SeriesQuery(since, datetime(end.year, end.month, end.day, tzinfo=UTC) + _DAY, bucket)
+    until = datetime(end.year, end.month, end.day, tzinfo=UTC) + _DAY
+    return SeriesQuery(since, until, asked.bucket)
 
 
 _DAY = timedelta(days=1)
 
 
-def _date(args: Mapping[str, str], name: str) -> date:
-    raw = args.get(name)
-    if raw is None:
+def _date(day: str | None, name: str) -> date:
+    """A day the declaration has checked (YYYY-MM-DD, 1970 to 9999-12-30)."""
+    if day is None:
         other = "end_date" if name == "start_date" else "start_date"
         raise invalid_period(f"'{name}' is required with '{other}'.", param=name)
-    try:
-        found = date.fromisoformat(raw) if _ISO_DATE.fullmatch(raw) else None
-    except ValueError:
-        found = None
-    if found is None or not EARLIEST <= found <= LATEST:
-        raise invalid_request(
-            f"'{name}' must be a date written YYYY-MM-DD (UTC) from {EARLIEST} to {LATEST}.",
-            param=name,
-            value=raw,
-        )
-    return found
+    return date.fromisoformat(day)
 
 
-def render_series(query: SeriesQuery, points: Sequence[SeriesPoint]) -> dict[str, Any]:
+def render_series(query: SeriesQuery, points: Sequence[SeriesPoint]) -> UsageSeries:
     return {
         "object": "usage_series",
         "bucket": query.bucket,
@@ -138,7 +178,7 @@ def render_series(query: SeriesQuery, points: Sequence[SeriesPoint]) -> dict[str
     }
 
 
-def _point(point: SeriesPoint) -> dict[str, Any]:
+def _point(point: SeriesPoint) -> UsageViewPoint:
     return {
         "start": _iso(point.start),
         "provider": point.provider,

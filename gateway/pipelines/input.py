@@ -12,17 +12,71 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 import attrs
 
-from gateway.pipelines.template_input import MAX_TOKENS, check_speed
+from gateway.pipelines.template_input import MaxTokens, Model, Speed, Voice
 from gateway.pipelines.templates import Overrides
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.shapes import NOT_NULL, Choices, Doc, Format, Length, parse
 
 MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the audio a pipeline takes (the spec's transcription bound)
 MAX_CONTEXT = 8000  # characters of `context`
 BODY_LIMIT = MAX_AUDIO_BYTES * 4 // 3 + 1024 * 1024  # base64 audio plus the other fields
+
+
+@attrs.frozen(kw_only=True)
+class LlmOverride:
+    model: Model | None = None
+    max_tokens: MaxTokens | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TtsOverride:
+    voice: Voice | None = None
+    speed: Speed | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PipelineOverrides:
+    """This run's changes to the template: the language model and its length, the voice
+    and its speed."""
+
+    llm: LlmOverride | None = None
+    tts: TtsOverride | None = None
+
+
+TemplateId = Annotated[
+    str, Length(least=1), Doc("A built-in template id, or a custom one's id or name")
+]
+Context = Annotated[str, Length(most=MAX_CONTEXT), Doc("Added to the template's system prompt")]
+
+
+@attrs.frozen(kw_only=True)
+class PipelineBody:
+    """A pipeline run as JSON, the audio as base64."""
+
+    audio: Annotated[
+        str, Length(least=1), Doc("The audio as base64 (25 MB decoded at most), or a data: URL")
+    ]
+    template: TemplateId
+    context: Context | None = None
+    stream: Annotated[bool, Doc("Answer NDJSON events as they come")] = False
+    overrides: PipelineOverrides | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PipelineParts:
+    """A pipeline run as multipart/form-data (`audio` a file, or base64 text)."""
+
+    audio: Annotated[str, Format("binary"), Length(least=1)]
+    template: TemplateId
+    context: Annotated[Context | None, NOT_NULL] = None
+    stream: Annotated[str | None, Choices(("true", "false")), NOT_NULL] = None
+    overrides: Annotated[
+        PipelineOverrides | None, NOT_NULL, Doc("Sent as the JSON text of the object")
+    ] = None
 
 
 @attrs.frozen
@@ -66,13 +120,11 @@ def parse_form(fields: Mapping[str, list[str]]) -> PipelineParams:
 
 def parse_json(body: Any) -> tuple[PipelineParams, bytes]:
     """The fields of a JSON request and its decoded audio."""
-    if not isinstance(body, dict):
-        raise invalid_request("The request body must be a JSON object.")
-    stream = body.get("stream", False)
-    if not isinstance(stream, bool):
-        raise invalid_request("'stream' must be a boolean.", param="stream", value=stream)
-    params = _params(body.get("template"), body.get("context"), stream, body.get("overrides"))
-    return params, base64_audio(body.get("audio"))
+    asked = parse(PipelineBody, body)
+    params = PipelineParams(
+        asked.template, asked.context or None, asked.stream, _overrides(asked.overrides)
+    )
+    return params, base64_audio(asked.audio)
 
 
 def base64_audio(value: Any) -> bytes:
@@ -92,55 +144,23 @@ def base64_audio(value: Any) -> bytes:
 
 
 def _params(template: Any, context: Any, stream: bool, overrides: Any) -> PipelineParams:
+    """A form's fields, read as the JSON body's are."""
     if not isinstance(template, str) or not template:
         raise invalid_request("'template' is required: a template id.", param="template")
-    if context is not None and (not isinstance(context, str) or len(context) > MAX_CONTEXT):
+    if context is not None and len(context) > MAX_CONTEXT:
         raise invalid_request(
             f"'context' must be text of at most {MAX_CONTEXT} characters.", param="context"
         )
-    return PipelineParams(template, context or None, stream, _overrides(overrides))
+    found = None if overrides is None else parse(PipelineOverrides, overrides, at="overrides")
+    return PipelineParams(template, context or None, stream, _overrides(found))
 
 
-def _overrides(value: Any) -> Overrides:
-    if value is None:
-        return Overrides()
-    if not isinstance(value, dict) or set(value) - {"llm", "tts"}:
-        raise invalid_request(
-            "'overrides' takes 'llm' {model, max_tokens} and 'tts' {voice, speed}.",
-            param="overrides",
-        )
-    llm, tts = value.get("llm") or {}, value.get("tts") or {}
-    if not isinstance(llm, dict) or set(llm) - {"model", "max_tokens"}:
-        raise invalid_request(
-            "'overrides.llm' takes 'model' and 'max_tokens'.", param="overrides.llm"
-        )
-    if not isinstance(tts, dict) or set(tts) - {"voice", "speed"}:
-        raise invalid_request("'overrides.tts' takes 'voice' and 'speed'.", param="overrides.tts")
+def _overrides(value: PipelineOverrides | None) -> Overrides:
+    llm = (value.llm if value else None) or LlmOverride()
+    tts = (value.tts if value else None) or TtsOverride()
     return Overrides(
-        llm_model=_text(llm.get("model"), "overrides.llm.model"),
-        llm_max_tokens=_max_tokens(llm.get("max_tokens")),
-        tts_voice=_text(tts.get("voice"), "overrides.tts.voice"),
-        tts_speed=None
-        if tts.get("speed") is None
-        else check_speed(tts["speed"], "overrides.tts.speed"),
+        llm_model=llm.model,
+        llm_max_tokens=llm.max_tokens,
+        tts_voice=tts.voice,
+        tts_speed=tts.speed,
     )
-
-
-def _text(value: Any, param: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise invalid_request(f"'{param}' must be a non-empty string.", param=param, value=value)
-    return value
-
-
-def _max_tokens(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_TOKENS:
-        raise invalid_request(
-            f"'overrides.llm.max_tokens' must be an integer from 1 to {MAX_TOKENS}.",
-            param="overrides.llm.max_tokens",
-            value=value,
-        )
-    return value

@@ -14,18 +14,34 @@ from gateway.pipelines import custom
 from gateway.pipelines.input import (
     BODY_LIMIT,
     MAX_AUDIO_BYTES,
+    PipelineBody,
     PipelineParams,
+    PipelineParts,
     base64_audio,
     parse_form,
     parse_json,
     too_large,
 )
 from gateway.pipelines.metered import ENDPOINT
-from gateway.pipelines.render import template_body
+from gateway.pipelines.render import (
+    PipelineResult,
+    PipelineTemplate,
+    ScribeResult,
+    TemplateList,
+    template_body,
+)
 from gateway.pipelines.service import prepare, serve_whole, streamed
 from gateway.pipelines.services import PipelinesServices
-from gateway.pipelines.template_input import parse_template_fields, unknown_voice, voice_known
+from gateway.pipelines.template_input import (
+    TemplateChange,
+    TemplateSpec,
+    parse_template_fields,
+    unknown_voice,
+    voice_known,
+)
 from gateway.pipelines.templates import builtin_templates
+from gateway.platform.answers import Deleted
+from gateway.platform.apidoc import Content, operation
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
@@ -33,12 +49,27 @@ from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.roles import Action
 from gateway.platform.web import json_response, read_object, stream_response
 from gateway.upstream.facts import new_facts
+from gateway.upstream.refusals import ENGINE, Codes, merged
 from providers.voices import load_voices
 from store import pipeline_templates
 from store.audit import AuditEvent
 from store.columns import to_iso
 from store.pipeline_templates import NameTakenError, PipelineTemplateRecord
 
+TAG = "pipelines"
+TEMPLATES_TAG = "pipeline-templates"
+NO_TEMPLATE = {404: "template_not_found"}
+TEMPLATE_ERRORS: Codes = {409: "template_name_taken", 422: ("invalid_model", "invalid_voice")}
+PIPELINE_ERRORS = merged(
+    ENGINE,
+    {
+        400: ("invalid_audio", "invalid_model"),
+        404: "template_not_found",
+        413: "file_too_large",
+        500: "provider_error",
+    },
+)
+CHANGE_ERRORS = merged(NO_TEMPLATE, TEMPLATE_ERRORS, {400: "builtin_template"})
 PIPELINES_PATH = "/v1/audio/pipelines"
 TEMPLATES = "/v1/management/pipeline-templates"
 # The request body a pipeline may send: its audio (base64 in JSON) plus the other fields.
@@ -50,6 +81,25 @@ def pipelines_blueprint(services: PipelinesServices) -> Blueprint:
     bp = Blueprint("pipelines", __name__)
 
     @bp.post(PIPELINES_PATH)
+    @operation(
+        "Run a voice pipeline: speech in, the language model, speech out",
+        TAG,
+        body=(PipelineBody, Content("multipart/form-data", PipelineParts)),
+        answer=(
+            PipelineResult,
+            ScribeResult,
+            Content(
+                "application/x-ndjson",
+                description="With `stream`: one JSON event per line (`transcription.partial`,"
+                " `transcription.final`, `llm.token`, `llm.done`, `audio.chunk`, `done`, "
+                "`error`)",
+            ),
+        ),
+        errors=PIPELINE_ERRORS,
+        description="Streamed `audio.chunk` data of one answer concatenates into one file in "
+        "the template's `tts.format` (`done` says `audio_format` and `sample_rate`). A "
+        "provider's failure is 500 `provider_error`, as the spec's audio endpoints have it.",
+    )
     async def pipelines() -> Response:
         principal = await services.auth.caller()
         headers = cast(Mapping[str, str], request.headers)
@@ -100,15 +150,31 @@ def _scribe_event(principal: Principal) -> AuditEvent:
 
 def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
     @bp.get(TEMPLATES)
+    @operation(
+        "The built-in templates and the workspace's own",
+        TEMPLATES_TAG,
+        answer=TemplateList,
+        permission="view_configuration",
+    )
     async def list_templates() -> Response:
         principal = await _manager(services, "view_configuration")
         ws = principal.workspace_id
         records = await services.db.run(lambda d: pipeline_templates.list_for_workspace(d, ws))
         data = [template_body(t) for t in builtin_templates().values()]
         data += [_record_body(r) for r in records]
-        return json_response({"object": "list", "data": data, "templates": data})
+        answer: TemplateList = {"object": "list", "data": data, "templates": data}
+        return json_response(answer)
 
     @bp.post(TEMPLATES)
+    @operation(
+        "Create a custom pipeline template",
+        TEMPLATES_TAG,
+        body=TemplateSpec,
+        answer=PipelineTemplate,
+        status=201,
+        permission="configure_providers",
+        errors=TEMPLATE_ERRORS,
+    )
     async def create_template() -> Response:
         principal = await _manager(services, "configure_providers")
         fields = parse_template_fields(await read_object(), services.catalog)
@@ -124,6 +190,13 @@ def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
         return json_response(_record_body(record), 201)
 
     @bp.get(f"{TEMPLATES}/<template_id>")
+    @operation(
+        "One pipeline template (built-in or custom)",
+        TEMPLATES_TAG,
+        answer=PipelineTemplate,
+        permission="view_configuration",
+        errors=NO_TEMPLATE,
+    )
     async def get_template(template_id: str) -> Response:
         principal = await _manager(services, "view_configuration")
         builtin = builtin_templates().get(template_id)
@@ -131,28 +204,38 @@ def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
             return json_response(template_body(builtin))
         return json_response(_record_body(await _record(services, principal, template_id)))
 
-    @bp.route(f"{TEMPLATES}/<template_id>", methods=["PATCH", "PUT"])
+    @bp.patch(f"{TEMPLATES}/<template_id>")
+    @operation(
+        "Change a custom template: the fields given",
+        TEMPLATES_TAG,
+        body=TemplateChange,
+        answer=PipelineTemplate,
+        permission="configure_providers",
+        errors=CHANGE_ERRORS,
+    )
     async def update_template(template_id: str) -> Response:
-        principal = await _manager(services, "configure_providers")
-        _refuse_builtin(template_id)
-        record = await _record(services, principal, template_id)
-        partial = request.method == "PATCH"
-        body = await read_object()
-        if partial:
-            body = custom.merged_stages(body, _record_body(record))
-        fields = parse_template_fields(body, services.catalog, partial=partial)
-        await _check_voice(services, principal, fields)
-        changed = custom.updated(record, fields)
-        event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
-        try:
-            await audited(
-                services.db, event, written(lambda d: pipeline_templates.replace(d, changed))
-            )
-        except NameTakenError:
-            raise _name_taken(changed.name) from None
-        return json_response(_record_body(changed))
+        return await _change(services, template_id, partial=True)
+
+    @bp.put(f"{TEMPLATES}/<template_id>")
+    @operation(
+        "Replace a custom template: every field",
+        TEMPLATES_TAG,
+        body=TemplateSpec,
+        answer=PipelineTemplate,
+        permission="configure_providers",
+        errors=CHANGE_ERRORS,
+    )
+    async def replace_template(template_id: str) -> Response:
+        return await _change(services, template_id, partial=False)
 
     @bp.delete(f"{TEMPLATES}/<template_id>")
+    @operation(
+        "Delete a custom template",
+        TEMPLATES_TAG,
+        answer=Deleted,
+        permission="configure_providers",
+        errors=NO_TEMPLATE | {400: "builtin_template"},
+    )
     async def delete_template(template_id: str) -> Response:
         principal = await _manager(services, "configure_providers")
         _refuse_builtin(template_id)
@@ -163,6 +246,25 @@ def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
         ):
             raise custom.template_not_found(template_id)
         return json_response({"id": template_id, "object": "pipeline_template", "deleted": True})
+
+
+async def _change(services: PipelinesServices, template_id: str, *, partial: bool) -> Response:
+    """A PATCH (`partial`: the stages given are laid over the current ones) or a PUT."""
+    principal = await _manager(services, "configure_providers")
+    _refuse_builtin(template_id)
+    record = await _record(services, principal, template_id)
+    body = await read_object()
+    if partial:
+        body = custom.merged_stages(body, dict(_record_body(record)))
+    fields = parse_template_fields(body, services.catalog, partial=partial)
+    await _check_voice(services, principal, fields)
+    changed = custom.updated(record, fields)
+    event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
+    try:
+        await audited(services.db, event, written(lambda d: pipeline_templates.replace(d, changed)))
+    except NameTakenError:
+        raise _name_taken(changed.name) from None
+    return json_response(_record_body(changed))
 
 
 async def _manager(services: PipelinesServices, action: Action) -> Principal:
@@ -181,7 +283,7 @@ async def _record(
     return record
 
 
-def _record_body(record: PipelineTemplateRecord) -> dict[str, object]:
+def _record_body(record: PipelineTemplateRecord) -> PipelineTemplate:
     body = template_body(custom.record_template(record), to_iso(record.created_at))
     body["updated_at"] = to_iso(record.updated_at)
     return body
@@ -200,7 +302,9 @@ async def _check_voice(
 
 def _refuse_builtin(template_id: str) -> None:
     if template_id in builtin_templates():
-        raise invalid_request(
+        raise ApiError(
+            400,
+            "builtin_template",
             f"'{template_id}' is a built-in template; it cannot be changed or deleted.",
             param="template_id",
         )

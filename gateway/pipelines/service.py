@@ -31,7 +31,7 @@ from gateway.pipelines.custom import find_template
 from gateway.pipelines.encoding import ThreadedEncoder
 from gateway.pipelines.input import PipelineParams
 from gateway.pipelines.metered import ENDPOINT
-from gateway.pipelines.render import event_line, result_body
+from gateway.pipelines.render import PipelineResult, ScribeResult, event_line, result_body
 from gateway.pipelines.services import PipelinesServices
 from gateway.pipelines.template_input import voice_known
 from gateway.pipelines.templates import Template, with_overrides
@@ -221,7 +221,7 @@ def _runner(prepared: Prepared, *, streamed: bool) -> Any:
     return run
 
 
-async def serve_whole(prepared: Prepared) -> dict[str, Any]:
+async def serve_whole(prepared: Prepared) -> PipelineResult | ScribeResult:
     """Run the pipeline to its end and render the result; a stage that could not be
     served raises its `ApiError`. Cancellation stops every stage."""
     extra: dict[str, Any] = {}

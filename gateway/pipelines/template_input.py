@@ -1,27 +1,19 @@
-"""Validation of a custom pipeline template's fields (pure: catalog and voices handed in).
-
-The spec's creation fields: `name`, `stt` (`model`, `language`), `llm` (`model`,
-`system_prompt`, `max_tokens`, `temperature`), `tts` (`model`, `voice`); we also take
-`description`, `tts.speed` and `tts.format`. Shapes and ranges are a 400
-`invalid_request`; a model the catalog does not know, or one without the stage's
-capability, is a 422 `invalid_model`; a voice no catalog, standard voice or mapping of the
-workspace knows is a 422 `invalid_voice` (the caller checks mappings: they live in the
-store).
-"""
-
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
+
+import attrs
 
 from gateway.pipelines.templates import (
-    AUDIO_FORMATS,
+    AudioFormat,
     LlmSettings,
     SttSettings,
     TtsSettings,
     builtin_templates,
 )
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.shapes import NOT_NULL, Doc, Length, Pattern, Range, parse
 from providers.catalog import Catalog
 from providers.voices import VoiceCatalog
 
@@ -31,28 +23,119 @@ MAX_DESCRIPTION = 500
 MAX_TOKENS = 4096
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._-]*$")
 
+Model = Annotated[str, Length(least=1), Doc("A model of the catalog for the stage")]
+Language = Annotated[str, Length(least=2, most=10), Doc("A language code")]
+Prompt = Annotated[str, Length(most=MAX_PROMPT)]
+MaxTokens = Annotated[int, Range(least=1, most=MAX_TOKENS)]
+Temperature = Annotated[float, Range(least=0, most=2)]
+Voice = Annotated[str, Length(least=1), Doc("A standard voice, a catalog voice or a mapping")]
+Speed = Annotated[float, Range(least=0.25, most=4.0)]
+Name = Annotated[
+    str,
+    Length(least=1, most=MAX_NAME),
+    Pattern(_NAME.pattern, "letters, digits, spaces, '.', '_' or '-'"),
+]
+Description = Annotated[str | None, Length(most=MAX_DESCRIPTION)]
+
+
+@attrs.frozen(kw_only=True)
+class SttStage:
+    """Speech to text."""
+
+    model: Model
+    language: Language | None = None
+
+
+@attrs.frozen(kw_only=True)
+class LlmStage:
+    """The language model."""
+
+    model: Model
+    system_prompt: Prompt | None = None
+    max_tokens: MaxTokens = 300
+    temperature: Temperature | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TtsStage:
+    """Text to speech."""
+
+    model: Model
+    voice: Voice
+    speed: Speed = 1.0
+    format: AudioFormat = "mp3"
+
+
+@attrs.frozen(kw_only=True)
+class TemplateSpec:
+    """A custom pipeline template, whole (create, replace). `tts` null: a template whose
+    answer is text only."""
+
+    name: Name
+    description: Description = None
+    stt: SttStage
+    llm: LlmStage
+    tts: TtsStage | None
+
+
+@attrs.frozen(kw_only=True)
+class SttChange:
+    model: Annotated[Model | None, NOT_NULL] = None
+    language: Language | None = None
+
+
+@attrs.frozen(kw_only=True)
+class LlmChange:
+    model: Annotated[Model | None, NOT_NULL] = None
+    system_prompt: Prompt | None = None
+    max_tokens: Annotated[MaxTokens | None, NOT_NULL] = None
+    temperature: Temperature | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TtsChange:
+    model: Annotated[Model | None, NOT_NULL] = None
+    voice: Annotated[Voice | None, NOT_NULL] = None
+    speed: Annotated[Speed | None, NOT_NULL] = None
+    format: Annotated[AudioFormat | None, NOT_NULL] = None
+
+
+@attrs.frozen(kw_only=True)
+class TemplateChange:
+    """A change of a custom template: the fields given. A stage object is laid over the
+    template's current one (`{"llm": {"max_tokens": 60}}` keeps the model); a stage the
+    template lacks is given whole. `tts` null makes the answer text only."""
+
+    name: Annotated[Name | None, NOT_NULL] = None
+    description: Description = None
+    stt: Annotated[SttChange | None, NOT_NULL] = None
+    llm: Annotated[LlmChange | None, NOT_NULL] = None
+    tts: TtsChange | None = None
+
+
+Stage = SttStage | LlmStage | TtsStage | SttChange | LlmChange | TtsChange
+
 
 def parse_template_fields(body: Any, catalog: Catalog, *, partial: bool = False) -> dict[str, Any]:
-    """The fields of a create (all required ones) or an update (`partial`: those present),
-    as template parts: `name`, `description`, `stt`, `llm`, `tts`."""
-    if not isinstance(body, dict):
-        raise invalid_request("The request body must be a JSON object.")
-    unknown = sorted(set(body) - {"name", "description", "stt", "llm", "tts"})
-    if unknown:
-        raise invalid_request(f"Unknown field '{unknown[0]}'.", param=unknown[0])
+    """The fields of a create (`TemplateSpec`) or an update (`partial`: a `TemplateChange`,
+    its stages already laid over the current ones: `custom.merged_stages`), as template
+    parts: `name`, `description`, `stt`, `llm`, `tts`, those present."""
+    spec: TemplateSpec | TemplateChange
+    spec = parse(TemplateChange, body) if partial else parse(TemplateSpec, body)
     found: dict[str, Any] = {}
-    if not partial or "name" in body:
-        found["name"] = _name(body.get("name"))
+    if spec.name is not None:
+        found["name"] = _name(spec.name)
     if "description" in body or not partial:
-        found["description"] = _text(body.get("description"), "description", MAX_DESCRIPTION)
-    if not partial or "stt" in body:
-        found["stt"] = _stt(_object(body.get("stt"), "stt"), catalog)
-    if not partial or "llm" in body:
-        found["llm"] = _llm(_object(body.get("llm"), "llm"), catalog)
-    if not partial or "tts" in body:
-        tts = body.get("tts")
-        # An explicit null: a template whose answer is text only.
-        found["tts"] = None if tts is None and "tts" in body else _tts(_object(tts, "tts"), catalog)
+        found["description"] = spec.description or ""
+    if spec.stt is not None:
+        found["stt"] = SttSettings(
+            model=checked_model(catalog, _given(spec.stt, "stt"), "transcription", "stt.model"),
+            language=spec.stt.language,
+        )
+    if spec.llm is not None:
+        found["llm"] = _llm(spec.llm, catalog)
+    if "tts" in body or not partial:
+        found["tts"] = None if spec.tts is None else _tts(spec.tts, catalog)
     return found
 
 
@@ -90,13 +173,7 @@ def checked_model(catalog: Catalog, model: Any, capability: str, param: str) -> 
     return info.id
 
 
-def _name(value: Any) -> str:
-    if not isinstance(value, str) or not value or len(value) > MAX_NAME or not _NAME.match(value):
-        raise invalid_request(
-            f"'name' takes 1-{MAX_NAME} letters, digits, spaces, '.', '_' or '-'.",
-            param="name",
-            value=value,
-        )
+def _name(value: str) -> str:
     if value in builtin_templates():
         raise ApiError(
             409,
@@ -108,90 +185,26 @@ def _name(value: Any) -> str:
     return value
 
 
-def _object(value: Any, param: str) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise invalid_request(f"'{param}' must be an object.", param=param, value=value)
-    return value
+def _given(stage: Stage, name: str) -> str:
+    """A stage's model: a stage the template lacks is given whole by a change too."""
+    if stage.model is None:
+        raise invalid_request(f"'{name}.model' is required.", param=f"{name}.model")
+    return stage.model
 
 
-def _text(value: Any, param: str, limit: int) -> str:
-    if value is None:
-        return ""
-    if not isinstance(value, str) or len(value) > limit:
-        raise invalid_request(
-            f"'{param}' must be a string of at most {limit} characters.", param=param
-        )
-    return value
+def _llm(stage: LlmStage | LlmChange, catalog: Catalog) -> LlmSettings:
+    model = checked_model(catalog, _given(stage, "llm"), "chat", "llm.model")
+    max_tokens = 300 if stage.max_tokens is None else stage.max_tokens
+    return LlmSettings(model, stage.system_prompt or "", max_tokens, stage.temperature)
 
 
-def _only(data: dict[str, Any], allowed: set[str], param: str) -> None:
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise invalid_request(
-            f"Unknown field '{param}.{unknown[0]}'.", param=f"{param}.{unknown[0]}"
-        )
-
-
-def _stt(data: dict[str, Any], catalog: Catalog) -> SttSettings:
-    _only(data, {"model", "language"}, "stt")
-    language = data.get("language")
-    if language is not None and (not isinstance(language, str) or not 2 <= len(language) <= 10):
-        raise invalid_request("'stt.language' must be a language code.", param="stt.language")
-    model = checked_model(catalog, data.get("model"), "transcription", "stt.model")
-    return SttSettings(model=model, language=language)
-
-
-def _llm(data: dict[str, Any], catalog: Catalog) -> LlmSettings:
-    _only(data, {"model", "system_prompt", "max_tokens", "temperature"}, "llm")
-    model = checked_model(catalog, data.get("model"), "chat", "llm.model")
-    prompt = _text(data.get("system_prompt"), "llm.system_prompt", MAX_PROMPT)
-    max_tokens = data.get("max_tokens", 300)
-    if (
-        isinstance(max_tokens, bool)
-        or not isinstance(max_tokens, int)
-        or not 1 <= max_tokens <= MAX_TOKENS
-    ):
-        raise invalid_request(
-            f"'llm.max_tokens' must be an integer from 1 to {MAX_TOKENS}.",
-            param="llm.max_tokens",
-            value=max_tokens,
-        )
-    temperature = data.get("temperature")
-    if temperature is not None and (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, int | float)
-        or not 0 <= temperature <= 2
-    ):
-        raise invalid_request(
-            "'llm.temperature' must be a number from 0 to 2.",
-            param="llm.temperature",
-            value=temperature,
-        )
-    return LlmSettings(
-        model, prompt, max_tokens, None if temperature is None else float(temperature)
+def _tts(stage: TtsStage | TtsChange, catalog: Catalog) -> TtsSettings:
+    model = checked_model(catalog, _given(stage, "tts"), "speech", "tts.model")
+    if stage.voice is None:
+        raise invalid_request("'tts.voice' is required.", param="tts.voice")
+    return TtsSettings(
+        model=model,
+        voice=stage.voice,
+        speed=1.0 if stage.speed is None else stage.speed,
+        format=stage.format or "mp3",
     )
-
-
-def _tts(data: dict[str, Any], catalog: Catalog) -> TtsSettings:
-    _only(data, {"model", "voice", "speed", "format"}, "tts")
-    model = checked_model(catalog, data.get("model"), "speech", "tts.model")
-    voice = data.get("voice")
-    if not isinstance(voice, str) or not voice:
-        raise invalid_request("'tts.voice' is required.", param="tts.voice", value=voice)
-    speed = check_speed(data.get("speed", 1.0), "tts.speed")
-    audio_format = data.get("format", "mp3")
-    if audio_format not in AUDIO_FORMATS:
-        raise invalid_request(
-            f"'tts.format' must be one of {', '.join(AUDIO_FORMATS)}.",
-            param="tts.format",
-            value=audio_format,
-        )
-    return TtsSettings(model=model, voice=voice, speed=speed, format=audio_format)
-
-
-def check_speed(value: Any, param: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.25 <= value <= 4.0:
-        raise invalid_request(
-            f"'{param}' must be a number from 0.25 to 4.0.", param=param, value=value
-        )
-    return float(value)

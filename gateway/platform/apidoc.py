@@ -50,6 +50,7 @@ class Header:
     name: str
     description: str
     required: bool = False
+    values: tuple[str, ...] = ()  # the only values it takes, where it has a few
 
 
 WORKSPACE_HEADER = Header(

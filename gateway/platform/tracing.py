@@ -12,10 +12,11 @@ its attempt) cost 60-120 microseconds of the event loop's interpreter, and encod
 to OTLP protobuf 90 more per span, together over the request log's and tracing's 5 %
 budget of the chat path. So the request path records each span's facts in a slotted
 `Span` (ids from the same random source and sampled by the same rule,
-`TraceIdRatioBased`'s bound on the trace id's low 64 bits, as the SDK's), and the
-OpenTelemetry SDK builds its `ReadableSpan`s from them and exports them with its
-OTLP/HTTP exporter in a process of its own (`gateway.workers.trace_child`), so neither
-the SDK's objects nor the protobuf encoding share the event loop's interpreter lock.
+`TraceIdRatioBased`'s bound on the trace id's low 64 bits, as the SDK's), and a
+process of its own (`gateway.workers.trace_child`) writes OTLP protobuf straight from
+their rows (`gateway.workers.otlp_encoding`, no SDK span object at all) and sends it with
+the SDK's OTLP/HTTP client, so the encoding does not share the event loop's interpreter
+lock.
 
 Finished spans of sampled traces go into a bounded queue (`SpanQueue`; past its capacity
 a span is dropped and counted, never waited for) that the `trace_export` worker drains.
@@ -115,14 +116,17 @@ class Span:
             self._queue.put(self)
 
     def row(self) -> list[Any]:
-        """The span as the export process reads it (`gateway.workers.trace_child`)."""
-        parent = None if self.parent_id is None else f"{self.parent_id:016x}"
+        """The span as the export process reads it (`gateway.workers.otlp_encoding`):
+        ids as integers, which orjson writes in C (the trace id's 128 bits in two
+        halves, orjson's integers being at most 64 bits)."""
+        trace_id = self.trace_id
         return [
             self.name,
             self.kind,
-            f"{self.trace_id:032x}",
-            f"{self.span_id:016x}",
-            parent,
+            trace_id >> 64,
+            trace_id & _LOW_BITS,
+            self.span_id,
+            self.parent_id,
             self.remote_parent,
             self.start_ns,
             self.end_ns,
@@ -155,9 +159,9 @@ class SpanQueue:
         if len(self._spans) >= self.batch_size:
             self.ready.set()
 
-    def take(self) -> list[Span]:
-        """Up to one batch of the oldest spans."""
-        count = min(len(self._spans), self.batch_size)
+    def take(self, limit: int | None = None) -> list[Span]:
+        """Up to one batch of the oldest spans (and at most `limit`)."""
+        count = min(len(self._spans), self.batch_size, self.batch_size if limit is None else limit)
         return [self._spans.popleft() for _ in range(count)]
 
 

@@ -12,17 +12,20 @@ handshake.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import cast
+from typing import Annotated, Literal, cast
 
+import attrs
 from quart import Blueprint, websocket
 
 from gateway.kernels.voice.session import Opening, TurnDetection
 from gateway.kernels.voice.vad import Classifier, webrtc_classifier
+from gateway.platform.apidoc import operation
 from gateway.platform.errors import ApiError, invalid_request
-from gateway.realtime.config import parse_format
+from gateway.platform.shapes import Choices, Doc
+from gateway.realtime.config import PCM_RATES, parse_format
 from gateway.realtime.events import Dialect, RealtimeError, Wire
 from gateway.realtime.handshake import chosen_subprotocol, credential, wants_beta
-from gateway.realtime.legacy import LegacyWire, input_format
+from gateway.realtime.legacy import LEGACY_FORMATS, LegacyWire, input_format
 from gateway.realtime.native import NativeRelays, Relay
 from gateway.realtime.services import RealtimeServices
 from gateway.realtime.session import RealtimeSession
@@ -30,6 +33,37 @@ from gateway.realtime.session import RealtimeSession
 REALTIME_PATH = "/v1/realtime"
 SESSIONS_PATH = "/v1/audio/sessions"
 DEFAULT_SESSION_TEMPLATE = "voice-agent-fast"
+# Said by both routes: a plain GET without the WebSocket upgrade is 426; a session that
+# cannot start closes with 4000 + the status it would have had.
+SOCKET_ERRORS = {404: ("model_not_found", "template_not_found"), 426: "upgrade_required"}
+
+
+@attrs.frozen(kw_only=True)
+class RealtimeQuery:
+    """What a Realtime session is answered by."""
+
+    model: Annotated[
+        str | None, Doc("A realtime model id (`gpt-realtime`...) or a pipeline template")
+    ] = None
+    intent: Annotated[
+        Literal["transcription"] | None, Doc("`transcription` for a transcription session")
+    ] = None
+
+
+@attrs.frozen(kw_only=True)
+class SessionQuery:
+    """A voice session's pipeline and its input audio."""
+
+    template: Annotated[
+        str | None, Doc(f"A template id or name (default `{DEFAULT_SESSION_TEMPLATE}`)")
+    ] = None
+    context: Annotated[str | None, Doc("Added to the template's system prompt")] = None
+    input_audio_format: Annotated[
+        str | None, Choices(tuple(LEGACY_FORMATS)), Doc("Default pcm16")
+    ] = None
+    sample_rate: Annotated[int | None, Choices(PCM_RATES), Doc("PCM16's rate, default 16000")] = (
+        None
+    )
 
 
 def realtime_blueprint(services: RealtimeServices) -> Blueprint:
@@ -37,6 +71,21 @@ def realtime_blueprint(services: RealtimeServices) -> Blueprint:
     planner, relays = services.planner, services.relays
 
     @bp.websocket(REALTIME_PATH)
+    @operation(
+        "A Realtime session: the OpenAI Realtime protocol over a WebSocket, answered by a cascade",
+        "realtime",
+        query=RealtimeQuery,
+        body=None,
+        answer=None,
+        status=101,
+        errors=SOCKET_ERRORS,
+        description="The OpenAI Realtime protocol (GA event names; the beta names with "
+        "`OpenAI-Beta: realtime=v1`), the key in `Authorization: Bearer` or the "
+        "`openai-insecure-api-key.<key>` subprotocol. Speech-to-text, the language model and "
+        "text-to-speech of a pipeline template, each through the engine; see "
+        "docs/realtime.md. A session that cannot start sends one `error` event and closes "
+        "with 4000 + the HTTP status.",
+    )
     async def realtime() -> None:
         """A Realtime session: `?model=`, `?intent=`, the key in `Authorization` or the
         `openai-insecure-api-key.<key>` subprotocol."""
@@ -58,6 +107,24 @@ def realtime_blueprint(services: RealtimeServices) -> Blueprint:
         await _serve(services, dialect, opening, subprotocol, relays=relays)
 
     @bp.websocket(SESSIONS_PATH)
+    @operation(
+        "A live voice session: upgrade to a WebSocket (JSON events, PCM16 audio both ways)",
+        "pipelines",
+        query=SessionQuery,
+        body=None,
+        answer=None,
+        status=101,
+        errors=SOCKET_ERRORS,
+        description="The same session core as `GET /v1/realtime` (docs/realtime.md), in this "
+        "endpoint's protocol. Client events: `session.update`, `input_audio_buffer.append` "
+        "(base64 PCM16 mono at the session's rate), `input_audio_buffer.commit`, "
+        "`input_audio_buffer.clear`, `response.cancel`. Gateway events: `session.created`, "
+        "`input_audio_buffer.speech_started`, `speech_stopped`, `committed`, "
+        "`transcription.partial`/`final`, `response.created`, `response.text.delta`, "
+        "`response.audio.delta` (PCM16 24 kHz), `response.done`, `error`. A session that "
+        "cannot start sends one `error` event and closes with 4000 + the HTTP status "
+        "(4401, 4404, 4429).",
+    )
     async def sessions() -> None:
         """A voice session in the first protocol: `?template=` and `?context=` choose its
         pipeline (`session.update` may change it), `?input_audio_format=` and

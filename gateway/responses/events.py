@@ -22,10 +22,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import orjson
+
 from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
 from gateway.kernels.dialects import Answered
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
+from gateway.responses.frames import DeltaTemplate, delta_template
 from gateway.responses.input import ResponsesRequest
 from gateway.responses.items import new_item_id
 from gateway.responses.render import (
@@ -65,19 +68,23 @@ class ResponseEvents:
         self._output: list[dict[str, Any]] = []
         self._item: dict[str, Any] = {}
         self._pieces: list[str] = []
+        self._delta: DeltaTemplate | None = None  # the open item's deltas, pre-rendered
         self._closing_status = "completed"
         self.final: dict[str, Any] | None = None
 
     # -- Frames ----------------------------------------------------------------------------
 
     def opening(self) -> bytes:
-        snapshot = self._response("in_progress")
+        snapshot = orjson.Fragment(dumps(self._response("in_progress")))  # rendered once
         return self._emit("response.created", response=snapshot) + self._emit(
             "response.in_progress", response=snapshot
         )
 
     def chunk(self, chunk: ChatChunk) -> bytes:
-        return b"".join(self._step(event) for event in self._blocks.feed(chunk))
+        events = self._blocks.feed(chunk)
+        if len(events) == 1:  # most chunks: one delta
+            return self._step(events[0])
+        return b"".join([self._step(event) for event in events])
 
     def finish(
         self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]
@@ -109,7 +116,7 @@ class ResponseEvents:
             return self._open_text()
         if step is Step.TEXT:
             self._pieces.append(event.text)
-            return self._emit("response.output_text.delta", **self._at(0), delta=event.text)
+            return self._emit_delta(event.text)
         if step is Step.CLOSE_TEXT:
             return self._close_text()
         if step is Step.OPEN_CALL:
@@ -118,7 +125,7 @@ class ResponseEvents:
             item = function_call_item(
                 new_item_id("fc"), call_id, event.call.name or "", "", "in_progress"
             )
-            return self._open(item)
+            return self._open_call(item)
         if step is Step.ARGS:
             assert event.call is not None
             return self._arguments(event.call.arguments)
@@ -130,6 +137,9 @@ class ResponseEvents:
 
     def _open_text(self) -> bytes:
         frames = self._open(message_item(new_item_id("msg"), None, "in_progress"))
+        self._delta = delta_template(
+            "response.output_text.delta", self._at(0), "delta", {"logprobs": []}, sse=self._sse
+        )
         return frames + self._emit("response.content_part.added", **self._at(0), part=text_part(""))
 
     def _close_text(self) -> bytes:
@@ -139,12 +149,18 @@ class ResponseEvents:
         item = message_item(self._item["id"], text, self._closing_status)
         return frames + self._done(item)
 
+    def _open_call(self, item: dict[str, Any]) -> bytes:
+        frames = self._open(item)
+        where = {"item_id": item["id"], "output_index": self._index()}
+        kind = "response.function_call_arguments.delta"
+        self._delta = delta_template(kind, where, "delta", sse=self._sse)
+        return frames
+
     def _arguments(self, delta: str) -> bytes:
         if not delta:
             return b""
         self._pieces.append(delta)
-        where = {"item_id": self._item["id"], "output_index": self._index()}
-        return self._emit("response.function_call_arguments.delta", **where, delta=delta)
+        return self._emit_delta(delta)
 
     def _close_call(self) -> bytes:
         arguments = "".join(self._pieces)
@@ -161,7 +177,7 @@ class ResponseEvents:
     def _done(self, item: dict[str, Any]) -> bytes:
         frames = self._emit("response.output_item.done", output_index=self._index(), item=item)
         self._output.append(item)
-        self._item = {}
+        self._item, self._delta = {}, None
         return frames
 
     # -- helpers ---------------------------------------------------------------------------
@@ -198,7 +214,11 @@ class ResponseEvents:
     def _emit(self, kind: str, **fields: Any) -> bytes:
         event = {"type": kind, "sequence_number": self._sequence, **fields}
         self._sequence += 1
-        if kind == "response.output_text.delta":
-            event["logprobs"] = []
         data = dumps(event)
         return encode_event(kind, data) if self._sse else data + b"\n"
+
+    def _emit_delta(self, delta: str) -> bytes:
+        """A delta of the open item, from its template (the same bytes as `_emit`'s)."""
+        assert self._delta is not None, "an item is open"
+        self._sequence += 1
+        return self._delta.render(self._sequence - 1, delta)

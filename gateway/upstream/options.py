@@ -9,15 +9,17 @@ Chat, embeddings, rerank and the families after them validate their own fields a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
 import attrs
 
 from gateway.platform.errors import invalid_request
+from gateway.platform.shapes import NON_BLANK, Choices, Doc, Range, accepts_more
 
-ROUTING_MODES = frozenset(
-    {"balanced", "cost_optimized", "performance", "low_latency", "sustain_optimized"}
-)
+RoutingMode = Literal[
+    "balanced", "cost_optimized", "performance", "low_latency", "sustain_optimized"
+]
+ROUTING_MODES = frozenset(get_args(RoutingMode))
 # Bounds of the numeric sampling parameters; routing-rule transforms that force one
 # (`gateway.upstream.routing.transform`) are held to the same ones.
 NUMBER_BOUNDS: Mapping[str, tuple[float, float]] = {
@@ -46,6 +48,54 @@ class ServiceOptions:
     max_wait_ms: int | None = None
     retry_max_attempts: int | None = None
     retryable_errors: tuple[str, ...] = ()
+
+
+# -- the declared shapes (the OpenAPI document's; `parse_service` reads them by hand) -----
+
+Model = Annotated[str, NON_BLANK, Doc("A model id, `provider/model`, an alias, or `auto`")]
+
+
+@accepts_more
+@attrs.frozen
+class RateLimitHandling:
+    """What to do when the chosen provider's rate limit is reached."""
+
+    strategy: Literal["queue", "fallback"] | None = None
+    max_wait_ms: Annotated[int, Range(least=0)] | None = None
+
+
+@accepts_more
+@attrs.frozen
+class RetryRequest:
+    """How often to retry a provider, and on which errors."""
+
+    max_attempts: Annotated[int, Range(least=0)] | None = None
+    retryable_errors: list[str] | None = None
+
+
+@accepts_more
+@attrs.frozen
+class ServiceRequest:
+    """The body's `service` extension object; null fields are left out."""
+
+    cache: Annotated[Literal["skip"] | None, Doc("`skip`: answer without the cache")] = None
+    fallbacks: list[str] | None = None
+    tags: dict[str, Any] | None = None
+    rate_limit_handling: RateLimitHandling | None = None
+    retry: RetryRequest | None = None
+
+
+def forced_provider(capability: str) -> Any:
+    """The type of `provider` on a call body: one of the catalog's providers that does
+    the work (`provider_not_configured` when the workspace has not configured it); null
+    leaves it to routing."""
+    from providers.catalog import load_catalog
+
+    ids = tuple(sorted(p.id for p in load_catalog().providers() if capability in p.capabilities))
+    return Annotated[
+        Annotated[str, Choices(ids)] | None,
+        Doc("Send to this provider only (one configured in the workspace)"),
+    ]
 
 
 # -- the service extension -----------------------------------------------------------------

@@ -1,15 +1,16 @@
 """The span exporter's own process: `python -m gateway.workers.trace_child`.
 
-Why a process: the OpenTelemetry SDK's span objects and its OTLP protobuf encoding are
-Python work (some 90 microseconds a span here), which in the gateway's process would hold
-the interpreter lock its event loop needs. Here the SDK has an interpreter, and a lower
-CPU priority, of its own.
+Why a process: encoding and sending the spans is Python work which in the gateway's
+process would hold the interpreter lock its event loop needs. Here it has an interpreter,
+and a lower CPU priority, of its own.
 
 Plain synchronous code, no trio: read a framed batch of span rows from stdin (the
 gateway's `gateway.platform.tracing.Span.row`, framed as the usage writer's wire is),
-build the SDK's `ReadableSpan`s from them, export them with the SDK's OTLP/HTTP exporter
-(the endpoint, headers and timeout from the environment: the headers hold a collector's
-key, never on a command line), answer `[seq, exported, failed]`, repeat. End of input
+encode them as one OTLP `ExportTraceServiceRequest` (`gateway.workers.otlp_encoding`,
+straight from the rows: no SDK span object per span), send it with the SDK's OTLP/HTTP
+exporter's client (its retries, backoff, compression and TLS settings; the endpoint,
+headers and timeout from the environment: the headers hold a collector's key, never on a
+command line), answer `[seq, exported, failed]`, repeat. End of input
 (the gateway closed the pipe, or died) means: exit. SIGINT and SIGTERM are ignored, as
 the usage writer's child ignores them: the gateway stops it.
 """
@@ -22,20 +23,20 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import orjson
 
+from gateway.workers import otlp_encoding
 from gateway.workers.usage_wire import frame, read_frame
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import ReadableSpan
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 logger = logging.getLogger("gateway.workers.trace_child")
 
 SERVICE_NAME = "ai-gateway"
+SCOPE_NAME = "gateway"
 ENDPOINT_VARIABLE = "GATEWAY_OTLP_ENDPOINT"
 HEADERS_VARIABLE = "GATEWAY_OTLP_HEADERS"
 TIMEOUT_VARIABLE = "GATEWAY_OTLP_TIMEOUT_S"
@@ -67,50 +68,32 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def serve(batches: BinaryIO, acks: BinaryIO, exporter: Any) -> None:
+def serve(batches: BinaryIO, acks: BinaryIO, exporter: OTLPSpanExporter) -> None:
     """Export every batch read from `batches`, answering each on `acks`, until the end of
     input."""
     from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace.export import SpanExportResult
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-    resource = Resource.create({"service.name": SERVICE_NAME})
-    scope = InstrumentationScope("gateway")
+    resource = otlp_encoding.resource(Resource.create({"service.name": SERVICE_NAME}).attributes)
+    scope = otlp_encoding.scope(SCOPE_NAME)
     while (payload := read_frame(batches)) is not None:
         seq, rows = orjson.loads(payload)
-        spans = [readable(row, resource, scope) for row in rows]
-        if exporter.export(spans) is SpanExportResult.SUCCESS:
-            answer = [seq, len(spans), 0]
+        body = otlp_encoding.export_request(rows, resource, scope)
+        if _send(exporter, body):
+            answer = [seq, len(rows), 0]
         else:
-            logger.warning("could not export %d spans to the OTLP endpoint", len(spans))
-            answer = [seq, 0, len(spans)]
+            logger.warning("could not export %d spans to the OTLP endpoint", len(rows))
+            answer = [seq, 0, len(rows)]
         acks.write(frame(orjson.dumps(answer)))
         acks.flush()
 
 
-def readable(row: Sequence[Any], resource: Resource, scope: InstrumentationScope) -> ReadableSpan:
-    """One span row (`Span.row`) as the SDK's finished span."""
-    from opentelemetry.sdk.trace import ReadableSpan
-    from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
-
-    sampled = TraceFlags(TraceFlags.SAMPLED)
-    name, kind, trace_id, span_id, parent_id, remote, start, end, attributes, error = row
-    trace = int(trace_id, 16)
-    parent = None
-    if parent_id is not None:
-        parent = SpanContext(trace, int(parent_id, 16), is_remote=remote, trace_flags=sampled)
-    return ReadableSpan(
-        name=name,
-        context=SpanContext(trace, int(span_id, 16), is_remote=False, trace_flags=sampled),
-        parent=parent,
-        resource=resource,
-        attributes=attributes,
-        kind=SpanKind(kind - 1),  # the SDK's enum counts from 0, OTLP's from 1
-        status=Status(StatusCode.ERROR, error) if error is not None else Status(StatusCode.UNSET),
-        start_time=start,
-        end_time=end,
-        instrumentation_scope=scope,
-    )
+def _send(exporter: OTLPSpanExporter, body: bytes) -> bool:
+    """Post an encoded request through the exporter's HTTP client: its `export` takes
+    only SDK spans, and encodes them itself (the cost `otlp_encoding` avoids), while its
+    client is where the SDK keeps the OTLP/HTTP transport's rules (retries on 429 and 5xx
+    within the timeout, `Retry-After`, compression, TLS). Not public API: pinned by
+    `tests/operator/test_tracing.py`, which exports through it to a receiver."""
+    return bool(exporter._client.export(body).success)
 
 
 def parse_headers(text: str | None) -> dict[str, str]:

@@ -20,22 +20,11 @@ kills it only past its shutdown grace period).
 
 from __future__ import annotations
 
-import sys
-
-if __name__ == "__main__" and sys.argv[1:] != ["postgres"]:
-    # The child needs neither numpy nor pandas (`store.sketch_blob` updates the latency
-    # sketches in plain Python), but sqlite-utils imports them when it can: ~35 MiB of
-    # resident memory per child. A None entry makes those optional imports fail, which
-    # sqlite-utils expects. Only as the program: an importing process keeps its modules.
-    # Not for PostgreSQL: psycopg takes a "numpy" entry for numpy itself, and that child
-    # never imports sqlite-utils (`_open`).
-    for _optional in ("numpy", "pandas"):
-        sys.modules.setdefault(_optional, None)  # type: ignore[arg-type]
-
 import logging
 import os
 import signal
 import sqlite3
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +43,7 @@ from gateway.workers.usage_wire import (
 from store import dialect, usage_batches
 from store.errors import database_errors
 from store.handle import Handle
+from store.sqlite_handle import open_existing
 from store.usage import UsageRecord, insert_records
 
 logger = logging.getLogger("gateway.workers.usage_child")
@@ -92,9 +82,6 @@ def _open(target: str) -> Handle:
         from store.postgres import PgHandle, connect  # psycopg: the `[postgres]` extra's
 
         return PgHandle(connect(os.environ[URL_VARIABLE]))
-    # Here, not at the top: sqlite-utils (and its optional numpy) only for SQLite.
-    from store.connection import open_existing
-
     return open_existing(Path(target))
 
 

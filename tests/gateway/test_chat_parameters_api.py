@@ -259,7 +259,7 @@ async def test_a_parameter_the_model_cannot_honour_is_refused_by_name(
     with pytest.raises(openai.BadRequestError) as caught:
         await client.chat.completions.create(model=model, messages=HELLO, extra_body=extra)
     body: Any = caught.value.body
-    assert (body["code"], body["param"], body["model"]) == ("invalid_request", param, model)
+    assert (body["code"], body["param"], body["model"]) == ("unsupported_parameter", param, model)
     assert body["value"] == extra[param]
     assert len(gateway.sim.requests) == before  # refused before any call
 

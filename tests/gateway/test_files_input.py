@@ -317,11 +317,15 @@ async def test_list_filters_pages_and_cursor(http: httpx.AsyncClient) -> None:
         {"limit": "101"},
         {"order": "up"},
         {"status": "done"},
-        {"after": "file-nope"},
         {"include": "everything"},
     ):
         answer = await http.get("/v1/files", params=bad)
         assert answer.status_code == 400, bad
+    # A cursor naming no file is a refusal of what it names, not of the query's shape.
+    unknown = await http.get("/v1/files", params={"after": "file-nope"})
+    assert unknown.status_code == 404
+    assert unknown.json()["error"]["code"] == "file_not_found"
+    assert unknown.json()["error"]["param"] == "after"
 
 
 async def test_patch_replaces_metadata(http: httpx.AsyncClient) -> None:

@@ -115,8 +115,14 @@ def blank_png() -> bytes:
             documents.pdf_with_text(["one"]),
             {"pages": "2-3"},
             400,
-            "invalid_request",
+            "invalid_pages",
             id="pages outside the document",
+        ),
+        pytest.param(
+            "a.png", blank_png(), {"pages": "3-2"}, 400, "invalid_pages", id="range ending early"
+        ),
+        pytest.param(
+            "a.png", blank_png(), {"language_hints": "en,"}, 400, "invalid_request", id="hints"
         ),
         pytest.param("a.pdf", b"%PDF-1.7 nothing", {}, 400, "invalid_file", id="truncated pdf"),
         pytest.param("a.txt", b"plain text", {}, 400, "invalid_file_type", id="text file"),

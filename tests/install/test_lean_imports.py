@@ -44,3 +44,22 @@ def test_the_store_imports_sqlite_utils_without_numpy_which_stays_importable() -
     assert _loaded_after(code) == []
     # numpy hidden only while sqlite-utils was imported: a family that needs it gets it
     assert "numpy" in _loaded_after("import store, sqlite_utils, numpy")
+
+
+def test_the_docs_renderer_and_the_tokenizer_load_on_first_use() -> None:
+    """markdown-it (the served docs pages) and tiktoken (embedding inputs sent as token
+    ids; file chunking) are not on the chat hot path: ~2.4 MiB of the gateway's resident
+    memory that a gateway not asked for them never loads (issue 37)."""
+    probe = (
+        "import gateway.app.cli, gateway.app.server, sys\n"
+        "print(sorted(m for m in ('markdown_it', 'tiktoken') if m in sys.modules))\n"
+        "from gateway.operator import pages\n"
+        "from providers import tokenizers\n"
+        "pages.render('# Title', set()); tokenizers.decode([9906])\n"
+        "print(sorted(m for m in ('markdown_it', 'tiktoken') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-2:] == ["[]", "['markdown_it', 'tiktoken']"]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+import sqlite_utils
 import trio
+import trio.testing
 
 from store import responses
 from store.db import Database
-from store.responses import ResponseKeeper, StoredResponse
+from store.responses import GROUP_WINDOW_S, BrokenChain, ResponseKeeper, StoredResponse
 
 
 def record(response_id: str, previous: str | None = None) -> StoredResponse:
@@ -70,3 +73,41 @@ async def test_stopping_writes_what_is_left(database: Database) -> None:
             await keeper.keep(record(f"r{n}"))
         nursery.cancel_scope.cancel()  # before the writer had a turn
     assert all([await written(database, f"r{n}") for n in range(20)])
+
+
+async def test_a_kept_response_is_another_workspace_s_unknown_one(database: Database) -> None:
+    keeper = ResponseKeeper(database)
+    await keeper.keep(record("mine"))  # kept, not yet written
+    assert await keeper.get("other", "mine") is None
+    with pytest.raises(BrokenChain) as broken:
+        await keeper.conversation("other", "mine")
+    assert broken.value.response_id == "mine"
+
+
+async def test_a_full_queue_holds_keep_back_until_the_group_is_written(
+    database: Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    keeper = ResponseKeeper(database, capacity=2)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(keeper.run)
+        started = trio.current_time()
+        await keeper.keep(record("r1"))
+        await keeper.keep(record("r2"))
+        assert trio.current_time() == started  # room: no wait
+        await keeper.keep(record("r3"))  # full: waits for the group of r1 and r2
+        assert trio.current_time() - started == GROUP_WINDOW_S
+        assert (await keeper.get("default", "r3")) == record("r3")  # read its own write
+        assert await written(database, "r2")
+        nursery.cancel_scope.cancel()
+    assert await written(database, "r3")
+
+
+def test_a_group_larger_than_one_statement_is_written_whole(database: Database) -> None:
+    records = [record(f"r{n}") for n in range(2 * responses.ROWS_PER_INSERT + 7)]
+    database.run_sync(lambda db: responses.put_many(db, records))
+    database.run_sync(lambda db: responses.put_many(db, records[:3]))  # again: replaced
+
+    def read_all(db: sqlite_utils.Database) -> list[StoredResponse | None]:
+        return [responses.get(db, "default", r.id) for r in records]
+
+    assert database.run_sync(read_all) == records

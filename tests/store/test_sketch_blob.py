@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 from store import latency_sketch, sketch_blob
+from store.db import DB_FILENAME, open_database
 
 
 def _dense_update(blob: bytes | None, slots: list[int]) -> bytes | None:
@@ -39,17 +41,22 @@ def test_a_slot_below_or_above_the_stored_range_widens_it() -> None:
     assert sum(counts) == 4
 
 
-def test_the_usage_writer_child_imports_no_numpy() -> None:
-    """Run as a program (its usage message), it loads no numpy: the child's memory is
-    the point (`store.sketch_blob`'s docstring)."""
+def test_the_usage_writer_child_imports_neither_numpy_nor_sqlite_utils(tmp_path: Path) -> None:
+    """Run as a program on a gateway database (nothing on its input: it opens its
+    connection and ends), it loads no numpy and no sqlite-utils (with its dateutil, click
+    and pluggy, ~6 MiB: `store.sqlite_handle`): the child's memory is the point
+    (`store.sketch_blob`'s docstring)."""
+    open_database(tmp_path).close()
     code = (
         "import runpy, sys\n"
+        f"sys.argv = ['usage_child', {str(tmp_path / DB_FILENAME)!r}]\n"
         "try:\n"
         "    runpy.run_module('gateway.workers.usage_child', run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(sys.modules.get('numpy') is not None)"
+        "loaded = [name for name in ('numpy', 'sqlite_utils') if sys.modules.get(name)]\n"
+        f"open({str(tmp_path / 'loaded')!r}, 'w').write(repr(loaded))"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code], input="", capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "False"
+    assert (tmp_path / "loaded").read_text() == "[]"

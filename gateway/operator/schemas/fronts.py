@@ -22,16 +22,19 @@ from gateway.operator.apidoc import (
     obj,
     query,
 )
-from gateway.operator.schemas.chat import (
-    CACHE_RETENTIONS,
-    METADATA,
-    ROUTING_MODES,
-    SERVICE_TIERS,
-    VERBOSITIES,
-)
 from gateway.operator.schemas.components import SERVICE_REQUEST
 from providers.catalog import REASONING_EFFORTS
 
+CACHE_RETENTIONS = ("in_memory", "24h")
+SERVICE_TIERS = ("auto", "default", "flex", "scale", "priority", "fast")
+VERBOSITIES = ("low", "medium", "high")
+METADATA: Schema = {
+    "type": "object",
+    "maxProperties": 16,
+    "propertyNames": {"maxLength": 64},
+    "additionalProperties": {"type": "string", "maxLength": 512},
+}
+ROUTING_MODES = ["balanced", "cost_optimized", "performance", "low_latency", "sustain_optimized"]
 RESPONSES_TAG = "responses"
 MESSAGES_TAG = "messages"
 CHAT_ERRORS = (400, 401, 403, 404, 408, 413, 429, 502, 503, 504)

@@ -19,6 +19,7 @@ from gateway.platform.shapes.markers import (
     Range,
     accepts_more,
     needs_fields,
+    together,
 )
 from gateway.platform.shapes.parse import parse
 from gateway.platform.shapes.query import parse_query
@@ -45,4 +46,5 @@ __all__ = [
     "parse",
     "parse_query",
     "schema_of",
+    "together",
 ]

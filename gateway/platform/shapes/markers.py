@@ -132,6 +132,23 @@ def needs_fields(least: int) -> Callable[[type[T]], type[T]]:
     return mark
 
 
+# A class-level mark (`@together(rule, ...)`): JSON Schema rules over several fields.
+RULES = "__shape_rules__"
+
+
+def together(*rules: dict[str, Any]) -> Callable[[type[T]], type[T]]:
+    """Mark a request shape with what its fields mean together (one bound of two
+    spellings, a field that needs another), as JSON Schema rules (the schema's `allOf`).
+    Field types cannot say it; the family's parser checks the same rules by hand, and
+    the schemathesis run holds the two to each other."""
+
+    def mark(cls: type[T]) -> type[T]:
+        setattr(cls, RULES, list(rules))
+        return cls
+
+    return mark
+
+
 def accepts_more(cls: type[T]) -> type[T]:
     """Mark a request shape as open: unknown fields are ignored, and the document does
     not say `additionalProperties: false`."""

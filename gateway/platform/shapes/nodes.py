@@ -42,6 +42,7 @@ class Node:
     kind: Kind
     markers: tuple[object, ...] = ()
     item: Node | None = None  # ARRAY, MAP
+    key: Node | None = None  # MAP: what its keys are (a string, maybe with markers)
     options: tuple[Node, ...] = ()  # UNION
     cls: type | None = None  # OBJECT; ARRAY: tuple or list; STRING: datetime or date
     values: tuple[Any, ...] = ()  # LITERAL
@@ -105,7 +106,7 @@ def _node(tp: Any, markers: tuple[object, ...]) -> Node:
         cls = tuple if origin is tuple else list
         return Node(Kind.ARRAY, markers, item=node_of(args[0]), cls=cls)
     if origin in _MAPPINGS:
-        return Node(Kind.MAP, markers, item=node_of(args[1]))
+        return Node(Kind.MAP, markers, item=node_of(args[1]), key=node_of(args[0]))
     if isinstance(tp, type) and (attrs.has(tp) or typing.is_typeddict(tp)):
         return Node(Kind.OBJECT, markers, cls=tp)
     if typing.is_typeddict(origin):  # a generic TypedDict made concrete: ListOf[Incident]

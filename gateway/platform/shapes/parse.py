@@ -220,6 +220,9 @@ def _map(node: Node, value: Any, at: str) -> Any:
         raise _wrong(node, value, at)
     _counted(node, value, at, "entries")
     assert node.item is not None
+    if node.key is not None and node.key.markers:
+        for key in value:
+            read(node.key, key, _join(at, key))
     return {key: read(node.item, item, _join(at, key)) for key, item in value.items()}
 
 
@@ -239,7 +242,8 @@ def read_fields(cls: type, value: Mapping[str, Any], at: str) -> dict[str, Any]:
         for key in value:
             if key not in known:
                 place = _join(at, key)
-                raise invalid_request(f"Unknown field '{place}'.", param=place)
+                names = ", ".join(f.key for f in fields)
+                raise invalid_request(f"Unknown field '{place}'; known: {names}.", param=place)
     if len(value) < fields_needed(cls):
         names = ", ".join(f"'{f.key}'" for f in fields)
         raise invalid_request(f"Give at least one of {names}.", param=at or None)

@@ -21,7 +21,7 @@ from gateway.platform.shapes.parse import read
 from gateway.platform.shapes.schema import Components, Schema, node_schema
 
 T = TypeVar("T")
-_INTEGER = re.compile(r"^[+-]?\d+$")
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")  # ASCII: `\d` takes other scripts' digits
 
 
 class Args(Protocol):

@@ -12,7 +12,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any, get_origin
 
-from gateway.platform.shapes.markers import Choices, Count, Doc, Example, Format, Length, Pattern
+from gateway.platform.shapes.markers import (
+    RULES,
+    Choices,
+    Count,
+    Doc,
+    Example,
+    Format,
+    Length,
+    Pattern,
+)
 from gateway.platform.shapes.markers import Range as Bounds
 from gateway.platform.shapes.nodes import (
     Field,
@@ -76,6 +85,9 @@ def object_schema(cls: type, components: Components) -> Schema:
     least = fields_needed(cls)
     if least:
         schema["minProperties"] = least
+    rules = getattr(cls, RULES, None)
+    if rules:
+        schema["allOf"] = rules
     return schema
 
 
@@ -151,6 +163,9 @@ def _map(node: Node, components: Components) -> Schema:
     schema: Schema = {"type": "object"}
     if node.item.kind is not Kind.ANY or node.item.markers:
         schema["additionalProperties"] = node_schema(node.item, components)
+    if node.key is not None and node.key.markers:  # dict[Annotated[str, ...], X]
+        names = node_schema(node.key, components)
+        schema["propertyNames"] = {k: v for k, v in names.items() if k != "type"}
     count = node.marker(Count)
     if count is not None:
         schema |= _drop_none(minProperties=count.least, maxProperties=count.most)

@@ -138,7 +138,7 @@ async def test_another_workspace_cannot_see_or_download_an_export(
     ("body", "param"),
     [
         ({"format": "xlsx"}, "format"),
-        ({"include": ["secrets"]}, "include"),
+        ({"include": ["usage", "secrets"]}, "include[1]"),
         ({"include": []}, "include"),
         ({"include": "usage"}, "include"),
         ({"start_date": "2026-02-30"}, "start_date"),

@@ -112,8 +112,12 @@ async def test_names_are_unique_and_built_ins_are_read_only(http: httpx.AsyncCli
     again = await http.post(T, json=BODY)
     assert again.status_code == 409
     assert again.json()["error"]["code"] == "template_name_taken"
-    assert (await http.delete(f"{T}/voice-agent-fast")).status_code == 400
-    assert (await http.patch(f"{T}/voice-agent-fast", json={"name": "x"})).status_code == 400
+    for refused in (
+        await http.delete(f"{T}/voice-agent-fast"),
+        await http.patch(f"{T}/voice-agent-fast", json={"name": "x"}),
+    ):
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == "builtin_template"
 
 
 async def test_a_voice_mapping_is_a_voice_for_templates(http: httpx.AsyncClient) -> None:

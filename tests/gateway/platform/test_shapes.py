@@ -27,11 +27,13 @@ from gateway.platform.shapes import (
     Example,
     Key,
     Length,
+    Pattern,
     Range,
     accepts_more,
     parse,
     parse_query,
     schema_of,
+    together,
 )
 from gateway.platform.shapes.nodes import Kind, Node, fields_of
 
@@ -57,6 +59,7 @@ class Alert:
     since: datetime | None = None
     origin: Annotated[str | None, Key("from")] = None
     extra: Any = None
+    weights: dict[Annotated[str, Pattern("^[0-9]+$", "a number")], int] = attrs.field(factory=dict)
 
 
 @accepts_more
@@ -205,7 +208,7 @@ def test_a_parsed_body_is_the_declared_type_with_its_defaults() -> None:
         ({"name": " ", "condition": {}}, "name", "'name' must be a non-empty string, not ' '."),
         ({"name": "a", "condition": {"metric": "cpu"}}, "condition.metric", "must be one of"),
         ({"name": "a", "condition": None}, "condition", "'condition' must be an object."),
-        ({"name": "a", "nope": 1}, "nope", "Unknown field 'nope'."),
+        ({"name": "a", "nope": 1}, "nope", "Unknown field 'nope'; known: name, condition, emails"),
         (
             {"name": "a", "condition": {"metric": "error_rate", "threshold": 1}, "emails": [1]},
             "emails[0]",
@@ -265,6 +268,32 @@ def test_the_schema_says_what_the_declaration_says() -> None:
         "required": ["id"],
     }
     assert row == {"$ref": "#/components/schemas/Row"}
+
+
+def test_a_map_whose_keys_are_declared_states_and_checks_them() -> None:
+    components = Components()
+    schema_of(Alert, components)
+    weights = components.schemas["Alert"]["properties"]["weights"]
+    assert weights["propertyNames"] == {"pattern": "^[0-9]+$"}
+    condition = {"metric": "error_rate", "threshold": 1}
+    assert parse(Alert, {"name": "a", "condition": condition, "weights": {"12": 1}})
+    with pytest.raises(ApiError) as refused:
+        parse(Alert, {"name": "a", "condition": condition, "weights": {"x": 1}})
+    assert refused.value.extra["param"] == "weights.x"
+
+
+def test_rules_over_several_fields_are_written_as_all_of() -> None:
+    one_bound = {"not": {"required": ["low", "high"]}}
+
+    @together(one_bound)
+    @attrs.frozen
+    class Bounded:
+        low: int | None = None
+        high: int | None = None
+
+    components = Components()
+    schema_of(Bounded, components)
+    assert components.schemas["Bounded"]["allOf"] == [one_bound]
 
 
 def test_two_shapes_of_one_name_are_refused() -> None:

@@ -21,9 +21,9 @@ from gateway.workers import usage_child
 from gateway.workers.usage_process import ProcessSink
 from gateway.workers.usage_wire import decode_ack, decode_batch, encode_batch, read_frame
 from gateway.workers.usage_writer import UsageWriter
-from store.connection import open_existing
 from store.db import DB_FILENAME, Database, open_database
 from store.request_log import LoggedAttempt
+from store.sqlite_handle import open_existing
 from store.usage import UsageRecord
 from tests.store.test_usage import make_usage
 
