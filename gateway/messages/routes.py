@@ -20,7 +20,7 @@ from gateway.platform.body import Answer, Answering
 from gateway.platform.errors import invalid_request
 from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.web import decode_json
-from gateway.upstream.call_errors import MODEL_CALL_ERRORS, with_errors
+from gateway.upstream.refusals import CHAT_CALL, MODEL, merged
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
@@ -40,7 +40,7 @@ CREATE_OPERATION = Operation(
     body=shapes.CreateMessage,
     answer=(shapes.MessageObject, Content("text/event-stream", shapes.MessageEvent)),
     headers=ANTHROPIC_HEADERS,
-    errors=with_errors((400, "invalid_tool_choice"), (400, "invalid_thinking_budget")),
+    errors=merged(CHAT_CALL, {400: ("invalid_tool_choice", "invalid_thinking_budget")}),
     description=ANTHROPIC_NOTE,
 )
 COUNT_OPERATION = Operation(
@@ -49,11 +49,7 @@ COUNT_OPERATION = Operation(
     body=shapes.CountTokens,
     answer=shapes.TokenCount,
     headers=ANTHROPIC_HEADERS,
-    errors={
-        400: ("invalid_tool_choice", "invalid_thinking_budget"),
-        403: MODEL_CALL_ERRORS[403][:1],
-        404: MODEL_CALL_ERRORS[404],
-    },
+    errors=merged(MODEL, {400: ("invalid_tool_choice", "invalid_thinking_budget")}),
     description=ANTHROPIC_NOTE,
 )
 
