@@ -28,7 +28,13 @@ CREATE_OPERATION = Operation(
     tag=TAG,
     body=shapes.CreateResponse,
     answer=(shapes.ResponseObject, Content("text/event-stream", shapes.ResponseEvent)),
-    errors=merged(CHAT_CALL, {400: "invalid_tool_choice", 404: "previous_response_not_found"}),
+    errors=merged(
+        CHAT_CALL,
+        {
+            400: ("invalid_tool_choice", "nothing_to_answer"),
+            404: "previous_response_not_found",
+        },
+    ),
     description="With `stream: true`, server-sent events: `event: <type>` and `data: <event>` "
     "for each event of the response.",
 )
