@@ -14,8 +14,8 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.errors import ApiError
 from gateway.platform.web import decode_json
-from gateway.upstream.call_errors import with_errors
 from gateway.upstream.options import RoutingMode
+from gateway.upstream.refusals import CHAT_CALL, merged
 
 CHAT_PATH = "/v1/chat/completions"
 SERVICE_HEADERS = (
@@ -32,7 +32,7 @@ CHAT_OPERATION = Operation(
     body=ChatCompletionRequest,
     answer=(ChatCompletion, Content("text/event-stream", ChatCompletionChunk)),
     headers=SERVICE_HEADERS,
-    errors=with_errors((400, "invalid_tool_choice")),
+    errors=merged(CHAT_CALL, {400: "invalid_tool_choice"}),
     description="With `stream: true`, server-sent events: `data: <chunk>` for each chunk, "
     "then `data: [DONE]`.",
 )

@@ -82,6 +82,13 @@ def parse_messages_body(body: Any, *, counting: bool = False) -> MessagesRequest
     model = required_string(body, "model")
     max_tokens = None if counting else _max_tokens(body.get("max_tokens"))
     messages = [*_system(body.get("system")), *_messages(body.get("messages"))]
+    if not messages:  # every turn held only thinking blocks, which are not sent on
+        raise ApiError(
+            400,
+            "nothing_to_answer",
+            "'messages' holds nothing to answer: thinking blocks are not sent to a model.",
+            param="messages",
+        )
     chat: dict[str, Any] = {"model": model, "messages": messages}
     fields = {
         "max_tokens": max_tokens,

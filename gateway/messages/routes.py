@@ -20,11 +20,13 @@ from gateway.platform.body import Answer, Answering
 from gateway.platform.errors import invalid_request
 from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.web import decode_json
-from gateway.upstream.call_errors import MODEL_CALL_ERRORS, with_errors
+from gateway.upstream.refusals import CHAT_CALL, MODEL, merged
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
 TAG = "messages"
+# What this door refuses for what the fields mean (docs/errors.md).
+DOOR_REFUSALS = ("invalid_tool_choice", "invalid_thinking_budget", "nothing_to_answer")
 ANTHROPIC_HEADERS = (
     Header("x-api-key", "A gateway key, as Anthropic's SDK sends it (or Authorization)"),
     Header("anthropic-version", "Accepted; changes nothing"),
@@ -40,7 +42,7 @@ CREATE_OPERATION = Operation(
     body=shapes.CreateMessage,
     answer=(shapes.MessageObject, Content("text/event-stream", shapes.MessageEvent)),
     headers=ANTHROPIC_HEADERS,
-    errors=with_errors((400, "invalid_tool_choice"), (400, "invalid_thinking_budget")),
+    errors=merged(CHAT_CALL, {400: DOOR_REFUSALS}),
     description=ANTHROPIC_NOTE,
 )
 COUNT_OPERATION = Operation(
@@ -49,11 +51,7 @@ COUNT_OPERATION = Operation(
     body=shapes.CountTokens,
     answer=shapes.TokenCount,
     headers=ANTHROPIC_HEADERS,
-    errors={
-        400: ("invalid_tool_choice", "invalid_thinking_budget"),
-        403: MODEL_CALL_ERRORS[403][:1],
-        404: MODEL_CALL_ERRORS[404],
-    },
+    errors=merged(MODEL, {400: DOOR_REFUSALS}),
     description=ANTHROPIC_NOTE,
 )
 

@@ -18,7 +18,7 @@ from gateway.platform.web import decode_json, json_response
 from gateway.responses import service, shapes
 from gateway.responses.services import ResponsesServices
 from gateway.responses.websocket import send_error, serve_socket
-from gateway.upstream.call_errors import with_errors
+from gateway.upstream.refusals import CHAT_CALL, merged
 
 RESPONSES_PATH = "/v1/responses"
 TAG = "responses"
@@ -28,7 +28,13 @@ CREATE_OPERATION = Operation(
     tag=TAG,
     body=shapes.CreateResponse,
     answer=(shapes.ResponseObject, Content("text/event-stream", shapes.ResponseEvent)),
-    errors=with_errors((400, "invalid_tool_choice"), (404, "previous_response_not_found")),
+    errors=merged(
+        CHAT_CALL,
+        {
+            400: ("invalid_tool_choice", "nothing_to_answer"),
+            404: "previous_response_not_found",
+        },
+    ),
     description="With `stream: true`, server-sent events: `event: <type>` and `data: <event>` "
     "for each event of the response.",
 )

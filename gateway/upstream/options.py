@@ -207,6 +207,8 @@ def _at_most(value: int | None, ceiling: int) -> int | None:
 def _non_negative(value: Any, where: str) -> int | None:
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON counts 2.0 as an integer, as the document's schema does
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise invalid_request(f"'{where}' needs a non-negative integer.", param=where, value=value)
     return value
