@@ -15,6 +15,7 @@ enable brings a disabled provider back to active; delete removes the configurati
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import Annotated, Any
 
@@ -29,6 +30,9 @@ from providers.openai_realtime import TRANSPORTS as REALTIME_TRANSPORTS
 
 MAX_SETTING = 200  # characters of a named setting (an id or a name, never a document)
 MAX_SECRET = 4096
+# A vendor key is sent in a request header: printable ASCII, no inner space (around it,
+# spaces are trimmed). Anything else could never authenticate, and would stop every call.
+KEY_PATTERN = r"^\s*[!-~]+\s*$"
 
 NamedSetting = Annotated[str, NON_BLANK, Length(most=MAX_SETTING)]
 
@@ -39,7 +43,12 @@ class Credentials:
     """The vendor's credentials: `api_key`, and the vendor's own fields (strings, numbers,
     booleans). Stored encrypted, never shown."""
 
-    api_key: Annotated[str, NON_BLANK, Length(most=MAX_SECRET)]
+    api_key: Annotated[
+        str,
+        NON_BLANK,
+        Length(most=MAX_SECRET),
+        Pattern(KEY_PATTERN, "printable ASCII without spaces, as vendors' keys are"),
+    ]
 
 
 @accepts_more
@@ -143,6 +152,13 @@ def parse_credentials(value: Any) -> dict[str, Any]:
             422,
             "invalid_credentials",
             "'credentials.api_key' must be a non-empty string.",
+            param="credentials.api_key",
+        )
+    if not re.fullmatch(KEY_PATTERN, api_key):
+        raise ApiError(
+            422,
+            "invalid_credentials",
+            "'credentials.api_key' must be printable ASCII without spaces, as vendors' keys are.",
             param="credentials.api_key",
         )
     extra = {k: v for k, v in value.items() if k != "api_key"}

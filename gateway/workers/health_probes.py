@@ -10,6 +10,7 @@ most `PROBE_CONCURRENCY` at a time; a round that outlives the interval delays th
 
 from __future__ import annotations
 
+import logging
 import time
 
 import attrs
@@ -23,6 +24,7 @@ from providers.base import Provider
 from providers.errors import ProviderError, Unsupported
 
 PROBE_CONCURRENCY = 8
+logger = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -73,6 +75,9 @@ async def _probe(
                 return  # nothing to ask this vendor; its requests still report health
             except ProviderError as exc:
                 error = from_provider_error(exc).code
+            except Exception:  # a fault of ours in one provider's call: said, never fatal
+                logger.exception("health probe of %s (%s) failed", provider_id, workspace_id)
+                error = "internal_error"
         if scope.cancelled_caught:
             error = "provider_timeout"
         latency_ms = (time.perf_counter() - started) * 1000

@@ -65,7 +65,10 @@ def render_head(
         raise InvalidRequest("a request header contains CR or LF")
     declared = "" if not length and method in _BODYLESS_METHODS else f"content-length: {length}\r\n"
     head = f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n{fields}{declared}"
-    return (head + "connection: keep-alive\r\n\r\n").encode("latin-1")
+    try:
+        return (head + "connection: keep-alive\r\n\r\n").encode("latin-1")
+    except UnicodeEncodeError as exc:  # a credential or header typed with other letters
+        raise InvalidRequest("a request header or the target is not Latin-1 text") from exc
 
 
 @attrs.frozen(slots=True)

@@ -426,6 +426,18 @@ async def test_credentials_update_rejects_an_empty_key(http: httpx.AsyncClient) 
     assert after["credentials_updated_at"] == before["credentials_updated_at"]
 
 
+async def test_a_key_that_no_header_could_carry_is_refused(http: httpx.AsyncClient) -> None:
+    """A vendor key goes in a request header: one with other letters or inner spaces could
+    never authenticate, and once stored it stopped every call and probe of the provider."""
+    before = (await http.get(f"{PROVIDERS}/openai")).json()
+    for key in ("sk-ключ", "sk-with space", "sk-caf\u00e9-1"):
+        response = await http.post(f"{PROVIDERS}/openai/credentials", json={"api_key": key})
+        assert_error(response, 422, "invalid_credentials")
+    after = (await http.get(f"{PROVIDERS}/openai")).json()
+    assert after["credentials_updated_at"] == before["credentials_updated_at"]
+    assert (await chat(http)).status_code == 200
+
+
 # -- test, disable, enable, delete ---------------------------------------------------------
 
 

@@ -43,6 +43,14 @@ def test_render_refuses_header_injection(headers: dict[str, str]) -> None:
         render_request("POST", "/", "h", headers, b"")
 
 
+def test_render_refuses_a_header_that_is_not_latin_1() -> None:
+    """A value HTTP/1.1 cannot carry (a key typed with other letters) is this request's
+    refusal, never an encoding error out of the caller's task (it stopped the gateway's
+    health probes)."""
+    with pytest.raises(InvalidRequest):
+        render_request("POST", "/", "h", {"authorization": "Bearer ключ"}, b"")
+
+
 @pytest.mark.parametrize(
     ("target", "sent"),
     [

@@ -63,3 +63,24 @@ async def test_one_round_probes_every_active_provider(gateway: RunningGateway) -
     assert health.figures("default", "openai").status == "healthy"
     # probes are not request outcomes: routing's latency signal stays unknown
     assert health.figures("default", "openai").latency_ms is None
+
+
+class Broken(Provider):
+    """A fault of ours inside one provider's call (an encoding error, a bug)."""
+
+    provider_id = "cohere"
+
+    async def list_models(self) -> list[str]:
+        raise UnicodeEncodeError("latin-1", "ключ", 0, 1, "ordinal not in range(256)")
+
+
+async def test_a_fault_in_one_providers_probe_is_recorded_and_the_round_goes_on(
+    gateway: RunningGateway,
+) -> None:
+    install(gateway, Broken())
+    with trio.fail_after(5):
+        await probe_round(gateway.state.probes)
+    (broken,) = gateway.state.health.probes("default", "cohere")
+    assert not broken.ok and broken.error_type == "internal_error"
+    (openai,) = gateway.state.health.probes("default", "openai")
+    assert openai.ok
