@@ -12,11 +12,13 @@ its `passthrough` flag leaves every parameter to the vendor.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Collection, Iterable
 
 import attrs
 
 # The catalog's model type of each capability a pass-through model may be asked for.
+VENDOR_ID = re.compile(r"[!-~]+")
 CAPABILITY_TYPES = {
     "chat": "chat",
     "embeddings": "embedding",
@@ -63,7 +65,11 @@ def allowed(
     rules: Iterable[PassthroughRule], name: str, providers: Collection[str]
 ) -> tuple[str, str] | None:
     """(provider, vendor model id) for `name` when a rule allows it: `provider/id` is
-    checked against that provider's rules, a bare id against every rule in order."""
+    checked against that provider's rules, a bare id against every rule in order. Only
+    printable ASCII without spaces can be a vendor's model id (and it goes back to the
+    client in a header): any other name is no model, whatever the rules say."""
+    if not VENDOR_ID.fullmatch(name):
+        return None
     provider, slash, rest = name.partition("/")
     if slash and provider in providers:
         found = any(r.provider == provider and r.matches(rest) for r in rules)

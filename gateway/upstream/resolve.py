@@ -24,6 +24,7 @@ from providers.adapters import ADAPTER_CLASSES
 from providers.base import Provider
 from providers.catalog import Catalog, ModelInfo
 from providers.footprint import estimate, generation_latency_s, load_footprint_factors
+from providers.passthrough import VENDOR_ID
 
 # How long a client is told to wait when nothing can serve its request now.
 UNAVAILABLE_RETRY_AFTER_S = 30
@@ -210,6 +211,8 @@ def _forced(
     info = catalog.model(model)
     if info is None:
         name = model.removeprefix(f"{provider}/")
+        if not VENDOR_ID.fullmatch(name):  # no vendor's id; it would go back in a header
+            raise model_not_found(catalog, active, model, None, capability)
         described = catalog.passthrough_for(provider, name, capability)
         return Resolution(Target(provider, name, name, described), (), mode, reasoning)
     if info.provider != provider:

@@ -183,3 +183,21 @@ async def test_a_bare_pass_through_id_takes_the_first_matching_provider(
         model="open-mistral-9", messages=HELLO, extra_body={"service": SKIP}
     )
     assert sent_model(gateway, "mistral") == "open-mistral-9"
+
+
+async def test_a_name_no_vendor_could_have_is_not_passed_through(http: httpx.AsyncClient) -> None:
+    """An id with control characters, spaces or other letters is no vendor's: neither a
+    forced provider nor the operator's pass-through rules send it (it went back to the
+    client in `X-Service-Model-Used` and broke the answer's head: a 500)."""
+    for name in ("rerank-\x00x", "rerank x", "rerank-\u00e9", "mistral/open-\x1b"):
+        forced = await http.post(
+            "/v1/rerank",
+            json={"model": name, "provider": "cohere", "query": "q", "documents": ["a"]},
+        )
+        assert forced.status_code == 404, forced.text
+        assert forced.json()["error"]["code"] == "model_not_found"
+    allowed = await http.post(
+        "/v1/chat/completions",
+        json={"model": "mistral/open-\x1b", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert allowed.status_code == 404, allowed.text
