@@ -13,6 +13,7 @@ import attrs
 
 from gateway.agents.limits import LIMIT_NAMES, parse_limits, template_limits
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.params import whole_number
 from store.agents import AutoSuspend
 
 DEFAULT_TOOLS = ("self_inspect/*",)
@@ -127,13 +128,14 @@ def _auto_suspend(raw: object, current: AutoSuspend) -> dict[str, Any]:
             merged[flag] = raw[flag]
     if "abuse_threshold" in raw:
         value = raw["abuse_threshold"]
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+        whole = whole_number(value)
+        if whole is None or not 1 <= whole <= 100_000:
             raise invalid_request(
                 "'abuse_threshold' must be an integer from 1 to 100000.",
                 param="auto_suspend.abuse_threshold",
                 value=value,
             )
-        merged["abuse_threshold"] = value
+        merged["abuse_threshold"] = whole
     return merged
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from gateway.platform.errors import ApiError, invalid_request, invalid_tool_choice
-from gateway.platform.params import optional_bool, required_string
+from gateway.platform.params import optional_bool, required_string, whole_number
 from gateway.upstream.options import MAX_STOP
 
 REFUSED: Mapping[str, str] = {
@@ -136,17 +136,10 @@ def _check_fields(body: Mapping[str, Any], counting: bool) -> None:
         raise invalid_request("'stream' is not a count_tokens field.", param="stream")
 
 
-def _whole(value: Any) -> int | None:
-    """An integer as JSON has it (`2.0` is one, as JSON Schema says), else None."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _max_tokens(value: Any) -> int:
     if value is None:
         raise invalid_request("max_tokens: Field required", param="max_tokens")
-    whole = _whole(value)
+    whole = whole_number(value)
     if whole is None or whole < 1:
         raise invalid_request(
             "max_tokens: Input should be an integer of at least 1", param="max_tokens", value=value
@@ -168,7 +161,7 @@ def _bounded(body: Mapping[str, Any], name: str, high: float) -> float | None:
 def _top_k(value: Any) -> int | None:
     if value is None:
         return None
-    whole = _whole(value)
+    whole = whole_number(value)
     if whole is None or whole < 1:
         raise invalid_request("top_k: Input should be an integer of at least 1", param="top_k")
     return whole
@@ -210,7 +203,7 @@ def _thinking(value: Any, max_tokens: int | None) -> str | None:
     kind = value.get("type") if isinstance(value, dict) else None
     if kind == "disabled":
         return None
-    budget = _whole(value.get("budget_tokens")) if isinstance(value, dict) else None
+    budget = whole_number(value.get("budget_tokens")) if isinstance(value, dict) else None
     if kind != "enabled" or budget is None or budget < 1:
         raise invalid_request(
             "thinking: must be {type: 'enabled', budget_tokens} or {type: 'disabled'}",

@@ -52,20 +52,34 @@ def optional_positive_int(body: Mapping[str, Any], name: str) -> int | None:
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    whole = whole_number(value)
+    if whole is None or whole < 1:
         raise invalid_request(
             f"'{name}' must be an integer of at least 1.", param=name, value=value
         )
-    return value
+    return whole
 
 
 def optional_int(body: Mapping[str, Any], name: str) -> int | None:
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
+    whole = whole_number(value)
+    if whole is None:
         raise invalid_request(f"'{name}' must be an integer.", param=name, value=value)
-    return value
+    return whole
+
+
+def whole_number(value: Any) -> int | None:
+    """`value` as an int when JSON counts it an integer (`5` and `5.0` alike, as JSON
+    Schema's `integer` does; a boolean never), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def optional_object(body: Mapping[str, Any], name: str) -> dict[str, Any] | None:
