@@ -61,7 +61,29 @@ LIMIT_NAMES = (
 )
 LIMIT_VALUE: Schema = nullable(NUM)
 LIMITS = obj(LIMIT_NAMES, **dict.fromkeys(LIMIT_NAMES, LIMIT_VALUE))
-LIMITS_IN = closed((), **{name: nullable({"type": "number", "minimum": 0}) for name in LIMIT_NAMES})
+# Counted in whole units (a fraction is refused, `gateway.agents.limits.INTEGER_LIMITS`).
+WHOLE_LIMITS = frozenset(
+    {
+        "requests_per_minute",
+        "concurrent_sessions",
+        "ocr_pages_daily",
+        "ocr_pages_monthly",
+        "embedding_tokens_daily",
+    }
+)
+LIMITS_IN = closed(
+    (),
+    **{
+        name: nullable(
+            {
+                "type": "integer" if name in WHOLE_LIMITS else "number",
+                "minimum": 0,
+                "maximum": 1e12,
+            }
+        )
+        for name in LIMIT_NAMES
+    },
+)
 TEMPLATE: Schema = {"enum": ["Free", "Standard", "Enterprise"]}
 AUTO_SUSPEND = all_required(
     on_cost_limit=BOOL,

@@ -92,6 +92,7 @@ TRANSCRIPTION_EVENT = obj(
 
 AUDIO_FILE: Schema = {
     **BINARY,
+    "minLength": 1,
     "description": "mp3, mp4, mpeg, mpga, m4a, wav, webm, flac, ogg; 25 MB",
 }
 
