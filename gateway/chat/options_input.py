@@ -15,19 +15,23 @@ from typing import Any
 
 from gateway.platform.errors import invalid_request
 from gateway.platform.params import optional_object, optional_string
+from gateway.upstream.options import (
+    CACHE_RETENTIONS,
+    MAX_SAFETY_IDENTIFIER,
+    METADATA_KEY,
+    METADATA_PAIRS,
+    METADATA_VALUE,
+    SERVICE_TIERS,
+    VERBOSITIES,
+)
 from providers.catalog import REASONING_EFFORTS
 from providers.chat_params import PARAMETERS
 
 MAX_CHOICES = 128  # `n`, as OpenAI bounds it
 MAX_TOP_LOGPROBS = 20
 LOGIT_BIAS = (-100, 100)
-METADATA_PAIRS, METADATA_KEY, METADATA_VALUE = 16, 64, 512
-MAX_SAFETY_IDENTIFIER = 128
-VERBOSITIES = ("low", "medium", "high")
-SERVICE_TIERS = ("auto", "default", "flex", "scale", "priority", "fast")
 MODALITIES = ("text", "audio")
 SEARCH_CONTEXT_SIZES = ("low", "medium", "high")
-CACHE_RETENTIONS = ("in_memory", "24h")
 CACHE_MODES = ("implicit", "explicit")
 EXTENSIONS = frozenset({"provider", "routing_mode", "service", "top_k"})
 """The gateway's own body fields beside OpenAI's (`top_k`: the Messages API's sampling

@@ -15,33 +15,9 @@ from gateway.platform.body import Answering
 from gateway.platform.errors import ApiError
 from gateway.platform.web import decode_json
 from gateway.upstream.options import RoutingMode
+from gateway.upstream.refusals import CHAT_CALL, merged
 
 CHAT_PATH = "/v1/chat/completions"
-# What a model call can answer besides a malformed body: the request's meaning (a
-# tool choice, the model's context and filters), the key's and the agent's rights and
-# limits, and the providers' failures (docs/errors.md).
-MODEL_CALL_ERRORS: Mapping[int, tuple[str, ...]] = {
-    400: (
-        "unsupported_parameter",
-        "context_length_exceeded",
-        "content_filter",
-        "provider_not_configured",
-    ),
-    403: ("model_not_allowed", "agent_key_required", "agent_suspended"),
-    404: ("model_not_found",),
-    429: (
-        "rate_limit_exceeded",
-        "token_limit_exceeded",
-        "concurrent_limit_exceeded",
-        "daily_limit_exceeded",
-        "monthly_limit_exceeded",
-        "rpm_exceeded",
-        "cost_limit_exceeded",
-    ),
-    502: ("provider_error", "invalid_model_output"),
-    503: ("provider_unavailable", "model_overloaded", "limits_unavailable"),
-    504: ("provider_timeout",),
-}
 SERVICE_HEADERS = (
     Header("X-Routing-Mode", "The routing mode, as `routing_mode`", values=get_args(RoutingMode)),
     Header("X-Service-Project", "A project id for the usage records"),
@@ -56,7 +32,7 @@ CHAT_OPERATION = Operation(
     body=ChatCompletionRequest,
     answer=(ChatCompletion, Content("text/event-stream", ChatCompletionChunk)),
     headers=SERVICE_HEADERS,
-    errors={**MODEL_CALL_ERRORS, 400: (*MODEL_CALL_ERRORS[400], "invalid_tool_choice")},
+    errors=merged(CHAT_CALL, {400: "invalid_tool_choice"}),
     description="With `stream: true`, server-sent events: `data: <chunk>` for each chunk, "
     "then `data: [DONE]`.",
 )

@@ -17,18 +17,11 @@ import attrs
 from gateway.chat.input import TOOL_NAME
 from gateway.chat.options_input import (
     CACHE_MODES,
-    CACHE_RETENTIONS,
     LOGIT_BIAS,
     MAX_CHOICES,
-    MAX_SAFETY_IDENTIFIER,
     MAX_TOP_LOGPROBS,
-    METADATA_KEY,
-    METADATA_PAIRS,
-    METADATA_VALUE,
     MODALITIES,
     SEARCH_CONTEXT_SIZES,
-    SERVICE_TIERS,
-    VERBOSITIES,
 )
 from gateway.platform.shapes import (
     Choices,
@@ -41,23 +34,22 @@ from gateway.platform.shapes import (
     together,
 )
 from gateway.upstream.options import (
+    CACHE_RETENTIONS,
+    MAX_SAFETY_IDENTIFIER,
     MAX_STOP,
     NUMBER_BOUNDS,
+    SERVICE_TIERS,
+    VERBOSITIES,
+    Metadata,
     Model,
     RoutingMode,
     ServiceRequest,
+    StreamOptions,
     forced_provider,
 )
 from providers.catalog import REASONING_EFFORTS
 
 Positive = Annotated[int, Range(least=1)]
-Metadata = Annotated[
-    dict[
-        Annotated[str, Length(most=METADATA_KEY)],
-        Annotated[str, Length(most=METADATA_VALUE)],
-    ],
-    Count(most=METADATA_PAIRS),
-]
 ToolName = Annotated[str, Pattern(TOOL_NAME.pattern, "1-64 letters, digits, '_' or '-'")]
 
 
@@ -216,12 +208,6 @@ class ChatJsonSchemaFormat:
 
 
 @attrs.frozen
-class ChatStreamOptions:
-    include_usage: bool = False
-    include_obfuscation: bool = False
-
-
-@attrs.frozen
 class ChatPrediction:
     """Predicted output: text, or text parts."""
 
@@ -295,7 +281,7 @@ class ChatCompletionRequest:
     max_tokens: Positive | None = None
     max_completion_tokens: Positive | None = None
     stream: bool | None = None
-    stream_options: ChatStreamOptions | None = None
+    stream_options: StreamOptions | None = None
     stop: str | Annotated[list[str], Count(most=MAX_STOP)] | None = None
     tools: list[ChatFunctionTool] | None = None
     tool_choice: Literal["auto", "none", "required"] | ChatFunctionChoice | None = None

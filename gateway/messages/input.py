@@ -82,6 +82,13 @@ def parse_messages_body(body: Any, *, counting: bool = False) -> MessagesRequest
     model = required_string(body, "model")
     max_tokens = None if counting else _max_tokens(body.get("max_tokens"))
     messages = [*_system(body.get("system")), *_messages(body.get("messages"))]
+    if not messages:  # every turn held only thinking blocks, which are not sent on
+        raise ApiError(
+            400,
+            "nothing_to_answer",
+            "'messages' holds nothing to answer: thinking blocks are not sent to a model.",
+            param="messages",
+        )
     chat: dict[str, Any] = {"model": model, "messages": messages}
     fields = {
         "max_tokens": max_tokens,
@@ -129,14 +136,22 @@ def _check_fields(body: Mapping[str, Any], counting: bool) -> None:
         raise invalid_request("'stream' is not a count_tokens field.", param="stream")
 
 
+def _whole(value: Any) -> int | None:
+    """An integer as JSON has it (`2.0` is one, as JSON Schema says), else None."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _max_tokens(value: Any) -> int:
     if value is None:
         raise invalid_request("max_tokens: Field required", param="max_tokens")
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    whole = _whole(value)
+    if whole is None or whole < 1:
         raise invalid_request(
             "max_tokens: Input should be an integer of at least 1", param="max_tokens", value=value
         )
-    return value
+    return whole
 
 
 def _bounded(body: Mapping[str, Any], name: str, high: float) -> float | None:
@@ -153,9 +168,10 @@ def _bounded(body: Mapping[str, Any], name: str, high: float) -> float | None:
 def _top_k(value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    whole = _whole(value)
+    if whole is None or whole < 1:
         raise invalid_request("top_k: Input should be an integer of at least 1", param="top_k")
-    return value
+    return whole
 
 
 def _stop_sequences(value: Any) -> list[str] | None:
@@ -194,8 +210,8 @@ def _thinking(value: Any, max_tokens: int | None) -> str | None:
     kind = value.get("type") if isinstance(value, dict) else None
     if kind == "disabled":
         return None
-    budget = value.get("budget_tokens") if isinstance(value, dict) else None
-    if kind != "enabled" or isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+    budget = _whole(value.get("budget_tokens")) if isinstance(value, dict) else None
+    if kind != "enabled" or budget is None or budget < 1:
         raise invalid_request(
             "thinking: must be {type: 'enabled', budget_tokens} or {type: 'disabled'}",
             param="thinking",

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
 from gateway.kernels.dialects import Answered
+from gateway.messages.shapes import MessageObject, MessageUsage
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
 from gateway.upstream.accounting import Accounting
@@ -62,13 +63,13 @@ def stop_reason(finish_reason: str) -> str:
     return STOP_REASONS.get(finish_reason, "end_turn")
 
 
-def message_body(answered: Answered, result: ChatResult, accounting: Accounting) -> dict[str, Any]:
+def message_body(answered: Answered, result: ChatResult, accounting: Accounting) -> MessageObject:
     content: list[dict[str, Any]] = []
     if result.content:
         content.append({"type": "text", "text": result.content})
     for call in result.tool_calls:
         content.append(tool_use_block(call.id, call.name, _arguments(call.arguments)))
-    return {
+    body = {
         **_head(answered),
         "content": content,
         "stop_reason": stop_reason(result.finish_reason),
@@ -76,6 +77,7 @@ def message_body(answered: Answered, result: ChatResult, accounting: Accounting)
         "usage": usage_object(accounting),
         **answered.metadata(accounting, [call.name for call in result.tool_calls]),
     }
+    return cast(MessageObject, body)  # with the gateway's metadata spread in
 
 
 def _head(answered: Answered) -> dict[str, Any]:
@@ -101,7 +103,7 @@ def _arguments(text: str) -> Any:
     return value if isinstance(value, dict) else {}
 
 
-def usage_object(accounting: Accounting) -> dict[str, int]:
+def usage_object(accounting: Accounting) -> MessageUsage:
     usage = accounting.usage
     return {
         "input_tokens": usage.prompt_tokens,

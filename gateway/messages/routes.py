@@ -9,18 +9,51 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
+from gateway.messages import shapes
 from gateway.messages.render import error_body
 from gateway.messages.service import count_tokens, serve_message
 from gateway.messages.services import MessagesServices
+from gateway.platform.apidoc import Content, Header, Operation
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, Answering
 from gateway.platform.errors import invalid_request
 from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.web import decode_json
+from gateway.upstream.refusals import CHAT_CALL, MODEL, merged
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_PATH = "/v1/messages/count_tokens"
+TAG = "messages"
+# What this door refuses for what the fields mean (docs/errors.md).
+DOOR_REFUSALS = ("invalid_tool_choice", "invalid_thinking_budget", "nothing_to_answer")
+ANTHROPIC_HEADERS = (
+    Header("x-api-key", "A gateway key, as Anthropic's SDK sends it (or Authorization)"),
+    Header("anthropic-version", "Accepted; changes nothing"),
+    Header("anthropic-beta", "Accepted; changes nothing"),
+)
+ANTHROPIC_NOTE = (
+    "Errors on this route are in Anthropic's shape: `{type: 'error', error: {type, "
+    "message, code, ...}, request_id}`."
+)
+CREATE_OPERATION = Operation(
+    summary="Create a message (Anthropic's Messages API over any chat vendor), streamed or not",
+    tag=TAG,
+    body=shapes.CreateMessage,
+    answer=(shapes.MessageObject, Content("text/event-stream", shapes.MessageEvent)),
+    headers=ANTHROPIC_HEADERS,
+    errors=merged(CHAT_CALL, {400: DOOR_REFUSALS}),
+    description=ANTHROPIC_NOTE,
+)
+COUNT_OPERATION = Operation(
+    summary="Count a Messages request's input tokens",
+    tag=TAG,
+    body=shapes.CountTokens,
+    answer=shapes.TokenCount,
+    headers=ANTHROPIC_HEADERS,
+    errors=merged(MODEL, {400: DOOR_REFUSALS}),
+    description=ANTHROPIC_NOTE,
+)
 
 
 def messages_routes(messages: MessagesServices) -> list[Route]:
@@ -31,11 +64,21 @@ def messages_routes(messages: MessagesServices) -> list[Route]:
     async def answer_count(
         principal: Principal, body: bytes, headers: Mapping[str, str]
     ) -> AsyncIterator[Answer]:
-        yield JsonAnswer(200, count_tokens(messages, principal, _decoded(body)), {})
+        yield JsonAnswer(200, dict(count_tokens(messages, principal, _decoded(body))), {})
 
     return [
-        Route("POST", path, handler, error_body=error_body, credential=anthropic_credential)
-        for path, handler in ((MESSAGES_PATH, answer_message), (COUNT_PATH, answer_count))
+        Route(
+            "POST",
+            path,
+            handler,
+            error_body=error_body,
+            credential=anthropic_credential,
+            operation=declared,
+        )
+        for path, handler, declared in (
+            (MESSAGES_PATH, answer_message, CREATE_OPERATION),
+            (COUNT_PATH, answer_count, COUNT_OPERATION),
+        )
     ]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from gateway.messages.dialect import MESSAGES
 from gateway.messages.input import parse_messages_body
 from gateway.messages.services import MessagesServices
+from gateway.messages.shapes import TokenCount
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.errors import not_found
@@ -24,7 +25,7 @@ def serve_message(
     return messages.serve_chat(principal, body, headers, MESSAGES)
 
 
-def count_tokens(messages: MessagesServices, principal: Principal, body: Any) -> dict[str, int]:
+def count_tokens(messages: MessagesServices, principal: Principal, body: Any) -> TokenCount:
     """`POST /v1/messages/count_tokens`: the prompt's tokens as the gateway counts them
     for admission and routing (the same estimate whichever vendor would serve it)."""
     principal.require("chat")

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request, invalid_tool_choice
+from gateway.platform.errors import ApiError, invalid_request, invalid_tool_choice
 from gateway.platform.params import (
     optional_bool,
     optional_object,
@@ -105,6 +105,8 @@ def parse_responses_body(body: Any, history: Sequence[Mapping[str, Any]]) -> Res
     model = required_string(body, "model")
     if body.get("input") is None:
         raise invalid_request("'input' is required.", param="input")
+    if body["input"] == []:
+        raise invalid_request("'input' must be a text or at least one item.", param="input")
     items = input_items(body["input"])
     instructions = optional_string(body, "instructions")
     tools = _tools(body.get("tools"))
@@ -112,7 +114,7 @@ def parse_responses_body(body: Any, history: Sequence[Mapping[str, Any]]) -> Res
     if instructions:
         messages.insert(0, {"role": "system", "content": instructions})
     if not messages:
-        raise invalid_request("'input' holds nothing to answer.", param="input")
+        raise ApiError(400, "nothing_to_answer", "'input' holds nothing to answer.", param="input")
     chat: dict[str, Any] = {
         "model": model,
         "messages": messages,

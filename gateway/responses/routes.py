@@ -8,16 +8,36 @@ from typing import cast
 
 from quart import Blueprint, Response, request, websocket
 
+from gateway.platform.apidoc import Content, Operation, operation
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.shapes import parse_query
 from gateway.platform.web import decode_json, json_response
-from gateway.responses import service
+from gateway.responses import service, shapes
 from gateway.responses.services import ResponsesServices
 from gateway.responses.websocket import send_error, serve_socket
+from gateway.upstream.refusals import CHAT_CALL, merged
 
 RESPONSES_PATH = "/v1/responses"
+TAG = "responses"
+STORED_ERRORS = {404: "response_not_found"}
+CREATE_OPERATION = Operation(
+    summary="Create a response (OpenAI's Responses API over any chat vendor), streamed or not",
+    tag=TAG,
+    body=shapes.CreateResponse,
+    answer=(shapes.ResponseObject, Content("text/event-stream", shapes.ResponseEvent)),
+    errors=merged(
+        CHAT_CALL,
+        {
+            400: ("invalid_tool_choice", "nothing_to_answer"),
+            404: "previous_response_not_found",
+        },
+    ),
+    description="With `stream: true`, server-sent events: `event: <type>` and `data: <event>` "
+    "for each event of the response.",
+)
 
 
 def responses_routes(responses: ResponsesServices) -> list[Route]:
@@ -28,7 +48,7 @@ def responses_routes(responses: ResponsesServices) -> list[Route]:
             raise invalid_request("The request body must be a JSON object.")
         return service.serve_create(responses, principal, decode_json(body), headers)
 
-    return [Route("POST", RESPONSES_PATH, answer_responses)]
+    return [Route("POST", RESPONSES_PATH, answer_responses, operation=CREATE_OPERATION)]
 
 
 def responses_blueprint(responses: ResponsesServices) -> Blueprint:
@@ -36,6 +56,7 @@ def responses_blueprint(responses: ResponsesServices) -> Blueprint:
     auth = responses.auth
 
     @bp.get(RESPONSES_PATH + "/<response_id>")
+    @operation("A stored response", TAG, answer=shapes.ResponseObject, errors=STORED_ERRORS)
     async def retrieve(response_id: str) -> Response:
         principal = await auth.caller()
         if request.args.get("stream") in ("true", "1"):
@@ -45,17 +66,38 @@ def responses_blueprint(responses: ResponsesServices) -> Blueprint:
         return json_response(await service.retrieve(responses, principal, response_id))
 
     @bp.delete(RESPONSES_PATH + "/<response_id>")
+    @operation("Erase a stored response", TAG, answer=shapes.DeletedResponse, errors=STORED_ERRORS)
     async def delete(response_id: str) -> Response:
         principal = await auth.caller()
         return json_response(await service.delete(responses, principal, response_id))
 
     @bp.get(RESPONSES_PATH + "/<response_id>/input_items")
+    @operation(
+        "The input items of a stored response's request",
+        TAG,
+        query=shapes.InputItemsQuery,
+        answer=shapes.InputItemList,
+        errors={**STORED_ERRORS, 400: "invalid_cursor"},
+    )
     async def input_items(response_id: str) -> Response:
         principal = await auth.caller()
+        parse_query(shapes.InputItemsQuery, request.args)  # the page's own checks follow
         query = cast(Mapping[str, str], request.args)
         return json_response(await service.input_items(responses, principal, response_id, query))
 
     @bp.websocket(RESPONSES_PATH)
+    @operation(
+        "The Responses API's WebSocket mode: upgrade, then `response.create` events",
+        TAG,
+        body=None,
+        answer=None,
+        status=101,
+        errors={426: "upgrade_required"},
+        description="Each `response.create` event (the create body's fields) is one turn, "
+        "answered with the streamed events as JSON messages; turns run one at a time. A "
+        "turn that cannot start gets one `error` event `{type, status, error}`. Without a "
+        "valid key: an `error` event, then close code 4401.",
+    )
     async def connect() -> None:
         """The WebSocket mode (`gateway.responses.websocket`). A caller without a valid
         key is accepted, told why in an `error` event and closed with code 4000 + the

@@ -221,7 +221,9 @@ def _after(items: list[dict[str, Any]], cursor: str | None, name: str) -> list[d
         return items
     ids = [item["id"] for item in items]
     if cursor not in ids:
-        raise invalid_request(f"'{name}' names no item of this list.", param=name, value=cursor)
+        raise ApiError(
+            400, "invalid_cursor", f"'{name}' names no item of this list.", param=name, value=cursor
+        )
     return items[ids.index(cursor) + 1 :]
 
 

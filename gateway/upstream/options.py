@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 import attrs
 
 from gateway.platform.errors import invalid_request
-from gateway.platform.shapes import NON_BLANK, Choices, Doc, Range, accepts_more
+from gateway.platform.shapes import NON_BLANK, Choices, Count, Doc, Length, Range, accepts_more
 
 RoutingMode = Literal[
     "balanced", "cost_optimized", "performance", "low_latency", "sustain_optimized"
@@ -29,6 +29,13 @@ NUMBER_BOUNDS: Mapping[str, tuple[float, float]] = {
     "frequency_penalty": (-2.0, 2.0),
 }
 MAX_STOP = 4  # `stop` sequences
+# The vocabularies of OpenAI's chat parameters that every door over chat takes (chat
+# completions, the Responses API): one place for the parsers and the declared shapes.
+VERBOSITIES = ("low", "medium", "high")
+SERVICE_TIERS = ("auto", "default", "flex", "scale", "priority", "fast")
+CACHE_RETENTIONS = ("in_memory", "24h")
+MAX_SAFETY_IDENTIFIER = 128
+METADATA_PAIRS, METADATA_KEY, METADATA_VALUE = 16, 64, 512
 
 
 # What a request may ask of the gateway's patience: every request ends in bounded time,
@@ -53,6 +60,19 @@ class ServiceOptions:
 # -- the declared shapes (the OpenAPI document's; `parse_service` reads them by hand) -----
 
 Model = Annotated[str, NON_BLANK, Doc("A model id, `provider/model`, an alias, or `auto`")]
+Metadata = Annotated[
+    dict[Annotated[str, Length(most=METADATA_KEY)], Annotated[str, Length(most=METADATA_VALUE)]],
+    Count(most=METADATA_PAIRS),
+    Doc(f"Up to {METADATA_PAIRS} string pairs of the caller's"),
+]
+
+
+@attrs.frozen
+class StreamOptions:
+    """What a stream carries besides the answer: a usage chunk, padding of deltas."""
+
+    include_usage: bool = False
+    include_obfuscation: bool = False
 
 
 @accepts_more
@@ -187,6 +207,8 @@ def _at_most(value: int | None, ceiling: int) -> int | None:
 def _non_negative(value: Any, where: str) -> int | None:
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JSON counts 2.0 as an integer, as the document's schema does
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise invalid_request(f"'{where}' needs a non-negative integer.", param=where, value=value)
     return value

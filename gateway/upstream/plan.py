@@ -121,11 +121,7 @@ def explicit_fallbacks(
         info = catalog.model(name) or catalog.passthrough(name, capability)
         if info is None or capability not in info.capabilities:
             reason = "is not a known model" if info is None else f"does not support {capability}"
-            raise invalid_request(
-                f"'service.fallbacks' names '{name}', which {reason}.",
-                param="service.fallbacks",
-                value=name,
-            )
+            raise invalid_fallback(f"'service.fallbacks' names '{name}', which {reason}.", name)
         targets.append(target_of(info))
     return targets
 
@@ -150,12 +146,14 @@ def _fallback(catalog: Catalog, active: Set[str], name: str, capability: str) ->
         )
         _check_capability(resolution.target, capability, name)
     except ApiError as exc:
-        raise invalid_request(
-            f"'service.fallbacks' names '{name}': {exc.message}",
-            param="service.fallbacks",
-            value=name,
-        ) from None
+        raise invalid_fallback(f"'service.fallbacks' names '{name}': {exc.message}", name) from None
     return resolution.target
+
+
+def invalid_fallback(message: str, name: str) -> ApiError:
+    """A fallback no provider could serve: a refusal of what the name means (the body's
+    shape is right), with a code of its own."""
+    return ApiError(400, "invalid_fallback", message, param="service.fallbacks", value=name)
 
 
 def retry_policy(max_attempts: int | None, initial_delay_ms: int | None) -> RetryPolicy:

@@ -40,6 +40,19 @@ PROVIDERS: Codes = {
     504: "provider_timeout",
 }
 
+# What a chat call (through any door) refuses once its body's shape is right: a
+# parameter the model cannot honour, a fallback no provider could serve, the model's
+# context and filters, a forced provider the workspace has not configured.
+CHAT: Codes = {
+    400: (
+        "unsupported_parameter",
+        "invalid_fallback",
+        "context_length_exceeded",
+        "content_filter",
+        "provider_not_configured",
+    )
+}
+
 
 def merged(*tables: Codes) -> dict[int, tuple[str, ...]]:
     """The tables' codes by status, each code once, in the order given."""
@@ -53,3 +66,4 @@ def merged(*tables: Codes) -> dict[int, tuple[str, ...]]:
 
 # Every step of a served request.
 ENGINE = merged(KEY_LIMITS, AGENT_LIMITS, MODEL, PROVIDERS)
+CHAT_CALL = merged(ENGINE, CHAT)

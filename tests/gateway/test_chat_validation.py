@@ -23,6 +23,12 @@ def test_a_queue_wait_is_taken_as_asked_up_to_the_ceiling() -> None:
     assert service_of({"rate_limit_handling": longer}).max_wait_ms == MAX_QUEUE_WAIT_MS
 
 
+def test_a_whole_number_written_with_a_point_is_an_integer() -> None:
+    """JSON, and the document's schema, count 5000.0 as an integer: it was a 400."""
+    asked = {"strategy": "queue", "max_wait_ms": 5_000.0}
+    assert service_of({"rate_limit_handling": asked}).max_wait_ms == 5_000
+
+
 def test_retries_are_taken_as_asked_up_to_the_ceiling() -> None:
     assert service_of({"retry": {"max_attempts": 3}}).retry_max_attempts == 3
     many = {"retry": {"max_attempts": 1_000_000}}

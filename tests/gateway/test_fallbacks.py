@@ -85,7 +85,7 @@ async def test_a_fallback_no_provider_could_serve_is_named(
         )
     body: Any = caught.value.body
     assert (body["code"], body["param"], body["value"]) == (
-        "invalid_request",
+        "invalid_fallback",
         "service.fallbacks",
         name,
     )

@@ -217,6 +217,32 @@ async def test_errors_raise_the_sdks_own_exceptions(
     assert denied.value.body["type"] == "error"  # type: ignore[index]
 
 
+async def test_whole_numbers_written_with_a_point_are_integers(http: httpx.AsyncClient) -> None:
+    """JSON (and the document's JSON Schema) counts 16.0 as an integer: it was a 400."""
+    body = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 16.0,
+        "top_k": 5.0,
+        "messages": HELLO,
+    }
+    answer = await http.post("/v1/messages", json=body)
+    assert answer.status_code == 200, answer.text
+    body["max_tokens"] = 16.5
+    refused = await http.post("/v1/messages", json=body)
+    assert (refused.status_code, refused.json()["error"]["param"]) == (400, "max_tokens")
+
+
+async def test_turns_of_thinking_only_leave_nothing_to_answer(http: httpx.AsyncClient) -> None:
+    """Thinking blocks are not sent on; a conversation of nothing else was refused as if
+    its shape were wrong (`invalid_request`, "'messages' must be a non-empty array")."""
+    thoughts = [{"role": "user", "content": [{"type": "thinking", "thinking": "hm"}]}]
+    body = {"model": "claude-haiku-4-5", "max_tokens": 16, "messages": thoughts}
+    answer = await http.post("/v1/messages", json=body)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert (error["code"], error["param"]) == ("nothing_to_answer", "messages")
+
+
 async def test_a_bearer_token_and_the_anthropic_headers_are_accepted(
     gateway: RunningGateway,
 ) -> None:

@@ -209,6 +209,9 @@ async def test_stored_responses_get_delete_and_input_items(client: openai.AsyncO
         )
     ]
     assert walked == ["one", "two", "three"]  # the client follows the cursors
+    with pytest.raises(openai.BadRequestError) as lost:  # a cursor of no item of the list
+        await client.responses.input_items.list(response.id, after="msg_of_nothing")
+    assert (lost.value.code, lost.value.param) == ("invalid_cursor", "after")  # type: ignore[attr-defined]
     deleted = await client.delete(f"/responses/{response.id}", cast_to=httpx.Response)
     assert deleted.json() == {"id": response.id, "object": "response", "deleted": True}
     with pytest.raises(openai.NotFoundError):

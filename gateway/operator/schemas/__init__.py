@@ -10,13 +10,11 @@ from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
     audio,
-    fronts,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
