@@ -36,9 +36,8 @@ def auth_tokens_blueprint(services: OrganizationServices) -> Blueprint:
         TAG,
         body=None,
         answer=render.TokenRevoked,
-        public=True,
-        description="Authenticated by the token it revokes (the bearer credential).",
-        errors={401: "invalid_api_key"},
+        description="Authenticated by the user access token it revokes (the bearer "
+        "credential); an API key is 401.",
     )
     async def log_out() -> Response:
         token = bearer_token(request.headers.get("authorization"))
