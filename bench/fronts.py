@@ -9,13 +9,18 @@ doors' order turns every round, as section 9 does for the floor): a door measure
 minute after chat sees another machine, so single points set one after the other gave
 differences of tens of per cent either way. Each door's p50, p99 and the gateway's CPU
 time per request are set against chat's of the same round, as a share (the issue's
-target: within 10 %), and the median of the rounds' shares is reported. Streamed with the
-trio client at the streamed section's concurrency, one point per door.
+target: within 10 %), and the median of the rounds' shares is reported. The issue's own
+figure is the *added* latency: each round also measures the simulator directly (the
+chat body on its own path), and a door's added p50 (its p50 less the direct one) is set
+against chat's added p50 of the same round (`added_latency_over_chat_pct`, printed with
+the rounds' load average). Streamed with the trio client at the streamed section's
+concurrency, one point per door.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -63,19 +68,25 @@ DOORS: dict[str, tuple[str, Callable[[bool], bytes]]] = {
 def fronts(run: Run, stack: Stack) -> dict[str, Any]:
     gateway = stack.targets["gateway"]
     doors = {name: attrs.evolve(gateway, path=path) for name, (path, _) in DOORS.items()}
+    measured = doors | {DIRECT: stack.targets[DIRECT]}
     plain: dict[str, dict[str, Any]] = {name: {} for name in DOORS}
-    for name, target in doors.items():  # warm every door up once
+    for name, target in measured.items():  # warm every door up once
         load.run_wrk(
             target.url, _script(run, name, target), connections=8, duration_s=run.plan.warmup_s
         )
     rounds, point_s = rounds_of(run)
     paired: dict[str, dict[str, Any]] = {name: {} for name in DOORS if name != "chat"}
+    added: dict[str, dict[str, float]] = {name: {} for name in paired}
+    loads: list[float] = []
     for concurrency in run.plan.concurrencies[:2]:
-        taken = [_round(run, doors, concurrency, point_s, i) for i in range(rounds)]
+        taken = [_round(run, measured, concurrency, point_s, i) for i in range(rounds)]
+        loads += [r.pop(LOAD) for r in taken]
         for name in DOORS:
             plain[name][str(concurrency)] = medians([r[name] for r in taken])
             if name != "chat":
                 paired[name][str(concurrency)] = _shares(name, taken)
+                added[name][str(concurrency)] = _added_share(name, taken)
+        _say_added(run, concurrency, added, loads[-rounds:])
     streamed = {name: _stream_point(run, name, target) for name, target in doors.items()}
     return {
         "duration_s": point_s,
@@ -83,23 +94,55 @@ def fronts(run: Run, stack: Stack) -> dict[str, Any]:
         "non_streamed": plain,
         "streamed": streamed,
         "added_over_chat_pct": _added(paired, streamed),
+        "added_latency_over_chat_pct": added,
+        "load_average": round(statistics.median(loads), 2),
     }
+
+
+DIRECT = "direct"  # the simulator alone: what every door's latency is added to
+LOAD = "load_average"
+
+
+def _added_share(name: str, taken: list[dict[str, Any]]) -> float:
+    """The issue's figure: the median over the rounds of the door's added p50 (over the
+    direct one) against chat's added p50 of the same round, in per cent."""
+    return round(
+        statistics.median(
+            _pct(r[name]["p50_ms"] - r[DIRECT]["p50_ms"], r["chat"]["p50_ms"] - r[DIRECT]["p50_ms"])
+            for r in taken
+        ),
+        1,
+    )
+
+
+def _say_added(
+    run: Run, concurrency: int, added: dict[str, dict[str, float]], loads: list[float]
+) -> None:
+    doors = ", ".join(f"{name} {by[str(concurrency)]:+.1f} %" for name, by in added.items())
+    run.say(
+        f"fronts       c={concurrency:<3} added p50 over chat's added p50: {doors}"
+        f" (load average {statistics.median(loads):.2f})"
+    )
 
 
 def _round(
     run: Run, doors: dict[str, Target], concurrency: int, point_s: float, index: int
-) -> dict[str, dict[str, Any]]:
-    """Every door once at `concurrency`, the order turned by `index`."""
+) -> dict[str, Any]:
+    """Every door (and the simulator alone) once at `concurrency`, the order turned by
+    `index`; with the load average at its end."""
     names = list(doors)
     turn = index % len(names)
     order = names[turn:] + names[:turn]
-    return {name: _plain_point(run, name, doors[name], concurrency, point_s) for name in order}
+    found: dict[str, Any] = {
+        name: _plain_point(run, name, doors[name], concurrency, point_s) for name in order
+    }
+    return found | {LOAD: round(os.getloadavg()[0], 2)}
 
 
 FIELDS = ("p50_ms", "p99_ms", "server_cpu_ms_per_request")
 
 
-def _shares(name: str, taken: list[dict[str, dict[str, Any]]]) -> dict[str, float]:
+def _shares(name: str, taken: list[dict[str, Any]]) -> dict[str, float]:
     """The median over the rounds of the door's share over chat's in the same round."""
     return {
         f: round(statistics.median(_pct(r[name][f], r["chat"][f]) for r in taken), 1)
@@ -110,7 +153,8 @@ def _shares(name: str, taken: list[dict[str, dict[str, Any]]]) -> dict[str, floa
 def _script(run: Run, name: str, target: Target) -> Any:
     path = run.work / f"post-front-{name}.lua"
     if not path.exists():
-        load.write_script(path, DOORS[name][1](False), target.headers())
+        body = chat_body(False) if name == DIRECT else DOORS[name][1](False)
+        load.write_script(path, body, target.headers())
     return path
 
 

@@ -450,18 +450,23 @@ def _fronts_text(results: dict[str, Any]) -> str:
     f = section_of(results, "fronts")
     if f is None:
         return ""
+    load = f.get("load_average")
     lines = [
-        "### 8. The Responses and Messages doors against chat completions (same load)",
+        "### 8. The Responses and Messages doors against chat completions (same load"
+        + (f", load average {load:.2f})" if load is not None else ")"),
         "",
-        "| door | load | p50 ms | p99 ms | p50 over chat | p99 over chat | CPU over chat |",
-        "|---|---|---|---|---|---|---|",
+        "| door | load | p50 ms | p99 ms | added p50 over chat's | p50 over chat"
+        " | p99 over chat | CPU over chat |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     added = f["added_over_chat_pct"]
+    added_latency = f.get("added_latency_over_chat_pct", {})
     for door, by_level in f["non_streamed"].items():
         for level, point in by_level.items():
             over = added.get(door, {}).get(level, {})
             lines.append(
                 f"| {door} | c={level} | {_fmt(point['p50_ms'])} | {_fmt(point['p99_ms'])}"
+                f" | {_pct(added_latency.get(door, {}).get(level))}"
                 f" | {_pct(over.get('p50_ms'))} | {_pct(over.get('p99_ms'))}"
                 f" | {_pct(over.get('server_cpu_ms_per_request'))} |"
             )
@@ -469,7 +474,7 @@ def _fronts_text(results: dict[str, Any]) -> str:
         over = added.get(door, {}).get("streamed", {})
         lines.append(
             f"| {door} | streamed c={point['concurrency']} | {_fmt(point['last_chunk_p50_ms'])}"
-            f" | {_fmt(point['last_chunk_p99_ms'])} | {_pct(over.get('last_chunk_p50_ms'))}"
+            f" | {_fmt(point['last_chunk_p99_ms'])} | — | {_pct(over.get('last_chunk_p50_ms'))}"
             f" | {_pct(over.get('last_chunk_p99_ms'))}"
             f" | {_pct(over.get('server_cpu_ms_per_stream'))} |"
         )

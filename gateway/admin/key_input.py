@@ -1,25 +1,100 @@
-"""Validating the bodies of the API-key management calls (pure)."""
+"""The bodies of the API-key management calls, declared: one attrs class per body, from
+which both the OpenAPI document's schema and the server's checks come
+(`gateway.platform.shapes`). What a declaration cannot say is checked after, here: an
+expiry in the past (`invalid_expiry`), and which fields a change names (a `null` there
+clears a field, while a field left out stays as it is).
+"""
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Annotated, Any, Literal
 
 import attrs
 
 from gateway.platform.auth import ALL_PERMISSIONS, DEFAULT_PERMISSIONS
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.shapes import (
+    NON_BLANK,
+    NOT_NULL,
+    Choices,
+    Doc,
+    Format,
+    Length,
+    Pattern,
+    Range,
+    needs_fields,
+    parse,
+)
 from store.keys import RateLimits
 from store.secrets import KeyKind
 
-CREATABLE_KINDS = ("dev", "prod", "admin")
-RATE_LIMIT_FIELDS = ("rpm", "tpm", "daily_requests", "monthly_requests", "concurrent")
-# The least value of each limit (0 when absent). A monthly limit of 0 would refuse every
-# request for a month: revoking the key says that better.
-RATE_LIMIT_MINIMUM = {"monthly_requests": 1}
 MAX_GRACE_HOURS = 24 * 30
+OCTET = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+
+Name = Annotated[str, NON_BLANK, Length(most=200)]
+Permission = Annotated[str, Choices(ALL_PERMISSIONS)]
+Limit = Annotated[int, Range(least=0)]
+ModelName = Annotated[str, Length(least=1)]
+Address = Annotated[
+    Annotated[
+        str,
+        Pattern(f"^({OCTET}\\.){{3}}{OCTET}(/([0-9]|[12][0-9]|3[0-2]))?$", "an IPv4 network"),
+    ]
+    | Annotated[str, Format("ipv6")],
+    Doc("An IP address or a CIDR network"),
+]
+Expiry = Annotated[datetime, Doc("In the future (`invalid_expiry` otherwise)")]
+
+
+@attrs.frozen
+class KeyLimits:
+    """Limits merged over the key's: a limit left out stays, null removes it. A monthly
+    limit of 0 would refuse every request for a month: revoking the key says that better."""
+
+    rpm: Limit | None = None
+    tpm: Limit | None = None
+    daily_requests: Limit | None = None
+    monthly_requests: Annotated[int, Range(least=1)] | None = None
+    concurrent: Limit | None = None
+
+
+@attrs.frozen
+class NewKey:
+    """A new API key."""
+
+    name: Name
+    type: Literal["dev", "prod", "admin"] = "prod"
+    permissions: (
+        Annotated[tuple[Permission, ...], Doc("Left out or null: the type's defaults")] | None
+    ) = None
+    rate_limits: KeyLimits | None = None
+    expires_at: Expiry | None = None
+    allowed_models: tuple[ModelName, ...] | None = None
+    allowed_ips: tuple[Address, ...] | None = None
+
+
+@needs_fields(1)
+@attrs.frozen
+class KeyChange:
+    """A change to a key: the fields named change (null clears a list, the expiry or a
+    limit); the answer shows the changed fields."""
+
+    name: Annotated[Name | None, NOT_NULL] = None
+    rate_limits: KeyLimits | None = None
+    permissions: Annotated[tuple[Permission, ...] | None, NOT_NULL] = None
+    expires_at: Expiry | None = None
+    allowed_models: tuple[ModelName, ...] | None = None
+    allowed_ips: tuple[Address, ...] | None = None
+
+
+@attrs.frozen
+class Rotation:
+    """How long the old key keeps working (hours; the old key's own expiry comes first)."""
+
+    grace_period_hours: Annotated[int, Range(least=0, most=MAX_GRACE_HOURS)] = 24
 
 
 @attrs.frozen
@@ -34,101 +109,58 @@ class KeySpec:
 
 
 def parse_create(body: Mapping[str, Any], now: datetime) -> KeySpec:
-    name = parse_name(body.get("name"))
-    kind = body.get("type", "prod")
-    if kind not in CREATABLE_KINDS:
-        raise invalid_request("'type' must be one of dev, prod, admin.", param="type", value=kind)
-    permissions = body.get("permissions")
+    asked = parse(NewKey, body)
     return KeySpec(
-        name=name,
-        kind=cast(KeyKind, kind),
+        name=asked.name.strip(),
+        kind=asked.type,
         permissions=(
-            DEFAULT_PERMISSIONS[kind] if permissions is None else parse_permissions(permissions)
+            DEFAULT_PERMISSIONS[asked.type]
+            if asked.permissions is None
+            else tuple(dict.fromkeys(asked.permissions))
         ),
-        rate_limits=parse_rate_limits(body.get("rate_limits"), RateLimits()),
-        expires_at=parse_expiry(body.get("expires_at"), now),
-        allowed_models=parse_strings(body.get("allowed_models"), "allowed_models"),
-        allowed_ips=parse_ips(body.get("allowed_ips")),
+        rate_limits=merged_limits(body.get("rate_limits"), asked.rate_limits, RateLimits()),
+        expires_at=_expiry(asked.expires_at, now),
+        allowed_models=asked.allowed_models or (),
+        allowed_ips=_networks(asked.allowed_ips),
     )
 
 
-def parse_name(value: Any) -> str:
-    if value is None:
-        raise invalid_request("'name' is required.", param="name")
-    if not isinstance(value, str) or not value.strip() or len(value) > 200:
-        raise invalid_request(
-            "'name' must be a non-empty string of at most 200 characters.",
-            param="name",
-            value=value,
-        )
-    return value.strip()
+def parse_change(body: Mapping[str, Any], current: RateLimits, now: datetime) -> dict[str, Any]:
+    """The store's new values of the fields `body` names (declared by `KeyChange`)."""
+    asked = parse(KeyChange, body)
+    readers: dict[str, Callable[[], Any]] = {
+        "name": lambda: asked.name.strip() if asked.name else asked.name,
+        "rate_limits": lambda: merged_limits(body["rate_limits"], asked.rate_limits, current),
+        "permissions": lambda: tuple(dict.fromkeys(asked.permissions or ())),
+        "allowed_models": lambda: asked.allowed_models or (),
+        "allowed_ips": lambda: _networks(asked.allowed_ips),
+        "expires_at": lambda: _expiry(asked.expires_at, now),
+    }
+    return {name: read() for name, read in readers.items() if name in body}
 
 
-def parse_permissions(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise invalid_request(
-            "'permissions' must be an array of strings.", param="permissions", value=value
-        )
-    unknown = sorted(set(value) - set(ALL_PERMISSIONS))
-    if unknown:
-        raise invalid_request(
-            f"Unknown permissions: {', '.join(unknown)}. Known: {', '.join(ALL_PERMISSIONS)}.",
-            param="permissions",
-            value=value,
-        )
-    return tuple(dict.fromkeys(value))
+def parse_grace_hours(body: Mapping[str, Any]) -> int:
+    return parse(Rotation, body).grace_period_hours
 
 
-def parse_rate_limits(value: Any, current: RateLimits) -> RateLimits:
-    """Merge a `rate_limits` object over `current`; null clears one limit."""
-    if value is None:
+def merged_limits(raw: Any, asked: KeyLimits | None, current: RateLimits) -> RateLimits:
+    """The limits `raw` names (read as `asked`) over `current`; null removes one."""
+    if asked is None:
         return current
-    if not isinstance(value, dict):
-        raise invalid_request("'rate_limits' must be an object.", param="rate_limits", value=value)
-    unknown = sorted(set(value) - set(RATE_LIMIT_FIELDS))
-    if unknown:
-        raise invalid_request(
-            f"Unknown rate limits: {', '.join(unknown)}; known: {', '.join(RATE_LIMIT_FIELDS)}.",
-            param="rate_limits",
-            value=value,
-        )
-    for name, limit in value.items():
-        _check_limit(name, limit)
-    return attrs.evolve(current, **value)
+    return attrs.evolve(current, **{name: getattr(asked, name) for name in raw})
 
 
-def _check_limit(name: str, limit: Any) -> None:
-    least = RATE_LIMIT_MINIMUM.get(name, 0)
-    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool) and limit >= least):
-        return
-    sign = "a positive" if least == 1 else "a non-negative"
-    raise invalid_request(
-        f"'rate_limits.{name}' must be {sign} integer or null.",
-        param=f"rate_limits.{name}",
-        value=limit,
-    )
-
-
-def parse_expiry(value: Any, now: datetime) -> datetime | None:
-    if value is None:
+def _expiry(moment: datetime | None, now: datetime) -> datetime | None:
+    if moment is None:
         return None
-    if not isinstance(value, str):
-        raise invalid_request(
-            "'expires_at' must be an ISO 8601 timestamp.", param="expires_at", value=value
-        )
+    shown = moment.isoformat()
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise invalid_request(
-            "'expires_at' must be an ISO 8601 timestamp.", param="expires_at", value=value
-        ) from None
-    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    if moment <= now:
-        raise _invalid_expiry("'expires_at' must be in the future.", value)
-    try:
-        return moment.astimezone(UTC)
+        moment = moment.astimezone(UTC)
     except OverflowError:  # e.g. 9999-12-31T23:00:00-05:00 lies beyond year 9999 in UTC
-        raise _invalid_expiry("'expires_at' is out of range.", value) from None
+        raise _invalid_expiry("'expires_at' is out of range.", shown) from None
+    if moment <= now:
+        raise _invalid_expiry("'expires_at' must be in the future.", shown)
+    return moment
 
 
 def _invalid_expiry(message: str, value: str) -> ApiError:
@@ -137,34 +169,16 @@ def _invalid_expiry(message: str, value: str) -> ApiError:
     return ApiError(400, "invalid_expiry", message, param="expires_at", value=value)
 
 
-def parse_strings(value: Any, name: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise invalid_request(f"'{name}' must be an array of strings.", param=name, value=value)
-    return tuple(value)
-
-
-def parse_ips(value: Any) -> tuple[str, ...]:
-    entries = parse_strings(value, "allowed_ips")
-    for entry in entries:
+def _networks(entries: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The addresses as given, each one Python's `ipaddress` reads (the declaration's
+    pattern and format admit only these)."""
+    for index, entry in enumerate(entries or ()):
         try:
             ipaddress.ip_network(entry, strict=False)
         except ValueError:
             raise invalid_request(
                 f"'{entry}' is not an IP address or CIDR network.",
-                param="allowed_ips",
+                param=f"allowed_ips[{index}]",
                 value=entry,
             ) from None
-    return entries
-
-
-def parse_grace_hours(body: Mapping[str, Any]) -> int:
-    value = body.get("grace_period_hours", 24)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_GRACE_HOURS:
-        raise invalid_request(
-            f"'grace_period_hours' must be an integer from 0 to {MAX_GRACE_HOURS}.",
-            param="grace_period_hours",
-            value=value,
-        )
-    return value
+    return entries or ()

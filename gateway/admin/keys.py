@@ -15,18 +15,20 @@ import attrs
 import sqlite_utils
 from quart import Blueprint, Response, request
 
+from gateway.admin import key_render as render
 from gateway.admin.key_input import (
+    KeyChange,
+    NewKey,
+    Rotation,
+    parse_change,
     parse_create,
-    parse_expiry,
     parse_grace_hours,
-    parse_ips,
-    parse_name,
-    parse_permissions,
-    parse_rate_limits,
-    parse_strings,
 )
+from gateway.admin.key_render import key_to_api
 from gateway.admin.services import AdminServices
 from gateway.platform import owners
+from gateway.platform.answers import Deleted, ListOf, listing
+from gateway.platform.apidoc import operation
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
@@ -39,39 +41,15 @@ from store.keys import ApiKeyRecord
 from store.secrets import new_api_key
 
 
-def key_to_api(record: ApiKeyRecord) -> dict[str, Any]:
-    """The spec's API key object (never the key itself; a hint instead)."""
-    return {
-        "id": record.id,
-        "object": "api_key",
-        "name": record.name,
-        "prefix": record.prefix,
-        "key_hint": f"{record.prefix}...{record.last_four}",
-        "type": record.kind,
-        "status": record.status,
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "last_used_at": iso(record.last_used_at),
-        "expires_at": iso(record.expires_at),
-        "revoked_at": iso(record.revoked_at),
-        "rate_limits": {
-            "rpm": record.rate_limits.rpm,
-            "tpm": record.rate_limits.tpm,
-            "daily_requests": record.rate_limits.daily_requests,
-            "monthly_requests": record.rate_limits.monthly_requests,
-            "concurrent": record.rate_limits.concurrent,
-        },
-        "permissions": list(record.permissions),
-        "allowed_models": list(record.allowed_models),
-        "allowed_ips": list(record.allowed_ips),
-    }
-
-
 def start_of_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 KEYS = "/v1/management/api-keys"
+TAG = "api-keys"
+KEY_NOT_FOUND = {404: "key_not_found"}
+# A change that would leave the organisation with no owner-level credential.
+LAST_OWNER = {409: owners.LAST_OWNER_CREDENTIAL}
 
 
 def keys_blueprint(admin: AdminServices) -> Blueprint:
@@ -94,7 +72,7 @@ class KeysApi:
     def __init__(self, admin: AdminServices) -> None:
         self.admin = admin
 
-    def _shown(self, principal: Principal, record: ApiKeyRecord) -> dict[str, Any]:
+    def _shown(self, principal: Principal, record: ApiKeyRecord) -> render.ApiKey:
         """`key_to_api` with the latest use, including one the last-used worker has not
         written yet (it writes every few seconds), so a key read right after a request
         says it was used. The caller's own key is shown as stored: otherwise every read
@@ -105,15 +83,29 @@ class KeysApi:
             record = attrs.evolve(record, last_used_at=noted)
         return key_to_api(record)
 
+    @operation(
+        "API keys of the workspace",
+        TAG,
+        answer=ListOf[render.ApiKey],
+        permission="view_configuration",
+    )
     async def list_keys(self) -> Response:
         principal = await self._manager("view_configuration")
         records = await self.admin.db.run(
             lambda d: keys.list_keys(d, principal.workspace_id, agents=False)
         )
-        return json_response(
-            {"object": "list", "data": [self._shown(principal, r) for r in records]}
-        )
+        return json_response(listing([self._shown(principal, r) for r in records]))
 
+    @operation(
+        "Create a key; the full secret is in this answer only",
+        TAG,
+        body=NewKey,
+        answer=render.NewApiKey,
+        status=201,
+        permission="create_api_keys",
+        description="Only an owner (or a key holding `admin`) hands out `admin`.",
+        errors={400: "invalid_expiry"},
+    )
     async def create_key(self) -> Response:
         """Create a key; the full key is shown in this answer only."""
         principal = await self._manager("create_api_keys")
@@ -137,8 +129,16 @@ class KeysApi:
         event = _event(principal, "api_key.created", record)
         await audited(self.admin.db, event, lambda d: keys.insert_returning(d, record))
         self.admin.keyring.put(record)
-        return json_response(key_to_api(record) | {"key": full_key}, 201)
+        created: render.NewApiKey = {**key_to_api(record), "key": full_key}
+        return json_response(created, 201)
 
+    @operation(
+        "One key, with today's usage",
+        TAG,
+        answer=render.ApiKeyRead,
+        permission="view_configuration",
+        errors=KEY_NOT_FOUND,
+    )
     async def read_key(self, key_id: str) -> Response:
         """The key with its usage since the start of the (UTC) day."""
         principal = await self._manager("view_configuration")
@@ -148,15 +148,24 @@ class KeysApi:
         totals = await self.admin.db.run(
             lambda d: usage.totals_since(d, since=since, key_id=key_id)
         )
-        body = self._shown(principal, record) | {
+        body: render.ApiKeyRead = {
+            **self._shown(principal, record),
             "usage": {
                 "requests_today": totals.requests,
                 "tokens_today": totals.tokens,
                 "cost_today_usd": round_cost(totals.cost_usd),
-            }
+            },
         }
         return json_response(body)
 
+    @operation(
+        "Change a key's name, limits, permissions, models, addresses or expiry",
+        TAG,
+        body=KeyChange,
+        answer=render.KeyChanged,
+        permission="create_api_keys",
+        errors={**KEY_NOT_FOUND, 400: "invalid_expiry", **LAST_OWNER},
+    )
     async def patch_key(self, key_id: str) -> Response:
         """Change some fields; the answer shows only the changed ones (and `updated_at`)."""
         principal = await self._manager("create_api_keys")
@@ -174,11 +183,17 @@ class KeysApi:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         if updated.status == "active":
             self.admin.keyring.put(updated)
-        shown = key_to_api(updated)
-        body = {"id": updated.id, **{name: shown[name] for name in changes}}
-        body["updated_at"] = shown["updated_at"]
-        return json_response(body)
+        return json_response(render.changed(updated, list(changes)))
 
+    @operation(
+        "Issue a successor; the old key works for the grace period",
+        TAG,
+        body=Rotation,
+        body_required=False,
+        answer=render.Rotated,
+        permission="create_api_keys",
+        errors={**KEY_NOT_FOUND, 400: ("key_revoked", "key_expired", "key_rotated")},
+    )
     async def rotate_key(self, key_id: str) -> Response:
         """Issue a successor key; the old one keeps working for the grace period."""
         principal = await self._manager("create_api_keys")
@@ -199,16 +214,22 @@ class KeysApi:
         self.admin.keyring.put(new)
         if old_updated is not None:
             self.admin.keyring.put(old_updated)
-        return json_response(
-            {
-                "id": old.id,
-                "new_key": full_key,
-                "new_key_id": new.id,
-                "old_key_expires_at": iso(expires),
-                "rotated_at": iso(now),
-            }
-        )
+        rotated: render.Rotated = {
+            "id": old.id,
+            "new_key": full_key,
+            "new_key_id": new.id,
+            "old_key_expires_at": iso(expires),
+            "rotated_at": iso(now),
+        }
+        return json_response(rotated)
 
+    @operation(
+        "Revoke a key at once",
+        TAG,
+        answer=render.Revoked,
+        permission="revoke_api_keys",
+        errors={**KEY_NOT_FOUND, **LAST_OWNER},
+    )
     async def revoke_key(self, key_id: str) -> Response:
         principal = await self._manager("revoke_api_keys")
         found = await self._find_controlled(principal, key_id)
@@ -223,10 +244,20 @@ class KeysApi:
         if record is None:
             raise not_found("key_not_found", f"No API key '{key_id}' in this workspace.")
         self.admin.keyring.forget(record.key_hash)
-        return json_response(
-            {"id": record.id, "status": "revoked", "revoked_at": iso(record.revoked_at)}
-        )
+        revoked: render.Revoked = {
+            "id": record.id,
+            "status": "revoked",
+            "revoked_at": iso(now if record.revoked_at is None else record.revoked_at),
+        }
+        return json_response(revoked)
 
+    @operation(
+        "Delete a key",
+        TAG,
+        answer=Deleted,
+        permission="revoke_api_keys",
+        errors={**KEY_NOT_FOUND, **LAST_OWNER},
+    )
     async def delete_key(self, key_id: str) -> Response:
         principal = await self._manager("revoke_api_keys")
         record = await self._find_controlled(principal, key_id)
@@ -357,27 +388,7 @@ def _check_grant(principal: Principal, kind: str, permissions: tuple[str, ...]) 
 def _patch_changes(
     principal: Principal, record: ApiKeyRecord, body: dict[str, Any]
 ) -> dict[str, Any]:
-    changes: dict[str, Any] = {}
-    if "name" in body:
-        changes["name"] = parse_name(body["name"])
-    if "rate_limits" in body:
-        changes["rate_limits"] = parse_rate_limits(body["rate_limits"], record.rate_limits)
-    if "permissions" in body:
-        permissions = parse_permissions(body["permissions"])
-        _check_grant(principal, record.kind, permissions)
-        changes["permissions"] = permissions
-    if "allowed_models" in body:
-        changes["allowed_models"] = parse_strings(body["allowed_models"], "allowed_models")
-    if "allowed_ips" in body:
-        changes["allowed_ips"] = parse_ips(body["allowed_ips"])
-    if "expires_at" in body:
-        changes["expires_at"] = parse_expiry(body["expires_at"], datetime.now(UTC))
-    if not changes:
-        raise ApiError(
-            400,
-            "invalid_request",
-            "Nothing to change: send any of name, rate_limits, permissions, "
-            "allowed_models, allowed_ips, expires_at.",
-            param=None,
-        )
+    changes = parse_change(body, record.rate_limits, datetime.now(UTC))
+    if "permissions" in changes:
+        _check_grant(principal, record.kind, changes["permissions"])
     return changes

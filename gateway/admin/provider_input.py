@@ -1,4 +1,11 @@
-"""Validating provider configuration bodies, and the provider state table (pure).
+"""Provider configuration bodies, declared (`ProviderConfiguration`, `ProviderChange`,
+`CredentialsUpdate`: the OpenAPI document's schemas and the server's checks come from
+them), what they mean checked after, and the provider state table (pure).
+
+Unusable credentials are the spec's 422 `invalid_credentials`, checked before the shape
+(so a blank `api_key` is that, not a shape refusal). A setting that is well formed but
+does not fit the provider (a `default_model` of another vendor, a `base_url` the HTTP
+client cannot use) is 400 `invalid_configuration`.
 
 The state table follows the spec: configure makes any provider active; credentials can
 be updated while active (or disabled, keeping it disabled); disable works from active;
@@ -9,16 +16,77 @@ enable brings a disabled provider back to active; delete removes the configurati
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Annotated, Any
 
+import attrs
 import httpx
 
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.shapes import NON_BLANK, Choices, Doc, Length, Pattern, accepts_more, parse
 from providers.elevenlabs_ws import TRANSPORT_SETTING, TRANSPORTS
 from providers.openai_realtime import TRANSPORT_SETTING as REALTIME_SETTING
 from providers.openai_realtime import TRANSPORTS as REALTIME_TRANSPORTS
 
 MAX_SETTING = 200  # characters of a named setting (an id or a name, never a document)
+MAX_SECRET = 4096
+
+NamedSetting = Annotated[str, NON_BLANK, Length(most=MAX_SETTING)]
+
+
+@accepts_more
+@attrs.frozen
+class Credentials:
+    """The vendor's credentials: `api_key`, and the vendor's own fields (strings, numbers,
+    booleans). Stored encrypted, never shown."""
+
+    api_key: Annotated[str, NON_BLANK, Length(most=MAX_SECRET)]
+
+
+@accepts_more
+@attrs.frozen
+class ProviderSettings:
+    """Settings merged over the stored ones (null removes one). The provider's own fields
+    (`region`) are kept as given."""
+
+    organization_id: NamedSetting | None = None
+    default_voice: NamedSetting | None = None
+    default_model: Annotated[NamedSetting, Doc("One of the provider's models")] | None = None
+    base_url: (
+        Annotated[
+            str,
+            Pattern("^[Hh][Tt][Tt][Pp][Ss]?://", "an http or https URL"),
+            Doc("Where the operator's address policy lets providers go"),
+        ]
+        | None
+    ) = None
+    speech_transport: Annotated[str, Choices(TRANSPORTS)] | None = None
+    realtime_transport: Annotated[str, Choices(REALTIME_TRANSPORTS)] | None = None
+
+
+@attrs.frozen
+class ProviderConfiguration:
+    """A provider of the catalog configured (or configured again) with its credentials."""
+
+    provider: Annotated[str, Length(least=1), Doc("A provider id of the catalog")]
+    credentials: Credentials
+    settings: ProviderSettings | None = None
+
+
+@attrs.frozen
+class ProviderChange:
+    """New settings for a configured provider."""
+
+    settings: ProviderSettings | None = None
+
+
+@attrs.frozen
+class NestedCredentials:
+    """The credentials as `configure` takes them (`{"credentials": {...}}`)."""
+
+    credentials: Credentials
+
+
+CredentialsUpdate = Credentials | NestedCredentials
 
 # (current status, trigger) -> next status
 TRANSITIONS: Mapping[tuple[str, str], str] = {
@@ -45,6 +113,22 @@ def next_status(current: str, trigger: str) -> str:
             f"Cannot {trigger.replace('_', ' ')} a provider that is {current}.",
             type="invalid_request_error",
         ) from None
+
+
+def parse_configuration(body: Mapping[str, Any]) -> ProviderConfiguration:
+    """The configure body: its credentials' meaning first (422), then its shape."""
+    if isinstance(body.get("credentials"), dict):
+        parse_credentials(body["credentials"])
+    return parse(ProviderConfiguration, body)
+
+
+def parse_credentials_update(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The credentials of `POST .../credentials`: at the top, as the spec sends them, or
+    nested as `configure` takes them."""
+    nested = set(body) == {"credentials"} and isinstance(body["credentials"], dict)
+    credentials = parse_credentials(body["credentials"] if nested else body)
+    parse(CredentialsUpdate, body)
+    return credentials
 
 
 def parse_credentials(value: Any) -> dict[str, Any]:
@@ -81,9 +165,8 @@ def parse_settings(
     their own, e.g. `region`)."""
     if value is None:
         return dict(current or {})
-    if not isinstance(value, dict):
-        raise invalid_request("'settings' must be an object.", param="settings", value=value)
-    _check_named_settings(value, models)
+    parse(ProviderSettings, value, at="settings")
+    _check_default_model(value.get("default_model"), models)
     merged = dict(current or {})
     for name, item in value.items():
         if item is None:
@@ -98,26 +181,19 @@ def parse_settings(
     return merged
 
 
-def _check_named_settings(value: Mapping[str, Any], models: Collection[str]) -> None:
-    for name in ("organization_id", "default_voice", "default_model"):
-        item = value.get(name)
-        if item is None:
-            continue
-        if not isinstance(item, str) or not item.strip() or len(item) > MAX_SETTING:
-            raise invalid_request(
-                f"'settings.{name}' must be a non-empty string of at most {MAX_SETTING} "
-                "characters.",
-                param=f"settings.{name}",
-                value=item,
-            )
-    model = value.get("default_model")
+def _check_default_model(model: Any, models: Collection[str]) -> None:
     if model is not None and models and model not in models:
-        raise invalid_request(
+        raise invalid_configuration(
             f"'settings.default_model' must be one of this provider's models: "
             f"{', '.join(sorted(models))}.",
             param="settings.default_model",
             value=model,
         )
+
+
+def invalid_configuration(message: str, *, param: str, value: Any) -> ApiError:
+    """A setting of the right shape that does not fit the provider."""
+    return ApiError(400, "invalid_configuration", message, param=param, value=value)
 
 
 def _check_choice(name: str, choices: tuple[str, ...], value: Any) -> None:
@@ -145,6 +221,8 @@ def _check_base_url(value: Any) -> None:
         or not host
         or (url.port is not None and not 0 < url.port < 65536)
     ):
-        raise invalid_request(
-            "'settings.base_url' must be an http(s) URL.", param="settings.base_url", value=value
+        raise invalid_configuration(
+            "'settings.base_url' must be an http(s) URL with a host (and a port from 1 to 65535).",
+            param="settings.base_url",
+            value=value,
         )

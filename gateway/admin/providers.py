@@ -14,6 +14,7 @@ from typing import Any
 import sqlite_utils
 import trio
 
+from gateway.admin import provider_render as render
 from gateway.admin.keys import start_of_day
 from gateway.admin.services import AdminServices
 from gateway.platform.audit import audit_event, audited
@@ -84,7 +85,9 @@ async def check_base_url_address(admin: AdminServices, given: Any) -> None:
         ) from None
 
 
-def summary(admin: AdminServices, principal: Principal, info: ProviderInfo) -> dict[str, Any]:
+def summary(
+    admin: AdminServices, principal: Principal, info: ProviderInfo
+) -> render.ProviderSummary:
     entry = admin.registry.get(principal.workspace_id, info.id)
     record = entry.record if entry is not None else None
     return {
@@ -98,7 +101,9 @@ def summary(admin: AdminServices, principal: Principal, info: ProviderInfo) -> d
     }
 
 
-async def detail(admin: AdminServices, principal: Principal, info: ProviderInfo) -> dict[str, Any]:
+async def detail(
+    admin: AdminServices, principal: Principal, info: ProviderInfo
+) -> render.ProviderDetail:
     entry = admin.registry.get(principal.workspace_id, info.id)
     record = entry.record if entry is not None else None
     ws = principal.workspace_id
@@ -113,7 +118,13 @@ async def detail(admin: AdminServices, principal: Principal, info: ProviderInfo)
         )
     )
     active = entry is not None and entry.active
-    return summary(admin, principal, info) | {
+    shown = summary(admin, principal, info)
+    return {
+        "id": shown["id"],
+        "name": shown["name"],
+        "status": shown["status"],
+        "configured": shown["configured"],
+        "configured_at": shown["configured_at"],
         "settings": dict(record.settings) if record else {},
         "credentials_updated_at": iso(record.credentials_updated_at) if record else None,
         "disabled_at": iso(record.disabled_at) if record else None,
@@ -133,9 +144,9 @@ async def detail(admin: AdminServices, principal: Principal, info: ProviderInfo)
 
 def _health_object(
     admin: AdminServices, principal: Principal, provider_id: str, uptime: float | None
-) -> dict[str, Any]:
+) -> render.ProviderHealth:
     figures = admin.health.figures(principal.workspace_id, provider_id)
-    error = (
+    error: render.LastError | None = (
         {"time": iso(figures.last_error_time), "type": figures.last_error_type}
         if figures.last_error_time
         else None
@@ -149,7 +160,7 @@ def _health_object(
     }
 
 
-def health_entry(admin: AdminServices, principal: Principal, provider_id: str) -> dict[str, Any]:
+def health_entry(admin: AdminServices, principal: Principal, provider_id: str) -> render.LiveHealth:
     figures = admin.health.figures(principal.workspace_id, provider_id)
     entry = admin.registry.get(principal.workspace_id, provider_id)
     status = "disabled" if entry is not None and not entry.active else figures.status
@@ -166,7 +177,9 @@ def health_entry(admin: AdminServices, principal: Principal, provider_id: str) -
     }
 
 
-async def live_test(admin: AdminServices, principal: Principal, provider_id: str) -> dict[str, Any]:
+async def live_test(
+    admin: AdminServices, principal: Principal, provider_id: str
+) -> render.ProviderTest:
     """One real call to the upstream (its model list), timed, under a deadline."""
     ws = principal.workspace_id
     adapter = admin.registry.adapter(ws, provider_id)
@@ -200,8 +213,8 @@ async def live_test(admin: AdminServices, principal: Principal, provider_id: str
 
 
 def _test_failure(
-    provider_id: str, tested_at: str | None, latency: int | None, error_type: str, message: str
-) -> dict[str, Any]:
+    provider_id: str, tested_at: str, latency: int | None, error_type: str, message: str
+) -> render.ProviderTest:
     """The answer of a live test that failed (or could not be made)."""
     return {
         "id": provider_id,
@@ -211,15 +224,6 @@ def _test_failure(
         "tested_at": tested_at,
         "error": {"type": error_type, "message": message},
     }
-
-
-def credential_fields(body: dict[str, Any]) -> Any:
-    """The spec sends the credential fields at the top (`{"api_key": ...}`); the shape
-    `configure` takes (`{"credentials": {...}}`) is accepted too, since a client that
-    just configured the provider naturally sends it again."""
-    if set(body) == {"credentials"} and isinstance(body["credentials"], dict):
-        return body["credentials"]
-    return body
 
 
 def provider_event(principal: Principal, kind: str, provider_id: str) -> AuditEvent:

@@ -85,6 +85,10 @@ class BlockSequencer:
         self._call_index: int | None = None
 
     def feed(self, chunk: ChatChunk) -> list[BlockEvent]:
+        if self.state is Block.TEXT and chunk.content and not chunk.tool_calls:
+            # Most chunks of a stream: the table's (TEXT, text) row, read without the
+            # lookup and generator of `_step` (the per-delta cost of both dialects).
+            return [BlockEvent(Step.TEXT, text=chunk.content)]
         events: list[BlockEvent] = []
         if chunk.content:
             events.extend(self._step(Piece.TEXT, text=chunk.content))

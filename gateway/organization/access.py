@@ -36,11 +36,11 @@ def invalid_credentials() -> ApiError:
 
 async def log_in(
     services: OrganizationServices, body: dict[str, Any], address: str | None
-) -> dict[str, Any]:
+) -> render.AccessToken:
     """A fresh user access token for a correct email and password."""
-    email = parse.email(body.get("email"))
-    password = body.get("password")
-    if not isinstance(password, str) or not password:
+    asked = parse.login(body)
+    email, password = asked.email, asked.password
+    if not password:
         raise invalid_credentials()
     where = address or ""
     wait = services.logins.wait_s(email, where)
@@ -69,7 +69,7 @@ async def log_in(
     return await _issue(services, user.id)
 
 
-async def _issue(services: OrganizationServices, user_id: str) -> dict[str, Any]:
+async def _issue(services: OrganizationServices, user_id: str) -> render.AccessToken:
     token = new_user_token()
     now = datetime.now(UTC)
     ttl = services.settings.user_token_ttl_s
@@ -88,7 +88,7 @@ async def _issue(services: OrganizationServices, user_id: str) -> dict[str, Any]
     }
 
 
-async def log_out(services: OrganizationServices, token: str | None) -> dict[str, Any]:
+async def log_out(services: OrganizationServices, token: str | None) -> render.TokenRevoked:
     """Revoke the presented user access token; 401 if it is not a live one."""
     if token is None:
         raise invalid_api_key("Send the user access token to revoke.")
@@ -108,7 +108,7 @@ def require_user(principal: Principal) -> str:
 
 async def list_organizations(
     services: OrganizationServices, principal: Principal
-) -> dict[str, Any]:
+) -> render.Memberships:
     user_id = require_user(principal)
     found = await services.db.run(lambda d: organizations.memberships(d, user_id))
     return {
@@ -121,11 +121,10 @@ async def list_organizations(
 
 async def create_organization(
     services: OrganizationServices, principal: Principal, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> render.CreatedOrganization:
     """A new organisation with one workspace; the calling person is its owner."""
     user_id = require_user(principal)
-    name = parse.text(body, "name", required=True, limit=parse.MAX_NAME)
-    assert name is not None
+    name = parse.organization_name(body)
     now = datetime.now(UTC)
     org = OrganizationRecord(name=name, created_at=now)
     workspace = WorkspaceRecord(

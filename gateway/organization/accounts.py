@@ -22,6 +22,7 @@ from gateway.organization.members import (
 )
 from gateway.organization.services import OrganizationServices
 from gateway.platform import owners
+from gateway.platform.answers import Deleted, ListOf, listing
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found
@@ -37,7 +38,7 @@ def account_not_found(account_id: str) -> ApiError:
 
 async def create(
     services: OrganizationServices, principal: Principal, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> render.NewServiceAccount:
     spec = parse.parse_service_account(body)
     check_ceiling(principal, spec.role)
     listed = await checked_workspaces(services, principal, spec.workspaces, spec.role)
@@ -78,10 +79,12 @@ async def create(
     )
     await audited(services.db, event, store)
     services.keyring.put(key)
-    return render.service_account(account) | {"api_key": full_key, "key_id": key.id}
+    return {**render.service_account(account), "api_key": full_key, "key_id": key.id}
 
 
-async def list_accounts(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
+async def list_accounts(
+    services: OrganizationServices, principal: Principal
+) -> ListOf[render.ServiceAccount]:
     org = principal.organization_id
     records, all_ws = await services.db.run(
         lambda d: (service_accounts.list_accounts(d, org), organization_workspace_ids(d, org))
@@ -91,18 +94,16 @@ async def list_accounts(services: OrganizationServices, principal: Principal) ->
         for r in records
         if scope.visible(r.workspaces, principal.workspaces, all_ws)
     ]
-    return {"object": "list", "data": shown}
+    return listing(shown)
 
 
 async def read(
     services: OrganizationServices, principal: Principal, account_id: str
-) -> dict[str, Any]:
+) -> render.ServiceAccount:
     return render.service_account(await _find(services, principal, account_id))
 
 
-async def delete(
-    services: OrganizationServices, principal: Principal, account_id: str
-) -> dict[str, Any]:
+async def delete(services: OrganizationServices, principal: Principal, account_id: str) -> Deleted:
     account = await _find(services, principal, account_id)
     check_ceiling(principal, account.role)
     event = audit_event(

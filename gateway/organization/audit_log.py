@@ -7,7 +7,7 @@ No route updates or deletes an event.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from gateway.organization import render, scope
 from gateway.organization.input import parse_audit_filter
@@ -19,8 +19,8 @@ from store.audit import AuditQuery
 
 
 async def list_events(
-    services: OrganizationServices, principal: Principal, args: dict[str, str]
-) -> dict[str, Any]:
+    services: OrganizationServices, principal: Principal, args: Mapping[str, str]
+) -> render.AuditPage:
     wanted = parse_audit_filter(args)
     org = principal.organization_id
     all_ws = await services.db.run(lambda d: organization_workspace_ids(d, org))

@@ -8,13 +8,12 @@ caller could not learn by trying: its own role, workspaces and permissions.
 
 from __future__ import annotations
 
-from typing import Any
-
+from gateway.organization.render import Caller
 from gateway.platform.auth import Principal
 from gateway.platform.roles import ACTIONS, allowed
 
 
-def describe(principal: Principal) -> dict[str, Any]:
+def describe(principal: Principal) -> Caller:
     """The caller's credential, role, workspaces and the actions its role allows (pure)."""
     is_user = principal.kind == "user"
     return {

@@ -1,16 +1,35 @@
-"""Validation of organisation request bodies into plain values (pure, no I/O)."""
+"""The organisation family's request bodies and the audit log's query, declared: one attrs
+class each, from which both the OpenAPI document's schema and the server's checks come
+(`gateway.platform.shapes`), read into plain values (pure, no I/O).
+
+Bodies stay open (`@accepts_more`): a field the family does not know is ignored, as it
+always was. Names and descriptions are trimmed, emails lower-cased (one person is one
+user), workspace ids deduplicated in order.
+"""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
-from typing import Any
+from datetime import UTC, date, datetime
+from typing import Annotated, Any
 
 import attrs
 
-from gateway.platform.errors import invalid_request
-from gateway.platform.params import moment
-from gateway.platform.roles import ROLES, Role
+from gateway.platform.errors import ApiError
+from gateway.platform.roles import Role
+from gateway.platform.shapes import (
+    NON_BLANK,
+    NOT_NULL,
+    SPACE,
+    Count,
+    Doc,
+    Length,
+    Pattern,
+    Range,
+    accepts_more,
+    needs_fields,
+    parse,
+    parse_query,
+)
 
 MAX_NAME = 200
 MAX_DESCRIPTION = 2000
@@ -18,21 +37,103 @@ MIN_PASSWORD = 10
 MAX_PASSWORD = 1024
 MAX_WORKSPACES = 100
 MAX_AUDIT_LIMIT = 1000
-_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]+$")
+
+Name = Annotated[str, NON_BLANK, Length(most=MAX_NAME)]
+Description = Annotated[str, Length(most=MAX_DESCRIPTION)]
+Email = Annotated[
+    str,
+    Pattern(f"^[^@{SPACE}]{{1,64}}@[^@{SPACE}]+\\.[^@{SPACE}]+$", "an email address"),
+    Length(most=320),
+]
+Password = Annotated[str, Length(least=MIN_PASSWORD, most=MAX_PASSWORD)]
+WorkspaceIds = Annotated[
+    tuple[Annotated[str, Length(least=1)], ...],
+    Count(least=1, most=MAX_WORKSPACES),
+    Doc("The workspaces reached; left out or null: every workspace of the organisation"),
+]
 
 
+@accepts_more
+@attrs.frozen
+class NewWorkspace:
+    """A workspace of the caller's organisation."""
+
+    name: Name
+    description: Annotated[str, NON_BLANK, Length(most=MAX_DESCRIPTION)] | None = None
+
+
+@needs_fields(1)
+@attrs.frozen
+class WorkspaceChange:
+    """A change to a workspace: at least one field. Turning `request_log_bodies` off
+    erases the bodies the request log keeps."""
+
+    name: Annotated[Name | None, NOT_NULL] = None
+    description: Annotated[Description | None, NOT_NULL] = None
+    request_log_bodies: Annotated[bool | None, NOT_NULL] = None
+
+
+@accepts_more
 @attrs.frozen
 class Invitation:
-    email: str
+    """A person invited by email, with a role (up to the caller's own)."""
+
+    email: Email
     role: Role
-    workspaces: tuple[str, ...] | None
+    workspaces: WorkspaceIds | None = None
+
+
+@accepts_more
+@attrs.frozen
+class RoleChange:
+    role: Role
+
+
+@accepts_more
+@attrs.frozen
+class ServiceAccountSpec:
+    """A service account: a named credential with a role, and its API key."""
+
+    name: Name
+    role: Role
+    workspaces: WorkspaceIds | None = None
+
+
+@accepts_more
+@attrs.frozen
+class NewOrganization:
+    name: Name
+
+
+@accepts_more
+@attrs.frozen
+class Login:
+    """An email and a password (a wrong one is 401 `invalid_credentials`)."""
+
+    email: Email
+    password: str
+
+
+@accepts_more
+@attrs.frozen
+class InvitationAcceptance:
+    """The invitation's one-time token and the person's password."""
+
+    token: Annotated[str, Length(least=1, most=200)]
+    password: Password
 
 
 @attrs.frozen
-class ServiceAccountSpec:
-    name: str
-    role: Role
-    workspaces: tuple[str, ...] | None
+class AuditQuery:
+    """The audit log's page and filters."""
+
+    limit: Annotated[int, Range(least=1, most=MAX_AUDIT_LIMIT)] = 100
+    type: Annotated[str, Doc("Only events of this type: member.invited")] | None = None
+    since: (
+        Annotated[date | datetime, Doc("A date (YYYY-MM-DD) or an ISO 8601 time with its zone")]
+        | None
+    ) = None
+    cursor: Annotated[str, Doc("The previous page's next_cursor")] | None = None
 
 
 @attrs.frozen
@@ -43,101 +144,79 @@ class AuditFilter:
     cursor: str | None
 
 
-def text(body: dict[str, Any], field: str, *, required: bool, limit: int) -> str | None:
-    """A string field: trimmed, non-empty when present, at most `limit` characters."""
-    value = body.get(field)
-    if value is None:
-        if required:
-            raise invalid_request(f"'{field}' is required.", param=field)
-        return None
-    if not isinstance(value, str) or not value.strip() or len(value) > limit:
-        raise invalid_request(
-            f"'{field}' must be a non-empty string of at most {limit} characters.",
-            param=field,
-            value=value if isinstance(value, str | int | float | bool) else None,
-        )
-    return value.strip()
+def new_workspace(body: dict[str, Any]) -> NewWorkspace:
+    asked = parse(NewWorkspace, body)
+    description = None if asked.description is None else asked.description.strip()
+    return NewWorkspace(name=asked.name.strip(), description=description)
 
 
-def email(value: Any, field: str = "email") -> str:
-    """A plausible email address, lower-cased so that one person is one user."""
-    if not isinstance(value, str) or not _EMAIL.match(value.strip()) or len(value) > 320:
-        raise invalid_request(f"'{field}' must be an email address.", param=field)
-    return value.strip().lower()
+def workspace_change(body: dict[str, Any]) -> WorkspaceChange:
+    asked = parse(WorkspaceChange, body)
+    return attrs.evolve(asked, name=None if asked.name is None else asked.name.strip())
 
 
-def role(value: Any, field: str = "role") -> Role:
-    if value not in ROLES:
-        raise invalid_request(
-            f"'{field}' must be one of {', '.join(ROLES)}.",
-            param=field,
-            value=value if isinstance(value, str) else None,
-        )
-    return value  # type: ignore[no-any-return]
+def role_change(body: dict[str, Any]) -> Role:
+    return parse(RoleChange, body).role
 
 
-def workspace_ids(value: Any, field: str = "workspaces") -> tuple[str, ...] | None:
-    """An optional non-empty array of workspace ids (duplicates dropped, order kept)."""
-    if value is None:
-        return None
-    if (
-        not isinstance(value, list)
-        or not value
-        or len(value) > MAX_WORKSPACES
-        or not all(isinstance(item, str) and item for item in value)
-    ):
-        raise invalid_request(f"'{field}' must be a non-empty array of workspace ids.", param=field)
-    return tuple(dict.fromkeys(value))
-
-
-def password(value: Any, field: str = "password") -> str:
-    if not isinstance(value, str) or not MIN_PASSWORD <= len(value) <= MAX_PASSWORD:
-        raise invalid_request(
-            f"'{field}' must be a string of {MIN_PASSWORD} to {MAX_PASSWORD} characters.",
-            param=field,
-        )
-    return value
-
-
-def token(value: Any, field: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 200:
-        raise invalid_request(f"'{field}' is required.", param=field)
-    return value
+def acceptance(body: dict[str, Any]) -> InvitationAcceptance:
+    return parse(InvitationAcceptance, body)
 
 
 def parse_invitation(body: dict[str, Any]) -> Invitation:
+    asked = parse(Invitation, body)
     return Invitation(
-        email=email(body.get("email")),
-        role=role(body.get("role")),
-        workspaces=workspace_ids(body.get("workspaces")),
+        email=asked.email.lower(), role=asked.role, workspaces=_unique(asked.workspaces)
     )
 
 
 def parse_service_account(body: dict[str, Any]) -> ServiceAccountSpec:
-    name = text(body, "name", required=True, limit=MAX_NAME)
-    assert name is not None
+    asked = parse(ServiceAccountSpec, body)
     return ServiceAccountSpec(
-        name=name, role=role(body.get("role")), workspaces=workspace_ids(body.get("workspaces"))
+        name=asked.name.strip(), role=asked.role, workspaces=_unique(asked.workspaces)
     )
 
 
-def parse_audit_filter(args: dict[str, str]) -> AuditFilter:
+def organization_name(body: dict[str, Any]) -> str:
+    return parse(NewOrganization, body).name.strip()
+
+
+def login(body: dict[str, Any]) -> Login:
+    asked = parse(Login, body)
+    return Login(email=asked.email.lower(), password=asked.password)
+
+
+def _unique(ids: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return None if ids is None else tuple(dict.fromkeys(ids))
+
+
+def parse_audit_filter(args: Any) -> AuditFilter:
     """The query of `GET /v1/management/audit-log`: limit, type, since, cursor."""
-    raw_limit = args.get("limit", "100")
-    try:
-        limit = int(raw_limit)
-    except ValueError:
-        limit = 0
-    if not 1 <= limit <= MAX_AUDIT_LIMIT:
-        raise invalid_request(
-            f"'limit' must be an integer from 1 to {MAX_AUDIT_LIMIT}.",
-            param="limit",
-            value=raw_limit,
-        )
-    kind = args.get("type") or None
+    asked = parse_query(AuditQuery, args)
     return AuditFilter(
-        limit=limit,
-        type=kind,
-        since=moment(args.get("since"), "since"),
-        cursor=args.get("cursor") or None,
+        limit=asked.limit,
+        type=asked.type or None,
+        since=_utc(asked.since),
+        cursor=asked.cursor or None,
     )
+
+
+def _utc(moment: date | datetime | None) -> datetime | None:
+    """The moment in UTC (a date is its midnight); one beyond what UTC can hold (an
+    offset at the calendar's edge) is `invalid_period`."""
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime):
+        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    try:
+        found = moment.astimezone(UTC)
+        found.timestamp()
+    except (OverflowError, ValueError):
+        raise ApiError(
+            400,
+            "invalid_period",
+            "'since' lies beyond the times the log can hold.",
+            param="since",
+            value=moment.isoformat(),
+        ) from None
+    return found

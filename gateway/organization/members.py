@@ -18,6 +18,7 @@ from gateway.organization import input as parse
 from gateway.organization import render, scope
 from gateway.organization.secrets import hash_password, new_invitation_token, verify_password
 from gateway.organization.services import OrganizationServices
+from gateway.platform.answers import Deleted, ListOf, listing
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, not_found, permission_denied
@@ -32,7 +33,9 @@ def member_not_found(member_id: str) -> ApiError:
     return not_found("member_not_found", f"No member '{member_id}'.")
 
 
-async def list_members(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
+async def list_members(
+    services: OrganizationServices, principal: Principal
+) -> ListOf[render.Member]:
     org = principal.organization_id
     records, all_ws = await services.db.run(
         lambda d: (members.list_members(d, org), organization_workspace_ids(d, org))
@@ -42,12 +45,12 @@ async def list_members(services: OrganizationServices, principal: Principal) -> 
         for r in records
         if scope.visible(r.workspaces, principal.workspaces, all_ws)
     ]
-    return {"object": "list", "data": shown}
+    return listing(shown)
 
 
 async def invite(
     services: OrganizationServices, principal: Principal, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> render.InvitedMember:
     """Invite a person; the answer carries the one-time `invitation_token`."""
     spec = parse.parse_invitation(body)
     check_ceiling(principal, spec.role)
@@ -81,7 +84,8 @@ async def invite(
 
     event = _event(principal, "member.invited", "", spec.email, {"role": spec.role})
     record = await audited(services.db, event, store, target_of=lambda r: r.id)
-    return render.member(record) | {
+    return {
+        **render.member(record),
         "invitation_token": token,
         "invitation_expires_at": render.iso(expires),
     }
@@ -89,8 +93,8 @@ async def invite(
 
 async def change_role(
     services: OrganizationServices, principal: Principal, member_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
-    new_role = parse.role(body.get("role"))
+) -> render.Member:
+    new_role = parse.role_change(body)
     current = await _find(services, principal, member_id)
     check_ceiling(principal, current.role)
     check_ceiling(principal, new_role)
@@ -109,9 +113,7 @@ async def change_role(
     return render.member(await audited(services.db, event, store))
 
 
-async def remove(
-    services: OrganizationServices, principal: Principal, member_id: str
-) -> dict[str, Any]:
+async def remove(services: OrganizationServices, principal: Principal, member_id: str) -> Deleted:
     current = await _find(services, principal, member_id)
     check_ceiling(principal, current.role)
     org = principal.organization_id
@@ -129,11 +131,11 @@ async def remove(
 
 async def accept(
     services: OrganizationServices, body: dict[str, Any], address: str | None
-) -> dict[str, Any]:
+) -> render.JoinedMember:
     """Accept an invitation with a password. An unknown, used or expired token, or the
     wrong password of a person who already has one, is the same 401."""
-    token = parse.token(body.get("token"), "token")
-    password = parse.password(body.get("password"))
+    asked = parse.acceptance(body)
+    token, password = asked.token, asked.password
     digest = hash_key(token)
     now = datetime.now(UTC)
     found = await services.db.run(lambda d: members.by_invitation(d, digest))
@@ -177,7 +179,7 @@ async def accept(
     joined = await audited(services.db, event, store)
     if joined is None:
         raise invalid_invitation()
-    return render.member(joined) | {"organization_id": joined.organization_id}
+    return {**render.member(joined), "organization_id": joined.organization_id}
 
 
 def invalid_invitation() -> ApiError:

@@ -8,20 +8,43 @@ it is; the change is audited (`organization.plan_changed`) in its own transactio
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, TypedDict
+
+import attrs
 
 from gateway.organization.render import iso
 from gateway.organization.services import OrganizationServices
+from gateway.platform.answers import Time
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
-from gateway.platform.errors import invalid_request, not_found
+from gateway.platform.errors import not_found
+from gateway.platform.shapes import Choices, accepts_more, parse
 from store import organizations
 from store.organizations import OrganizationRecord
 
 PLANS = ("free", "pro", "enterprise")
+Plan = Annotated[str, Choices(PLANS)]
 
 
-def render(record: OrganizationRecord) -> dict[str, Any]:
+@accepts_more
+@attrs.frozen
+class PlanChange:
+    """The plan the organisation's SLA credits are measured against."""
+
+    plan: Plan
+
+
+class Organization(TypedDict):
+    """The caller's organisation, with its plan."""
+
+    id: str
+    object: Literal["organization"]
+    name: str
+    plan: Plan
+    created_at: Time
+
+
+def render(record: OrganizationRecord) -> Organization:
     return {
         "id": record.id,
         "object": "organization",
@@ -32,16 +55,10 @@ def render(record: OrganizationRecord) -> dict[str, Any]:
 
 
 def parse_plan(body: dict[str, Any]) -> str:
-    plan = body.get("plan")
-    if plan not in PLANS:
-        raise invalid_request(
-            f"'plan' must be one of {', '.join(PLANS)}.", param="plan", value=plan
-        )
-    assert isinstance(plan, str)
-    return plan
+    return parse(PlanChange, body).plan
 
 
-async def read(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
+async def read(services: OrganizationServices, principal: Principal) -> Organization:
     """The caller's organisation, with its plan."""
     org_id = principal.organization_id
     record = await services.db.run(lambda d: organizations.get(d, org_id))
@@ -52,7 +69,7 @@ async def read(services: OrganizationServices, principal: Principal) -> dict[str
 
 async def update(
     services: OrganizationServices, principal: Principal, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> Organization:
     """Set the caller's organisation's `plan`; other fields are not changed here."""
     plan = parse_plan(body)
     org_id = principal.organization_id

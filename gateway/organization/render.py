@@ -2,16 +2,164 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, TypedDict
 
+from gateway.platform.answers import Time
+from gateway.platform.roles import ROLES
+from gateway.platform.shapes import Choices, Doc
 from gateway.platform.web import iso as iso
 from store.audit import ORGANIZATION_WIDE, AuditEvent
 from store.members import MemberRecord
 from store.service_accounts import ServiceAccountRecord
 from store.workspaces import WorkspaceRecord
 
+Role = Annotated[str, Choices(ROLES)]
 
-def workspace(record: WorkspaceRecord) -> dict[str, Any]:
+
+class Workspace(TypedDict):
+    """A workspace: the unit keys, providers, rules and usage belong to."""
+
+    id: str
+    object: Literal["workspace"]
+    name: str
+    description: str
+    organization_id: str
+    created_at: Time
+    request_log_bodies: Annotated[
+        bool, Doc("Whether the request log keeps the bodies of requests (PII redacted)")
+    ]
+
+
+class Member(TypedDict):
+    """A person of the organisation, invited or active."""
+
+    id: str
+    object: Literal["member"]
+    email: str
+    role: Role
+    status: Annotated[str, Choices(("invited", "active"))]
+    workspaces: list[str]
+    created_at: Time
+    joined_at: Time | None
+
+
+class InvitedMember(Member):
+    """An invitation: the one-time token is in this answer only."""
+
+    invitation_token: str
+    invitation_expires_at: Time
+
+
+class JoinedMember(Member):
+    """A person who accepted an invitation."""
+
+    organization_id: str
+
+
+class ServiceAccount(TypedDict):
+    """A named credential with a role, for a program rather than a person."""
+
+    id: str
+    object: Literal["service_account"]
+    name: str
+    role: Role
+    workspaces: list[str]
+    created_at: Time
+
+
+class NewServiceAccount(ServiceAccount):
+    """A service account and its API key, shown in this answer only."""
+
+    api_key: str
+    key_id: str
+
+
+class AuditActor(TypedDict):
+    id: str | None
+    email: str | None
+
+
+class AuditTarget(TypedDict):
+    type: str | None
+    id: str | None
+    email: str | None
+
+
+class AuditEventShown(TypedDict):
+    """One audited action: who did what to what, when, from where."""
+
+    id: str
+    type: str
+    actor: AuditActor
+    target: AuditTarget
+    timestamp: Time
+    ip_address: str | None
+    workspace_id: Annotated[str | None, Doc("null for an organisation-wide event")]
+    details: dict[str, Any]
+
+
+class AuditPage(TypedDict):
+    """Audit events, newest first."""
+
+    object: Literal["list"]
+    events: list[AuditEventShown]
+    has_more: bool
+    next_cursor: str | None
+
+
+class Caller(TypedDict):
+    """The caller: its credential, role, workspaces and what its role allows."""
+
+    object: Literal["caller"]
+    kind: Annotated[str, Choices(("api_key", "service_account", "user"))]
+    id: str
+    name: str | None
+    role: Role | None
+    organization_id: str
+    workspace_id: Annotated[str, Doc("The workspace this request acts in")]
+    workspaces: list[str]
+    actions: Annotated[list[str], Doc("The role's actions (docs/organizations.md)")]
+    permissions: Annotated[list[str], Doc("An API key's data-plane permissions")]
+
+
+class Membership(TypedDict):
+    id: str
+    name: str
+    role: Role
+
+
+class Memberships(TypedDict):
+    """The organisations the calling person belongs to."""
+
+    object: Literal["list"]
+    organizations: list[Membership]
+
+
+class CreatedOrganization(TypedDict):
+    """A new organisation, with its one workspace; the caller is its owner."""
+
+    id: str
+    object: Literal["organization"]
+    name: str
+    role: Literal["owner"]
+    created_at: Time
+    workspaces: list[Workspace]
+
+
+class AccessToken(TypedDict):
+    """A user access token, sent as the bearer credential."""
+
+    access_token: str
+    token_type: Literal["bearer"]
+    expires_in: Annotated[int, Doc("Seconds")]
+    expires_at: Time
+
+
+class TokenRevoked(TypedDict):
+    revoked: Literal[True]
+
+
+def workspace(record: WorkspaceRecord) -> Workspace:
     return {
         "id": record.id,
         "object": "workspace",
@@ -23,7 +171,7 @@ def workspace(record: WorkspaceRecord) -> dict[str, Any]:
     }
 
 
-def member(record: MemberRecord) -> dict[str, Any]:
+def member(record: MemberRecord) -> Member:
     return {
         "id": record.id,
         "object": "member",
@@ -36,7 +184,7 @@ def member(record: MemberRecord) -> dict[str, Any]:
     }
 
 
-def service_account(record: ServiceAccountRecord) -> dict[str, Any]:
+def service_account(record: ServiceAccountRecord) -> ServiceAccount:
     return {
         "id": record.id,
         "object": "service_account",
@@ -47,7 +195,7 @@ def service_account(record: ServiceAccountRecord) -> dict[str, Any]:
     }
 
 
-def audit_event(event: AuditEvent) -> dict[str, Any]:
+def audit_event(event: AuditEvent) -> AuditEventShown:
     """The spec's audit event (`id`, `type`, `actor`, `target`, `timestamp`,
     `ip_address`), plus the workspace (null for organisation-wide events) and details."""
     return {

@@ -22,9 +22,10 @@ import sqlite_utils
 from gateway.organization import input as parse
 from gateway.organization import render
 from gateway.organization.services import OrganizationServices
+from gateway.platform.answers import Deleted, ListOf, listing
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal, reaches_organization
-from gateway.platform.errors import ApiError, invalid_request, not_found, permission_denied
+from gateway.platform.errors import ApiError, not_found, permission_denied
 from store import audit, erasure, request_log, workspaces
 from store.audit import AuditEvent
 from store.erasure import Removal
@@ -37,23 +38,23 @@ def workspace_not_found(workspace_id: str) -> ApiError:
     return not_found("workspace_not_found", f"No workspace '{workspace_id}'.")
 
 
-async def list_workspaces(services: OrganizationServices, principal: Principal) -> dict[str, Any]:
+async def list_workspaces(
+    services: OrganizationServices, principal: Principal
+) -> ListOf[render.Workspace]:
     org = principal.organization_id
     records = await services.db.run(lambda d: workspaces.list_workspaces(d, org))
     shown = [render.workspace(r) for r in records if r.id in principal.workspaces]
-    return {"object": "list", "data": shown}
+    return listing(shown)
 
 
 async def create(
     services: OrganizationServices, principal: Principal, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> render.Workspace:
     _check_reaches_new_workspaces(principal)
-    name = parse.text(body, "name", required=True, limit=parse.MAX_NAME)
-    description = parse.text(body, "description", required=False, limit=parse.MAX_DESCRIPTION)
-    assert name is not None
+    spec = parse.new_workspace(body)
     record = WorkspaceRecord(
-        name=name,
-        description=description or "",
+        name=spec.name,
+        description=spec.description or "",
         created_at=datetime.now(UTC),
         organization_id=principal.organization_id,
     )
@@ -62,7 +63,7 @@ async def create(
         "workspace.created",
         target_type="workspace",
         target_id=record.id,
-        details={"name": name},
+        details={"name": spec.name},
         organization_wide=True,
     )
     await audited(services.db, event, lambda d: workspaces.insert(d, record))
@@ -84,28 +85,19 @@ def _check_reaches_new_workspaces(principal: Principal) -> None:
 
 async def read(
     services: OrganizationServices, principal: Principal, workspace_id: str
-) -> dict[str, Any]:
+) -> render.Workspace:
     return render.workspace(await _find(services, principal, workspace_id))
 
 
 async def update(
     services: OrganizationServices, principal: Principal, workspace_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> render.Workspace:
     """Rename, describe, or turn the request log's bodies on or off: turning them off
     erases the bodies the log holds (`store.erasure`), in the change's transaction."""
     await _find(services, principal, workspace_id)
-    name = parse.text(body, "name", required=False, limit=parse.MAX_NAME)
-    description = body.get("description")
-    if description is not None and (
-        not isinstance(description, str) or len(description) > parse.MAX_DESCRIPTION
-    ):
-        raise invalid_request("'description' must be a string.", param="description")
-    bodies = _bodies_switch(body)
-    changed = sorted(k for k in UPDATABLE if body.get(k) is not None)
-    if not changed:
-        raise invalid_request(
-            "Nothing to change: send 'name', 'description' or 'request_log_bodies'.", param=None
-        )
+    asked = parse.workspace_change(body)
+    name, description, bodies = asked.name, asked.description, asked.request_log_bodies
+    changed = sorted(k for k in UPDATABLE if getattr(asked, k) is not None)
     event = audit_event(
         principal,
         "workspace.updated",
@@ -141,18 +133,9 @@ async def update(
     return render.workspace(updated)
 
 
-def _bodies_switch(body: dict[str, Any]) -> bool | None:
-    value = body.get("request_log_bodies")
-    if value is not None and not isinstance(value, bool):
-        raise invalid_request(
-            "'request_log_bodies' must be true or false.", param="request_log_bodies", value=value
-        )
-    return value
-
-
 async def delete(
     services: OrganizationServices, principal: Principal, workspace_id: str
-) -> dict[str, Any]:
+) -> Deleted:
     record = await _find(services, principal, workspace_id)
     held = await services.db.run(lambda d: workspaces.holdings(d, workspace_id))
     if held.api_keys or held.routing_rules or held.providers:

@@ -81,7 +81,10 @@ class ResponseEvents:
         )
 
     def chunk(self, chunk: ChatChunk) -> bytes:
-        return b"".join(self._step(event) for event in self._blocks.feed(chunk))
+        events = self._blocks.feed(chunk)
+        if len(events) == 1:  # most chunks: one delta
+            return self._step(events[0])
+        return b"".join([self._step(event) for event in events])
 
     def finish(
         self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]

@@ -124,22 +124,26 @@ async def test_create_keeps_the_given_fields(http: httpx.AsyncClient) -> None:
         pytest.param({"name": "k", "type": "tenant"}, "type", id="type-tenant"),
         pytest.param({"name": "k", "type": "root"}, "type", id="type-unknown"),
         pytest.param({"name": "k", "permissions": "chat"}, "permissions", id="perm-string"),
-        pytest.param({"name": "k", "permissions": ["chat", "sudo"]}, "permissions", id="perm-bad"),
-        pytest.param({"name": "k", "permissions": [1]}, "permissions", id="perm-number"),
+        pytest.param(
+            {"name": "k", "permissions": ["chat", "sudo"]}, "permissions[1]", id="perm-bad"
+        ),
+        pytest.param({"name": "k", "permissions": [1]}, "permissions[0]", id="perm-number"),
         pytest.param({"name": "k", "rate_limits": 5}, "rate_limits", id="limits-number"),
-        pytest.param({"name": "k", "rate_limits": {"rpd": 5}}, "rate_limits", id="limits-unknown"),
+        pytest.param(
+            {"name": "k", "rate_limits": {"rpd": 5}}, "rate_limits.rpd", id="limits-unknown"
+        ),
         pytest.param({"name": "k", "rate_limits": {"rpm": -1}}, "rate_limits.rpm", id="rpm-neg"),
         pytest.param({"name": "k", "rate_limits": {"tpm": 1.5}}, "rate_limits.tpm", id="tpm-float"),
         pytest.param({"name": "k", "rate_limits": {"rpm": True}}, "rate_limits.rpm", id="rpm-bool"),
         pytest.param({"name": "k", "expires_at": "tomorrow"}, "expires_at", id="expiry-text"),
         pytest.param({"name": "k", "expires_at": 1893456000}, "expires_at", id="expiry-number"),
-        pytest.param({"name": "k", "allowed_ips": ["localhost"]}, "allowed_ips", id="ip-name"),
-        pytest.param({"name": "k", "allowed_ips": ["10.0.0.0/33"]}, "allowed_ips", id="ip-cidr"),
+        pytest.param({"name": "k", "allowed_ips": ["localhost"]}, "allowed_ips[0]", id="ip-name"),
+        pytest.param({"name": "k", "allowed_ips": ["10.0.0.0/33"]}, "allowed_ips[0]", id="ip-cidr"),
         pytest.param({"name": "k", "allowed_ips": "127.0.0.1"}, "allowed_ips", id="ip-string"),
         pytest.param(
             {"name": "k", "allowed_models": "gpt-4o"}, "allowed_models", id="models-string"
         ),
-        pytest.param({"name": "k", "allowed_models": [""]}, "allowed_models", id="models-empty"),
+        pytest.param({"name": "k", "allowed_models": [""]}, "allowed_models[0]", id="models-empty"),
     ],
 )
 async def test_create_rejects_invalid_bodies_naming_the_parameter(
@@ -174,7 +178,7 @@ async def test_an_unknown_rate_limit_names_the_known_ones(http: httpx.AsyncClien
     """`daily` is what the rate-limits view calls it; the key's field is `daily_requests`."""
     refused = await http.post(KEYS, json={"name": "k", "rate_limits": {"daily": 10}})
     error = assert_error(refused, 400, "invalid_request")
-    assert "daily_requests" in error["message"] and error["param"] == "rate_limits"
+    assert "daily_requests" in error["message"] and error["param"] == "rate_limits.daily"
 
 
 async def test_management_key_without_admin_cannot_create_admin_keys(
@@ -353,7 +357,9 @@ async def test_patch_null_limit_clears_only_that_limit(http: httpx.AsyncClient) 
     ("body", "param"),
     [
         pytest.param({}, None, id="empty"),
-        pytest.param({"colour": "blue"}, None, id="unknown-field"),
+        pytest.param({"colour": "blue"}, "colour", id="unknown-field"),
+        pytest.param({"name": None}, "name", id="null-name"),
+        pytest.param({"permissions": None}, "permissions", id="null-permissions"),
         pytest.param({"name": ""}, "name", id="empty-name"),
         pytest.param({"rate_limits": {"rpm": "fast"}}, "rate_limits.rpm", id="bad-limit"),
     ],

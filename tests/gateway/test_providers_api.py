@@ -215,6 +215,13 @@ BAD_BASE_URLS = [
 ]
 
 
+def base_url_code(url: object) -> str:
+    """An http(s) URL the HTTP client cannot use is refused for its meaning; anything else
+    for its shape (the document's pattern)."""
+    well_formed = isinstance(url, str) and url.lower().startswith(("http://", "https://"))
+    return "invalid_configuration" if well_formed else "invalid_request"
+
+
 @pytest.mark.parametrize(
     ("body", "status", "code", "param"),
     [
@@ -260,7 +267,7 @@ BAD_BASE_URLS = [
         pytest.param(
             {"provider": "openai", "credentials": OK_CREDENTIALS, "settings": {"base_url": url}},
             400,
-            "invalid_request",
+            base_url_code(url),
             "settings.base_url",
             id=f"base-url-{url}",
         )
@@ -270,7 +277,9 @@ BAD_BASE_URLS = [
         pytest.param(
             {"provider": "openai", "credentials": OK_CREDENTIALS, "settings": {name: value}},
             400,
-            "invalid_request",
+            "invalid_configuration"
+            if name == "default_model" and isinstance(value, str)
+            else "invalid_request",
             f"settings.{name}",
             id=f"{name}-{value!r}",
         )
@@ -330,7 +339,8 @@ async def test_patch_checks_the_default_model_against_the_providers_own(
     refused = await http.patch(
         f"{PROVIDERS}/openai", json={"settings": {"default_model": "mistral-large-latest"}}
     )
-    assert assert_error(refused, 400, "invalid_request")["param"] == "settings.default_model"
+    error = assert_error(refused, 400, "invalid_configuration")
+    assert error["param"] == "settings.default_model"
     assert (await http.get(f"{PROVIDERS}/openai")).json()["settings"] == before
     alias = await http.patch(
         f"{PROVIDERS}/openai", json={"settings": {"default_model": "gpt-4o-2024-08-06"}}
@@ -364,7 +374,7 @@ async def test_patch_rejects_a_bad_base_url_and_keeps_settings(
     response = await http.patch(
         f"{PROVIDERS}/openai", json={"settings": {"base_url": base_url, "x": 1}}
     )
-    error = assert_error(response, 400, "invalid_request")
+    error = assert_error(response, 400, base_url_code(base_url))
     assert error["param"] == "settings.base_url"
     assert (await http.get(f"{PROVIDERS}/openai")).json()["settings"] == before
     assert (await chat(http)).status_code == 200

@@ -12,7 +12,6 @@ from gateway.operator.schemas import (
     audio,
     fronts,
     management,
-    organization,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
@@ -21,7 +20,6 @@ OPERATIONS: dict[str, Operation] = {
     **fronts.OPERATIONS,
     **retrieval.OPERATIONS,
     **management.OPERATIONS,
-    **organization.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
 }

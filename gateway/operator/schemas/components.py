@@ -8,7 +8,6 @@ from gateway.operator.apidoc import (
     INT,
     NUM,
     STR,
-    STRS,
     TIME,
     Schema,
     all_required,
@@ -26,48 +25,6 @@ ERROR = all_required(
         doc_url=STR,
         param=nullable(STR),
     ),
-)
-
-RATE_LIMITS = obj(
-    rpm=nullable(INT),
-    tpm=nullable(INT),
-    daily_requests=nullable(INT),
-    monthly_requests=nullable(INT),
-    concurrent=nullable(INT),
-)
-
-API_KEY = obj(
-    ("id", "object", "name", "prefix", "status", "created_at", "permissions"),
-    id=STR,
-    object={"const": "api_key"},
-    name=STR,
-    prefix=STR,
-    key_hint=STR,
-    type={"enum": ["dev", "prod", "admin"]},
-    status={"enum": ["active", "revoked", "expired", "rotated"]},
-    created_at=TIME,
-    updated_at=TIME,
-    last_used_at=TIME,
-    expires_at=TIME,
-    revoked_at=TIME,
-    rate_limits=RATE_LIMITS,
-    permissions=STRS,
-    allowed_models=STRS,
-    allowed_ips=STRS,
-    usage=obj(requests_today=INT, tokens_today=INT, cost_today_usd=NUM),
-)
-
-PROVIDER = obj(
-    ("id", "name", "status", "configured"),
-    id=STR,
-    name=STR,
-    status={"enum": ["active", "inactive", "disabled", "error"]},
-    configured=BOOL,
-    configured_at=TIME,
-    settings=ANY_OBJ,
-    models=arr({"anyOf": [STR, ANY_OBJ]}),
-    health=nullable(ANY_OBJ),
-    usage=nullable(ANY_OBJ),
 )
 
 ROUTING_RULE = obj(
@@ -107,8 +64,6 @@ SERVICE = obj(
 
 COMPONENTS: dict[str, Schema] = {
     "Error": ERROR,
-    "ApiKey": API_KEY,
-    "Provider": PROVIDER,
     "RoutingRule": ROUTING_RULE,
     "ServiceMetadata": SERVICE,
 }

@@ -242,7 +242,8 @@ def read_fields(cls: type, value: Mapping[str, Any], at: str) -> dict[str, Any]:
         for key in value:
             if key not in known:
                 place = _join(at, key)
-                raise invalid_request(f"Unknown field '{place}'.", param=place)
+                names = ", ".join(f.key for f in fields)
+                raise invalid_request(f"Unknown field '{place}'; known: {names}.", param=place)
     if len(value) < fields_needed(cls):
         names = ", ".join(f"'{f.key}'" for f in fields)
         raise invalid_request(f"Give at least one of {names}.", param=at or None)

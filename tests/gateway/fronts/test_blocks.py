@@ -78,3 +78,16 @@ def test_every_transition_ends_in_the_block_it_opened(state: Block, piece: Piece
         assert after is (Block.TEXT if opened[-1] is Step.OPEN_TEXT else Block.CALL)
     else:
         assert after is state
+
+
+def test_text_in_an_open_text_block_is_the_table_s_row() -> None:
+    """`feed`'s shortcut for the commonest chunk says what `TRANSITIONS` says."""
+    sequencer = BlockSequencer()
+    sequencer.feed(ChatChunk(content="a"))
+    assert sequencer.state is Block.TEXT
+    events = sequencer.feed(ChatChunk(content="b"))
+    assert TRANSITIONS[(Block.TEXT, Piece.TEXT)] == ((Step.TEXT,), Block.TEXT)
+    assert [(e.step, e.text) for e in events] == [(Step.TEXT, "b")]
+    assert sequencer.state is Block.TEXT
+    mixed = sequencer.feed(ChatChunk(content="c", tool_calls=call(0, "{", first=True).tool_calls))
+    assert [e.step for e in mixed] == [Step.TEXT, Step.CLOSE_TEXT, Step.OPEN_CALL, Step.ARGS]

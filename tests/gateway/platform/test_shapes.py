@@ -208,7 +208,7 @@ def test_a_parsed_body_is_the_declared_type_with_its_defaults() -> None:
         ({"name": " ", "condition": {}}, "name", "'name' must be a non-empty string, not ' '."),
         ({"name": "a", "condition": {"metric": "cpu"}}, "condition.metric", "must be one of"),
         ({"name": "a", "condition": None}, "condition", "'condition' must be an object."),
-        ({"name": "a", "nope": 1}, "nope", "Unknown field 'nope'."),
+        ({"name": "a", "nope": 1}, "nope", "Unknown field 'nope'; known: name, condition, emails"),
         (
             {"name": "a", "condition": {"metric": "error_rate", "threshold": 1}, "emails": [1]},
             "emails[0]",
