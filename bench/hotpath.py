@@ -56,6 +56,7 @@ def hotpath(run: Run, stack_: Stack) -> Figures:
     with floor_server(run, gateway, body_file) as floor:
         run.say(f"hot path: {rounds} alternating rounds of {point_s:g} s per point")
         relayed = [_round(run, gateway, floor, i, point_s) for i in range(rounds)]
+        say_sse(run, summary(relayed))
         with cache_hits(gateway):
             hits = [_cache_round(run, gateway, floor, i, point_s) for i in range(rounds)]
         speech = speech_first_bytes(run, floor, requests=60 if run.plan.quick else 300)
@@ -141,6 +142,19 @@ _KINDS: dict[str, Callable[[Run, Target, float], Figures]] = {
     "c1": _c1,
     "sse": _sse,
 }
+
+
+def say_sse(run: Run, relayed: Figures) -> None:
+    """The streamed figure as the issue names it: SSE streams/s as a ratio to the floor
+    (the median of the rounds' own), with both CPU-ms per stream and the load."""
+    sse = relayed["sse"]
+    run.say(
+        f"hot path     SSE streams/s at c=32 (20 chunks): {sse['ratio']:.2f}x the floor"
+        f" (target >= 0.75x); CPU-ms per stream: gateway"
+        f" {sse['gateway']['server_cpu_ms_per_request']:.3f},"
+        f" floor {sse['floor']['server_cpu_ms_per_request']:.3f};"
+        f" load average {relayed['load_average']:.2f}"
+    )
 
 
 def _cache_round(run: Run, gateway: Target, floor: Target, index: int, point_s: float) -> Figures:

@@ -15,6 +15,9 @@ from store.handle import Handle
 # How long a written batch's id is kept: a batch is sent again within seconds of its
 # first try (the ack timeout and the restart backoff), a day is far past that.
 KEEP_S = 24 * 3600
+# Batches a writer writes between two `forget_old` (and one at its start), so the table
+# holds about a day of ids.
+FORGET_EVERY = 1000
 
 
 def claim(db: Handle, batch_id: str, *, now: float | None = None) -> bool:

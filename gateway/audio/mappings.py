@@ -11,6 +11,7 @@ from typing import Any
 
 from gateway.audio import voices as voice_views
 from gateway.audio.services import AudioServices
+from gateway.platform.answers import Deleted
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal
 from providers.voices import load_voices
@@ -20,7 +21,7 @@ from store.voice_mappings import NameTakenError, VoiceMappingRecord
 
 async def create(
     services: AudioServices, principal: Principal, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> voice_views.VoiceMapping:
     """A new mapping; 409 when the workspace already has one of that name."""
     fields = voice_views.parse_mapping(body, load_voices(), services.catalog)
     record = voice_views.new_record(principal.workspace_id, fields)
@@ -39,14 +40,16 @@ async def create(
     return voice_views.mapping_body(record)
 
 
-async def list_mappings(services: AudioServices, principal: Principal) -> dict[str, Any]:
+async def list_mappings(services: AudioServices, principal: Principal) -> voice_views.MappingList:
     ws = principal.workspace_id
     records = await services.db.run(lambda d: voice_mappings.list_for_workspace(d, ws))
     data = [voice_views.mapping_body(r) for r in records]
     return {"object": "list", "data": data, "voice_mappings": data}
 
 
-async def read(services: AudioServices, principal: Principal, mapping_id: str) -> dict[str, Any]:
+async def read(
+    services: AudioServices, principal: Principal, mapping_id: str
+) -> voice_views.VoiceMapping:
     return voice_views.mapping_body(await _mapping(services, principal, mapping_id))
 
 
@@ -57,7 +60,7 @@ async def update(
     body: dict[str, Any],
     *,
     partial: bool,
-) -> dict[str, Any]:
+) -> voice_views.VoiceMapping:
     """Change a mapping: `partial` (PATCH) keeps the fields not sent, else (PUT) the body
     is the whole mapping; 409 when the new name is taken."""
     record = await _mapping(services, principal, mapping_id)
@@ -78,7 +81,7 @@ async def update(
     return voice_views.mapping_body(changed)
 
 
-async def delete(services: AudioServices, principal: Principal, mapping_id: str) -> dict[str, Any]:
+async def delete(services: AudioServices, principal: Principal, mapping_id: str) -> Deleted:
     ws = principal.workspace_id
     event = audit_event(
         principal, "voice_mapping.deleted", target_type="voice_mapping", target_id=mapping_id

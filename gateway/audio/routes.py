@@ -11,20 +11,29 @@ from quart import Blueprint, Response, request
 
 from gateway.audio import mappings
 from gateway.audio import voices as voice_views
+from gateway.audio.mapping_input import MappingChange, MappingSpec
 from gateway.audio.preview import speak_preview
 from gateway.audio.services import AudioServices
 from gateway.audio.speech import SPEECH_PATH, serve_speech
 from gateway.audio.transcription import prepare_stream, serve_transcription
 from gateway.kernels.uploads.spooled import Upload, read_upload
+from gateway.platform.answers import Deleted
+from gateway.platform.apidoc import Content, operation
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.web import json_response, read_object, stream_response
+from gateway.upstream.refusals import ENGINE, merged
 from providers.voices import load_voices
 
 TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
 TRANSLATIONS_PATH = "/v1/audio/translations"
 MAPPINGS = "/v1/management/voice-mappings"
+TAG = "audio"
+MAPPINGS_TAG = "voice-mappings"
+NO_VOICE = {404: "voice_not_found"}
+NO_MAPPING = {404: "voice_mapping_not_found"}
+PREVIEW_ERRORS = merged(ENGINE, NO_VOICE, {500: "provider_error"})
 
 
 def audio_routes(services: AudioServices) -> list[Route]:
@@ -76,18 +85,34 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         return await _whole(services, principal, upload, headers, translate=True)
 
     @bp.get("/v1/audio/voices")
+    @operation(
+        "The voice catalog and the standard voices",
+        TAG,
+        query=voice_views.VoicesQuery,
+        answer=voice_views.VoiceCatalogBody,
+        errors={400: "unknown_provider"},
+    )
     async def voices() -> Response:
         await services.auth.caller()
         query = {k: v for k, v in request.args.items()}
         return json_response(voice_views.voices_listing(load_voices(), query, services.catalog))
 
     @bp.get("/v1/audio/voices/<voice_id>")
+    @operation("One voice, in detail", TAG, answer=voice_views.Voice, errors=NO_VOICE)
     async def voice(voice_id: str) -> Response:
         await services.auth.caller()
         found = voice_views.voice_or_404(load_voices(), voice_id)
         return json_response(voice_views.voice_body(found, detail=True))
 
     @bp.get("/v1/audio/voices/<voice_id>/preview")
+    @operation(
+        "A short sample of the voice (MP3)",
+        TAG,
+        answer=Content("audio/mpeg", description="The sample, spoken by the voice's provider"),
+        errors=PREVIEW_ERRORS,
+        description="Spoken through the engine like speech: the key's limits apply, and a "
+        "provider's failure is 500 `provider_error` (the spec's status for audio).",
+    )
     async def preview(voice_id: str) -> Response:
         principal = await services.auth.caller()
         found = voice_views.voice_or_404(load_voices(), voice_id)
@@ -104,30 +129,83 @@ def _mapping_routes(bp: Blueprint, services: AudioServices) -> None:
     `view_configuration`, changing them `configure_providers` (`gateway.audio.mappings`)."""
 
     @bp.post(MAPPINGS)
+    @operation(
+        "Create a voice mapping: one name for a voice per provider",
+        MAPPINGS_TAG,
+        body=MappingSpec,
+        answer=voice_views.VoiceMapping,
+        status=201,
+        permission="configure_providers",
+        errors={409: "voice_mapping_exists"},
+    )
     async def create_mapping() -> Response:
         principal = await services.auth.manager("configure_providers")
         return json_response(await mappings.create(services, principal, await read_object()), 201)
 
     @bp.get(MAPPINGS)
+    @operation(
+        "The workspace's voice mappings",
+        MAPPINGS_TAG,
+        answer=voice_views.MappingList,
+        permission="view_configuration",
+    )
     async def list_mappings() -> Response:
         principal = await services.auth.manager("view_configuration")
         return json_response(await mappings.list_mappings(services, principal))
 
     @bp.get(f"{MAPPINGS}/<mapping_id>")
+    @operation(
+        "One voice mapping",
+        MAPPINGS_TAG,
+        answer=voice_views.VoiceMapping,
+        permission="view_configuration",
+        errors=NO_MAPPING,
+    )
     async def get_mapping(mapping_id: str) -> Response:
         principal = await services.auth.manager("view_configuration")
         return json_response(await mappings.read(services, principal, mapping_id))
 
-    @bp.route(f"{MAPPINGS}/<mapping_id>", methods=["PATCH", "PUT"])
+    @bp.patch(f"{MAPPINGS}/<mapping_id>")
+    @operation(
+        "Change a voice mapping: the fields given",
+        MAPPINGS_TAG,
+        body=MappingChange,
+        answer=voice_views.VoiceMapping,
+        permission="configure_providers",
+        errors=NO_MAPPING | {409: "voice_mapping_exists"},
+    )
     async def update_mapping(mapping_id: str) -> Response:
-        principal = await services.auth.manager("configure_providers")
-        body = await read_object()
-        partial = request.method == "PATCH"
-        return json_response(
-            await mappings.update(services, principal, mapping_id, body, partial=partial)
-        )
+        return await _change(services, mapping_id, partial=True)
+
+    @bp.put(f"{MAPPINGS}/<mapping_id>")
+    @operation(
+        "Replace a voice mapping: `name` and `mappings` are needed",
+        MAPPINGS_TAG,
+        body=MappingSpec,
+        answer=voice_views.VoiceMapping,
+        permission="configure_providers",
+        errors=NO_MAPPING | {409: "voice_mapping_exists"},
+    )
+    async def replace_mapping(mapping_id: str) -> Response:
+        return await _change(services, mapping_id, partial=False)
 
     @bp.delete(f"{MAPPINGS}/<mapping_id>")
+    @operation(
+        "Delete a voice mapping",
+        MAPPINGS_TAG,
+        answer=Deleted,
+        permission="configure_providers",
+        errors=NO_MAPPING,
+    )
     async def delete_mapping(mapping_id: str) -> Response:
         principal = await services.auth.manager("configure_providers")
         return json_response(await mappings.delete(services, principal, mapping_id))
+
+
+async def _change(services: AudioServices, mapping_id: str, *, partial: bool) -> Response:
+    """A PATCH (`partial`: the fields given) or a PUT (the whole mapping)."""
+    principal = await services.auth.manager("configure_providers")
+    body = await read_object()
+    return json_response(
+        await mappings.update(services, principal, mapping_id, body, partial=partial)
+    )

@@ -113,6 +113,8 @@ def _bounded_int(body: Mapping[str, Any], name: str, low: int, high: int) -> int
     value = body.get(name)
     if value is None:
         return None
+    if isinstance(value, float) and value.is_integer():  # 2.0: an integer, as JSON Schema says
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise invalid_request(
             f"'{name}' must be an integer from {low} to {high}.", param=name, value=value

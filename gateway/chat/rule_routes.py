@@ -17,8 +17,11 @@ import attrs
 import sqlite_utils
 from quart import Blueprint, Response, request
 
+from gateway.chat import rule_shapes as shapes
 from gateway.chat.input import parse_chat_body
 from gateway.chat.services import ChatServices
+from gateway.platform.answers import Deleted
+from gateway.platform.apidoc import operation
 from gateway.platform.audit import audit_event, audited
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError, invalid_request, not_found
@@ -39,10 +42,14 @@ from store.keys import ApiKeyRecord
 from store.rules import PriorityConflictError, RoutingRuleRecord
 
 RULES = "/v1/management/routing-rules"
+TAG = "routing-rules"
 TEST_ONLY_FIELDS = ("headers", "api_key_id", "at")
+RULE_NOT_FOUND = {404: "rule_not_found"}
+PRIORITY_CONFLICT = {409: "priority_conflict"}
+INVALID_RULE = {400: "invalid_rule", 422: "invalid_model"}
 
 
-def rule_to_api(record: RoutingRuleRecord) -> dict[str, Any]:
+def rule_to_api(record: RoutingRuleRecord) -> shapes.RoutingRule:
     """The spec's Routing rule object."""
     return {
         "id": record.id,
@@ -92,12 +99,28 @@ class RoutingRulesApi:
         self.chat = chat
         self.book = book
 
+    @operation(
+        "Routing rules, by priority",
+        TAG,
+        answer=shapes.RuleList,
+        permission="view_configuration",
+    )
     async def list_rules(self) -> Response:
         principal = await self._manager("view_configuration")
         ws = principal.workspace_id
         records = await self.chat.db.run(lambda d: rule_store.list_rules(d, ws))
-        return json_response({"object": "list", "rules": [rule_to_api(r) for r in records]})
+        listed: shapes.RuleList = {"object": "list", "rules": [rule_to_api(r) for r in records]}
+        return json_response(listed)
 
+    @operation(
+        "Create a rule",
+        TAG,
+        body=shapes.NewRule,
+        answer=shapes.RoutingRule,
+        status=201,
+        permission="edit_routing_rules",
+        errors={**INVALID_RULE, **PRIORITY_CONFLICT},
+    )
     async def create_rule(self) -> Response:
         principal = await self._manager("edit_routing_rules")
         spec = parse_create(await read_object(), self.chat.engine.catalog)
@@ -118,6 +141,20 @@ class RoutingRulesApi:
         )
         return json_response(rule_to_api(record), 201)
 
+    @operation(
+        "Which rule would match a chat request, and what would be called",
+        TAG,
+        body=shapes.RuleTrial,
+        answer=shapes.RuleTrialResult,
+        permission="view_configuration",
+        description="The workspace's enabled rules are evaluated; with no provider "
+        "configured, every catalog provider counts as active. Nothing is called.",
+        errors={
+            400: ("invalid_tool_choice", "provider_not_configured", "unsupported_parameter"),
+            403: "model_not_allowed",
+            404: ("key_not_found", "model_not_found"),
+        },
+    )
     async def test_rules(self) -> Response:
         """A dry run of the rules against a chat-style body, see `_test`."""
         principal = await self._manager("view_configuration")
@@ -125,10 +162,25 @@ class RoutingRulesApi:
         body = await read_object()
         return json_response(await _test(self.chat, self.book, principal, body, sent))
 
+    @operation(
+        "One rule",
+        TAG,
+        answer=shapes.RoutingRule,
+        permission="view_configuration",
+        errors=RULE_NOT_FOUND,
+    )
     async def read_rule(self, rule_id: str) -> Response:
         principal = await self._manager("view_configuration")
         return json_response(rule_to_api(await self._find(principal, rule_id)))
 
+    @operation(
+        "Change a rule",
+        TAG,
+        body=shapes.RuleChange,
+        answer=shapes.RoutingRule,
+        permission="edit_routing_rules",
+        errors={**RULE_NOT_FOUND, **INVALID_RULE, **PRIORITY_CONFLICT},
+    )
     async def patch_rule(self, rule_id: str) -> Response:
         principal = await self._manager("edit_routing_rules")
         current = await self._find(principal, rule_id)
@@ -140,12 +192,35 @@ class RoutingRulesApi:
         )
         return json_response(rule_to_api(record))
 
+    @operation(
+        "Enable a rule",
+        TAG,
+        body=None,
+        answer=shapes.RoutingRule,
+        permission="edit_routing_rules",
+        errors={**RULE_NOT_FOUND, **PRIORITY_CONFLICT},
+    )
     async def enable_rule(self, rule_id: str) -> Response:
         return await self._switch(rule_id, "enable")
 
+    @operation(
+        "Disable a rule",
+        TAG,
+        body=None,
+        answer=shapes.RoutingRule,
+        permission="edit_routing_rules",
+        errors=RULE_NOT_FOUND,
+    )
     async def disable_rule(self, rule_id: str) -> Response:
         return await self._switch(rule_id, "disable")
 
+    @operation(
+        "Delete a rule",
+        TAG,
+        answer=Deleted,
+        permission="edit_routing_rules",
+        errors=RULE_NOT_FOUND,
+    )
     async def delete_rule(self, rule_id: str) -> Response:
         principal = await self._manager("edit_routing_rules")
         record = await self._find(principal, rule_id)
@@ -232,7 +307,7 @@ async def _test(
     principal: Principal,
     body: dict[str, Any],
     sent: dict[str, str],
-) -> dict[str, Any]:
+) -> shapes.RuleTrialResult:
     """Route a chat-style body as the chat endpoint would, without calling any upstream.
 
     The headers a rule's `headers` condition sees are the test call's own (as a chat call's
@@ -270,7 +345,7 @@ async def _test(
     return _dry_run_to_api(run, params.request)
 
 
-def _dry_run_to_api(run: DryRun, asked: ChatRequest) -> dict[str, Any]:
+def _dry_run_to_api(run: DryRun, asked: ChatRequest) -> shapes.RuleTrialResult:
     matched = run.matched
     target = run.resolution.target
     return {
@@ -298,7 +373,7 @@ def _actions_to_api(actions: Actions) -> dict[str, Any]:
     return {name: value for name, value in shown.items() if value not in (None, [])}
 
 
-def _evaluation_to_api(evaluation: Evaluation) -> dict[str, Any]:
+def _evaluation_to_api(evaluation: Evaluation) -> shapes.RuleEvaluation:
     return {
         "rule_id": evaluation.rule.id,
         "name": evaluation.rule.name,
@@ -351,8 +426,10 @@ def _test_instant(value: Any) -> datetime:
         if not isinstance(value, str):
             raise ValueError
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if moment.tzinfo is None:  # the document says date-time: a zone is part of it
+            raise ValueError
     except ValueError:
         raise invalid_request(
-            "'at' must be an ISO 8601 timestamp.", param="at", value=value
+            "'at' must be an ISO 8601 timestamp with its zone.", param="at", value=value
         ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return moment

@@ -35,7 +35,7 @@ Name = Annotated[
     Length(least=1, most=MAX_NAME),
     Pattern(_NAME.pattern, "letters, digits, spaces, '.', '_' or '-'"),
 ]
-Description = Annotated[str | None, Length(most=MAX_DESCRIPTION)]
+Description = Annotated[str, Length(most=MAX_DESCRIPTION)] | None
 
 
 @attrs.frozen(kw_only=True)

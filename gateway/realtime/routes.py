@@ -58,10 +58,10 @@ class SessionQuery:
         str | None, Doc(f"A template id or name (default `{DEFAULT_SESSION_TEMPLATE}`)")
     ] = None
     context: Annotated[str | None, Doc("Added to the template's system prompt")] = None
-    input_audio_format: Annotated[
-        str | None, Choices(tuple(LEGACY_FORMATS)), Doc("Default pcm16")
-    ] = None
-    sample_rate: Annotated[int | None, Choices(PCM_RATES), Doc("PCM16's rate, default 16000")] = (
+    input_audio_format: (
+        Annotated[str, Choices(tuple(LEGACY_FORMATS)), Doc("Default pcm16")] | None
+    ) = None
+    sample_rate: Annotated[int, Choices(PCM_RATES), Doc("PCM16's rate, default 16000")] | None = (
         None
     )
 

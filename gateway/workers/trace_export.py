@@ -2,9 +2,10 @@
 
 Runs only when tracing is on (`otlp_endpoint`). Every `EXPORT_INTERVAL_S`, or as soon as
 a batch is full, it takes the queued spans (`gateway.platform.tracing.SpanQueue`) and
-hands their rows to the export process (`gateway.workers.trace_child`: the OpenTelemetry
-SDK and its OTLP/HTTP exporter, off the event loop's interpreter), one batch at a time,
-and counts what the process says it exported or could not.
+hands their rows to the export process (`gateway.workers.trace_child`: OTLP encoding
+and the SDK's OTLP/HTTP client, off the event loop's interpreter), one batch at a time,
+and counts what the process says it exported or could not. Spans ending while a batch
+is on its way wait for the next wake-up (`send_queued`).
 
 Ownership: this worker's task starts the child (again after it died: the batch it held
 counts as failed) and, at the end, sends what is queued, closes the child's input and

@@ -52,8 +52,6 @@ logger = logging.getLogger("gateway.workers.usage_child")
 # the core first. Not SCHED_IDLE: the writer holds SQLite's write lock while it runs, and
 # a starved lock holder would stall the gateway's own writes (priority inversion).
 NICENESS = 10
-# Batches between two deletions of old batch ids (`forget_old_batches`).
-FORGET_EVERY = 1000
 
 
 def main(argv: Sequence[str]) -> int:
@@ -96,7 +94,7 @@ def serve(batches: BinaryIO, acks: BinaryIO | None, db: Handle) -> None:
         seq, batch_id, records = decode_batch(payload)
         written, error, seconds = write_batch(db, records, batch_id)
         served += 1
-        if served % FORGET_EVERY == 0:
+        if served % usage_batches.FORGET_EVERY == 0:
             forget_old_batches(db)
         if _connection_lost(db):
             raise SystemExit(f"lost the PostgreSQL connection: {error}")
@@ -145,7 +143,8 @@ def write_batch(
 
 def forget_old_batches(db: Handle) -> None:
     """Delete the batch ids past their keeping time (`store.usage_batches.KEEP_S`): at
-    the child's start and every `FORGET_EVERY` batches, so the table stays small."""
+    the child's start and every `usage_batches.FORGET_EVERY` batches, so the table stays
+    small."""
     try:
         usage_batches.forget_old(db)
     except database_errors() as exc:  # a later sweep tries again; the batches go on

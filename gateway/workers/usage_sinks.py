@@ -22,7 +22,9 @@ from typing import Protocol
 import trio
 
 from gateway.workers.usage_wire import LOCKED_BACKOFF_S, LOCKED_RETRIES, is_locked
+from store import usage_batches
 from store.db import Database
+from store.errors import database_errors
 from store.usage import UsageRecord, insert_records
 
 logger = logging.getLogger(__name__)
@@ -57,9 +59,18 @@ class ThreadSink:
 
     def __init__(self, database: Database) -> None:
         self._database = database
+        self._batches = 0
 
     async def start(self) -> None:
-        return None
+        await self._forget_old()
+
+    async def _forget_old(self) -> None:
+        """Delete the batch ids past their keeping time: at the start and every
+        `usage_batches.FORGET_EVERY` batches (the process sink's child does the same)."""
+        try:
+            await self._database.run(usage_batches.forget_old)
+        except database_errors() as exc:  # a later sweep tries again; the batches go on
+            logger.warning("could not delete old usage batch ids: %s", exc)
 
     async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
         """One batch; a database still locked after SQLite's busy timeout (another
@@ -69,6 +80,9 @@ class ThreadSink:
         for attempt in range(LOCKED_RETRIES + 1):
             try:
                 await self._database.run(partial(insert_records, records=batch, batch_id=batch_id))
+                self._batches += 1
+                if self._batches % usage_batches.FORGET_EVERY == 0:
+                    await self._forget_old()
                 return time.perf_counter() - began
             except sqlite3.OperationalError as exc:
                 if not is_locked(exc) or attempt == LOCKED_RETRIES:

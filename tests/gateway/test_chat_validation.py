@@ -40,3 +40,15 @@ def test_a_bad_wait_is_still_a_400(value: Any) -> None:
     with pytest.raises(ApiError) as caught:
         service_of({"rate_limit_handling": {"strategy": "queue", "max_wait_ms": value}})
     assert caught.value.status == 400
+
+
+@pytest.mark.parametrize("field", ["n", "top_logprobs"])
+def test_an_integral_number_is_an_integer_as_the_document_says(field: str) -> None:
+    """JSON Schema's `integer` (the document's, and the declared shape's) takes 2.0; the
+    chat parser refused it with a shape code (found by the schemathesis run over the
+    routing rules' test body, which is a chat body)."""
+    extra = {"logprobs": True} if field == "top_logprobs" else {}
+    params = parse_chat_body(
+        {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}], field: 2.0} | extra
+    )
+    assert getattr(params.request, field) == 2

@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 import trio
 
-from gateway.platform.tracing import SERVER, ExportSettings, Span, Tracing
+from gateway.platform.tracing import BATCH_SIZE, SERVER, ExportSettings, Span, Tracing
 from gateway.workers import trace_export
 
 
@@ -33,39 +33,34 @@ def end_spans(tracing: Tracing, count: int) -> None:
         Span(tracing.queue, "POST chat", SERVER, 1, None, {}).end()
 
 
-def traced() -> Tracing:
-    return Tracing(ExportSettings("http://127.0.0.1:9/v1/traces", None, 1.0))
+async def sent(count: int, *, drain: bool = False) -> tuple[Tracing, SlowExport]:
+    """`count` spans queued, then one `send_queued` through a `SlowExport`."""
+    tracing = Tracing(ExportSettings("http://127.0.0.1:9/v1/traces", None, 1.0))
+    end_spans(tracing, count)
+    exporter = SlowExport(tracing)
+    await trace_export.send_queued(tracing, exporter, drain=drain)  # type: ignore[arg-type]
+    return tracing, exporter
 
 
 async def test_spans_ending_during_an_export_wait_for_the_next_batch(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    tracing = traced()
-    end_spans(tracing, 3)
-    exporter = SlowExport(tracing)
-    await trace_export.send_queued(tracing, exporter)  # type: ignore[arg-type]
+    tracing, exporter = await sent(3)
     assert exporter.batches == [3]
     assert len(tracing.queue) == 1
     assert tracing.exported == 3
 
 
 async def test_a_full_queue_leaves_in_full_batches(autojump_clock: trio.testing.MockClock) -> None:
-    tracing = traced()
-    end_spans(tracing, tracing.queue.batch_size * 2 + 10)
-    exporter = SlowExport(tracing)
-    await trace_export.send_queued(tracing, exporter)  # type: ignore[arg-type]
-    batch = tracing.queue.batch_size
-    assert exporter.batches == [batch, batch, 10]
+    tracing, exporter = await sent(BATCH_SIZE * 2 + 10)
+    assert exporter.batches == [BATCH_SIZE, BATCH_SIZE, 10]
     assert len(tracing.queue) == 3
 
 
 async def test_the_last_flush_sends_the_spans_that_end_during_it(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    tracing = traced()
-    end_spans(tracing, 3)
-    exporter = SlowExport(tracing)
-    await trace_export.send_queued(tracing, exporter, drain=True)  # type: ignore[arg-type]
+    tracing, exporter = await sent(3, drain=True)
     assert exporter.batches == [3, 1, 1, 1, 1]
     assert len(tracing.queue) == 0
     assert tracing.exported == 7

@@ -10,14 +10,12 @@ from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
     audio,
-    management,
     retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
     **retrieval.OPERATIONS,
-    **management.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
 }

@@ -12,29 +12,20 @@ from gateway.operator.apidoc import (
     MODEL,
     NUM,
     STR,
-    STRS,
     Operation,
     Schema,
     all_required,
     arr,
-    closed,
-    deleted,
     filled,
     header,
-    listing,
     nullable,
     obj,
-    query,
 )
 from gateway.operator.schemas.components import SERVICE_REQUEST
-from providers.catalog import load_catalog
 
 TAG = "audio"
-MAPPINGS_TAG = "voice-mappings"
 # Upstream-backed operations: 500/503/504 upstream (a body that is not multipart is a 400).
 UPSTREAM_ERRORS = (400, 401, 403, 404, 408, 413, 429, 503, 504)
-CATALOG_ERRORS = (400, 401, 403, 404, 429)
-MAPPING_ERRORS = (400, 401, 403, 404, 408, 413, 429)
 
 BINARY: Schema = {"type": "string", "format": "binary"}
 TEXT_BODY: Schema = {"type": "string"}
@@ -262,142 +253,8 @@ SPEECH = Operation(
     "`X-Service-Latency-Ms`. Raw `pcm` is 24 kHz 16-bit signed little-endian mono.",
 )
 
-# -- voices --------------------------------------------------------------------------------
-
-VOICE_FIELDS: dict[str, Schema] = dict(
-    id=STR,
-    name=STR,
-    provider=STR,
-    gender=STR,
-    languages=STRS,
-    preview_url=nullable(STR),
-    service_standard=nullable(STR),
-)
-VOICE_REQUIRED = ("id", "name", "provider", "gender", "languages", "preview_url")
-
-VOICE = obj(VOICE_REQUIRED, **VOICE_FIELDS)
-
-VOICE_DETAIL = obj(
-    (*VOICE_REQUIRED, "description", "age", "accent", "use_cases", "settings"),
-    **VOICE_FIELDS,
-    description=STR,
-    age=STR,
-    accent=STR,
-    use_cases=STRS,
-    settings=obj(stability=NUM, similarity_boost=NUM, style=NUM, use_speaker_boost=BOOL),
-)
-
-STANDARD_VOICE = all_required(
-    id=STR,
-    description=STR,
-    mappings={"type": "object", "additionalProperties": STR},
-)
-
-VOICE_OPERATIONS = {
-    "audio.voices": Operation(
-        "The voice catalog and the standard voices",
-        TAG,
-        all_required(voices=arr(VOICE), standard_voices=arr(STANDARD_VOICE)),
-        errors=CATALOG_ERRORS,
-        query=(
-            query("provider", STR, "only this provider's voices"),
-            query("language", STR, "only voices speaking this ISO-639-1 code"),
-        ),
-    ),
-    "audio.voice": Operation("One voice, in detail", TAG, VOICE_DETAIL, errors=CATALOG_ERRORS),
-    "audio.preview": Operation(
-        "A short sample of the voice (MP3)",
-        TAG,
-        BINARY,
-        media_type="audio/mpeg",
-        errors=UPSTREAM_ERRORS,
-    ),
-}
-
-# -- voice mappings ------------------------------------------------------------------------
-
-MAPPING_NAME: Schema = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 64,
-    "pattern": "^[A-Za-z0-9][A-Za-z0-9 ._-]*$",
-}
-SPEECH_PROVIDERS = sorted(p.id for p in load_catalog().providers() if "speech" in p.capabilities)
-MAPPING_BODY: dict[str, Schema] = dict(
-    name=MAPPING_NAME,
-    description=nullable(STR),
-    mappings={
-        "type": "object",
-        "minProperties": 1,
-        "propertyNames": {"enum": SPEECH_PROVIDERS},
-        "additionalProperties": filled(),
-        "description": "speech provider id to that provider's voice id",
-    },
-    default_settings=nullable(closed(stability=UNIT, speed=SPEED)),
-    # A mapping read and sent back is accepted: its read-only fields are ignored.
-    id={"description": "read-only, ignored"},
-    object={"description": "read-only, ignored"},
-    created_at={"description": "read-only, ignored"},
-    updated_at={"description": "read-only, ignored"},
-)
-
-VOICE_MAPPING = obj(
-    ("id", "object", "name", "description", "mappings", "default_settings", "created_at"),
-    id=STR,
-    object={"const": "voice_mapping"},
-    name=STR,
-    description=STR,
-    mappings={"type": "object", "additionalProperties": STR},
-    default_settings=obj(stability=NUM, speed=NUM),
-    created_at={"type": "string", "format": "date-time"},
-    updated_at={"type": "string", "format": "date-time"},
-)
-
-
-MAPPING_OPERATIONS = {
-    "audio.create_mapping": Operation(
-        "Create a voice mapping: one name for a voice per provider",
-        MAPPINGS_TAG,
-        VOICE_MAPPING,
-        status=201,
-        request=closed(("name", "mappings"), **MAPPING_BODY),
-        errors=(*MAPPING_ERRORS, 409),
-    ),
-    "audio.list_mappings": Operation(
-        "The workspace's voice mappings",
-        MAPPINGS_TAG,
-        listing(VOICE_MAPPING, voice_mappings=arr(VOICE_MAPPING)),
-        errors=MAPPING_ERRORS,
-    ),
-    "audio.get_mapping": Operation(
-        "One voice mapping", MAPPINGS_TAG, VOICE_MAPPING, errors=MAPPING_ERRORS
-    ),
-    "audio.update_mapping": Operation(
-        "Change a voice mapping: the fields given",
-        MAPPINGS_TAG,
-        VOICE_MAPPING,
-        request=closed((), **MAPPING_BODY),
-        errors=(*MAPPING_ERRORS, 409),
-    ),
-    "audio.update_mapping PUT": Operation(
-        "Replace a voice mapping: `name` and `mappings` are needed",
-        MAPPINGS_TAG,
-        VOICE_MAPPING,
-        request=closed(("name", "mappings"), **MAPPING_BODY),
-        errors=(*MAPPING_ERRORS, 409),
-    ),
-    "audio.delete_mapping": Operation(
-        "Delete a voice mapping",
-        MAPPINGS_TAG,
-        deleted("voice_mapping"),
-        errors=MAPPING_ERRORS,
-    ),
-}
-
 OPERATIONS = {
     "audio.transcriptions": TRANSCRIPTIONS,
     "audio.translations": TRANSLATIONS,
     "fast.audio_speech": SPEECH,
-    **VOICE_OPERATIONS,
-    **MAPPING_OPERATIONS,
 }

@@ -5,10 +5,8 @@ from __future__ import annotations
 from gateway.operator.apidoc import (
     ANY_OBJ,
     BOOL,
-    INT,
     NUM,
     STR,
-    TIME,
     Schema,
     all_required,
     arr,
@@ -25,19 +23,6 @@ ERROR = all_required(
         doc_url=STR,
         param=nullable(STR),
     ),
-)
-
-ROUTING_RULE = obj(
-    ("id", "name", "priority", "enabled", "conditions", "actions"),
-    id=STR,
-    object={"const": "routing_rule"},
-    name=STR,
-    priority=INT,
-    enabled=BOOL,
-    conditions=ANY_OBJ,
-    actions=ANY_OBJ,
-    created_at=TIME,
-    updated_at=TIME,
 )
 
 # The `service` extension of a request body (`gateway.upstream.options`); null fields
@@ -64,6 +49,5 @@ SERVICE = obj(
 
 COMPONENTS: dict[str, Schema] = {
     "Error": ERROR,
-    "RoutingRule": ROUTING_RULE,
     "ServiceMetadata": SERVICE,
 }

@@ -49,8 +49,12 @@ async def test_voice_filters(http: httpx.AsyncClient) -> None:
     assert {v["provider"] for v in only["voices"]} == {"elevenlabs"}
     french = (await http.get("/v1/audio/voices", params={"language": "fr"})).json()
     assert french["voices"] and all("fr" in v["languages"] for v in french["voices"])
+    # A provider of no catalog is a refusal of what it names, as /v1/models answers it.
     error_of(
-        await http.get("/v1/audio/voices", params={"provider": "acme"}), 400, "invalid_request"
+        await http.get("/v1/audio/voices", params={"provider": "acme"}), 400, "unknown_provider"
+    )
+    error_of(
+        await http.get("/v1/audio/voices", params={"language": "french"}), 400, "invalid_request"
     )
 
 
@@ -126,8 +130,7 @@ async def test_mapping_lifecycle_is_audited_and_usable(
 @pytest.mark.parametrize(
     ("body", "param"),
     [
-        ({"name": "calm", "mappings": {"local": "en"}}, "name"),
-        ({"name": "x", "mappings": {"anthropic": "v"}}, "mappings"),
+        ({"name": "x", "mappings": {"anthropic": "v"}}, "mappings.anthropic"),
         ({"name": "x", "mappings": {}}, "mappings"),
         (
             {"name": "x", "mappings": {"local": "en"}, "default_settings": {"speed": 9}},
@@ -143,6 +146,13 @@ async def test_bad_mappings_are_400(
     http: httpx.AsyncClient, body: dict[str, Any], param: str
 ) -> None:
     assert error_of(await http.post(MAPPINGS, json=body), 400, "invalid_request")["param"] == param
+
+
+async def test_a_mapping_named_like_a_voice_is_taken(http: httpx.AsyncClient) -> None:
+    """A standard voice's id is a name a mapping could never shadow: 409 like a taken
+    name (it was 400 invalid_request, a shape code for a name the document allows)."""
+    body = {"name": "calm", "mappings": {"local": "en"}}
+    assert error_of(await http.post(MAPPINGS, json=body), 409, "voice_mapping_exists")
 
 
 async def test_a_foreign_mapping_answers_like_an_unknown_one(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -11,6 +12,7 @@ import sqlite_utils
 import trio
 
 from gateway.workers.usage_writer import UsageWriter
+from store import usage_batches
 from store.db import Database, open_database
 from tests.store.test_usage import make_usage
 
@@ -18,8 +20,8 @@ T = TypeVar("T")
 
 
 class InlineDatabase:
-    """A fake Database: runs each function inline (no thread) and notes the virtual time,
-    so tests can assert exact batching times with the autojump clock."""
+    """A fake Database: runs each function inline (no thread) and notes the virtual time
+    of each batch, so tests can assert exact batching times with the autojump clock."""
 
     def __init__(self, sdb: sqlite_utils.Database) -> None:
         self.sdb = sdb
@@ -29,6 +31,8 @@ class InlineDatabase:
         self.locked_next = 0  # this many calls answer "database is locked"
 
     async def run(self, fn: Callable[[sqlite_utils.Database], T]) -> T:
+        if fn is usage_batches.forget_old:  # the writer's upkeep, not a batch
+            return fn(self.sdb)
         await trio.lowlevel.checkpoint()
         if self.stall:
             await trio.sleep_forever()
@@ -185,3 +189,19 @@ async def test_a_database_locked_for_good_fails_the_batch(
         await writer.flush()
         await writer.aclose()
     assert (writer.failed, writer.written) == (1, 0)
+
+
+async def test_the_thread_writer_forgets_batch_ids_past_a_day(database: Database) -> None:
+    """Its batches carry ids too (`store.usage_batches`); the ids past their keeping time
+    go when the writer starts (and every `FORGET_EVERY` batches), as in the child."""
+    database.run_sync(
+        lambda d: usage_batches.claim(d, "old", now=time.time() - usage_batches.KEEP_S - 60)
+    )
+    writer = _writer(database)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        writer.submit(make_usage(1))
+        await writer.flush()
+        await writer.aclose()
+    ids = database.run_sync(lambda d: [r[0] for r in d.execute("SELECT id FROM usage_batches")])
+    assert len(ids) == 1 and ids[0] != "old"
