@@ -282,6 +282,17 @@ def test_a_map_whose_keys_are_declared_states_and_checks_them() -> None:
     assert refused.value.extra["param"] == "weights.x"
 
 
+def test_bounds_equal_in_value_keep_their_own_writing() -> None:
+    """`Range(least=0, most=1)` and `Range(least=0.0, most=1.0)` compared equal, and
+    typing's cache gave both declarations the first one read: the API reference said
+    `0 to 1` or `0.0 to 1.0` by which family was imported first."""
+    whole = Annotated[float, Range(least=0, most=1)]
+    pointed = Annotated[float, Range(least=0.0, most=1.0)]
+    components = Components()
+    assert repr(schema_of(whole, components)["maximum"]) == "1"
+    assert repr(schema_of(pointed, components)["maximum"]) == "1.0"
+
+
 def test_rules_over_several_fields_are_written_as_all_of() -> None:
     one_bound = {"not": {"required": ["low", "high"]}}
 
