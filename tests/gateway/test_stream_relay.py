@@ -13,9 +13,11 @@ from typing import Any
 import httpx
 import openai
 import pytest
+import trio
 
 from gateway.app.server import RunningGateway
 from gateway.platform.connections import GuardedConnection
+from providers.sim.core import Fault
 
 STREAMED: Any = {
     "model": "gpt-4o-mini",
@@ -77,3 +79,26 @@ async def test_odd_text_is_relayed_exactly_under_the_gateways_id_and_model(
     finals = [c for c in chunks if c.choices and c.choices[0].finish_reason]
     assert [c.choices[0].finish_reason for c in finals] == ["stop"]
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+
+
+async def test_a_frame_is_never_held_back_for_a_later_one(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, writes: list[bytes]
+) -> None:
+    """The upstream sends two words, then falls silent for a minute: both words reach
+    the client at once (only bytes in hand are joined, never a frame to a later one)."""
+    assert gateway.sim is not None
+    gateway.sim.replies.append("One two three four")
+    stall = Fault(model="gpt-4o-mini", stop_after_chunks=2, stall_ms=60_000, remaining=1)
+    gateway.sim.faults.add(stall)
+    stream = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Count"}], stream=True
+    )
+    text = ""
+    with trio.fail_after(10):  # a hang guard: the upstream is silent for 60 s
+        async for chunk in stream:
+            text += chunk.choices[0].delta.content or "" if chunk.choices else ""
+            if text == "One two":
+                break
+    await stream.close()
+    assert text == "One two"
+    assert not any(b"three" in write for write in writes)  # it was never sent
