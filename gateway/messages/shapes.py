@@ -187,8 +187,8 @@ class CreateMessage:
     tools: list[AnthropicClientTool] | None = None
     tool_choice: AnthropicAnyToolChoice | AnthropicNamedToolChoice | None = None
     stop_sequences: Annotated[list[str], Count(most=MAX_STOP)] | None = None
-    temperature: Annotated[float, Range(least=0, most=1)] | None = None
-    top_p: Annotated[float, Range(least=0, most=1)] | None = None
+    temperature: Annotated[float, Range(least=0.0, most=1.0)] | None = None
+    top_p: Annotated[float, Range(least=0.0, most=1.0)] | None = None
     top_k: Annotated[int, Range(least=1)] | None = None
     metadata: MessagesMetadata | None = None
     thinking: AnthropicThinkingDisabled | AnthropicThinkingEnabled | None = None

@@ -41,9 +41,13 @@ class Length:
     most: int | None = None
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Range:
-    """A number's bounds: `least`/`most` inclusive, `above`/`below` exclusive."""
+    """A number's bounds: `least`/`most` inclusive, `above`/`below` exclusive.
+
+    Compared by identity: `Range(0, 1)` and `Range(0.0, 1.0)` would be equal, and
+    typing's cache of `Annotated[float, ...]` then hands out whichever was declared
+    first for both, so the document said `0 to 1` or `0.0 to 1.0` by import order."""
 
     least: float | None = None
     most: float | None = None
