@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.retrieval.serve import Answered
+from gateway.retrieval.shapes import RetrievalService
 from gateway.upstream.footprint_render import footprint_headers
 
 
@@ -22,7 +23,7 @@ def answer_headers(answered: Answered[Any]) -> dict[str, str]:
     )
 
 
-def service_object(answered: Answered[Any]) -> dict[str, Any]:
+def service_object(answered: Answered[Any]) -> RetrievalService:
     """The spec's `service` object of embeddings and rerank answers."""
     return {
         "request_id": answered.facts.request_id,

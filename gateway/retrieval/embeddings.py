@@ -25,6 +25,7 @@ from gateway.retrieval.embedding_input import (
 )
 from gateway.retrieval.serve import Answered, serve_retrieval
 from gateway.retrieval.services import RetrievalServices
+from gateway.retrieval.shapes import EmbeddingsAnswer
 from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
@@ -55,7 +56,7 @@ async def serve_embeddings(
         operation=_embed,
         usage_of=_usage,
     )
-    return JsonAnswer(200, embeddings_body(answered, params), answer_headers(answered))
+    return JsonAnswer(200, dict(embeddings_body(answered, params)), answer_headers(answered))
 
 
 async def _embed(adapter: Provider, target: Target, params: EmbeddingParams) -> EmbeddingResult:
@@ -84,7 +85,9 @@ def _usage(params: EmbeddingParams, result: EmbeddingResult) -> Usage:
 # -- the answer ----------------------------------------------------------------------------
 
 
-def embeddings_body(answered: Answered[EmbeddingResult], params: EmbeddingParams) -> dict[str, Any]:
+def embeddings_body(
+    answered: Answered[EmbeddingResult], params: EmbeddingParams
+) -> EmbeddingsAnswer:
     tokens = answered.accounting.usage.prompt_tokens
     return {
         "object": "list",

@@ -24,6 +24,7 @@ from gateway.retrieval.rerank_input import (
 )
 from gateway.retrieval.serve import Answered, serve_retrieval
 from gateway.retrieval.services import RetrievalServices
+from gateway.retrieval.shapes import RerankAnswer, RerankedDocument, RerankedItem
 from gateway.upstream.resolve import Target
 from providers.base import Provider
 from providers.errors import UpstreamHTTPError
@@ -49,7 +50,7 @@ async def serve_rerank(
         operation=_rerank,
         usage_of=_usage,
     )
-    return JsonAnswer(200, rerank_body(answered, params), answer_headers(answered))
+    return JsonAnswer(200, dict(rerank_body(answered, params)), answer_headers(answered))
 
 
 async def _rerank(adapter: Provider, target: Target, params: RerankParams) -> RerankResult:
@@ -77,7 +78,7 @@ def _usage(params: RerankParams, result: RerankResult) -> Usage:
 # -- the answer ----------------------------------------------------------------------------
 
 
-def rerank_body(answered: Answered[RerankResult], params: RerankParams) -> dict[str, Any]:
+def rerank_body(answered: Answered[RerankResult], params: RerankParams) -> RerankAnswer:
     result = answered.served.value
     hits = ranked(result.hits, params.top_n)
     return {
@@ -94,11 +95,12 @@ def ranked(hits: Sequence[RerankHit], top_n: int | None) -> list[RerankHit]:
     return ordered if top_n is None else ordered[:top_n]
 
 
-def _result(hit: RerankHit, params: RerankParams) -> dict[str, Any]:
-    item: dict[str, Any] = {"index": hit.index, "relevance_score": hit.relevance_score}
+def _result(hit: RerankHit, params: RerankParams) -> RerankedItem:
+    item: RerankedItem = {"index": hit.index, "relevance_score": hit.relevance_score}
     if params.return_documents:
         doc = params.documents[hit.index]
-        item["document"] = (
-            {"text": doc.text} if doc.id is None else {"text": doc.text, "id": doc.id}
-        )
+        document: RerankedDocument = {"text": doc.text}
+        if doc.id is not None:
+            document["id"] = doc.id
+        item["document"] = document
     return item

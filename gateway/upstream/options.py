@@ -126,8 +126,10 @@ def parse_service(value: Any) -> ServiceOptions:
         return ServiceOptions()
     if not isinstance(value, dict):
         raise invalid_request("'service' must be an object.", param="service", value=value)
-    handling = value.get("rate_limit_handling") or {}
-    retry = value.get("retry") or {}
+    # Null is "left out"; any other value that is not an object is refused (`false`, `0`
+    # and `[]` were read as empty objects, which the document does not allow).
+    handling = _object_or_empty(value.get("rate_limit_handling"))
+    retry = _object_or_empty(value.get("retry"))
     if not isinstance(handling, dict) or not isinstance(retry, dict):
         raise invalid_request(
             "'service.rate_limit_handling' and 'service.retry' must be objects.",
@@ -155,6 +157,10 @@ def parse_service(value: Any) -> ServiceOptions:
             retry.get("retryable_errors"), "service.retry.retryable_errors"
         ),
     )
+
+
+def _object_or_empty(value: Any) -> Any:
+    return {} if value is None else value
 
 
 def _cache_skip(value: Any) -> bool:

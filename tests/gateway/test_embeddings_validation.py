@@ -220,3 +220,17 @@ def test_rerank_ranking_is_best_first_and_cut_to_top_n() -> None:
 def test_rerank_tokens_count_the_query_once_per_document() -> None:
     params = rr.parse_rerank_body({**RERANK, "query": "abcd", "documents": ["abcdefgh", "ab"]})
     assert rr.token_estimate(params) == (1 + 2) + (1 + 1)
+
+
+@pytest.mark.parametrize("option", ["rate_limit_handling", "retry"])
+@pytest.mark.parametrize("value", [False, 0, "", []])
+def test_a_service_option_that_is_not_an_object_is_refused(option: str, value: Any) -> None:
+    """`service.retry: false` was read as `{}` (schemathesis, negative data on /v1/rerank)."""
+    service = {"service": {option: value}}
+    rerank = {"model": "m", "query": "q", "documents": ["d"]} | service
+    assert error_of(rr.parse_rerank_body, rerank) == (400, "invalid_request", "service")
+    assert error_of(emb.parse_embeddings_body, GOOD | service) == (
+        400,
+        "invalid_request",
+        "service",
+    )

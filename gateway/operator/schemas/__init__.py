@@ -10,12 +10,10 @@ from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
     audio,
-    retrieval,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **retrieval.OPERATIONS,
     **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
 }

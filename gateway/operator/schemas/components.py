@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from gateway.operator.apidoc import (
     ANY_OBJ,
-    BOOL,
-    NUM,
     STR,
     Schema,
     all_required,
@@ -38,16 +36,6 @@ SERVICE_REQUEST = obj(
     retry=nullable(obj(max_attempts=nullable(COUNT), retryable_errors=nullable(arr(STR)))),
 )
 
-SERVICE = obj(
-    ("request_id", "provider"),
-    request_id=STR,
-    provider=STR,
-    latency_ms=NUM,
-    cache=obj(hit=BOOL),
-    cost=ANY_OBJ,
-)
-
 COMPONENTS: dict[str, Schema] = {
     "Error": ERROR,
-    "ServiceMetadata": SERVICE,
 }
