@@ -14,16 +14,26 @@ from gateway.audio import voices as voice_views
 from gateway.audio.mapping_input import MappingChange, MappingSpec
 from gateway.audio.preview import speak_preview
 from gateway.audio.services import AudioServices
+from gateway.audio.shapes import (
+    SpeechBody,
+    SpeechEvent,
+    TranscriptEvent,
+    TranscriptionParts,
+    TranscriptionText,
+    TranscriptionVerbose,
+    TranslationParts,
+)
 from gateway.audio.speech import SPEECH_PATH, serve_speech
 from gateway.audio.transcription import prepare_stream, serve_transcription
 from gateway.kernels.uploads.spooled import Upload, read_upload
 from gateway.platform.answers import Deleted
-from gateway.platform.apidoc import Content, operation
+from gateway.platform.apidoc import Content, Header, Operation, operation
 from gateway.platform.asgi import Route
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering, StreamAnswer
 from gateway.platform.web import json_response, read_object, stream_response
 from gateway.upstream.refusals import ENGINE, merged
+from providers.audio_types import CONTENT_TYPES
 from providers.voices import load_voices
 
 TRANSCRIPTIONS_PATH = "/v1/audio/transcriptions"
@@ -34,6 +44,41 @@ MAPPINGS_TAG = "voice-mappings"
 NO_VOICE = {404: "voice_not_found"}
 NO_MAPPING = {404: "voice_mapping_not_found"}
 PREVIEW_ERRORS = merged(ENGINE, NO_VOICE, {500: "provider_error"})
+# A call through the engine: a vendor's failure is 500 `provider_error` on audio routes
+# (`gateway.kernels.voice.errors`), a fallback no provider could serve is refused.
+AUDIO_CALL = merged(ENGINE, {400: "invalid_fallback", 500: "provider_error"})
+UPLOAD_ERRORS = merged(AUDIO_CALL, {400: "invalid_audio", 413: "file_too_large"})
+SERVICE_HEADERS = (
+    Header("X-Service-Project", "A project id for the usage records"),
+    Header("X-Service-Team", "A team id for the usage records"),
+    Header("X-Service-Tags", "Comma-separated tags for the usage records"),
+    Header("X-Service-Trace-Id", "A trace id of the caller's"),
+)
+# The `text`, `srt` and `vtt` answers of transcriptions and translations.
+TEXT_ANSWERS = (
+    Content("text/plain", description="`response_format: text`"),
+    Content("application/x-subrip", description="`response_format: srt`"),
+    Content("text/vtt", description="`response_format: vtt`"),
+)
+SPEECH_OPERATION = Operation(
+    summary="Speak a text; the body is audio in `response_format`, streamed unless `stream: false`",
+    tag=TAG,
+    body=SpeechBody,
+    answer=(
+        *(
+            Content(media, description=f"`response_format: {name}`")
+            for name, media in CONTENT_TYPES.items()
+        ),
+        Content("text/event-stream", SpeechEvent),
+    ),
+    headers=SERVICE_HEADERS,
+    errors=AUDIO_CALL,
+    description="Streamed by default, as OpenAI's speech is (chunked, the first bytes as "
+    "soon as the vendor's); `stream: false` answers whole. `stream_format: sse` gives "
+    "OpenAI's `speech.audio.delta`/`speech.audio.done` events. Headers of the answer: "
+    "`Content-Length` (not when streamed), `X-Service-Provider`, `X-Service-Model`, "
+    "`X-Service-Latency-Ms`. Raw `pcm` is 24 kHz 16-bit signed little-endian mono.",
+)
 
 
 def audio_routes(services: AudioServices) -> list[Route]:
@@ -42,7 +87,7 @@ def audio_routes(services: AudioServices) -> list[Route]:
     def answer_speech(principal: Principal, body: bytes, headers: Mapping[str, str]) -> Answering:
         return serve_speech(services, principal, body, headers)
 
-    return [Route("POST", SPEECH_PATH, answer_speech)]
+    return [Route("POST", SPEECH_PATH, answer_speech, operation=SPEECH_OPERATION)]
 
 
 async def _whole(
@@ -67,6 +112,21 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
     bp = Blueprint("audio", __name__)
 
     @bp.post(TRANSCRIPTIONS_PATH)
+    @operation(
+        "Transcribe an audio file (multipart), whole or streamed",
+        TAG,
+        body=Content("multipart/form-data", TranscriptionParts),
+        answer=(
+            TranscriptionText | TranscriptionVerbose,
+            *TEXT_ANSWERS,
+            Content("text/event-stream", TranscriptEvent),
+        ),
+        headers=SERVICE_HEADERS,
+        errors=UPLOAD_ERRORS,
+        description="`response_format` chooses the body: `json` `{text}`, `verbose_json` "
+        "(segments, words), `text`, `srt` or `vtt`; `stream=true` answers server-sent "
+        "events. `diarize` and `context_bias` need Mistral's Voxtral.",
+    )
     async def transcriptions() -> Response:
         principal = await services.auth.caller()
         headers = cast(Mapping[str, str], request.headers)
@@ -78,6 +138,16 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         return await _whole(services, principal, upload, headers, translate=False)
 
     @bp.post(TRANSLATIONS_PATH)
+    @operation(
+        "Translate speech in an audio file into English text (multipart)",
+        TAG,
+        body=Content("multipart/form-data", TranslationParts),
+        answer=(TranscriptionText | TranscriptionVerbose, *TEXT_ANSWERS),
+        headers=SERVICE_HEADERS,
+        errors=UPLOAD_ERRORS,
+        description="OpenAI's whisper-1 and Gemini translate; Mistral's Voxtral and the "
+        "offline `local` model do not (a 400 when named, left out of fallbacks).",
+    )
     async def translations() -> Response:
         principal = await services.auth.caller()
         headers = cast(Mapping[str, str], request.headers)

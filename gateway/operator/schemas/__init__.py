@@ -9,12 +9,10 @@ from __future__ import annotations
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
     agents,
-    audio,
 )
 from gateway.operator.schemas.components import COMPONENTS
 
 OPERATIONS: dict[str, Operation] = {
-    **audio.OPERATIONS,
     **agents.OPERATIONS,  # agents (issue 18)
 }
 
