@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from gateway.operator.apidoc import Operation
 from gateway.operator.schemas import (
-    agents,
     audio,
     retrieval,
 )
@@ -17,7 +16,6 @@ from gateway.operator.schemas.components import COMPONENTS
 OPERATIONS: dict[str, Operation] = {
     **retrieval.OPERATIONS,
     **audio.OPERATIONS,
-    **agents.OPERATIONS,  # agents (issue 18)
 }
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
