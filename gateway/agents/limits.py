@@ -10,9 +10,12 @@ for the metered units (audio minutes, OCR pages, embedding tokens).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
+
+import attrs
 
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.shapes import Range, parse
 
 COST_LIMITS = ("cost_per_session", "cost_daily", "cost_monthly")
 UNIT_LIMITS = (
@@ -29,6 +32,7 @@ LIMIT_NAMES: tuple[str, ...] = (
     *UNIT_LIMITS,
     "concurrent_sessions",
 )
+MAX_LIMIT = 1e12
 # Counted in whole units: a fraction is refused rather than rounded.
 INTEGER_LIMITS = frozenset(
     {
@@ -91,32 +95,50 @@ def _number(value: object) -> float | None:
     return None if value is None else float(value)  # type: ignore[arg-type]
 
 
-def parse_limits(raw: object, param: str = "limits") -> dict[str, float | None]:
-    """A `limits` object: known names only, non-negative numbers (whole where counted),
-    None to inherit. Raises the 400 naming the offending limit."""
-    if not isinstance(raw, dict):
-        raise invalid_request("'limits' must be an object of limit names.", param=param)
-    parsed: dict[str, float | None] = {}
-    for name, value in raw.items():
-        where = f"{param}.{name}"
-        if name not in LIMIT_NAMES:
-            raise invalid_request(
-                f"Unknown limit '{name}'; known: {', '.join(LIMIT_NAMES)}.", param=where
-            )
-        parsed[name] = _limit_value(name, value, where)
-    return parsed
+Cost = Annotated[float, Range(least=0, most=MAX_LIMIT)]
+Whole = Annotated[int, Range(least=0, most=MAX_LIMIT)]
 
 
-def _limit_value(name: str, value: Any, where: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
-        raise invalid_request(f"'{name}' must be a number.", param=where, value=value)
-    if value < 0 or value > 1e12:
-        raise invalid_request(f"'{name}' must be between 0 and 1e12.", param=where, value=value)
-    if name in INTEGER_LIMITS and float(value) != int(value):
-        raise invalid_request(f"'{name}' must be a whole number.", param=where, value=value)
-    return float(value)
+@attrs.frozen
+class AgentLimitsBody:
+    """Limits by name, each at most 1e12 (whole where counted); null: inherit the
+    organisation's (an agent's) or no limit (the organisation's)."""
+
+    requests_per_minute: Whole | None = None
+    cost_per_session: Cost | None = None
+    cost_daily: Cost | None = None
+    cost_monthly: Cost | None = None
+    audio_minutes_daily: Cost | None = None
+    audio_minutes_monthly: Cost | None = None
+    ocr_pages_daily: Whole | None = None
+    ocr_pages_monthly: Whole | None = None
+    embedding_tokens_daily: Whole | None = None
+    concurrent_sessions: Whole | None = None
+
+
+def given_limits(parsed: AgentLimitsBody, raw: Mapping[str, Any]) -> dict[str, float | None]:
+    """The limits `raw` names (a null kept: it removes an override), from `parsed`."""
+    found: dict[str, float | None] = {}
+    for name in raw:
+        value = getattr(parsed, name)
+        found[name] = None if value is None else float(value)
+    return found
+
+
+def overridden(own: Mapping[str, float], given: Mapping[str, float | None]) -> dict[str, float]:
+    """`own` overrides with `given` applied: a value sets one, a null removes it."""
+    merged = dict(own)
+    for name, value in given.items():
+        if value is None:
+            merged.pop(name, None)
+        else:
+            merged[name] = value
+    return merged
+
+
+def parse_limits(raw: Mapping[str, Any]) -> dict[str, float | None]:
+    """A body of limits: the 400 naming the offending limit, else the limits it names."""
+    return given_limits(parse(AgentLimitsBody, raw), raw)
 
 
 def template_limits(name: object) -> dict[str, float]:

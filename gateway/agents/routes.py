@@ -18,15 +18,26 @@ from quart import Blueprint, Response, request
 
 from gateway.agents import render
 from gateway.agents.book import Loaded
-from gateway.agents.input import merged_auto_suspend, parse_alert, parse_create, parse_patch
+from gateway.agents.input import (
+    AgentAlertBody,
+    AgentBody,
+    AgentChange,
+    AgentSuspension,
+    AgentUsageQuery,
+    merged_auto_suspend,
+    parse_alert,
+    parse_create,
+    parse_patch,
+)
 from gateway.agents.limits import (
     LIMIT_NAMES,
+    AgentLimitsBody,
     Limits,
     check_lowered,
     effective,
     organization_ceilings,
+    overridden,
     parse_limits,
-    shown,
     template_limits,
 )
 from gateway.agents.service import AGENT_KEY_PREFIX, create_agent, delete_agent
@@ -35,10 +46,13 @@ from gateway.agents.suspension import Actor, set_status
 from gateway.kernels.webhooks.registration import check_webhook_url
 from gateway.kernels.webhooks.render import delivery as delivery_body
 from gateway.kernels.webhooks.signing import new_secret
+from gateway.platform.answers import Deleted, ListOf
+from gateway.platform.apidoc import operation
 from gateway.platform.audit import audit_event, audited, written
 from gateway.platform.auth import Principal, session_of
 from gateway.platform.errors import ApiError, not_found
 from gateway.platform.roles import Action
+from gateway.platform.shapes import parse, parse_query
 from gateway.platform.web import json_response, read_object
 from store import agents as agent_store
 from store import keys
@@ -50,6 +64,12 @@ AGENTS = "/v1/mcp/agents"
 ORG_LIMITS = "/v1/management/agent-limits"
 MAX_ALERTS_PER_AGENT = 20
 LIST_LIMIT = 100  # deliveries shown with an alert, newest first
+TAG = "agents"
+# The codes of the routes' own refusals, by status (`Operation.errors`).
+Codes = dict[int, str | tuple[str, ...]]
+NO_AGENT: Codes = {404: "agent_not_found"}
+NO_ALERT: Codes = {404: ("agent_not_found", "alert_not_found")}
+LIMITS_REFUSED: Codes = {400: ("template_conflict", "limit_above_organization")}
 
 
 def agents_blueprint(services: AgentsServices) -> Blueprint:
@@ -95,6 +115,16 @@ class AgentsApi:
         )
         return organization_ceilings(stored)
 
+    @operation(
+        "Create an agent: its limits (a template, or values that may only lower the "
+        "organisation's) and its agent key, shown in this answer only",
+        TAG,
+        body=AgentBody,
+        answer=render.Agent,
+        status=201,
+        permission="create_api_keys",
+        errors=LIMITS_REFUSED,
+    )
     async def create_agent(self) -> Response:
         principal = await self._manager("create_api_keys")
         spec = parse_create(await read_object())
@@ -103,6 +133,12 @@ class AgentsApi:
         loaded, key, full_key = await create_agent(self.services, principal, spec)
         return json_response(render.agent(loaded, key, full_key), 201)
 
+    @operation(
+        "The workspace's agents",
+        TAG,
+        answer=ListOf[render.Agent],
+        permission="view_configuration",
+    )
     async def list_agents(self) -> Response:
         principal = await self._manager("view_configuration")
         ws = principal.workspace_id
@@ -111,23 +147,30 @@ class AgentsApi:
         data = [render.agent(_loaded(r, ceilings)) for r in records]
         return json_response({"object": "list", "data": data})
 
+    @operation(
+        "One agent", TAG, answer=render.Agent, permission="view_configuration", errors=NO_AGENT
+    )
     async def read_agent(self, agent_id: str) -> Response:
         principal = await self._manager("view_configuration")
         loaded = await self._loaded(principal, agent_id)
         key = await self.services.db.run(lambda d: keys.get(d, loaded.record.key_id))
         return json_response(render.agent(loaded, key))
 
+    @operation(
+        "Change an agent's limits (null: inherit), tools or auto-suspension",
+        TAG,
+        body=AgentChange,
+        answer=render.Agent,
+        permission="create_api_keys",
+        errors={**LIMITS_REFUSED, **NO_AGENT},
+    )
     async def update_agent(self, agent_id: str) -> Response:
         principal = await self._manager("create_api_keys")
         patch = parse_patch(await read_object())
         loaded = await self._loaded(principal, agent_id)
         record = loaded.record
-        own = dict(record.limits) if patch.template is None else template_limits(patch.template)
-        for name, value in (patch.limits or {}).items():
-            if value is None:
-                own.pop(name, None)
-            else:
-                own[name] = value
+        base = record.limits if patch.template is None else template_limits(patch.template)
+        own = overridden(base, patch.limits or {})
         check_lowered(own, loaded.ceilings)
         changed = attrs.evolve(
             record,
@@ -152,22 +195,40 @@ class AgentsApi:
         await audited(self.services.db, event, written(lambda d: agent_store.replace(d, changed)))
         return json_response(render.agent(await self.services.agents.changed(changed)))
 
+    @operation(
+        "Delete an agent and its key",
+        TAG,
+        answer=Deleted,
+        permission="create_api_keys",
+        errors=NO_AGENT,
+    )
     async def delete_agent(self, agent_id: str) -> Response:
         principal = await self._manager("create_api_keys")
         if not await delete_agent(self.services, principal, agent_id):
             raise agent_not_found(agent_id)
         return json_response({"id": agent_id, "object": "agent", "deleted": True})
 
+    @operation(
+        "Suspend an agent: its requests are refused (403) until resumed",
+        TAG,
+        body=AgentSuspension,
+        body_required=False,
+        answer=render.Agent,
+        permission="revoke_api_keys",
+        errors=NO_AGENT,
+    )
     async def suspend_agent(self, agent_id: str) -> Response:
         principal = await self._manager("revoke_api_keys")
-        body = await read_object(optional=True)
-        reason = body.get("reason")
-        if reason is not None and (not isinstance(reason, str) or len(reason) > 500):
-            raise ApiError(
-                400, "invalid_request", "'reason' must be a short string.", param="reason"
-            )
+        reason = parse(AgentSuspension, await read_object(optional=True)).reason
         return await self._set(principal, agent_id, "suspended", reason or "suspended by a manager")
 
+    @operation(
+        "Resume a suspended agent",
+        TAG,
+        answer=render.Agent,
+        permission="revoke_api_keys",
+        errors=NO_AGENT,
+    )
     async def resume_agent(self, agent_id: str) -> Response:
         principal = await self._manager("revoke_api_keys")
         return await self._set(principal, agent_id, "active", None)
@@ -188,19 +249,42 @@ class AgentsApi:
             raise agent_not_found(agent_id)
         return json_response(render.agent(await self.services.agents.refresh(record)))
 
+    @operation(
+        "What an agent has spent: by session, today, this month; its limits and warnings",
+        TAG,
+        answer=render.AgentUsage,
+        query=AgentUsageQuery,
+        permission="view_configuration",
+        description="The agent itself may read its own usage with its agent key.",
+        errors=NO_AGENT,
+    )
     async def agent_usage(self, agent_id: str) -> Response:
         principal = await self._usage_reader(agent_id)
         loaded = await self._loaded(principal, agent_id)
         book = self.services.agents
         # An agent reading its own usage sees the session its request names, as the MCP
         # tool does; `?session=` chooses another.
-        asked = request.args.get("session")
+        asked = parse_query(AgentUsageQuery, request.args).session
         session = session_of(asked) if asked else principal.agent_session
         figures = await book.figures(loaded, session)
         body = render.usage(loaded, figures, session, book.counters.wall())
         body["sessions"] = render.sessions(await book.session_rows(agent_id))
         return json_response(body)
 
+    @operation(
+        "Add a limit-warning alert: each threshold fires once per limit period to the "
+        "signed webhook; the signing secret is in this answer only",
+        TAG,
+        body=AgentAlertBody,
+        answer=render.AgentAlert,
+        status=201,
+        permission="create_api_keys",
+        errors={
+            400: ("invalid_webhook_url", "unsafe_webhook_url"),
+            **NO_AGENT,
+            409: "too_many_alerts",
+        },
+    )
     async def create_alert(self, agent_id: str) -> Response:
         principal = await self._manager("create_api_keys")
         spec = parse_alert(await read_object())
@@ -233,12 +317,26 @@ class AgentsApi:
         )
         return json_response(render.alert(record, secret), 201)
 
+    @operation(
+        "An agent's alerts",
+        TAG,
+        answer=ListOf[render.AgentAlert],
+        permission="view_configuration",
+        errors=NO_AGENT,
+    )
     async def list_alerts(self, agent_id: str) -> Response:
         principal = await self._manager("view_configuration")
         await self._loaded(principal, agent_id)
         records = await self.services.db.run(lambda d: agent_store.list_alerts(d, agent_id))
         return json_response({"object": "list", "data": [render.alert(r) for r in records]})
 
+    @operation(
+        "One of an agent's alerts with its webhook delivery log, newest first",
+        TAG,
+        answer=render.AgentAlert,
+        permission="view_configuration",
+        errors=NO_ALERT,
+    )
     async def read_alert(self, agent_id: str, alert_id: str) -> Response:
         """One alert with its delivery log (newest first): whether its warnings arrived."""
         principal = await self._manager("view_configuration")
@@ -256,6 +354,13 @@ class AgentsApi:
         body["deliveries"] = [delivery_body(r) for r in deliveries]
         return json_response(body)
 
+    @operation(
+        "Delete one of an agent's alerts",
+        TAG,
+        answer=Deleted,
+        permission="create_api_keys",
+        errors=NO_ALERT,
+    )
     async def delete_alert(self, agent_id: str, alert_id: str) -> Response:
         """Without it an agent at its alert ceiling could only be deleted and made again."""
         principal = await self._manager("create_api_keys")
@@ -273,10 +378,24 @@ class AgentsApi:
             raise alert_not_found(alert_id)
         return json_response({"id": alert_id, "object": "agent_alert", "deleted": True})
 
+    @operation(
+        "The organisation's agent limits: the ceilings its agents inherit",
+        TAG,
+        answer=render.AgentLimitsShown,
+        permission="view_configuration",
+    )
     async def organization_limits(self) -> Response:
         principal = await self._manager("view_configuration")
-        return json_response(_org_limits(await self._ceilings(principal.organization_id)))
+        ceilings = await self._ceilings(principal.organization_id)
+        return json_response(render.organization_limits(ceilings))
 
+    @operation(
+        "Replace the organisation's agent limits (a name absent or null: no limit)",
+        TAG,
+        body=AgentLimitsBody,
+        answer=render.AgentLimitsShown,
+        permission="manage_billing",
+    )
     async def set_limits(self) -> Response:
         """Replace the organisation's agent limits (null: no limit). Agents keep their
         overrides; an override above a lowered ceiling counts as the ceiling."""
@@ -299,7 +418,7 @@ class AgentsApi:
 
         await audited(self.services.db, event, written(change))
         self.services.agents.forget_limits()
-        return json_response(_org_limits(await self._ceilings(org)))
+        return json_response(render.organization_limits(await self._ceilings(org)))
 
     async def _usage_reader(self, agent_id: str) -> Principal:
         """A manager (`view_configuration`), or the agent itself with its own key ("agents
@@ -319,10 +438,6 @@ class AgentsApi:
         if record is None:
             raise agent_not_found(agent_id)
         return await self.services.agents.refresh(record)
-
-
-def _org_limits(ceilings: Limits) -> dict[str, object]:
-    return {"object": "agent_limits", "limits": shown(ceilings)}
 
 
 def _loaded(record: AgentRecord, ceilings: Limits) -> Loaded:

@@ -9,12 +9,12 @@ user), workspace ids deduplicated in order.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Annotated, Any
 
 import attrs
 
-from gateway.platform.errors import ApiError
+from gateway.platform.params import utc_moment
 from gateway.platform.roles import Role
 from gateway.platform.shapes import (
     NON_BLANK,
@@ -196,27 +196,6 @@ def parse_audit_filter(args: Any) -> AuditFilter:
     return AuditFilter(
         limit=asked.limit,
         type=asked.type or None,
-        since=_utc(asked.since),
+        since=utc_moment(asked.since, "since"),
         cursor=asked.cursor or None,
     )
-
-
-def _utc(moment: date | datetime | None) -> datetime | None:
-    """The moment in UTC (a date is its midnight); one beyond what UTC can hold (an
-    offset at the calendar's edge) is `invalid_period`."""
-    if moment is None:
-        return None
-    if not isinstance(moment, datetime):
-        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
-    try:
-        found = moment.astimezone(UTC)
-        found.timestamp()
-    except (OverflowError, ValueError):
-        raise ApiError(
-            400,
-            "invalid_period",
-            "'since' lies beyond the times the log can hold.",
-            param="since",
-            value=moment.isoformat(),
-        ) from None
-    return found

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import Any
 
-from gateway.platform.errors import invalid_request
+from gateway.platform.errors import invalid_period, invalid_request
 
 
 def body_object(body: Any) -> Mapping[str, Any]:
@@ -137,3 +137,23 @@ def moment(value: str | None, param: str) -> datetime | None:
         raise invalid_request(
             f"'{param}' must be a date (YYYY-MM-DD) or an ISO 8601 time.", param=param, value=value
         ) from None
+
+
+def utc_moment(moment: date | datetime | None, param: str) -> datetime | None:
+    """A declared date or date-time query parameter as a moment in UTC (a date is its
+    midnight). A time at the calendar's edge with an offset (9999-12-31T23:59-05:00) has
+    no UTC equivalent a store can hold: `invalid_period`, naming `param`."""
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime):
+        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    try:
+        found = moment.astimezone(UTC)
+        found.timestamp()
+    except (OverflowError, ValueError):
+        raise invalid_period(
+            f"'{param}' lies beyond the times the log can hold.",
+            param=param,
+            value=moment.isoformat(),
+        ) from None
+    return found

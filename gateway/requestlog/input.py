@@ -14,12 +14,13 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Annotated
 
 import attrs
 
 from gateway.platform.errors import ApiError, invalid_period, invalid_request
+from gateway.platform.params import utc_moment
 from gateway.platform.shapes import Doc, Length, Pattern, Range, parse_query
 from store.request_log import MAX_LIMIT, LogQuery
 
@@ -69,7 +70,7 @@ def parse_log_query(workspace_id: str, args: Mapping[str, str]) -> LogQuery:
             value=args[unknown[0]],
         )
     asked = parse_query(LogParameters, args)
-    since, until = _utc(asked.since, "since"), _utc(asked.until, "until")
+    since, until = utc_moment(asked.since, "since"), utc_moment(asked.until, "until")
     if since is not None and until is not None and since >= until:
         raise invalid_period("'since' must be before 'until'.", param="since", value=args["since"])
     status, status_class, errors_only = _status(asked.status)
@@ -89,23 +90,6 @@ def parse_log_query(workspace_id: str, args: Mapping[str, str]) -> LogQuery:
         error_code=asked.error_code,
         min_latency_ms=asked.min_latency_ms,
     )
-
-
-def _utc(moment: date | datetime | None, param: str) -> datetime | None:
-    """The moment in UTC (a date is its midnight). A time at the calendar's edge with an
-    offset (9999-12-31T23:59-05:00) has no UTC equivalent the store can hold."""
-    if moment is None:
-        return None
-    if not isinstance(moment, datetime):
-        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
-    try:
-        found = moment.astimezone(UTC)
-        found.timestamp()
-    except (OverflowError, ValueError):
-        raise invalid_period(
-            f"'{param}' lies beyond the times the log can hold.", param=param, value=str(moment)
-        ) from None
-    return found
 
 
 def encode_cursor(row_id: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import httpx
 
+from gateway.agents.limits import INTEGER_LIMITS, LIMIT_NAMES
 from gateway.app.server import RunningGateway
 from providers.catalog import round_cost
 from store import agents as agent_store
@@ -304,3 +305,25 @@ async def test_a_patch_applies_a_template_as_creation_does(
     assert tuned.json()["limits"]["requests_per_minute"] == 10
     unknown = await http.patch(path, json={"template": "Gold"})
     assert (unknown.status_code, unknown.json()["error"]["param"]) == (400, "template")
+
+
+async def test_every_limit_is_declared_and_only_counted_ones_refuse_a_fraction(
+    http: httpx.AsyncClient,
+) -> None:
+    """The organisation's limits body is the declared `AgentLimitsBody`: each limit name
+    is known, a counted one takes 2.0 (an integer in JSON) but not 1.5, and the answer
+    shows it whole."""
+    for name in LIMIT_NAMES:
+        fraction = await http.put("/v1/management/agent-limits", json={name: 1.5})
+        if name in INTEGER_LIMITS:
+            assert fraction.status_code == 400, name
+            assert fraction.json()["error"]["param"] == name
+            whole = await http.put("/v1/management/agent-limits", json={name: 2.0})
+            assert whole.status_code == 200, (name, whole.text)
+            shown = whole.json()["limits"][name]
+            assert (shown, type(shown)) == (2, int), name
+        else:
+            assert fraction.status_code == 200, (name, fraction.text)
+            assert fraction.json()["limits"][name] == 1.5
+    above = await http.put("/v1/management/agent-limits", json={"cost_daily": 1e13})
+    assert above.json()["error"]["param"] == "cost_daily"

@@ -54,11 +54,11 @@ class Tool:
 
 
 def _usage(book: AgentBook, loaded: Loaded, session: str, figures: Figures) -> dict[str, Any]:
-    return render.usage(loaded, figures, session, book.counters.wall())
+    return dict(render.usage(loaded, figures, session, book.counters.wall()))
 
 
 def _limits(book: AgentBook, loaded: Loaded, session: str, figures: Figures) -> dict[str, Any]:
-    body = render.agent(loaded)
+    body: dict[str, Any] = dict(render.agent(loaded))
     keep = ("id", "status", "limits", "limit_overrides", "organization_limits", "auto_suspend")
     return {name: body[name] for name in keep} | {"permissions": body["permissions"]}
 

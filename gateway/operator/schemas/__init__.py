@@ -7,13 +7,8 @@ for a new family, merged below).
 from __future__ import annotations
 
 from gateway.operator.apidoc import Operation
-from gateway.operator.schemas import (
-    agents,
-)
 from gateway.operator.schemas.components import COMPONENTS
 
-OPERATIONS: dict[str, Operation] = {
-    **agents.OPERATIONS,  # agents (issue 18)
-}
+OPERATIONS: dict[str, Operation] = {}
 
 __all__ = ["COMPONENTS", "OPERATIONS"]
