@@ -18,10 +18,6 @@ from typing import Any
 
 import attrs
 
-from gateway.operator.apidoc import Operation as LegacyOperation
-from gateway.operator.legacy_doc import COMPONENTS as LEGACY_COMPONENTS
-from gateway.operator.legacy_doc import OPERATIONS as LEGACY
-from gateway.operator.legacy_doc import legacy_operation
 from gateway.platform.apidoc import (
     UNDECLARED,
     WORKSPACE_HEADER,
@@ -107,16 +103,10 @@ def undocumented(routes: Iterable[Route]) -> list[Route]:
 def _declared(route: Route) -> bool:
     op = route.operation
     if op is None:
-        return _legacy(route) is not None
+        return False
     if op.answer is UNDECLARED:
         return False
     return route.method not in BODY_METHODS or op.body is not UNDECLARED
-
-
-def _legacy(route: Route) -> LegacyOperation | None:
-    """The hand-written entry of a route not yet declared: the one of its method (`"view
-    PUT"`, where one view serves methods that read different bodies), else the view's."""
-    return LEGACY.get(f"{route.endpoint} {route.method}") or LEGACY.get(route.endpoint)
 
 
 def build_document(routes: Iterable[Route], *, version: str) -> dict[str, Any]:
@@ -125,11 +115,7 @@ def build_document(routes: Iterable[Route], *, version: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     ids: set[str] = set()
     for route in routes:
-        legacy = _legacy(route) if route.operation is None else None
-        if legacy is not None:
-            doc = legacy_operation(route.parameters, route.endpoint, legacy, STATUS_TEXT)
-        else:
-            doc = _operation(route, route.operation or _generic(route), components, error)
+        doc = _operation(route, route.operation or _generic(route), components, error)
         if doc["operationId"] in ids:  # one view for several methods (PATCH and PUT)
             doc["operationId"] += "_" + route.method.lower()
         ids.add(doc["operationId"])
@@ -140,7 +126,7 @@ def build_document(routes: Iterable[Route], *, version: str) -> dict[str, Any]:
         "servers": [{"url": "/"}],
         "paths": dict(sorted(paths.items())),
         "components": {
-            "schemas": dict(sorted((LEGACY_COMPONENTS | components.schemas).items())),
+            "schemas": dict(sorted(components.schemas.items())),
             "securitySchemes": {
                 "bearer": {
                     "type": "http",

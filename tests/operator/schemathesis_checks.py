@@ -16,10 +16,10 @@ by tests/operator/test_fuzz.py).
 - Every error answer's code is one the document declares for its status
   (`x-error-codes`): the document lists what each route can answer.
 
-The operations still written by hand (`gateway/operator/schemas`, until their family
-declares its types) list no codes: for them a valid request may be refused with any code
-but a shape code. Where the server refuses what fields mean together (an end date before
-the start, a `tool_choice` naming no tool), it answers with a code of its own
+An operation that lists no codes (none is left: every route declares its types) may
+refuse a valid request with any code but a shape code. Where the server refuses what
+fields mean together (an end date before the start, a `tool_choice` naming no tool), it
+answers with a code of its own
 (`invalid_period`, `invalid_tool_choice`, ...; docs/errors.md), so that a shape refusal
 always says the document and the server disagree.
 """
