@@ -178,7 +178,7 @@ class FastPath:
             async with route.handler(principal, body, headers) as answer:
                 if isinstance(answer, JsonAnswer):
                     if exchange.link is not None:  # head and body in one write
-                        exchange.link.join_head()
+                        exchange.link.join_next_write()
                     await send_json(send, answer.status, answer.body, answer.headers)
                     return
                 async with answer.body.open() as frames:
@@ -277,11 +277,11 @@ async def _send_stream(
     """
     link = exchange.link
     if link is not None and frames_ready(frames):
-        link.join_head()
+        link.join_next_write()
     await _send_stream_head(send, answer)
     async for frame in frames:
         if link is not None and frame and frames_ended(frames):
-            link.join_head()  # the last frames wait only for the end, sent at once
+            link.join_next_write()  # the last frames wait only for the end, sent at once
             await send({"type": "http.response.body", "body": frame, "more_body": False})
             return
         await send({"type": "http.response.body", "body": frame, "more_body": True})

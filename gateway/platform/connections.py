@@ -214,7 +214,7 @@ class GuardedConnection(TCPServer):
         try:
             client = parse_socket_addr(stream.socket.family, stream.socket.getpeername())
             server = parse_socket_addr(stream.socket.family, stream.socket.getsockname())
-            async with LinkedTaskGroup(self._join_next_head) as task_group:
+            async with LinkedTaskGroup(self._join_next_write) as task_group:
                 self._task_group = task_group
                 self.protocol = GuardedProtocolWrapper(
                     self.app,
@@ -251,8 +251,8 @@ class GuardedConnection(TCPServer):
             return
         await super().protocol_send(event)
 
-    def _join_next_head(self) -> None:
-        """The request's answer is sent whole: hold its head for the body behind it."""
+    def _join_next_write(self) -> None:
+        """Hold the next write for the one after it (`RequestLink.join_next_write`)."""
         self._joining = True
 
     async def _write(self, data: bytes) -> None:

@@ -13,8 +13,10 @@ scope's extensions (`link_of(scope)`):
   (Hypercorn hands every finished request a disconnect too), or when the block ends.
 - `take_queued()`: a message already waiting in the request's queue (the request body,
   which usually arrives with its head), taken without a scheduler round trip.
-- `join_head()`: the answer's head leaves in one write with the body bytes that follow
-  it (an answer sent whole: one system call and one lock instead of two).
+- `join_next_write()`: the next write waits for the one after it and leaves with it:
+  an answer's head with the body that follows (an answer sent whole, or a stream's head
+  with the frames already in hand), a stream's last frames with the body's end (one
+  system call and one lock instead of two).
 
 An application served by another server finds no link and does what ASGI allows (the
 fast path then watches with a task, as before).
@@ -37,21 +39,21 @@ Message = dict[str, Any]
 class RequestLink:
     """One request's link to its connection (see the module docstring)."""
 
-    __slots__ = ("_join_head", "_queue", "_watched", "gone")
+    __slots__ = ("_join_next_write", "_queue", "_watched", "gone")
 
     def __init__(
         self,
         queue: trio.MemoryReceiveChannel[ASGIReceiveEvent],
-        join_head: Callable[[], None] = lambda: None,
+        join_next_write: Callable[[], None] = lambda: None,
     ) -> None:
         self._queue = queue
-        self._join_head = join_head
+        self._join_next_write = join_next_write
         self._watched: trio.CancelScope | None = None
         self.gone = False  # the server handed the request a disconnect
 
-    def join_head(self) -> None:
-        """The next write (the answer's head) waits for the one after it (its body)."""
-        self._join_head()
+    def join_next_write(self) -> None:
+        """The next write waits for the one after it and leaves with it."""
+        self._join_next_write()
 
     def watch(self, scope: trio.CancelScope | None) -> None:
         """Cancel `scope` when the client leaves (at once if it already has); None stops."""
@@ -95,11 +97,11 @@ def without_link(scope: Message) -> Message:
 class LinkedTaskGroup(TaskGroup):
     """Hypercorn's task group of one connection, spawning each request with a
     `RequestLink` (its `spawn_app`, checked against Hypercorn 0.18, plus the link);
-    `join_head` is the connection's, for the links."""
+    `join_next_write` is the connection's, for the links."""
 
-    def __init__(self, join_head: Callable[[], None] = lambda: None) -> None:
+    def __init__(self, join_next_write: Callable[[], None] = lambda: None) -> None:
         super().__init__()
-        self._join_head = join_head
+        self._join_next_write = join_next_write
 
     async def spawn_app(
         self,
@@ -109,7 +111,7 @@ class LinkedTaskGroup(TaskGroup):
         send: Callable[[ASGISendEvent | None], Awaitable[None]],
     ) -> Callable[[ASGIReceiveEvent], Awaitable[None]]:
         put, queue = trio.open_memory_channel[ASGIReceiveEvent](config.max_app_queue_size)
-        link = RequestLink(queue, self._join_head)
+        link = RequestLink(queue, self._join_next_write)
         cast(dict[str, Any], scope)["extensions"][LINK] = link
         assert self._nursery is not None
         self._nursery.start_soon(
