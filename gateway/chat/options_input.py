@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.platform.errors import invalid_request
-from gateway.platform.params import optional_object, optional_string
+from gateway.platform.params import optional_object, optional_string, whole_number
 from gateway.upstream.options import (
     CACHE_RETENTIONS,
     MAX_SAFETY_IDENTIFIER,
@@ -113,13 +113,12 @@ def _bounded_int(body: Mapping[str, Any], name: str, low: int, high: int) -> int
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():  # 2.0: an integer, as JSON Schema says
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    whole = whole_number(value)  # 2.0: an integer, as JSON Schema says
+    if whole is None or not low <= whole <= high:
         raise invalid_request(
             f"'{name}' must be an integer from {low} to {high}.", param=name, value=value
         )
-    return value
+    return whole
 
 
 def _one_of(body: Mapping[str, Any], name: str, allowed: tuple[str, ...]) -> str | None:

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, get_args
 import attrs
 
 from gateway.platform.errors import invalid_request
+from gateway.platform.params import whole_number
 from gateway.platform.shapes import NON_BLANK, Choices, Count, Doc, Length, Range, accepts_more
 
 RoutingMode = Literal[
@@ -213,8 +214,7 @@ def _at_most(value: int | None, ceiling: int) -> int | None:
 def _non_negative(value: Any, where: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # JSON counts 2.0 as an integer, as the document's schema does
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    whole = whole_number(value)  # JSON counts 2.0 as an integer, as the document's schema does
+    if whole is None or whole < 0:
         raise invalid_request(f"'{where}' needs a non-negative integer.", param=where, value=value)
-    return value
+    return whole

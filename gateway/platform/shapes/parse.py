@@ -17,6 +17,7 @@ from datetime import date, datetime
 from typing import Any, TypeVar, overload
 
 from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.params import whole_number
 from gateway.platform.shapes.markers import Choices, Count, Format, Length, Pattern
 from gateway.platform.shapes.markers import Range as Bounds
 from gateway.platform.shapes.nodes import Kind, Node, fields_needed, fields_of, is_open, node_of
@@ -137,11 +138,10 @@ def _formatted(name: str, value: str, at: str) -> Any:
 
 
 def _integer(node: Node, value: Any, at: str) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)  # JSON Schema: 2.0 is an integer
-    if isinstance(value, bool) or not isinstance(value, int):
+    whole = whole_number(value)  # JSON Schema: 2.0 is an integer
+    if whole is None:
         raise _wrong(node, value, at)
-    return _chosen(node, _bounded(node, value, at), at)
+    return _chosen(node, _bounded(node, whole, at), at)
 
 
 def _number(node: Node, value: Any, at: str) -> Any:
