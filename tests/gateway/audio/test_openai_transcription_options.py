@@ -111,6 +111,18 @@ async def test_known_speakers_need_one_data_url_each(client: openai.AsyncOpenAI)
     assert error_of(caught)["param"] == "known_speaker_references"
 
 
+async def test_each_known_speaker_needs_one_reference(client: openai.AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.audio.transcriptions.create(
+            model=DIARIZE,
+            file=("a.wav", SHORT_WAV),
+            known_speaker_names=["agent", "customer"],
+            known_speaker_references=[REFERENCE],
+        )
+    error = error_of(caught)
+    assert (error["code"], error["param"]) == ("invalid_known_speakers", "known_speaker_references")
+
+
 async def test_streamed_diarized_json_is_segment_events_then_done(
     client: openai.AsyncOpenAI,
 ) -> None:
@@ -158,7 +170,7 @@ async def test_long_audio_without_chunking_is_refused_for_the_diarizing_model(
     with pytest.raises(openai.BadRequestError) as caught:
         await client.audio.transcriptions.create(model=DIARIZE, file=("a.flac", LONG_FLAC))
     error = error_of(caught)
-    assert (error["code"], error["param"]) == ("invalid_request", "chunking_strategy")
+    assert (error["code"], error["param"]) == ("chunking_required", "chunking_strategy")
     assert len(sim_of(gateway).requests) == sent
 
 
