@@ -11,28 +11,33 @@ and ~0.2 s of start-up for nothing (docs/operations.md, "Install size and memory
 The arrangement is an import hook that waits for sqlite-utils (`_SqliteUtilsFinder`), so
 a process that never uses sqlite-utils (the usage writer's child on PostgreSQL) does not
 load it either. It hides only packages not imported yet, only while sqlite-utils' own
-modules run, and removes itself once used.
+modules run, and removes itself once used. Its finder and loader are plain classes, not
+`importlib.abc`'s: that module imports importlib's resources (tempfile, shutil, bz2,
+lzma), which the usage writer's child, importing this package, would load for nothing.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
 import importlib.util
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
 
 _HIDDEN = ("numpy", "pandas")
 
 
-class _WithoutNumpy(importlib.abc.Loader):
+class _WithoutNumpy:
     """sqlite-utils' own loader, run while numpy and pandas cannot be imported."""
 
-    def __init__(self, loader: importlib.abc.Loader) -> None:
+    def __init__(self, loader: Loader) -> None:
         self._loader = loader
 
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -47,7 +52,7 @@ class _WithoutNumpy(importlib.abc.Loader):
                     del sys.modules[name]
 
 
-class _SqliteUtilsFinder(importlib.abc.MetaPathFinder):
+class _SqliteUtilsFinder:
     """Finds sqlite-utils as the other finders do, and wraps its loader; once."""
 
     def find_spec(
@@ -55,13 +60,13 @@ class _SqliteUtilsFinder(importlib.abc.MetaPathFinder):
         fullname: str,
         path: Sequence[str] | None,
         target: ModuleType | None = None,
-    ) -> importlib.machinery.ModuleSpec | None:
+    ) -> ModuleSpec | None:
         if fullname != "sqlite_utils":
             return None
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(fullname)  # the other finders' answer
         if spec is not None and spec.loader is not None:
-            spec.loader = _WithoutNumpy(spec.loader)
+            spec.loader = cast("Loader", _WithoutNumpy(spec.loader))  # a loader by its methods
         return spec
 
 

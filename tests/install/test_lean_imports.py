@@ -63,3 +63,29 @@ def test_the_docs_renderer_and_the_tokenizer_load_on_first_use() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-2:] == ["[]", "['markdown_it', 'tiktoken']"]
+
+
+def test_the_usage_writer_child_imports_only_what_it_writes_with() -> None:
+    """The child (`gateway.workers.usage_child`) writes batches with sqlite3, orjson and
+    the store's batch code. OpenSSL's libcrypto (through `secrets`, hmac and hashlib: 3.4
+    MiB resident) and importlib's resources (tempfile, shutil, bz2, lzma: ~1 MiB) were
+    loaded there for nothing; the server's packages never were (issue 37)."""
+    unwanted = (
+        "_hashlib",
+        "importlib.resources",
+        "tempfile",
+        "sqlite_utils",
+        "trio",
+        "quart",
+        "httpcore",
+        "gateway.platform",
+    )
+    probe = (
+        "import gateway.workers.usage_child, sys\n"
+        f"print(sorted(m for m in {unwanted!r} if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"
