@@ -49,6 +49,7 @@ from providers.types import (
     result_of_choices,
 )
 from providers.upstream import UpstreamStream
+from streams.batched import Batched
 from streams.sse import SSEEvent
 
 _SENT_AS_IS = (
@@ -262,32 +263,46 @@ class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
         return parse_chat(data)
 
     @asynccontextmanager
-    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
         refuse_top_k(self.provider_id, request.top_k)
         payload = chat_payload(request, stream=True)
         async with (
             self.open_stream("/chat/completions", payload, model=request.model) as resp,
-            aclosing(self._chunks(resp)) as chunks,
+            aclosing(self._batches(resp)) as batches,
         ):
-            yield chunks
+            yield Batched(batches, lambda: resp.complete)
 
-    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
+    async def _batches(self, response: UpstreamStream) -> AsyncGenerator[list[ChatChunk], None]:
+        """The chunks of each network read together (`streams.batched`): one generator
+        step per read, not per event, from the socket to the client's write."""
         finished = done = False
-        # The events of each network read at once: one generator step per read, not
-        # per event, between the socket and this adapter.
         async with aclosing(self.sse_batches(response)) as batches:
             async for events in batches:
-                for event in events:
-                    # After [DONE] the body ends at once; reading it to its end (rather
-                    # than returning) lets httpx close its own byte iterators in order.
-                    done = done or event.data == "[DONE]"
-                    if done:
-                        continue
-                    for chunk in self._event_chunks(event):
-                        finished = finished or chunk.finish_reason is not None
-                        yield chunk
+                chunks, done, failure = self._read_events(events, done)
+                if chunks:
+                    finished = finished or any(c.finish_reason is not None for c in chunks)
+                    yield chunks
+                if failure is not None:
+                    raise failure
         if not (finished or done):
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
+
+    def _read_events(
+        self, events: list[SSEEvent], done: bool
+    ) -> tuple[list[ChatChunk], bool, ProviderError | None]:
+        """One read's chunks, whether `[DONE]` has come, and the failure an error event
+        reported (the chunks before it are still the client's). After `[DONE]` the body
+        ends at once: it is read to its end so that the connection goes back to the pool."""
+        chunks: list[ChatChunk] = []
+        for event in events:
+            done = done or event.data == "[DONE]"
+            if done:
+                continue
+            try:
+                chunks += self._event_chunks(event)
+            except ProviderError as exc:
+                return chunks, done, exc
+        return chunks, done, None
 
     def _event_chunks(self, event: SSEEvent) -> list[ChatChunk]:
         data = self.event_json(event)

@@ -82,16 +82,17 @@ class SSEDecoder:
         here is exactly what the line rules would make of it: one `data:` line, a
         blank line, `event` "message", the last `id` and `retry`.
         """
-        start = 0
-        while (end := buffer.find(b"\n\n", start)) >= 0:
-            block = buffer[start:end]
-            if not block.startswith(b"data:") or b"\n" in block:
-                break  # another field, a comment, several lines: the line rules
-            value = block[6:] if block.startswith(b"data: ") else block[5:]
+        blocks = buffer.split(b"\n\n")
+        rest = blocks.pop()  # after the last blank line: an event still arriving
+        make, last_id, retry = SSEEvent._make, self._id, self._retry
+        for taken, block in enumerate(blocks):
+            if block[:5] != b"data:" or b"\n" in block:
+                # another field, a comment, several lines: the line rules from here
+                return b"\n\n".join([*blocks[taken:], rest])
+            value = block[6:] if block[5:6] == b" " else block[5:]
             data = value.decode("utf-8", errors="replace")
-            events.append(SSEEvent(data, "message", self._id, self._retry))
-            start = end + 2
-        return buffer[start:] if start else buffer
+            events.append(make((data, "message", last_id, retry)))
+        return rest
 
     def close(self) -> list[SSEEvent]:
         """End of stream: an event not closed by a blank line is discarded, per the spec."""

@@ -1,9 +1,11 @@
 """A streamed chat answer as a response body (`gateway.platform.body.StreamBody`).
 
-A read-ahead task (owned by the body's `open()`: started on entry, cancelled on exit)
-pulls upstream chunks into a small bounded channel; each write to the client takes every
-chunk already there, so a burst of upstream events (one network read often carries many)
-goes out as one write instead of one per event.
+Each write to the client takes every chunk of an upstream read, so a burst of upstream
+events (one network read often carries many) goes out as one write instead of one per
+event. A `streams.batched.Batched` stream (the OpenAI protocol's) hands a read's chunks
+out together and is read in the writer's own task; any other chunk iterator is read by a
+read-ahead task (owned by the body's `open()`: started on entry, cancelled on exit) into
+a small bounded channel, from which each write takes every chunk already there.
 
 The chat service opens the upstream stream (the engine's race) and waits for its first
 chunk *before* answering, so a failure to start is an ordinary HTTP error (never a 200
@@ -45,6 +47,7 @@ from gateway.platform.errors import ApiError
 from gateway.upstream.accounting import Accounting
 from providers.errors import ProviderError, UpstreamTimeout
 from providers.types import ChatChunk, Usage
+from streams.batched import Batched
 from streams.held import background
 
 CLEANUP_DEADLINE_S = 2.0
@@ -71,6 +74,7 @@ class StreamOutcome:
     accounting: Accounting | None = None  # what the final chunk reported (DONE only)
 
 
+Item = ChatChunk | ProviderError  # what the read-ahead hands over
 Measure = Callable[[Usage | None, int], Usage]  # reported usage (if any), chars sent
 Finisher = Callable[[StreamOutcome], None]
 
@@ -89,6 +93,10 @@ class ChatStreamBody:
     """The body of one streamed chat answer: a `StreamBody` whose frames are the
     dialect's (`frames`; chat-completion chunks ending with `[DONE]` by default), ending
     with its final frames or one error event."""
+
+    # The read-ahead's channel, made by `open()` for a stream that is not `Batched`.
+    _send: trio.MemorySendChannel[Item]
+    _receive: trio.MemoryReceiveChannel[Item]
 
     def __init__(
         self,
@@ -123,24 +131,33 @@ class ChatStreamBody:
         self.assembler = assembler
         for chunk in head:
             self._translate(chunk)
-        self._send, self._receive = trio.open_memory_channel[ChatChunk | ProviderError](READ_AHEAD)
+        # A stream that hands out a read's chunks together is read directly; any other
+        # iterator through the read-ahead task, which gathers a read's chunks.
+        self._batches = chunks if isinstance(chunks, Batched) else None
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[ChatStreamBody]:
-        """Start the reader; leaving stops it and closes the chunk iterator whatever
-        happened (a cancelled exit still closes it, shielded for at most
-        `CLEANUP_DEADLINE_S`), then reports how the stream ended. The upstream response
-        itself is closed by whoever opened it."""
+        """Start the reader (none for a `Batched` stream, read in the writer's task);
+        leaving stops it and closes the chunk iterator whatever happened (a cancelled
+        exit still closes it, shielded for at most `CLEANUP_DEADLINE_S`), then reports
+        how the stream ended. The upstream response itself is closed by whoever opened
+        it."""
         try:
-            async with background() as nursery:
-                nursery.start_soon(self._read_ahead)
+            if self._batches is not None:
                 try:
                     yield self
                 finally:
-                    if self._state is StreamState.STREAMING:
-                        self._state = StreamState.ABANDONED
-                    nursery.cancel_scope.cancel()  # the reader may be waiting on the upstream
-                    self._receive.close()
+                    self._leave()
+            else:
+                self._send, self._receive = trio.open_memory_channel[Item](READ_AHEAD)
+                async with background() as nursery:
+                    nursery.start_soon(self._read_ahead)
+                    try:
+                        yield self
+                    finally:
+                        self._leave()
+                        nursery.cancel_scope.cancel()  # the reader may be waiting upstream
+                        self._receive.close()
         finally:
             try:
                 with trio.move_on_after(CLEANUP_DEADLINE_S, shield=True):
@@ -149,6 +166,10 @@ class ChatStreamBody:
                         await aclose()
             finally:
                 self.report()
+
+    def _leave(self) -> None:
+        if self._state is StreamState.STREAMING:
+            self._state = StreamState.ABANDONED
 
     def __aiter__(self) -> ChatStreamBody:
         return self
@@ -166,10 +187,21 @@ class ChatStreamBody:
         return self._state is not StreamState.STREAMING and not self._out
 
     async def __anext__(self) -> bytes:
-        while not self._out:
-            if self._state is not StreamState.STREAMING:
-                raise StopAsyncIteration
-            await self._pull()
+        """Every frame in hand: at least one upstream read's (waiting for it if none is
+        queued), and all the rest when the upstream's answer has wholly arrived (then
+        the stream's end comes with it, and one write carries the lot)."""
+        batches = self._batches
+        while self._state is StreamState.STREAMING:
+            if batches is not None:
+                if self._out and not batches.in_hand:
+                    break
+                await self._pull_batch(batches)
+            elif self._out:
+                break
+            else:
+                await self._pull()
+        if not self._out:
+            raise StopAsyncIteration
         if self._state is not StreamState.STREAMING and not self._sealed:
             self._sealed = True  # the last frames are queued: the dialect's step first
             await self._frames.seal()
@@ -235,6 +267,24 @@ class ChatStreamBody:
             "the upstream stream went silent",
             timeout_ms=int(self._idle_timeout_s * 1000),
         )
+
+    async def _pull_batch(self, batches: Batched[ChatChunk]) -> None:
+        """The chunks of the upstream's next read, in this task: no task or channel
+        between the socket and the client's write. Silence longer than the idle timeout
+        (only the upstream's: a slow client is not waited for here) fails the stream."""
+        batch: list[ChatChunk] | None = None
+        with trio.CancelScope(deadline=trio.current_time() + self._idle_timeout_s):
+            try:
+                batch = await batches.next_batch()
+            except ProviderError as exc:
+                self._fail(exc)
+                return
+        if batch is None:
+            self._fail(self._silence())
+        elif not batch:
+            self._finish()
+        for chunk in batch or ():
+            self._translate(chunk)
 
     async def _pull(self) -> None:
         """Wait for the next upstream item, then take every item already waiting."""

@@ -199,7 +199,7 @@ class GuardedConnection(TCPServer):
         self._head_began_at: float | None = None  # first byte of the awaited request head
         self._idle_scope: trio.CancelScope | None = None
         self._became_idle: trio.Event | None = None  # awaited only while shutting down
-        self._joining = False  # the next write is a head to send with the body after it
+        self._joining = 0  # how many next writes wait to leave with the one after them
         self._held = b""
 
     async def run(self) -> None:
@@ -244,7 +244,8 @@ class GuardedConnection(TCPServer):
         if isinstance(event, RawData):
             await self._write(event.data)
             return
-        if self._held:  # whatever happens next, a held head goes first
+        if self._held or self._joining:  # whatever happens next, held bytes go first,
+            self._joining = 0  # and no join outlives its answer
             await self._write(b"")
         if isinstance(event, Updated):  # the idle task stays; its deadline moves
             self._note_idle(event.idle)
@@ -252,13 +253,14 @@ class GuardedConnection(TCPServer):
         await super().protocol_send(event)
 
     def _join_next_write(self) -> None:
-        """Hold the next write for the one after it (`RequestLink.join_next_write`)."""
-        self._joining = True
+        """Hold the next write for the one after it (`RequestLink.join_next_write`);
+        called twice, the next two (a head and a stream's whole body before its end)."""
+        self._joining += 1
 
     async def _write(self, data: bytes) -> None:
         if self._joining:
-            self._joining = False
-            self._held = data
+            self._joining -= 1
+            self._held += data
             return
         if self._held:
             data, self._held = self._held + data, b""

@@ -179,52 +179,59 @@ class _ChunkedBody(_Body):
         self._remaining = 0
 
     def decode(self, buffer: bytearray) -> bytes:
-        parts: list[bytes] = []
-        while not self.done and self._step(buffer, parts):
-            pass
-        return b"".join(parts)
+        """Every body byte `buffer` completes, consumed from it in one cut at the end
+        (a cursor walks the chunks: a read of many small chunks, as an event stream
+        sends them, costs one step per chunk, not a copy and a cut per state)."""
+        parts: list[memoryview] = []
+        pos = 0
+        with memoryview(buffer) as view:
+            try:
+                while not self.done:
+                    moved = self._step(buffer, view, pos, parts)
+                    if moved < 0:
+                        break
+                    pos = moved
+                body = b"".join(parts)
+            finally:
+                parts.clear()  # the views go before the buffer is cut
+        del buffer[:pos]
+        return body
 
-    def _step(self, buffer: bytearray, parts: list[bytes]) -> bool:
-        """Advance one state; False when `buffer` holds too little to go on."""
+    def _step(self, buffer: bytearray, view: memoryview, pos: int, parts: list[memoryview]) -> int:
+        """Advance from `pos`: where the next step starts, or -1 when `buffer` holds too
+        little to go on. A whole chunk in hand (size line, data, CRLF) is one step."""
         state = self._state
         if state == self._DATA:
-            size = min(self._remaining, len(buffer))
+            size = min(self._remaining, len(buffer) - pos)
             if size == 0:
-                return False
-            parts.append(bytes(buffer[:size]))
-            del buffer[:size]
+                return -1
+            parts.append(view[pos : pos + size])
             self._remaining -= size
             if self._remaining == 0:
                 self._state = self._DATA_END
-            return True
+            return pos + size
         if state == self._DATA_END:
-            if len(buffer) < 2:
-                return False
-            if buffer[:2] != b"\r\n":
+            if len(buffer) - pos < 2:
+                return -1
+            if buffer[pos : pos + 2] != b"\r\n":
                 raise ProtocolError("a chunk is not followed by CRLF")
-            del buffer[:2]
             self._state = self._SIZE
-            return True
-        line = self._take_line(buffer)
-        if line is None:
-            return False
-        if state == self._SIZE:
-            self._start_chunk(line)
-        elif not line:  # the blank line after the trailers
-            self.done = True
-        return True
-
-    def _take_line(self, buffer: bytearray) -> bytes | None:
-        end = buffer.find(b"\r\n")
+            return pos + 2
+        end = buffer.find(b"\r\n", pos)
         if end < 0:
-            if len(buffer) > MAX_CHUNK_LINE_BYTES:
+            if len(buffer) - pos > MAX_CHUNK_LINE_BYTES:
                 raise ProtocolError("a chunk size or trailer line is too long")
-            return None
-        line = bytes(buffer[:end])
-        del buffer[: end + 2]
-        return line
+            return -1
+        if state == self._TRAILERS:
+            self.done = end == pos  # the blank line after the trailers
+            return end + 2
+        return self._start_chunk(buffer, view, end + 2, bytes(buffer[pos:end]), parts)
 
-    def _start_chunk(self, line: bytes) -> None:
+    def _start_chunk(
+        self, buffer: bytearray, view: memoryview, start: int, line: bytes, parts: list[memoryview]
+    ) -> int:
+        """A chunk whose size `line` ended before `start`: taken whole, its CRLF too,
+        when it is all in `buffer`; else its data is read from `start` on."""
         text = line.split(b";", 1)[0].strip()
         try:
             size = int(text, 16)
@@ -232,8 +239,13 @@ class _ChunkedBody(_Body):
             raise ProtocolError(f"bad chunk size {text[:20]!r}") from None
         if size < 0:
             raise ProtocolError("negative chunk size")
+        end = start + size
+        if size and buffer[end : end + 2] == b"\r\n":
+            parts.append(view[start:end])
+            return end + 2
         self._remaining = size
         self._state = self._DATA if size else self._TRAILERS
+        return start
 
 
 def body_framing(method: str, head: ResponseHead) -> _Body:

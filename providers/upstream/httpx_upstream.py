@@ -154,6 +154,10 @@ class HttpxStream:
         self.headers: Mapping[str, str] = dict(response.headers)
         self._pieces: AsyncIterator[bytes] = response.aiter_bytes()
 
+    @property
+    def complete(self) -> bool:
+        return False  # httpx does not say whether the rest is buffered
+
     def __aiter__(self) -> HttpxStream:
         return self
 

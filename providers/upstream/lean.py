@@ -289,6 +289,11 @@ class LeanStream:
         self.status = exchange.head.status
         self.headers: Mapping[str, str] = exchange.head.headers
 
+    @property
+    def complete(self) -> bool:
+        """The whole response has been received (its end included)."""
+        return self._exchange.reader.done
+
     def __aiter__(self) -> LeanStream:
         return self
 

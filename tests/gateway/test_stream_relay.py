@@ -3,8 +3,9 @@
 Every chunk's text reaches the official client exactly as the vendor sent it, however
 odd, under the gateway's id and model. The answer leaves the gateway's own server with
 its head in one write with the frames the body already holds and its last frames in one
-write with the chunked end: each write is a system call and a scheduler round trip, and a
-stream whose upstream arrived at once had paid four where two carry the same bytes."""
+write with the chunked end, and a stream whose upstream answer arrived whole in one write
+altogether: each write is a system call and a scheduler round trip, and such a stream had
+paid four, then three, where one carries the same bytes."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     return seen
 
 
-async def test_the_head_leaves_with_the_first_frames_and_the_end_with_the_last(
+async def test_an_answer_that_arrived_whole_leaves_in_one_write(
     gateway: RunningGateway, http: httpx.AsyncClient, writes: list[bytes]
 ) -> None:
     async with http.stream("POST", "/v1/chat/completions", json=STREAMED) as answer:
@@ -52,6 +53,9 @@ async def test_the_head_leaves_with_the_first_frames_and_the_end_with_the_last(
     assert b'"role":"assistant"' in first  # the opening frame, in the head's write
     assert writes[-1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")  # the last frames and the end
     assert b'"_gateway"' in writes[-1]  # the final chunk, with the gateway's metadata
+    # The unpaced simulator's answer arrives in one read, ended: nothing is left to wait
+    # for, so the head, every frame and the end leave in one write.
+    assert len(writes) == 1
 
 
 ODD_TEXT = (

@@ -1,0 +1,83 @@
+"""A stream handed out a network read's worth at a time, or one item at a time.
+
+An upstream's read often completes many events at once (an unpaced chat stream's 20
+chunks arrive in one or two reads). A consumer that writes them to a client wants them
+together: one write for the lot, with no task between the socket and itself to gather
+them (a read-ahead task and its channel cost a nursery, a task and two scheduler round
+trips per read). `Batched` is that stream: `next_batch()` gives every item of the next
+read (an empty list once the stream has ended), while `async for` still gives items
+one by one to a consumer that wants them so (the first result of a race, a voice turn).
+
+When the whole upstream answer has arrived (its producer says so), the rest can be read
+to its end without waiting (`in_hand`), so a consumer may take it all at once and send
+the lot in one write; while any of it is still to come, nothing in hand waits for it.
+
+It is a plain object over an async generator of lists, which its owner closes (under
+`contextlib.aclosing`, where the stream was opened); `Batched` itself holds nothing that
+needs closing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Callable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class Batched(Generic[T]):
+    """The items of `batches` (each list never empty), a read's worth or one at a time.
+
+    Items taken one by one leave the rest of their batch pending: the next
+    `next_batch()` returns those first, so nothing is lost or reordered between the two
+    ways of reading.
+
+    Cancellation: a cancelled `next_batch()` or `__anext__` is a cancelled read of the
+    generator underneath, which ends it (as cancelling any async generator's step does).
+    """
+
+    __slots__ = ("_arrived", "_batches", "_pending")
+
+    def __init__(
+        self,
+        batches: AsyncGenerator[list[T], None],
+        arrived: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self._batches = batches
+        self._arrived = arrived
+        self._pending: list[T] = []
+
+    @property
+    def in_hand(self) -> bool:
+        """The next `next_batch()` will not wait: items are pending, or the producer's
+        source has ended (`arrived()`, its word), so the rest is in memory."""
+        return bool(self._pending) or self._arrived()
+
+    async def next_batch(self) -> list[T]:
+        """Every item of the next read (first those left over by `__anext__`); [] at
+        the end. Errors of the stream underneath are raised as they are."""
+        if self._pending:
+            pending, self._pending = self._pending, []
+            return pending
+        try:
+            return await self._batches.__anext__()
+        except StopAsyncIteration:
+            return []
+
+    def __aiter__(self) -> Batched[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        if not self._pending:
+            self._pending = await self.next_batch()
+            if not self._pending:
+                raise StopAsyncIteration
+        pending = self._pending
+        item = pending[0]
+        self._pending = pending[1:]
+        return item
+
+    async def aclose(self) -> None:
+        """Close the generator underneath (idempotent)."""
+        self._pending = []
+        await self._batches.aclose()

@@ -1,0 +1,57 @@
+"""`streams.batched.Batched`: a read's worth at a time, or one at a time, never reordered."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+
+import pytest
+
+from streams.batched import Batched
+
+
+class Reads:
+    """Three reads, then (optionally) a failure; records whether it was closed."""
+
+    def __init__(self, failure: Exception | None = None) -> None:
+        self.failure = failure
+        self.closed = False
+
+    async def __call__(self) -> AsyncGenerator[list[int], None]:
+        try:
+            yield [1, 2, 3]
+            yield [4]
+            yield [5, 6]
+            if self.failure is not None:
+                raise self.failure
+        finally:
+            self.closed = True
+
+
+async def test_batches_come_a_read_at_a_time_then_empty() -> None:
+    stream = Batched(Reads()())
+    assert [await stream.next_batch() for _ in range(4)] == [[1, 2, 3], [4], [5, 6], []]
+    assert await stream.next_batch() == []
+
+
+async def test_items_taken_one_by_one_leave_the_rest_of_their_read_first() -> None:
+    stream = Batched(Reads()())
+    first = await anext(stream)
+    assert first == 1
+    assert await stream.next_batch() == [2, 3]
+    assert [item async for item in stream] == [4, 5, 6]
+
+
+async def test_a_failure_underneath_is_raised_as_it_is() -> None:
+    stream = Batched(Reads(ValueError("cut"))())
+    assert [await stream.next_batch() for _ in range(3)] == [[1, 2, 3], [4], [5, 6]]
+    with pytest.raises(ValueError, match="cut"):
+        await stream.next_batch()
+
+
+async def test_closing_closes_the_generator_and_drops_what_was_pending() -> None:
+    reads = Reads()
+    stream = Batched(reads())
+    await anext(stream)
+    await stream.aclose()
+    assert reads.closed
+    assert await stream.next_batch() == []
