@@ -13,8 +13,9 @@ a named model that cannot honour one is a 400 `unsupported_parameter`, and the
 candidates that cannot are left out of its fallbacks.
 
 A streamed transcription is answered through Quart, which sends the response head before
-the body starts, so the race runs when the body is entered: a chain that fails then is
-reported in-band as an `error` event (the status line is already 200).
+the body starts, so the race runs when the body is entered: a chain that fails then, or
+an upstream that breaks after its first words, is reported in-band as an `error` event
+(the status line is already 200) and recorded with the mapped error.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from providers.audio_types import (
 )
 from providers.base import Provider
 from providers.clip_source import BytesSource, ClipSource
+from providers.errors import ProviderError
 from providers.types import Usage
 
 DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without naming a model
@@ -365,7 +367,12 @@ class TranscriptStreamBody:
                 stream.finished(stream.metered)
                 yield done_event(event.result)
                 return
-            event = await anext(rest, None)
+            try:
+                event = await anext(rest, None)
+            except ProviderError as error:  # broken after the head: told in-band, recorded
+                failure = stream.failed(error)
+                yield error_event(failure.code, failure.message)
+                return
 
 
 async def _single(frame: bytes) -> AsyncGenerator[bytes, None]:
