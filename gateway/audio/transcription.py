@@ -26,15 +26,16 @@ from contextlib import aclosing, asynccontextmanager
 import attrs
 import trio
 
-from gateway.audio.fit import honoured, transcription_refusal
+from gateway.audio.fit import chunked_enough, honoured, transcription_refusal
 from gateway.audio.input import TranscriptionParams, parse_transcription, parse_translation
 from gateway.audio.plan import admit_audio, audio_plan
 from gateway.audio.render import (
     MEDIA_TYPES,
-    delta_event,
+    delta_frame,
     done_event,
     error_event,
     render_transcription,
+    segment_event,
 )
 from gateway.audio.services import AudioServices
 from gateway.audio.translation import ENDPOINT as TRANSLATIONS
@@ -135,8 +136,14 @@ def _check_container(head: bytes) -> str:
 
 
 def transcription_plan(
-    services: AudioServices, principal: Principal, params: TranscriptionParams
+    services: AudioServices,
+    principal: Principal,
+    params: TranscriptionParams,
+    *,
+    seconds: float = 0.0,
 ) -> Plan:
+    """The candidates for `params` that can honour every option asked of them (and, for
+    `seconds` of audio, take it in the way asked)."""
     plan = audio_plan(
         services,
         principal,
@@ -147,7 +154,8 @@ def transcription_plan(
     )
     if params.translate:
         plan = translation_plan(services, principal, params, plan)
-    return honoured(plan, transcription_refusal(params), named=params.model != "auto")
+    plan = honoured(plan, transcription_refusal(params), named=params.model != "auto")
+    return chunked_enough(plan, params, seconds)
 
 
 def transcription_request(
@@ -160,9 +168,13 @@ def transcription_request(
         prompt=params.prompt,
         temperature=params.temperature,
         word_timestamps=params.words,
-        diarize=params.diarize,
-        context_bias=params.context_bias,
+        diarize=params.speakers,
+        context_bias=params.domain_words,
         translate=params.translate,
+        logprobs=params.logprobs,
+        chunking=params.chunking,
+        languages=params.languages,
+        known_speakers=params.known_speakers,
     )
 
 
@@ -182,7 +194,7 @@ async def serve_transcription(
         parse = parse_translation if translate else parse_transcription
         params = parse(upload.fields)
         clip = await checked_clip(upload)
-        plan = transcription_plan(services, principal, params)
+        plan = transcription_plan(services, principal, params, seconds=clip.duration_s)
     with audio_errors():
         done = await transcribe_clip(services, principal, clip, params, headers, plan=plan)
     served = done.served
@@ -220,7 +232,7 @@ async def transcribe_clip(
     accounts for it): what the endpoint and file processing (`auto_transcribe`) share.
     Raises `ApiError`; cancellation closes the upstream."""
     if plan is None:
-        plan = transcription_plan(services, principal, params)
+        plan = transcription_plan(services, principal, params, seconds=clip.duration_s)
     facts = new_facts(endpoint_of(params.translate), principal, headers)
     usage = heard(clip)
     hold = await admit_audio(services, facts, plan, params.service, usage)
@@ -273,7 +285,7 @@ async def prepare_stream(
         with services.engine.usage.rejecting(facts, upload.model):
             params = parse_transcription(upload.fields)
             clip = await checked_clip(upload)
-            plan = transcription_plan(services, principal, params)
+            plan = transcription_plan(services, principal, params, seconds=clip.duration_s)
             hold = await admit_audio(
                 services,
                 facts,
@@ -359,12 +371,18 @@ class TranscriptStreamBody:
         first: TranscriptEvent,
         rest: AsyncIterator[TranscriptEvent],
     ) -> AsyncGenerator[bytes, None]:
+        by_speaker = self._params.response_format == "diarized_json"
+        segments_sent = False
         event: TranscriptEvent | None = first
         while event is not None:
             if isinstance(event, TranscriptDelta):
-                yield delta_event(event.text)
+                segments_sent |= by_speaker and event.segment is not None
+                yield delta_frame(event, by_speaker=by_speaker)
             elif isinstance(event, TranscriptDone):
                 stream.finished(stream.metered)
+                if by_speaker and not segments_sent:  # a vendor that gives them at the end
+                    for segment in event.result.segments:
+                        yield segment_event(segment)
                 yield done_event(event.result)
                 return
             try:
