@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import struct
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
 from typing import Any
 
 import attrs
@@ -205,17 +205,18 @@ class HttpProvider(Provider):
         The response is closed when the context exits, by any path: unless it was read
         to its end, its connection is closed, which the upstream sees at once.
         """
-        async with AsyncExitStack() as stack:
-            try:
-                response = await stack.enter_async_context(
-                    self.client.stream("POST", url, headers, body)
-                )
-            except UpstreamError as exc:
-                raise self.transport_error(exc) from exc
-            if response.status >= 400:
-                error_body = await self._read_error_body(response)
-                raise self.map_error(response.status, error_body, response.headers, model)
-            yield response
+        opened = False  # only a failure to open is the transport's to map here
+        try:
+            async with self.client.stream("POST", url, headers, body) as response:
+                opened = True
+                if response.status >= 400:
+                    error_body = await self._read_error_body(response)
+                    raise self.map_error(response.status, error_body, response.headers, model)
+                yield response
+        except UpstreamError as exc:
+            if opened:
+                raise
+            raise self.transport_error(exc) from exc
 
     async def _read_error_body(self, response: UpstreamStream) -> bytes:
         try:

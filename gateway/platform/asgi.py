@@ -295,16 +295,25 @@ async def _send_stream(
 ) -> None:
     """The head, each frame as the body gives it, then the end of the body.
 
-    On our server (a link) the head leaves in one write with the body's first frames
-    when the body holds them already (`frames_ready`), and the body's last frames in one
-    write with the chunked end when the body says they are its last (`frames_ended`): a
-    stream whose upstream arrived in one read leaves in two writes instead of four. No
-    frame ever waits for a later one: only bytes already in hand are joined.
+    On our server (a link), when the body holds frames already (`frames_ready`) they
+    leave in one write with the head, and the body's last frames (`frames_ended`) in one
+    write with the chunked end. When the frames in hand are the whole answer (an
+    upstream whose answer arrived at once), it is sent as a body of known length, head
+    and all in one write, without chunked framing. No frame ever waits for a later one:
+    only bytes already in hand are joined.
     """
     link = exchange.link
     if link is not None and frames_ready(frames):
+        first = await anext(frames, b"")  # in hand: taken without waiting
         link.join_next_write()
-    await _send_stream_head(send, answer)
+        if frames_ended(frames):
+            await _send_stream_head(send, answer, length=len(first))
+            await send({"type": "http.response.body", "body": first, "more_body": False})
+            return
+        await _send_stream_head(send, answer)
+        await send({"type": "http.response.body", "body": first, "more_body": True})
+    else:
+        await _send_stream_head(send, answer)
     async for frame in frames:
         if link is not None and frame and frames_ended(frames):
             link.join_next_write()  # the last frames wait only for the end, sent at once
@@ -314,12 +323,15 @@ async def _send_stream(
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-async def _send_stream_head(send: Send, answer: StreamAnswer) -> None:
-    content_type = (b"content-type", answer.body.content_type.encode())
+async def _send_stream_head(send: Send, answer: StreamAnswer, length: int | None = None) -> None:
+    """The stream's head; with `length`, of a body of that known length (no chunks)."""
+    extra = [(b"content-type", answer.body.content_type.encode())]
+    if length is not None:
+        extra.append((b"content-length", str(length).encode()))
     await send(
         {
             "type": "http.response.start",
             "status": answer.status,
-            "headers": header_list(answer.headers, content_type),
+            "headers": header_list(answer.headers, *extra),
         }
     )

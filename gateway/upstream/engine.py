@@ -24,6 +24,7 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence, Set
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -245,8 +246,7 @@ class Engine:
             winner = await self._race(facts, plan, chain, attempt, close=_release, tried=tried)
             held = winner.value
             try:
-                served = self._served(plan, winner, held.value)
-                async with self._ended(facts, hold, served) as stream:
+                with Streaming(self, facts, hold, self._served(plan, winner, held.value)) as stream:
                     yield stream
             finally:
                 held.release()
@@ -273,7 +273,7 @@ class Engine:
                 self._record_attempts(facts.principal.workspace_id, (won,))
                 _log_race(facts, (won,))
                 served = self._served(plan, Winner(first, 0, value, (won,)), value)
-                async with self._ended(facts, hold, served) as stream:
+                with Streaming(self, facts, hold, served) as stream:
                     yield _FirstTry(stream=stream)
                 return
         except Exception as exc:
@@ -285,20 +285,6 @@ class Engine:
                 self.usage.failure(facts, plan.primary, *CLIENT_LEFT)
             raise
         yield _FirstTry(tried=failed)
-
-    @asynccontextmanager
-    async def _ended(
-        self, facts: RequestFacts, hold: Hold | None, served: Served[S]
-    ) -> AsyncIterator[Streaming[S]]:
-        """The open stream's block: whatever leaves it, the stream's end is recorded once."""
-        stream = Streaming(self, facts, hold, served)
-        try:
-            yield stream
-        except BaseException as exc:
-            stream.left(exc)
-            raise
-        finally:
-            stream.left(None)
 
     def served(
         self, facts: RequestFacts, target: Target, hold: Hold | None, usage: Usage
@@ -494,7 +480,11 @@ class _FirstTry(Generic[S]):
 
 
 class Streaming(Generic[S]):
-    """The open winner of `Engine.open_stream` and the end of its story (see there)."""
+    """The open winner of `Engine.open_stream` and the end of its story (see there).
+
+    `with Streaming(...) as stream:` is the open stream's block: whatever leaves it (an
+    exception, a cancellation, the normal end), the stream's end is recorded once (a
+    plain context manager: no generator per stream)."""
 
     def __init__(
         self, engine: Engine, facts: RequestFacts, hold: Hold | None, served: Served[S]
@@ -503,6 +493,17 @@ class Streaming(Generic[S]):
         self.served = served
         self.metered = Usage()  # what the stream has used so far, as its family counts it
         self._ended = False
+
+    def __enter__(self) -> Streaming[S]:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.left(exc)
 
     @property
     def value(self) -> S:

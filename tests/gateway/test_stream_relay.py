@@ -44,18 +44,42 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
 async def test_an_answer_that_arrived_whole_leaves_in_one_write(
     gateway: RunningGateway, http: httpx.AsyncClient, writes: list[bytes]
 ) -> None:
+    """The unpaced simulator's answer arrives in one read, ended: nothing is left to
+    wait for, so the head and the whole event stream leave in one write, as a body of
+    known length (no chunked framing to make or parse)."""
     async with http.stream("POST", "/v1/chat/completions", json=STREAMED) as answer:
         body = b"".join([piece async for piece in answer.aiter_bytes()])
     assert answer.status_code == 200
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    assert answer.headers["content-length"] == str(len(body))
+    assert "transfer-encoding" not in answer.headers
+    assert body.startswith(b"data: ") and b'"role":"assistant"' in body
+    assert b'"_gateway"' in body  # the final chunk, with the gateway's metadata
     assert body.endswith(b"data: [DONE]\n\n")
-    head, _, first = writes[0].partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
-    assert b'"role":"assistant"' in first  # the opening frame, in the head's write
-    assert writes[-1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")  # the last frames and the end
-    assert b'"_gateway"' in writes[-1]  # the final chunk, with the gateway's metadata
-    # The unpaced simulator's answer arrives in one read, ended: nothing is left to wait
-    # for, so the head, every frame and the end leave in one write.
     assert len(writes) == 1
+    head, _, sent = writes[0].partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and sent == body
+
+
+async def test_a_paced_answer_leaves_chunked_its_last_frames_with_the_end(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, writes: list[bytes]
+) -> None:
+    """A stream whose upstream pauses is chunked: its head leaves with the frames in
+    hand, each later read as it comes, and the last frames with the chunked end."""
+    assert gateway.sim is not None
+    gateway.sim.replies.append("One two three four")
+    pause = Fault(model="gpt-4o-mini", stop_after_chunks=2, stall_ms=200, remaining=1)
+    gateway.sim.faults.add(pause)
+    stream = await client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "Count"}], stream=True
+    )
+    text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+    assert text == "One two three four"
+    head, _, first = writes[0].partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower()
+    assert b'"role":"assistant"' in first  # the opening frame, in the head's write
+    assert writes[-1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+    assert b'"_gateway"' in writes[-1]
 
 
 ODD_TEXT = (
