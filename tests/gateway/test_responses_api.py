@@ -248,6 +248,9 @@ async def test_another_workspaces_response_is_a_404(
             await other.responses.input_items.list(response.id)
         with pytest.raises(openai.NotFoundError):
             await other.responses.delete(response.id)
+        with pytest.raises(openai.NotFoundError) as cancelled:
+            await other.responses.cancel(response.id)
+        assert cancelled.value.code == "response_not_found"
         with pytest.raises(openai.NotFoundError) as caught:
             await other.responses.create(
                 model="gpt-4o-mini", input="Go on", previous_response_id=response.id
