@@ -1,6 +1,7 @@
 """Install size, resident memory and start-up time of the core and of `[all]`.
 
     python -m bench.footprint [--work DIR] [--requests N] [--concurrency C]
+                              [--usage-writer process|thread]
                               [--target NAME=VENV[:PYTHONPATH] ...]
 
 Without `--target`, builds two fresh venvs from this tree in `--work` (kept there for
@@ -13,8 +14,14 @@ distorts less than the wall clock), its resident memory idle (the gateway's proc
 writer's child process too), and under a short chat load (`--requests` chat completions,
 `--concurrency` at a time, half of them streamed; the peak sampled every 100 ms). A
 target's `PYTHONPATH` runs another tree on that venv (the figures before the extras were
-taken so: the shared venv, with a checkout of the tree before them). Prints one JSON
-object; docs/operations.md, "Install size and memory", quotes a run.
+taken so: the shared venv, with a checkout of the tree before them). Each process apart:
+the gateway's, its usage writer's child (the tree's RSS less the gateway's), and the
+tree's proportional set size (PSS: a shared library's pages split between the processes
+that map them, where RSS counts them in each). `--usage-writer thread` runs the writer as
+a thread of the gateway instead, for the comparison. Prints one JSON object, whose
+`issue_37` entry is the issue's figure: resident memory of the core under load, the
+gateway process's peak, against its 90 MiB target; docs/operations.md, "Install size and
+memory", and bench/README.md, "Memory of the core", quote a run.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ STARTS = 3
 READY_DEADLINE_S = 120.0
 IDLE_SETTLE_S = 3.0
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hello there"}]}
+TARGET_MIB = 90.0  # issue 37: resident memory of the core under load
 
 
 def venv_size_mib(venv: Path) -> float:
@@ -61,7 +69,7 @@ def build_venv(venv: Path, spec: str) -> None:
     if (venv / "bin" / "gateway").exists():
         return
     subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-    pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet"]
+    pip: list[str | Path] = [venv / "bin" / "python", "-m", "pip", "install", "--quiet"]
     subprocess.run([*pip, "--disable-pip-version-check", spec], check=True, cwd=REPO)
 
 
@@ -82,10 +90,22 @@ def _cores() -> tuple[int, ...]:
     return tuple(sorted(os.sched_getaffinity(0)))
 
 
-def _gateway_env(sim_url: str, pythonpath: str | None) -> dict[str, str]:
+def tree_pss_mib(pid: int) -> float:
+    """Proportional set size of a process and its children (/proc/<pid>/smaps_rollup)."""
+    own = 0.0
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        for line in rollup:
+            if line.startswith("Pss:"):
+                own = int(line.split()[1]) / 1024
+                break
+    return own + sum(tree_pss_mib(child) for child in procs.children(pid))
+
+
+def _gateway_env(sim_url: str, pythonpath: str | None, usage_writer: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
     env.pop("PYTHONPATH", None)
     env |= {"GATEWAY_ADMIN_KEY": ADMIN_KEY, "GATEWAY_LOG_FORMAT": "json"}
+    env["GATEWAY_USAGE_WRITER"] = usage_writer
     env["GATEWAY_RATE_LIMITS_ENABLED"] = "false"  # the load is one key's, far above a plan's rpm
     catalog = load_catalog()
     for vendor in ("openai", "anthropic"):
@@ -123,7 +143,7 @@ def gateway(
 
 async def chat_load(url: str, proc: procs.Proc, requests: int, concurrency: int) -> dict[str, Any]:
     """`requests` chat completions, `concurrency` at a time; the RSS peak while they run."""
-    peak = {"gateway": 0.0, "tree": 0.0}
+    peak = {"gateway": 0.0, "tree": 0.0, "writer": 0.0}
     failed = 0
     headers = {"authorization": f"Bearer {ADMIN_KEY}"}
     limits = httpx.Limits(max_connections=concurrency)
@@ -131,8 +151,10 @@ async def chat_load(url: str, proc: procs.Proc, requests: int, concurrency: int)
     async def sample(cancel: trio.CancelScope) -> None:
         with cancel:
             while True:
-                peak["gateway"] = max(peak["gateway"], procs.read_rss_mib(proc.pid))
-                peak["tree"] = max(peak["tree"], proc.rss_mib())
+                gateway, tree = procs.read_rss_mib(proc.pid), proc.rss_mib()
+                peak["gateway"] = max(peak["gateway"], gateway)
+                peak["tree"] = max(peak["tree"], tree)
+                peak["writer"] = max(peak["writer"], tree - gateway)
                 await trio.sleep(0.1)
 
     async def one(client: httpx.AsyncClient, index: int) -> None:
@@ -165,6 +187,8 @@ async def chat_load(url: str, proc: procs.Proc, requests: int, concurrency: int)
         "failed": failed,
         "rss_peak_mib": round(peak["gateway"], 1),
         "rss_peak_with_writer_mib": round(peak["tree"], 1),
+        "writer_rss_peak_mib": round(peak["writer"], 1),
+        "pss_tree_after_mib": round(tree_pss_mib(proc.pid), 1),
     }
 
 
@@ -176,8 +200,9 @@ def measure(
     sim_url: str,
     requests: int,
     concurrency: int,
+    usage_writer: str,
 ) -> dict[str, Any]:
-    env = _gateway_env(sim_url, pythonpath)
+    env = _gateway_env(sim_url, pythonpath, usage_writer)
     starts: list[float] = []
     cpu: list[float] = []
     figures: dict[str, Any] = {"venv_mib": venv_size_mib(venv)}
@@ -190,6 +215,8 @@ def measure(
             time.sleep(IDLE_SETTLE_S)
             figures["rss_idle_mib"] = round(procs.read_rss_mib(proc.pid), 1)
             figures["rss_idle_with_writer_mib"] = round(proc.rss_mib(), 1)
+            figures["writer_rss_idle_mib"] = round(proc.rss_mib() - procs.read_rss_mib(proc.pid), 1)
+            figures["pss_tree_idle_mib"] = round(tree_pss_mib(proc.pid), 1)
             figures["load"] = trio.run(chat_load, url, proc, requests, concurrency)
             time.sleep(IDLE_SETTLE_S)
             figures["rss_after_load_mib"] = round(procs.read_rss_mib(proc.pid), 1)
@@ -206,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--usage-writer", choices=("process", "thread"), default="process")
     parser.add_argument("--target", action="append", default=[], help="NAME=VENV[:PYTHONPATH]")
     args = parser.parse_args(argv)
     work: Path = args.work
@@ -219,10 +247,31 @@ def main(argv: list[str] | None = None) -> int:
     with simulator(work) as sim_url:
         for name, venv, pythonpath in targets:
             results[name] = measure(
-                name, venv, pythonpath, work, sim_url, args.requests, args.concurrency
+                name,
+                venv,
+                pythonpath,
+                work,
+                sim_url,
+                args.requests,
+                args.concurrency,
+                args.usage_writer,
             )
+    results["issue_37"] = {name: issue_figure(figures) for name, figures in results.items()}
     print(json.dumps(results, indent=2))
     return 0
+
+
+def issue_figure(figures: Mapping[str, Any]) -> dict[str, Any]:
+    """Issue 37's figure for one target: the gateway process's peak under load against
+    the target (score 1.0 on it, as `bench.checks` scores), with the tree's beside it."""
+    peak: float = figures["load"]["rss_peak_mib"]
+    return {
+        "gateway_rss_peak_mib": peak,
+        "target_mib": TARGET_MIB,
+        "score": round(TARGET_MIB / peak, 2),
+        "tree_rss_peak_mib": figures["load"]["rss_peak_with_writer_mib"],
+        "tree_pss_after_load_mib": figures["load"]["pss_tree_after_mib"],
+    }
 
 
 def _target(spec: str) -> tuple[str, Path, str | None]:

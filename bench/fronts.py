@@ -14,7 +14,12 @@ figure is the *added* latency: each round also measures the simulator directly (
 chat body on its own path), and a door's added p50 (its p50 less the direct one) is set
 against chat's added p50 of the same round (`added_latency_over_chat_pct`, printed with
 the rounds' load average). Streamed with the trio client at the streamed section's
-concurrency, one point per door.
+concurrency, in alternating rounds too (the simulator's own stream among them): each
+door's last-chunk p50 less the direct one against chat's of the same round
+(`added_latency_over_chat_pct[door]["streamed"]`, printed as `fronts streamed c=N added
+last-chunk p50 over chat's added: ...`), with the CPU per stream against chat's. One
+point per door after another, as before 2026-11-27 18:10, read from +4 % to +23 % for
+the same tree.
 """
 
 from __future__ import annotations
@@ -87,13 +92,15 @@ def fronts(run: Run, stack: Stack) -> dict[str, Any]:
                 paired[name][str(concurrency)] = _shares(name, taken)
                 added[name][str(concurrency)] = _added_share(name, taken)
         _say_added(run, concurrency, added, loads[-rounds:])
-    streamed = {name: _stream_point(run, name, target) for name, target in doors.items()}
+    streamed, stream_shares = _streamed(run, measured, rounds, point_s, added, loads)
+    for name, shares in stream_shares.items():
+        paired[name]["streamed"] = shares
     return {
         "duration_s": point_s,
         "rounds": rounds,
         "non_streamed": plain,
         "streamed": streamed,
-        "added_over_chat_pct": _added(paired, streamed),
+        "added_over_chat_pct": paired,
         "added_latency_over_chat_pct": added,
         "load_average": round(statistics.median(loads), 2),
     }
@@ -174,39 +181,80 @@ def _plain_point(
     return result.to_json() | {"server_cpu_ms_per_request": round(cpu_ms, 3)}
 
 
-def _stream_point(run: Run, name: str, target: Target) -> dict[str, Any]:
+def _streamed(
+    run: Run,
+    measured: dict[str, Target],
+    rounds: int,
+    point_s: float,
+    added: dict[str, dict[str, float]],
+    loads: list[float],
+) -> tuple[dict[str, Any], dict[str, dict[str, float]]]:
+    """Every door's stream (and the simulator's) in alternating rounds: each door's
+    median figures, and its shares over chat's (medians of the rounds' own); the issue's
+    added share goes into `added` under "streamed"."""
+    taken = [_stream_round(run, measured, point_s, i) for i in range(rounds)]
+    loads += [r.pop(LOAD) for r in taken]
     concurrency = run.plan.stream_concurrency
-    endpoint = Endpoint(
-        "127.0.0.1", target.port, target.path, target.headers(), DOORS[name][1](True)
+    streamed = {
+        name: medians([r[name] for r in taken]) | {"concurrency": concurrency} for name in DOORS
+    }
+    shares: dict[str, dict[str, float]] = {}
+    for name in added:
+        shares[name] = {
+            f: round(statistics.median(_pct(r[name][f], r["chat"][f]) for r in taken), 1)
+            for f in STREAM_FIELDS
+        }
+        added[name]["streamed"] = round(
+            statistics.median(
+                _pct(
+                    r[name]["last_chunk_p50_ms"] - r[DIRECT]["last_chunk_p50_ms"],
+                    r["chat"]["last_chunk_p50_ms"] - r[DIRECT]["last_chunk_p50_ms"],
+                )
+                for r in taken
+            ),
+            1,
+        )
+    doors = ", ".join(f"{name} {by['streamed']:+.1f} %" for name, by in added.items())
+    cpu = ", ".join(
+        f"{name} {by['server_cpu_ms_per_stream']:+.1f} %" for name, by in shares.items()
     )
+    run.say(
+        f"fronts       streamed c={concurrency} added last-chunk p50 over chat's added: {doors}"
+        f"; CPU per stream over chat's: {cpu}"
+        f" (load average {statistics.median(loads[-rounds:]):.2f})"
+    )
+    return streamed, shares
+
+
+STREAM_FIELDS = ("last_chunk_p50_ms", "last_chunk_p99_ms", "server_cpu_ms_per_stream")
+
+
+def _stream_round(
+    run: Run, targets: dict[str, Target], point_s: float, index: int
+) -> dict[str, Any]:
+    """Every door's stream and the simulator's once, the order turned by `index`."""
+    names = list(targets)
+    turn = index % len(names)
+    order = names[turn:] + names[:turn]
+    found = {name: _stream_point(run, name, targets[name], point_s) for name in order}
+    return found | {LOAD: round(os.getloadavg()[0], 2)}
+
+
+def _stream_point(run: Run, name: str, target: Target, point_s: float) -> dict[str, Any]:
+    concurrency = run.plan.stream_concurrency
+    body = chat_body(True) if name == DIRECT else DOORS[name][1](True)
+    endpoint = Endpoint("127.0.0.1", target.port, target.path, target.headers(), body)
     cpu_before, started = target.server.cpu_s(), time.perf_counter()
-    times = trio.run(stream_load, endpoint, concurrency, run.plan.point_s)
+    times = trio.run(stream_load, endpoint, concurrency, point_s)
     figures = stream_figures(times, time.perf_counter() - started)
     cpu_ms = (target.server.cpu_s() - cpu_before) * 1000 / max(len(times.last_chunk_s), 1)
     figures["server_cpu_ms_per_stream"] = round(cpu_ms, 3)
     run.say(
         f"fronts       c={concurrency:<3} {name:<10} {figures['streams_per_s']:8.0f} streams/s"
-        f"  last chunk p50 {figures['last_chunk_p50_ms']:7.2f} ms"
+        f"  last chunk p50 {figures['last_chunk_p50_ms']:7.2f} ms  {cpu_ms:.3f} CPU-ms/stream"
         + (f"  errors {times.errors}" if times.errors else "")
     )
-    return figures | {"concurrency": concurrency}
-
-
-def _added(
-    paired: dict[str, dict[str, Any]], streamed: dict[str, dict[str, Any]]
-) -> dict[str, Any]:
-    """Each door's figures over chat's, in per cent of chat's: the non-streamed ones as
-    the medians of the rounds' paired shares, the streamed from the one point each."""
-    added: dict[str, Any] = {}
-    for name in ("responses", "messages"):
-        by_level = dict(paired[name])
-        fields = ("last_chunk_p50_ms", "last_chunk_p99_ms")
-        by_level["streamed"] = {
-            f: _pct(streamed[name][f], streamed["chat"][f])
-            for f in (*fields, "server_cpu_ms_per_stream")
-        }
-        added[name] = by_level
-    return added
+    return figures
 
 
 def _pct(value: float, base: float) -> float:

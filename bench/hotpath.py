@@ -32,13 +32,14 @@ from typing import Any
 import httpx
 import trio
 
-from bench import audio_ttfb, procs, stack
+from bench import audio_ttfb, load, procs, stack
 from bench.plan import Run
-from bench.sections import stream_figures, wrk_point
+from bench.sections import stream_figures, wrk_point, wrk_script
 from bench.sse_client import stream_load
 from bench.stack import ADMIN_KEY, READY_DEADLINE_S, Stack, Target, chat_body
 
 Figures = dict[str, Any]
+UNTRACED = {"GATEWAY_TRACE_PAUSES": "false"}  # the stack's gateway has it on (section 1)
 SPEECH_PATH = "/v1/audio/speech"
 
 
@@ -48,14 +49,36 @@ def rounds_of(run: Run) -> tuple[int, float]:
 
 
 def hotpath(run: Run, stack_: Stack) -> Figures:
-    gateway = stack_.targets["gateway"]
     rounds, point_s = rounds_of(run)
-    events = captured_stream(gateway)
-    body_file = run.work / "floor-stream-body.txt"
-    body_file.write_bytes(events)
+    with ExitStack() as cleanup:
+        gateway = untraced_gateway(run, stack_, cleanup)
+        events = captured_stream(gateway)
+        body_file = run.work / "floor-stream-body.txt"
+        body_file.write_bytes(events)
+        return _measured(run, gateway, body_file, rounds, point_s)
+
+
+def untraced_gateway(run: Run, stack_: Stack, cleanup: ExitStack) -> Target:
+    """A gateway of the stack's settings without `GATEWAY_TRACE_PAUSES`: the stack's
+    gateway has it on for the latency timeline (`bench/timeline.py`, section 1), a
+    diagnostic that is off by default and wakes the loop ~100 times a second, which a
+    production gateway does not pay. Stopped when `cleanup` closes."""
+    run.say("hot path: a gateway of its own, pause tracing off")
+    return stack._start_gateway(
+        run.work, run.pinning, stack_.sim_port, cleanup, env=UNTRACED, name="hotpath-gateway"
+    )
+
+
+def _measured(run: Run, gateway: Target, body_file: Path, rounds: int, point_s: float) -> Figures:
+    events = body_file.read_bytes()
     with floor_server(run, gateway, body_file) as floor:
+        for target in (gateway, floor):  # the new gateway's pools, caches and lazy imports
+            load.run_wrk(
+                target.url, wrk_script(run, target), connections=32, duration_s=run.plan.warmup_s
+            )
         run.say(f"hot path: {rounds} alternating rounds of {point_s:g} s per point")
         relayed = [_round(run, gateway, floor, i, point_s) for i in range(rounds)]
+        say_relayed(run, summary(relayed))
         say_sse(run, summary(relayed))
         with cache_hits(gateway):
             hits = [_cache_round(run, gateway, floor, i, point_s) for i in range(rounds)]
@@ -63,6 +86,7 @@ def hotpath(run: Run, stack_: Stack) -> Figures:
     return {
         "rounds": rounds,
         "point_s": point_s,
+        "gateway_env": stack.GATEWAY_ENV | UNTRACED,
         "stream_body_bytes": len(events),
         # The gateway's process tree (its usage writer included) at its fullest under load.
         "gateway_rss_peak_mib": max(r["c32"]["gateway"]["rss_peak_mib"] for r in relayed),
@@ -144,6 +168,20 @@ _KINDS: dict[str, Callable[[Run, Target, float], Figures]] = {
 }
 
 
+def say_relayed(run: Run, relayed: Figures) -> None:
+    """The relayed figures as the issue names them: req/s at c=32 as a ratio to the
+    floor, c=1 p50 and p99 over the floor's, with both CPU-ms per request and the load."""
+    c32, c1 = relayed["c32"], relayed["c1"]
+    run.say(
+        f"hot path     relayed req/s at c=32: {c32['ratio']:.2f}x the floor (target >= 0.75x);"
+        f" CPU-ms per request: gateway {c32['gateway']['server_cpu_ms_per_request']:.3f},"
+        f" floor {c32['floor']['server_cpu_ms_per_request']:.3f};"
+        f" c=1 p50 {c1['added_p50_ms']:+.2f} ms (target <= +0.5),"
+        f" p99 {c1['added_p99_ms']:+.2f} ms (target <= +2);"
+        f" load average {relayed['load_average']:.2f}"
+    )
+
+
 def say_sse(run: Run, relayed: Figures) -> None:
     """The streamed figure as the issue names it: SSE streams/s as a ratio to the floor
     (the median of the rounds' own), with both CPU-ms per stream and the load."""
@@ -194,7 +232,7 @@ def speech_first_bytes(run: Run, floor: Target, *, requests: int) -> Figures:
     with ExitStack() as cleanup:
         source_port = audio_ttfb._start_source(run.work, run.pinning, 0, cleanup)
         second = stack._start_gateway(
-            run.work, run.pinning, source_port, cleanup, name="speech-gateway"
+            run.work, run.pinning, source_port, cleanup, env=UNTRACED, name="speech-gateway"
         )
         through = audio_ttfb.speech_endpoint(second.port, SPEECH_PATH, second.api_key)
         alone = audio_ttfb.speech_endpoint(floor.port, SPEECH_PATH, floor.api_key)

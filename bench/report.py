@@ -474,7 +474,9 @@ def _fronts_text(results: dict[str, Any]) -> str:
         over = added.get(door, {}).get("streamed", {})
         lines.append(
             f"| {door} | streamed c={point['concurrency']} | {_fmt(point['last_chunk_p50_ms'])}"
-            f" | {_fmt(point['last_chunk_p99_ms'])} | — | {_pct(over.get('last_chunk_p50_ms'))}"
+            f" | {_fmt(point['last_chunk_p99_ms'])}"
+            f" | {_pct(added_latency.get(door, {}).get('streamed'))}"
+            f" | {_pct(over.get('last_chunk_p50_ms'))}"
             f" | {_pct(over.get('last_chunk_p99_ms'))}"
             f" | {_pct(over.get('server_cpu_ms_per_stream'))} |"
         )

@@ -40,7 +40,8 @@ FD_SLACK = 20  # descriptors the gateway may hold beyond its idle count once set
 
 
 def wrk_script(run: Run, target: Target) -> Path:
-    path = run.work / f"post-{target.name}.lua"
+    # By port too: a section may start a gateway of its own (another key) beside the stack's.
+    path = run.work / f"post-{target.name}-{target.port}.lua"
     if not path.exists():
         load.write_script(path, chat_body(stream=False), target.headers())
     return path

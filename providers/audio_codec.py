@@ -21,7 +21,7 @@ libraries cost ~24 MiB of resident memory to a gateway that never touches audio.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import attrs
@@ -116,13 +116,26 @@ def decoded_duration(file: BinaryIO, *, rate: int = 16_000) -> float:
     return size / 2 / rate
 
 
+def decoded_frames(data: bytes | BinaryIO, rate: int = 16_000) -> Generator[bytes, None, None]:
+    """`data`'s audio as mono PCM at `rate`, a decoded frame at a time (blocking: step it
+    in a worker thread); FFmpeg's failures come out as `AudioDecodeError`. Close the
+    iterator to release the decoder early."""
+    frames = _decoded_frames(data, rate)
+    try:
+        yield from frames
+    except _decode_failures() as exc:
+        raise AudioDecodeError(f"the file could not be decoded as audio: {exc}") from None
+    finally:
+        frames.close()
+
+
 def _decode_failures() -> tuple[type[Exception], ...]:
     import av.error
 
     return (av.error.FFmpegError, ValueError, IndexError, StopIteration)
 
 
-def _decoded_frames(data: bytes | BinaryIO, rate: int) -> Iterator[bytes]:
+def _decoded_frames(data: bytes | BinaryIO, rate: int) -> Generator[bytes, None, None]:
     import av
 
     source = io.BytesIO(data) if isinstance(data, bytes) else data

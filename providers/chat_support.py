@@ -61,18 +61,33 @@ _VENDOR_FIELDS: tuple[tuple[Parameter, str], ...] = tuple(
 )
 
 
-def refusal(provider_id: str, request: ChatRequest, model: ModelInfo | None) -> Refusal | None:
-    """The first parameter `request` asks that the provider's model cannot honour, or None.
+Asked = tuple[tuple[Parameter, Any], ...]
+
+
+def asked_parameters(request: ChatRequest) -> Asked:
+    """The vendor parameters `request` asks something with, and their values: most chat
+    requests ask none. Read once per request, so that the candidates' `refusal` checks
+    (every target of the chain) do not each read all 31 fields again."""
+    found = []
+    for parameter, field in _VENDOR_FIELDS:
+        value = getattr(request, field)
+        if value is not None and asked(parameter, value):
+            found.append((parameter, value))
+    return tuple(found)
+
+
+def refusal(
+    provider_id: str, request: ChatRequest, model: ModelInfo | None, asking: Asked | None = None
+) -> Refusal | None:
+    """The first parameter `request` asks that the provider's model cannot honour, or None
+    (`asking`: the request's `asked_parameters`, when the caller has them already).
 
     A vendor without a table here (a test double) claims nothing and refuses nothing.
     """
     table = SUPPORT.get(provider_id)
     if table is None:
         return None
-    for parameter, field in _VENDOR_FIELDS:
-        value = getattr(request, field)
-        if value is None or not asked(parameter, value):
-            continue
+    for parameter, value in asked_parameters(request) if asking is None else asking:
         reason = table[parameter.name](value, request, model)
         if reason is not None:
             return Refusal(parameter.name, value, reason)

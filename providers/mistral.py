@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from providers.audio_types import TranscriptEvent, TranscriptionRequest, TranscriptionResult
 from providers.errors import (
     AuthenticationFailed,
     ContextLengthExceeded,
@@ -47,7 +48,7 @@ from providers.http import (
     with_usage,
 )
 from providers.mistral_audio import MistralAudio
-from providers.mistral_live import MistralLive
+from providers.mistral_live import MistralLive, is_live_model
 from providers.mistral_ocr import ocr_payload, parse_ocr
 from providers.ocr_types import OcrRequest, OcrResult
 from providers.types import (
@@ -442,6 +443,26 @@ class MistralProvider(MistralAudio, MistralLive):
         self, status: int, body: bytes, headers: Mapping[str, str], model: str
     ) -> ProviderError:
         return map_mistral_error(self.provider_id, status, body, headers, model)
+
+    async def transcribe(self, request: TranscriptionRequest) -> TranscriptionResult:
+        """Voxtral's batch models by `POST /v1/audio/transcriptions`; its realtime ones,
+        which that endpoint does not serve, through the realtime socket."""
+        if is_live_model(request.model):
+            return await self.transcribe_file_live(request)
+        return await super().transcribe(request)
+
+    @asynccontextmanager
+    async def transcribe_stream(
+        self, request: TranscriptionRequest
+    ) -> AsyncIterator[AsyncIterator[TranscriptEvent]]:
+        """`transcribe`'s text as it comes; leaving closes the upstream."""
+        opened = (
+            self.stream_file_live(request)
+            if is_live_model(request.model)
+            else super().transcribe_stream(request)
+        )
+        async with opened as events:
+            yield events
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """One whole answer; cancelling the call closes the upstream request."""

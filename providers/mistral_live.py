@@ -12,24 +12,33 @@ the audio comes, not after it), `transcription.language`, `transcription.segment
 one `transcription.done` with the whole text; an error is `{"type": "error", "error":
 {"message", "code"}}`, `code` an HTTP status. Only the realtime models stream this way
 (`transcribes_live`); the batch Voxtral models answer `POST /v1/audio/transcriptions`.
+
+That endpoint does not serve the realtime models, so an uploaded file sent to one is
+transcribed through the same socket (`transcribe_file_live`): decoded to 16 kHz PCM as
+it is sent (`providers.clip_pcm`), as fast as the socket takes it, and the session's
+`transcription.done` is the answer.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
 import orjson
+import trio
 
 from providers.audio_types import (
     LiveTranscriptionRequest,
     TranscriptDelta,
     TranscriptDone,
     TranscriptEvent,
+    TranscriptionRequest,
     TranscriptionResult,
 )
+from providers.clip_pcm import clip_pcm
 from providers.errors import ProviderError, StreamInterrupted
 from providers.vendor_socket import FedAudio, TextSocket, VendorSockets, read_event, socket_url
 from streams.held import background
@@ -38,6 +47,8 @@ LIVE_PATH = "/v1/audio/transcriptions/realtime"
 MAX_APPEND_BYTES = 256 * 1024  # decoded audio in one `input_audio.append`
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 LIVE_RATES = frozenset({8_000, 16_000, 22_050, 44_100, 48_000})
+FILE_RATE = 16_000  # what an uploaded file is decoded to for the socket
+DECODES_AT_ONCE = 2  # files decoded for the socket at a time, per adapter
 END_OF_AUDIO = (
     orjson.dumps({"type": "input_audio.flush"}).decode(),
     orjson.dumps({"type": "input_audio.end"}).decode(),
@@ -136,6 +147,34 @@ class MistralLive(VendorSockets):
                 yield found
             if isinstance(found, TranscriptDone):
                 return
+
+    async def transcribe_file_live(self, request: TranscriptionRequest) -> TranscriptionResult:
+        """A whole file through a realtime session: the session's final text (see the
+        module docstring). Cancellation closes the socket and the decoder."""
+        async with self.stream_file_live(request) as events:
+            async for event in events:
+                if isinstance(event, TranscriptDone):
+                    return event.result
+        raise StreamInterrupted(self.provider_id, "the realtime session ended without its text")
+
+    @asynccontextmanager
+    async def stream_file_live(
+        self, request: TranscriptionRequest
+    ) -> AsyncIterator[AsyncIterator[TranscriptEvent]]:
+        """A file's text as the realtime session recognises it, then its end; leaving
+        closes the socket and the decoder."""
+        live = LiveTranscriptionRequest(request.model, FILE_RATE, request.language, request.prompt)
+        async with (
+            clip_pcm(request.audio, FILE_RATE, self._decoding) as pcm,
+            self.transcribe_live(live, pcm) as events,
+        ):
+            yield events
+
+    @functools.cached_property
+    def _decoding(self) -> trio.CapacityLimiter:
+        """The adapter's own limit on FFmpeg decodes, so that files sent to the socket
+        never take every worker thread of the process."""
+        return trio.CapacityLimiter(DECODES_AT_ONCE)
 
     def _failure(self, error: tuple[int, str], model: str) -> ProviderError:
         status, message = error

@@ -13,39 +13,21 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from functools import partial
 from typing import Any, TypeVar, cast
 
-import trio
-
 from gateway.admin.services import AdminServices
 from gateway.agents.policy import AgentPolicy
 from gateway.agents.services import AgentsServices
 from gateway.analytics.services import AnalyticsServices
 from gateway.app.state import AppState
-from gateway.app.voice_stages import stages_of
-from gateway.audio.input import TranscriptionParams
-from gateway.audio.render import transcript_text
-from gateway.audio.services import AudioServices
-from gateway.audio.transcription import DIARIZING_MODEL, measured_clip, transcribe_clip
-from gateway.audio.voices import mapping_named
 from gateway.chat.service import serve_chat
 from gateway.chat.services import ChatServices
-from gateway.documents.services import DocumentsServices
-from gateway.files.capabilities import Capabilities
-from gateway.files.services import FilesServices
 from gateway.kernels.dialects import Dialect, ServeChat
 from gateway.kernels.endpoints import Endpoint
 from gateway.kernels.pii import detector as pii
 from gateway.kernels.pii import worker as pii_worker
-from gateway.kernels.uploads.formats import Kind
 from gateway.kernels.webhooks.services import Webhooks
-from gateway.ocr.input import LOCAL_MODEL as LOCAL_OCR_MODEL
-from gateway.ocr.input import OCR_KINDS
-from gateway.ocr.service import read_pages
-from gateway.ocr.services import OcrServices
 from gateway.operator.live import LiveSources
 from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
-from gateway.pipelines.capabilities import VoiceParts
-from gateway.pipelines.services import PipelinesServices
 from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.callers import Authenticator
@@ -57,8 +39,6 @@ from gateway.requestlog.kept import LoggedRequests
 from gateway.requestlog.services import RequestLogServices
 from gateway.responses.kept import StoredResponses
 from gateway.responses.services import ResponsesServices
-from gateway.retrieval.embeddings import serve_embeddings
-from gateway.retrieval.rerank import serve_rerank
 from gateway.retrieval.services import RetrievalServices
 from gateway.status.services import StatusServices
 from gateway.sustainability.services import SustainabilityServices
@@ -66,8 +46,9 @@ from gateway.upstream.admission import Admission
 from gateway.upstream.engine import Engine
 from gateway.upstream.usage import UsageLog, UsageSink
 from gateway.workers.health_probes import Probes
-from providers.audio_types import AudioClip
-from providers.ocr_types import OcrResult
+
+# The families an extra gates, whose services and mounts are `gateway.app.gated`'s.
+GATED = frozenset({"audio", "pipelines", "realtime", "files", "documents", "ocr"})
 
 S = TypeVar("S")
 # A family's endpoint function: (its services, principal, body, headers) -> its answer.
@@ -77,7 +58,8 @@ Served = Callable[[S, Principal, Any, Mapping[str, str]], Awaitable[JsonAnswer]]
 def assemble(state: AppState, mounted: Collection[str]) -> None:
     """Build the core's services, with the hooks of the `mounted` families plugged in (a
     family that is not mounted costs the core nothing: none of its hooks is called), and
-    every family's services, into `state`."""
+    the families' services, into `state`: those of the families an extra gates only when
+    mounted (`GATED`), the others always."""
     settings = state.settings
     observed = "operator" in mounted  # the metrics count records and first results
     state.engine = Engine(
@@ -116,14 +98,6 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
     if FILES.installed():  # without the PII detector no body is kept (never clear)
         state.usage.seal = body_sealer(state).seal
     state.retrieval = RetrievalServices(state.engine, state.admission, state.auth, settings)
-    state.ocr = OcrServices(
-        state.engine,
-        state.admission,
-        state.auth,
-        settings,
-        state.files.blobs,
-        trio.CapacityLimiter(settings.ocr_page_concurrency),
-    )
     state.sustainability = SustainabilityServices(
         state.db, state.catalog, state.registry, state.auth
     )
@@ -183,28 +157,6 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
     state.operator = OperatorServices(
         state.db, settings, state.auth, state.metrics, live, state.usage.flush
     )
-    state.audio = AudioServices(
-        state.engine, state.admission, state.auth, settings, state.db, state.voice_mappings
-    )
-    state.files_services = FilesServices(
-        state.db,
-        settings,
-        state.auth,
-        state.engine,
-        state.admission,
-        state.files,
-        file_capabilities(state),
-    )
-    state.documents_services = DocumentsServices(
-        state.db,
-        settings,
-        state.auth,
-        state.catalog,
-        state.registry,
-        state.documents,
-        endpoint(serve_embeddings, state.retrieval),
-        endpoint(serve_rerank, state.retrieval),
-    )
     state.responses_services = ResponsesServices(
         chat_behind(state.chat),
         state.responses,
@@ -212,19 +164,6 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.engine.usage,
         state.auth,
         settings.responses_retention_days,
-    )
-    state.pipelines = PipelinesServices(
-        state.db,
-        settings,
-        state.auth,
-        state.engine,
-        state.admission,
-        state.files.pii_scans,
-        VoiceParts(
-            stages_of(state),
-            measured_clip,
-            lambda workspace, name: mapping_named(state.audio, workspace, name),
-        ),
     )
     state.request_log = RequestLogServices(
         state.auth, state.db, state.usage.flush, state.cipher, settings.request_log_days
@@ -242,6 +181,10 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.limits.upstream,
         state.usage.flush,
     )
+    if GATED & set(mounted):  # their code loads only then (`gateway.app.gated`)
+        from gateway.app import gated
+
+        gated.assemble(state, mounted)
 
 
 def chat_behind(chat: ChatServices) -> ServeChat:
@@ -253,38 +196,6 @@ def chat_behind(chat: ChatServices) -> ServeChat:
         return serve_chat(chat, principal, body, headers, dialect)
 
     return serve
-
-
-def file_capabilities(state: AppState) -> Capabilities:
-    """What files' processing uses from the audio, OCR and retrieval families."""
-    audio, ocr, retrieval = state.audio, state.ocr, state.retrieval
-
-    async def transcribe(
-        principal: Principal, clip: AudioClip, language: str | None, diarize: bool
-    ) -> str:
-        params = TranscriptionParams(
-            model=DIARIZING_MODEL if diarize else "auto",
-            response_format="json",
-            language=language,
-            diarize=diarize,
-        )
-        done = await transcribe_clip(audio, principal, clip, params, {})
-        return transcript_text(done.served.value)
-
-    async def read(
-        principal: Principal, data: bytes, kind: Kind, model: str, pages: tuple[int, ...] | None
-    ) -> OcrResult:
-        return await read_pages(ocr, principal, data, kind, model=model, pages=pages)
-
-    return Capabilities(
-        transcribe=transcribe,
-        measure_clip=measured_clip,
-        diarizing_model=DIARIZING_MODEL,
-        read_pages=read,
-        ocr_kinds=frozenset(OCR_KINDS),
-        local_ocr_model=LOCAL_OCR_MODEL,
-        embed=endpoint(serve_embeddings, retrieval),
-    )
 
 
 def endpoint(serve: Served[S], services: S) -> Endpoint:

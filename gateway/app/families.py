@@ -31,32 +31,18 @@ from gateway.analytics.live import live_worker
 from gateway.analytics.routes import analytics_blueprint
 from gateway.app.assembly import chat_behind
 from gateway.app.state import AppState
-from gateway.audio.routes import TRANSCRIPTIONS_PATH, audio_blueprint, audio_routes
 from gateway.chat.routes import chat_routes
 from gateway.chat.rule_routes import routing_rules_blueprint
-from gateway.documents import retention
-from gateway.documents import worker as document_worker
-from gateway.documents.routes import documents_blueprint
-from gateway.files import worker as file_worker
-from gateway.files.routes import files_blueprint
-from gateway.kernels.uploads.formats import LARGEST_UPLOAD
 from gateway.messages.routes import messages_routes
 from gateway.messages.services import MessagesServices
-from gateway.ocr.routes import ocr_blueprint
 from gateway.operator.console_routes import console_blueprint
 from gateway.operator.metrics_routes import metrics_blueprint
 from gateway.operator.openapi_routes import openapi_blueprint
 from gateway.organization.audit_routes import audit_log_blueprint
 from gateway.organization.routes import organization_blueprint
 from gateway.organization.token_routes import auth_tokens_blueprint
-from gateway.pipelines.routes import PIPELINE_BODY_LIMIT, PIPELINES_PATH, pipelines_blueprint
-from gateway.pipelines.sessions import PipelineSessions
 from gateway.platform.asgi import Route
 from gateway.platform.extras import AUDIO, FILES, Requires
-from gateway.platform.uploads import file_upload_limits
-from gateway.realtime.native import NativeRelays
-from gateway.realtime.routes import realtime_blueprint
-from gateway.realtime.services import RealtimeServices
 from gateway.requestlog import retention as request_log_retention
 from gateway.requestlog.routes import request_log_blueprint
 from gateway.responses import retention as response_retention
@@ -70,11 +56,6 @@ from gateway.status.routes import status_blueprint
 from gateway.sustainability.routes import sustainability_blueprint
 
 SPEECH_MODELS = ("speech", "transcription")  # the catalog's model types the audio family serves
-
-# The transcription upload: 25 MB of audio plus the form's other fields. Its body is read
-# as a stream with its own limit; Quart's MAX_CONTENT_LENGTH would refuse it at once.
-TRANSCRIPTION_UPLOAD_LIMIT = 26 * 1024 * 1024
-
 
 # A long-lived task of the family: started with `nursery.start(worker)` by the server's
 # lifespan, it reports readiness through `task_status` and runs until cancelled.
@@ -136,50 +117,6 @@ def _messages(state: AppState) -> Mounted:
 
 def _retrieval(state: AppState) -> Mounted:
     return Mounted(retrieval_blueprints(state.retrieval))
-
-
-def _audio(state: AppState) -> Mounted:
-    return Mounted(
-        (audio_blueprint(state.audio),),
-        tuple(audio_routes(state.audio)),
-        {TRANSCRIPTIONS_PATH: TRANSCRIPTION_UPLOAD_LIMIT},
-    )
-
-
-def _pipelines(state: AppState) -> Mounted:
-    # Audio in a form or as base64.
-    return Mounted(
-        (pipelines_blueprint(state.pipelines),),
-        upload_limits={PIPELINES_PATH: PIPELINE_BODY_LIMIT},
-    )
-
-
-def _documents(state: AppState) -> Mounted:
-    documents = state.documents_services
-    return Mounted(
-        (documents_blueprint(documents),),
-        workers=(partial(document_worker.run, documents), partial(retention.run, documents)),
-    )
-
-
-def _realtime(state: AppState) -> Mounted:
-    # The realtime family's sessions run on the pipelines family's cascades.
-    realtime = RealtimeServices(
-        state.auth,
-        state.settings,
-        PipelineSessions(state.pipelines),
-        NativeRelays(state.engine, state.admission),
-    )
-    return Mounted((realtime_blueprint(realtime),))
-
-
-def _files(state: AppState) -> Mounted:
-    files = state.files_services
-    return Mounted(
-        (files_blueprint(files),),
-        upload_limits=file_upload_limits(LARGEST_UPLOAD),
-        workers=(partial(file_worker.run, files),),
-    )
 
 
 def _status(state: AppState) -> Mounted:
@@ -247,6 +184,19 @@ def _request_log(state: AppState) -> Mounted:
     )
 
 
+def gated(name: str) -> Callable[[AppState], Mounted]:
+    """The mount of family `name` of `gateway.app.gated`, which that module is imported
+    for on its first call: a core install, which mounts none of them, never loads their
+    code."""
+
+    def mount(state: AppState) -> Mounted:
+        from gateway.app import gated as families
+
+        return families.MOUNTS[name](state)
+
+    return mount
+
+
 _AUDIO_PATHS = (
     "/v1/audio/speech",
     "/v1/audio/transcriptions",
@@ -265,27 +215,27 @@ FAMILIES: tuple[Family, ...] = (
     Family("retrieval", _retrieval),
     Family(
         "audio",
-        _audio,
+        gated("audio"),
         Requires((AUDIO,), "Speech, transcription and voices", _AUDIO_PATHS, SPEECH_MODELS),
     ),
     Family("status", _status),
     Family("organization", _organization),
     Family("operator", _operator),
-    Family("documents", _documents, Requires((FILES,), "Data documents", ("/v1/data",))),
-    Family("files", _files, Requires((FILES,), "Files", ("/v1/files",))),
+    Family("documents", gated("documents"), Requires((FILES,), "Data documents", ("/v1/data",))),
+    Family("files", gated("files"), Requires((FILES,), "Files", ("/v1/files",))),
     Family(
         "ocr",
-        lambda state: Mounted((ocr_blueprint(state.ocr),)),
+        gated("ocr"),
         Requires((FILES,), "OCR", ("/v1/ocr",), ("ocr",)),
     ),
     Family(
         "sustainability", lambda state: Mounted((sustainability_blueprint(state.sustainability),))
     ),
     Family("agents", _agents),
-    Family("pipelines", _pipelines, Requires((AUDIO,), "Voice pipelines", _PIPELINE_PATHS)),
+    Family("pipelines", gated("pipelines"), Requires((AUDIO,), "Voice pipelines", _PIPELINE_PATHS)),
     Family(
         "realtime",
-        _realtime,
+        gated("realtime"),
         Requires((AUDIO,), "Realtime and voice sessions", _REALTIME_PATHS, ("realtime",)),
     ),
     Family("analytics", _analytics),

@@ -14,7 +14,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import httpx
@@ -59,7 +59,6 @@ from gateway.workers.store_events import StoreSync
 from gateway.workers.usage_writer import usage_writer_for
 from providers.adapters import builtin_adapters
 from providers.catalog import load_catalog
-from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
 from providers.upstream.guard import upstream_policy
 from providers.upstream.httpx_upstream import guarded_transport
@@ -69,6 +68,9 @@ from store import providers as provider_store
 from store import rules as rule_store
 from store.db import open_database
 from store.secrets import load_or_create_cipher
+
+if TYPE_CHECKING:  # the simulators run in `--demo` only, and load then
+    from providers.sim.server import SimServer
 
 ShutdownTrigger = Callable[[], Awaitable[None]]
 
@@ -341,6 +343,8 @@ async def _providers(
 ) -> tuple[SimServer | None, list[str]]:
     if not settings.demo:
         return None, await bootstrap.configure_env_providers(state, env)
+    from providers.sim.server import SimConfig, serve_simulator
+
     sim_config = SimConfig(
         ttft_ms=settings.sim_ttft_ms, tokens_per_second=settings.sim_tokens_per_second
     )

@@ -7,6 +7,8 @@ services class, never this. The tests read it through `RunningGateway.state`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import attrs
 import trio
 
@@ -18,23 +20,17 @@ from gateway.agents.shared import shared_agent_counters
 from gateway.analytics.live import SharedRealtime
 from gateway.analytics.runtime import ExportRuntime
 from gateway.analytics.services import AnalyticsServices
-from gateway.audio.mapping_book import VoiceMappingBook
-from gateway.audio.services import AudioServices
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
 from gateway.chat.services import ChatServices
 from gateway.documents.runtime import DocumentsRuntime
-from gateway.documents.services import DocumentsServices
 from gateway.files.runtime import FilesRuntime
-from gateway.files.services import FilesServices
 from gateway.kernels.webhooks.hub import StatusHub
 from gateway.kernels.webhooks.services import Webhooks
-from gateway.ocr.services import OcrServices
 from gateway.operator.metrics import GatewayMetrics
 from gateway.operator.services import OperatorServices
 from gateway.organization.services import OrganizationServices
 from gateway.organization.throttle import LoginThrottle
-from gateway.pipelines.services import PipelinesServices
 from gateway.platform.auth import KeyRing
 from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
@@ -64,6 +60,14 @@ from store.db import Database
 from store.responses import ResponseKeeper
 from store.secrets import CredentialCipher
 
+if TYPE_CHECKING:  # built only where mounted (`gateway.app.gated`)
+    from gateway.audio.mapping_book import VoiceMappingBook
+    from gateway.audio.services import AudioServices
+    from gateway.documents.services import DocumentsServices
+    from gateway.files.services import FilesServices
+    from gateway.ocr.services import OcrServices
+    from gateway.pipelines.services import PipelinesServices
+
 
 @attrs.define(eq=False)
 class AppState:
@@ -84,8 +88,6 @@ class AppState:
     # Password hashing is CPU and 64 MiB per call: two at a time at most.
     kdf_limiter: trio.CapacityLimiter = attrs.field(factory=lambda: trio.CapacityLimiter(2))
     metrics: GatewayMetrics = attrs.field(factory=GatewayMetrics)
-    # Audio: workspaces' voice mappings by name, so speech asks no store before its audio.
-    voice_mappings: VoiceMappingBook = attrs.field(factory=VoiceMappingBook)
     limits: RateLimiter = attrs.field()
     files: FilesRuntime = attrs.field()
     documents: DocumentsRuntime = attrs.field()
@@ -125,6 +127,8 @@ class AppState:
     analytics: AnalyticsServices = attrs.field(init=False)
     operator: OperatorServices = attrs.field(init=False)
     audio: AudioServices = attrs.field(init=False)
+    # Audio: workspaces' voice mappings by name, so speech asks no store before its audio.
+    voice_mappings: VoiceMappingBook = attrs.field(init=False)
     files_services: FilesServices = attrs.field(init=False)
     documents_services: DocumentsServices = attrs.field(init=False)
     probes: Probes = attrs.field(init=False)

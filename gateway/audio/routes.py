@@ -45,8 +45,11 @@ NO_VOICE = {404: "voice_not_found"}
 NO_MAPPING = {404: "voice_mapping_not_found"}
 PREVIEW_ERRORS = merged(ENGINE, NO_VOICE, {500: "provider_error"})
 # A call through the engine: a vendor's failure is 500 `provider_error` on audio routes
-# (`gateway.kernels.voice.errors`), a fallback no provider could serve is refused.
-AUDIO_CALL = merged(ENGINE, {400: "invalid_fallback", 500: "provider_error"})
+# (`gateway.kernels.voice.errors`), a fallback no provider could serve is refused, and
+# an option the named model cannot honour (`gateway.audio.fit`).
+AUDIO_CALL = merged(
+    ENGINE, {400: ("invalid_fallback", "unsupported_parameter"), 500: "provider_error"}
+)
 UPLOAD_ERRORS = merged(AUDIO_CALL, {400: "invalid_audio", 413: "file_too_large"})
 SERVICE_HEADERS = (
     Header("X-Service-Project", "A project id for the usage records"),
@@ -125,7 +128,9 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         errors=UPLOAD_ERRORS,
         description="`response_format` chooses the body: `json` `{text}`, `verbose_json` "
         "(segments, words), `text`, `srt` or `vtt`; `stream=true` answers server-sent "
-        "events. `diarize` and `context_bias` need Mistral's Voxtral.",
+        "events. Options only some models honour (`diarize` and `context_bias`: batch "
+        "Voxtral; word timestamps, `prompt`, `temperature`) are a 400 "
+        "`unsupported_parameter` on a model that cannot.",
     )
     async def transcriptions() -> Response:
         principal = await services.auth.caller()

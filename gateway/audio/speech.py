@@ -23,6 +23,7 @@ import attrs
 import orjson
 import trio
 
+from gateway.audio.fit import honoured, speech_refusal
 from gateway.audio.input import SpeechParams, parse_speech, with_mapping_defaults
 from gateway.audio.plan import (
     VoiceChoice,
@@ -78,6 +79,7 @@ async def serve_speech(
             prefer=params.prefer,
         )
         asked = plan.primary if params.model != "auto" else None
+        plan = honoured(plan, speech_refusal(params), named=asked is not None)
         plan = voiced_targets(plan, choice)
     if params.stream:
         usage = Usage(characters=len(params.input))

@@ -7,9 +7,10 @@ checked by its bytes and its length measured by decoding (in a worker thread), s
 empty, truncated or non-audio file is a 400 before anything is charged. Usage is the
 audio's seconds, priced per minute from the catalog.
 
-`diarize` and `context_bias` exist only for Mistral's Voxtral family: a request naming
-another provider's model with them is a 400, and the candidates that cannot honour them
-(other vendors, `local`) are left out of its fallbacks.
+Options only some models honour (`diarize` and `context_bias`, Voxtral's; word
+timestamps, `prompt`, `temperature`) are checked against the plan (`gateway.audio.fit`):
+a named model that cannot honour one is a 400 `unsupported_parameter`, and the
+candidates that cannot are left out of its fallbacks.
 
 A streamed transcription is answered through Quart, which sends the response head before
 the body starts, so the race runs when the body is entered: a chain that fails then is
@@ -24,6 +25,7 @@ from contextlib import aclosing, asynccontextmanager
 import attrs
 import trio
 
+from gateway.audio.fit import honoured, transcription_refusal
 from gateway.audio.input import TranscriptionParams, parse_transcription, parse_translation
 from gateway.audio.plan import admit_audio, audio_plan
 from gateway.audio.render import (
@@ -39,7 +41,7 @@ from gateway.audio.translation import translation_plan
 from gateway.kernels.uploads.spooled import HEAD_BYTES, Upload
 from gateway.kernels.voice.errors import audio_errors
 from gateway.platform.auth import Principal
-from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.errors import ApiError
 from gateway.upstream.engine import Called, Streaming
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
@@ -58,7 +60,6 @@ from providers.base import Provider
 from providers.clip_source import BytesSource, ClipSource
 from providers.types import Usage
 
-DIARIZING_PROVIDERS = frozenset({"mistral"})
 DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without naming a model
 ACCEPTED_CONTAINERS = frozenset({"wav", "mp3", "flac", "ogg", "webm", "mp4", "aac", "mpeg"})
 
@@ -143,17 +144,8 @@ def transcription_plan(
         prefer=params.prefer,
     )
     if params.translate:
-        return translation_plan(services, principal, params, plan)
-    if not (params.diarize or params.context_bias):
-        return plan
-    if plan.primary.provider_id not in DIARIZING_PROVIDERS:
-        raise invalid_request(
-            "'diarize' and 'context_bias' are supported only by Mistral's Voxtral models; "
-            f"'{plan.primary.model_id}' is served by {plan.primary.provider_id}.",
-            param="diarize" if params.diarize else "context_bias",
-        )
-    kept = tuple(t for t in plan.targets if t.provider_id in DIARIZING_PROVIDERS)
-    return attrs.evolve(plan, targets=kept)
+        plan = translation_plan(services, principal, params, plan)
+    return honoured(plan, transcription_refusal(params), named=params.model != "auto")
 
 
 def transcription_request(

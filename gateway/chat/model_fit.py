@@ -22,7 +22,7 @@ from gateway.platform.errors import ApiError, invalid_request
 from gateway.upstream.accounting import estimate_tokens
 from gateway.upstream.resolve import Resolution, Target
 from providers.catalog import ModelInfo
-from providers.chat_support import Refusal, refusal
+from providers.chat_support import Asked, Refusal, asked_parameters, refusal
 from providers.types import ChatRequest
 
 IMAGE_TOKENS = 1_000  # above a high-detail 1024x1024 image on the vendors' own scales
@@ -201,11 +201,15 @@ def misfit(
 # -- parameters ----------------------------------------------------------------------------
 
 
-def parameter_refusal(target: Target, request: ChatRequest) -> Refusal | None:
+def parameter_refusal(
+    target: Target, request: ChatRequest, asking: Asked | None = None
+) -> Refusal | None:
     """What `request` asks that `target`'s model cannot honour (None: everything). A model
-    the catalog does not describe (a pass-through id) is left to its vendor."""
+    the catalog does not describe (a pass-through id) is left to its vendor. `asking`:
+    the request's `asked_parameters`, read once for all the targets."""
     info = target.info
-    return refusal(target.provider_id, request, None if info is None or info.passthrough else info)
+    model = None if info is None or info.passthrough else info
+    return refusal(target.provider_id, request, model, asking)
 
 
 def honoured(resolution: Resolution, request: ChatRequest, *, flexible: bool) -> Resolution:
@@ -215,9 +219,12 @@ def honoured(resolution: Resolution, request: ChatRequest, *, flexible: bool) ->
     to a vendor that drops them); `auto` takes the first candidate that can; the model
     the client named, when it cannot, is a 400 naming the parameter and the reason.
     """
+    asking = asked_parameters(request)
+    if not asking:  # nothing any model could refuse (most requests)
+        return resolution
     return narrowed(
         resolution,
-        lambda t: parameter_refusal(t, request) is None,
+        lambda t: parameter_refusal(t, request, asking) is None,
         flexible=flexible,
         refusal=lambda: refused_parameter(resolution.target, request),
         why="the others cannot honour the request's parameters",
@@ -226,7 +233,10 @@ def honoured(resolution: Resolution, request: ChatRequest, *, flexible: bool) ->
 
 def honouring(targets: Sequence[Target], request: ChatRequest) -> list[Target]:
     """`targets` without those that cannot honour the request's parameters."""
-    return [t for t in targets if parameter_refusal(t, request) is None]
+    asking = asked_parameters(request)
+    if not asking:
+        return list(targets)
+    return [t for t in targets if parameter_refusal(t, request, asking) is None]
 
 
 def refused_parameter(target: Target, request: ChatRequest) -> ApiError:

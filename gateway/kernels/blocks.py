@@ -84,11 +84,20 @@ class BlockSequencer:
         self.state = Block.NONE
         self._call_index: int | None = None
 
+    def continued_text(self, chunk: ChatChunk) -> str:
+        """`chunk`'s text when the chunk is the table's (TEXT, text) row: a piece of the
+        open text block and nothing else, one TEXT step; "" otherwise (then `feed` it).
+        Most chunks of a stream are; a dialect renders them straight from its prepared
+        bytes, with no step object or list made for them (the per-delta cost of both
+        dialects)."""
+        if self.state is Block.TEXT and not chunk.tool_calls:
+            return chunk.content or ""
+        return ""
+
     def feed(self, chunk: ChatChunk) -> list[BlockEvent]:
-        if self.state is Block.TEXT and chunk.content and not chunk.tool_calls:
-            # Most chunks of a stream: the table's (TEXT, text) row, read without the
-            # lookup and generator of `_step` (the per-delta cost of both dialects).
-            return [BlockEvent(Step.TEXT, text=chunk.content)]
+        text = self.continued_text(chunk)
+        if text:
+            return [BlockEvent(Step.TEXT, text=text)]
         events: list[BlockEvent] = []
         if chunk.content:
             events.extend(self._step(Piece.TEXT, text=chunk.content))

@@ -26,6 +26,7 @@ from typing import Any, cast
 
 from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
 from gateway.kernels.dialects import Answered
+from gateway.kernels.splice import Splice
 from gateway.messages.shapes import MessageObject, MessageUsage
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
@@ -131,8 +132,32 @@ def sse(payload: dict[str, Any]) -> bytes:
     return encode_event(str(payload["type"]), dumps(payload))
 
 
+PING = sse({"type": "ping"})
+MESSAGE_STOP = sse({"type": "message_stop"})
+TEXT_DELTA, JSON_DELTA = ("text_delta", "text"), ("input_json_delta", "partial_json")
+
+
+def delta_splice(index: int, kind: tuple[str, str]) -> Splice:
+    """The `content_block_delta` event of block `index` (`kind`: the delta's type and the
+    field its text goes in), cut where the text goes."""
+    delta_type, field = kind
+    return Splice.around(
+        lambda text: sse(
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": delta_type, field: text},
+            }
+        )
+    )
+
+
 class MessageEvents:
-    """The events of one streamed message; see the module docstring."""
+    """The events of one streamed message; see the module docstring.
+
+    A block's deltas are rendered from bytes made when it opens (`delta_splice`): each is
+    its text's JSON string spliced in, and a chunk that only continues the open text
+    block is rendered without the block table's step objects."""
 
     content_type = "text/event-stream"
 
@@ -140,6 +165,7 @@ class MessageEvents:
         self._answered = answered
         self._blocks = BlockSequencer()
         self._index = -1
+        self._delta: Splice | None = None  # the open block's deltas
 
     def opening(self) -> bytes:
         start = {
@@ -152,22 +178,25 @@ class MessageEvents:
                 "output_tokens": 0,
             },
         }
-        return sse({"type": "message_start", "message": start}) + sse({"type": "ping"})
+        return sse({"type": "message_start", "message": start}) + PING
 
     def chunk(self, chunk: ChatChunk) -> bytes:
-        return b"".join(self._step(event) for event in self._blocks.feed(chunk))
+        text = self._blocks.continued_text(chunk)
+        if text and self._delta is not None:  # most chunks: a piece of the open text
+            return self._delta.render(text)
+        return b"".join([self._step(event) for event in self._blocks.feed(chunk)])
 
     def finish(
         self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]
     ) -> bytes:
-        frames = b"".join(self._step(event) for event in self._blocks.close())
+        frames = b"".join([self._step(event) for event in self._blocks.close()])
         delta = {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason(finish_reason), "stop_sequence": None},
             "usage": usage_object(accounting),
             **self._answered.metadata(accounting, tools_called),
         }
-        return frames + sse(delta) + sse({"type": "message_stop"})
+        return frames + sse(delta) + MESSAGE_STOP
 
     def fail(self, error: ApiError) -> bytes:
         body = error_body(error)
@@ -179,24 +208,27 @@ class MessageEvents:
     def _step(self, event: BlockEvent) -> bytes:
         step = event.step
         if step in (Step.OPEN_TEXT, Step.OPEN_CALL):
-            self._index += 1
-            block: dict[str, Any] = {"type": "text", "text": ""}
-            if event.call is not None:
-                block = tool_use_block(
-                    event.call.id or f"toolu_{self._index}", event.call.name or "", {}
-                )
-            return sse(
-                {"type": "content_block_start", "index": self._index, "content_block": block}
-            )
+            return self._open(event)
         if step in (Step.TEXT, Step.ARGS):
-            return self._delta(event)
+            return self._piece(event)
+        self._delta = None
         return sse({"type": "content_block_stop", "index": self._index})
 
-    def _delta(self, event: BlockEvent) -> bytes:
-        if event.step is Step.TEXT and event.text:
-            delta = {"type": "text_delta", "text": event.text}
-        elif event.call is not None and event.call.arguments:
-            delta = {"type": "input_json_delta", "partial_json": event.call.arguments}
-        else:
+    def _open(self, event: BlockEvent) -> bytes:
+        self._index += 1
+        block: dict[str, Any] = {"type": "text", "text": ""}
+        kind = TEXT_DELTA
+        if event.call is not None:
+            block = tool_use_block(
+                event.call.id or f"toolu_{self._index}", event.call.name or "", {}
+            )
+            kind = JSON_DELTA
+        self._delta = delta_splice(self._index, kind)
+        return sse({"type": "content_block_start", "index": self._index, "content_block": block})
+
+    def _piece(self, event: BlockEvent) -> bytes:
+        """A text delta or a call's arguments delta of the open block (none when empty)."""
+        text = event.text if event.step is Step.TEXT else event.call and event.call.arguments
+        if not text or self._delta is None:
             return b""
-        return sse({"type": "content_block_delta", "index": self._index, "delta": delta})
+        return self._delta.render(text)

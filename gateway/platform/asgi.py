@@ -36,7 +36,15 @@ from gateway.platform.body import Answering, StreamAnswer, frames_ended, frames_
 from gateway.platform.callers import Authenticator
 from gateway.platform.drain import Drain
 from gateway.platform.errors import ApiError
-from gateway.platform.exchange import Exchange, Receive, Scope, Send, header_list, send_json
+from gateway.platform.exchange import (
+    Exchange,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    header_list,
+    send_json,
+)
 from gateway.platform.jsonio import JsonAnswer
 from gateway.platform.upload_pace import UploadFloor
 
@@ -213,11 +221,22 @@ async def _read_body_in_time(
 ) -> bytes:
     """The body, or 408 when the client takes longer than `timeout_s` to send it (as
     Quart's `BODY_TIMEOUT` answers on the other routes): a half-sent body must not hold a
-    handler forever."""
+    handler forever. What the request's queue already holds is taken first, without a
+    deadline: a body that came whole with its head (most requests) waits for nothing,
+    and needs no cancel scope."""
+    declared = headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
+    body = _Body(limit)
+    while (message := exchange.receive_queued()) is not None:
+        if body.took(message, exchange):
+            return body.whole()
     # A scope, not `fail_after`: the same deadline without two generators per request.
     try:
         with trio.CancelScope(deadline=trio.current_time() + timeout_s):
-            return await _read_body(exchange, headers, limit)
+            while not body.took(exchange.receive_queued() or await exchange.receive(), exchange):
+                pass
+            return body.whole()
     except trio.TooSlowError:  # as `fail_after` had it: any TooSlowError inside is the 408
         pass
     raise ApiError(
@@ -228,23 +247,30 @@ async def _read_body_in_time(
     )
 
 
-async def _read_body(exchange: Exchange, headers: Mapping[str, str], limit: int) -> bytes:
-    declared = headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
-    parts: list[bytes] = []
-    size = 0
-    while True:
-        message = exchange.receive_queued() or await exchange.receive()
+class _Body:
+    """A request body as its messages come, held to the size limit."""
+
+    __slots__ = ("limit", "parts", "size")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[bytes] = []
+        self.size = 0
+
+    def took(self, message: Message, exchange: Exchange) -> bool:
+        """Add `message`'s part of the body; whether it was the last. A departure (or a
+        body slower than the upload floor) and a body over the limit raise."""
         if message["type"] == "http.disconnect":  # or it sent slower than the floor
             raise exchange.refusal or ApiError(400, "client_disconnected", "The client went away.")
         chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(limit)
-        parts.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(parts)
+        self.size += len(chunk)
+        if self.size > self.limit:
+            raise _too_large(self.limit)
+        self.parts.append(chunk)
+        return not message.get("more_body", False)
+
+    def whole(self) -> bytes:
+        return b"".join(self.parts)
 
 
 def _too_large(limit: int) -> ApiError:

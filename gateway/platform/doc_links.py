@@ -10,6 +10,7 @@ or shown to anyone else.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -70,7 +71,8 @@ class DocLinks:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        token = doc_base.set(self.public_base or base_of(scope))
+        # The request's own base only when an error asks for it (`doc_url`).
+        token = doc_base.set(self.public_base or functools.partial(base_of, scope))
         try:
             await self.app(scope, receive, send)
         finally:

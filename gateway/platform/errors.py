@@ -22,12 +22,15 @@ ERRORS_PAGE = "/docs/pages/errors#"
 # slash), set per request by `gateway.platform.doc_links.DocLinks`: a context variable, so an
 # error raised anywhere under the request (a stream's last event too) links to the same
 # gateway without every layer carrying the request. Outside a request: the path alone.
-doc_base: ContextVar[str] = ContextVar("gateway_doc_base", default="")
+# A function in its place gives the base when asked: a request's own base is worked out
+# from its headers only if one of its errors needs a link (most answers have none).
+doc_base: ContextVar[str | Callable[[], str]] = ContextVar("gateway_doc_base", default="")
 
 
 def doc_url(code: str) -> str:
     """Where the errors page explains `code`, on this gateway."""
-    return f"{doc_base.get()}{ERRORS_PAGE}{code}"
+    base = doc_base.get()
+    return f"{base if isinstance(base, str) else base()}{ERRORS_PAGE}{code}"
 
 
 class ErrorDetail(TypedDict):

@@ -14,8 +14,8 @@ or let a client forge log structure.
 
 from __future__ import annotations
 
+import os
 import re
-import uuid
 
 import attrs
 
@@ -33,7 +33,11 @@ def valid_request_id(value: str) -> bool:
 
 
 def new_request_id() -> str:
-    return str(uuid.uuid4())
+    """A random (version 4) UUID, written as `str(uuid.uuid4())` writes one, made from
+    its 16 random bytes directly: a third of the cost, without the UUID object."""
+    digits = os.urandom(16).hex()
+    variant = "89ab"[int(digits[16], 16) & 3]  # RFC 4122's variant: 10 in the top bits
+    return f"{digits[:8]}-{digits[8:12]}-4{digits[13:16]}-{variant}{digits[17:20]}-{digits[20:]}"
 
 
 @attrs.frozen(slots=True)

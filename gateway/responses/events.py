@@ -81,6 +81,10 @@ class ResponseEvents:
         )
 
     def chunk(self, chunk: ChatChunk) -> bytes:
+        text = self._blocks.continued_text(chunk)
+        if text:  # most chunks: a delta of the open message, from its prepared bytes
+            self._pieces.append(text)
+            return self._emit_delta(text)
         events = self._blocks.feed(chunk)
         if len(events) == 1:  # most chunks: one delta
             return self._step(events[0])

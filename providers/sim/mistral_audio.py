@@ -1,5 +1,8 @@
 """Mistral's Voxtral transcription in the simulator: `POST /v1/audio/transcriptions`.
 
+A realtime model (`voxtral-mini-transcribe-realtime-*`) is refused, as the vendor
+serves it only over its realtime socket (`providers.sim.mistral_live`).
+
 The answer is deterministic: the simulated sentence naming the audio's length, then the
 `context_bias` words it was given ("Terms: a, b."), so a test sees that they arrived;
 with `diarize=true` the text is split into two segments by `speaker_1` and `speaker_2`.
@@ -31,6 +34,8 @@ async def transcriptions(request: SimRequest, ctx: SimContext) -> SimResponse | 
         model = (fields.get("model") or [""])[-1]
         if not model or audio is None:
             raise api_error(400, "model and file are required")
+        if "realtime" in model:  # served only over `/v1/audio/transcriptions/realtime`
+            raise api_error(400, f"Invalid model: {model} is a realtime model")
         fault = ctx.fault(model, VENDOR)
         await apply_fault(fault, lambda f, _: fault_error(f))
         seconds = await ctx.audio().measured_seconds(audio)

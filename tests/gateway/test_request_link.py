@@ -6,13 +6,15 @@ departure before the answer began is recorded as the client's (499)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import trio
+import trio.testing
+from hypercorn.config import Config
 
 from gateway.app.server import RunningGateway
-from gateway.platform.request_link import RequestLink, link_of
+from gateway.platform.request_link import LinkedTaskGroup, RequestLink, link_of
 from providers.sim.core import Fault
 
 HELLO: Any = [{"role": "user", "content": "Hello there"}]
@@ -70,3 +72,46 @@ async def test_a_link_cancels_what_it_watches_when_the_client_is_already_gone() 
         await trio.sleep(1)
     assert scope.cancelled_caught
     assert link_of({"extensions": {}}) is None
+
+
+async def _unused_send(message: object) -> None:
+    """The connection's send, unused by these apps."""
+
+
+async def test_a_body_that_came_with_its_head_is_queued_whole_before_its_task_runs() -> None:
+    """The connection's reader puts the body and its end without a checkpoint, so the
+    request's task, when it first runs, takes the whole body from the queue with no wait
+    (with a checkpoint per message it ran in between and parked for the body's end)."""
+    taken: list[Any] = []
+
+    async def app(scope: Any, receive: Any, send: Any, *spawners: Any) -> None:
+        link = link_of(scope)
+        assert link is not None
+        while (message := link.take_queued()) is not None:
+            taken.append(message)
+
+    async with LinkedTaskGroup() as group:
+        put = await group.spawn_app(app, Config(), cast(Any, {"extensions": {}}), _unused_send)
+        with trio.testing.assert_no_checkpoints():
+            await put({"type": "http.request", "body": b"{}", "more_body": True})
+            await put({"type": "http.request", "body": b"", "more_body": False})
+    assert [(m["body"], m["more_body"]) for m in taken] == [(b"{}", True), (b"", False)]
+
+
+async def test_a_full_queue_still_holds_the_reader_back() -> None:
+    """Backpressure stays: past `max_app_queue_size` messages the reader waits (a
+    checkpoint) until the request's task takes one."""
+    config = Config()
+    config.max_app_queue_size = 1
+    released = trio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any, *spawners: Any) -> None:
+        await released.wait()
+        await receive()
+
+    async with LinkedTaskGroup() as group:
+        put = await group.spawn_app(app, config, cast(Any, {"extensions": {}}), _unused_send)
+        await put({"type": "http.request", "body": b"{", "more_body": True})
+        released.set()
+        with trio.testing.assert_checkpoints():
+            await put({"type": "http.request", "body": b"}", "more_body": False})

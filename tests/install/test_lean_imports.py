@@ -89,3 +89,54 @@ def test_the_usage_writer_child_imports_only_what_it_writes_with() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+# The families an extra gates, and what of them the core keeps (their blob runtimes: the
+# organisation's erasure and the store's sync reach files and documents without them).
+GATED = ("audio", "pipelines", "realtime", "files", "documents", "ocr")
+KEPT = ("gateway.files", "gateway.files.runtime", "gateway.documents", "gateway.documents.runtime")
+
+_CORE_GATEWAY = """
+import json, sys, tempfile
+from functools import partial
+from pathlib import Path
+from gateway.platform.extras import EXTRAS
+for extra in EXTRAS:  # a core install: no extra's package is importable
+    for module in extra.modules:
+        sys.modules[module] = None
+import trio
+from gateway.app.server import run_gateway
+from gateway.platform.config import Settings
+
+async def main(data: Path) -> None:
+    settings = Settings(host="127.0.0.1", port=0, data_dir=data, usage_writer="thread")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(run_gateway, settings, env={}))
+        print(json.dumps(sorted(sys.modules)))
+        nursery.cancel_scope.cancel()
+
+with tempfile.TemporaryDirectory() as data:
+    trio.run(main, Path(data))
+"""
+
+
+def test_a_core_gateway_loads_no_code_of_the_families_it_does_not_mount() -> None:
+    """A core install mounts none of the families the extras gate, and serves without
+    their ~110 modules (~6 MiB resident); nor does a gateway outside `--demo` load the
+    simulators (issue 37)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CORE_GATEWAY],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "gateway.app.server" in loaded and "gateway.chat.service" in loaded
+    gated = sorted(
+        m for m in loaded for family in GATED if m.startswith(f"gateway.{family}") and m not in KEPT
+    )
+    assert gated == []
+    assert "gateway.app.gated" not in loaded
+    assert not [m for m in loaded if m.startswith("providers.sim")]

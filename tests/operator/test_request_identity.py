@@ -13,7 +13,12 @@ import openai
 import pytest
 
 from gateway.app.server import RunningGateway
-from gateway.platform.tracecontext import TraceParent, parse_traceparent, valid_request_id
+from gateway.platform.tracecontext import (
+    TraceParent,
+    new_request_id,
+    parse_traceparent,
+    valid_request_id,
+)
 from tests.operator.log_capture import line_of, log_stream
 
 __all__ = ["log_stream"]  # the fixture
@@ -120,6 +125,20 @@ async def test_the_access_log_names_the_model_tokens_cost_and_trace(
 )
 def test_what_a_valid_request_id_is(value: str, valid: bool) -> None:
     assert valid_request_id(value) is valid
+
+
+def test_the_gateways_request_ids_are_random_version_4_uuids() -> None:
+    """Made from random bytes without `uuid.uuid4()`: still a canonical version 4 UUID
+    (version and variant bits, lower-case, hyphens where `str(UUID)` puts them), valid as
+    a request id, and every variant digit is reached (two random bits, not a constant)."""
+    ids = [new_request_id() for _ in range(400)]
+    for made in ids:
+        parsed = uuid.UUID(made)
+        assert str(parsed) == made
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert valid_request_id(made)
+    assert len(set(ids)) == len(ids)
+    assert {made[19] for made in ids} == set("89ab")
 
 
 @pytest.mark.parametrize(

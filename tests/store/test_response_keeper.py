@@ -111,3 +111,31 @@ def test_a_group_larger_than_one_statement_is_written_whole(database: Database) 
         return [responses.get(db, "default", r.id) for r in records]
 
     assert database.run_sync(read_all) == records
+
+
+async def test_a_group_is_committed_without_a_flush_and_every_other_write_keeps_its_own(
+    database: Database,
+) -> None:
+    """The group's transaction runs under `synchronous = NORMAL`; the connection is back
+    at its own setting (FULL) for whatever it writes next."""
+
+    def traced(db: sqlite_utils.Database) -> int:
+        db.conn.set_trace_callback(statements.append)
+        return int(db.execute("PRAGMA synchronous").fetchone()[0])
+
+    statements: list[str] = []
+    own = database.run_sync(traced)
+    assert own == 2  # FULL, as every gateway connection
+    keeper = ResponseKeeper(database)
+    await keeper.keep(record("r1"))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(keeper.run)
+        with trio.fail_after(5):
+            while not await written(database, "r1"):  # noqa: ASYNC110 (a row, no event)
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+    database.run_sync(lambda db: db.conn.set_trace_callback(None))
+    group = statements[statements.index("PRAGMA synchronous = NORMAL") :]
+    assert [s.split()[0] for s in group[1:3]] == ["BEGIN", "INSERT"]
+    assert group[3:5] == ["COMMIT", f"PRAGMA synchronous = {own}"]
+    assert database.run_sync(lambda db: db.execute("PRAGMA synchronous").fetchone()[0]) == own

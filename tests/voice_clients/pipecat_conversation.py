@@ -7,6 +7,16 @@ gateway.
 `python pipecat_conversation.py URL KEY TURNS_DIR OUT.json`: TURNS_DIR holds first.pcm,
 interruption.pcm and second.pcm (PCM16 mono 24 kHz, each ending in a second of
 silence). Every server event and every client event the service sent go to OUT.json.
+
+The weather tool answers once the user's turn has ended in the pipeline. Pipecat 1.14
+races with itself otherwise: a function result that reaches the assistant aggregator
+while it still counts the user as speaking makes the context push (and with it the
+service's `response.create`) "owed until the turn ends", and the `UserStoppedSpeakingFrame`
+that follows never pays it (`LLMAssistantAggregator`, `_context_push_owed`). A model's
+function call can beat that frame only when it comes within Pipecat's own frame hops of
+`input_audio_buffer.speech_stopped`: the unpaced simulator behind the gateway's native
+relay, on a loaded machine, did (the answer after the function call never came). An
+application's tool that takes any time at all does the same as this wait.
 """
 
 from __future__ import annotations
@@ -19,12 +29,19 @@ from typing import Any
 
 from pipecat.adapters.schemas.function_schema import FunctionSchema
 from pipecat.adapters.schemas.tools_schema import ToolsSchema
-from pipecat.frames.frames import EndFrame, InputAudioRawFrame
+from pipecat.frames.frames import (
+    EndFrame,
+    Frame,
+    InputAudioRawFrame,
+    UserStartedSpeakingFrame,
+    UserStoppedSpeakingFrame,
+)
 from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.runner import PipelineRunner
 from pipecat.pipeline.task import PipelineParams, PipelineTask
 from pipecat.processors.aggregators.llm_context import LLMContext
 from pipecat.processors.aggregators.llm_response_universal import LLMContextAggregatorPair
+from pipecat.processors.frame_processor import FrameDirection
 from pipecat.services.llm_service import FunctionCallParams
 from pipecat.services.openai.realtime import events
 from pipecat.services.openai.realtime.llm import OpenAIRealtimeLLMService
@@ -42,9 +59,21 @@ events.parse_server_event = _recording_parse
 
 
 class RecordingService(OpenAIRealtimeLLMService):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.turn_over = asyncio.Event()  # no user turn under way (see the docstring)
+        self.turn_over.set()
+
     async def _ws_send(self, realtime_message: dict[str, Any]) -> None:
         CLIENT.append(realtime_message)
         await super()._ws_send(realtime_message)
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection) -> None:
+        await super().process_frame(frame, direction)  # passed on to the aggregator first
+        if isinstance(frame, UserStartedSpeakingFrame):
+            self.turn_over.clear()
+        elif isinstance(frame, UserStoppedSpeakingFrame):
+            self.turn_over.set()
 
 
 async def speak(task: PipelineTask, pcm: bytes) -> None:
@@ -57,6 +86,8 @@ async def speak(task: PipelineTask, pcm: bytes) -> None:
 
 
 async def weather(params: FunctionCallParams) -> None:
+    assert isinstance(params.llm, RecordingService)
+    await params.llm.turn_over.wait()  # the result queued behind the turn's end
     await params.result_callback({"forecast": "sunny", "celsius": 21})
 
 

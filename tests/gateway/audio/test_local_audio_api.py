@@ -256,6 +256,13 @@ async def test_diarize_elsewhere_than_voxtral_is_400(client: openai.AsyncOpenAI)
             file=("a.wav", audio),
             extra_body={"diarize": "true"},
         )
+    error = caught.value.body
+    assert isinstance(error, dict)
+    assert (error["code"], error["param"], error["model"]) == (
+        "unsupported_parameter",
+        "diarize",
+        "local-whisper-tiny-en",
+    )
     assert "Voxtral" in caught.value.message
 
 

@@ -99,13 +99,13 @@ def _asked_transcription(client: list[dict[str, Any]]) -> bool:
     return any(((u.get("audio") or {}).get("input") or {}).get("transcription") for u in updates)
 
 
+@TRANSPORTS
 async def test_pipecat_realtime_service(
-    gateway: RunningGateway, http: httpx.AsyncClient, tmp_path: Path
+    gateway: RunningGateway, http: httpx.AsyncClient, tmp_path: Path, transport: str
 ) -> None:
-    # Not yet through the relay: it passes alone, but in loaded runs Pipecat's answer
-    # after the function call's output never came (undiagnosed; issue 35's report).
+    await use_transport(http, transport)
     seen = await run_client("pipecat_conversation.py", gateway, http, tmp_path)
-    check_conversation(seen["server"], seen["client"])
+    check_conversation(seen["server"], seen["client"], transport)
 
 
 @TRANSPORTS
