@@ -5,14 +5,23 @@ is refused with a 400 `unsupported_parameter` naming it, never dropped in silenc
 fallback that cannot honour it is skipped. The facts, from each vendor's API reference
 (and what our adapters send):
 
-- `diarize`, `context_bias`: Mistral's batch Voxtral only (its `/v1/audio/transcriptions`
-  form). Voxtral Realtime "is not compatible with the diarize parameter" (Mistral's
-  audio overview) and its 2602 session takes the audio format and the language only.
+- `diarize`: Mistral's batch Voxtral (its `/v1/audio/transcriptions` form) and OpenAI's
+  `gpt-4o-transcribe-diarize` (asked for `diarized_json`). Voxtral Realtime "is not
+  compatible with the diarize parameter" (Mistral's audio overview) and its 2602 session
+  takes the audio format and the language only. `response_format=diarized_json` is the
+  same ask in OpenAI's words: the same two models (Voxtral's speaker segments render as it).
+- `context_bias` and OpenAI's `keywords[]` (words to favour): batch Voxtral
+  (`context_bias`) and `gpt-transcribe` (`keywords[]`, "Supported by gpt-transcribe" in
+  the SDK), each translated to the other's field. `languages[]`: `gpt-transcribe` only.
+- `include[]=logprobs`: `gpt-4o-transcribe` and `gpt-4o-mini-transcribe` (and its
+  snapshot), "not supported when using gpt-4o-transcribe-diarize" (SDK 3.57).
+- `chunking_strategy`: the gpt-4o transcribe models (required by the diarizing one above
+  30 s of audio). `known_speaker_names[]`/`known_speaker_references[]`: the diarizing one.
 - `timestamp_granularities` with `word`: OpenAI's `whisper-1` (the only OpenAI model with
   `verbose_json`) and the offline Whisper (`local`). Voxtral answers segments only here,
   Gemini and the gpt-4o transcribe models no word times.
-- `prompt`: OpenAI's models, Gemini (added to its instruction) and the offline Whisper;
-  Mistral's transcription form and realtime session have no prompt.
+- `prompt`: OpenAI's models but the diarizing one, Gemini (added to its instruction) and
+  the offline Whisper; Mistral's transcription form and realtime session have no prompt.
 - `temperature`: OpenAI, Gemini and batch Voxtral take it; the offline Whisper decodes
   greedily and Voxtral Realtime has no such setting.
 - speech `instructions`: OpenAI's `gpt-4o-mini-tts` family only ("does not work with
@@ -40,24 +49,57 @@ class TranscriptionAsks:
     words: bool = False
     prompt: str | None = None
     temperature: float | None = None
+    diarized_json: bool = False
+    keywords: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    logprobs: bool = False
+    chunking: bool = False
+    known_speakers: tuple[str, ...] = ()
 
 
 def _realtime_voxtral(model: str) -> bool:
     return model.startswith("voxtral") and "realtime" in model
 
 
+def _batch_voxtral(model: str) -> bool:
+    return not _realtime_voxtral(model)
+
+
 def _whisper(model: str) -> bool:
     return model.startswith("whisper")
+
+
+def diarizing(model: str) -> bool:
+    """OpenAI's model that tells speakers apart (`gpt-4o-transcribe-diarize`)."""
+    return model.startswith("gpt-4o-transcribe-diarize")
+
+
+def _gpt_transcribe(model: str) -> bool:
+    return model.startswith("gpt-transcribe")
+
+
+def _gpt_4o_transcribe(model: str) -> bool:
+    return model.startswith(("gpt-4o-transcribe", "gpt-4o-mini-transcribe"))
+
+
+def _with_logprobs(model: str) -> bool:
+    return _gpt_4o_transcribe(model) and not diarizing(model)
 
 
 # option -> provider -> whether the provider's model (its upstream id) honours it
 Honours = Mapping[str, Callable[[str], bool]]
 _TRANSCRIPTION: Mapping[str, Honours] = {
-    "diarize": {"mistral": lambda m: not _realtime_voxtral(m)},
-    "context_bias": {"mistral": lambda m: not _realtime_voxtral(m)},
+    "diarize": {"mistral": _batch_voxtral, "openai": diarizing},
+    "response_format": {"mistral": _batch_voxtral, "openai": diarizing},
+    "context_bias": {"mistral": _batch_voxtral, "openai": _gpt_transcribe},
+    "keywords": {"mistral": _batch_voxtral, "openai": _gpt_transcribe},
+    "languages": {"openai": _gpt_transcribe},
+    "include": {"openai": _with_logprobs},
+    "chunking_strategy": {"openai": _gpt_4o_transcribe},
+    "known_speaker_names": {"openai": diarizing},
     "timestamp_granularities": {"openai": _whisper, "local": lambda _: True},
     "prompt": {
-        "openai": lambda _: True,
+        "openai": lambda m: not diarizing(m),
         "google": lambda _: True,
         "local": lambda _: True,
     },
@@ -70,10 +112,17 @@ _TRANSCRIPTION: Mapping[str, Honours] = {
 _KNOWN = frozenset({"openai", "mistral", "google", "local", "elevenlabs"})
 
 _REASONS = {
-    "diarize": "only Mistral's batch Voxtral models identify speakers",
-    "context_bias": "only Mistral's batch Voxtral models take context words",
+    "diarize": "only Mistral's batch Voxtral and gpt-4o-transcribe-diarize identify speakers",
+    "response_format": "only Mistral's batch Voxtral and gpt-4o-transcribe-diarize answer "
+    "diarized_json",
+    "context_bias": "only Mistral's batch Voxtral and gpt-transcribe take words to favour",
+    "keywords": "only gpt-transcribe and Mistral's batch Voxtral take words to favour",
+    "languages": "only gpt-transcribe takes a list of possible languages",
+    "include": "logprobs come only from gpt-4o-transcribe and gpt-4o-mini-transcribe",
+    "chunking_strategy": "only the gpt-4o transcribe models take a chunking strategy",
+    "known_speaker_names": "only gpt-4o-transcribe-diarize takes known speakers",
     "timestamp_granularities": "only whisper-1 and the offline Whisper give word timestamps",
-    "prompt": "Mistral's Voxtral models take no prompt",
+    "prompt": "Mistral's Voxtral models and gpt-4o-transcribe-diarize take no prompt",
     "temperature": "this model has no sampling temperature",
     "instructions": "speaking instructions reach only OpenAI's gpt-4o-mini-tts models",
 }
@@ -84,14 +133,33 @@ def _asked(asks: TranscriptionAsks) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     if asks.diarize:
         found.append(("diarize", True))
+    if asks.diarized_json:
+        found.append(("response_format", "diarized_json"))
     if asks.context_bias:
         found.append(("context_bias", list(asks.context_bias)))
+    found += _newer_asks(asks)
     if asks.words:
         found.append(("timestamp_granularities", "word"))
     if asks.prompt:
         found.append(("prompt", asks.prompt))
     if asks.temperature is not None:
         found.append(("temperature", asks.temperature))
+    return found
+
+
+def _newer_asks(asks: TranscriptionAsks) -> list[tuple[str, Any]]:
+    """OpenAI's newer options that `asks` sets, each with the value a refusal names."""
+    found: list[tuple[str, Any]] = []
+    if asks.keywords:
+        found.append(("keywords", list(asks.keywords)))
+    if asks.languages:
+        found.append(("languages", list(asks.languages)))
+    if asks.logprobs:
+        found.append(("include", ["logprobs"]))
+    if asks.chunking:
+        found.append(("chunking_strategy", None))
+    if asks.known_speakers:
+        found.append(("known_speaker_names", list(asks.known_speakers)))
     return found
 
 

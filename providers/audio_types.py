@@ -79,7 +79,11 @@ class TranscriptionRequest:
     `context_bias` holds at most 100 domain words; `diarize` and `context_bias` reach only
     adapters that support them (the gateway refuses them elsewhere before calling).
     `translate` asks for the speech translated into English text instead of transcribed
-    (`POST /v1/audio/translations`); it reaches only adapters that translate.
+    (`POST /v1/audio/translations`); it reaches only adapters that translate. The rest are
+    OpenAI's newer options, refused before calling wherever the model cannot honour them:
+    `logprobs` (token log probabilities in the answer), `chunking` (how the audio is cut),
+    `languages` (the languages the audio may be in) and `known_speakers` (names with a
+    reference clip each, for a diarizing model to label its segments by).
     """
 
     model: str
@@ -91,6 +95,39 @@ class TranscriptionRequest:
     diarize: bool = False
     context_bias: tuple[str, ...] = ()
     translate: bool = False
+    logprobs: bool = False
+    chunking: Chunking | None = None
+    languages: tuple[str, ...] = ()
+    known_speakers: tuple[KnownSpeaker, ...] = ()
+
+
+@attrs.frozen(slots=True)
+class Chunking:
+    """How a recogniser cuts the audio before transcribing: `auto` (the vendor normalises
+    loudness and picks boundaries by voice activity), or `server_vad` with its tuning."""
+
+    mode: Literal["auto", "server_vad"]
+    prefix_padding_ms: int | None = None
+    silence_duration_ms: int | None = None
+    threshold: float | None = None
+
+
+@attrs.frozen(slots=True)
+class KnownSpeaker:
+    """A speaker a diarizing model may name: a short label and a reference clip of their
+    voice as a data URL (`data:audio/wav;base64,...`), sent as the client gave it."""
+
+    name: str
+    reference: str = attrs.field(repr=False)
+
+
+@attrs.frozen(slots=True)
+class TokenLogprob:
+    """One token of a transcript with its log probability (OpenAI's `logprobs`)."""
+
+    token: str
+    logprob: float
+    bytes: tuple[int, ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -136,13 +173,16 @@ class TranscriptionResult:
     duration_s: float
     segments: Sequence[Segment] = ()
     words: Sequence[Word] = ()
+    logprobs: Sequence[TokenLogprob] = ()
 
 
 @attrs.frozen(slots=True)
 class TranscriptDelta:
-    """A piece of text recognised so far in a streamed transcription."""
+    """A piece of text recognised so far in a streamed transcription; `segment` when the
+    piece is a whole finished segment of a diarizing model (with its speaker and times)."""
 
     text: str
+    segment: Segment | None = None
 
 
 @attrs.frozen(slots=True)

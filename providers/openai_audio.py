@@ -4,8 +4,10 @@ gpt-4o transcribe models), `POST /audio/translations` (the same multipart form w
 `POST /audio/speech` (JSON in, audio bytes out, sent as the model produces them).
 
 `whisper-1` answers `verbose_json` with segments and words; the gpt-4o transcribe models
-answer `json` only (text) but stream `transcript.text.delta` events. Pure translation
-first, then a mixin the OpenAI adapter inherits.
+answer `json` only (text, with `logprobs` when `include[]=logprobs`) but stream
+`transcript.text.delta` events; `gpt-4o-transcribe-diarize` answers `diarized_json`
+(segments by speaker) when speakers are asked, streamed as `transcript.text.segment`
+events. Pure translation first, then a mixin the OpenAI adapter inherits.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from typing import Any
 
 import orjson
 
+from providers.audio_support import diarizing
 from providers.audio_types import (
+    Chunking,
     Segment,
     SpeechAudio,
     SpeechRequest,
+    TokenLogprob,
     TranscriptDelta,
     TranscriptDone,
     TranscriptEvent,
@@ -54,7 +59,9 @@ def transcription_fields(request: TranscriptionRequest, *, stream: bool) -> list
         if request.word_timestamps and not request.translate:
             fields.append(("timestamp_granularities[]", "word"))
     else:
-        fields.append(("response_format", "json"))
+        speakers = request.diarize and diarizing(request.model)
+        fields.append(("response_format", "diarized_json" if speakers else "json"))
+    fields += newer_fields(request)
     if request.language and not request.translate:
         fields.append(("language", request.language))
     if request.prompt:
@@ -63,6 +70,35 @@ def transcription_fields(request: TranscriptionRequest, *, stream: bool) -> list
         fields.append(("temperature", repr(request.temperature)))
     if stream:
         fields.append(("stream", "true"))
+    return fields
+
+
+def newer_fields(request: TranscriptionRequest) -> list[tuple[str, str]]:
+    """The form parts of the options only some OpenAI models take (the gateway refused
+    them before calling a model that cannot): the words to favour go as `keywords[]`."""
+    fields: list[tuple[str, str]] = []
+    if request.logprobs:
+        fields.append(("include[]", "logprobs"))
+    if request.chunking is not None:
+        fields += chunking_fields(request.chunking)
+    fields += [("keywords[]", word) for word in request.context_bias]
+    fields += [("languages[]", code) for code in request.languages]
+    fields += [("known_speaker_names[]", s.name) for s in request.known_speakers]
+    fields += [("known_speaker_references[]", s.reference) for s in request.known_speakers]
+    return fields
+
+
+def chunking_fields(chunking: Chunking) -> list[tuple[str, str]]:
+    """`chunking_strategy` as the official client writes it in a form."""
+    if chunking.mode == "auto":
+        return [("chunking_strategy", "auto")]
+    fields = [("chunking_strategy[type]", "server_vad")]
+    tuning = {
+        "prefix_padding_ms": chunking.prefix_padding_ms,
+        "silence_duration_ms": chunking.silence_duration_ms,
+        "threshold": chunking.threshold,
+    }
+    fields += [(f"chunking_strategy[{k}]", str(v)) for k, v in tuning.items() if v is not None]
     return fields
 
 
@@ -86,17 +122,7 @@ def speech_payload(request: SpeechRequest, *, stream: bool = False) -> dict[str,
 
 def parse_transcription(data: Mapping[str, Any], duration_s: float) -> TranscriptionResult:
     """A `json` or `verbose_json` answer; the measured duration stands in when absent."""
-    segments = tuple(
-        Segment(
-            id=int(s.get("id", i)),
-            start=float(s.get("start", 0.0)),
-            end=float(s.get("end", 0.0)),
-            text=str(s.get("text", "")).strip(),
-            avg_logprob=float(s.get("avg_logprob", 0.0)),
-            no_speech_prob=float(s.get("no_speech_prob", 0.0)),
-        )
-        for i, s in enumerate(data.get("segments") or ())
-    )
+    segments = tuple(segment_of(s, i) for i, s in enumerate(data.get("segments") or ()))
     words = tuple(
         Word(str(w.get("word", "")), float(w.get("start", 0.0)), float(w.get("end", 0.0)))
         for w in data.get("words") or ()
@@ -108,6 +134,38 @@ def parse_transcription(data: Mapping[str, Any], duration_s: float) -> Transcrip
         duration_s=float(data.get("duration") or duration_s),
         segments=segments,
         words=words,
+        logprobs=logprobs_of(data.get("logprobs")),
+    )
+
+
+def segment_of(data: Mapping[str, Any], index: int) -> Segment:
+    """A `verbose_json` segment (numbered) or a `diarized_json` one (`seg_…` ids, with
+    a speaker): numbered by position when the id is not a number."""
+    raw_id = data.get("id", index)
+    speaker = data.get("speaker")
+    return Segment(
+        id=raw_id if isinstance(raw_id, int) else index,
+        start=float(data.get("start", 0.0)),
+        end=float(data.get("end", 0.0)),
+        text=str(data.get("text", "")).strip(),
+        speaker=str(speaker) if speaker else None,
+        avg_logprob=float(data.get("avg_logprob", 0.0)),
+        no_speech_prob=float(data.get("no_speech_prob", 0.0)),
+    )
+
+
+def logprobs_of(raw: Any) -> tuple[TokenLogprob, ...]:
+    """OpenAI's `logprobs` list (absent unless `include[]=logprobs` was sent)."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple(
+        TokenLogprob(
+            str(item.get("token", "")),
+            float(item.get("logprob", 0.0)),
+            tuple(int(b) for b in item.get("bytes") or ()),
+        )
+        for item in raw
+        if isinstance(item, dict)
     )
 
 
@@ -161,6 +219,7 @@ class OpenAIAudio(HttpProvider):
     async def _transcript_events(
         self, response: UpstreamStream, request: TranscriptionRequest
     ) -> AsyncGenerator[TranscriptEvent, None]:
+        segments: list[Segment] = []
         async with aclosing(self.sse_events(response)) as events:
             async for event in events:
                 data = self.event_json(event)
@@ -169,11 +228,13 @@ class OpenAIAudio(HttpProvider):
                 kind = data.get("type")
                 if kind == "transcript.text.delta":
                     yield TranscriptDelta(str(data.get("delta", "")))
+                elif kind == "transcript.text.segment":
+                    segment = segment_of(data, len(segments))
+                    space = " " if segments else ""
+                    segments.append(segment)
+                    yield TranscriptDelta(space + segment.text, segment=segment)
                 elif kind == "transcript.text.done":
-                    text = str(data.get("text", ""))
-                    yield TranscriptDone(
-                        TranscriptionResult(text.strip(), None, request.audio.duration_s)
-                    )
+                    yield TranscriptDone(_streamed_result(data, request, segments))
                     return
                 elif kind == "error" or "error" in data:
                     raise UpstreamHTTPError(self.provider_id, "stream error", status=502)
@@ -213,6 +274,18 @@ class OpenAIAudio(HttpProvider):
         """POST with this content type and hold the answer open (`stream_body`: an error
         status is mapped at once, the answer closed on every path)."""
         return self.stream_body(url, self._form_headers(content_type), body, model=model)
+
+
+def _streamed_result(
+    done: Mapping[str, Any], request: TranscriptionRequest, segments: list[Segment]
+) -> TranscriptionResult:
+    return TranscriptionResult(
+        str(done.get("text", "")).strip(),
+        None,
+        request.audio.duration_s,
+        segments=tuple(segments),
+        logprobs=logprobs_of(done.get("logprobs")),
+    )
 
 
 async def _whole_as_events(result: TranscriptionResult) -> AsyncGenerator[TranscriptEvent, None]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import attrs
 
 from gateway.audio.input import SpeechParams, TranscriptionParams
-from gateway.platform.errors import ApiError
+from gateway.platform.errors import ApiError, invalid_request
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
 from providers import audio_support
@@ -58,12 +58,43 @@ def transcription_refusal(params: TranscriptionParams) -> RefusalOf:
         words=params.words,
         prompt=params.prompt,
         temperature=params.temperature,
+        diarized_json=params.response_format == "diarized_json",
+        keywords=params.keywords,
+        languages=params.languages,
+        logprobs=params.logprobs,
+        chunking=params.chunking is not None,
+        known_speakers=tuple(speaker.name for speaker in params.known_speakers),
     )
 
     def refusal_of(target: Target) -> Refusal | None:
         return audio_support.transcription_refusal(target.provider_id, target.upstream_model, asks)
 
     return refusal_of
+
+
+UNCHUNKED_LIMIT_S = 30.0  # OpenAI's diarizing model needs `chunking_strategy` above this
+
+
+def chunked_enough(plan: Plan, params: TranscriptionParams, seconds: float) -> Plan:
+    """`plan` without the diarizing model when the audio is longer than it takes in one
+    block and no `chunking_strategy` was given; a 400 naming `chunking_strategy`, as
+    OpenAI answers, when that model was named (or no candidate is left)."""
+    if params.chunking is not None or seconds <= UNCHUNKED_LIMIT_S:
+        return plan
+
+    def refusal_of(target: Target) -> Refusal | None:
+        if target.provider_id == "openai" and audio_support.diarizing(target.upstream_model):
+            return Refusal("chunking_strategy", None, "")
+        return None
+
+    try:
+        return honoured(plan, refusal_of, named=params.model != "auto")
+    except ApiError:
+        raise invalid_request(
+            f"'chunking_strategy' is required for '{plan.primary.model_id}' when the audio is "
+            f"longer than {UNCHUNKED_LIMIT_S:g} seconds (this file: {seconds:.1f}).",
+            param="chunking_strategy",
+        ) from None
 
 
 def speech_refusal(params: SpeechParams) -> RefusalOf:

@@ -16,16 +16,24 @@ from typing import Any, Literal, cast
 import attrs
 import orjson
 
+from gateway.audio import form_options
 from gateway.platform.errors import invalid_request
 from gateway.platform.params import body_object, optional_string, required_string
 from gateway.upstream.options import ServiceOptions, parse_service
-from providers.audio_types import SPEECH_FORMATS, SpeechFormat, VoiceSettings
+from providers.audio_types import (
+    SPEECH_FORMATS,
+    Chunking,
+    KnownSpeaker,
+    SpeechFormat,
+    VoiceSettings,
+)
 
 MAX_SPEECH_CHARACTERS = 4096
 MIN_SPEED, MAX_SPEED = 0.25, 4.0
 MAX_CONTEXT_BIAS_WORDS = 100
 PREFERENCES = ("quality", "speed", "cost")
-TRANSCRIPTION_FORMATS = ("json", "text", "srt", "verbose_json", "vtt")
+TRANSCRIPTION_FORMATS = ("json", "text", "srt", "verbose_json", "vtt", "diarized_json")
+TRANSLATION_FORMATS = TRANSCRIPTION_FORMATS[:-1]  # a translation has no speakers
 GRANULARITIES = ("word", "segment")
 _LANGUAGE = re.compile(r"^[a-z]{2}$")
 
@@ -78,10 +86,26 @@ class TranscriptionParams:
     service: ServiceOptions = attrs.field(factory=ServiceOptions)
     prefer: Prefer | None = None
     translate: bool = False  # POST /v1/audio/translations: English text, whole
+    logprobs: bool = False  # include[]=logprobs
+    chunking: Chunking | None = None
+    keywords: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    known_speakers: tuple[KnownSpeaker, ...] = ()
 
     @property
     def words(self) -> bool:
         return "word" in self.granularities
+
+    @property
+    def speakers(self) -> bool:
+        """Speakers told apart: `diarize`, or `diarized_json` (an answer by speaker)."""
+        return self.diarize or self.response_format == "diarized_json"
+
+    @property
+    def domain_words(self) -> tuple[str, ...]:
+        """`context_bias` and `keywords` together: the words each vendor favours under its
+        own name (Voxtral's `context_bias`, gpt-transcribe's `keywords[]`)."""
+        return self.context_bias + tuple(w for w in self.keywords if w not in self.context_bias)
 
 
 # -- speech --------------------------------------------------------------------------------
@@ -170,11 +194,15 @@ def _prefer(service: Any) -> Prefer | None:
 
 
 def parse_transcription(form: Mapping[str, Sequence[str]]) -> TranscriptionParams:
-    """The text fields of a transcription upload (each name to its values, in order)."""
+    """The text fields of a transcription upload (each name to its values, in order); a
+    400 naming a field that is no field of a transcription."""
+    form_options.refuse_unknown(form)
     fields = {name: values[-1] for name, values in form.items() if values}
     service = _form_service(form)
     response_format = _choice(fields, "response_format", TRANSCRIPTION_FORMATS, "json")
     granularities = _granularities(form, response_format)
+    keywords = form_options.listed(form, "keywords")
+    _check_word_count(len(_context_bias(fields.get("context_bias"))) + len(keywords))
     return TranscriptionParams(
         model=required_string(fields, "model"),
         response_format=response_format,
@@ -187,24 +215,43 @@ def parse_transcription(form: Mapping[str, Sequence[str]]) -> TranscriptionParam
         context_bias=_context_bias(fields.get("context_bias")),
         service=parse_service(service),
         prefer=_prefer(service),
+        logprobs=form_options.includes_logprobs(form, response_format),
+        chunking=form_options.chunking(form),
+        keywords=keywords,
+        languages=form_options.languages(form),
+        known_speakers=form_options.known_speakers(form),
     )
 
 
 # OpenAI's translations have none of these: the answer is always English text, whole.
-NOT_IN_TRANSLATIONS = ("language", "timestamp_granularities", "stream", "diarize", "context_bias")
+NOT_IN_TRANSLATIONS = (
+    "language",
+    "timestamp_granularities",
+    "stream",
+    "diarize",
+    "context_bias",
+    "include",
+    "chunking_strategy",
+    "keywords",
+    "languages",
+    "known_speaker_names",
+    "known_speaker_references",
+)
 
 
 def parse_translation(form: Mapping[str, Sequence[str]]) -> TranscriptionParams:
     """The text fields of a translation upload: a transcription's, without the fields a
     translation cannot honour (a 400 naming the first one sent with a value)."""
     for name, values in form.items():
-        field = name.removesuffix("[]")
+        field = form_options.field_name(name)
         if field in NOT_IN_TRANSLATIONS and any(values):
             raise invalid_request(
                 f"'{field}' is not a parameter of translations: they answer English text, "
                 "whole, from audio in any language.",
                 param=field,
             )
+    fields = {name: values[-1] for name, values in form.items() if values}
+    _choice(fields, "response_format", TRANSLATION_FORMATS, "json")
     return attrs.evolve(parse_transcription(form), translate=True)
 
 
@@ -254,13 +301,17 @@ def _language(value: str | None) -> str | None:
 def _context_bias(value: str | None) -> tuple[str, ...]:
     if not value:
         return ()
-    words = tuple(word.strip() for word in value.split(",") if word.strip())
-    if len(words) > MAX_CONTEXT_BIAS_WORDS:
+    return tuple(word.strip() for word in value.split(",") if word.strip())
+
+
+def _check_word_count(count: int) -> None:
+    """`context_bias` and `keywords` reach one vendor field: at most 100 words together."""
+    if count > MAX_CONTEXT_BIAS_WORDS:
         raise invalid_request(
-            f"'context_bias' holds {len(words)} words; the maximum is {MAX_CONTEXT_BIAS_WORDS}.",
+            f"'context_bias' and 'keywords' hold {count} words; the maximum is "
+            f"{MAX_CONTEXT_BIAS_WORDS}.",
             param="context_bias",
         )
-    return words
 
 
 def _form_service(form: Mapping[str, Sequence[str]]) -> dict[str, Any] | None:

@@ -2,8 +2,10 @@
 
 `verbose_json` follows OpenAI's shape field for field (the official client parses it into
 `TranscriptionVerbose`); the scores a vendor does not report are Whisper's neutral values.
-A streamed transcription is server-sent events in the shape the official client reads
-(`transcript.text.delta` events, then one `transcript.text.done`).
+`diarized_json` is OpenAI's `TranscriptionDiarized` (segments by speaker). A streamed
+transcription is server-sent events in the shape the official client reads
+(`transcript.text.delta` events, or `transcript.text.segment` events for `diarized_json`,
+then one `transcript.text.done`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from providers.audio_types import Segment, TranscriptionResult
+from providers.audio_types import Segment, TokenLogprob, TranscriptDelta, TranscriptionResult
 
 # The language names OpenAI reports in verbose_json, for the codes our engines return.
 LANGUAGE_NAMES = {
@@ -31,6 +33,7 @@ LANGUAGE_NAMES = {
 MEDIA_TYPES = {
     "json": "application/json",
     "verbose_json": "application/json",
+    "diarized_json": "application/json",
     "text": "text/plain; charset=utf-8",
     "srt": "application/x-subrip; charset=utf-8",
     "vtt": "text/vtt; charset=utf-8",
@@ -54,7 +57,42 @@ def render_transcription(
         return vtt(result.segments or _one_segment(result)).encode()
     if response_format == "verbose_json":
         return orjson.dumps(verbose(result, granularities, task=task))
+    if response_format == "diarized_json":
+        return orjson.dumps(diarized(result))
+    if result.logprobs:
+        return orjson.dumps({"text": result.text, "logprobs": _logprobs(result.logprobs)})
     return orjson.dumps({"text": result.text})
+
+
+def diarized(result: TranscriptionResult) -> dict[str, Any]:
+    """OpenAI's `TranscriptionDiarized`: the text, and its segments each with a speaker
+    (`unknown` for a stretch the vendor did not attribute)."""
+    return {
+        "task": "transcribe",
+        "duration": round(result.duration_s, 3),
+        "text": result.text,
+        "segments": [_speaker_segment(s) for s in result.segments or _one_segment(result)],
+        "usage": _usage(result),
+    }
+
+
+def _speaker_segment(segment: Segment) -> dict[str, Any]:
+    return {
+        "type": "transcript.text.segment",
+        "id": f"seg_{segment.id:03d}",
+        "start": segment.start,
+        "end": segment.end,
+        "speaker": segment.speaker or "unknown",
+        "text": segment.text,
+    }
+
+
+def _logprobs(logprobs: Sequence[TokenLogprob]) -> list[dict[str, Any]]:
+    return [{"token": p.token, "logprob": p.logprob, "bytes": list(p.bytes)} for p in logprobs]
+
+
+def _usage(result: TranscriptionResult) -> dict[str, Any]:
+    return {"type": "duration", "seconds": max(1, round(result.duration_s))}
 
 
 def verbose(
@@ -151,15 +189,24 @@ def delta_event(text: str) -> bytes:
     return _sse({"type": "transcript.text.delta", "delta": text})
 
 
+def delta_frame(delta: TranscriptDelta, *, by_speaker: bool) -> bytes:
+    """A piece of a streamed transcript: a whole speaker's segment when the client asked
+    `diarized_json` and the vendor gave one, else its text."""
+    if by_speaker and delta.segment is not None:
+        return segment_event(delta.segment)
+    return delta_event(delta.text)
+
+
+def segment_event(segment: Segment) -> bytes:
+    return _sse(_speaker_segment(segment))
+
+
 def done_event(result: TranscriptionResult) -> bytes:
-    seconds = max(1, round(result.duration_s))
-    return _sse(
-        {
-            "type": "transcript.text.done",
-            "text": result.text,
-            "usage": {"type": "duration", "seconds": seconds},
-        }
-    )
+    event: dict[str, Any] = {"type": "transcript.text.done", "text": result.text}
+    if result.logprobs:
+        event["logprobs"] = _logprobs(result.logprobs)
+    event["usage"] = _usage(result)
+    return _sse(event)
 
 
 def error_event(code: str, message: str) -> bytes:

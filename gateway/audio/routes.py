@@ -18,6 +18,7 @@ from gateway.audio.shapes import (
     SpeechBody,
     SpeechEvent,
     TranscriptEvent,
+    TranscriptionDiarized,
     TranscriptionParts,
     TranscriptionText,
     TranscriptionVerbose,
@@ -120,17 +121,19 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         TAG,
         body=Content("multipart/form-data", TranscriptionParts),
         answer=(
-            TranscriptionText | TranscriptionVerbose,
+            TranscriptionText | TranscriptionVerbose | TranscriptionDiarized,
             *TEXT_ANSWERS,
             Content("text/event-stream", TranscriptEvent),
         ),
         headers=SERVICE_HEADERS,
         errors=UPLOAD_ERRORS,
         description="`response_format` chooses the body: `json` `{text}`, `verbose_json` "
-        "(segments, words), `text`, `srt` or `vtt`; `stream=true` answers server-sent "
-        "events. Options only some models honour (`diarize` and `context_bias`: batch "
-        "Voxtral; word timestamps, `prompt`, `temperature`) are a 400 "
-        "`unsupported_parameter` on a model that cannot.",
+        "(segments, words), `diarized_json` (segments by speaker), `text`, `srt` or `vtt`; "
+        "`stream=true` answers server-sent events. Options only some models honour "
+        "(`diarize` and `context_bias`: batch Voxtral; `keywords`, `languages`, `include`, "
+        "`chunking_strategy`, known speakers, word timestamps, `prompt`, `temperature`) are "
+        "a 400 `unsupported_parameter` on a model that cannot; a field no transcription "
+        "has is a 400 naming it.",
     )
     async def transcriptions() -> Response:
         principal = await services.auth.caller()

@@ -14,6 +14,7 @@ from typing import Annotated, Literal, NotRequired, TypedDict
 
 import attrs
 
+from gateway.audio.form_options import INCLUDES, MAX_KNOWN_SPEAKERS
 from gateway.audio.input import (
     GRANULARITIES,
     MAX_CONTEXT_BIAS_WORDS,
@@ -22,11 +23,13 @@ from gateway.audio.input import (
     MIN_SPEED,
     PREFERENCES,
     TRANSCRIPTION_FORMATS,
+    TRANSLATION_FORMATS,
 )
 from gateway.platform.shapes import (
     NON_BLANK,
     NOT_NULL,
     Choices,
+    Count,
     Doc,
     Format,
     Length,
@@ -70,7 +73,39 @@ TextFormat = Annotated[
     str | None,
     Choices(TRANSCRIPTION_FORMATS),
     NOT_NULL,
-    Doc("`json` `{text}`, `verbose_json` (segments, words), `text`, `srt` or `vtt`"),
+    Doc(
+        "`json` `{text}`, `verbose_json` (segments, words), `text`, `srt`, `vtt` or "
+        "`diarized_json` (segments by speaker)"
+    ),
+]
+TranslationFormat = Annotated[
+    str | None,
+    Choices(TRANSLATION_FORMATS),
+    NOT_NULL,
+    Doc("`json` `{text}`, `verbose_json` (segments), `text`, `srt` or `vtt`"),
+]
+Language = Annotated[str, Pattern("^[a-z]{2}$", "an ISO-639-1 code such as 'en'")]
+Words = Annotated[list[Annotated[str, NON_BLANK]] | None, NOT_NULL]
+Milliseconds = Annotated[int | None, Range(least=0), NOT_NULL]
+
+
+@attrs.frozen(kw_only=True)
+class ServerVad:
+    """`chunking_strategy` tuned by hand: voice activity detection on the vendor's side."""
+
+    type: Literal["server_vad"]
+    prefix_padding_ms: Milliseconds = None
+    silence_duration_ms: Milliseconds = None
+    threshold: Annotated[float | None, Range(least=0.0, most=1.0), NOT_NULL] = None
+
+
+ChunkingStrategy = Annotated[
+    Literal["auto"] | ServerVad | None,
+    NOT_NULL,
+    Doc(
+        "How the audio is cut (the gpt-4o transcribe models); required by "
+        "gpt-4o-transcribe-diarize above 30 s"
+    ),
 ]
 Temperature = Annotated[float | None, Range(least=0.0, most=1.0), NOT_NULL]
 
@@ -110,27 +145,69 @@ class TranscriptionParts:
     context_bias: Annotated[
         str | None,
         NOT_NULL,
-        Doc(f"Comma-separated words, at most {MAX_CONTEXT_BIAS_WORDS} (Voxtral only)"),
+        Doc(f"Comma-separated words, at most {MAX_CONTEXT_BIAS_WORDS} with `keywords`"),
+    ] = None
+    include: Annotated[
+        list[Annotated[str, Choices(INCLUDES)]] | None,
+        NOT_NULL,
+        Doc("`logprobs`: with `json`, gpt-4o-transcribe and gpt-4o-mini-transcribe"),
+    ] = None
+    chunking_strategy: ChunkingStrategy = None
+    keywords: Annotated[Words, Doc("Words to favour (gpt-transcribe; Voxtral's context_bias)")] = (
+        None
+    )
+    languages: Annotated[
+        list[Language] | None, NOT_NULL, Doc("Possible languages (gpt-transcribe)")
+    ] = None
+    known_speaker_names: Annotated[
+        list[Annotated[str, NON_BLANK]] | None,
+        Count(most=MAX_KNOWN_SPEAKERS),
+        NOT_NULL,
+        Doc("Speaker labels (gpt-4o-transcribe-diarize), one reference each"),
+    ] = None
+    known_speaker_references: Annotated[
+        list[Annotated[str, Pattern("^data:audio/", "a data URL of audio")]] | None,
+        Count(most=MAX_KNOWN_SPEAKERS),
+        NOT_NULL,
+        Doc("2-10 s of each known speaker's voice, as data URLs"),
     ] = None
     service: FormService = None
 
 
 @attrs.frozen(kw_only=True)
 class TranslationParts:
-    """The parts of a translation upload (multipart/form-data); `language`,
-    `timestamp_granularities`, `stream`, `diarize` and `context_bias` are refused."""
+    """The parts of a translation upload (multipart/form-data); a transcription's other
+    fields (`language`, `timestamp_granularities`, `stream`, ...) are refused."""
 
     file: AudioFile
     model: Annotated[str, NON_BLANK, Doc("whisper-1, a Gemini transcription model, or `auto`")]
     prompt: Annotated[str | None, NOT_NULL] = None
-    response_format: TextFormat = None
+    response_format: TranslationFormat = None
     temperature: Temperature = None
     service: FormService = None
 
 
-class TranscriptionText(TypedDict):
-    """The `json` answer."""
+class TokenLogprob(TypedDict):
+    token: str
+    logprob: float
+    bytes: list[int]
 
+
+class TranscriptionText(TypedDict):
+    """The `json` answer (`logprobs` when `include[]=logprobs` was asked)."""
+
+    text: str
+    logprobs: NotRequired[list[TokenLogprob]]
+
+
+class SpeakerSegment(TypedDict):
+    """A stretch of one speaker (`unknown` where the vendor did not attribute it)."""
+
+    type: Literal["transcript.text.segment"]
+    id: str
+    start: float
+    end: float
+    speaker: str
     text: str
 
 
@@ -174,6 +251,16 @@ class TranscriptUsage(TypedDict):
     seconds: int
 
 
+class TranscriptionDiarized(TypedDict):
+    """The `diarized_json` answer (OpenAI's `TranscriptionDiarized`)."""
+
+    task: Literal["transcribe"]
+    duration: float
+    text: str
+    segments: list[SpeakerSegment]
+    usage: TranscriptUsage
+
+
 class TranscriptEventError(TypedDict):
     code: str
     message: str
@@ -181,11 +268,19 @@ class TranscriptEventError(TypedDict):
 
 class TranscriptEvent(TypedDict):
     """One event of a streamed transcription (`data: <event>`): `transcript.text.delta`
-    events, then one `transcript.text.done` (or an `error` after the stream began)."""
+    events (`transcript.text.segment` ones for `diarized_json`), then one
+    `transcript.text.done` (or an `error` after the stream began)."""
 
-    type: Literal["transcript.text.delta", "transcript.text.done", "error"]
+    type: Literal[
+        "transcript.text.delta", "transcript.text.segment", "transcript.text.done", "error"
+    ]
     delta: NotRequired[str]
     text: NotRequired[str]
+    id: NotRequired[str]
+    start: NotRequired[float]
+    end: NotRequired[float]
+    speaker: NotRequired[str]
+    logprobs: NotRequired[list[TokenLogprob]]
     usage: NotRequired[TranscriptUsage]
     error: NotRequired[TranscriptEventError]
 

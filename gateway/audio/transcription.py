@@ -13,8 +13,9 @@ a named model that cannot honour one is a 400 `unsupported_parameter`, and the
 candidates that cannot are left out of its fallbacks.
 
 A streamed transcription is answered through Quart, which sends the response head before
-the body starts, so the race runs when the body is entered: a chain that fails then is
-reported in-band as an `error` event (the status line is already 200).
+the body starts, so the race runs when the body is entered: a chain that fails then, or
+an upstream that breaks after its first words, is reported in-band as an `error` event
+(the status line is already 200) and recorded with the mapped error.
 """
 
 from __future__ import annotations
@@ -25,15 +26,16 @@ from contextlib import aclosing, asynccontextmanager
 import attrs
 import trio
 
-from gateway.audio.fit import honoured, transcription_refusal
+from gateway.audio.fit import chunked_enough, honoured, transcription_refusal
 from gateway.audio.input import TranscriptionParams, parse_transcription, parse_translation
 from gateway.audio.plan import admit_audio, audio_plan
 from gateway.audio.render import (
     MEDIA_TYPES,
-    delta_event,
+    delta_frame,
     done_event,
     error_event,
     render_transcription,
+    segment_event,
 )
 from gateway.audio.services import AudioServices
 from gateway.audio.translation import ENDPOINT as TRANSLATIONS
@@ -58,6 +60,7 @@ from providers.audio_types import (
 )
 from providers.base import Provider
 from providers.clip_source import BytesSource, ClipSource
+from providers.errors import ProviderError
 from providers.types import Usage
 
 DIARIZING_MODEL = "voxtral-mini-latest"  # what asks for diarization without naming a model
@@ -133,8 +136,14 @@ def _check_container(head: bytes) -> str:
 
 
 def transcription_plan(
-    services: AudioServices, principal: Principal, params: TranscriptionParams
+    services: AudioServices,
+    principal: Principal,
+    params: TranscriptionParams,
+    *,
+    seconds: float = 0.0,
 ) -> Plan:
+    """The candidates for `params` that can honour every option asked of them (and, for
+    `seconds` of audio, take it in the way asked)."""
     plan = audio_plan(
         services,
         principal,
@@ -145,7 +154,8 @@ def transcription_plan(
     )
     if params.translate:
         plan = translation_plan(services, principal, params, plan)
-    return honoured(plan, transcription_refusal(params), named=params.model != "auto")
+    plan = honoured(plan, transcription_refusal(params), named=params.model != "auto")
+    return chunked_enough(plan, params, seconds)
 
 
 def transcription_request(
@@ -158,9 +168,13 @@ def transcription_request(
         prompt=params.prompt,
         temperature=params.temperature,
         word_timestamps=params.words,
-        diarize=params.diarize,
-        context_bias=params.context_bias,
+        diarize=params.speakers,
+        context_bias=params.domain_words,
         translate=params.translate,
+        logprobs=params.logprobs,
+        chunking=params.chunking,
+        languages=params.languages,
+        known_speakers=params.known_speakers,
     )
 
 
@@ -180,7 +194,7 @@ async def serve_transcription(
         parse = parse_translation if translate else parse_transcription
         params = parse(upload.fields)
         clip = await checked_clip(upload)
-        plan = transcription_plan(services, principal, params)
+        plan = transcription_plan(services, principal, params, seconds=clip.duration_s)
     with audio_errors():
         done = await transcribe_clip(services, principal, clip, params, headers, plan=plan)
     served = done.served
@@ -218,7 +232,7 @@ async def transcribe_clip(
     accounts for it): what the endpoint and file processing (`auto_transcribe`) share.
     Raises `ApiError`; cancellation closes the upstream."""
     if plan is None:
-        plan = transcription_plan(services, principal, params)
+        plan = transcription_plan(services, principal, params, seconds=clip.duration_s)
     facts = new_facts(endpoint_of(params.translate), principal, headers)
     usage = heard(clip)
     hold = await admit_audio(services, facts, plan, params.service, usage)
@@ -271,7 +285,7 @@ async def prepare_stream(
         with services.engine.usage.rejecting(facts, upload.model):
             params = parse_transcription(upload.fields)
             clip = await checked_clip(upload)
-            plan = transcription_plan(services, principal, params)
+            plan = transcription_plan(services, principal, params, seconds=clip.duration_s)
             hold = await admit_audio(
                 services,
                 facts,
@@ -357,15 +371,26 @@ class TranscriptStreamBody:
         first: TranscriptEvent,
         rest: AsyncIterator[TranscriptEvent],
     ) -> AsyncGenerator[bytes, None]:
+        by_speaker = self._params.response_format == "diarized_json"
+        segments_sent = False
         event: TranscriptEvent | None = first
         while event is not None:
             if isinstance(event, TranscriptDelta):
-                yield delta_event(event.text)
+                segments_sent |= by_speaker and event.segment is not None
+                yield delta_frame(event, by_speaker=by_speaker)
             elif isinstance(event, TranscriptDone):
                 stream.finished(stream.metered)
+                if by_speaker and not segments_sent:  # a vendor that gives them at the end
+                    for segment in event.result.segments:
+                        yield segment_event(segment)
                 yield done_event(event.result)
                 return
-            event = await anext(rest, None)
+            try:
+                event = await anext(rest, None)
+            except ProviderError as error:  # broken after the head: told in-band, recorded
+                failure = stream.failed(error)
+                yield error_event(failure.code, failure.message)
+                return
 
 
 async def _single(frame: bytes) -> AsyncGenerator[bytes, None]:

@@ -3,7 +3,9 @@ asked format, always chunked as produced) and `POST /v1/audio/
 transcriptions` (multipart; json, text, verbose_json, srt, vtt; `stream=true` answers
 `transcript.text.delta` / `transcript.text.done` server-sent events) and `POST /v1/audio/
 translations` (the same form and formats, never streamed; `task: "translate"` and
-`language: "english"` in verbose_json). Faults apply per model as for chat."""
+`language: "english"` in verbose_json). What only some models take (diarized_json,
+logprobs, keywords) is `providers.sim.openai_transcribe`. Faults apply per model as for
+chat."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 
 import trio
 
+from providers.sim import openai_transcribe as forms
 from providers.sim.audio import heard, parse_form, pieces, translated
 from providers.sim.core import (
     Fault,
@@ -115,21 +118,39 @@ async def _recognise(
         seconds = await ctx.audio().measured_seconds(audio)
         if seconds is None:
             raise OpenAIError(400, "Invalid file format.", param="file")
+        forms.check_form(fields, model, seconds)
     except OpenAIError as error:
         return error.response()
-    text = ctx.next_transcript() or (translated if translate else heard)(seconds)
-    if not translate and (fields.get("stream") or ["false"])[-1] == "true":
-        return SimStream(_deltas(text, seconds))
-    fmt = (fields.get("response_format") or ["json"])[-1]
-    words = not translate and "word" in fields.get("timestamp_granularities[]", [])
-    return _answer(text, seconds, fmt, words, task="translate" if translate else "transcribe")
+    text = forms.heard_text(
+        fields, ctx.next_transcript() or (translated if translate else heard)(seconds)
+    )
+    if not translate and forms.last(fields, "stream", "false") == "true":
+        return SimStream(_deltas(fields, text, seconds))
+    if forms.last(fields, "response_format") == "diarized_json":
+        return SimResponse.of_json(_diarized(fields, text, seconds))
+    return _answer(fields, text, seconds, task="translate" if translate else "transcribe")
 
 
-def _answer(text: str, seconds: float, fmt: str, words: bool, *, task: str) -> SimResponse:
+def _diarized(fields: forms.Form, text: str, seconds: float) -> dict[str, Any]:
+    return {
+        "task": "transcribe",
+        "duration": seconds,
+        "text": text,
+        "segments": forms.diarized_segments(fields, text, seconds),
+        "usage": _usage(seconds),
+    }
+
+
+def _answer(fields: forms.Form, text: str, seconds: float, *, task: str) -> SimResponse:
+    fmt = forms.last(fields, "response_format", "json")
+    words = task == "transcribe" and "word" in fields.get("timestamp_granularities[]", [])
     if fmt == "text":
         return SimResponse(200, text.encode(), content_type="text/plain")
     if fmt != "verbose_json":
-        return SimResponse.of_json({"text": text, "usage": _usage(seconds)})
+        answer: dict[str, Any] = {"text": text, "usage": _usage(seconds)}
+        if fields.get("include[]"):
+            answer["logprobs"] = forms.logprobs(text)
+        return SimResponse.of_json(answer)
     tokens = text.split()
     step = seconds / max(1, len(tokens))
     body: dict[str, Any] = {
@@ -164,11 +185,20 @@ def _usage(seconds: float) -> dict[str, Any]:
     return {"type": "duration", "seconds": max(1, round(seconds))}
 
 
-async def _deltas(text: str, seconds: float) -> AsyncIterator[bytes]:
-    for i, word in enumerate(text.split()):
-        delta = word if i == 0 else " " + word
-        yield _event({"type": "transcript.text.delta", "delta": delta})
-    yield _event({"type": "transcript.text.done", "text": text, "usage": _usage(seconds)})
+async def _deltas(fields: forms.Form, text: str, seconds: float) -> AsyncIterator[bytes]:
+    """Word deltas, or one `transcript.text.segment` a turn for `diarized_json`; then the
+    whole text (with `logprobs` when `include[]=logprobs`)."""
+    if forms.last(fields, "response_format") == "diarized_json":
+        for segment in forms.diarized_segments(fields, text, seconds):
+            yield _event(segment)
+    else:
+        for i, word in enumerate(text.split()):
+            delta = word if i == 0 else " " + word
+            yield _event({"type": "transcript.text.delta", "delta": delta})
+    done: dict[str, Any] = {"type": "transcript.text.done", "text": text}
+    if fields.get("include[]"):
+        done["logprobs"] = forms.logprobs(text)
+    yield _event(done | {"usage": _usage(seconds)})
 
 
 def _event(payload: dict[str, Any]) -> bytes:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import trio
 from mistralai.client import Mistral
+from mistralai.client.models import TranscriptionStreamDone, TranscriptionStreamTextDelta
+from mistralai.extra.realtime import (
+    AudioFormat,
+    RealtimeTranscriptionSessionCreated,
+    RealtimeTranscriptionSessionUpdated,
+    UnknownRealtimeEvent,
+)
 
 from providers.audio_codec import Pcm, encode
 from providers.sim.server import SimServer
@@ -61,3 +69,47 @@ async def test_streamed_transcription_through_the_sdk(sdk: Mistral) -> None:
     assert "".join(deltas) == done.text  # type: ignore[attr-defined]
     speakers = [d.speaker_id for k, d in events if k == "transcription.segment"]  # type: ignore[attr-defined]
     assert speakers == ["speaker_1", "speaker_2"]
+
+
+async def test_realtime_transcription_through_the_sdk(sim: SimServer) -> None:
+    """The SDK's realtime client (`audio.realtime.transcribe_stream`, asyncio and
+    `websockets`) holds a Voxtral Realtime session with the simulator: every event it
+    reads is one it knows (no `UnknownRealtimeEvent`), the words come while the audio
+    is still being sent, and `transcription.done` carries the whole text."""
+    sim.transcripts.append("Voxtral hears every word of this sentence")
+    pcm = b"\0\0" * 16_000 * 3  # three seconds at 16 kHz
+
+    async def session() -> tuple[list[object], int]:
+        sent = 0
+
+        async def audio() -> AsyncIterator[bytes]:
+            nonlocal sent
+            for start in range(0, len(pcm), 3200):  # 100 ms a message
+                sent = start
+                yield pcm[start : start + 3200]
+                await asyncio.sleep(0)
+
+        first_word_at = -1
+        seen: list[object] = []
+        with Mistral(api_key="sk-test", server_url=sim.base_url("mistral")) as client:
+            events = client.audio.realtime.transcribe_stream(
+                audio(),
+                model="voxtral-mini-transcribe-realtime-2602",
+                audio_format=AudioFormat(encoding="pcm_s16le", sample_rate=16_000),
+            )
+            async for event in events:
+                if isinstance(event, TranscriptionStreamTextDelta) and first_word_at < 0:
+                    first_word_at = sent
+                seen.append(event)
+        return seen, first_word_at
+
+    with trio.fail_after(30):
+        seen, first_word_at = await trio.to_thread.run_sync(asyncio.run, session())
+    assert not [e for e in seen if isinstance(e, UnknownRealtimeEvent)], seen
+    assert isinstance(seen[0], RealtimeTranscriptionSessionCreated)
+    assert any(isinstance(e, RealtimeTranscriptionSessionUpdated) for e in seen)
+    done = seen[-1]
+    assert isinstance(done, TranscriptionStreamDone)
+    words = [e.text for e in seen if isinstance(e, TranscriptionStreamTextDelta)]
+    assert "".join(words) == done.text == "Voxtral hears every word of this sentence"
+    assert 0 <= first_word_at < len(pcm) - 3200  # recognised before the audio ended

@@ -16,6 +16,7 @@ from websockets.sync.client import connect
 
 from gateway.app.server import RunningGateway
 from providers.audio_codec import Pcm, encode
+from providers.sim.core import Fault
 from providers.sim.server import SimServer
 from tests.gateway.realtime.speech import FIRST, chunks, spoken_pcm, ws_base
 from tests.gateway.realtime.test_realtime_ws import BEARER, in_thread
@@ -123,3 +124,37 @@ async def test_a_transcription_session_is_recognised_live_by_voxtral_realtime(
     assert mistral_paths(sim) == [LIVE]
     row = await last_usage(gateway)
     assert (row["endpoint"], row["provider"], row["model"]) == ("realtime", "mistral", MODEL)
+
+
+async def test_a_refused_realtime_socket_falls_back_to_batch_voxtral(
+    gateway: RunningGateway, client: openai.AsyncOpenAI
+) -> None:
+    sim = sim_of(gateway)
+    sim.faults.add(Fault(model=MODEL, status=503))
+    answer = await client.audio.transcriptions.with_raw_response.create(
+        model=MODEL, file=("a.wav", encode(TWO_SECONDS, "wav"))
+    )
+    assert answer.headers["x-service-model"] == "voxtral-mini-latest"
+    assert answer.headers["x-service-fallback"] == "true"
+    assert mistral_paths(sim) == [LIVE, "/v1/audio/transcriptions"]
+
+
+@pytest.mark.parametrize("model", [MODEL, "voxtral-mini-latest"])
+async def test_an_upstream_cut_mid_stream_ends_with_an_error_event(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, model: str
+) -> None:
+    """Cut after its first word (the realtime socket, or the batch model's event
+    stream), the transcription cannot be resumed: the streamed answer, whose head is
+    sent, ends with an `error` event instead of a dropped connection, no word is
+    repeated, and the usage record says what failed."""
+    sim = sim_of(gateway)
+    sim.transcripts.append(FIRST)
+    sim.faults.add(Fault(model=model, stop_after_chunks=1))
+    async with client.audio.transcriptions.with_streaming_response.create(
+        model=model, file=("a.wav", encode(TWO_SECONDS, "wav")), stream=True
+    ) as response:
+        events = [json.loads(line[6:]) async for line in response.iter_lines() if line]
+    assert [e["type"] for e in events] == ["transcript.text.delta", "error"]
+    assert events[-1]["error"]["code"] == "provider_error"
+    row = await last_usage(gateway)
+    assert (row["model"], row["status"]) == (model, 502)
