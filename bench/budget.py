@@ -25,15 +25,17 @@ import time
 from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bench import load
+from bench.hotpath import untraced_gateway
 from bench.plan import Run
 from bench.sections import wrk_script
-from bench.stack import ADMIN_KEY, Stack
+from bench.stack import ADMIN_KEY, Stack, Target
 
 SAMPLE_HZ = 200
 GLUE = "trio scheduler and glue"
@@ -209,10 +211,20 @@ def _innermost_stage(frames: list[str]) -> str:
 
 
 def budget(run: Run, stack: Stack) -> dict[str, Any]:
-    gateway = stack.targets["gateway"]
+    """The stages' shares on a gateway without pause tracing, as section hotpath measures
+    (the stack's gateway traces pauses for section 1's timeline: a diagnostic)."""
     spy = _py_spy()
     if spy is None:
         return {"error": "py-spy is not installed (pip install py-spy)"}
+    with ExitStack() as cleanup:
+        gateway = untraced_gateway(run, stack, cleanup)
+        load.run_wrk(
+            gateway.url, wrk_script(run, gateway), connections=32, duration_s=run.plan.warmup_s
+        )
+        return _sampled(run, gateway, spy)
+
+
+def _sampled(run: Run, gateway: Target, spy: str) -> dict[str, Any]:
     duration = 8.0 if run.plan.quick else 20.0
     gc_before, cpu_before = _gc_seconds(gateway.port), gateway.server.cpu_s()
     samples_file = run.work / "budget-py-spy.txt"

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -139,6 +140,7 @@ def gateway(
         yield url, proc, time.monotonic() - began, proc.cpu_s()
     finally:
         proc.stop()
+        shutil.rmtree(data, ignore_errors=True)  # each start's store; the work dir stays
 
 
 async def chat_load(url: str, proc: procs.Proc, requests: int, concurrency: int) -> dict[str, Any]:

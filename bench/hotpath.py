@@ -88,8 +88,12 @@ def _measured(run: Run, gateway: Target, body_file: Path, rounds: int, point_s: 
         "point_s": point_s,
         "gateway_env": stack.GATEWAY_ENV | UNTRACED,
         "stream_body_bytes": len(events),
-        # The gateway's process tree (its usage writer included) at its fullest under load.
+        # At its fullest under load: the gateway's process tree (its usage writer child
+        # included), and the gateway's process alone (issue 37's target is on that one).
         "gateway_rss_peak_mib": max(r["c32"]["gateway"]["rss_peak_mib"] for r in relayed),
+        "gateway_process_rss_peak_mib": max(
+            r["c32"]["gateway"]["process_rss_peak_mib"] for r in relayed
+        ),
         "relayed": summary(relayed),
         "cache_hits": summary(hits),
         "speech": speech,
@@ -143,7 +147,10 @@ def _c1(run: Run, target: Target, point_s: float) -> Figures:
 def _wrk(run: Run, target: Target, concurrency: int, point_s: float) -> Figures:
     point = wrk_point(run, target, concurrency, "hot path", duration_s=point_s)
     kept = ("rps", "p50_ms", "p99_ms", "errors", "server_cpu_ms_per_request")
-    return {k: point[k] for k in kept} | {"rss_peak_mib": point["server_rss_peak_mib"]}
+    return {k: point[k] for k in kept} | {
+        "rss_peak_mib": point["server_rss_peak_mib"],
+        "process_rss_peak_mib": point["server_own_rss_peak_mib"],
+    }
 
 
 def _sse(run: Run, target: Target, point_s: float) -> Figures:

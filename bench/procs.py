@@ -43,6 +43,11 @@ class Proc:
         """Resident set size with its children's, from /proc/<pid>/status (VmRSS)."""
         return tree_rss_mib(self.pid)
 
+    def own_rss_mib(self) -> float:
+        """Resident set size of the process alone (the gateway without its usage writer
+        child: the figure issue 37's memory target is on)."""
+        return read_rss_mib(self.pid)
+
     def open_fds(self) -> int:
         return count_fds(self.pid)
 

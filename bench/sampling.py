@@ -41,6 +41,7 @@ class Sample:
     at_s: float
     rss_mib: float
     fds: int
+    own_rss_mib: float = math.nan  # the process alone, its children left out
 
 
 class Sampler:
@@ -79,7 +80,13 @@ class Sampler:
         for proc in self.procs:
             # A process that has exited keeps its last samples.
             with contextlib.suppress(OSError):
-                self.samples[proc.name].append(Sample(at, proc.rss_mib(), proc.open_fds()))
+                self.samples[proc.name].append(
+                    Sample(at, proc.rss_mib(), proc.open_fds(), proc.own_rss_mib())
+                )
 
     def peak_rss(self, name: str) -> float:
         return max((s.rss_mib for s in self.samples[name]), default=math.nan)
+
+    def peak_own_rss(self, name: str) -> float:
+        """The process's own peak, its children left out."""
+        return max((s.own_rss_mib for s in self.samples[name]), default=math.nan)

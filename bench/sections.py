@@ -102,6 +102,7 @@ def wrk_point(
         result.to_json()
         | {
             "server_rss_peak_mib": round(sampler.peak_rss(target.server.name), 1),
+            "server_own_rss_peak_mib": round(sampler.peak_own_rss(target.server.name), 1),
             "server_cpu_ms_per_request": round(cpu_ms, 3),
         }
         | _timeline(target, log_offset, keep_points=concurrency == TIMELINE_CONCURRENCY)

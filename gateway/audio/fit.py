@@ -15,7 +15,7 @@ from collections.abc import Callable
 import attrs
 
 from gateway.audio.input import SpeechParams, TranscriptionParams
-from gateway.platform.errors import ApiError, invalid_request
+from gateway.platform.errors import ApiError
 from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Target
 from providers import audio_support
@@ -90,7 +90,9 @@ def chunked_enough(plan: Plan, params: TranscriptionParams, seconds: float) -> P
     try:
         return honoured(plan, refusal_of, named=params.model != "auto")
     except ApiError:
-        raise invalid_request(
+        raise ApiError(
+            400,
+            "chunking_required",
             f"'chunking_strategy' is required for '{plan.primary.model_id}' when the audio is "
             f"longer than {UNCHUNKED_LIMIT_S:g} seconds (this file: {seconds:.1f}).",
             param="chunking_strategy",

@@ -223,20 +223,10 @@ def parse_transcription(form: Mapping[str, Sequence[str]]) -> TranscriptionParam
     )
 
 
-# OpenAI's translations have none of these: the answer is always English text, whole.
-NOT_IN_TRANSLATIONS = (
-    "language",
-    "timestamp_granularities",
-    "stream",
-    "diarize",
-    "context_bias",
-    "include",
-    "chunking_strategy",
-    "keywords",
-    "languages",
-    "known_speaker_names",
-    "known_speaker_references",
-)
+# OpenAI's translations take only these of a transcription's fields: the answer is
+# always English text, whole.
+TRANSLATION_FIELDS = frozenset({"model", "response_format", "prompt", "temperature"})
+NOT_IN_TRANSLATIONS = form_options.TRANSCRIPTION_FIELDS - TRANSLATION_FIELDS
 
 
 def parse_translation(form: Mapping[str, Sequence[str]]) -> TranscriptionParams:

@@ -52,6 +52,8 @@ AUDIO_CALL = merged(
     ENGINE, {400: ("invalid_fallback", "unsupported_parameter"), 500: "provider_error"}
 )
 UPLOAD_ERRORS = merged(AUDIO_CALL, {400: "invalid_audio", 413: "file_too_large"})
+# What a transcription's fields mean together (each valid alone; docs/errors.md).
+TRANSCRIPTION_ERRORS = merged(UPLOAD_ERRORS, {400: ("invalid_known_speakers", "chunking_required")})
 SERVICE_HEADERS = (
     Header("X-Service-Project", "A project id for the usage records"),
     Header("X-Service-Team", "A team id for the usage records"),
@@ -126,14 +128,14 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
             Content("text/event-stream", TranscriptEvent),
         ),
         headers=SERVICE_HEADERS,
-        errors=UPLOAD_ERRORS,
+        errors=TRANSCRIPTION_ERRORS,
         description="`response_format` chooses the body: `json` `{text}`, `verbose_json` "
         "(segments, words), `diarized_json` (segments by speaker), `text`, `srt` or `vtt`; "
         "`stream=true` answers server-sent events. Options only some models honour "
-        "(`diarize` and `context_bias`: batch Voxtral; `keywords`, `languages`, `include`, "
+        "(`diarize`, `context_bias` and `keywords`, `languages`, `include`, "
         "`chunking_strategy`, known speakers, word timestamps, `prompt`, `temperature`) are "
-        "a 400 `unsupported_parameter` on a model that cannot; a field no transcription "
-        "has is a 400 naming it.",
+        "a 400 `unsupported_parameter` on a model that cannot; a field no transcription has "
+        "is a 400 naming it.",
     )
     async def transcriptions() -> Response:
         principal = await services.auth.caller()

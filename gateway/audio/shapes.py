@@ -14,7 +14,7 @@ from typing import Annotated, Literal, NotRequired, TypedDict
 
 import attrs
 
-from gateway.audio.form_options import INCLUDES, MAX_KNOWN_SPEAKERS
+from gateway.audio.form_options import DATA_URL_PATTERN, INCLUDES, MAX_KNOWN_SPEAKERS
 from gateway.audio.input import (
     GRANULARITIES,
     MAX_CONTEXT_BIAS_WORDS,
@@ -122,7 +122,17 @@ TIMINGS_NEED_VERBOSE_JSON = {
 }
 
 
-@together(TIMINGS_NEED_VERBOSE_JSON)
+# Log probabilities come with `json` only (the default format).
+LOGPROBS_NEED_JSON = {
+    "if": {
+        "required": ["include"],
+        "properties": {"include": {"type": "array", "minItems": 1}},
+    },
+    "then": {"properties": {"response_format": {"const": "json"}}},
+}
+
+
+@together(TIMINGS_NEED_VERBOSE_JSON, LOGPROBS_NEED_JSON)
 @attrs.frozen(kw_only=True)
 class TranscriptionParts:
     """The parts of a transcription upload (multipart/form-data)."""
@@ -153,9 +163,11 @@ class TranscriptionParts:
         Doc("`logprobs`: with `json`, gpt-4o-transcribe and gpt-4o-mini-transcribe"),
     ] = None
     chunking_strategy: ChunkingStrategy = None
-    keywords: Annotated[Words, Doc("Words to favour (gpt-transcribe; Voxtral's context_bias)")] = (
-        None
-    )
+    keywords: Annotated[
+        Words,
+        Count(most=MAX_CONTEXT_BIAS_WORDS),
+        Doc("Words to favour (gpt-transcribe; Voxtral's context_bias)"),
+    ] = None
     languages: Annotated[
         list[Language] | None, NOT_NULL, Doc("Possible languages (gpt-transcribe)")
     ] = None
@@ -166,7 +178,7 @@ class TranscriptionParts:
         Doc("Speaker labels (gpt-4o-transcribe-diarize), one reference each"),
     ] = None
     known_speaker_references: Annotated[
-        list[Annotated[str, Pattern("^data:audio/", "a data URL of audio")]] | None,
+        list[Annotated[str, Pattern(DATA_URL_PATTERN, "a base64 data URL of audio")]] | None,
         Count(most=MAX_KNOWN_SPEAKERS),
         NOT_NULL,
         Doc("2-10 s of each known speaker's voice, as data URLs"),

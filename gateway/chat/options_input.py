@@ -52,7 +52,17 @@ def check_known_fields(body: Mapping[str, Any]) -> None:
 
 def parse_options(body: Mapping[str, Any]) -> dict[str, Any]:
     """The `ChatRequest` fields of these parameters, validated (absent ones omitted)."""
-    options: dict[str, Any] = {
+    if body.keys().isdisjoint(OPTION_NAMES):  # most requests: none of them, nothing to read
+        return {}
+    options = _options(body)
+    _check_audio(options)
+    return {name: value for name, value in options.items() if value is not None}
+
+
+def _options(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Every parameter of this module, validated, None where absent; each is read from
+    the body field of its own name (`OPTION_NAMES`)."""
+    return {
         "n": _bounded_int(body, "n", 1, MAX_CHOICES),
         "logit_bias": _logit_bias(body.get("logit_bias")),
         "logprobs": _bool(body, "logprobs"),
@@ -73,8 +83,6 @@ def parse_options(body: Mapping[str, Any]) -> dict[str, Any]:
         "prompt_cache_options": _cache_options(body.get("prompt_cache_options")),
         "prompt_cache_retention": _one_of(body, "prompt_cache_retention", CACHE_RETENTIONS),
     }
-    _check_audio(options)
-    return {name: value for name, value in options.items() if value is not None}
 
 
 def stream_flags(value: Any) -> tuple[bool, bool]:
@@ -271,3 +279,7 @@ def _cache_options(value: Any) -> dict[str, Any] | None:
             value=value,
         )
     return value
+
+
+OPTION_NAMES = frozenset(_options({}))
+"""The body fields `parse_options` reads: a body with none of them has no options."""

@@ -36,10 +36,30 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("creative", re.compile(r"\bpoem\b|\bstory\b|\bwrite a\b|\bslogan\b|\blyrics\b", re.I)),
 )
 
+
+def _any_rule(rules: Sequence[tuple[str, re.Pattern[str]]]) -> re.Pattern[str]:
+    r"""One pattern that fits where any of `rules` fits, for one scan of the prompt.
+
+    The rules' alternatives that begin at a word's start (`\bcode\b`, `\bsummar`, ...)
+    go behind a single `\b` and a look at the first letter: a character where none of
+    them can begin is passed over in two steps, where trying each of the thirty at
+    every character cost ~95 us for a prompt of 300 characters (~7 us for the bench's
+    31). The same language: each alternative's first letter is in the class.
+    """
+    alternatives = [alt for _, pattern in rules for alt in pattern.pattern.split("|")]
+    if any("(" in alt for alt in alternatives):  # a group would not split on "|"
+        return re.compile("|".join(f"(?:{p.pattern})" for _, p in rules), re.I)
+    worded = [alt[2:] for alt in alternatives if alt[:2] == "\\b" and alt[2:3].isalpha()]
+    rest = [alt for alt in alternatives if not (alt[:2] == "\\b" and alt[2:3].isalpha())]
+    firsts = "".join(sorted({alt[0].lower() for alt in worded}))
+    words = f"\\b(?=[{firsts}])(?:{'|'.join(worded)})"
+    return re.compile("|".join([words, *rest]), re.I)
+
+
 # Whether any rule fits, in one scan: most prompts fit none ("chat"), and seven scans of
 # the text cost more than the rest of planning. Only a prompt that fits one is scanned by
 # the rules in order, so the first rule that fits still decides.
-_ANY_RULE = re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern in _RULES), re.I)
+_ANY_RULE = _any_rule(_RULES)
 
 
 def last_user_text(messages: Sequence[Mapping[str, Any]]) -> str:

@@ -7,11 +7,12 @@ is "chat".
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
-from gateway.chat.tasks import classify
+from gateway.chat.tasks import _ANY_RULE, _RULES, classify
 
 
 @pytest.mark.parametrize(
@@ -40,3 +41,26 @@ def test_the_last_user_message_is_read_and_the_header_wins() -> None:
     ]
     assert classify(messages) == "translation"
     assert classify(messages, " Legal-Review ") == "legal-review"
+
+
+# The rules' own words, near misses and letters whose case folds oddly (Kelvin sign, dotted I).
+RULE_WORDS = (
+    "def function class code python sql bug summary tl;dr tldr key points translate"
+    " extract parse json field fields classify categorise categorize sentiment label"
+    " prove step by step calculate solve why poem story write a slogan lyrics ``` ``"
+    " codes classes undef xcode \u00dcber \u0130stanbul \u212aey \u00df"
+)
+
+
+def test_the_one_scan_fits_exactly_where_some_rule_fits() -> None:
+    """The one-scan pattern is built from the rules (the word-start alternatives behind
+    one `\\b` and a look at the first letter): on prompts made of the rules' own words,
+    their near misses, cases and joints, it fits exactly where one of the rules fits."""
+    pieces = RULE_WORDS.split(" ")
+    rng = random.Random(37)
+    for _ in range(5000):
+        joint = rng.choice(["", " ", "_", "-", "\n", "."])
+        prompt = joint.join(rng.choice(pieces) for _ in range(rng.randint(0, 6)))
+        prompt = prompt.upper() if rng.random() < 0.3 else prompt
+        expected = any(pattern.search(prompt) for _, pattern in _RULES)
+        assert bool(_ANY_RULE.search(prompt)) is expected, prompt

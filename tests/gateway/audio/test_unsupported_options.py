@@ -5,6 +5,7 @@ cannot honour it is skipped; `auto` takes a model that can."""
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import openai
@@ -17,6 +18,8 @@ from providers.sim.server import SimServer
 
 SILENCE_WAV = encode(Pcm(b"\0\0" * 24_000 * 2, 24_000), "wav")  # two seconds
 REALTIME_VOXTRAL = "voxtral-mini-transcribe-realtime-2602"
+DIARIZE = "gpt-4o-transcribe-diarize"
+REFERENCE = "data:audio/wav;base64," + base64.b64encode(SILENCE_WAV).decode()
 
 
 def sim_of(gateway: RunningGateway) -> SimServer:
@@ -52,6 +55,36 @@ def error_of(caught: pytest.ExceptionInfo[openai.BadRequestError]) -> dict[str, 
             "word",
         ),
         ("local-whisper-tiny-en", "local", {"temperature": "0.5"}, "temperature", 0.5),
+        # OpenAI's newer transcription options (its `openai` package, 3.57)
+        (DIARIZE, "openai", {"prompt": "Names: Ada."}, "prompt", "Names: Ada."),
+        (DIARIZE, "openai", {"include": ["logprobs"]}, "include", ["logprobs"]),
+        (
+            DIARIZE,
+            "openai",
+            {"timestamp_granularities": ["word"], "response_format": "verbose_json"},
+            "timestamp_granularities",
+            "word",
+        ),
+        (
+            "whisper-1",
+            "openai",
+            {"response_format": "diarized_json"},
+            "response_format",
+            "diarized_json",
+        ),
+        ("whisper-1", "openai", {"include": ["logprobs"]}, "include", ["logprobs"]),
+        ("whisper-1", "openai", {"chunking_strategy": "auto"}, "chunking_strategy", None),
+        ("gpt-4o-transcribe", "openai", {"keywords": ["Ada"]}, "keywords", ["Ada"]),
+        ("gpt-4o-transcribe", "openai", {"languages": ["en"]}, "languages", ["en"]),
+        ("gpt-4o-transcribe", "openai", {"diarize": "true"}, "diarize", True),
+        (
+            "gpt-4o-transcribe",
+            "openai",
+            {"known_speaker_names": ["agent"], "known_speaker_references": [REFERENCE]},
+            "known_speaker_names",
+            ["agent"],
+        ),
+        ("voxtral-mini-latest", "mistral", {"languages": ["en"]}, "languages", ["en"]),
     ],
 )
 async def test_a_named_transcription_model_refuses_what_it_cannot_honour(
@@ -59,7 +92,7 @@ async def test_a_named_transcription_model_refuses_what_it_cannot_honour(
     client: openai.AsyncOpenAI,
     model: str,
     provider: str,
-    fields: dict[str, str],
+    fields: dict[str, Any],
     param: str,
     value: Any,
 ) -> None:
