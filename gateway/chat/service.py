@@ -104,8 +104,14 @@ def _planned(
     dialect: Dialect | None,
 ) -> Trip:
     try:
-        chat_body = body if dialect is None else dialect.chat_body(body)
-        return plan_trip(chat, facts, parse_chat_body(chat_body), headers, chat_body)
+        if dialect is None:
+            return plan_trip(chat, facts, parse_chat_body(body), headers, body)
+        chat_body = dialect.chat_body(body)
+        params = parse_chat_body(chat_body)
+        kept = dialect.truncation()
+        if kept is not None:
+            params = attrs.evolve(params, kept_on_truncation=kept)
+        return plan_trip(chat, facts, params, headers, chat_body)
     except ApiError as error:  # refused before planning (its body, its model): recorded
         model = body.get("model") if isinstance(body, dict) else None
         chat.engine.usage.refusal(facts, unplanned(model), error)
