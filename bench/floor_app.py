@@ -9,8 +9,9 @@ gateway spends beyond this process, per request, is its own work.
 
 - A request whose body asks `"stream":true` gets `--stream-body` (a streamed chat answer
   the gateway gave, its 20 chunks and `[DONE]`, captured by the bench) as an event
-  stream, written in one body message after the head: what the gateway's relay writes
-  when the upstream's chunks arrive in one read, as the unpaced simulator's do.
+  stream, written in one body message after the head with its `Content-Length`: what
+  the gateway's relay writes when the upstream's whole answer arrives in one read, as
+  the unpaced simulator's does (a stream still arriving is chunked; not this one).
 - `POST /v1/audio/speech` gets a streamed PCM answer (`bench.speech_source`'s pieces),
   each piece a body message, as the gateway relays them.
 - Every other request, whatever its method or path, gets the constant chat completion
@@ -146,7 +147,7 @@ HEADERS: list[tuple[bytes, bytes]] = [
 
 
 # A streamed answer's head as the gateway's (`gateway/chat/service.py` STREAM_HEADERS):
-# no length, no footprint headers (those are in the last chunk).
+# no footprint headers (those are in the last chunk); its length is added per answer.
 FOOTPRINT = (b"x-service-energy-kwh", b"x-service-carbon-gco2e")
 STREAM_HEADERS: list[tuple[bytes, bytes]] = [
     (b"content-type", b"text/event-stream"),
@@ -176,7 +177,9 @@ def make_app(stream_body: bytes) -> Callable[[Message, Receive, Send], Awaitable
         if scope["path"] == SPEECH_PATH:
             await _speech(send)
         elif stream_body and b'"stream":true' in body:
-            await send({"type": "http.response.start", "status": 200, "headers": STREAM_HEADERS})
+            length = (b"content-length", str(len(stream_body)).encode())
+            headers = [*STREAM_HEADERS, length]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
             await send({"type": "http.response.body", "body": stream_body, "more_body": False})
         else:
             await send({"type": "http.response.start", "status": 200, "headers": HEADERS})

@@ -3,7 +3,8 @@
 It measures, per streamed answer, the time to the first body chunk (first token) and
 to the terminating chunk (last chunk), and it can hold thousands of streams open at
 once. It does no more parsing than that needs: the response head, then the chunked
-framing (each chunk's payload is skipped, not decoded), so that a Python load generator
+framing (each chunk's payload is skipped, not decoded), or the `Content-Length` of an
+event stream the server had whole before answering, so that a Python load generator
 stays far cheaper than the servers it drives; the direct-to-simulator runs show its
 ceiling.
 """
@@ -96,8 +97,21 @@ class _Reader:
 async def read_stream(
     reader: _Reader, started: float, on_first: Callable[[float], None] | None = None
 ) -> tuple[float, float, bool]:
-    """Read one streamed answer; (first chunk s, last chunk s, connection reusable)."""
+    """Read one streamed answer; (first chunk s, last chunk s, connection reusable).
+
+    An event stream whose whole answer was in the server's hands before its head left
+    comes with a `Content-Length` instead of chunks: its first bytes are its first
+    chunk."""
     status, headers = await reader.head()
+    reusable = headers.get("connection", "").lower() != "close"
+    if status == 200 and _known_length_stream(headers):
+        if not reader.buf:
+            await reader._fill()
+        first = time.perf_counter() - started
+        if on_first is not None:
+            on_first(first)
+        await reader.skip(int(headers["content-length"]))
+        return first, time.perf_counter() - started, reusable
     if status != 200 or headers.get("transfer-encoding") != "chunked":
         await reader.skip(int(headers.get("content-length", "0")))
         raise ResponseError(f"status {status}, {headers.get('content-type')}")
@@ -108,7 +122,13 @@ async def read_stream(
             if on_first is not None:
                 on_first(first)
     last = time.perf_counter() - started
-    return first, last, headers.get("connection", "").lower() != "close"
+    return first, last, reusable
+
+
+def _known_length_stream(headers: dict[str, str]) -> bool:
+    return "content-length" in headers and headers.get("content-type", "").startswith(
+        "text/event-stream"
+    )
 
 
 async def stream_worker(endpoint: Endpoint, stop_at: float, times: StreamTimes) -> None:

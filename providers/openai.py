@@ -164,23 +164,27 @@ def parse_choice(choice: Mapping[str, Any], position: int) -> ChatChoice:
 def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:
     """One `chat.completion.chunk` as canonical chunks (one per choice it carries, then
     the usage); none when it carries nothing."""
-    chunks = []
-    for choice in data.get("choices") or ():
-        chunk = _choice_chunk(choice)
-        if chunk is not None:
-            chunks.append(chunk)
+    choices = data.get("choices")
+    chunks = [c for choice in choices if (c := _choice_chunk(choice))] if choices else []
     if data.get("moderation"):
         chunks.append(ChatChunk(moderation=data["moderation"]))
-    return with_usage(chunks, data.get("usage"))
+    usage = data.get("usage")  # null on every chunk but the last
+    return with_usage(chunks, usage) if usage else chunks
 
 
 def _choice_chunk(choice: Mapping[str, Any]) -> ChatChunk | None:
+    """One choice's delta; None when it carries nothing. A plain text delta (one per
+    streamed token: no tool call, no log-probabilities) is made without the rest."""
     delta = choice.get("delta") or {}
-    pieces = delta.get("tool_calls")
-    calls = tuple(_tool_call_delta(item) for item in pieces) if pieces else ()
     content = delta.get("content") or None
     finish = choice.get("finish_reason")
+    pieces = delta.get("tool_calls")
     found = choice.get("logprobs")  # null on every chunk unless they were asked for
+    if not pieces and found is None:
+        if content is None and finish is None:
+            return None
+        return ChatChunk(content, (), finish, None, int(choice.get("index", 0)))
+    calls = tuple(_tool_call_delta(item) for item in pieces) if pieces else ()
     logprobs = None if found is None else token_logprobs(found)
     if content is None and not calls and finish is None and not logprobs:
         return None

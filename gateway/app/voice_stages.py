@@ -86,10 +86,11 @@ async def prepare_stages(
 ) -> EngineStages:
     """Plan every stage of `template` (4xx for what cannot be used; nothing is called);
     every stage's usage record names `endpoint`."""
+    asked = template.stt
     stt = TranscriptionParams(
-        model=template.stt.model, response_format="json", language=template.stt.language
+        model=asked.model, response_format="json", language=asked.language, prompt=asked.prompt
     )
-    stt_plan = transcription_plan(state.audio, principal, stt)
+    stt_plan = transcription_plan(state.audio, principal, stt)  # 400 for a prompt it cannot take
     body = _chat_body(template, "", history, response_format)
     facts = new_facts(endpoint, principal, headers)
     trip = plan_trip(state.chat, facts, parse_chat_body(body), headers, body)

@@ -144,7 +144,7 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         if upload.fields.get("stream", [""])[-1].lower() == "true":
             # The body reads the spooled clip while it streams, and closes the upload.
             body = await prepare_stream(services, principal, upload, headers)
-            return stream_response(StreamAnswer(body, {"Cache-Control": "no-cache"}))
+            return stream_response(StreamAnswer(body, body.head_headers()))
         return await _whole(services, principal, upload, headers, translate=False)
 
     @bp.post(TRANSLATIONS_PATH)

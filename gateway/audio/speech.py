@@ -39,6 +39,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import Answer, InlineBody, StreamAnswer
 from gateway.platform.web import decode_json
 from gateway.upstream.accounting import estimate_tokens
+from gateway.upstream.deprecation import warn_if_deprecated
 from gateway.upstream.engine import Called, Served
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.plan import Plan
@@ -199,13 +200,15 @@ def _opener(
 
 def _headers(facts: RequestFacts, served: Served[Any], limits: Mapping[str, str]) -> dict[str, str]:
     target = served.target
-    return {
+    headers = {
         "X-Request-ID": facts.request_id,
         "X-Service-Provider": target.provider_id,
         "X-Service-Model": target.model_id,
         "X-Service-Latency-Ms": str(facts.elapsed_ms()),
         "X-Service-Fallback": "true" if served.fell_back else "false",
     } | dict(limits)
+    warn_if_deprecated(headers, target.info)
+    return headers
 
 
 def speech_body_headers(

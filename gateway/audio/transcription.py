@@ -44,6 +44,7 @@ from gateway.kernels.uploads.spooled import HEAD_BYTES, Upload
 from gateway.kernels.voice.errors import audio_errors
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
+from gateway.upstream.deprecation import warn_if_deprecated
 from gateway.upstream.engine import Called, Streaming
 from gateway.upstream.facts import RequestFacts, new_facts
 from gateway.upstream.limits import Hold
@@ -258,13 +259,15 @@ def heard(clip: AudioClip) -> Usage:
 
 
 def _headers(facts: RequestFacts, target: Target, fell_back: bool) -> dict[str, str]:
-    return {
+    headers = {
         "X-Request-ID": facts.request_id,
         "X-Service-Provider": target.provider_id,
         "X-Service-Model": target.model_id,
         "X-Service-Latency-Ms": str(facts.elapsed_ms()),
         "X-Service-Fallback": "true" if fell_back else "false",
     }
+    warn_if_deprecated(headers, target.info)
+    return headers
 
 
 # -- streamed ------------------------------------------------------------------------------
@@ -323,6 +326,13 @@ class TranscriptStreamBody:
     ) -> None:
         self._state, self._facts, self._plan, self._hold = services, facts, plan, hold
         self._params, self._clip, self._upload = params, clip, upload
+
+    def head_headers(self) -> dict[str, str]:
+        """The head's headers, sent before any candidate answered: the deprecation of
+        the model the plan puts first (the one named)."""
+        headers = {"Cache-Control": "no-cache"}
+        warn_if_deprecated(headers, self._plan.primary.info)
+        return headers
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[AsyncIterator[bytes]]:

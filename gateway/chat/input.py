@@ -50,6 +50,10 @@ class ChatParams:
     service: ServiceOptions
     used_legacy_functions: bool
     obfuscate: bool = False  # `stream_options.include_obfuscation`
+    kept_on_truncation: int | None = None
+    """Set by a front door whose client allows it (the Responses API's `truncation:
+    "auto"`): the conversation may lose its oldest turns to fit the routed model, after
+    its first messages this many (`gateway.chat.truncation`). None: sent whole."""
 
 
 def parse_chat_body(body: Any) -> ChatParams:

@@ -31,6 +31,7 @@ from gateway.chat.model_fit import (
 from gateway.chat.services import ChatServices
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
+from gateway.chat.truncation import truncated
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
 from gateway.upstream.accounting import estimate_prompt_tokens
@@ -100,6 +101,8 @@ def plan_trip(
         resolution = resolve_chat_target(
             engine.catalog, active, model=params.model, provider=params.provider, mode=mode
         )
+    if params.kept_on_truncation is not None:  # only a door's client asks (never chat's)
+        params = _truncated(params, resolution)
     flexible = params.model == "auto"
     json_mode = json_needs(params.request.response_format)
     resolution = fitted(
@@ -123,6 +126,13 @@ def plan_trip(
         resolution=resolution,
         rule=rule,
     )
+
+
+def _truncated(params: ChatParams, resolution: Resolution) -> ChatParams:
+    """The conversation shortened to fit the routed target's window, when it must."""
+    assert params.kept_on_truncation is not None
+    request = truncated(params.request, params.kept_on_truncation, resolution.target.info)
+    return params if request is params.request else attrs.evolve(params, request=request)
 
 
 def permitted(resolution: Resolution, principal: Principal, *, flexible: bool) -> Resolution:

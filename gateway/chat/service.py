@@ -14,11 +14,8 @@ what it served, this module only for a refusal or a cache hit (which no race ser
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
-from email.utils import format_datetime
 from typing import Any
 
 import attrs
@@ -45,13 +42,13 @@ from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import JsonAnswer
 from gateway.upstream.accounting import Accounting, billed_nothing, estimate_tokens
 from gateway.upstream.bodies import BodyCapture
+from gateway.upstream.deprecation import warn_if_deprecated
 from gateway.upstream.engine import Served
 from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.footprint_render import footprint_headers
 from gateway.upstream.limits import Hold
 from gateway.upstream.usage import unplanned
 from providers.base import Provider
-from providers.catalog import Deprecation
 from providers.errors import ProviderError
 from providers.types import ChatResult, Usage
 
@@ -104,8 +101,14 @@ def _planned(
     dialect: Dialect | None,
 ) -> Trip:
     try:
-        chat_body = body if dialect is None else dialect.chat_body(body)
-        return plan_trip(chat, facts, parse_chat_body(chat_body), headers, chat_body, keyed=True)
+        if dialect is None:
+            return plan_trip(chat, facts, parse_chat_body(body), headers, body, keyed=True)
+        chat_body = dialect.chat_body(body)
+        params = parse_chat_body(chat_body)
+        kept = dialect.truncation()
+        if kept is not None:
+            params = attrs.evolve(params, kept_on_truncation=kept)
+        return plan_trip(chat, facts, params, headers, chat_body, keyed=True)
     except ApiError as error:  # refused before planning (its body, its model): recorded
         model = body.get("model") if isinstance(body, dict) else None
         chat.engine.usage.refusal(facts, unplanned(model), error)
@@ -359,38 +362,5 @@ def base_headers(trip: Trip) -> dict[str, str]:
         headers["X-Service-Trace-Id"] = trace_id
     if trip.params.used_legacy_functions:
         headers.update(DEPRECATION_HEADERS)
-    info = trip.target.info
-    if info is not None and info.deprecation is not None:
-        _warn_deprecated_model(headers, info.id, info.deprecation)
+    warn_if_deprecated(headers, trip.target.info)
     return headers
-
-
-def _warn_deprecated_model(headers: dict[str, str], model: str, facts: Deprecation) -> None:
-    """A deprecated model's answer says so (the catalog's lifecycle facts, which
-    `/v1/models` shows), with its sunset date (RFC 8594 `Sunset`) and replacement, so a
-    client learns it from the answers it already reads."""
-    warning, sunset = _deprecation_notice(model, facts)
-    previous = headers.get("X-Service-Deprecation-Warning")
-    headers["Deprecation"] = "true"
-    headers["X-Service-Deprecation-Warning"] = f"{previous} {warning}" if previous else warning
-    if sunset is not None:
-        headers["Sunset"] = sunset
-
-
-@functools.lru_cache(maxsize=256)
-def _deprecation_notice(model: str, facts: Deprecation) -> tuple[str, str | None]:
-    """The warning and the `Sunset` date of a deprecated model: the same for every
-    answer it gives, so made once (parsing and formatting the date took ~40 us of each)."""
-    warning = (
-        f"The model '{model}' is deprecated (sunset {facts.sunset_date}); use "
-        f"'{facts.replacement}' ({facts.migration_guide})."
-    )
-    return warning, _http_date(facts.sunset_date)
-
-
-def _http_date(day: str) -> str | None:
-    try:
-        moment = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
-    except ValueError:
-        return None
-    return format_datetime(moment, usegmt=True)

@@ -77,6 +77,12 @@ class Dialect(Protocol):
         dialect's own names for what it cannot express. Routing rules read this body."""
         ...
 
+    def truncation(self) -> int | None:
+        """After `chat_body`: None when the conversation must be sent whole; else it may
+        lose its oldest turns to fit the routed model, after its first messages this
+        many (`gateway.chat.truncation`)."""
+        ...
+
     def answer(self, answered: Answered, result: ChatResult, accounting: Accounting) -> Any:
         """A whole answer's JSON body."""
         ...

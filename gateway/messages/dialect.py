@@ -17,6 +17,9 @@ class AnthropicMessages:
     def chat_body(self, body: Any) -> dict[str, Any]:
         return parse_messages_body(body).chat_body
 
+    def truncation(self) -> int | None:
+        return None  # the Messages API never shortens a conversation
+
     def answer(self, answered: Answered, result: ChatResult, accounting: Accounting) -> Any:
         return message_body(answered, result, accounting)
 

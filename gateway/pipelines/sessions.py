@@ -68,8 +68,9 @@ def session_template(base: Template, config: SessionConfig) -> Template:
     """`base` with the session's configuration laid over it. Pure."""
     stt = base.stt
     if config.transcription is not None:
-        language = config.transcription.language or stt.language
-        stt = attrs.evolve(stt, model=config.transcription.model, language=language)
+        asked = config.transcription
+        language = asked.language or stt.language
+        stt = attrs.evolve(stt, model=asked.model, language=language, prompt=asked.prompt)
     llm = base.llm
     if config.instructions:
         llm = attrs.evolve(llm, system_prompt=config.instructions)

@@ -32,6 +32,7 @@ AUDIO_FORMATS: tuple[AudioFormat, ...] = SPEECH_FORMATS
 class SttSettings:
     model: str
     language: str | None = None
+    prompt: str | None = None  # a Realtime session's transcription prompt (not stored)
 
 
 @attrs.frozen
@@ -86,10 +87,15 @@ def template_to_json(template: Template) -> dict[str, Any]:
         "name": template.name,
         "kind": template.kind,
         "description": template.description,
-        "stt": attrs.asdict(template.stt),
+        "stt": attrs.asdict(template.stt, filter=_stored),
         "llm": attrs.asdict(template.llm),
         "tts": attrs.asdict(template.tts) if template.tts else None,
     }
+
+
+def _stored(field: attrs.Attribute[object], value: object) -> bool:
+    """A session's transcription prompt lives with the session, not in the template."""
+    return field.name != "prompt"
 
 
 @cache

@@ -50,6 +50,9 @@ class ResponsesDialect:
         self._request = parse_responses_body(body, self._history)
         return self._request.chat_body
 
+    def truncation(self) -> int | None:
+        return self.request.kept_on_truncation
+
     def answer(self, answered: Answered, result: ChatResult, accounting: Accounting) -> Any:
         self._whole = whole(self.request, answered, result, accounting)
         return self._whole

@@ -38,6 +38,7 @@ from gateway.responses.render import (
     response_object,
     status_of,
     text_part,
+    token_logprobs,
 )
 from gateway.upstream.accounting import Accounting
 from providers.types import ChatChunk
@@ -68,6 +69,8 @@ class ResponseEvents:
         self._output: list[dict[str, Any]] = []
         self._item: dict[str, Any] = {}
         self._pieces: list[str] = []
+        self._logprobs: list[dict[str, Any]] = []  # the open message's (when asked)
+        self._pending: list[dict[str, Any]] = []  # the next delta's
         self._delta: DeltaTemplate | None = None  # the open item's deltas, pre-rendered
         self._closing_status = "completed"
         self.final: dict[str, Any] | None = None
@@ -81,6 +84,8 @@ class ResponseEvents:
         )
 
     def chunk(self, chunk: ChatChunk) -> bytes:
+        if chunk.logprobs:  # asked for: this chunk's text delta carries them
+            self._pending = token_logprobs(chunk.logprobs)
         text = self._blocks.continued_text(chunk)
         if text:  # most chunks: a delta of the open message, from its prepared bytes
             self._pieces.append(text)
@@ -147,10 +152,14 @@ class ResponseEvents:
         return frames + self._emit("response.content_part.added", **self._at(0), part=text_part(""))
 
     def _close_text(self) -> bytes:
-        text = "".join(self._pieces)
-        frames = self._emit("response.output_text.done", **self._at(0), text=text, logprobs=[])
-        frames += self._emit("response.content_part.done", **self._at(0), part=text_part(text))
-        item = message_item(self._item["id"], text, self._closing_status)
+        text, logprobs = "".join(self._pieces), self._logprobs
+        frames = self._emit(
+            "response.output_text.done", **self._at(0), text=text, logprobs=logprobs
+        )
+        part = text_part(text, logprobs)
+        frames += self._emit("response.content_part.done", **self._at(0), part=part)
+        item = message_item(self._item["id"], text, self._closing_status, logprobs)
+        self._logprobs = []
         return frames + self._done(item)
 
     def _open_call(self, item: dict[str, Any]) -> bytes:
@@ -224,5 +233,10 @@ class ResponseEvents:
     def _emit_delta(self, delta: str) -> bytes:
         """A delta of the open item, from its template (the same bytes as `_emit`'s)."""
         assert self._delta is not None, "an item is open"
+        if self._pending and self._item["type"] == "message":  # log probabilities asked
+            logprobs, self._pending = self._pending, []
+            self._logprobs.extend(logprobs)
+            kind = "response.output_text.delta"
+            return self._emit(kind, **self._at(0), delta=delta, logprobs=logprobs)
         self._sequence += 1
         return self._delta.render(self._sequence - 1, delta)

@@ -73,7 +73,10 @@ TRANSLATED = (
     "routing_mode",
 )
 KNOWN = frozenset((*REFUSED, *HINTS, *TRANSLATED))
-INCLUDABLE = ("reasoning.encrypted_content",)  # vacuous: the gateway makes no reasoning items
+LOGPROBS = "message.output_text.logprobs"
+# reasoning.encrypted_content is vacuous: the gateway makes no reasoning items
+INCLUDABLE = ("reasoning.encrypted_content", LOGPROBS)
+MAX_TOP_LOGPROBS = 20
 TEXT_FORMATS = ("text", "json_object", "json_schema")
 METADATA_PAIRS, METADATA_KEY_CHARS, METADATA_VALUE_CHARS = 16, 64, 512
 
@@ -89,6 +92,12 @@ class ResponsesRequest:
     store: bool
     stream: bool
     previous_response_id: str | None
+    logprobs: bool = False
+    """Whether the answer's text carries its tokens' log probabilities."""
+    kept_on_truncation: int | None = None
+    """None: the conversation is sent whole (`truncation: "disabled"`); else it may lose
+    items from its start to fit the model's window, after its first messages this many
+    (the instructions), which are never dropped."""
 
 
 def previous_response_id(body: Any) -> str | None:
@@ -121,6 +130,7 @@ def parse_responses_body(body: Any, history: Sequence[Mapping[str, Any]]) -> Res
         "stream": optional_bool(body, "stream"),
     }
     chat.update(_chat_fields(body, tools))
+    logprobs = _logprobs(body, chat)
     return ResponsesRequest(
         chat_body=chat,
         input_items=tuple(items),
@@ -128,6 +138,8 @@ def parse_responses_body(body: Any, history: Sequence[Mapping[str, Any]]) -> Res
         store=body.get("store") is not False,
         stream=chat["stream"],
         previous_response_id=previous,
+        logprobs=logprobs,
+        kept_on_truncation=(1 if instructions else 0) if _truncates(body) else None,
     )
 
 
@@ -140,19 +152,39 @@ def _check_fields(body: Mapping[str, Any]) -> None:
             raise invalid_request(f"'{name}': {reason}.", param=name, value=body[name])
     # include_obfuscation pads deltas against side channels; no padding is added here
     optional_object(body, "stream_options")
-    if body.get("truncation") not in (None, "disabled"):
-        raise invalid_request(
-            "'truncation' must be 'disabled': the gateway never drops input to fit.",
-            param="truncation",
-            value=body.get("truncation"),
-        )
-    if body.get("top_logprobs") not in (None, 0):
-        raise invalid_request(
-            "'top_logprobs' is not supported; answers carry no log probabilities.",
-            param="top_logprobs",
-            value=body.get("top_logprobs"),
-        )
+    _truncates(body)
     _check_include(body.get("include"))
+
+
+def _truncates(body: Mapping[str, Any]) -> bool:
+    """Whether the conversation may be shortened to fit (`truncation: "auto"`)."""
+    value = body.get("truncation")
+    if value not in (None, "disabled", "auto"):
+        raise invalid_request(
+            "'truncation' must be 'auto' or 'disabled'.", param="truncation", value=value
+        )
+    return value == "auto"
+
+
+def _logprobs(body: Mapping[str, Any], chat: dict[str, Any]) -> bool:
+    """Log probabilities are asked by `include` (`message.output_text.logprobs`) or by
+    `top_logprobs` above 0; they become chat's `logprobs` and `top_logprobs`, so a model
+    that cannot give them is chat's 400 `unsupported_parameter`."""
+    top = body.get("top_logprobs")
+    if top is not None and (
+        isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= MAX_TOP_LOGPROBS
+    ):
+        raise invalid_request(
+            f"'top_logprobs' must be an integer from 0 to {MAX_TOP_LOGPROBS}.",
+            param="top_logprobs",
+            value=top,
+        )
+    asked = LOGPROBS in (body.get("include") or ()) or bool(top)
+    if asked:
+        chat["logprobs"] = True
+        if top:
+            chat["top_logprobs"] = top
+    return asked
 
 
 def _check_include(value: Any) -> None:
@@ -372,9 +404,9 @@ def _echo(
         },
         "tool_choice": body.get("tool_choice") or "auto",
         "tools": tools,
-        "top_logprobs": 0,
+        "top_logprobs": body.get("top_logprobs") or 0,
         "top_p": body.get("top_p"),
-        "truncation": "disabled",
+        "truncation": body.get("truncation") or "disabled",
         "user": body.get("user"),
         "safety_identifier": body.get("safety_identifier"),
         "prompt_cache_key": body.get("prompt_cache_key"),

@@ -18,7 +18,7 @@ from gateway.platform.errors import ApiError
 from gateway.responses.input import ResponsesRequest
 from gateway.responses.items import new_item_id
 from gateway.upstream.accounting import Accounting
-from providers.types import ChatResult
+from providers.types import ChatResult, TokenLogprob
 
 INCOMPLETE_REASONS = {"length": "max_output_tokens", "content_filter": "content_filter"}
 
@@ -85,8 +85,8 @@ def whole(
     status, incomplete = status_of(result.finish_reason)
     output: list[dict[str, Any]] = []
     if result.content or not result.tool_calls:
-        text = result.content or ""
-        output.append(message_item(new_item_id("msg"), text, item_status(status)))
+        text, logprobs = result.content or "", token_logprobs(result.logprobs)
+        output.append(message_item(new_item_id("msg"), text, item_status(status), logprobs))
     for call in result.tool_calls:
         output.append(function_call_item(new_item_id("fc"), call.id, call.name, call.arguments))
     return response_object(
@@ -103,18 +103,37 @@ def item_status(response_status: str) -> str:
     return "incomplete" if response_status == "incomplete" else "completed"
 
 
-def text_part(text: str) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+def text_part(text: str, logprobs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": logprobs or []}
 
 
-def message_item(item_id: str, text: str | None, status: str) -> dict[str, Any]:
+def token_logprobs(entries: Sequence[TokenLogprob] | None) -> list[dict[str, Any]]:
+    """Chat's log probabilities (`logprobs.content`) in this API's shape: each token's
+    `token`, `bytes`, `logprob` and `top_logprobs` (empty when none were asked)."""
+    return [
+        {**_token(entry), "top_logprobs": [_token(top) for top in entry.get("top_logprobs") or ()]}
+        for entry in entries or ()
+    ]
+
+
+def _token(entry: TokenLogprob) -> dict[str, Any]:
+    return {
+        "token": entry.get("token", ""),
+        "bytes": list(entry.get("bytes") or ()),
+        "logprob": entry.get("logprob", 0.0),
+    }
+
+
+def message_item(
+    item_id: str, text: str | None, status: str, logprobs: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """An assistant message item; `text` None while it is being streamed (no part yet)."""
     return {
         "id": item_id,
         "type": "message",
         "status": status,
         "role": "assistant",
-        "content": [] if text is None else [text_part(text)],
+        "content": [] if text is None else [text_part(text, logprobs)],
     }
 
 

@@ -71,6 +71,18 @@ def responses_blueprint(responses: ResponsesServices) -> Blueprint:
         principal = await auth.caller()
         return json_response(await service.delete(responses, principal, response_id))
 
+    @bp.post(RESPONSES_PATH + "/<response_id>/cancel")
+    @operation(
+        "Cancel a background response (the gateway makes none: a 400 for a stored one)",
+        TAG,
+        body=None,
+        answer=shapes.ResponseObject,
+        errors={**STORED_ERRORS, 400: "response_not_cancellable"},
+    )
+    async def cancel(response_id: str) -> Response:
+        principal = await auth.caller()
+        await service.cancel(responses, principal, response_id)  # always refuses
+
     @bp.get(RESPONSES_PATH + "/<response_id>/input_items")
     @operation(
         "The input items of a stored response's request",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 
@@ -179,6 +179,22 @@ async def delete(
     if not erased:
         raise _not_found(response_id)
     return {"id": response_id, "object": "response", "deleted": True}
+
+
+async def cancel(responses: ResponsesServices, principal: Principal, response_id: str) -> NoReturn:
+    """`POST /v1/responses/{id}/cancel`: only a background response can be cancelled, and
+    the gateway makes none, so a stored response is a 400 saying so (as the API answers
+    for a response not created in background mode), an unknown one a 404."""
+    principal.require("chat")
+    await _stored(responses, principal, response_id)
+    raise ApiError(
+        400,
+        "response_not_cancellable",
+        f"Cannot cancel the response '{response_id}': only a response created with "
+        "'background': true can be cancelled, and this one was not (it has finished).",
+        type="invalid_request_error",
+        param="response_id",
+    )
 
 
 async def input_items(

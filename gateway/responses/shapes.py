@@ -24,7 +24,7 @@ from gateway.platform.shapes import (
     Range,
     accepts_more,
 )
-from gateway.responses.input import INCLUDABLE, TEXT_FORMATS
+from gateway.responses.input import INCLUDABLE, MAX_TOP_LOGPROBS, TEXT_FORMATS
 from gateway.upstream.options import (
     CACHE_RETENTIONS,
     MAX_SAFETY_IDENTIFIER,
@@ -208,11 +208,11 @@ class CreateResponse:
     user: str | None = None
     safety_identifier: Annotated[str, Length(most=MAX_SAFETY_IDENTIFIER)] | None = None
     service_tier: Annotated[str, Choices(SERVICE_TIERS)] | None = None
-    truncation: Literal["disabled"] | None = None
+    truncation: Literal["auto", "disabled"] | None = None
     include: list[Annotated[str, Choices(INCLUDABLE)]] | None = None
     prompt_cache_key: str | None = None
     prompt_cache_retention: Annotated[str, Choices(CACHE_RETENTIONS)] | None = None
-    top_logprobs: Literal[0] | None = None
+    top_logprobs: Annotated[int, Range(least=0, most=MAX_TOP_LOGPROBS)] | None = None
     routing_mode: RoutingMode | None = None
     provider: forced_provider("chat") = None  # type: ignore[valid-type]
     service: ServiceRequest | None = None

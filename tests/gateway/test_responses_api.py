@@ -248,6 +248,9 @@ async def test_another_workspaces_response_is_a_404(
             await other.responses.input_items.list(response.id)
         with pytest.raises(openai.NotFoundError):
             await other.responses.delete(response.id)
+        with pytest.raises(openai.NotFoundError) as cancelled:
+            await other.responses.cancel(response.id)
+        assert cancelled.value.code == "response_not_found"
         with pytest.raises(openai.NotFoundError) as caught:
             await other.responses.create(
                 model="gpt-4o-mini", input="Go on", previous_response_id=response.id
@@ -309,9 +312,9 @@ async def test_a_failure_mid_stream_is_response_failed(
         ),
         ({"background": True}, "background"),
         ({"conversation": "conv_1"}, "conversation"),
-        ({"truncation": "auto"}, "truncation"),
-        ({"top_logprobs": 3}, "top_logprobs"),
-        ({"include": ["message.output_text.logprobs"]}, "include[0]"),
+        ({"truncation": "sometimes"}, "truncation"),
+        ({"top_logprobs": 21}, "top_logprobs"),
+        ({"include": ["file_search_call.results"]}, "include[0]"),
         ({"text": {"format": {"type": "json_schema", "schema": {}}}}, "text.format.name"),
         ({"tool_choice": {"type": "function", "name": "nope"}, "tools": [WEATHER]}, "tool_choice"),
         ({"metadata": {"k": 1}}, "metadata"),
