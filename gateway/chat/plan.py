@@ -38,11 +38,12 @@ from gateway.upstream.accounting import estimate_prompt_tokens
 from gateway.upstream.facts import RequestFacts
 from gateway.upstream.options import ROUTING_MODES
 from gateway.upstream.plan import Plan, explicit_fallbacks, plan_of
-from gateway.upstream.resolve import Resolution, RoutingSignals, resolve_chat_target
+from gateway.upstream.resolve import Resolution, RoutingSignals, Target, resolve_chat_target
 from gateway.upstream.routing.apply import routed_resolution
 from gateway.upstream.routing.context import chat_context
 from gateway.upstream.routing.rules import Rule, match_rule
 from gateway.upstream.routing.transform import apply_transform
+from providers.types.chat import ChatRequest
 
 
 @attrs.frozen
@@ -57,11 +58,15 @@ def plan_trip(
     params: ChatParams,
     headers: Mapping[str, str],
     body: Mapping[str, Any],
+    *,
+    keyed: bool = False,
 ) -> Trip:
     """Route the request: a forced provider, else the first matching rule, else the mode.
 
     A matching rule's `transform` is applied here, so the limits, the cache key and the
-    upstream all see the request as transformed. The task type goes into the facts.
+    upstream all see the request as transformed. The task type goes into the facts, and
+    with `keyed` the cache key too (`prompt_hash`, which chat's usage record keeps): the
+    facts are built once, where each addition was an `attrs.evolve` of its own.
     """
     principal = facts.principal
     engine = chat.engine
@@ -112,8 +117,11 @@ def plan_trip(
     resolution = honoured(resolution, params.request, flexible=flexible)
     resolution = permitted(resolution, principal, flexible=flexible)
     task_type = classify(params.request.messages, headers.get("x-service-task-type"))
+    prompt_hash = (
+        _key_of(principal, resolution.target, params.request) if keyed else facts.prompt_hash
+    )
     return Trip(
-        facts=attrs.evolve(facts, task_type=task_type),
+        facts=facts.planned(task_type, prompt_hash),
         params=params,
         resolution=resolution,
         rule=rule,
@@ -183,12 +191,17 @@ def cache_plan(chat: ChatServices, trip: Trip) -> CachePlan | None:
 
 
 def prompt_key(trip: Trip) -> str:
-    """The request's cache key (the same question to the same model has the same key)."""
+    """The request's cache key (the same question to the same model has the same key):
+    the one planning worked out when asked to (`keyed`), else worked out now."""
+    return trip.facts.prompt_hash or _key_of(trip.principal, trip.target, trip.params.request)
+
+
+def _key_of(principal: Principal, target: Target, request: ChatRequest) -> str:
     return cache_key(
-        workspace_id=trip.principal.workspace_id,
-        provider_id=trip.target.provider_id,
-        upstream_model=trip.target.upstream_model,
-        request=trip.params.request,
+        workspace_id=principal.workspace_id,
+        provider_id=target.provider_id,
+        upstream_model=target.upstream_model,
+        request=request,
     )
 
 

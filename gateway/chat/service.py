@@ -32,7 +32,6 @@ from gateway.chat.plan import (
     chain_plan,
     plan_trip,
     prompt_estimate,
-    prompt_key,
 )
 from gateway.chat.services import ChatServices
 from gateway.chat.trip import Trip
@@ -81,10 +80,8 @@ async def serve_chat(
     if chat.bodies.keeps(principal.workspace_id):  # the request log keeps the bodies
         facts.trail.body = BodyCapture(body)
     with identified(facts):
-        trip = _planned(chat, facts, body, headers, dialect)
+        trip = _planned(chat, facts, body, headers, dialect)  # its facts keep the cache key
         cache = cache_plan(chat, trip)
-        prompt_hash = cache.key if cache else prompt_key(trip)
-        trip = attrs.evolve(trip, facts=attrs.evolve(trip.facts, prompt_hash=prompt_hash))
         with await _admit(chat, trip) as hold:  # the slot comes back when the answer is done
             hit = await _cached(chat, trip, cache)
             if hit is not None:
@@ -105,13 +102,13 @@ def _planned(
 ) -> Trip:
     try:
         if dialect is None:
-            return plan_trip(chat, facts, parse_chat_body(body), headers, body)
+            return plan_trip(chat, facts, parse_chat_body(body), headers, body, keyed=True)
         chat_body = dialect.chat_body(body)
         params = parse_chat_body(chat_body)
         kept = dialect.truncation()
         if kept is not None:
             params = attrs.evolve(params, kept_on_truncation=kept)
-        return plan_trip(chat, facts, params, headers, chat_body)
+        return plan_trip(chat, facts, params, headers, chat_body, keyed=True)
     except ApiError as error:  # refused before planning (its body, its model): recorded
         model = body.get("model") if isinstance(body, dict) else None
         chat.engine.usage.refusal(facts, unplanned(model), error)
@@ -136,9 +133,7 @@ async def _admit(chat: ChatServices, trip: Trip) -> Hold:
 
 
 def _decided(trip: Trip, served: Served[Any]) -> Trip:
-    return attrs.evolve(
-        trip, served=served.target, attempts=served.attempts, retries=served.retries
-    )
+    return trip.decided(served.target, served.attempts, served.retries)
 
 
 # -- plain answers -------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """The facts of one chat request that every part of its answer reports.
 
 Built once when the request has been authenticated, validated and routed; the renderer
-and the usage log read it. It changes only by `attrs.evolve` once the race is decided
-(or the cache answered). Its facts carry the task type and the cache key
+and the usage log read it. It changes only once the race is decided (`decided`) or the cache
+answered. Its facts carry the task type and the cache key
 (`RequestFacts.task_type`, `prompt_hash`), which the usage record keeps.
 """
 
@@ -31,6 +31,22 @@ class Trip:
     attempts: tuple[Mapping[str, object], ...] = ()
     retries: int = 0
     cache_hit: bool = False
+
+    def decided(
+        self, served: Target, attempts: tuple[Mapping[str, object], ...], retries: int
+    ) -> Trip:
+        """This trip with the race's outcome, in one construction (`attrs.evolve` walks
+        every field by introspection, ~4 us a request)."""
+        return Trip(
+            facts=self.facts,
+            params=self.params,
+            resolution=self.resolution,
+            rule=self.rule,
+            served=served,
+            attempts=attempts,
+            retries=retries,
+            cache_hit=self.cache_hit,
+        )
 
     @property
     def request_id(self) -> str:

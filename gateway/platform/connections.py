@@ -63,6 +63,7 @@ REFUSAL_DEADLINE_S = 1.0
 REFUSALS_AT_ONCE = 256
 REFUSAL_HEAD_BYTES = 16 * 1024
 REFUSAL_LOG_EVERY_S = 60.0
+MIN_IDLE_CHECK_S = 1.0
 
 
 @attrs.frozen
@@ -198,6 +199,10 @@ class GuardedConnection(TCPServer):
         self._idle_since = trio.current_time()
         self._head_began_at: float | None = None  # first byte of the awaited request head
         self._idle_scope: trio.CancelScope | None = None
+        # How often the idle task looks at most (`_next_check`): at least a second apart,
+        # so a keep-alive of 0 does not spin it while a request is served.
+        wait = min(limits.header_timeout_s, config.keep_alive_timeout)
+        self._check_every = max(wait, MIN_IDLE_CHECK_S)
         self._became_idle: trio.Event | None = None  # awaited only while shutting down
         self._joining = 0  # how many next writes wait to leave with the one after them
         self._held = b""
@@ -339,13 +344,26 @@ class GuardedConnection(TCPServer):
                 self._head_began_at = self._idle_since
             if self._became_idle is not None:
                 self._became_idle.set()
-        if self._idle_scope is not None:
-            self._idle_scope.deadline = self._idle_deadline()
+            self._sooner(self._idle_deadline())
 
     def _head_begins(self) -> None:
         self._head_began_at = trio.current_time()
-        if self._idle_scope is not None:
-            self._idle_scope.deadline = self._idle_deadline()
+        self._sooner(self._idle_deadline())
+
+    def _sooner(self, deadline: float) -> None:
+        """Bring the idle task's check forward to `deadline` if it is due later. A later
+        deadline waits for the check (`_idle_timeout`) instead: a request moved it three
+        times (head, served, idle again), each move a generator context manager in trio's
+        setter, where the check already comes sooner than any of them."""
+        scope = self._idle_scope
+        if scope is not None and deadline < scope.deadline:
+            scope.deadline = deadline
+
+    def _next_check(self) -> float:
+        """When the idle task looks next: the idle deadline, or `_check_every` from now if
+        sooner. A head begun or an idle time started later falls due no sooner than that,
+        so a steady connection's requests never move the task's deadline."""
+        return min(self._idle_deadline(), trio.current_time() + self._check_every)
 
     def _idle_deadline(self) -> float:
         """When an idle connection is closed; none while a request is served."""
@@ -366,13 +384,20 @@ class GuardedConnection(TCPServer):
         the request is served) where Hypercorn stopped the task and started another, a
         lock, a cancellation and a task per request. A shutdown that begins mid-request
         closes the connection once the request is answered (Hypercorn does, as it does
-        not go back to idle then)."""
-        with trio.CancelScope(deadline=self._idle_deadline()) as scope:
-            self._idle_scope = scope
-            await self.context.terminated.wait()
-            while not self._idle:
-                self._became_idle = trio.Event()
-                await self._became_idle.wait()
+        not go back to idle then).
+
+        The deadline is checked lazily: the task wakes at `_next_check`, and closes only
+        if the idle deadline has passed by then (else it looks again), so a request does
+        not move it (`_sooner`)."""
+        while True:
+            with trio.CancelScope(deadline=self._next_check()) as scope:
+                self._idle_scope = scope
+                await self.context.terminated.wait()
+                while not self._idle:
+                    self._became_idle = trio.Event()
+                    await self._became_idle.wait()
+            if not scope.cancelled_caught or trio.current_time() >= self._idle_deadline():
+                break
         timed_out = scope.cancelled_caught and self._head_began_at is not None
         with trio.CancelScope(shield=True):
             if timed_out:

@@ -49,7 +49,7 @@ class RequestFacts:
 
     `endpoint` is the family's name in the usage log (`chat`, `embeddings`, `rerank`, ...):
     the daily and monthly limits and every report group by it. A family that learns more
-    while planning adds it with `attrs.evolve`: `task_type` (what the footprint estimate
+    while planning adds it with `planned`: `task_type` (what the footprint estimate
     reads) and `prompt_hash` (a chat request's cache key, kept in its usage record).
     """
 
@@ -65,6 +65,21 @@ class RequestFacts:
 
     def elapsed_ms(self) -> int:
         return int((time.perf_counter() - self.started) * 1000)
+
+    def planned(self, task_type: str | None, prompt_hash: str | None) -> RequestFacts:
+        """These facts with what planning learnt, in one construction: `attrs.evolve`
+        walks every field by introspection (~4 us), and a chat request paid it twice."""
+        return RequestFacts(
+            request_id=self.request_id,
+            created=self.created,
+            started=self.started,
+            principal=self.principal,
+            labels=self.labels,
+            endpoint=self.endpoint,
+            task_type=task_type,
+            prompt_hash=prompt_hash,
+            trail=self.trail,
+        )
 
     def asked_for(self, model: object) -> None:
         """Note the model the client named (a string), for the request log."""

@@ -62,9 +62,10 @@ def guarded(
     app: Any = ok_app,
     limits: ConnectionLimits = LIMITS,
     connection_class: type[GuardedConnection] = GuardedConnection,
+    keep_alive_s: float = KEEP_ALIVE_S,
 ) -> GuardedConnection:
     config = Config()
-    config.keep_alive_timeout = KEEP_ALIVE_S
+    config.keep_alive_timeout = keep_alive_s
     return connection_class(
         wrap_app(app, 0, "asgi"), config, WorkerContext(None), {}, trio.SocketStream(sock), limits
     )
@@ -79,16 +80,20 @@ async def read_until_closed(stream: trio.SocketStream) -> tuple[bytes, float]:
 
 
 async def serve_pair(
-    app: Any = ok_app, limits: ConnectionLimits = LIMITS
+    app: Any = ok_app, limits: ConnectionLimits = LIMITS, keep_alive_s: float = KEEP_ALIVE_S
 ) -> tuple[trio.SocketStream, GuardedConnection]:
     client, server = trio.socket.socketpair()
-    return trio.SocketStream(client), guarded(server, app, limits)
+    return trio.SocketStream(client), guarded(server, app, limits, keep_alive_s=keep_alive_s)
 
 
-async def against(scenario: Callable[[trio.SocketStream], Awaitable[T]], app: Any = ok_app) -> T:
+async def against(
+    scenario: Callable[[trio.SocketStream], Awaitable[T]],
+    app: Any = ok_app,
+    keep_alive_s: float = KEEP_ALIVE_S,
+) -> T:
     """Run `scenario` as the client of a guarded connection serving `app`; returns once
     both have ended."""
-    client, connection = await serve_pair(app)
+    client, connection = await serve_pair(app, keep_alive_s=keep_alive_s)
     async with client, trio.open_nursery() as nursery:
         nursery.start_soon(connection.run)
         return await scenario(client)
@@ -154,6 +159,42 @@ async def test_an_idle_keep_alive_connection_is_closed_at_the_keep_alive_timeout
         return closed_at - answered_at
 
     assert await against(one_request_then_idle) == KEEP_ALIVE_S
+
+
+async def slow_app(
+    scope: Message, receive: Callable[[], Awaitable[Message]], send: Callable[[Message], Any]
+) -> None:
+    """Answers after 100 s: longer than every idle check interval."""
+    await trio.sleep(100)
+    await ok_app(scope, receive, send)
+
+
+async def _idle_after_one_request(client: trio.SocketStream) -> float:
+    """How long after its answer the connection was closed, having sent nothing more."""
+    await client.send_all(REQUEST)
+    await read_answer(client)
+    answered_at = trio.current_time()
+    received, closed_at = await read_until_closed(client)
+    assert received == b""
+    return closed_at - answered_at
+
+
+async def test_a_request_served_for_longer_than_the_checks_leaves_the_keep_alive_whole(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """The idle task looks every 20 s while the request is served (its deadline is not
+    moved per request); the keep-alive still counts from the answer, to the second."""
+    assert await against(_idle_after_one_request, slow_app) == KEEP_ALIVE_S
+
+
+@pytest.mark.parametrize("keep_alive_s", [0.25, 3.0])
+async def test_a_keep_alive_shorter_than_the_checks_closes_on_time(
+    autojump_clock: trio.abc.Clock, keep_alive_s: float
+) -> None:
+    """A keep-alive shorter than the header timeout (and than the shortest check, 1 s)
+    brings the idle task's check forward: the connection closes at the keep-alive."""
+    closed_after = await against(_idle_after_one_request, slow_app, keep_alive_s=keep_alive_s)
+    assert closed_after == keep_alive_s
 
 
 async def test_a_client_that_closes_frees_its_connection_at_once(
