@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -81,10 +82,17 @@ async def test_realtime_transcription_through_the_sdk(sim: SimServer) -> None:
 
     async def session() -> tuple[list[object], int]:
         sent = 0
+        heard = asyncio.Event()
 
         async def audio() -> AsyncIterator[bytes]:
+            """100 ms a message; before the last second, wait (10 s at most) for the
+            first word, so "while the audio is still being sent" does not depend on
+            how the two sides happen to be scheduled on a busy machine."""
             nonlocal sent
-            for start in range(0, len(pcm), 3200):  # 100 ms a message
+            for start in range(0, len(pcm), 3200):
+                if start == len(pcm) - 16_000 * 2:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(heard.wait(), 10)
                 sent = start
                 yield pcm[start : start + 3200]
                 await asyncio.sleep(0)
@@ -100,6 +108,7 @@ async def test_realtime_transcription_through_the_sdk(sim: SimServer) -> None:
             async for event in events:
                 if isinstance(event, TranscriptionStreamTextDelta) and first_word_at < 0:
                     first_word_at = sent
+                    heard.set()
                 seen.append(event)
         return seen, first_word_at
 
