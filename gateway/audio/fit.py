@@ -17,7 +17,7 @@ import attrs
 from gateway.audio.input import SpeechParams, TranscriptionParams
 from gateway.platform.errors import ApiError
 from gateway.upstream.plan import Plan
-from gateway.upstream.resolve import Target
+from gateway.upstream.resolve import Target, unsupported_parameter
 from providers import audio_support
 from providers.audio_support import TranscriptionAsks
 from providers.chat_support import Refusal
@@ -30,24 +30,12 @@ def honoured(plan: Plan, refusal_of: RefusalOf, *, named: bool) -> Plan:
     400 when the named model cannot (`named`), or when no candidate is left."""
     first = refusal_of(plan.primary)
     if first is not None and named:
-        raise unsupported(plan.primary, first)
+        raise unsupported_parameter(plan.primary, first)
     kept = tuple(t for t in plan.targets if refusal_of(t) is None)
     if not kept:
         assert first is not None  # the primary is a candidate: it refused
-        raise unsupported(plan.primary, first)
+        raise unsupported_parameter(plan.primary, first)
     return attrs.evolve(plan, targets=kept)
-
-
-def unsupported(target: Target, found: Refusal) -> ApiError:
-    return ApiError(
-        400,
-        "unsupported_parameter",
-        found.message(target.model_id),
-        provider=target.provider_id,
-        model=target.model_id,
-        param=found.param,
-        value=found.value,
-    )
 
 
 def transcription_refusal(params: TranscriptionParams) -> RefusalOf:

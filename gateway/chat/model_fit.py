@@ -20,7 +20,7 @@ import attrs
 
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.upstream.accounting import estimate_tokens
-from gateway.upstream.resolve import Resolution, Target
+from gateway.upstream.resolve import Resolution, Target, unsupported_parameter
 from providers.catalog import ModelInfo
 from providers.chat_support import Asked, Refusal, asked_parameters, refusal
 from providers.types import ChatRequest
@@ -242,12 +242,4 @@ def honouring(targets: Sequence[Target], request: ChatRequest) -> list[Target]:
 def refused_parameter(target: Target, request: ChatRequest) -> ApiError:
     found = parameter_refusal(target, request)
     assert found is not None  # only called for a target that refuses
-    return ApiError(
-        400,
-        "unsupported_parameter",
-        found.message(target.model_id),
-        provider=target.provider_id,
-        model=target.model_id,
-        param=found.param,
-        value=found.value,
-    )
+    return unsupported_parameter(target, found)

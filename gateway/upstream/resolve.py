@@ -23,6 +23,7 @@ from gateway.platform.errors import ApiError, invalid_request, not_found, provid
 from providers.adapters import ADAPTER_CLASSES
 from providers.base import Provider
 from providers.catalog import Catalog, ModelInfo
+from providers.chat_support import Refusal
 from providers.footprint import estimate, generation_latency_s, load_footprint_factors
 from providers.passthrough import VENDOR_ID
 
@@ -54,6 +55,20 @@ class Target:
     model_id: str  # the id we report to the client
     upstream_model: str  # the id sent to the vendor
     info: ModelInfo | None
+
+
+def unsupported_parameter(target: Target, found: Refusal) -> ApiError:
+    """The 400 for a parameter `target`'s model cannot honour (chat's, audio's): the
+    refusal's own message, naming the parameter, its value, the provider and the model."""
+    return ApiError(
+        400,
+        "unsupported_parameter",
+        found.message(target.model_id),
+        provider=target.provider_id,
+        model=target.model_id,
+        param=found.param,
+        value=found.value,
+    )
 
 
 @attrs.frozen
