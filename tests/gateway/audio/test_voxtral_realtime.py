@@ -12,20 +12,19 @@ from typing import Any
 import httpx
 import openai
 import pytest
-from websockets.sync.client import connect
 
 from gateway.app.server import RunningGateway
 from providers.audio_codec import Pcm, encode
 from providers.sim.core import Fault
 from providers.sim.server import SimServer
-from tests.gateway.realtime.speech import FIRST, chunks, spoken_pcm, ws_base
-from tests.gateway.realtime.test_realtime_ws import BEARER, in_thread
+from tests.gateway.realtime.speech import FIRST, spoken_pcm, ws_base
+from tests.gateway.realtime.test_live_fallback import PREFIX, one_turn
+from tests.gateway.realtime.test_realtime_ws import in_thread
 
 MODEL = "voxtral-mini-transcribe-realtime-2602"
 PRICE_PER_MINUTE = 0.006
 TWO_SECONDS = Pcm(b"\0\0" * 24_000 * 2, 24_000)
 LIVE = "/v1/audio/transcriptions/realtime"
-PREFIX = "conversation.item.input_audio_transcription."
 
 
 def sim_of(gateway: RunningGateway) -> SimServer:
@@ -101,23 +100,12 @@ async def test_a_streamed_file_relays_the_socket_s_words_as_they_come(
     assert row["model"] == MODEL and row["audio_seconds"] == pytest.approx(2.0, abs=0.05)
 
 
-def one_turn(url: str, pcm: bytes) -> list[dict[str, Any]]:
-    """A transcription session's one spoken turn, until its transcription ends."""
-    with connect(url + f"?intent=transcription&model={MODEL}", additional_headers=BEARER) as ws:
-        events: list[dict[str, Any]] = []
-        for piece in chunks(pcm):
-            ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": piece}))
-        while not events or events[-1]["type"] not in (PREFIX + "completed", PREFIX + "failed"):
-            events.append(json.loads(ws.recv(timeout=60)))
-        return events
-
-
 async def test_a_transcription_session_is_recognised_live_by_voxtral_realtime(
     gateway: RunningGateway, http: httpx.AsyncClient
 ) -> None:
     sim = sim_of(gateway)
     sim.transcripts.append(FIRST)
-    events = await in_thread(one_turn, ws_base(gateway), await spoken_pcm(http, FIRST))
+    events = await in_thread(one_turn, ws_base(gateway), await spoken_pcm(http, FIRST), MODEL)
     completed = [e["transcript"] for e in events if e["type"] == PREFIX + "completed"]
     assert completed == [FIRST]
     assert [e for e in events if e["type"] == PREFIX + "delta"]  # partials while speaking

@@ -22,9 +22,9 @@ STT = "gpt-4o-mini-transcribe"  # its plan: then voxtral-mini-latest (batch), wh
 PREFIX = "conversation.item.input_audio_transcription."
 
 
-def one_turn(url: str, pcm: bytes) -> list[dict[str, Any]]:
+def one_turn(url: str, pcm: bytes, model: str = STT) -> list[dict[str, Any]]:
     """A transcription session's one spoken turn, until its transcription ends."""
-    with connect(url + f"?intent=transcription&model={STT}", additional_headers=BEARER) as ws:
+    with connect(url + f"?intent=transcription&model={model}", additional_headers=BEARER) as ws:
         events: list[dict[str, Any]] = []
         for piece in chunks(pcm):
             ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": piece}))
