@@ -29,6 +29,7 @@ from gateway.chat.shapes import (
     ChatUsage,
 )
 from gateway.chat.trip import Trip
+from gateway.kernels.splice import Splice
 from gateway.platform.jsonio import dumps
 from gateway.upstream.accounting import Accounting, estimate_prompt_tokens
 from gateway.upstream.footprint_render import carbon_object, energy_object
@@ -235,9 +236,6 @@ def content_chunk(trip: Trip, chunk: ChatChunk) -> bytes:
     return sse(frame)
 
 
-_CONTENT_MARK = "\x00the content\x00"  # no model id or request id holds a NUL
-
-
 class ContentFrames:
     """`content_chunk` for one stream's plain text chunks (the first choice, no
     log-probabilities, no obfuscation), as the bytes around the text rendered once: a
@@ -245,17 +243,16 @@ class ContentFrames:
     makes, without building and encoding a frame per chunk. Anything else is rendered
     whole."""
 
-    __slots__ = ("_after", "_before", "_trip")
+    __slots__ = ("_splice", "_trip")
 
     def __init__(self, trip: Trip) -> None:
         self._trip = trip
-        whole = sse(chunk_frame(trip, {"content": _CONTENT_MARK}))
-        self._before, _, self._after = whole.partition(dumps(_CONTENT_MARK))
+        self._splice = Splice.around(lambda text: sse(chunk_frame(trip, {"content": text})))
 
     def render(self, chunk: ChatChunk) -> bytes:
         if chunk.index or chunk.logprobs or self._trip.params.obfuscate or not chunk.content:
             return content_chunk(self._trip, chunk)
-        return self._before + dumps(chunk.content) + self._after
+        return self._splice.render(chunk.content)
 
 
 OBFUSCATION_BLOCK = 32

@@ -5,8 +5,7 @@ API, a sequence number). Rendering a dict and a JSON document per delta is most 
 delta costs; instead, an event is rendered once per block with a mark where the text
 goes, cut at the mark, and each delta is the text's JSON string spliced between the two
 halves: the very bytes the whole event would be (`tests/gateway/fronts/test_frames.py`).
-Chat's own stream does the same (`gateway.chat.render.ContentFrames`); the front doors
-share this one.
+Chat's stream (`gateway.chat.render.ContentFrames`) and the front doors' share it.
 """
 
 from __future__ import annotations
