@@ -121,7 +121,7 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         workspace_data=(
             state.files,
             state.documents,
-            StoredResponses(state.responses),
+            StoredResponses(state.responses, state.background_responses),
             LoggedRequests(),
         ),
         bodies=state.bodies,
@@ -164,6 +164,7 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.engine.usage,
         state.auth,
         settings.responses_retention_days,
+        state.background_responses,
     )
     state.request_log = RequestLogServices(
         state.auth, state.db, state.usage.flush, state.cipher, settings.request_log_days
