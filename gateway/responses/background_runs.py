@@ -175,11 +175,7 @@ class BackgroundResponses:
         """Store `record` (`queued`) and start its run; a 429 past the limits, a 503
         when the gateway is stopping. With `opening` (a streamed response's first events)
         the run keeps its events. Cancelled while storing: no run is left."""
-        nursery = self._nursery
-        if nursery is None:
-            raise ApiError(
-                503, "service_unavailable", "The gateway is stopping.", type="server_error"
-            )
+        self._owner()
         self._admit(record.workspace_id)
         deadline = trio.current_time() + self._timeout_s
         log = None
@@ -192,11 +188,19 @@ class BackgroundResponses:
         self._by_workspace[record.workspace_id] += 1
         try:
             await self._persist(run)
+            nursery = self._owner()  # the gateway may have begun to stop meanwhile
         except BaseException:
             self._release(run)
             raise
         nursery.start_soon(self._drive, run, turn, current_request())
         return run
+
+    def _owner(self) -> trio.Nursery:
+        if self._nursery is None:
+            raise ApiError(
+                503, "service_unavailable", "The gateway is stopping.", type="server_error"
+            )
+        return self._nursery
 
     def _admit(self, workspace_id: str) -> None:
         refused = refusal(

@@ -242,9 +242,11 @@ class RetrieveQuery:
     """`stream=true` replays a streamed background response's events after
     `starting_after` (a `sequence_number`), then follows it live."""
 
-    stream: bool = False
-    starting_after: Annotated[int, Range(least=-1)] | None = None
-    include_obfuscation: bool | None = None
+    stream: Annotated[bool, Doc("the events of a streamed background response")] = False
+    starting_after: (
+        Annotated[int, Range(least=-1), Doc("the events after this `sequence_number`")] | None
+    ) = None
+    include_obfuscation: Annotated[bool, Doc("taken; no padding is added")] | None = None
 
 
 # -- answers -------------------------------------------------------------------------------
