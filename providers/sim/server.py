@@ -102,7 +102,7 @@ VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
     "openai": ("openai_audio", "openai_realtime"),
     "elevenlabs": ("elevenlabs_tts", "elevenlabs_ws"),
     "mistral": ("mistral_audio", "mistral_live"),
-    "google": ("google_stt", "google_tts"),
+    "google": ("google_stt", "google_tts", "google_embed"),
 }
 
 
