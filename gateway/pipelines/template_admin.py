@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import sqlite_utils
+
 from gateway.pipelines import custom
 from gateway.pipelines.render import PipelineTemplate, TemplateList, template_body
 from gateway.pipelines.services import PipelinesServices
@@ -39,12 +41,7 @@ async def create(
     fields = parse_template_fields(body, services.catalog)
     await _check_voice(services, principal, fields)
     record = custom.new_record(principal.workspace_id, fields)
-    event = _template_event(principal, "pipeline_template.created", record.id, record.name)
-    try:
-        await audited(services.db, event, written(lambda d: pipeline_templates.insert(d, record)))
-    except NameTakenError:
-        raise _name_taken(record.name) from None
-    return _record_body(record)
+    return await _saved(services, principal, "created", record, pipeline_templates.insert)
 
 
 async def read(
@@ -76,12 +73,25 @@ async def change(
     fields = parse_template_fields(body, services.catalog, partial=partial)
     await _check_voice(services, principal, fields)
     changed = custom.updated(record, fields)
-    event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
+    return await _saved(services, principal, "updated", changed, pipeline_templates.replace)
+
+
+async def _saved(
+    services: PipelinesServices,
+    principal: Principal,
+    change: str,
+    record: PipelineTemplateRecord,
+    write: Callable[[sqlite_utils.Database, PipelineTemplateRecord], object],
+) -> PipelineTemplate:
+    """`record` written (`write`: the store's insert or replace) in one transaction with
+    its audit event (`pipeline_template.<change>`); a name the workspace has given another
+    template is 409 `template_name_taken`."""
+    event = _template_event(principal, f"pipeline_template.{change}", record.id, record.name)
     try:
-        await audited(services.db, event, written(lambda d: pipeline_templates.replace(d, changed)))
+        await audited(services.db, event, written(lambda d: write(d, record)))
     except NameTakenError:
-        raise _name_taken(changed.name) from None
-    return _record_body(changed)
+        raise _name_taken(record.name) from None
+    return _record_body(record)
 
 
 async def delete(
