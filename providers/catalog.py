@@ -19,7 +19,7 @@ import json
 import types
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib import resources
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, TypeVar, cast
 
 import attrs
 
@@ -310,9 +310,7 @@ class Catalog:
         found = self._by_name.get(id_or_alias)
         if found is not None or "/" not in id_or_alias:
             return found
-        provider, _, name = id_or_alias.partition("/")
-        found = self._by_name.get(name)
-        return found if found is not None and found.provider == provider else None
+        return _prefixed(self._by_name, id_or_alias)
 
     def retired(self, name: str) -> Retirement | None:
         """The retirement of `name` (an id, or `provider/id` of its provider), if its vendor
@@ -320,9 +318,7 @@ class Catalog:
         found = self._retired.get(name)
         if found is not None or "/" not in name:
             return found
-        provider, _, bare = name.partition("/")
-        found = self._retired.get(bare)
-        return found if found is not None and found.provider == provider else None
+        return _prefixed(self._retired, name)
 
     def with_retired(self, retired: Iterable[Retirement]) -> Catalog:
         """This catalog knowing the `retired` ids; `CatalogError` if one is still served,
@@ -407,6 +403,22 @@ class Catalog:
 
     def providers(self) -> list[ProviderInfo]:
         return list(self._providers)
+
+
+class _OfProvider(Protocol):
+    @property
+    def provider(self) -> str: ...
+
+
+_Named = TypeVar("_Named", bound=_OfProvider)
+
+
+def _prefixed(table: Mapping[str, _Named], name: str) -> _Named | None:
+    """The entry of `provider/id` in `table` (keyed by bare ids) when it is `provider`'s:
+    a prefix naming another provider finds nothing."""
+    provider, _, bare = name.partition("/")
+    found = table.get(bare)
+    return found if found is not None and found.provider == provider else None
 
 
 def _described_by(
