@@ -40,6 +40,8 @@ CAPABILITIES: frozenset[str] = frozenset(
     {
         "chat",
         "vision",
+        "file_input",
+        "audio_input",
         "function_calling",
         "json_mode",
         "streaming",

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from gateway.chat.file_parts import check_audio_part, check_file_part
 from gateway.chat.options_input import check_known_fields, parse_options, stream_flags
 from gateway.platform.errors import invalid_request, invalid_tool_choice
 from gateway.platform.params import (
@@ -247,9 +248,15 @@ def _content_part(part: Any, where: str) -> None:
             param=f"{where}.image_url.url",
             value=image,
         )
-    if kind in ("input_audio", "file"):
+    if kind == "file":
+        check_file_part(part, where)
         return
-    raise invalid_request(f"'{where}' must be a text or image_url part.", param=where, value=part)
+    if kind == "input_audio":
+        check_audio_part(part, where)
+        return
+    raise invalid_request(
+        f"'{where}' must be a text, image_url, file or input_audio part.", param=where, value=part
+    )
 
 
 def _tool_calls(calls: Any, role: Any, where: str) -> None:
