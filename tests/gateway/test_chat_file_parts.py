@@ -179,3 +179,41 @@ async def test_purpose_vision_takes_images_only(client: openai.AsyncOpenAI) -> N
         await client.files.create(file=("notes.txt", NOTES), purpose="vision")
     error = error_of(caught)
     assert (error["code"], error["param"]) == ("invalid_file_type", "purpose")
+
+
+async def test_responses_input_file_and_audio_reach_the_vendor(client: openai.AsyncOpenAI) -> None:
+    """/v1/responses `input_file` (inline) is chat's file part: Anthropic gets a document;
+    `input_audio` reaches Gemini, which hears the clip."""
+    pdf = PDF_PART["file"]
+    response = await client.responses.create(
+        model="claude-haiku-4-5",
+        input=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "Summarise."},
+                    {"type": "input_file", "file_data": pdf["file_data"], "filename": "report.pdf"},
+                ],
+            }
+        ],
+    )
+    assert response.output_text.startswith("[received 1: document report.pdf]")
+    heard = await client.responses.create(
+        model="gemini-2.5-flash",
+        input=[{"role": "user", "content": [AUDIO_PART]}],  # type: ignore[list-item]
+    )
+    assert "1.0 second" in heard.output_text
+
+
+async def test_responses_file_url_is_a_400_naming_it(client: openai.AsyncOpenAI) -> None:
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(
+            model="gpt-4o-mini",
+            input=[
+                {
+                    "role": "user",
+                    "content": [{"type": "input_file", "file_url": "https://x.example/a.pdf"}],
+                }
+            ],
+        )
+    assert error_of(caught)["param"] == "input[0].content[0].file_url"
