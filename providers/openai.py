@@ -175,7 +175,7 @@ def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:
 
 def plain_text(data: Any) -> str | None:
     """The text of an event that is nothing but the first choice's plain text delta
-    (most events of a stream: no finish, tool call, log-probabilities, usage or
+    (most events of a stream: no finish, tool call, audio, log-probabilities, usage or
     moderation), "" for such an event without text (the role's); None for any other
     event, which `parse_chunks` reads whole. One look instead of the layers a chunk of
     any shape goes through."""
@@ -189,6 +189,8 @@ def plain_text(data: Any) -> str | None:
         return None
     delta = choice.get("delta")
     if choice.get("logprobs") is not None or type(delta) is not dict or delta.get("tool_calls"):
+        return None
+    if "audio" in delta:  # a spoken answer's piece (its text may be "" beside it)
         return None
     content = delta.get("content")
     return content if type(content) is str else None
