@@ -42,6 +42,7 @@ CAPABILITIES: frozenset[str] = frozenset(
         "vision",
         "file_input",
         "audio_input",
+        "audio",
         "function_calling",
         "json_mode",
         "streaming",

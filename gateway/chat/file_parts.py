@@ -18,13 +18,12 @@ from typing import Any
 
 import attrs
 
+from gateway.chat.options_input import INPUT_AUDIO_FORMATS
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
 
 DOCUMENT_TYPES = ("application/pdf", "text/", "image/")
 """What a document part may be: what the vendors that read files all read."""
-AUDIO_FORMATS = ("wav", "mp3")
-"""The chat API's `input_audio.format` values."""
 
 FileReader = Callable[[Principal, str], Awaitable[tuple[bytes, str, str]]]
 """(bytes, content type, filename) of a file of the caller's workspace; raises the
@@ -98,9 +97,9 @@ def check_audio_part(part: Mapping[str, Any], where: str) -> None:
             f"'{where}.input_audio' must be an object with base64 'data' and a 'format'.",
             param=f"{where}.input_audio",
         )
-    if sound.get("format") not in AUDIO_FORMATS:
+    if sound.get("format") not in INPUT_AUDIO_FORMATS:
         raise invalid_request(
-            f"'{where}.input_audio.format' must be one of {', '.join(AUDIO_FORMATS)}.",
+            f"'{where}.input_audio.format' must be one of {', '.join(INPUT_AUDIO_FORMATS)}.",
             param=f"{where}.input_audio.format",
             value=sound.get("format"),
         )

@@ -239,13 +239,14 @@ def _unreadable_part(
     """`unsupported_parameter` naming the first part the model cannot read (a document
     or audio): its path, its type and where to find a model that reads it."""
     path, kind = first_part_needing(messages, capability) or ("messages", capability)
-    what = "documents ('file' parts)" if capability == "file_input" else "audio"
+    what = "cannot read documents ('file' parts)"
+    if capability == "audio_input":
+        what = "cannot hear audio ('input_audio' parts)"
     return ApiError(
         400,
         "unsupported_parameter",
-        f"'{path}' cannot be honoured by the model '{target.model_id}': it does not read "
-        f"{what}; name a model with '{capability}' (see /v1/models?capability={capability}) "
-        "or use 'auto'.",
+        f"'{path}' cannot be honoured by the model '{target.model_id}': it {what}; name a "
+        f"model with '{capability}' (see /v1/models?capability={capability}) or use 'auto'.",
         provider=target.provider_id,
         model=target.model_id,
         param=path,
