@@ -12,11 +12,14 @@ import io
 import wave
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
+from gateway.app.server import RunningGateway
 from providers.catalog import load_catalog
 from tests.gateway.documents import pdf_with_text
+from tests.gateway.test_responses_background import other_workspace
 
 PDF = pdf_with_text(["The quarterly report."])
 NOTES = b"The meeting is on Tuesday."
@@ -217,3 +220,21 @@ async def test_responses_file_url_is_a_400_naming_it(client: openai.AsyncOpenAI)
             ],
         )
     assert error_of(caught)["param"] == "input[0].content[0].file_url"
+
+
+async def test_another_workspaces_file_id_is_a_404_and_reaches_no_vendor(
+    client: openai.AsyncOpenAI, http: httpx.AsyncClient, gateway: RunningGateway
+) -> None:
+    assert gateway.sim is not None
+    uploaded = await client.files.create(file=("report.pdf", PDF), purpose="user_data")
+    key = await other_workspace(http, gateway, "elsewhere")
+    before = len(gateway.sim.requests)
+    async with openai.AsyncOpenAI(
+        base_url=gateway.url + "/v1", api_key=key, max_retries=0
+    ) as other:
+        with pytest.raises(openai.NotFoundError):
+            await other.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=files_message({"type": "file", "file": {"file_id": uploaded.id}}),
+            )
+    assert len(gateway.sim.requests) == before
