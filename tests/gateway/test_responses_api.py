@@ -307,8 +307,8 @@ async def test_a_failure_mid_stream_is_response_failed(
         ({"tools": [{"type": "file_search", "vector_store_ids": ["vs"]}]}, "tools[0].type"),
         ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type"),
         (
-            {"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]},
-            "input[0].content[0].type",
+            {"input": [{"role": "user", "content": [{"type": "input_file", "file_url": "u"}]}]},
+            "input[0].content[0].file_url",
         ),
         ({"background": True, "store": False}, "store"),
         ({"background": "yes"}, "background"),
