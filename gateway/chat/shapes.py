@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import attrs
 
+from gateway.chat.file_parts import BASE64, DOCUMENT_DATA_URL
 from gateway.chat.input import TOOL_NAME
 from gateway.chat.options_input import (
     AUDIO_FORMATS,
@@ -84,24 +85,40 @@ class ChatImagePart:
 
 @attrs.frozen
 class ChatInputAudio:
-    data: Annotated[str, Doc("the audio, base64")]
+    data: Annotated[str, Doc("the audio, base64"), Pattern(f"^{BASE64}$", "base64")]
     format: Annotated[str, Choices(INPUT_AUDIO_FORMATS)]
 
 
 @attrs.frozen
 class ChatAudioPart:
-    """Spoken input, for OpenAI's audio models (`/v1/models?capability=audio`)."""
+    """Spoken input, for models with `audio_input` (`/v1/models?capability=audio_input`)."""
 
     type: Literal["input_audio"]
     input_audio: ChatInputAudio
 
 
-@accepts_more
+@attrs.frozen
+class ChatFileData:
+    file_data: Annotated[
+        str,
+        Doc("a base64 `data:` URL of a PDF, a text file or an image"),
+        Pattern(f"^{DOCUMENT_DATA_URL}$", "a base64 data: URL of a PDF, text or image"),
+    ]
+    filename: str | None = None
+
+
+@attrs.frozen
+class ChatFileId:
+    file_id: Annotated[str, Doc("one of this gateway's files (POST /v1/files)"), Length(least=1)]
+    filename: str | None = None
+
+
 @attrs.frozen
 class ChatOtherPart:
-    """A file part, passed to the vendor as sent."""
+    """A document, for models with `file_input` (`/v1/models?capability=file_input`)."""
 
     type: Literal["file"]
+    file: ChatFileData | ChatFileId
 
 
 ChatContent = (

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import attrs
 
+from gateway.chat.file_parts import BASE64, DOCUMENT_DATA_URL
 from gateway.platform.shapes import (
     NOT_NULL,
     Choices,
@@ -60,22 +61,32 @@ class ResponseInputImage:
     detail: Literal["auto", "low", "high", "original"] | None = None
 
 
-@accepts_more
 @attrs.frozen
-class ResponseInputFile:
-    """A document: inline `file_data` (a `data:` URL) or the id of one of this gateway's
-    files (`file_url` is refused)."""
+class ResponseInputFileData:
+    """A document inline (chat's `file` part; `file_url` is refused)."""
 
     type: Literal["input_file"]
-    file_data: str | None = None
-    file_id: str | None = None
+    file_data: Annotated[
+        str, Pattern(f"^{DOCUMENT_DATA_URL}$", "a base64 data: URL of a PDF, text or image")
+    ]
     filename: str | None = None
 
 
-@accepts_more
+@attrs.frozen
+class ResponseInputFileId:
+    """One of this gateway's files (POST /v1/files) by its id."""
+
+    type: Literal["input_file"]
+    file_id: Annotated[str, Length(least=1)]
+    filename: str | None = None
+
+
+ResponseInputFile = ResponseInputFileData | ResponseInputFileId
+
+
 @attrs.frozen
 class ResponseInputAudioData:
-    data: str
+    data: Annotated[str, Pattern(f"^{BASE64}$", "base64")]
     format: Literal["wav", "mp3"]
 
 

@@ -42,7 +42,9 @@ PROVIDERS: Codes = {
 
 # What a chat call (through any door) refuses once its body's shape is right: a
 # parameter the model cannot honour, a fallback no provider could serve, the model's
-# context and filters, a forced provider the workspace has not configured.
+# context and filters, a forced provider the workspace has not configured; a document
+# part naming one of the gateway's files (`gateway.chat.file_parts`): not the caller's,
+# too large to send inline, or a key without the files permission.
 CHAT: Codes = {
     400: (
         "unsupported_parameter",
@@ -50,7 +52,10 @@ CHAT: Codes = {
         "context_length_exceeded",
         "content_filter",
         "provider_not_configured",
-    )
+    ),
+    403: "insufficient_permissions",
+    404: "file_not_found",
+    413: "file_too_large",
 }
 
 
