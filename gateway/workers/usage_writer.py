@@ -7,6 +7,13 @@ writes it in one transaction (group commit): by default a child process of its o
 interpreter lock), or a worker thread on the gateway's connection (`ThreadSink`, for an
 in-memory database and `GATEWAY_USAGE_WRITER=thread`).
 
+Decision, the writer wakes once per batch, not once per record: the first record of a
+batch wakes it, then it sleeps until the batch's `max_delay` is up (or the batch is full,
+or a flush or the close asks for it) and takes everything queued in one go. A record put
+in the channel while the writer waits in `receive()` made it runnable at once, so on a
+lone request (c=1) the writer ran between the request's usage record and its answer's
+write, on the request's critical path, once per record.
+
 Decision, when the channel is full: the record is dropped and counted, and a warning is
 logged; `submit` never blocks and never raises. A full channel means the disk cannot keep
 up; blocking the request path then would turn a bookkeeping backlog into an outage, and
@@ -87,6 +94,10 @@ class UsageWriter:
         self._batches = 0
         self._unanswered: tuple[str, list[UsageRecord]] | None = None
         self._waiters: list[trio.Event] = []
+        # While the writer sleeps out a batch's delay: its scope (what a full batch, a
+        # flush or the close cancels) and how many records came meanwhile.
+        self._collecting: trio.CancelScope | None = None
+        self._collected = 0
         self._started = False
         self._finished = trio.Event()
         self.written = 0
@@ -114,8 +125,17 @@ class UsageWriter:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             self._count_drop("the usage writer is closed")
         else:
+            if self._collecting is not None:
+                self._collected += 1
+                if self._collected >= self._batch_size:  # a full batch goes at once
+                    self._collecting.cancel()
             return True
         return False
+
+    def _stop_collecting(self) -> None:
+        """Wake the writer from a batch's delay (a flush or the close waits)."""
+        if self._collecting is not None:
+            self._collecting.cancel()
 
     def _count_drop(self, reason: str) -> None:
         self.dropped += 1
@@ -135,6 +155,7 @@ class UsageWriter:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             await self._finished.wait()
             return
+        self._stop_collecting()
         await request.done.wait()
 
     async def aclose(self) -> None:
@@ -144,6 +165,7 @@ class UsageWriter:
         with its own shielded, time-limited final write.
         """
         await self._send.aclose()
+        self._stop_collecting()
         if self._started:
             await self._finished.wait()
 
@@ -178,13 +200,20 @@ class UsageWriter:
             await self._write_pending()
 
     async def _collect(self) -> None:
-        """Gather more records until the batch is full, `max_delay` passed, or a flush waits."""
-        with trio.move_on_after(self._max_delay):
-            while len(self._pending) < self._batch_size and not self._waiters:
-                try:
-                    self._take(await self._receive.receive())
-                except trio.EndOfChannel:
-                    return
+        """Let more records come until `max_delay` passed, the batch is full, or a flush
+        (or the close) waits; then take every queued one without a checkpoint. The
+        records wait in the channel meanwhile: none wakes the writer (module docstring)."""
+        self._take_queued()
+        if len(self._pending) >= self._batch_size or self._waiters:
+            return
+        self._collected = len(self._pending)
+        with trio.CancelScope(deadline=trio.current_time() + self._max_delay) as scope:
+            self._collecting = scope
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._collecting = None
+        self._take_queued()
 
     def _take(self, item: _Item) -> None:
         if isinstance(item, _FlushRequest):
