@@ -40,6 +40,7 @@ CAPABILITIES: frozenset[str] = frozenset(
     {
         "chat",
         "vision",
+        "audio",
         "function_calling",
         "json_mode",
         "streaming",

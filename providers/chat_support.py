@@ -190,6 +190,13 @@ def _json_mode(value: Any, request: ChatRequest, model: ModelInfo | None) -> str
     return "the model has no JSON mode (see /v1/models?capability=json_mode)"
 
 
+def _speaks(value: Any, request: ChatRequest, model: ModelInfo | None) -> str | None:
+    """Spoken answers (`modalities: ["audio"]`, `audio`) from OpenAI's audio models only."""
+    if model is None or model.has("audio"):
+        return None
+    return _NOT_AN_AUDIO_MODEL
+
+
 def thinks(request: ChatRequest) -> bool:
     """Whether the request turns a model's reasoning on (any effort but `none`)."""
     return request.reasoning_effort not in (None, "none")
@@ -197,7 +204,13 @@ def thinks(request: ChatRequest) -> bool:
 
 # -- per vendor ----------------------------------------------------------------------------
 
-_NO_AUDIO = "the chat endpoint answers in text; spoken answers come from /v1/audio/speech"
+_NO_AUDIO = (
+    "only OpenAI's audio models speak in chat (see /v1/models?capability=audio); "
+    "/v1/audio/speech speaks any text"
+)
+_NOT_AN_AUDIO_MODEL = (
+    "the model answers in text; OpenAI's audio models speak (see /v1/models?capability=audio)"
+)
 _NO_SEARCH = "web search is a tool of OpenAI's search models only, none of which the gateway offers"
 _VENDOR_CACHE = "{vendor} has no prompt-cache key or settings (it caches prefixes itself)"
 
@@ -244,8 +257,8 @@ OPENAI: Mapping[str, Check] = {
     "verbosity": _verbosity,
     "prediction": _prediction,
     "response_format": _json_mode,
-    "modalities": _refused(_NO_AUDIO),
-    "audio": _refused(_NO_AUDIO),
+    "modalities": _speaks,
+    "audio": _speaks,
     "web_search_options": _refused(_NO_SEARCH),
 }
 

@@ -84,9 +84,21 @@ def retry_after_seconds(headers: Mapping[str, str]) -> int | None:
 
 
 def parse_usage(data: Mapping[str, Any] | None) -> Usage:
+    """An OpenAI-style `usage` object; of its tokens, the audio ones (an audio model's
+    speech heard and spoken, in `*_tokens_details.audio_tokens`) are kept apart, since
+    they are priced apart."""
     if not data:
         return Usage()
-    return Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+    usage = Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
+    heard = _audio_tokens(data.get("prompt_tokens_details"))
+    spoken = _audio_tokens(data.get("completion_tokens_details"))
+    if heard or spoken:
+        return attrs.evolve(usage, audio_prompt_tokens=heard, audio_completion_tokens=spoken)
+    return usage
+
+
+def _audio_tokens(details: Any) -> int:
+    return int(details.get("audio_tokens") or 0) if isinstance(details, Mapping) else 0
 
 
 def token_logprobs(value: Any) -> tuple[TokenLogprob, ...] | None:

@@ -158,6 +158,7 @@ def parse_choice(choice: Mapping[str, Any], position: int) -> ChatChoice:
         finish_reason=choice.get("finish_reason") or ("tool_calls" if calls else "stop"),
         tool_calls=calls,
         logprobs=token_logprobs(choice.get("logprobs")),
+        audio=message.get("audio") or None,
     )
 
 
@@ -174,7 +175,7 @@ def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:
 
 def plain_text(data: Any) -> str | None:
     """The text of an event that is nothing but the first choice's plain text delta
-    (most events of a stream: no finish, tool call, log-probabilities, usage or
+    (most events of a stream: no finish, tool call, audio, log-probabilities, usage or
     moderation), "" for such an event without text (the role's); None for any other
     event, which `parse_chunks` reads whole. One look instead of the layers a chunk of
     any shape goes through."""
@@ -189,25 +190,29 @@ def plain_text(data: Any) -> str | None:
     delta = choice.get("delta")
     if choice.get("logprobs") is not None or type(delta) is not dict or delta.get("tool_calls"):
         return None
+    if "audio" in delta:  # a spoken answer's piece (its text may be "" beside it)
+        return None
     content = delta.get("content")
     return content if type(content) is str else None
 
 
 def _choice_chunk(choice: Mapping[str, Any]) -> ChatChunk | None:
     """One choice's delta; None when it carries nothing. A plain text delta (one per
-    streamed token: no tool call, no log-probabilities) is made without the rest."""
+    streamed token: no tool call, no log-probabilities, no audio) is made without the
+    rest."""
     delta = choice.get("delta") or {}
     content = delta.get("content") or None
     finish = choice.get("finish_reason")
     pieces = delta.get("tool_calls")
     found = choice.get("logprobs")  # null on every chunk unless they were asked for
-    if not pieces and found is None:
+    audio = delta.get("audio")  # a spoken answer's pieces (the audio modality)
+    if not pieces and found is None and not audio:
         if content is None and finish is None:
             return None
         return ChatChunk(content, (), finish, None, int(choice.get("index", 0)))
     calls = tuple(_tool_call_delta(item) for item in pieces) if pieces else ()
     logprobs = None if found is None else token_logprobs(found)
-    if content is None and not calls and finish is None and not logprobs:
+    if content is None and not calls and finish is None and not logprobs and not audio:
         return None
     return ChatChunk(
         content=content,
@@ -215,6 +220,7 @@ def _choice_chunk(choice: Mapping[str, Any]) -> ChatChunk | None:
         finish_reason=finish,
         index=int(choice.get("index", 0)),
         logprobs=logprobs,
+        audio=audio or None,
     )
 
 

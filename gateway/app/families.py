@@ -106,8 +106,8 @@ def _responses(state: AppState) -> Mounted:
         workers=(
             partial(response_writer.run, state.responses),  # written behind their answers
             partial(response_retention.run, responses, interval),
-            # one process of `--workers N` may not fail another's runs: the supervisor does
-            partial(responses.background.run, sweep=state.settings.workers <= 1),
+            responses.background.run,  # background responses (gateway.app.server.prepare_store
+            # marks a stopped gateway's unfinished ones failed first)
         ),
     )
 

@@ -264,9 +264,8 @@ async def _serve_in(
     printed_key: str | None = None
     sim: SimServer | None = None
     configured: list[str] = []
-    if listen_fd is None:
-        printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
-        sim, configured = await _providers(state, settings, env, nursery)
+    if listen_fd is None:  # one process: what a supervisor does once before its workers
+        printed_key, sim, configured = await prepare_store(state, settings, env, nursery)
     fast = http_app(state, mounted)
     links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
     app = ObservedApp(

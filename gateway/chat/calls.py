@@ -56,6 +56,6 @@ async def _read_head(chunks: AsyncIterator[ChatChunk]) -> tuple[ChatChunk, ...]:
     head: list[ChatChunk] = []
     async for chunk in chunks:
         head.append(chunk)
-        if chunk.content or chunk.tool_calls or chunk.finish_reason:
+        if chunk.content or chunk.tool_calls or chunk.audio or chunk.finish_reason:
             break
     return tuple(head)

@@ -69,6 +69,8 @@ class ChatCompletionFrames:
             frames += self._content.render(chunk)
         if chunk.tool_calls:
             frames += render.tool_calls_chunk(trip, chunk.tool_calls, chunk.index)
+        if chunk.audio is not None:
+            frames += render.audio_chunk(trip, chunk.audio, chunk.index)
         if chunk.moderation is not None:
             frames += render.moderation_chunk(trip, chunk.moderation)
         if chunk.finish_reason is not None and chunk.index:

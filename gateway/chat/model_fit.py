@@ -59,17 +59,21 @@ def _content_tokens(content: Any) -> int:
 
 
 def needed_capabilities(messages: Sequence[Mapping[str, Any]]) -> frozenset[str]:
-    """What the model must be able to do beyond chat: `vision` for an image part."""
+    """What the model must be able to do beyond chat: `vision` for an image part,
+    `audio` for an `input_audio` part (the vendors without audio models would drop it)."""
+    needs: set[str] = set()
     for message in messages:
         content = message.get("content")
-        if isinstance(content, list) and any(
-            isinstance(part, Mapping) and part.get("type") == "image_url" for part in content
-        ):
-            return VISION
-    return NOTHING
+        for part in content if isinstance(content, list) else ():
+            need = _PART_NEEDS.get(part.get("type")) if isinstance(part, Mapping) else None
+            if need is not None:
+                needs.add(need)
+    return frozenset(needs) if needs else NOTHING
 
 
 VISION = frozenset({"vision"})
+AUDIO = frozenset({"audio"})
+_PART_NEEDS: Mapping[Any, str] = {"image_url": "vision", "input_audio": "audio"}
 JSON_MODE = frozenset({"json_mode"})
 NOTHING: frozenset[str] = frozenset()
 
@@ -166,6 +170,13 @@ def misfit(
         return invalid_request(
             f"The model '{info.id}' cannot read images; name a model with 'vision' (see "
             "/v1/models?capability=vision) or use 'auto'.",
+            param="messages",
+            value=None,
+        )
+    if not AUDIO & needs <= set(info.capabilities):
+        return invalid_request(
+            f"The model '{info.id}' cannot hear audio; name an audio model (see "
+            "/v1/models?capability=audio) or use 'auto'.",
             param="messages",
             value=None,
         )

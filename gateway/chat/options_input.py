@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.platform.errors import invalid_request
-from gateway.platform.params import optional_object, optional_string, whole_number
+from gateway.platform.params import optional_string, whole_number
 from gateway.upstream.options import (
     CACHE_RETENTIONS,
     MAX_SAFETY_IDENTIFIER,
@@ -31,6 +31,10 @@ MAX_CHOICES = 128  # `n`, as OpenAI bounds it
 MAX_TOP_LOGPROBS = 20
 LOGIT_BIAS = (-100, 100)
 MODALITIES = ("text", "audio")
+AUDIO_FORMATS = ("wav", "aac", "mp3", "flac", "opus", "pcm16")
+"""The formats an audio model speaks in (OpenAI's `ChatCompletionAudioParam.format`)."""
+INPUT_AUDIO_FORMATS = ("wav", "mp3")
+"""The formats of an `input_audio` part (OpenAI's `InputAudio.format`)."""
 SEARCH_CONTEXT_SIZES = ("low", "medium", "high")
 CACHE_MODES = ("implicit", "explicit")
 EXTENSIONS = frozenset({"provider", "routing_mode", "service", "top_k"})
@@ -75,7 +79,7 @@ def _options(body: Mapping[str, Any]) -> dict[str, Any]:
         "metadata": _metadata(body.get("metadata")),
         "prediction": _prediction(body.get("prediction")),
         "modalities": _modalities(body.get("modalities")),
-        "audio": optional_object(body, "audio"),
+        "audio": _audio(body.get("audio")),
         "web_search_options": _web_search(body.get("web_search_options")),
         "moderation": _moderation(body.get("moderation")),
         "safety_identifier": _short_string(body, "safety_identifier", MAX_SAFETY_IDENTIFIER),
@@ -230,6 +234,24 @@ def _modalities(value: Any) -> tuple[str, ...] | None:
             value=value,
         )
     return tuple(value)
+
+
+def _audio(value: Any) -> dict[str, Any] | None:
+    """`audio`: a `voice` (a name, or `{id}` for a custom voice) and a `format`."""
+    if value is None:
+        return None
+    if isinstance(value, dict) and value.get("format") in AUDIO_FORMATS:
+        voice = value.get("voice")
+        if (isinstance(voice, str) and voice) or (
+            isinstance(voice, dict) and isinstance(voice.get("id"), str)
+        ):
+            return value
+    raise invalid_request(
+        "'audio' must be {voice: a voice name or {id}, format: one of "
+        f"{', '.join(AUDIO_FORMATS)}}}.",
+        param="audio",
+        value=value,
+    )
 
 
 def _check_audio(options: Mapping[str, Any]) -> None:

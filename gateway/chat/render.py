@@ -15,9 +15,10 @@ from __future__ import annotations
 import secrets
 import string
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from gateway.chat.shapes import (
+    ChatAnswerAudio,
     ChatAnswerMessage,
     ChatChunkChoice,
     ChatCompletion,
@@ -75,6 +76,8 @@ def _choice(trip: Trip, choice: ChatChoice) -> ChatCompletionChoice:
         message["function_call"] = {"name": first.name, "arguments": first.arguments}
     elif choice.tool_calls:
         message["tool_calls"] = [_tool_call(call) for call in choice.tool_calls]
+    if choice.audio is not None:
+        message["audio"] = cast(ChatAnswerAudio, dict(choice.audio))
     return {
         "index": choice.index,
         "message": message,
@@ -110,11 +113,15 @@ def _tool_call(call: ToolCall) -> ChatToolCall:
 
 def usage_object(accounting: Accounting) -> ChatUsage:
     usage = accounting.usage
-    return {
+    found: ChatUsage = {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "total_tokens": usage.total_tokens,
     }
+    if usage.audio_prompt_tokens or usage.audio_completion_tokens:
+        found["prompt_tokens_details"] = {"audio_tokens": usage.audio_prompt_tokens}
+        found["completion_tokens_details"] = {"audio_tokens": usage.audio_completion_tokens}
+    return found
 
 
 def service_object(trip: Trip, accounting: Accounting) -> ChatService:
@@ -269,6 +276,12 @@ def obfuscation(length: int) -> str:
     `OBFUSCATION_BLOCK` (at least one), so chunk sizes say little about the tokens."""
     pad = OBFUSCATION_BLOCK - length % OBFUSCATION_BLOCK
     return "".join(secrets.choice(_OBFUSCATION_ALPHABET) for _ in range(pad))
+
+
+def audio_chunk(trip: Trip, audio: Mapping[str, Any], index: int = 0) -> bytes:
+    """A piece of the spoken answer (`delta.audio`: its id, more of its transcript or of
+    its base64 data, its expiry), as the vendor sent it."""
+    return sse(chunk_frame(trip, {"audio": dict(audio)}, index=index))
 
 
 def moderation_chunk(trip: Trip, moderation: Mapping[str, Any]) -> bytes:

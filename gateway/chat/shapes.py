@@ -16,7 +16,9 @@ import attrs
 
 from gateway.chat.input import TOOL_NAME
 from gateway.chat.options_input import (
+    AUDIO_FORMATS,
     CACHE_MODES,
+    INPUT_AUDIO_FORMATS,
     LOGIT_BIAS,
     MAX_CHOICES,
     MAX_TOP_LOGPROBS,
@@ -80,15 +82,32 @@ class ChatImagePart:
     image_url: ChatImageUrl
 
 
+@attrs.frozen
+class ChatInputAudio:
+    data: Annotated[str, Doc("the audio, base64")]
+    format: Annotated[str, Choices(INPUT_AUDIO_FORMATS)]
+
+
+@attrs.frozen
+class ChatAudioPart:
+    """Spoken input, for OpenAI's audio models (`/v1/models?capability=audio`)."""
+
+    type: Literal["input_audio"]
+    input_audio: ChatInputAudio
+
+
 @accepts_more
 @attrs.frozen
 class ChatOtherPart:
-    """An audio or file part, passed to the vendor as sent."""
+    """A file part, passed to the vendor as sent."""
 
-    type: Literal["input_audio", "file"]
+    type: Literal["file"]
 
 
-ChatContent = str | Annotated[list[ChatTextPart | ChatImagePart | ChatOtherPart], Count(least=1)]
+ChatContent = (
+    str
+    | Annotated[list[ChatTextPart | ChatImagePart | ChatAudioPart | ChatOtherPart], Count(least=1)]
+)
 
 
 @accepts_more
@@ -215,6 +234,21 @@ class ChatPrediction:
     content: str | list[ChatTextPart]
 
 
+@attrs.frozen
+class ChatVoiceId:
+    """A custom voice, by its id."""
+
+    id: str
+
+
+@attrs.frozen
+class ChatAudioOptions:
+    """How an audio model speaks its answer (with `modalities: ["text", "audio"]`)."""
+
+    voice: Annotated[str, Length(least=1), Doc("a voice name (alloy, ash, ...)")] | ChatVoiceId
+    format: Annotated[str, Choices(AUDIO_FORMATS)]
+
+
 @accepts_more
 @attrs.frozen
 class ChatWebSearchOptions:
@@ -308,7 +342,7 @@ class ChatCompletionRequest:
     metadata: Metadata | None = None
     prediction: ChatPrediction | None = None
     modalities: Annotated[list[Annotated[str, Choices(MODALITIES)]], Count(least=1)] | None = None
-    audio: dict[str, Any] | None = None
+    audio: ChatAudioOptions | None = None
     web_search_options: ChatWebSearchOptions | None = None
     moderation: ChatModeration | None = None
     safety_identifier: Annotated[str, Length(most=MAX_SAFETY_IDENTIFIER)] | None = None
@@ -345,6 +379,17 @@ class ChatAnswerMessage(TypedDict):
     content: str | None
     tool_calls: NotRequired[list[ChatToolCall]]
     function_call: NotRequired[ChatFunctionCalled]
+    audio: NotRequired[ChatAnswerAudio]
+
+
+class ChatAnswerAudio(TypedDict):
+    """The spoken answer of an audio model (the audio modality), as its vendor sent it:
+    `id` names it in the next turn until `expires_at` (Unix seconds)."""
+
+    id: str
+    data: str
+    expires_at: int
+    transcript: str
 
 
 class ChatLogprobs(TypedDict):
@@ -367,11 +412,18 @@ class ChatCompletionChoice(TypedDict):
 
 
 class ChatUsage(TypedDict):
-    """Tokens of the request: its prompt, its answer, both."""
+    """Tokens of the request: its prompt, its answer, both; of them, the audio tokens an
+    audio model heard and spoke (priced apart), when there were any."""
 
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: NotRequired[ChatAudioTokens]
+    completion_tokens_details: NotRequired[ChatAudioTokens]
+
+
+class ChatAudioTokens(TypedDict):
+    audio_tokens: int
 
 
 class ChatCacheHit(TypedDict):

@@ -255,14 +255,19 @@ async def _template_or_404(caller: Caller, model: str) -> Template:
     )
 
 
-def legacy_config(template: Template, input_format: AudioFormat, vad: bool) -> SessionConfig:
+def legacy_config(
+    template: Template, input_format: AudioFormat, vad: bool, stt_prompt: str | None = None
+) -> SessionConfig:
     """A `/v1/audio/sessions` session's configuration: its template's prompt, voice and
-    length; the model is the template's id (what the legacy protocol shows)."""
+    length, its speech-to-text model with the session's transcription prompt (`stt.prompt`
+    of its `session.update`); the model is the template's id (what the legacy protocol
+    shows)."""
     tts = template.tts
     return SessionConfig(
         kind="realtime",
         model=template.id,
         instructions=template.llm.system_prompt,
+        transcription=Transcription(template.stt.model, template.stt.language, stt_prompt),
         output_modalities=("audio",) if tts is not None else ("text",),
         input_format=input_format,
         turn_detection=TurnDetection() if vad else None,
@@ -292,7 +297,9 @@ class LegacyTemplates:
     ) -> tuple[EngineCascade, SessionConfig]:
         wanted = self.context if context == KEEP else context
         template = await self._template(template_id or config.model, wanted)
-        changed = legacy_config(template, config.input_format, config.turn_detection is not None)
+        prompt = config.transcription.prompt if config.transcription is not None else None
+        vad = config.turn_detection is not None
+        changed = legacy_config(template, config.input_format, vad, prompt)
         cascade = await plan_cascade(self.caller, template, changed)
         self.context = wanted
         return cascade, changed

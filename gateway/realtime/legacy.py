@@ -3,7 +3,8 @@ protocol, kept for the clients that speak it (docs/pipelines.md, "Voice sessions
 
 client -> gateway
     session.update            {session: {template?, context?, vad?, input_audio_format?,
-                                         sample_rate?}}  (template and context from the
+                                         sample_rate?, stt?: {prompt}}}  (template,
+                                         context and the transcription prompt from the
                                          next turn)
     input_audio_buffer.append {audio: base64, PCM16 mono at the session's sample rate
                                (16 kHz unless `?sample_rate=` or `session.update` says)}
@@ -12,7 +13,7 @@ client -> gateway
     response.cancel             stop the answer being given
 
 gateway -> client
-    session.created / session.updated {session: {template, vad}}
+    session.created / session.updated {session: {template, vad, stt?: {prompt}}}
     input_audio_buffer.speech_started / speech_stopped / committed
     transcription.partial / transcription.final {text}
     response.created {response_id}
@@ -113,7 +114,18 @@ def _retemplate(session: Any) -> dict[str, Any]:
     fmt, rate = session.get("input_audio_format"), session.get("sample_rate")
     if fmt is not None or rate is not None:
         update["format"] = input_format(fmt, rate)
+    if "stt" in session:
+        update["stt_prompt"] = _stt_prompt(session["stt"])
     return update
+
+
+def _stt_prompt(stt: Any) -> str | None:
+    """`session.stt`: the transcription `prompt` (words and names to expect, as the
+    Realtime protocol's `audio.input.transcription.prompt`); null or empty clears it."""
+    prompt = stt.get("prompt") if isinstance(stt, dict) else None
+    if not isinstance(stt, dict) or set(stt) - {"prompt"} or not isinstance(prompt, str | None):
+        raise RealtimeError("invalid_event", "'session.stt' must be {prompt: a string or null}.")
+    return prompt or None
 
 
 def input_format(fmt: Any, rate: Any) -> dict[str, Any]:
@@ -135,8 +147,11 @@ def _legacy(event: Mapping[str, Any]) -> dict[str, Any] | None:
     kind = event["type"]
     if kind in ("session.created", "session.updated"):
         session = event["session"]
-        vad = session.get("audio", {}).get("input", {}).get("turn_detection") is not None
-        return {"type": kind, "session": {"template": session.get("model"), "vad": vad}}
+        heard = session.get("audio", {}).get("input", {})
+        vad = heard.get("turn_detection") is not None
+        body = {"template": session.get("model"), "vad": vad}
+        prompt = (heard.get("transcription") or {}).get("prompt")
+        return {"type": kind, "session": body | ({"stt": {"prompt": prompt}} if prompt else {})}
     if kind in PLAIN:
         return {"type": kind}
     if kind == "error":

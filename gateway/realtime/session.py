@@ -23,7 +23,7 @@ from typing import Any, Protocol
 import attrs
 import trio
 
-from gateway.kernels.voice.session import Cascade, Replan, Retemplate
+from gateway.kernels.voice.session import KEEP, Cascade, Replan, Retemplate
 from gateway.kernels.voice.vad import FRAME_MS, START_FRAMES, Classifier, TurnDetector
 from gateway.platform.errors import ApiError, from_provider_error
 from gateway.realtime.answer import (
@@ -184,12 +184,15 @@ class RealtimeSession:
             config = apply_update(config, {"audio": {"input": {"format": update["format"]}}})
         if "vad" in update:
             config = attrs.evolve(config, turn_detection=TurnDetection() if update["vad"] else None)
-        if "template" in update:
+        if "stt_prompt" in update and config.transcription is not None:
+            heard = attrs.evolve(config.transcription, prompt=update["stt_prompt"])
+            config = attrs.evolve(config, transcription=heard)
+        if "template" in update or "stt_prompt" in update:  # the stages planned again
             if self._retemplate_to is None:
                 raise RealtimeError("invalid_event", "This session's template is fixed.")
             try:
                 cascade, config = await self._retemplate_to(
-                    update["template"], update["context"], config
+                    update.get("template"), update.get("context", KEEP), config
                 )
             except ApiError as error:
                 raise RealtimeError(error.code, error.message) from None

@@ -11,8 +11,8 @@ writes of one response never pass each other. At most `limit` run at once, and
 
 A finished run stays in memory a while (`FINISHED_KEEP_S`, at most `limit` of them) for
 its events (`replay.EventLog`) and an idempotent cancel; the store has its final state.
-A process that stops leaves its runs `in_progress` in the store: the next start marks
-them `failed` (`sweep`), before any run of its own exists.
+A process that stops leaves its runs `in_progress` in the store: the next start of the
+gateway marks them `failed` (`sweep`), before it serves.
 """
 
 from __future__ import annotations
@@ -144,13 +144,9 @@ class BackgroundResponses:
         self._finished: OrderedDict[Key, Run] = OrderedDict()
         self._by_workspace: Counter[str] = Counter()
 
-    async def run(
-        self, *, sweep: bool = True, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
-    ) -> None:
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Own the runs until cancelled (which cancels them: the next start marks them
-        failed). `sweep` first marks the runs a previous process left unfinished."""
-        if sweep:
-            await self.sweep()
+        failed, `sweep`)."""
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()
@@ -160,8 +156,10 @@ class BackgroundResponses:
                 self._nursery = None
 
     async def sweep(self) -> int:
-        """Mark `failed` the background responses a stopped process left unfinished (at
-        start, before any run of this process exists); how many."""
+        """Mark `failed` the background responses a stopped process left unfinished; how
+        many. Once per start of the whole gateway, before it serves
+        (`gateway.app.server.prepare_store`: the supervisor of `--workers N`, else the one
+        process): a worker restarted alone must not fail the others' runs."""
         marked = await self._db.run(lambda db: fail_unfinished(db, RESTARTED))
         if marked:
             logger.warning("background responses: %d left unfinished marked failed", marked)

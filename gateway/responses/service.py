@@ -10,6 +10,9 @@ stands between an answer and its client. A
 stored response expires `responses_retention_days` after its creation (the retention
 worker erases it) and is erased, not merely deleted, on `DELETE`.
 
+A create with `background: true` is answered `queued` and run behind its answer
+(`background`, `background_runs`); `GET`, `cancel` and `DELETE` see such a run as it is.
+
 Orchestration only: reading is `input`, rendering `render`/`events`, storage
 `store.responses`.
 """

@@ -111,6 +111,9 @@ class ChatChoice:
     finish_reason: str
     tool_calls: tuple[ToolCall, ...] = ()
     logprobs: tuple[TokenLogprob, ...] | None = None
+    audio: Mapping[str, Any] | None = None
+    """The spoken answer (`message.audio`: `id`, `data`, `expires_at`, `transcript`) when
+    the request asked for the audio modality; relayed as the vendor sent it."""
 
 
 @attrs.frozen(slots=True)
@@ -132,11 +135,15 @@ class ChatResult:
     more_choices: tuple[ChatChoice, ...] = ()
     moderation: Mapping[str, Any] | None = None
     """The vendor's moderation results (OpenAI's `moderation`, when it was asked)."""
+    audio: Mapping[str, Any] | None = None
+    """The first choice's spoken answer (`ChatChoice.audio`)."""
 
     @property
     def choices(self) -> tuple[ChatChoice, ...]:
         """Every choice, the first one included, in index order."""
-        first = ChatChoice(0, self.content, self.finish_reason, self.tool_calls, self.logprobs)
+        first = ChatChoice(
+            0, self.content, self.finish_reason, self.tool_calls, self.logprobs, self.audio
+        )
         return (first, *self.more_choices)
 
 
@@ -165,6 +172,7 @@ def result_of_choices(
         logprobs=head.logprobs,
         more_choices=tuple(rest),
         moderation=moderation,
+        audio=head.audio,
     )
 
 
@@ -173,9 +181,11 @@ class ChatChunk:
     """One event of a streamed chat answer, already in canonical terms.
 
     A chunk carries any of: a piece of text, pieces of tool calls, the log-probabilities
-    of its text's tokens, the finish reason (once per choice, at its end), and the usage
-    (once, when the upstream reports it). `index` says which of the `n` choices the
-    piece belongs to (0 unless `n` > 1).
+    of its text's tokens, a piece of the spoken answer (`delta.audio`: its `id`, more of
+    its `transcript` or `data`, its `expires_at`, relayed as the vendor sent them), the
+    finish reason (once per choice, at its end), and the usage (once, when the upstream
+    reports it). `index` says which of the `n` choices the piece belongs to (0 unless
+    `n` > 1).
     """
 
     content: str | None = None
@@ -185,3 +195,4 @@ class ChatChunk:
     index: int = 0
     logprobs: tuple[TokenLogprob, ...] | None = None
     moderation: Mapping[str, Any] | None = None
+    audio: Mapping[str, Any] | None = None

@@ -246,7 +246,7 @@ async def test_streamed_log_probabilities_spell_the_text(
         ("gemini-2.5-pro", {"reasoning_effort": "none"}, "reasoning_effort"),
         (
             "gpt-4.1-mini",
-            {"modalities": ["text", "audio"], "audio": {"voice": "alloy"}},
+            {"modalities": ["text", "audio"], "audio": {"voice": "alloy", "format": "wav"}},
             "modalities",
         ),
     ],

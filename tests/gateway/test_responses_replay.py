@@ -5,7 +5,6 @@ forgetting, without a gateway, at exact virtual times."""
 from __future__ import annotations
 
 import json
-from functools import partial
 
 import orjson
 import pytest
@@ -160,7 +159,7 @@ async def test_a_run_times_out_cancels_and_forgets_at_exact_times(
     keeper = FakeKeeper()
     runs = runs_over(keeper)
     async with trio.open_nursery() as nursery:
-        await nursery.start(partial(runs.run, sweep=False))
+        await nursery.start(runs.run)
         slow = await runs.start(queued_record("resp_slow"), forever, opening=None)
         await slow.done.wait()  # the deadline: failed, its upstream work cancelled
         assert trio.current_time() == 100 and slow.status == "failed"

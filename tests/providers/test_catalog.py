@@ -274,7 +274,10 @@ def test_model_to_api_unit_pricing(catalog: Catalog) -> None:
         "unit": "minute",
         "unit_price": 0.006,
     }
-    assert "deprecation" not in service and "aliases" not in service
+    assert "aliases" not in service
+    # OpenAI shuts whisper-1 down on 2027-02-26 (the `openai` package's model docstrings).
+    assert service["deprecation"]["sunset_date"] == "2027-02-26"
+    assert service["deprecation"]["replacement"] == "gpt-transcribe"
 
 
 # ------------------------------------------------------------------------------ validation

@@ -101,7 +101,8 @@ def model(name: str) -> ModelInfo:
         ("cohere", {"n": 2}, "n"),
         ("cohere", {"frequency_penalty": -1.0}, "frequency_penalty"),
         ("cohere", {"top_p": 0.001}, "top_p"),
-        ("openai", {"modalities": ("text", "audio")}, "modalities"),
+        ("anthropic", {"modalities": ("text", "audio")}, "modalities"),
+        ("google", {"audio": {"voice": "alloy", "format": "wav"}}, "audio"),
         ("openai", {"web_search_options": {}}, "web_search_options"),
     ],
 )
@@ -138,6 +139,18 @@ def test_a_model_that_samples_its_own_way_refuses_a_temperature() -> None:
     found = refusal("openai", request, reasoning)
     assert found is not None and found.param == "temperature"
     assert refusal("openai", ChatRequest(model="o3", messages=HELLO), reasoning) is None
+
+
+def test_spoken_answers_need_an_audio_model() -> None:
+    """`modalities: ["audio"]` and `audio` are OpenAI's audio models' (gpt-audio...)."""
+    spoken = {"voice": "alloy", "format": "wav"}
+    request = ChatRequest(model="x", messages=HELLO, modalities=("text", "audio"), audio=spoken)
+    assert refusal("openai", request, model("gpt-audio")) is None
+    found = refusal("openai", request, model("gpt-4o-mini"))
+    assert found is not None and found.param == "modalities"
+    assert "audio models" in found.reason
+    # A model the catalog does not describe is left to its vendor.
+    assert refusal("openai", request, None) is None
 
 
 def test_reasoning_effort_needs_a_model_that_reasons() -> None:

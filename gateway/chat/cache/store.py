@@ -38,10 +38,13 @@ LOGPROB_BYTES = 64
 
 
 def is_cacheable(result: ChatResult) -> bool:
-    """Only a complete answer with something in every choice: never a filtered or empty one."""
+    """Only a complete answer with something in every choice: never a filtered or empty
+    one, and never a spoken one (its audio `id` names a clip the vendor keeps only until
+    `expires_at`, for the next turn: a replay would hand out an id the vendor forgot)."""
     return all(
         choice.finish_reason in CACHEABLE_FINISH_REASONS
         and (bool(choice.content) or bool(choice.tool_calls))
+        and choice.audio is None
         for choice in result.choices
     )
 

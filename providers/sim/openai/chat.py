@@ -14,6 +14,7 @@ import attrs
 from providers.sim import content
 from providers.sim.core import Fault, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import apply_fault
+from providers.sim.openai.chat_audio import Voice, heard_clips, speaking, spoken_events
 from providers.sim.openai.common import (
     _COMPACT,
     _TEXT_COMPLETION,
@@ -374,23 +375,33 @@ class ChunkEncoder:
         return self._prefix + b'],"usage":' + body + b"}\n\n"
 
 
-async def chat_stream(plan: ChatPlan, ctx: SimContext, fault: Fault | None) -> AsyncIterator[bytes]:
+async def chat_stream(
+    plan: ChatPlan, ctx: SimContext, fault: Fault | None, voice: Voice | None = None
+) -> AsyncIterator[bytes]:
     """The SSE events of a streamed completion, paced; ends with `data: [DONE]`.
 
     Each choice in turn: the role comes with its first paced group (after the time to
     first token), as OpenAI sends it, then its text (with its tokens' log-probabilities
-    when asked) or its tool call, then its finish. A fault may stall or cut the stream
-    (`StreamCut`) part-way.
+    when asked), its spoken answer (`chat_audio`) or its tool call, then its finish. A
+    fault may stall or cut the stream (`StreamCut`) part-way.
     """
     encoder = ChunkEncoder(plan)
+    spoken = voice.spoken if voice is not None else {}
     for choice in plan.choices:
-        async with aclosing(_choice_events(encoder, choice, ctx, fault)) as events:
+        answer = spoken.get(choice.index)
+        events = (
+            _choice_events(encoder, choice, ctx, fault)
+            if answer is None
+            else spoken_events(encoder, choice, answer, ctx, fault)
+        )
+        async with aclosing(events):
             async for event in events:
                 yield event
     if plan.moderation_model is not None:
         yield encoder.moderation(moderation_json(plan.moderation_model))
     if plan.include_usage:
-        yield encoder.usage(usage_json(plan.prompt_tokens, plan.completion_tokens))
+        usage = usage_json(plan.prompt_tokens, plan.completion_tokens)
+        yield encoder.usage(voice.usage(usage) if voice is not None else usage)
     yield DONE
 
 
@@ -441,14 +452,18 @@ async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse 
     """`POST /v1/chat/completions`, streamed or not."""
     try:
         check_auth(request)
-        args = chat_args(parse_body(request))
+        body = parse_body(request)
+        args = chat_args(body)
+        asked = speaking(body, args.model)
+        clips = heard_clips(args.messages, args.model)
         fault = ctx.fault(args.model, VENDOR)
         await apply_fault(fault, lambda f, _: fault_error(f, args.model))
         plan = plan_chat(args, ctx)
+        voice = await Voice.of(plan, asked, clips, ctx) if asked or clips else None
     except OpenAIError as error:
         return error.response()
     if args.stream:
-        return SimStream(chat_stream(plan, ctx, fault), headers=_headers())
+        return SimStream(chat_stream(plan, ctx, fault, voice), headers=_headers())
     call = plan.tool_call
     pieces = content.fragments(call.arguments) if call else plan.tokens
     for choice in plan.more_choices:
@@ -456,4 +471,7 @@ async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse 
             choice.tokens or [choice.tool_call.arguments if choice.tool_call else ""]
         )
     await ctx.pace_whole(pieces, fault)
-    return SimResponse(200, encode_completion(plan), headers=_headers())
+    if voice is None:
+        return SimResponse(200, encode_completion(plan), headers=_headers())
+    answer = voice.completion(completion_json(plan))
+    return SimResponse(200, json.dumps(answer, separators=_COMPACT).encode(), headers=_headers())

@@ -42,7 +42,7 @@ async def test_a_deprecated_transcription_models_answer_says_so(
     assert_deprecated(raw.headers, facts)
     assert raw.headers["x-service-model"] == DIARIZE
     current = await client.audio.transcriptions.with_raw_response.create(
-        model="gpt-4o-mini-transcribe", file=("a.wav", SHORT_WAV)
+        model="gpt-transcribe", file=("a.wav", SHORT_WAV)
     )
     assert "deprecation" not in current.headers and "sunset" not in current.headers
     assert "link" not in current.headers
