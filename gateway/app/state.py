@@ -157,7 +157,7 @@ class AppState:
 
     @responses.default
     def _default_responses(self) -> ResponseKeeper:
-        return ResponseKeeper(self.db)
+        return ResponseKeeper(self.db, self.usage)  # written by the usage writer's batches
 
     @exports.default
     def _default_exports(self) -> ExportRuntime:
