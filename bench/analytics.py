@@ -35,7 +35,8 @@ from typing import Any
 import httpx
 import trio
 
-from bench.files import free_port, rss_kib, wait_ready
+from bench.procs import free_port
+from bench.uploads import rss_kib, wait_ready
 from store import usage_rollups
 from store.db import open_database
 from store.usage import _INSERT, UsageRecord, insert_records

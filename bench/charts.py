@@ -49,6 +49,7 @@ def draw(results: dict[str, Any], path: Path) -> Path | None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
 
     panels = _panels(results)
     if not panels:
@@ -56,7 +57,9 @@ def draw(results: dict[str, Any], path: Path) -> Path | None:
     heights = [height for height, _ in panels]
     fig = plt.figure(figsize=(12, sum(heights) + FOOTER_IN), layout="constrained")
     footer = FOOTER_IN / (sum(heights) + FOOTER_IN)  # the footer's strip, as a fraction
-    fig.get_layout_engine().set(rect=(0, footer, 1, 1 - footer))  # left, bottom, width, height
+    engine = fig.get_layout_engine()
+    assert isinstance(engine, ConstrainedLayoutEngine)  # layout="constrained" above
+    engine.set(rect=(0, footer, 1, 1 - footer))  # left, bottom, width, height
     subfigures = fig.subfigures(len(panels), 1, height_ratios=heights, squeeze=False)
     for sub, (_, panel) in zip(subfigures.flat, panels, strict=True):
         panel(results, sub)

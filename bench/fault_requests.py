@@ -161,7 +161,7 @@ async def speech(client: httpx.AsyncClient) -> tuple[str, str]:
 
 def _is_wav(data: bytes) -> bool:
     try:
-        with wave.open(io.BytesIO(data)) as audio:
+        with wave.open(io.BytesIO(data), "rb") as audio:
             return audio.getnframes() > 0
     except (wave.Error, EOFError):
         return False

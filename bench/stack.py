@@ -141,9 +141,11 @@ def _start_gateway(
     env: Mapping[str, str] | None = None,
     name: str = "gateway",
     deadline_s: float = READY_DEADLINE_S,
+    module: str = "gateway",
 ) -> Target:
     """A gateway process against the simulator at `sim_port` (`wrapper`: a command it
-    runs under, such as valgrind; `env`: settings over `GATEWAY_ENV`)."""
+    runs under, such as valgrind; `env`: settings over `GATEWAY_ENV`; `module`: what
+    `python -m` runs, `bench.core_serve` for a gateway composed as a core install)."""
     port = procs.free_port()
     environ = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
     environ.update(GATEWAY_ENV)
@@ -153,7 +155,7 @@ def _start_gateway(
         OPENAI_BASE_URL=f"http://127.0.0.1:{sim_port}{SIM_PATH.removesuffix(CHAT_PATH)}",
     )
     environ.update(env or {})
-    argv = [*wrapper, sys.executable, "-m", "gateway", "serve"]
+    argv = [*wrapper, sys.executable, "-m", module, "serve"]
     argv += ["--host", "127.0.0.1", "--port", str(port), "--data-dir", str(work / f"{name}-data")]
     gateway = procs.start(name, argv, cores=pinning.gateway, log_dir=work, env=environ)
     cleanup.callback(gateway.stop)

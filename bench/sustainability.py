@@ -100,7 +100,7 @@ def dashboard(db: sqlite_utils.Database, period: Period) -> None:
         days=period.days,
     )
     opportunities.report(catalog, analysis)
-    figures.summary(current, previous)
+    figures.summary(current, previous, result.overall)
     figures.time_series(daily, period.dates())
 
 

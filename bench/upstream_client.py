@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import trio
 
@@ -33,7 +33,8 @@ from gateway.platform.config import Settings  # noqa: E402
 from providers.upstream import Upstream  # noqa: E402
 
 HEADERS = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
-CLIENTS = ("httpx", "lean")
+Client = Literal["lean", "httpx"]  # `Settings.upstream_client`
+CLIENTS: tuple[Client, ...] = ("httpx", "lean")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -102,7 +103,7 @@ async def drive(client: Upstream, url: str, data: bytes, stream: bool, n: int, t
             nursery.start_soon(worker, share + (index < extra))
 
 
-async def measure(kind: str, url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+async def measure(kind: Client, url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     rows = []
     for stream in (False, True):
         data = body(stream, args.max_tokens)

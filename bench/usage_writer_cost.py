@@ -62,7 +62,7 @@ class NullSink:
     async def start(self) -> None:
         return None
 
-    async def write(self, batch: list[UsageRecord]) -> float:
+    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
         await trio.lowlevel.checkpoint()
         return 0.0
 

@@ -30,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from typing import Any
 
 from bench import litellm_env, load, procs
@@ -175,11 +176,11 @@ def combined(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     is all requests over all the time, per-request figures are weighted by requests,
     latency percentiles are the median of the rounds'; each round's own figures stay
     under `rounds`, with the machine's stolen share."""
-    requests = sum(r["requests"] for r in rounds)
+    requests = sum(int(r["requests"]) for r in rounds)
     per = max(requests, 1)
 
     def weighted(value: Callable[[dict[str, Any]], float]) -> float:
-        return round(sum(value(r) * r["requests"] for r in rounds) / per, 3)
+        return round(sum(value(r) * int(r["requests"]) for r in rounds) / per, 3)
 
     def share(name: str) -> float:
         return round(statistics.fmean(r["cpu"][name] for r in rounds), 3)
@@ -195,8 +196,7 @@ def combined(rounds: list[dict[str, Any]]) -> dict[str, Any]:
         "server_cpu_ms_per_request": weighted(lambda r: r["server_cpu_ms_per_request"]),
         "cpu": {
             "cpu_ms_per_request": {
-                name: weighted(lambda r, n=name: r["cpu"]["cpu_ms_per_request"].get(n, 0.0))
-                for name in sorted(names)
+                name: weighted(partial(_cpu_ms, name)) for name in sorted(names)
             },
             "machine_idle_share": share("machine_idle_share"),
             "machine_steal_share": share("machine_steal_share"),
@@ -209,6 +209,11 @@ def combined(rounds: list[dict[str, Any]]) -> dict[str, Any]:
             sum(r["redis_script_us"] for r in rounds) / per, 1
         )
     return point
+
+
+def _cpu_ms(name: str, point: dict[str, Any]) -> float:
+    """One process's CPU-ms per request in a round (0 where it did not run)."""
+    return float(point["cpu"]["cpu_ms_per_request"].get(name, 0.0))
 
 
 def _round_summary(point: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import base64
 import struct
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, aclosing, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 import httpx
@@ -39,6 +39,16 @@ from providers.upstream import (
     UpstreamStream,
 )
 from streams.sse import SSEDecoder, SSEEvent
+
+
+class EventReader(Protocol):
+    """A vendor's stream read event by event (`HttpProvider.chunk_batches`): `read` gives
+    an event's chunks, `end` those the stream's end gives (or raises what its end means:
+    a stream cut before it finished, a failure held until the transfer ended)."""
+
+    def read(self, event: SSEEvent) -> list[ChatChunk]: ...
+
+    def end(self) -> list[ChatChunk]: ...
 
 
 def read_json(body: bytes | str) -> Any:
@@ -249,6 +259,29 @@ class HttpProvider(Provider):
             raise StreamInterrupted(
                 self.provider_id, f"the upstream stream broke: {type(exc).__name__}"
             ) from exc
+
+    async def chunk_batches(
+        self, response: UpstreamStream, reader: EventReader
+    ) -> AsyncGenerator[list[ChatChunk], None]:
+        """The chat chunks each network read completed (`reader.read` of each event),
+        then `reader.end()`'s: the shape `streams.batched.Batched` hands to the stream
+        body, read in the writer's task. A failure `read` raises ends the stream after
+        the chunks before it (they are the client's); consume it under `aclosing`."""
+        async with aclosing(self.sse_batches(response)) as reads:
+            async for events in reads:
+                chunks: list[ChatChunk] = []
+                try:
+                    for event in events:
+                        chunks += reader.read(event)
+                except ProviderError:
+                    if chunks:
+                        yield chunks
+                    raise
+                if chunks:
+                    yield chunks
+        last = reader.end()
+        if last:
+            yield last
 
     def event_json(self, event: SSEEvent) -> Any:
         """The decoded JSON of a stream event; None for an event without data or the

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -40,6 +40,7 @@ from providers.errors import (
     refuse_top_k,
 )
 from providers.http import (
+    HttpProvider,
     decode_vectors,
     parse_usage,
     read_json,
@@ -63,7 +64,8 @@ from providers.types import (
     ToolCallDelta,
     result_of_choices,
 )
-from providers.upstream import UpstreamStream
+from streams.batched import Batched
+from streams.sse import SSEEvent
 
 _PASSED_FIELDS = (
     "temperature",
@@ -472,44 +474,16 @@ class MistralProvider(MistralAudio, MistralLive):
         return parse_chat(data, self.provider_id)
 
     @asynccontextmanager
-    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
-        """The answer's chunks as they arrive; leaving the context closes the response."""
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
+        """The answer's chunks, a network read's at a time (`streams.batched`); leaving
+        the context closes the response."""
         refuse_top_k(self.provider_id, request.top_k)
         payload = chat_payload(request, stream=True)
         async with (
             self.open_stream("/v1/chat/completions", payload, model=request.model) as resp,
-            aclosing(self._chunks(resp)) as chunks,
+            aclosing(self.chunk_batches(resp, _CompletionEvents(self))) as chunks,
         ):
-            yield chunks
-
-    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
-        """Canonical chunks until `[DONE]`; a stream ending without a finish reason was cut."""
-        reader = ChunkReader(self.provider_id)
-        finished = False
-        async with aclosing(self._payloads(response)) as payloads:
-            async for data in payloads:
-                for chunk in reader.feed(data):
-                    finished = finished or chunk.finish_reason is not None
-                    yield chunk
-        if not finished:
-            raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
-
-    async def _payloads(self, response: UpstreamStream) -> AsyncGenerator[Mapping[str, Any], None]:
-        """The decoded JSON of each event before `[DONE]`; an error event is raised.
-
-        The body is read to its end even after `[DONE]` (nothing but the end follows), so
-        that the byte iterators underneath finish rather than being left to the collector.
-        """
-        done = False
-        async with aclosing(self.sse_events(response)) as events:
-            async for event in events:
-                done = done or event.data == "[DONE]"
-                data = None if done else self.event_json(event)
-                if not isinstance(data, dict):
-                    continue
-                if data.get("object") == "error":
-                    raise stream_error(self.provider_id, data)
-                yield data
+            yield Batched(chunks, lambda: resp.complete)
 
     async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
         data = await self.post_json(
@@ -523,3 +497,32 @@ class MistralProvider(MistralAudio, MistralLive):
 
     async def list_models(self) -> list[str]:
         return parse_model_ids(await self.get_json("/v1/models"))
+
+
+class _CompletionEvents:
+    """Mistral's stream events as canonical chunks (`HttpProvider.chunk_batches`) until
+    `[DONE]`, the rest read to the end unread; an error event is raised, and a stream
+    ending without a finish reason was cut."""
+
+    def __init__(self, provider: HttpProvider) -> None:
+        self._provider = provider
+        self._reader = ChunkReader(provider.provider_id)
+        self._done = self._finished = False
+
+    def read(self, event: SSEEvent) -> list[ChatChunk]:
+        self._done = self._done or event.data == "[DONE]"
+        data = None if self._done else self._provider.event_json(event)
+        if not isinstance(data, dict):
+            return []
+        if data.get("object") == "error":
+            raise stream_error(self._provider.provider_id, data)
+        chunks = self._reader.feed(data)
+        self._finished = self._finished or any(c.finish_reason is not None for c in chunks)
+        return chunks
+
+    def end(self) -> list[ChatChunk]:
+        if not self._finished:
+            raise StreamInterrupted(
+                self._provider.provider_id, "the upstream stream ended before finishing"
+            )
+        return []

@@ -172,6 +172,27 @@ def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:
     return with_usage(chunks, usage) if usage else chunks
 
 
+def plain_text(data: Any) -> str | None:
+    """The text of an event that is nothing but the first choice's plain text delta
+    (most events of a stream: no finish, tool call, log-probabilities, usage or
+    moderation), "" for such an event without text (the role's); None for any other
+    event, which `parse_chunks` reads whole. One look instead of the layers a chunk of
+    any shape goes through."""
+    if type(data) is not dict or data.get("usage") or data.get("moderation") or "error" in data:
+        return None
+    choices = data.get("choices")
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("index") or choice.get("finish_reason") is not None:
+        return None
+    delta = choice.get("delta")
+    if choice.get("logprobs") is not None or type(delta) is not dict or delta.get("tool_calls"):
+        return None
+    content = delta.get("content")
+    return content if type(content) is str else None
+
+
 def _choice_chunk(choice: Mapping[str, Any]) -> ChatChunk | None:
     """One choice's delta; None when it carries nothing. A plain text delta (one per
     streamed token: no tool call, no log-probabilities) is made without the rest."""
@@ -303,13 +324,17 @@ class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
             if done:
                 continue
             try:
-                chunks += self._event_chunks(event)
+                data = self.event_json(event)
+                text = plain_text(data)
+                if text is None:
+                    chunks += self._event_chunks(data)
+                elif text:
+                    chunks.append(ChatChunk(text))
             except ProviderError as exc:
                 return chunks, done, exc
         return chunks, done, None
 
-    def _event_chunks(self, event: SSEEvent) -> list[ChatChunk]:
-        data = self.event_json(event)
+    def _event_chunks(self, data: Any) -> list[ChatChunk]:
         if not isinstance(data, dict):
             return []
         if "error" in data:

@@ -84,14 +84,15 @@ class SSEDecoder:
         """
         blocks = buffer.split(b"\n\n")
         rest = blocks.pop()  # after the last blank line: an event still arriving
-        make, last_id, retry = SSEEvent._make, self._id, self._retry
+        # `tuple.__new__` is what `SSEEvent._make` does, without its Python frame.
+        new, last_id, retry, append = tuple.__new__, self._id, self._retry, events.append
         for taken, block in enumerate(blocks):
             if block[:5] != b"data:" or b"\n" in block:
                 # another field, a comment, several lines: the line rules from here
                 return b"\n\n".join([*blocks[taken:], rest])
             value = block[6:] if block[5:6] == b" " else block[5:]
             data = value.decode("utf-8", errors="replace")
-            events.append(make((data, "message", last_id, retry)))
+            append(new(SSEEvent, (data, "message", last_id, retry)))
         return rest
 
     def close(self) -> list[SSEEvent]:

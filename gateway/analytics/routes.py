@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+import attrs
 from quart import Blueprint, Response, request
 
 from gateway.analytics import answers, exports, service
@@ -38,6 +39,7 @@ from gateway.platform.web import json_response, read_object
 A = "/v1/management/analytics"
 TAG = "analytics"
 Page = Callable[[AnalyticsServices, service.Scope], Awaitable[Mapping[str, Any]]]
+View = Callable[[], Awaitable[Response]]
 PERIOD_ERRORS: Mapping[int, str] = {400: "invalid_period"}
 EXPORT_ERRORS: Mapping[int, str] = {404: "export_not_found"}
 # The export file in each format's media type (without its parameters): a JSON export
@@ -57,7 +59,7 @@ def _base_url() -> str:
     return request.host_url.rstrip("/")
 
 
-def _page(summary: str, query: type, answer: type) -> Callable[[Any], Any]:
+def _page(summary: str, query: type, answer: type) -> Callable[[View], View]:
     return operation(
         summary,
         TAG,
@@ -68,76 +70,105 @@ def _page(summary: str, query: type, answer: type) -> Callable[[Any], Any]:
     )
 
 
-def analytics_blueprint(analytics: AnalyticsServices) -> Blueprint:
-    bp = Blueprint("analytics", __name__)
+@attrs.frozen
+class Report:
+    """One read-only analytics page: where it is served, what it declares, what reads it."""
 
-    async def page(read: Page, query: type[PeriodQuery | SeriesQuery | UsageQuery]) -> Response:
+    endpoint: str
+    path: str
+    summary: str
+    query: type[PeriodQuery | SeriesQuery | UsageQuery]
+    answer: type
+    read: Page
+
+
+REPORTS = (
+    Report(
+        "usage",
+        "/usage",
+        "Requests, tokens, cost and latency percentiles over a period, as a series",
+        UsageQuery,
+        answers.UsagePage,
+        service.usage,
+    ),
+    Report(
+        "usage_models",
+        "/usage/models",
+        "Usage per model and provider",
+        PeriodQuery,
+        answers.ModelsPage,
+        service.models,
+    ),
+    Report(
+        "usage_api_keys",
+        "/usage/api-keys",
+        "Usage per API key, with the requests its limits refused",
+        PeriodQuery,
+        answers.ApiKeysPage,
+        service.api_keys,
+    ),
+    Report(
+        "costs",
+        "/costs",
+        "Costs at list prices, what the response cache saved, and what was billed",
+        SeriesQuery,
+        answers.CostsPage,
+        service.costs,
+    ),
+    Report(
+        "performance",
+        "/performance",
+        "Latency percentiles, throughput and reliability, overall and per provider",
+        PeriodQuery,
+        answers.PerformancePage,
+        service.performance,
+    ),
+    Report(
+        "errors",
+        "/errors",
+        "Failed and refused requests by type, provider and model",
+        PeriodQuery,
+        answers.ErrorsPage,
+        service.errors,
+    ),
+    Report(
+        "cache",
+        "/cache",
+        "Response cache hits and misses of chat answers, and what the hits saved",
+        PeriodQuery,
+        answers.CachePage,
+        service.cache,
+    ),
+)
+
+
+def analytics_blueprint(analytics: AnalyticsServices) -> Blueprint:
+    """The analytics routes: the period reports, the live page, the exports."""
+    bp = Blueprint("analytics", __name__)
+    for report in REPORTS:
+        bp.get(f"{A}{report.path}", endpoint=report.endpoint)(_report_view(analytics, report))
+    _realtime_route(bp, analytics)
+    _export_routes(bp, analytics)
+    _export_file_routes(bp, analytics)
+    return bp
+
+
+def _report_view(analytics: AnalyticsServices, report: Report) -> View:
+    """The view of one period report: the caller's workspace, the period asked, the figures."""
+
+    @_page(report.summary, report.query, report.answer)
+    async def view() -> Response:
         principal = await _caller(analytics, "view_analytics")
-        asked = analytics_query(parse_query(query, request.args), today=service.today())
-        figures = await read(analytics, service.Scope(principal.workspace_id, asked))
+        asked = analytics_query(parse_query(report.query, request.args), today=service.today())
+        figures = await report.read(analytics, service.Scope(principal.workspace_id, asked))
         # orjson (`jsonio.dumps`): an hourly series of 30 days is ~450 kB of numbers, which
         # the stdlib encoder takes several times longer to write.
         return Response(jsonio.dumps(figures), content_type="application/json")
 
-    @bp.get(f"{A}/usage")
-    @_page(
-        "Requests, tokens, cost and latency percentiles over a period, as a series",
-        UsageQuery,
-        answers.UsagePage,
-    )
-    async def usage() -> Response:
-        return await page(service.usage, UsageQuery)
+    return view
 
-    @bp.get(f"{A}/usage/models")
-    @_page("Usage per model and provider", PeriodQuery, answers.ModelsPage)
-    async def usage_models() -> Response:
-        return await page(service.models, PeriodQuery)
 
-    @bp.get(f"{A}/usage/api-keys")
-    @_page(
-        "Usage per API key, with the requests its limits refused",
-        PeriodQuery,
-        answers.ApiKeysPage,
-    )
-    async def usage_api_keys() -> Response:
-        return await page(service.api_keys, PeriodQuery)
-
-    @bp.get(f"{A}/costs")
-    @_page(
-        "Costs at list prices, what the response cache saved, and what was billed",
-        SeriesQuery,
-        answers.CostsPage,
-    )
-    async def costs() -> Response:
-        return await page(service.costs, SeriesQuery)
-
-    @bp.get(f"{A}/performance")
-    @_page(
-        "Latency percentiles, throughput and reliability, overall and per provider",
-        PeriodQuery,
-        answers.PerformancePage,
-    )
-    async def performance() -> Response:
-        return await page(service.performance, PeriodQuery)
-
-    @bp.get(f"{A}/errors")
-    @_page(
-        "Failed and refused requests by type, provider and model",
-        PeriodQuery,
-        answers.ErrorsPage,
-    )
-    async def errors() -> Response:
-        return await page(service.errors, PeriodQuery)
-
-    @bp.get(f"{A}/cache")
-    @_page(
-        "Response cache hits and misses of chat answers, and what the hits saved",
-        PeriodQuery,
-        answers.CachePage,
-    )
-    async def cache() -> Response:
-        return await page(service.cache, PeriodQuery)
-
+def _realtime_route(bp: Blueprint, analytics: AnalyticsServices) -> None:
     @bp.get(f"{A}/realtime")
     @operation(
         "The last minute, the requests in flight and waiting, and provider status",
@@ -152,6 +183,10 @@ def analytics_blueprint(analytics: AnalyticsServices) -> Blueprint:
         active = analytics.drain.in_flight
         figures = await service.realtime(analytics, principal.workspace_id, active_requests=active)
         return json_response(figures)
+
+
+def _export_routes(bp: Blueprint, analytics: AnalyticsServices) -> None:
+    """Ordering an export, and the list to follow them."""
 
     @bp.post(f"{A}/export")
     @operation(
@@ -188,6 +223,10 @@ def analytics_blueprint(analytics: AnalyticsServices) -> Blueprint:
         base = _base_url()
         return json_response(listing([exports.render(r, base) for r in found]))
 
+
+def _export_file_routes(bp: Blueprint, analytics: AnalyticsServices) -> None:
+    """One export: its state, then its file."""
+
     @bp.get(f"{A}/export/<export_id>")
     @operation(
         "An export: processing, then complete with its download address and expiry",
@@ -220,5 +259,3 @@ def analytics_blueprint(analytics: AnalyticsServices) -> Blueprint:
         principal = await _caller(analytics, "export_data")
         parse_query(WorkspaceQuery, request.args)
         return await exports.download(analytics, principal, export_id)
-
-    return bp

@@ -60,6 +60,21 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
     family that is not mounted costs the core nothing: none of its hooks is called), and
     the families' services, into `state`: those of the families an extra gates only when
     mounted (`GATED`), the others always."""
+    _core_services(state, mounted)
+    _serving_services(state)
+    _status_services(state)
+    _people_services(state)
+    _reporting_services(state)
+    if GATED & set(mounted):  # their code loads only then (`gateway.app.gated`)
+        from gateway.app import gated
+
+        gated.assemble(state, mounted)
+
+
+def _core_services(state: AppState, mounted: Collection[str]) -> None:
+    """The engine (its usage sinks and first-result observers those of the `mounted`
+    families), admission (an agent's limits when agents are mounted), the authenticator
+    and the health probes."""
     settings = state.settings
     observed = "operator" in mounted  # the metrics count records and first results
     state.engine = Engine(
@@ -84,6 +99,12 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
     )
     state.auth = Authenticator(state.keyring, state.db)
     state.probes = Probes(state.registry, state.health, settings)
+
+
+def _serving_services(state: AppState) -> None:
+    """The families that answer model requests: chat (and the request log's body sealer),
+    retrieval, and responses in front of chat."""
+    settings = state.settings
     state.chat = ChatServices(
         state.engine,
         state.admission,
@@ -98,6 +119,20 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
     if FILES.installed():  # without the PII detector no body is kept (never clear)
         state.usage.seal = body_sealer(state).seal
     state.retrieval = RetrievalServices(state.engine, state.admission, state.auth, settings)
+    state.responses_services = ResponsesServices(
+        chat_behind(state.chat),
+        state.responses,
+        state.db,
+        state.engine.usage,
+        state.auth,
+        settings.responses_retention_days,
+        state.background_responses,
+    )
+
+
+def _status_services(state: AppState) -> None:
+    """Sustainability, the webhooks and the status page that sends through them."""
+    settings = state.settings
     state.sustainability = SustainabilityServices(
         state.db, state.catalog, state.registry, state.auth
     )
@@ -111,6 +146,12 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.auth,
         state.webhooks,
     )
+
+
+def _people_services(state: AppState) -> None:
+    """Who may do what: the organisation (its workspaces' data included), the agents and
+    the administration of keys, providers and limits."""
+    settings = state.settings
     state.organization = OrganizationServices(
         state.db,
         settings,
@@ -121,7 +162,7 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         workspace_data=(
             state.files,
             state.documents,
-            StoredResponses(state.responses),
+            StoredResponses(state.responses, state.background_responses),
             LoggedRequests(),
         ),
         bodies=state.bodies,
@@ -135,6 +176,24 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.webhooks,
         redis=state.redis,
     )
+    state.admin = AdminServices(
+        state.db,
+        settings,
+        state.auth,
+        state.keyring,
+        state.catalog,
+        state.registry,
+        state.health,
+        state.cipher,
+        state.limiter,
+        state.limits.upstream,
+        state.usage.flush,
+    )
+
+
+def _reporting_services(state: AppState) -> None:
+    """What was done: analytics, the operator's metrics and live view, the request log."""
+    settings = state.settings
     state.analytics = AnalyticsServices(
         state.db,
         settings,
@@ -157,34 +216,9 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
     state.operator = OperatorServices(
         state.db, settings, state.auth, state.metrics, live, state.usage.flush
     )
-    state.responses_services = ResponsesServices(
-        chat_behind(state.chat),
-        state.responses,
-        state.db,
-        state.engine.usage,
-        state.auth,
-        settings.responses_retention_days,
-    )
     state.request_log = RequestLogServices(
         state.auth, state.db, state.usage.flush, state.cipher, settings.request_log_days
     )
-    state.admin = AdminServices(
-        state.db,
-        settings,
-        state.auth,
-        state.keyring,
-        state.catalog,
-        state.registry,
-        state.health,
-        state.cipher,
-        state.limiter,
-        state.limits.upstream,
-        state.usage.flush,
-    )
-    if GATED & set(mounted):  # their code loads only then (`gateway.app.gated`)
-        from gateway.app import gated
-
-        gated.assemble(state, mounted)
 
 
 def chat_behind(chat: ChatServices) -> ServeChat:

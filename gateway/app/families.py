@@ -102,7 +102,11 @@ def _responses(state: AppState) -> Mounted:
     return Mounted(
         (responses_blueprint(responses),),
         tuple(responses_routes(responses)),
-        workers=(partial(response_retention.run, responses, interval),),
+        workers=(
+            partial(response_retention.run, responses, interval),
+            # one process of `--workers N` may not fail another's runs: the supervisor does
+            partial(responses.background.run, sweep=state.settings.workers <= 1),
+        ),
     )
 
 

@@ -65,56 +65,83 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
     """The services of the gated families (`gateway.app.assembly.GATED`) in `mounted`,
     and of those they call (files transcribe through audio and read pages through OCR;
     pipelines speak through audio; realtime runs on pipelines), into `state`."""
-    settings = state.settings
     if {"audio", "pipelines", "realtime", "files"} & set(mounted):
         state.voice_mappings = VoiceMappingBook()
-        state.audio = AudioServices(
-            state.engine, state.admission, state.auth, settings, state.db, state.voice_mappings
-        )
+        state.audio = _audio_services(state)
     if {"ocr", "files"} & set(mounted):
-        state.ocr = OcrServices(
-            state.engine,
-            state.admission,
-            state.auth,
-            settings,
-            state.files.blobs,
-            trio.CapacityLimiter(settings.ocr_page_concurrency),
-        )
+        state.ocr = _ocr_services(state)
     if "files" in mounted:
-        state.files_services = FilesServices(
-            state.db,
-            settings,
-            state.auth,
-            state.engine,
-            state.admission,
-            state.files,
-            file_capabilities(state),
-        )
+        state.files_services = _files_services(state)
     if "documents" in mounted:
-        state.documents_services = DocumentsServices(
-            state.db,
-            settings,
-            state.auth,
-            state.catalog,
-            state.registry,
-            state.documents,
-            endpoint(serve_embeddings, state.retrieval),
-            endpoint(serve_rerank, state.retrieval),
-        )
+        state.documents_services = _documents_services(state)
     if {"pipelines", "realtime"} & set(mounted):
-        state.pipelines = PipelinesServices(
-            state.db,
-            settings,
-            state.auth,
-            state.engine,
-            state.admission,
-            state.files.pii_scans,
-            VoiceParts(
-                stages_of(state),
-                measured_clip,
-                lambda workspace, name: mapping_named(state.audio, workspace, name),
-            ),
-        )
+        state.pipelines = _pipelines_services(state)
+
+
+def _audio_services(state: AppState) -> AudioServices:
+    return AudioServices(
+        state.engine,
+        state.admission,
+        state.auth,
+        state.settings,
+        state.db,
+        state.voice_mappings,
+    )
+
+
+def _ocr_services(state: AppState) -> OcrServices:
+    return OcrServices(
+        state.engine,
+        state.admission,
+        state.auth,
+        state.settings,
+        state.files.blobs,
+        trio.CapacityLimiter(state.settings.ocr_page_concurrency),
+    )
+
+
+def _files_services(state: AppState) -> FilesServices:
+    """Files, with what their processing uses from audio, OCR and retrieval."""
+    return FilesServices(
+        state.db,
+        state.settings,
+        state.auth,
+        state.engine,
+        state.admission,
+        state.files,
+        file_capabilities(state),
+    )
+
+
+def _documents_services(state: AppState) -> DocumentsServices:
+    """Data documents, embedded and reranked through retrieval's endpoints in process."""
+    return DocumentsServices(
+        state.db,
+        state.settings,
+        state.auth,
+        state.catalog,
+        state.registry,
+        state.documents,
+        endpoint(serve_embeddings, state.retrieval),
+        endpoint(serve_rerank, state.retrieval),
+    )
+
+
+def _pipelines_services(state: AppState) -> PipelinesServices:
+    """Pipelines, speaking through the audio family's stages and voice mappings."""
+    return PipelinesServices(
+        state.db,
+        state.settings,
+        state.auth,
+        state.engine,
+        state.admission,
+        state.files.pii_scans,
+        VoiceParts(
+            stages_of(state),
+            measured_clip,
+            lambda workspace, name: mapping_named(state.audio, workspace, name),
+        ),
+    )
 
 
 def file_capabilities(state: AppState) -> Capabilities:

@@ -332,8 +332,10 @@ async def prepare_store(
     state: AppState, settings: Settings, env: Mapping[str, str], nursery: trio.Nursery
 ) -> tuple[str | None, SimServer | None, list[str]]:
     """What runs once before the workers of `--workers N` start (the supervisor's part of
-    `run_gateway`): the admin key, and the providers (the simulators in `nursery`)."""
+    `run_gateway`): the admin key, the providers (the simulators in `nursery`), and the
+    background responses a stopped gateway left unfinished marked failed."""
     printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+    await state.background_responses.sweep()
     sim, configured = await _providers(state, settings, env, nursery)
     return printed_key, sim, configured
 

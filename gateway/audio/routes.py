@@ -116,6 +116,14 @@ async def _whole(
 
 def audio_blueprint(services: AudioServices) -> Blueprint:
     bp = Blueprint("audio", __name__)
+    _transcription_routes(bp, services)
+    _voice_routes(bp, services)
+    _mapping_routes(bp, services)
+    return bp
+
+
+def _transcription_routes(bp: Blueprint, services: AudioServices) -> None:
+    """Speech to text from an uploaded file: transcribed (whole or streamed) or translated."""
 
     @bp.post(TRANSCRIPTIONS_PATH)
     @operation(
@@ -164,6 +172,10 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         upload = await read_upload(request.body, request.headers.get("content-type"))
         return await _whole(services, principal, upload, headers, translate=True)
 
+
+def _voice_routes(bp: Blueprint, services: AudioServices) -> None:
+    """The voice catalog: listed, one voice, a spoken sample."""
+
     @bp.get("/v1/audio/voices")
     @operation(
         "The voice catalog and the standard voices",
@@ -200,13 +212,16 @@ def audio_blueprint(services: AudioServices) -> Blueprint:
         audio, answer_headers = await speak_preview(services, principal, found, headers)
         return Response(audio, headers=answer_headers, content_type="audio/mpeg")
 
-    _mapping_routes(bp, services)
-    return bp
-
 
 def _mapping_routes(bp: Blueprint, services: AudioServices) -> None:
     """Voice mappings are workspace configuration: reading them needs the role's
     `view_configuration`, changing them `configure_providers` (`gateway.audio.mappings`)."""
+    _mapping_list_routes(bp, services)
+    _one_mapping_routes(bp, services)
+
+
+def _mapping_list_routes(bp: Blueprint, services: AudioServices) -> None:
+    """The workspace's mappings: one created, all listed."""
 
     @bp.post(MAPPINGS)
     @operation(
@@ -232,6 +247,10 @@ def _mapping_routes(bp: Blueprint, services: AudioServices) -> None:
     async def list_mappings() -> Response:
         principal = await services.auth.manager("view_configuration")
         return json_response(await mappings.list_mappings(services, principal))
+
+
+def _one_mapping_routes(bp: Blueprint, services: AudioServices) -> None:
+    """One mapping: read, changed (PATCH) or replaced (PUT), deleted."""
 
     @bp.get(f"{MAPPINGS}/<mapping_id>")
     @operation(

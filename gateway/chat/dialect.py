@@ -48,13 +48,22 @@ class ChatCompletionFrames:
     def __init__(self, trip: Trip) -> None:
         self._trip = trip
         self._content = render.ContentFrames(trip)
+        self._plain = self._content.plain
 
     def opening(self) -> bytes:
         return render.role_chunks(self._trip)
 
     def chunk(self, chunk: ChatChunk) -> bytes:
         """A chunk's frames; another choice's finish (`n` > 1) ends that choice at once
-        (the first choice's is in the final chunk, with the gateway's metadata)."""
+        (the first choice's is in the final chunk, with the gateway's metadata). A plain
+        text delta of the first choice (most chunks) is its text spliced, at once."""
+        text, plain = chunk.content, self._plain
+        others = chunk.index or chunk.logprobs or chunk.tool_calls or chunk.moderation is not None
+        if text and plain is not None and not others:
+            return plain.render(text)
+        return self._whole(chunk)
+
+    def _whole(self, chunk: ChatChunk) -> bytes:
         trip, frames = self._trip, b""
         if chunk.content or chunk.logprobs:
             frames += self._content.render(chunk)

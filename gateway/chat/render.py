@@ -243,16 +243,21 @@ class ContentFrames:
     makes, without building and encoding a frame per chunk. Anything else is rendered
     whole."""
 
-    __slots__ = ("_splice", "_trip")
+    __slots__ = ("_trip", "plain")
 
     def __init__(self, trip: Trip) -> None:
         self._trip = trip
-        self._splice = Splice.around(lambda text: sse(chunk_frame(trip, {"content": text})))
+        # The first choice's plain text delta, spliced; None when every chunk is padded.
+        self.plain = (
+            None
+            if trip.params.obfuscate
+            else Splice.around(lambda text: sse(chunk_frame(trip, {"content": text})))
+        )
 
     def render(self, chunk: ChatChunk) -> bytes:
-        if chunk.index or chunk.logprobs or self._trip.params.obfuscate or not chunk.content:
+        if chunk.index or chunk.logprobs or self.plain is None or not chunk.content:
             return content_chunk(self._trip, chunk)
-        return self._splice.render(chunk.content)
+        return self.plain.render(chunk.content)
 
 
 OBFUSCATION_BLOCK = 32

@@ -22,7 +22,7 @@ import attrs
 
 from gateway.chat import render
 from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
-from gateway.chat.cache import ReplayStream, StreamAssembler
+from gateway.chat.cache import StreamAssembler, replayed
 from gateway.chat.calls import Opened, complete, open_chat_stream
 from gateway.chat.dialect import ChatCompletionFrames, answered
 from gateway.chat.input import parse_chat_body
@@ -328,7 +328,7 @@ def _from_cache(
         return JsonAnswer(200, answer, headers)
     body = ChatStreamBody(
         trip,
-        ReplayStream(hit),
+        replayed(hit),
         (),
         idle_timeout_s=chat.settings.stream_idle_timeout_s,
         tab=_Replayed(accounting),

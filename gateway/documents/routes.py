@@ -34,6 +34,14 @@ SEARCH_ERRORS = merged(ENGINE, {502: "embedding_failed"})
 
 def documents_blueprint(services: DocumentsServices) -> Blueprint:
     bp = Blueprint("documents", __name__)
+    _collection_routes(bp, services)
+    _document_routes(bp, services)
+    _search_route(bp, services)
+    return bp
+
+
+def _collection_routes(bp: Blueprint, services: DocumentsServices) -> None:
+    """The workspace's data documents: one added, all listed."""
 
     @bp.post("/v1/data/documents")
     @operation(
@@ -60,6 +68,10 @@ def documents_blueprint(services: DocumentsServices) -> Blueprint:
     async def list_documents() -> Response:
         principal = await services.auth.caller()
         return json_response(await service.list_documents(services, principal, request.args))
+
+
+def _document_routes(bp: Blueprint, services: DocumentsServices) -> None:
+    """One data document: read, its chunks, erased."""
 
     @bp.get("/v1/data/documents/<document_id>")
     @operation("One data document", TAG, answer=render.DataDocument, errors=NO_DOCUMENT)
@@ -99,6 +111,8 @@ def documents_blueprint(services: DocumentsServices) -> Blueprint:
         )
         return json_response(await service.delete(services, principal, document_id, event))
 
+
+def _search_route(bp: Blueprint, services: DocumentsServices) -> None:
     @bp.post("/v1/data/search")
     @operation(
         "Hybrid search (vectors and BM25, fused) over the workspace's data documents",
@@ -113,5 +127,3 @@ def documents_blueprint(services: DocumentsServices) -> Blueprint:
         principal = await services.auth.caller()
         body = await read_object()
         return json_response(await search.search(services, principal, body))
-
-    return bp

@@ -37,7 +37,14 @@ SEARCH_ERRORS = merged(KEY_LIMITS, AGENT_LIMITS, PROVIDERS, {502: "embedding_fai
 
 def files_blueprint(services: FilesServices) -> Blueprint:
     bp = Blueprint("files", __name__)
+    _upload_route(bp, services)
+    _finding_routes(bp, services)
+    _file_routes(bp, services)
+    _held_routes(bp, services)
+    return bp
 
+
+def _upload_route(bp: Blueprint, services: FilesServices) -> None:
     @bp.post("/v1/files")
     @operation(
         "Upload a file (multipart), optionally queued for processing",
@@ -53,6 +60,10 @@ def files_blueprint(services: FilesServices) -> Blueprint:
         up = await upload_request(services.auth, media_type_status=415)
         body = await service.upload(services, up.principal, up.chunks, up.boundary, up.headers)
         return json_response(body)
+
+
+def _finding_routes(bp: Blueprint, services: FilesServices) -> None:
+    """Finding files: by meaning, and listed by metadata."""
 
     @bp.post("/v1/files/search")
     @operation(
@@ -82,6 +93,10 @@ def files_blueprint(services: FilesServices) -> Blueprint:
     async def list_files() -> Response:
         principal = await services.auth.caller()
         return json_response(await service.list_files(services, principal, request.args))
+
+
+def _file_routes(bp: Blueprint, services: FilesServices) -> None:
+    """One file's record: read, metadata replaced, deleted."""
 
     @bp.get("/v1/files/<file_id>")
     @operation("One file", TAG, answer=render.File, errors=NO_FILE)
@@ -113,6 +128,10 @@ def files_blueprint(services: FilesServices) -> Blueprint:
     async def delete(file_id: str) -> Response:
         principal = await services.auth.caller()
         return json_response(await service.delete_file(services, principal, file_id))
+
+
+def _held_routes(bp: Blueprint, services: FilesServices) -> None:
+    """What a file holds: its bytes, and what processing derived from them."""
 
     @bp.get("/v1/files/<file_id>/content")
     @operation(
@@ -157,5 +176,3 @@ def files_blueprint(services: FilesServices) -> Blueprint:
     async def pii(file_id: str) -> Response:
         principal = await services.auth.caller()
         return json_response(await service.pii(services, principal, file_id))
-
-    return bp

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import orjson
+
 from gateway.platform.jsonio import dumps
 
 # No id, name, model or number of an event holds a NUL, so the mark is found only where
@@ -37,4 +39,7 @@ class Splice:
         return cls(before, after)
 
     def render(self, text: str) -> bytes:
-        return self.before + dumps(text) + self.after
+        try:  # orjson itself, one call fewer per delta; `dumps` for what it refuses
+            return self.before + orjson.dumps(text) + self.after
+        except TypeError:  # a lone surrogate
+            return self.before + dumps(text) + self.after

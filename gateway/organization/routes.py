@@ -235,30 +235,40 @@ ROUTES: tuple[tuple[str, str, Action, Handler, Operation], ...] = (
 
 def organization_blueprint(services: OrganizationServices) -> Blueprint:
     bp = Blueprint("organization", __name__)
-
-    def route(
-        path: str,
-        method: str,
-        action: Action,
-        handler: Handler,
-        declared: Operation,
-    ) -> None:
-        reads_body = declared.body is not None and method in ("POST", "PATCH")
-
-        async def view(**ids: str) -> Response:
-            principal = await services.auth.manager(action)
-            args: list[Any] = [services, principal, *ids.values()]
-            if reads_body:
-                args.append(await read_object())
-            return json_response(await handler(*args), declared.status)
-
-        setattr(view, MARK, declared)
-        slug = path.strip("/").replace("/", "_").replace("<", "").replace(">", "")
-        name = f"{method.lower()}_{slug}"
-        bp.add_url_rule(MANAGEMENT + path, name, view, methods=[method])
-
     for path, method, action, handler, declared in ROUTES:
-        route(path, method, action, handler, declared)
+        _table_route(bp, services, path, method, action, handler, declared)
+    _caller_routes(bp, services)
+    return bp
+
+
+def _table_route(
+    bp: Blueprint,
+    services: OrganizationServices,
+    path: str,
+    method: str,
+    action: Action,
+    handler: Handler,
+    declared: Operation,
+) -> None:
+    """One route of `ROUTES`: the caller a manager allowed `action`, the ids of the path
+    and the body (when it declares one) handed to `handler`."""
+    reads_body = declared.body is not None and method in ("POST", "PATCH")
+
+    async def view(**ids: str) -> Response:
+        principal = await services.auth.manager(action)
+        args: list[Any] = [services, principal, *ids.values()]
+        if reads_body:
+            args.append(await read_object())
+        return json_response(await handler(*args), declared.status)
+
+    setattr(view, MARK, declared)
+    slug = path.strip("/").replace("/", "_").replace("<", "").replace(">", "")
+    name = f"{method.lower()}_{slug}"
+    bp.add_url_rule(MANAGEMENT + path, name, view, methods=[method])
+
+
+def _caller_routes(bp: Blueprint, services: OrganizationServices) -> None:
+    """What the caller is, and the organisations of a person (a user access token)."""
 
     @bp.get(f"{MANAGEMENT}/me")
     @operation(
@@ -300,5 +310,3 @@ def organization_blueprint(services: OrganizationServices) -> Blueprint:
         principal: Principal = await services.auth.any(request)
         body = await read_object()
         return json_response(await access.create_organization(services, principal, body), 201)
-
-    return bp

@@ -10,7 +10,7 @@ from typing import cast
 from quart import Blueprint, Response, request
 
 from gateway.kernels.uploads.spooled import read_upload
-from gateway.pipelines import custom
+from gateway.pipelines import template_admin
 from gateway.pipelines.input import (
     BODY_LIMIT,
     MAX_AUDIO_BYTES,
@@ -28,33 +28,20 @@ from gateway.pipelines.render import (
     PipelineTemplate,
     ScribeResult,
     TemplateList,
-    template_body,
 )
 from gateway.pipelines.service import prepare, serve_whole, streamed
 from gateway.pipelines.services import PipelinesServices
-from gateway.pipelines.template_input import (
-    TemplateChange,
-    TemplateSpec,
-    parse_template_fields,
-    unknown_voice,
-    voice_known,
-)
-from gateway.pipelines.templates import builtin_templates
+from gateway.pipelines.template_input import TemplateChange, TemplateSpec
 from gateway.platform.answers import Deleted
 from gateway.platform.apidoc import Content, operation
-from gateway.platform.audit import audit_event, audited, written
+from gateway.platform.audit import audit_event
 from gateway.platform.auth import Principal
 from gateway.platform.body import StreamAnswer
-from gateway.platform.errors import ApiError, invalid_request
-from gateway.platform.roles import Action
+from gateway.platform.errors import invalid_request
 from gateway.platform.web import json_response, read_object, stream_response
 from gateway.upstream.facts import new_facts
 from gateway.upstream.refusals import ENGINE, Codes, merged
-from providers.voices import load_voices
-from store import pipeline_templates
 from store.audit import AuditEvent
-from store.columns import to_iso
-from store.pipeline_templates import NameTakenError, PipelineTemplateRecord
 
 TAG = "pipelines"
 TEMPLATES_TAG = "pipeline-templates"
@@ -149,6 +136,15 @@ def _scribe_event(principal: Principal) -> AuditEvent:
 
 
 def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
+    """Templates are workspace configuration: reading them needs the role's
+    `view_configuration`, changing them `configure_providers` (as voice mappings)."""
+    _template_list_routes(bp, services)
+    _one_template_routes(bp, services)
+
+
+def _template_list_routes(bp: Blueprint, services: PipelinesServices) -> None:
+    """The built-in templates with the workspace's own, and a custom one created."""
+
     @bp.get(TEMPLATES)
     @operation(
         "The built-in templates and the workspace's own",
@@ -157,13 +153,8 @@ def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
         permission="view_configuration",
     )
     async def list_templates() -> Response:
-        principal = await _manager(services, "view_configuration")
-        ws = principal.workspace_id
-        records = await services.db.run(lambda d: pipeline_templates.list_for_workspace(d, ws))
-        data = [template_body(t) for t in builtin_templates().values()]
-        data += [_record_body(r) for r in records]
-        answer: TemplateList = {"object": "list", "data": data, "templates": data}
-        return json_response(answer)
+        principal = await services.auth.manager("view_configuration")
+        return json_response(await template_admin.listing(services, principal))
 
     @bp.post(TEMPLATES)
     @operation(
@@ -176,18 +167,13 @@ def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
         errors=TEMPLATE_ERRORS,
     )
     async def create_template() -> Response:
-        principal = await _manager(services, "configure_providers")
-        fields = parse_template_fields(await read_object(), services.catalog)
-        await _check_voice(services, principal, fields)
-        record = custom.new_record(principal.workspace_id, fields)
-        event = _template_event(principal, "pipeline_template.created", record.id, record.name)
-        try:
-            await audited(
-                services.db, event, written(lambda d: pipeline_templates.insert(d, record))
-            )
-        except NameTakenError:
-            raise _name_taken(record.name) from None
-        return json_response(_record_body(record), 201)
+        principal = await services.auth.manager("configure_providers")
+        body = await read_object()
+        return json_response(await template_admin.create(services, principal, body), 201)
+
+
+def _one_template_routes(bp: Blueprint, services: PipelinesServices) -> None:
+    """One template: read (built-in or custom), changed, replaced, deleted (custom only)."""
 
     @bp.get(f"{TEMPLATES}/<template_id>")
     @operation(
@@ -198,11 +184,8 @@ def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
         errors=NO_TEMPLATE,
     )
     async def get_template(template_id: str) -> Response:
-        principal = await _manager(services, "view_configuration")
-        builtin = builtin_templates().get(template_id)
-        if builtin is not None:
-            return json_response(template_body(builtin))
-        return json_response(_record_body(await _record(services, principal, template_id)))
+        principal = await services.auth.manager("view_configuration")
+        return json_response(await template_admin.read(services, principal, template_id))
 
     @bp.patch(f"{TEMPLATES}/<template_id>")
     @operation(
@@ -237,89 +220,14 @@ def _template_routes(bp: Blueprint, services: PipelinesServices) -> None:
         errors=NO_TEMPLATE | {400: "builtin_template"},
     )
     async def delete_template(template_id: str) -> Response:
-        principal = await _manager(services, "configure_providers")
-        _refuse_builtin(template_id)
-        ws = principal.workspace_id
-        event = _template_event(principal, "pipeline_template.deleted", template_id, None)
-        if not await audited(
-            services.db, event, lambda d: pipeline_templates.delete(d, ws, template_id)
-        ):
-            raise custom.template_not_found(template_id)
-        return json_response({"id": template_id, "object": "pipeline_template", "deleted": True})
+        principal = await services.auth.manager("configure_providers")
+        return json_response(await template_admin.delete(services, principal, template_id))
 
 
 async def _change(services: PipelinesServices, template_id: str, *, partial: bool) -> Response:
-    """A PATCH (`partial`: the stages given are laid over the current ones) or a PUT."""
-    principal = await _manager(services, "configure_providers")
-    _refuse_builtin(template_id)
-    record = await _record(services, principal, template_id)
-    body = await read_object()
-    if partial:
-        body = custom.merged_stages(body, dict(_record_body(record)))
-    fields = parse_template_fields(body, services.catalog, partial=partial)
-    await _check_voice(services, principal, fields)
-    changed = custom.updated(record, fields)
-    event = _template_event(principal, "pipeline_template.updated", record.id, changed.name)
-    try:
-        await audited(services.db, event, written(lambda d: pipeline_templates.replace(d, changed)))
-    except NameTakenError:
-        raise _name_taken(changed.name) from None
-    return json_response(_record_body(changed))
-
-
-async def _manager(services: PipelinesServices, action: Action) -> Principal:
-    """Templates are workspace configuration: reading them needs the role's
-    `view_configuration`, changing them `configure_providers` (as voice mappings)."""
-    return await services.auth.manager(action)
-
-
-async def _record(
-    services: PipelinesServices, principal: Principal, template_id: str
-) -> PipelineTemplateRecord:
-    ws = principal.workspace_id
-    record = await services.db.run(lambda d: pipeline_templates.get(d, ws, template_id))
-    if record is None or record.id != template_id:
-        raise custom.template_not_found(template_id)
-    return record
-
-
-def _record_body(record: PipelineTemplateRecord) -> PipelineTemplate:
-    body = template_body(custom.record_template(record), to_iso(record.created_at))
-    body["updated_at"] = to_iso(record.updated_at)
-    return body
-
-
-async def _check_voice(
-    services: PipelinesServices, principal: Principal, fields: dict[str, object]
-) -> None:
-    tts = fields.get("tts")
-    voice = getattr(tts, "voice", None)
-    if voice is None or voice_known(load_voices(), voice):
-        return
-    if await services.voice.voice_mapping(principal.workspace_id, voice) is None:
-        raise unknown_voice(voice)
-
-
-def _refuse_builtin(template_id: str) -> None:
-    if template_id in builtin_templates():
-        raise ApiError(
-            400,
-            "builtin_template",
-            f"'{template_id}' is a built-in template; it cannot be changed or deleted.",
-            param="template_id",
-        )
-
-
-def _name_taken(name: str) -> ApiError:
-    return ApiError(
-        409, "template_name_taken", f"A pipeline template named '{name}' exists.", param="name"
+    """A PATCH (`partial`) or a PUT of a custom template."""
+    principal = await services.auth.manager("configure_providers")
+    changed = await template_admin.change(
+        services, principal, template_id, read_object, partial=partial
     )
-
-
-def _template_event(
-    principal: Principal, kind: str, template_id: str, name: str | None
-) -> AuditEvent:
-    details = {"name": name} if name is not None else None
-    return audit_event(
-        principal, kind, target_type="pipeline_template", target_id=template_id, details=details
-    )
+    return json_response(changed)

@@ -243,7 +243,21 @@ class GuardedConnection(TCPServer):
         except OSError:
             pass
         finally:
-            await self._close()
+            try:
+                await self._close()
+            finally:
+                self._let_go()
+
+    def _let_go(self) -> None:
+        """Break the cycles a finished connection is in, so that refcounting frees it (its
+        h11 state, buffers, socket and ~30 objects) as it ends. Its protocol and its task
+        group each hold a bound method of it (`protocol_send`, `_join_next_write`); left
+        so, every closed connection waited for a full collection, which after
+        `settle_heap` comes thousands of connections later: the hot path's gateway held
+        222 dead connections 3 s after a bench round, and the heap kept their high-water
+        (issue 37, bench/README.md "Memory, by process")."""
+        vars(self).pop("protocol", None)
+        vars(self).pop("_task_group", None)
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):

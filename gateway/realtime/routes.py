@@ -68,6 +68,13 @@ class SessionQuery:
 
 def realtime_blueprint(services: RealtimeServices) -> Blueprint:
     bp = Blueprint("realtime", __name__)
+    _realtime_route(bp, services)
+    _sessions_route(bp, services)
+    return bp
+
+
+def _realtime_route(bp: Blueprint, services: RealtimeServices) -> None:
+    """`GET /v1/realtime`: the OpenAI Realtime protocol, relayed natively or served by a cascade."""
     planner, relays = services.planner, services.relays
 
     @bp.websocket(REALTIME_PATH)
@@ -105,6 +112,11 @@ def realtime_blueprint(services: RealtimeServices) -> Blueprint:
 
         subprotocol = chosen_subprotocol(subprotocols)
         await _serve(services, dialect, opening, subprotocol, relays=relays)
+
+
+def _sessions_route(bp: Blueprint, services: RealtimeServices) -> None:
+    """`GET /v1/audio/sessions`: the first live voice protocol, served by a cascade."""
+    planner, relays = services.planner, services.relays
 
     @bp.websocket(SESSIONS_PATH)
     @operation(
@@ -146,8 +158,6 @@ def realtime_blueprint(services: RealtimeServices) -> Blueprint:
             return await planner.legacy(principal, headers, template, context, audio)
 
         await _serve(services, LegacyWire(), opening, None, relays=relays, legacy=True)
-
-    return bp
 
 
 async def _serve(

@@ -24,7 +24,8 @@ from providers.types import (
     ChatRequest,
     ChatResult,
 )
-from providers.upstream import UpstreamStream
+from streams.batched import Batched
+from streams.sse import SSEEvent
 
 
 class AnthropicProvider(HttpProvider):
@@ -57,38 +58,15 @@ class AnthropicProvider(HttpProvider):
         return parse_message(data)
 
     @asynccontextmanager
-    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
-        """The answer's chunks as they arrive; the upstream response closes on exit."""
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
+        """The answer's chunks, a network read's at a time (`streams.batched`); the
+        upstream response closes on exit."""
         payload = self.payload(request, stream=True)
-        async with self.open_stream(MESSAGES_PATH, payload, model=request.model) as resp:
-            yield self._chunks(resp, request.model)
-
-    async def _chunks(self, response: UpstreamStream, model: str) -> AsyncIterator[ChatChunk]:
-        """The canonical chunks of a Messages stream.
-
-        The transfer is always read to its end, even past `message_stop` or an `error`
-        event (Anthropic ends the response right after either): leaving the byte iterators
-        suspended would strand httpx's nested async generators until garbage collection.
-        An error is raised once the transfer has ended.
-        """
-        translator = AnthropicStreamTranslator(self.provider_id, model)
-        failure: ProviderError | None = None
-        async with aclosing(self.sse_events(response)) as events:
-            async for event in events:
-                data = self.event_json(event)
-                if failure is not None or translator.done or not isinstance(data, dict):
-                    continue
-                data.setdefault("type", event.event)
-                try:
-                    chunks = translator.feed(data)
-                except ProviderError as exc:
-                    failure = exc
-                    continue
-                for chunk in chunks:
-                    yield chunk
-        if failure is not None:
-            raise failure
-        translator.finish()
+        async with (
+            self.open_stream(MESSAGES_PATH, payload, model=request.model) as resp,
+            aclosing(self.chunk_batches(resp, _MessagesEvents(self, request.model))) as batches,
+        ):
+            yield Batched(batches, lambda: resp.complete)
 
     async def list_models(self) -> list[str]:
         """Every model id, following Anthropic's `has_more`/`last_id` pagination."""
@@ -105,3 +83,35 @@ class AnthropicProvider(HttpProvider):
 
 def _model_ids(items: Sequence[Mapping[str, Any]]) -> list[str]:
     return [str(item["id"]) for item in items if "id" in item]
+
+
+class _MessagesEvents:
+    """A Messages stream's events as canonical chunks (`HttpProvider.chunk_batches`).
+
+    The transfer is always read to its end, even past `message_stop` or an `error`
+    event (Anthropic ends the response right after either), so that the connection is
+    left clean; an error is raised once the transfer has ended, a stream cut before
+    `message_stop` then too.
+    """
+
+    def __init__(self, provider: HttpProvider, model: str) -> None:
+        self._provider = provider
+        self._translator = AnthropicStreamTranslator(provider.provider_id, model)
+        self._failure: ProviderError | None = None
+
+    def read(self, event: SSEEvent) -> list[ChatChunk]:
+        data = self._provider.event_json(event)
+        if self._failure is not None or self._translator.done or not isinstance(data, dict):
+            return []
+        data.setdefault("type", event.event)
+        try:
+            return self._translator.feed(data)
+        except ProviderError as exc:
+            self._failure = exc
+            return []
+
+    def end(self) -> list[ChatChunk]:
+        if self._failure is not None:
+            raise self._failure
+        self._translator.finish()
+        return []

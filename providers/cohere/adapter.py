@@ -3,7 +3,7 @@ and model listing, over the shared HTTP plumbing."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -30,7 +30,8 @@ from providers.types import (
     RerankRequest,
     RerankResult,
 )
-from providers.upstream import UpstreamStream
+from streams.batched import Batched
+from streams.sse import SSEEvent
 
 
 class CohereProvider(HttpProvider):
@@ -52,29 +53,15 @@ class CohereProvider(HttpProvider):
         return parse_chat(data, request.model, self.provider_id)
 
     @asynccontextmanager
-    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
-        """The answer's chunks as they arrive; leaving the context closes the response."""
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
+        """The answer's chunks, a network read's at a time (`streams.batched`); leaving
+        the context closes the response."""
         payload = chat_payload(request, stream=True)
         async with (
             self.open_stream("/v2/chat", payload, model=request.model) as response,
-            aclosing(self._chunks(response)) as chunks,
+            aclosing(self.chunk_batches(response, _ChatEvents(self))) as chunks,
         ):
-            yield chunks
-
-    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk, None]:
-        """Canonical chunks until `message-end`; a stream ending before it was cut."""
-        finished = False
-        async with aclosing(self.sse_events(response)) as events:
-            async for event in events:
-                data = self.event_json(event)
-                if not isinstance(data, dict) or finished:
-                    continue  # read on to the end, so the byte iterators underneath finish
-                chunk = read_event(data, self.provider_id)
-                if chunk is not None:
-                    finished = chunk.finish_reason is not None
-                    yield chunk
-        if not finished:
-            raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
+            yield Batched(chunks, lambda: response.complete)
 
     async def rerank(self, request: RerankRequest) -> RerankResult:
         """One rerank call; cancelling it closes the upstream request."""
@@ -101,3 +88,29 @@ class CohereProvider(HttpProvider):
 
     async def list_models(self) -> list[str]:
         return parse_model_names(await self.get_json("/v1/models"))
+
+
+class _ChatEvents:
+    """`/v2/chat` stream events as canonical chunks (`HttpProvider.chunk_batches`) until
+    `message-end`, the rest read to the end unread; a stream ending before it was cut."""
+
+    def __init__(self, provider: HttpProvider) -> None:
+        self._provider = provider
+        self._finished = False
+
+    def read(self, event: SSEEvent) -> list[ChatChunk]:
+        data = self._provider.event_json(event)
+        if not isinstance(data, dict) or self._finished:
+            return []
+        chunk = read_event(data, self._provider.provider_id)
+        if chunk is None:
+            return []
+        self._finished = chunk.finish_reason is not None
+        return [chunk]
+
+    def end(self) -> list[ChatChunk]:
+        if not self._finished:
+            raise StreamInterrupted(
+                self._provider.provider_id, "the upstream stream ended before finishing"
+            )
+        return []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
 from urllib.parse import quote
 
@@ -26,6 +26,7 @@ from providers.google.payload import (
 )
 from providers.google_audio import GoogleAudio
 from providers.http import (
+    HttpProvider,
     batches,
     merge_embeddings,
 )
@@ -36,7 +37,8 @@ from providers.types import (
     EmbeddingRequest,
     EmbeddingResult,
 )
-from providers.upstream import UpstreamStream
+from streams.batched import Batched
+from streams.sse import SSEEvent
 
 MAX_MODEL_PAGES = 20  # model-list pages read at most
 
@@ -58,40 +60,16 @@ class GoogleProvider(GoogleAudio):
         return parse_generate(data, request.model, provider=self.provider_id)
 
     @asynccontextmanager
-    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[AsyncIterator[ChatChunk]]:
+    async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
+        """The answer's chunks, a network read's at a time (`streams.batched`); the
+        upstream response closes on exit."""
         path = model_path(request.model, "streamGenerateContent") + "?alt=sse"
         payload = generate_payload(request)
         async with (
             self.open_stream(path, payload, model=request.model) as response,
-            aclosing(self._chunks(response)) as chunks,
+            aclosing(self.chunk_batches(response, _GenerateEvents(self))) as chunks,
         ):
-            yield chunks
-
-    async def _chunks(self, response: UpstreamStream) -> AsyncGenerator[ChatChunk]:
-        """Canonical chunks of a streamed answer.
-
-        An error event or a blocked prompt is raised only once the upstream has ended its
-        stream (which it does right after either): leaving httpx's byte iterators part-way
-        would abandon them to the garbage collector. Cancellation ends the read at once.
-        """
-        translator = StreamTranslator(self.provider_id)
-        failure: ProviderError | None = None
-        async with aclosing(self.sse_events(response)) as events:
-            async for event in events:
-                data = self.event_json(event)
-                if failure is not None or not isinstance(data, dict):
-                    continue
-                try:
-                    chunks = translator.feed(data)
-                except ProviderError as exc:
-                    failure = exc
-                    continue
-                for chunk in chunks:
-                    yield chunk
-        if failure is not None:
-            raise failure
-        for chunk in translator.close():
-            yield chunk
+            yield Batched(chunks, lambda: response.complete)
 
     async def embed(self, request: EmbeddingRequest) -> EmbeddingResult:
         """Embeddings through `batchEmbedContents`, in calls of at most 100 inputs made one
@@ -118,3 +96,30 @@ class GoogleProvider(GoogleAudio):
             if not token:
                 break
         return ids
+
+
+class _GenerateEvents:
+    """A `streamGenerateContent` stream's events as canonical chunks
+    (`HttpProvider.chunk_batches`). An error event or a blocked prompt is raised only
+    once the upstream has ended its stream (which it does right after either), so that
+    the connection is left clean."""
+
+    def __init__(self, provider: HttpProvider) -> None:
+        self._provider = provider
+        self._translator = StreamTranslator(provider.provider_id)
+        self._failure: ProviderError | None = None
+
+    def read(self, event: SSEEvent) -> list[ChatChunk]:
+        data = self._provider.event_json(event)
+        if self._failure is not None or not isinstance(data, dict):
+            return []
+        try:
+            return self._translator.feed(data)
+        except ProviderError as exc:
+            self._failure = exc
+            return []
+
+    def end(self) -> list[ChatChunk]:
+        if self._failure is not None:
+            raise self._failure
+        return self._translator.close()

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from datetime import UTC, datetime
 from typing import Any
@@ -47,6 +47,7 @@ import attrs
 import trio
 
 from providers.sim import content
+from providers.sim.anthropic_ask import Ask, Invalid, read_ask
 from providers.sim.catalog_models import vendor_models
 from providers.sim.core import (
     Fault,
@@ -86,189 +87,7 @@ ERROR_TYPES = {
     529: "overloaded_error",
 }
 _STATUS_OF_TYPE = {kind: status for status, kind in ERROR_TYPES.items()}
-MESSAGE_FIELDS = frozenset(
-    {
-        "model", "max_tokens", "messages", "system", "metadata", "stop_sequences", "stream",
-        "temperature", "top_p", "top_k", "tools", "tool_choice", "thinking", "output_config",
-        "service_tier", "speed", "container", "context_management", "mcp_servers",
-        "inference_geo", "cache_control", "diagnostics", "user_profile_id",
-    }
-)  # fmt: skip
-"""The Messages API's body fields; any other is refused ("Extra inputs are not permitted")."""
-EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
-SERVICE_TIERS = frozenset({"auto", "standard_only"})
-MIN_THINKING_BUDGET = 1024
 STREAM_ERROR_CODE = "stream_error"
-
-
-# -- the request, read ---------------------------------------------------------------------
-
-
-@attrs.frozen
-class Ask:
-    """What a valid Messages request asks of the simulated model."""
-
-    model: str
-    max_tokens: int
-    texts: tuple[str, ...]  # system, then each message, as plain text
-    last_is_user_words: bool
-    tools: tuple[Mapping[str, Any], ...]  # as {name, parameters} for `content`
-    tool_choice: str | Mapping[str, Any] | None
-    stop_sequences: tuple[str, ...]
-    stream: bool
-    tools_tokens: int = 0
-    schema: Mapping[str, Any] | None = None  # output_config.format's JSON schema
-    thinks: bool = False  # thinking enabled (a budget) or adaptive
-
-    @property
-    def prompt(self) -> str:
-        return "\n".join(self.texts)
-
-    @property
-    def input_tokens(self) -> int:
-        return content.count_prompt_tokens(self.texts) + self.tools_tokens
-
-
-class Invalid(Exception):
-    """The request breaks a rule Anthropic enforces; the message is Anthropic's wording."""
-
-
-def read_ask(body: Any) -> Ask:
-    """Validate a Messages request body as Anthropic does (the checks clients hit)."""
-    if not isinstance(body, dict):
-        raise Invalid("request body must be a JSON object")
-    for field in body:
-        if field not in MESSAGE_FIELDS:
-            raise Invalid(f"{field}: Extra inputs are not permitted")
-    for field in ("model", "max_tokens", "messages"):
-        if field not in body:
-            raise Invalid(f"{field}: Field required")
-    max_tokens = body["max_tokens"]
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-        raise Invalid("max_tokens: Input should be greater than or equal to 1")
-    messages = body["messages"]
-    if not isinstance(messages, list) or not messages:
-        raise Invalid("messages: at least one message is required")
-    if any(not isinstance(m, dict) or m.get("role") not in ("user", "assistant") for m in messages):
-        raise Invalid("messages: roles must be 'user' or 'assistant'")
-    tools = _checked_tools(body.get("tools"))
-    if body.get("service_tier", "auto") not in SERVICE_TIERS:
-        raise Invalid("service_tier: Input should be 'auto' or 'standard_only'")
-    last = messages[-1]
-    return Ask(
-        model=str(body["model"]),
-        max_tokens=max_tokens,
-        texts=(*_system_texts(body.get("system")), *(_text(m.get("content")) for m in messages)),
-        last_is_user_words=last.get("role") == "user" and not _has_tool_result(last),
-        tools=tuple(_content_tool(tool) for tool in tools),
-        tool_choice=_content_choice(body.get("tool_choice")),
-        stop_sequences=tuple(body.get("stop_sequences") or ()),
-        stream=bool(body.get("stream")),
-        tools_tokens=content.count_tokens(json.dumps(tools)) if tools else 0,
-        schema=_output_schema(body.get("output_config")),
-        thinks=_thinking(body),
-    )
-
-
-def _output_schema(config: Any) -> Mapping[str, Any] | None:
-    """`output_config`: its `effort` one of Anthropic's levels, its `format` a JSON schema."""
-    if config is None:
-        return None
-    if not isinstance(config, dict) or config.get("effort", "high") not in EFFORTS:
-        raise Invalid(
-            "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
-        )
-    fmt = config.get("format")
-    if fmt is None:
-        return None
-    if (
-        not isinstance(fmt, dict)
-        or fmt.get("type") != "json_schema"
-        or not isinstance(fmt.get("schema"), dict)
-    ):
-        raise Invalid("output_config.format: a json_schema format with its schema is required")
-    return dict(fmt["schema"])
-
-
-def _thinking(body: Mapping[str, Any]) -> bool:
-    """Whether the request turns thinking on, checked as Anthropic checks it: a budget of
-    at least 1,024 tokens below `max_tokens`, no temperature but 1, no forced tool."""
-    thinking = body.get("thinking")
-    if thinking is None:
-        return False
-    kind = thinking.get("type") if isinstance(thinking, dict) else None
-    if kind not in ("enabled", "adaptive", "disabled"):
-        raise Invalid("thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'")
-    if kind == "disabled":
-        return False
-    if kind == "enabled":
-        budget = thinking.get("budget_tokens")
-        if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET:
-            raise Invalid(
-                "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
-            )
-        if budget >= body["max_tokens"]:
-            raise Invalid("`max_tokens` must be greater than `thinking.budget_tokens`")
-    if body.get("temperature") not in (None, 1):
-        raise Invalid("`temperature` may only be set to 1 when thinking is enabled")
-    choice = body.get("tool_choice") or {}
-    if isinstance(choice, dict) and choice.get("type") in ("any", "tool"):
-        raise Invalid("Thinking may not be enabled when tool_choice forces tool use.")
-    return True
-
-
-def _checked_tools(tools: Any) -> list[Mapping[str, Any]]:
-    if tools is None:
-        return []
-    if not isinstance(tools, list):
-        raise Invalid("tools: Input should be a valid list")
-    for position, tool in enumerate(tools):
-        for field in ("name", "input_schema"):
-            if not isinstance(tool, dict) or field not in tool:
-                raise Invalid(f"tools.{position}.{field}: Field required")
-    return tools
-
-
-def _system_texts(system: Any) -> list[str]:
-    text = _text(system)
-    return [text] if text else []
-
-
-def _text(value: Any) -> str:
-    """A content value (string or blocks) as plain text, as the model would read it."""
-    if isinstance(value, str):
-        return value
-    parts: list[str] = []
-    for block in value or ():
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":
-            parts.append(str(block.get("text", "")))
-        elif kind == "tool_result":
-            parts.append(_text(block.get("content")))
-        elif kind == "tool_use":
-            parts.append(json.dumps(block.get("input") or {}, separators=(",", ":")))
-    return " ".join(parts)
-
-
-def _has_tool_result(message: Mapping[str, Any]) -> bool:
-    blocks = message.get("content")
-    return isinstance(blocks, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks
-    )
-
-
-def _content_tool(tool: Mapping[str, Any]) -> Mapping[str, Any]:
-    return {"name": tool.get("name", ""), "parameters": tool.get("input_schema") or {}}
-
-
-def _content_choice(choice: Any) -> str | Mapping[str, Any] | None:
-    """Anthropic's tool_choice in the terms `content.wants_tool_call` understands."""
-    if not isinstance(choice, dict):
-        return None
-    kind = choice.get("type")
-    if kind == "tool":
-        return {"name": choice.get("name")}
-    return {"any": "required", "none": "none", "auto": "auto"}.get(str(kind))
 
 
 # -- the answer, planned -------------------------------------------------------------------

@@ -3,11 +3,12 @@
 Routes (under the server's `/google` prefix): `POST /v1beta/models/{model}:generateContent`,
 `:streamGenerateContent` (`?alt=sse`: one `GenerateContentResponse` per SSE event, as the
 google-genai SDK asks for; without it a JSON array streamed element by element, the
-REST default), `:embedContent`, `:batchEmbedContents`, `:countTokens`, and
-`GET /v1beta/models` and `/v1beta/models/{model}`. Bodies follow the public wire format
-closely enough for the official `google-genai` SDK; text, token counts, tool arguments,
-vectors and pacing come from `providers.sim.content` through the `SimContext`, so the
-answer matches the other simulated vendors' for the same question.
+REST default), `:countTokens`, and
+`GET /v1beta/models` and `/v1beta/models/{model}` (embeddings are
+`providers.sim.google_embed`'s, speech `google_tts`'s and `google_stt`'s). Bodies follow
+the public wire format closely enough for the official `google-genai` SDK; text, token
+counts, tool arguments and pacing come from `providers.sim.content` through the
+`SimContext`, so the answer matches the other simulated vendors' for the same question.
 
 Conventions:
 
@@ -22,8 +23,6 @@ Conventions:
 - The model answers with one `functionCall` when tools are given and the last turn is a
   user turn without `functionResponse` parts, or when `toolConfig` forces a call (mode
   ANY, with `allowedFunctionNames` naming the function); mode NONE never calls.
-- Embeddings have 768 components (3072 for `gemini-embedding-*`), shortened by
-  `outputDimensionality`.
 
 Fault conventions (a `Fault` from `POST /_sim/faults` or the `x-sim-fault` header):
 
@@ -55,14 +54,12 @@ from providers.sim import content
 from providers.sim.catalog_models import merged
 from providers.sim.core import Fault, Route, SimContext, SimRequest, SimResponse, SimStream
 from providers.sim.faults import MODEL_LIST, apply_fault
+from providers.sim.google_terms import answer_schema, declarations, tool_choice
 from providers.types import ToolCall
 
 VENDOR = "google"
 CONTEXT_LIMIT = 1_048_576
 MAX_OUTPUT_TOKENS = 65_536
-MAX_BATCH_REQUESTS = 100
-DEFAULT_EMBEDDING_SIZE = 768
-LARGE_EMBEDDING_SIZE = 3072
 CHAT_MODELS = merged(
     ("gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite", "gemini-2.0-flash"),
     "google",
@@ -323,62 +320,11 @@ def _candidate(
 ) -> content.ChoicePlan:
     call = _tool_call(functions, body.get("toolConfig"), last, prompt)
     max_tokens = _max_tokens(body)
-    tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, _answer_schema(body))
+    tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, answer_schema(body))
     stops = content.stop_sequences((body.get("generationConfig") or {}).get("stopSequences"))
     tokens, stopped = content.cut_at_stop(tokens, stops)
     finish = "MAX_TOKENS" if call is None and max_tokens and not stopped else "STOP"
     return content.ChoicePlan(index, tokens, call, finish)
-
-
-def _answer_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """What `generationConfig` asks the answer to be: JSON satisfying `responseSchema`
-    (or `responseJsonSchema`) under `responseMimeType: application/json`, any object with
-    no schema; None (prose) otherwise."""
-    config = body.get("generationConfig")
-    if not isinstance(config, dict) or config.get("responseMimeType") != "application/json":
-        return None
-    schema = config.get("responseSchema") or config.get("responseJsonSchema")
-    return lower_types(schema) if isinstance(schema, dict) else content.JSON_OBJECT_SCHEMA
-
-
-def declarations(tools: Any) -> list[dict[str, Any]]:
-    """The function declarations of `tools`, schemas in lower-case JSON-schema types
-    (the SDK sends OpenAPI's `OBJECT`/`STRING`), as `content` expects them."""
-    functions: list[dict[str, Any]] = []
-    for tool in tools if isinstance(tools, list) else ():
-        for declaration in (
-            (tool.get("functionDeclarations") or ()) if isinstance(tool, dict) else ()
-        ):
-            schema = declaration.get("parameters") or declaration.get("parametersJsonSchema") or {}
-            functions.append(
-                {"name": declaration.get("name", ""), "parameters": lower_types(schema)}
-            )
-    return functions
-
-
-def lower_types(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return {
-            key: value.lower() if key == "type" and isinstance(value, str) else lower_types(value)
-            for key, value in schema.items()
-        }
-    if isinstance(schema, list):
-        return [lower_types(item) for item in schema]
-    return schema
-
-
-def tool_choice(tool_config: Any) -> str | dict[str, Any] | None:
-    """Gemini's `functionCallingConfig` in the chat-completions terms `content` uses."""
-    config = (
-        (tool_config or {}).get("functionCallingConfig") if isinstance(tool_config, dict) else None
-    )
-    mode = str((config or {}).get("mode") or "AUTO").upper()
-    if mode == "NONE":
-        return "none"
-    if mode in ("ANY", "VALIDATED"):
-        names: list[str] = list((config or {}).get("allowedFunctionNames") or ())
-        return {"function": {"name": names[0]}} if len(names) == 1 else "required"
-    return "auto"
 
 
 def _tool_call(
@@ -582,59 +528,6 @@ async def count_tokens(request: SimRequest, ctx: SimContext) -> SimResponse:
     return SimResponse.of_json({"totalTokens": content.count_prompt_tokens(texts)})
 
 
-# --- embeddings --------------------------------------------------------------------
-
-
-def embedding_size(model: str) -> int:
-    return LARGE_EMBEDDING_SIZE if model.startswith("gemini-embedding") else DEFAULT_EMBEDDING_SIZE
-
-
-def embed_one(item: Mapping[str, Any], model: str) -> dict[str, Any]:
-    """One `ContentEmbedding` for an `EmbedContentRequest`."""
-    text = turn_text(item.get("content") or {})
-    if not text:
-        raise GoogleError(400, "* EmbedContentRequest.content: contents must not be empty")
-    size = embedding_size(model)
-    dimensions = item.get("outputDimensionality")
-    if dimensions is not None and (
-        isinstance(dimensions, bool)
-        or not isinstance(dimensions, int)
-        or not 0 < dimensions <= size
-    ):
-        raise GoogleError(400, f"* outputDimensionality must be between 1 and {size}.")
-    return {"values": content.embedding(text, size, dimensions)}
-
-
-async def embed_content(request: SimRequest, ctx: SimContext) -> SimResponse:
-    """`POST /v1beta/models/{model}:embedContent`."""
-    try:
-        check_auth(request)
-        model = check_model(request)
-        body = parse_body(request)
-        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f, model))
-        embedding = embed_one(body, model)
-    except GoogleError as error:
-        return error.response()
-    return SimResponse.of_json({"embedding": embedding})
-
-
-async def batch_embed_contents(request: SimRequest, ctx: SimContext) -> SimResponse:
-    """`POST /v1beta/models/{model}:batchEmbedContents`."""
-    try:
-        check_auth(request)
-        model = check_model(request)
-        requests = parse_body(request).get("requests")
-        if not isinstance(requests, list) or not 0 < len(requests) <= MAX_BATCH_REQUESTS:
-            raise GoogleError(
-                400, f"* BatchEmbedContentsRequest.requests: 1 to {MAX_BATCH_REQUESTS}"
-            )
-        await apply_fault(ctx.fault(model, VENDOR), lambda f, _: fault_error(f, model))
-        embeddings = [embed_one(item if isinstance(item, dict) else {}, model) for item in requests]
-    except GoogleError as error:
-        return error.response()
-    return SimResponse.of_json({"embeddings": embeddings})
-
-
 # --- models ------------------------------------------------------------------------
 
 
@@ -683,8 +576,6 @@ def _routes(version: str) -> list[Route]:
         Route("POST", model + ":generateContent", generate_content),
         Route("POST", model + ":streamGenerateContent", stream_generate_content),
         Route("POST", model + ":countTokens", count_tokens),
-        Route("POST", model + ":embedContent", embed_content),
-        Route("POST", model + ":batchEmbedContents", batch_embed_contents),
         Route("GET", f"/{version}/models", list_models),
         Route("GET", model, get_model),
     ]

@@ -26,6 +26,7 @@ import trio
 
 from providers.sim import content
 from providers.sim.audio import SimAudio
+from providers.sim.contexts import OneRequestFault, Recording
 from providers.sim.control import control_routes
 from providers.sim.core import (
     Answer,
@@ -102,7 +103,7 @@ VENDOR_EXTRAS: dict[str, tuple[str, ...]] = {
     "openai": ("openai_audio", "openai_realtime"),
     "elevenlabs": ("elevenlabs_tts", "elevenlabs_ws"),
     "mistral": ("mistral_audio", "mistral_live"),
-    "google": ("google_stt", "google_tts"),
+    "google": ("google_stt", "google_tts", "google_embed"),
 }
 
 
@@ -374,7 +375,7 @@ class SimServer(SimContext):
             return context
         if context is self and not self.faults.active():
             return await self._handle(route, request, context)  # no fault can apply
-        recording = _Recording(context)
+        recording = Recording(context)
         answer = await self._handle(route, request, recording)
         return after_fault(answer, recording.taken)
 
@@ -393,7 +394,7 @@ class SimServer(SimContext):
         if header is None:
             return self
         try:
-            return _OneRequestFault(self, fault_from_header(header))
+            return OneRequestFault(self, self.faults, fault_from_header(header))
         except FaultError as exc:
             return _error(400, str(exc))
 
@@ -453,66 +454,6 @@ class SimServer(SimContext):
             exc.status, "application/json", {}, content_length=len(encoded), keep_alive=False
         )
         return head + encoded
-
-
-class _OneRequestFault(SimContext):
-    """The server's context with the fault of an `x-sim-fault` header for one request."""
-
-    def __init__(self, server: SimServer, fault: Fault) -> None:
-        self._server = server
-        self._fault = fault
-
-    def reply_tokens(
-        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
-    ) -> list[str]:
-        return self._server.reply_tokens(prompt, max_tokens, schema)
-
-    def fault(self, model: str, vendor: str) -> Fault | None:
-        return self._fault if self._server.faults.fires_once(self._fault) else None
-
-    def pace(self, tokens: list[str], fault: Fault | None) -> AsyncGenerator[list[str], None]:
-        return self._server.pace(tokens, fault)
-
-    async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
-        await self._server.pace_whole(tokens, fault)
-
-    def next_transcript(self) -> str | None:
-        return self._server.next_transcript()
-
-    def audio(self) -> SimAudio:
-        return self._server.audio()
-
-
-class _Recording(SimContext):
-    """A request's context that remembers the fault the handler took, for the faults
-    the server applies itself once the handler has answered (`reset`, `malformed`)."""
-
-    def __init__(self, inner: SimContext) -> None:
-        self._inner = inner
-        self.taken: Fault | None = None
-
-    def reply_tokens(
-        self, prompt: str, max_tokens: int | None, schema: Mapping[str, Any] | None = None
-    ) -> list[str]:
-        return self._inner.reply_tokens(prompt, max_tokens, schema)
-
-    def fault(self, model: str, vendor: str) -> Fault | None:
-        taken = self._inner.fault(model, vendor)
-        if taken is not None:
-            self.taken = taken
-        return taken
-
-    def pace(self, tokens: list[str], fault: Fault | None) -> AsyncGenerator[list[str], None]:
-        return self._inner.pace(tokens, fault)
-
-    async def pace_whole(self, tokens: list[str], fault: Fault | None) -> None:
-        await self._inner.pace_whole(tokens, fault)
-
-    def next_transcript(self) -> str | None:
-        return self._inner.next_transcript()
-
-    def audio(self) -> SimAudio:
-        return self._inner.audio()
 
 
 def _recorded(vendor: str, parsed: ParsedRequest) -> RecordedRequest:

@@ -103,6 +103,15 @@ def test_the_memory_check_is_on_the_gateways_own_process() -> None:
         assert (checks[rss].value, checks[rss].passed) == (value, value <= 90)
 
 
+def test_the_memory_check_names_the_install_the_run_measured() -> None:
+    """Issue 37's target is on the core install: a run whose gateway was composed as one
+    says so, and an older run's figure (every extra installed) keeps its own name."""
+    core = {"gateway_process_rss_peak_mib": 87.4, "gateway_module": "bench.core_serve"}
+    (memory,) = [c for c in hotpath_checks({"sections": {"hotpath": core}}) if "RSS" in c.name]
+    assert memory.name.endswith("(core install, c=32 rounds)")
+    assert (memory.value, memory.passed, memory.score) == (87.4, True, 1.03)
+
+
 def test_a_figure_not_measured_is_neither_passed_nor_guarded() -> None:
     checks = hotpath_checks({"sections": {}})
     assert all(c.passed is None and not c.guard_failed for c in checks)

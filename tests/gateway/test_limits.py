@@ -9,6 +9,7 @@ plus that virtual time, so reset times and retry delays are asserted exactly.
 from __future__ import annotations
 
 import math
+import tracemalloc
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -94,6 +95,37 @@ def test_free_at(
     for at, amount in takes:
         log.take(amount, at)
     assert log.free_at(need, limit, now) == expected
+
+
+def test_a_full_minute_at_a_high_rate_costs_a_few_bytes_a_take() -> None:
+    """A limit far above the traffic keeps every take of the last minute: at 1,000 a
+    second a key's logs hold 60,000 takes each, so a take must not be an object (~100
+    bytes with its float: ~12 MiB for a busy gateway's four logs, issue 37)."""
+    log = SlidingLog()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for index in range(50_000):
+            log.take(1, index / 1000)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert log.used(49.999) == 50_000
+    assert held / 50_000 < 24
+
+
+def test_a_reservation_settles_in_place_after_older_takes_left_the_arrays() -> None:
+    log = SlidingLog(period=10.0)
+    early = log.take(7, 0.0)
+    for index in range(5_000):  # expire in turn, so the arrays' front is cut
+        log.take(1, 1.0 + index / 100)
+    reservation = log.take(40, 55.0)
+    assert log.used(55.0) == 40 + 599  # the takes after 45.0 (45.01 ... 50.99)
+    assert not log.adjust(early, 3, 55.0)
+    assert log.adjust(reservation, 25, 55.5)
+    assert log.used(55.5) == 25 + 549  # after 45.5
+    assert log.free_at(100, 600, 55.5) == pytest.approx(56.24)  # the 74th oldest, 46.24
+    assert log.reset_at(55.5) == 65.0
 
 
 def test_entries_leave_exactly_one_period_later() -> None:

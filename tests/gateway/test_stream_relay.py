@@ -130,3 +130,43 @@ async def test_a_frame_is_never_held_back_for_a_later_one(
     await stream.close()
     assert text == "One two"
     assert not any(b"three" in write for write in writes)  # it was never sent
+
+
+@pytest.mark.parametrize(
+    "model", ["claude-haiku-4-5", "gemini-2.5-flash", "mistral-small-latest", "command-a-03-2025"]
+)
+async def test_every_vendors_whole_answer_leaves_in_one_write(
+    gateway: RunningGateway, http: httpx.AsyncClient, writes: list[bytes], model: str
+) -> None:
+    """Anthropic's, Gemini's, Mistral's and Cohere's streams are read a network read at
+    a time in the writer's task, as OpenAI's are: an answer that arrived whole leaves in
+    one write of known length (through the read-ahead task they left chunked, in two)."""
+    asked = {**STREAMED, "model": model, "service": {"cache": "skip"}}
+    async with http.stream("POST", "/v1/chat/completions", json=asked) as answer:
+        body = b"".join([piece async for piece in answer.aiter_bytes()])
+    assert answer.status_code == 200
+    assert answer.headers["content-length"] == str(len(body))
+    assert b'"content":"' in body and b'"_gateway"' in body
+    assert body.endswith(b"data: [DONE]\n\n")
+    assert len(writes) == 1 and writes[0].endswith(body)
+
+
+async def test_a_cached_answer_replayed_leaves_in_one_write(
+    gateway: RunningGateway, client: openai.AsyncOpenAI, writes: list[bytes]
+) -> None:
+    """A streamed answer the cache keeps is replayed in the writer's task, whole: one
+    write, the same text, the hit said in the final chunk."""
+    ask: Any = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Once"}]}
+
+    async def streamed() -> tuple[str, list[Any]]:
+        stream = await client.chat.completions.create(**ask, stream=True)
+        chunks = [chunk async for chunk in stream]
+        return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices), chunks
+
+    first, _ = await streamed()
+    writes.clear()
+    again, chunks = await streamed()
+    assert again == first and first
+    final = chunks[-1].model_extra or {}
+    assert final["service"]["cache"]["hit"] is True
+    assert len(writes) == 1 and b"content-length:" in writes[0].lower()

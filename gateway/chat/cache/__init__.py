@@ -7,7 +7,7 @@ hit counters (`stats`), `replay` turns streams into answers and answers back int
 
 from gateway.chat.cache.key import cache_key, canonical_request
 from gateway.chat.cache.policy import BYPASS, DEFAULT_TTL_S, CacheDecision, decide_cache
-from gateway.chat.cache.replay import ReplayStream, StreamAssembler, replay_chunks
+from gateway.chat.cache.replay import ReplayStream, StreamAssembler, replay_chunks, replayed
 from gateway.chat.cache.stats import CacheReport, CacheStats, CacheTotals, ModelCacheTotals
 from gateway.chat.cache.store import (
     DEFAULT_MAX_BYTES,
@@ -34,4 +34,5 @@ __all__ = [
     "decide_cache",
     "is_cacheable",
     "replay_chunks",
+    "replayed",
 ]

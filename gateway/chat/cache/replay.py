@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -30,6 +30,7 @@ from providers.types import (
     Usage,
     result_of_choices,
 )
+from streams.batched import Batched
 
 REPLAY_PIECES = 20
 """Content is replayed in about this many pieces, cut at word boundaries."""
@@ -202,6 +203,18 @@ def _choice_chunks(choice: ChatChoice, pieces: int, argument_pieces: int) -> Ite
         for part in split_even(call.arguments, argument_pieces):
             yield ChatChunk(tool_calls=(ToolCallDelta(position, arguments=part),), index=index)
     yield ChatChunk(finish_reason=choice.finish_reason, index=index)
+
+
+def replayed(result: ChatResult, *, pieces: int = REPLAY_PIECES) -> Batched[ChatChunk]:
+    """A cached answer as the stream body reads a live one (`streams.batched.Batched`):
+    every chunk in one batch, the whole answer in hand, so the body takes it in the
+    writer's task (no read-ahead task) and it leaves in one write."""
+    return Batched(_replay_batches(result, pieces), lambda: True)
+
+
+async def _replay_batches(result: ChatResult, pieces: int) -> AsyncGenerator[list[ChatChunk], None]:
+    await trio.lowlevel.checkpoint()  # a client that went away cancels the replay here
+    yield list(replay_chunks(result, pieces=pieces))
 
 
 class ReplayStream:

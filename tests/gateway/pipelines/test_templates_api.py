@@ -120,6 +120,34 @@ async def test_names_are_unique_and_built_ins_are_read_only(http: httpx.AsyncCli
         assert refused.json()["error"]["code"] == "builtin_template"
 
 
+async def test_a_change_to_a_taken_name_is_refused_and_changes_nothing(
+    http: httpx.AsyncClient,
+) -> None:
+    first = (await http.post(T, json=BODY)).json()
+    second = (await http.post(T, json=BODY | {"name": "bellhop"})).json()
+    for method in ("PATCH", "PUT"):
+        body = {"name": "concierge"} if method == "PATCH" else BODY
+        refused = await http.request(method, f"{T}/{second['id']}", json=body)
+        assert refused.status_code == 409, refused.text
+        assert (refused.json()["error"]["code"], refused.json()["error"]["param"]) == (
+            "template_name_taken",
+            "name",
+        )
+    assert (await http.get(f"{T}/{second['id']}")).json() == second
+    assert (await http.get(f"{T}/{first['id']}")).json() == first
+    assert "pipeline_template.updated" not in await audit_types(http)
+
+
+async def test_a_built_in_or_unknown_template_is_refused_before_its_body_is_read(
+    http: httpx.AsyncClient,
+) -> None:
+    broken = {"content": b"{not json", "headers": {"content-type": "application/json"}}
+    builtin = await http.patch(f"{T}/voice-agent-fast", **broken)
+    assert (builtin.status_code, builtin.json()["error"]["code"]) == (400, "builtin_template")
+    unknown = await http.put(f"{T}/pt_missing", **broken)
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (404, "template_not_found")
+
+
 async def test_a_voice_mapping_is_a_voice_for_templates(http: httpx.AsyncClient) -> None:
     mapping = await http.post(
         "/v1/management/voice-mappings",
