@@ -12,10 +12,8 @@ the database's write lock, so whichever commits second sees the other's result).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
-
-import orjson
 
 from store.handle import Handle
 
@@ -39,32 +37,6 @@ _INSERT = (
     " ON CONFLICT (id) DO UPDATE SET input_items = excluded.input_items, "
     "response = excluded.response, expires_at = excluded.expires_at"
 )
-
-
-def stored_row(
-    *,
-    response_id: str,
-    workspace_id: str,
-    key_id: str,
-    previous_response_id: str | None,
-    created_at: int,
-    expires_at: int | None,
-    input_items: Sequence[Mapping[str, Any]],
-    response: Mapping[str, Any] | bytes,
-) -> StoredRow:
-    """The row of one response; `response` may be its JSON already rendered (the bytes
-    its answer was sent as), which is then not rendered again."""
-    rendered = response if isinstance(response, bytes) else orjson.dumps(response)
-    return (
-        response_id,
-        workspace_id,
-        key_id,
-        previous_response_id,
-        created_at,
-        expires_at,
-        orjson.dumps(list(input_items)).decode(),
-        rendered.decode(),
-    )
 
 
 def row_of(values: Sequence[Any]) -> StoredRow:

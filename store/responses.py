@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from operator import attrgetter
 from typing import Any, Protocol
 
 import attrs
@@ -26,7 +27,7 @@ from store import dialect, erasure
 from store.db import Database
 from store.erasure import Removal
 from store.handle import Handle
-from store.response_rows import StoredRow, put_rows, stored_row
+from store.response_rows import COLUMNS, StoredRow, put_rows, row_of
 
 MAX_CHAIN = 10_000  # turns walked back at most (a chain is acyclic; this bounds a bad row)
 
@@ -57,17 +58,13 @@ def put(db: Handle, record: StoredResponse) -> None:
 
 
 def row(record: StoredResponse) -> StoredRow:
-    """The record as the row the usage writer's process inserts (rendered once)."""
-    return stored_row(
-        response_id=record.id,
-        workspace_id=record.workspace_id,
-        key_id=record.key_id,
-        previous_response_id=record.previous_response_id,
-        created_at=record.created_at,
-        expires_at=record.expires_at,
-        input_items=record.input_items,
-        response=record.response,
-    )
+    """The record as the row the usage writer's process inserts, its JSON rendered once
+    (`store.response_rows`)."""
+    items, response = orjson.dumps(list(record.input_items)), orjson.dumps(record.response)
+    return row_of((*_KEYS(record), items.decode(), response.decode()))
+
+
+_KEYS = attrgetter(*COLUMNS[:6])  # the columns before the two JSON ones, from a record
 
 
 def get(db: sqlite_utils.Database, workspace_id: str, response_id: str) -> StoredResponse | None:
