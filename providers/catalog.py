@@ -41,6 +41,8 @@ CAPABILITIES: frozenset[str] = frozenset(
     {
         "chat",
         "vision",
+        "file_input",
+        "audio_input",
         "audio",
         "function_calling",
         "json_mode",
