@@ -72,8 +72,12 @@ def needed_capabilities(messages: Sequence[Mapping[str, Any]]) -> frozenset[str]
 
 
 VISION = frozenset({"vision"})
-AUDIO = frozenset({"audio"})
 _PART_NEEDS: Mapping[Any, str] = {"image_url": "vision", "input_audio": "audio"}
+_UNABLE = (
+    ("vision", "cannot read images; name a model with 'vision' (see /v1/models?capability=vision)"),
+    ("audio", "cannot hear audio; name an audio model (see /v1/models?capability=audio)"),
+)
+"""What a model without the capability a message part needs is told, by capability."""
 JSON_MODE = frozenset({"json_mode"})
 NOTHING: frozenset[str] = frozenset()
 
@@ -166,20 +170,11 @@ def misfit(
     """The error for a request `target`'s model cannot take."""
     info = target.info
     assert info is not None  # a target without catalog facts always fits
-    if not VISION & needs <= set(info.capabilities):
-        return invalid_request(
-            f"The model '{info.id}' cannot read images; name a model with 'vision' (see "
-            "/v1/models?capability=vision) or use 'auto'.",
-            param="messages",
-            value=None,
-        )
-    if not AUDIO & needs <= set(info.capabilities):
-        return invalid_request(
-            f"The model '{info.id}' cannot hear audio; name an audio model (see "
-            "/v1/models?capability=audio) or use 'auto'.",
-            param="messages",
-            value=None,
-        )
+    for capability, unable in _UNABLE:
+        if capability in needs and not info.has(capability):
+            return invalid_request(
+                f"The model '{info.id}' {unable} or use 'auto'.", param="messages", value=None
+            )
     if not needs <= set(info.capabilities):
         return invalid_request(
             f"No model that can be routed to has JSON mode for this request (the routed "
