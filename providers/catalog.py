@@ -19,7 +19,7 @@ import json
 import types
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib import resources
-from typing import Any, Literal, NotRequired, TypedDict, cast
+from typing import Any, Literal, NotRequired, Protocol, TypedDict, TypeVar, cast
 
 import attrs
 
@@ -109,6 +109,28 @@ class Deprecation:
     sunset_date: str
     replacement: str
     migration_guide: str
+
+
+@attrs.frozen(slots=True)
+class Retirement:
+    """A model id its vendor no longer serves (the catalog's `retired` list): why a request
+    naming it gets a 404 and what to use instead. `retired_on` is the shutdown date
+    (YYYY-MM-DD); None for an id the vendor never served (an SDK keeps some for
+    compatibility)."""
+
+    id: str
+    provider: str
+    retired_on: str | None
+    replacement: str
+
+    def message(self) -> str:
+        """The 404's message: the date, or that the vendor never served it, and what to use."""
+        when = (
+            f"was retired by its provider on {self.retired_on}"
+            if self.retired_on is not None
+            else "is not a model its provider serves"
+        )
+        return f"The model '{self.id}' {when}; use '{self.replacement}' instead."
 
 
 @attrs.frozen(slots=True)
@@ -282,15 +304,37 @@ class Catalog:
     _by_name: Mapping[str, ModelInfo]
     _providers_by_id: Mapping[str, ProviderInfo]
     _passthrough: tuple[PassthroughRule, ...] = ()
+    _retired: Mapping[str, Retirement] = attrs.field(factory=dict)
 
     def model(self, id_or_alias: str) -> ModelInfo | None:
         """A model by id or alias, or `provider/id` (the provider must be the model's)."""
         found = self._by_name.get(id_or_alias)
         if found is not None or "/" not in id_or_alias:
             return found
-        provider, _, name = id_or_alias.partition("/")
-        found = self._by_name.get(name)
-        return found if found is not None and found.provider == provider else None
+        return _prefixed(self._by_name, id_or_alias)
+
+    def retired(self, name: str) -> Retirement | None:
+        """The retirement of `name` (an id, or `provider/id` of its provider), if its vendor
+        shut it down: a 404 that says when and names the replacement, not a bare one."""
+        found = self._retired.get(name)
+        if found is not None or "/" not in name:
+            return found
+        return _prefixed(self._retired, name)
+
+    def with_retired(self, retired: Iterable[Retirement]) -> Catalog:
+        """This catalog knowing the `retired` ids; `CatalogError` if one is still served,
+        names another provider's model as replacement, or is listed twice."""
+        table: dict[str, Retirement] = {}
+        for r in retired:
+            replacement = self._by_name.get(r.replacement)
+            if r.id in self._by_name or r.id in table:
+                raise CatalogError(f"retired id {r.id!r} is also a catalog name or repeated")
+            if replacement is None or replacement.id != r.replacement:
+                raise CatalogError(f"retired id {r.id!r} names unknown replacement")
+            if r.provider not in self._providers_by_id:
+                raise CatalogError(f"retired id {r.id!r} names unknown provider {r.provider!r}")
+            table[r.id] = r
+        return attrs.evolve(self, retired=types.MappingProxyType(table))
 
     def with_passthrough(self, spec: str) -> Catalog:
         """This catalog allowing the pass-through models of `spec` (comma-separated
@@ -312,12 +356,13 @@ class Catalog:
             attrs.evolve(m, fallback_chain=tuple(f for f in m.fallback_chain if f in ids))
             for m in kept
         ]
-        return attrs.evolve(build_catalog(self._providers, kept), passthrough=self._passthrough)
+        rebuilt = build_catalog(self._providers, kept)
+        return attrs.evolve(rebuilt, passthrough=self._passthrough, retired=self._retired)
 
     def passthrough(self, name: str, capability: str) -> ModelInfo | None:
         """The description of `name` when the catalog does not list it but the operator
         allows it for `capability` (see `providers.passthrough`); None otherwise."""
-        if self.model(name) is not None:
+        if self.model(name) is not None or self.retired(name) is not None:
             return None
         found = allowed(self._passthrough, name, self._providers_by_id)
         return None if found is None else self.passthrough_for(*found, capability)
@@ -359,6 +404,22 @@ class Catalog:
 
     def providers(self) -> list[ProviderInfo]:
         return list(self._providers)
+
+
+class _OfProvider(Protocol):
+    @property
+    def provider(self) -> str: ...
+
+
+_Named = TypeVar("_Named", bound=_OfProvider)
+
+
+def _prefixed(table: Mapping[str, _Named], name: str) -> _Named | None:
+    """The entry of `provider/id` in `table` (keyed by bare ids) when it is `provider`'s:
+    a prefix naming another provider finds nothing."""
+    provider, _, bare = name.partition("/")
+    found = table.get(bare)
+    return found if found is not None and found.provider == provider else None
 
 
 def _described_by(
@@ -436,9 +497,10 @@ def parse_catalog(data: Mapping[str, Any]) -> Catalog:
         providers = [_parse_provider(p) for p in data["providers"]]
         names = {p.id: p.name for p in providers}
         models = [_parse_model(m, names) for m in data["models"]]
+        retired = [_parse_retirement(r) for r in data.get("retired", ())]
     except (KeyError, TypeError) as exc:
         raise CatalogError(f"malformed catalog entry: {exc!r}") from exc
-    return build_catalog(providers, models)
+    return build_catalog(providers, models).with_retired(retired)
 
 
 @functools.cache
@@ -545,6 +607,16 @@ def _optional_price(raw: Mapping[str, Any], name: str, where: str) -> float | No
     if raw.get("unit", "token") != "token":
         raise CatalogError(f"{where}: {name} goes with token pricing only")
     return float(value)
+
+
+def _parse_retirement(raw: Mapping[str, Any]) -> Retirement:
+    retired_on = raw["retired_on"]
+    return Retirement(
+        id=str(raw["id"]),
+        provider=str(raw["provider"]),
+        retired_on=None if retired_on is None else str(retired_on),
+        replacement=str(raw["replacement"]),
+    )
 
 
 def _parse_deprecation(raw: Mapping[str, Any] | None) -> Deprecation | None:

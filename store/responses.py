@@ -23,7 +23,7 @@ import orjson
 import sqlite_utils
 import trio
 
-from store import erasure
+from store import dialect, erasure
 from store.db import Database
 from store.erasure import Removal
 
@@ -173,6 +173,28 @@ def conversation(
         items.extend(dict(item) for item in turn.input_items)
         items.extend(dict(item) for item in turn.response.get("output") or ())
     return items
+
+
+UNFINISHED = ("queued", "in_progress")
+
+
+def fail_unfinished(db: sqlite_utils.Database, error: Mapping[str, Any]) -> int:
+    """Mark every stored response still `queued` or `in_progress` (a background response
+    whose process ended before it did) `failed` with `error`; how many. Run once at start,
+    before any background response of this process is stored: nothing else is running."""
+    status = dialect.of(db).json_member_text("response")
+    rows = db.execute(
+        f"SELECT id, response FROM stored_responses WHERE {status} IN (?, ?)",
+        [*dialect.of(db).json_path("status"), *UNFINISHED],
+    ).fetchall()
+    with db.atomic():
+        for response_id, text in rows:
+            response = json.loads(text) | {"status": "failed", "error": dict(error)}
+            db.execute(
+                "UPDATE stored_responses SET response = ? WHERE id = ?",
+                [orjson.dumps(response).decode(), response_id],
+            )
+    return len(rows)
 
 
 def _remove(db: sqlite_utils.Database, workspace_id: str, response_id: str) -> Removal[str] | None:

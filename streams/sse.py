@@ -87,11 +87,11 @@ class SSEDecoder:
         # `tuple.__new__` is what `SSEEvent._make` does, without its Python frame.
         new, last_id, retry, append = tuple.__new__, self._id, self._retry, events.append
         for taken, block in enumerate(blocks):
-            if block[:5] != b"data:" or b"\n" in block:
+            if not block.startswith(b"data:") or b"\n" in block:
                 # another field, a comment, several lines: the line rules from here
                 return b"\n\n".join([*blocks[taken:], rest])
-            value = block[6:] if block[5:6] == b" " else block[5:]
-            data = value.decode("utf-8", errors="replace")
+            value = block[6:] if block.startswith(b" ", 5) else block[5:]
+            data = value.decode("utf-8", "replace")
             append(new(SSEEvent, (data, "message", last_id, retry)))
         return rest
 

@@ -69,7 +69,7 @@ def models_blueprint(admin: AdminServices) -> Blueprint:
         if model is None:
             raise not_found(
                 "model_not_found",
-                f"The model '{model_id}' does not exist.",
+                _missing(admin, model_id),
                 model=model_id,
                 provider=None,
                 available_models=[m.id for m in admin.catalog.models()],
@@ -77,6 +77,13 @@ def models_blueprint(admin: AdminServices) -> Blueprint:
         return json_response(model_to_api(model, detail=True))
 
     return bp
+
+
+def _missing(admin: AdminServices, model_id: str) -> str:
+    """Why `model_id` is not found: its retirement (date and replacement) if its vendor
+    shut it down, else that it does not exist."""
+    retired = admin.catalog.retired(model_id)
+    return retired.message() if retired is not None else f"The model '{model_id}' does not exist."
 
 
 def _passthrough(admin: AdminServices, model_id: str) -> ModelInfo | None:

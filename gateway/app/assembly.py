@@ -126,6 +126,7 @@ def _serving_services(state: AppState) -> None:
         state.engine.usage,
         state.auth,
         settings.responses_retention_days,
+        state.background_responses,
     )
 
 
@@ -161,7 +162,7 @@ def _people_services(state: AppState) -> None:
         workspace_data=(
             state.files,
             state.documents,
-            StoredResponses(state.responses),
+            StoredResponses(state.responses, state.background_responses),
             LoggedRequests(),
         ),
         bodies=state.bodies,

@@ -106,6 +106,8 @@ def _responses(state: AppState) -> Mounted:
         workers=(
             partial(response_writer.run, state.responses),  # written behind their answers
             partial(response_retention.run, responses, interval),
+            responses.background.run,  # background responses (gateway.app.server.prepare_store
+            # marks a stopped gateway's unfinished ones failed first)
         ),
     )
 

@@ -264,9 +264,8 @@ async def _serve_in(
     printed_key: str | None = None
     sim: SimServer | None = None
     configured: list[str] = []
-    if listen_fd is None:
-        printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
-        sim, configured = await _providers(state, settings, env, nursery)
+    if listen_fd is None:  # one process: what a supervisor does once before its workers
+        printed_key, sim, configured = await prepare_store(state, settings, env, nursery)
     fast = http_app(state, mounted)
     links = DocLinks(fast, settings.public_base_url)  # the base of each error's doc_url
     app = ObservedApp(
@@ -332,8 +331,10 @@ async def prepare_store(
     state: AppState, settings: Settings, env: Mapping[str, str], nursery: trio.Nursery
 ) -> tuple[str | None, SimServer | None, list[str]]:
     """What runs once before the workers of `--workers N` start (the supervisor's part of
-    `run_gateway`): the admin key, and the providers (the simulators in `nursery`)."""
+    `run_gateway`): the admin key, the providers (the simulators in `nursery`), and the
+    background responses a stopped gateway left unfinished marked failed."""
     printed_key = await bootstrap.ensure_admin_key(state, settings.admin_key)
+    await state.background_responses.sweep()
     sim, configured = await _providers(state, settings, env, nursery)
     return printed_key, sim, configured
 

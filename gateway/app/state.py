@@ -38,6 +38,7 @@ from gateway.platform.drain import Drain
 from gateway.platform.resp import RedisClient
 from gateway.platform.tracing import Tracing
 from gateway.requestlog.services import RequestLogServices
+from gateway.responses.background_runs import BackgroundResponses
 from gateway.responses.services import ResponsesServices
 from gateway.retrieval.services import RetrievalServices
 from gateway.status.services import StatusServices
@@ -97,6 +98,8 @@ class AppState:
     exports: ExportRuntime = attrs.field()
     # Stored responses of the Responses API, written behind their answers.
     responses: ResponseKeeper = attrs.field()
+    # Background responses (`background: true`) running in this process.
+    background_responses: BackgroundResponses = attrs.field()
     # Scale-out: the Redis-protocol server and the limits kept on it (None: one process,
     # limits in memory).
     redis: RedisClient | None = None
@@ -158,6 +161,18 @@ class AppState:
     @responses.default
     def _default_responses(self) -> ResponseKeeper:
         return ResponseKeeper(self.db)
+
+    @background_responses.default
+    def _default_background_responses(self) -> BackgroundResponses:
+        settings = self.settings
+        return BackgroundResponses(
+            self.responses,
+            self.db,
+            limit=settings.background_responses_max,
+            per_workspace=settings.background_responses_per_workspace,
+            timeout_s=settings.background_response_timeout_s,
+            events_max_bytes=settings.background_events_max_bytes,
+        )
 
     @exports.default
     def _default_exports(self) -> ExportRuntime:

@@ -272,19 +272,27 @@ class ChatStreamBody:
         """The chunks of the upstream's next read, in this task: no task or channel
         between the socket and the client's write. Silence longer than the idle timeout
         (only the upstream's: a slow client is not waited for here) fails the stream."""
-        batch: list[ChatChunk] | None = None
-        with trio.CancelScope(deadline=trio.current_time() + self._idle_timeout_s):
-            try:
-                batch = await batches.next_batch()
-            except ProviderError as exc:
-                self._fail(exc)
-                return
+        try:
+            if batches.in_hand:  # taken without waiting: no silence to measure
+                batch: list[ChatChunk] | None = await batches.next_batch()
+            else:
+                batch = await self._within_idle_timeout(batches)
+        except ProviderError as exc:
+            self._fail(exc)
+            return
         if batch is None:
             self._fail(self._silence())
         elif not batch:
             self._finish()
         for chunk in batch or ():
             self._translate(chunk)
+
+    async def _within_idle_timeout(self, batches: Batched[ChatChunk]) -> list[ChatChunk] | None:
+        """The next read's chunks; None when the upstream is silent for longer than the
+        idle timeout."""
+        with trio.move_on_after(self._idle_timeout_s):
+            return await batches.next_batch()
+        return None
 
     async def _pull(self) -> None:
         """Wait for the next upstream item, then take every item already waiting."""

@@ -145,6 +145,15 @@ class Settings:
     # this many days after their creation (the Responses API's own is 30); 0 keeps them
     # until deleted.
     responses_retention_days: float = 30.0
+    # Background responses (`POST /v1/responses` with `background: true`,
+    # docs/responses-api.md): at most this many run at once in the process, and at most
+    # `background_responses_per_workspace` of one workspace (429 beyond); each has
+    # `background_response_timeout_s` to finish (then `failed`), and a streamed one keeps
+    # its last `background_events_max_bytes` of events for `starting_after` replays.
+    background_responses_max: int = 64
+    background_responses_per_workspace: int = 16
+    background_response_timeout_s: float = 3600.0
+    background_events_max_bytes: int = 1_048_576
     # How long a graceful shutdown waits for in-flight requests, in seconds.
     shutdown_grace_s: float = 10.0
     # How long an idle client connection is kept open for its next request (longer than

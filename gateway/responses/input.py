@@ -31,14 +31,13 @@ from gateway.responses.items import chat_messages, input_items
 
 # Fields with no meaning here, refused when set (the reason goes in the message).
 REFUSED: Mapping[str, str] = {
-    "background": "background responses are not supported",
     "conversation": "the Conversations API is not supported; use previous_response_id",
     "prompt": "stored prompt templates are not supported",
     "context_management": "server-side compaction is not supported",
     "moderation": "moderation policies are not supported",
     "image": "image generation settings are not supported",
     "access_programs": "access programs are not supported",
-    "background_options": "background responses are not supported",
+    "background_options": "background options are not supported",
     "prompt_cache_options": "explicit prompt caching is not supported",
 }
 # Hints that change nothing in the answer, taken and not acted on (docs: Choices).
@@ -57,6 +56,7 @@ TRANSLATED = (
     "metadata",
     "store",
     "stream",
+    "background",
     "previous_response_id",
     "parallel_tool_calls",
     "user",
@@ -92,6 +92,8 @@ class ResponsesRequest:
     store: bool
     stream: bool
     previous_response_id: str | None
+    background: bool = False
+    """Whether it runs in the background (`gateway.responses.background`)."""
     logprobs: bool = False
     """Whether the answer's text carries its tokens' log probabilities."""
     kept_on_truncation: int | None = None
@@ -138,6 +140,7 @@ def parse_responses_body(body: Any, history: Sequence[Mapping[str, Any]]) -> Res
         store=body.get("store") is not False,
         stream=chat["stream"],
         previous_response_id=previous,
+        background=_background(body),
         logprobs=logprobs,
         kept_on_truncation=(1 if instructions else 0) if _truncates(body) else None,
     )
@@ -154,6 +157,20 @@ def _check_fields(body: Mapping[str, Any]) -> None:
     optional_object(body, "stream_options")
     _truncates(body)
     _check_include(body.get("include"))
+
+
+def _background(body: Mapping[str, Any]) -> bool:
+    """`background: true` runs the response after its answer, which is read back from the
+    store: it needs `store` (as the API says)."""
+    background = optional_bool(body, "background")
+    if background and body.get("store") is False:
+        raise invalid_request(
+            "'background': true needs 'store': true (a background response is read back "
+            "from the store).",
+            param="store",
+            value=False,
+        )
+    return background
 
 
 def _truncates(body: Mapping[str, Any]) -> bool:
@@ -397,6 +414,7 @@ def _echo(
         "reasoning": {"effort": reasoning.get("effort"), "summary": reasoning.get("summary")},
         "service_tier": body.get("service_tier") or "default",
         "store": body.get("store") is not False,
+        "background": body.get("background") is True,
         "temperature": body.get("temperature"),
         "text": {
             "format": text.get("format") or {"type": "text"},

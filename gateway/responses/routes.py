@@ -14,7 +14,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import Answering
 from gateway.platform.errors import ApiError, invalid_request
 from gateway.platform.shapes import parse_query
-from gateway.platform.web import decode_json, json_response
+from gateway.platform.web import decode_json, json_response, stream_response
 from gateway.responses import service, shapes
 from gateway.responses.services import ResponsesServices
 from gateway.responses.websocket import send_error, serve_socket
@@ -56,13 +56,21 @@ def responses_blueprint(responses: ResponsesServices) -> Blueprint:
     auth = responses.auth
 
     @bp.get(RESPONSES_PATH + "/<response_id>")
-    @operation("A stored response", TAG, answer=shapes.ResponseObject, errors=STORED_ERRORS)
+    @operation(
+        "A stored response, as it is now; with `stream=true` a streamed background "
+        "response's events after `starting_after`, then live",
+        TAG,
+        query=shapes.RetrieveQuery,
+        answer=(shapes.ResponseObject, Content("text/event-stream", shapes.ResponseEvent)),
+        errors={**STORED_ERRORS, 400: "invalid_request"},
+    )
     async def retrieve(response_id: str) -> Response:
         principal = await auth.caller()
-        if request.args.get("stream") in ("true", "1"):
-            raise invalid_request(
-                "Streaming a stored response again is not supported.", param="stream"
-            )
+        query = parse_query(shapes.RetrieveQuery, request.args)
+        if query.stream:
+            after = query.starting_after
+            answer = await service.retrieve_stream(responses, principal, response_id, after)
+            return stream_response(answer)
         return json_response(await service.retrieve(responses, principal, response_id))
 
     @bp.delete(RESPONSES_PATH + "/<response_id>")
@@ -73,7 +81,7 @@ def responses_blueprint(responses: ResponsesServices) -> Blueprint:
 
     @bp.post(RESPONSES_PATH + "/<response_id>/cancel")
     @operation(
-        "Cancel a background response (the gateway makes none: a 400 for a stored one)",
+        "Cancel a queued or in-progress background response (again: the same answer)",
         TAG,
         body=None,
         answer=shapes.ResponseObject,
@@ -81,7 +89,7 @@ def responses_blueprint(responses: ResponsesServices) -> Blueprint:
     )
     async def cancel(response_id: str) -> Response:
         principal = await auth.caller()
-        await service.cancel(responses, principal, response_id)  # always refuses
+        return json_response(await service.cancel(responses, principal, response_id))
 
     @bp.get(RESPONSES_PATH + "/<response_id>/input_items")
     @operation(

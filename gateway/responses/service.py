@@ -10,6 +10,9 @@ stands between an answer and its client. A
 stored response expires `responses_retention_days` after its creation (the retention
 worker erases it) and is erased, not merely deleted, on `DELETE`.
 
+A create with `background: true` is answered `queued` and run behind its answer
+(`background`, `background_runs`); `GET`, `cancel` and `DELETE` see such a run as it is.
+
 Orchestration only: reading is `input`, rendering `render`/`events`, storage
 `store.responses`.
 """
@@ -18,16 +21,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, NoReturn
+from typing import Any
 
 import attrs
 
 from gateway.platform.auth import Principal
-from gateway.platform.body import Answer
+from gateway.platform.body import Answer, StreamAnswer
 from gateway.platform.errors import ApiError, invalid_request, not_found
 from gateway.platform.jsonio import JsonAnswer
+from gateway.responses import background
 from gateway.responses.dialect import ResponsesDialect
-from gateway.responses.input import previous_response_id
+from gateway.responses.input import ResponsesRequest, parse_responses_body, previous_response_id
 from gateway.responses.services import ResponsesServices
 from gateway.upstream.facts import new_facts
 from store import responses as response_store
@@ -83,6 +87,9 @@ async def _create(
 ) -> AsyncIterator[Answer]:
     principal.require("chat")
     history = await _history(responses, principal, body, headers, memory)
+    if isinstance(body, dict) and body.get("background") is True:
+        yield await _start_background(responses, principal, body, headers, history, sse)
+        return
 
     async def stored(final: dict[str, Any]) -> None:
         await keep(responses, principal, dialect, final)
@@ -123,6 +130,27 @@ async def _history(
             raise _previous_not_found(previous, broken.response_id) from None
 
 
+async def _start_background(
+    responses: ResponsesServices,
+    principal: Principal,
+    body: dict[str, Any],
+    headers: Mapping[str, str],
+    history: list[dict[str, Any]],
+    sse: bool,
+) -> Answer:
+    """`background: true`: the request's 400s now (recorded as chat's are), then the
+    response `queued`, run behind the answer (`gateway.responses.background`)."""
+    facts = new_facts("chat", principal, headers)
+    with responses.usage.rejecting(facts, lambda: body.get("model")):
+        if not sse:
+            raise invalid_request(
+                "'background' is not supported in WebSocket mode.", param="background"
+            )
+        request = parse_responses_body(body, history)
+    record = stored_record(responses, principal, request, background.queued(request))
+    return await background.create(responses, principal, record, body, headers, history)
+
+
 def _previous_not_found(previous: str, missing: str) -> ApiError:
     detail = "" if missing == previous else f" (its earlier response '{missing}' is gone)"
     return ApiError(
@@ -141,22 +169,29 @@ async def keep(
     final: dict[str, Any],
 ) -> None:
     """Store the finished response when its request asked for it."""
-    request = dialect.request
-    if not request.store:
-        return
+    if dialect.request.store:
+        await responses.keeper.keep(stored_record(responses, principal, dialect.request, final))
+
+
+def stored_record(
+    responses: ResponsesServices,
+    principal: Principal,
+    request: ResponsesRequest,
+    response: dict[str, Any],
+) -> StoredResponse:
+    """`response` to its request as the store keeps it, expiring with the retention."""
     days = responses.retention_days
-    created = int(final["created_at"])
-    record = StoredResponse(
-        id=final["id"],
+    created = int(response["created_at"])
+    return StoredResponse(
+        id=response["id"],
         workspace_id=principal.workspace_id,
         key_id=principal.key_id,
         previous_response_id=request.previous_response_id,
         created_at=created,
         expires_at=created + int(days * DAY_S) if days > 0 else None,
         input_items=request.input_items,
-        response=final,
+        response=response,
     )
-    await responses.keeper.keep(record)
 
 
 # -- the stored responses ------------------------------------------------------------------
@@ -165,14 +200,35 @@ async def keep(
 async def retrieve(
     responses: ResponsesServices, principal: Principal, response_id: str
 ) -> dict[str, Any]:
+    """A response as it is now: a background one of this process from its run."""
     principal.require("chat")
+    run = responses.background.get(principal.workspace_id, response_id)
+    if run is not None:
+        return dict(run.response)
     return dict((await _stored(responses, principal, response_id)).response)
+
+
+async def retrieve_stream(
+    responses: ResponsesServices, principal: Principal, response_id: str, after: int | None
+) -> StreamAnswer:
+    """`GET ...?stream=true`: a streamed background response's events after `after`."""
+    principal.require("chat")
+    answer = background.replay(responses, principal, response_id, after)
+    if answer is None:
+        await _stored(responses, principal, response_id)  # else a 404
+        raise background.not_streamed()
+    return answer
 
 
 async def delete(
     responses: ResponsesServices, principal: Principal, response_id: str
 ) -> dict[str, Any]:
+    """Erase a response; a background one still running is cancelled first."""
     principal.require("chat")
+    run = responses.background.get(principal.workspace_id, response_id)
+    if run is not None:
+        await responses.background.cancel(run)
+        responses.background.forget(run)
     erased = await response_store.erase_one(
         responses.db, responses.keeper, principal.workspace_id, response_id
     )
@@ -181,20 +237,20 @@ async def delete(
     return {"id": response_id, "object": "response", "deleted": True}
 
 
-async def cancel(responses: ResponsesServices, principal: Principal, response_id: str) -> NoReturn:
-    """`POST /v1/responses/{id}/cancel`: only a background response can be cancelled, and
-    the gateway makes none, so a stored response is a 400 saying so (as the API answers
-    for a response not created in background mode), an unknown one a 404."""
+async def cancel(
+    responses: ResponsesServices, principal: Principal, response_id: str
+) -> dict[str, Any]:
+    """`POST /v1/responses/{id}/cancel`: a queued or in-progress background response is
+    cancelled (a cancelled one answered again); any other is a 400, an unknown one a 404."""
     principal.require("chat")
-    await _stored(responses, principal, response_id)
-    raise ApiError(
-        400,
-        "response_not_cancellable",
-        f"Cannot cancel the response '{response_id}': only a response created with "
-        "'background': true can be cancelled, and this one was not (it has finished).",
-        type="invalid_request_error",
-        param="response_id",
-    )
+    cancelled = await background.cancel(responses, principal, response_id)
+    if cancelled is not None:
+        return cancelled
+    stored = await _stored(responses, principal, response_id)
+    if background.cancelled_before(stored):
+        return dict(stored.response)
+    why = "it has finished" if stored.response.get("background") else "this one was not"
+    raise background.not_cancellable(response_id, why)
 
 
 async def input_items(

@@ -216,7 +216,7 @@ class CreateResponse:
     routing_mode: RoutingMode | None = None
     provider: forced_provider("chat") = None  # type: ignore[valid-type]
     service: ServiceRequest | None = None
-    background: NotSupported = None
+    background: Annotated[bool, Doc("run after the answer (needs `store`)")] | None = None
     conversation: NotSupported = None
     prompt: NotSupported = None
     context_management: NotSupported = None
@@ -235,6 +235,18 @@ class InputItemsQuery:
     order: Literal["asc", "desc"] = "desc"
     after: str | None = None
     before: str | None = None
+
+
+@attrs.frozen
+class RetrieveQuery:
+    """`stream=true` replays a streamed background response's events after
+    `starting_after` (a `sequence_number`), then follows it live."""
+
+    stream: Annotated[bool, Doc("the events of a streamed background response")] = False
+    starting_after: (
+        Annotated[int, Range(least=-1), Doc("the events after this `sequence_number`")] | None
+    ) = None
+    include_obfuscation: Annotated[bool, Doc("taken; no padding is added")] | None = None
 
 
 # -- answers -------------------------------------------------------------------------------
@@ -273,7 +285,7 @@ class ResponseObject(TypedDict):
     id: str
     object: Literal["response"]
     created_at: int
-    status: Literal["completed", "incomplete", "failed", "in_progress"]
+    status: Literal["completed", "incomplete", "failed", "in_progress", "queued", "cancelled"]
     background: bool
     error: ResponseError | None
     incomplete_details: IncompleteDetails | None

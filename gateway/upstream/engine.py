@@ -267,15 +267,21 @@ class Engine:
         try the race goes on from."""
         started, entered = trio.current_time(), False
         try:
-            async with _deadlined(opener(first.adapter, first.target), first, timeout_s) as value:
-                entered = True
-                won = Attempt(first, 0, 1, Outcome.WON, started, trio.current_time())
-                self._record_attempts(facts.principal.workspace_id, (won,))
-                _log_race(facts, (won,))
-                served = self._served(plan, Winner(first, 0, value, (won,)), value)
-                with Streaming(self, facts, hold, served) as stream:
-                    yield _FirstTry(stream=stream)
-                return
+            # The opener's entry must finish within `timeout_s`; the scope stays entered,
+            # lifted, for the block (an opener may hold a nursery, which must nest inside
+            # every scope entered before it).
+            with trio.CancelScope(deadline=started + timeout_s) as deadline:
+                async with opener(first.adapter, first.target) as value:
+                    deadline.deadline = math.inf
+                    entered = True
+                    won = Attempt(first, 0, 1, Outcome.WON, started, trio.current_time())
+                    self._record_attempts(facts.principal.workspace_id, (won,))
+                    _log_race(facts, (won,))
+                    served = self._served(plan, Winner(first, 0, value, (won,)), value)
+                    with Streaming(self, facts, hold, served) as stream:
+                        yield _FirstTry(stream=stream)
+                    return
+            raise deadline_exceeded(first.target.provider_id, timeout_s)
         except Exception as exc:
             if entered:
                 raise
@@ -597,22 +603,6 @@ def _attempt_attributes(target: Target) -> dict[str, object]:
 
 async def _release(held: Held[Any]) -> None:
     held.release()
-
-
-@asynccontextmanager
-async def _deadlined(
-    opened: AbstractAsyncContextManager[S], candidate: Candidate, timeout_s: float
-) -> AsyncIterator[S]:
-    """`opened`, whose entry must finish within `timeout_s` (a retryable
-    `provider_timeout` otherwise). The deadline's scope stays entered, lifted, for the
-    block: an opener may hold a nursery, which must nest inside every scope entered
-    before it."""
-    with trio.CancelScope(deadline=trio.current_time() + timeout_s) as deadline:
-        async with opened as value:
-            deadline.deadline = math.inf
-            yield value
-            return
-    raise deadline_exceeded(candidate.target.provider_id, timeout_s)
 
 
 def unavailable(provider_id: str | None) -> ApiError:

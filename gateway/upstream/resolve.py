@@ -181,11 +181,15 @@ def available_models(catalog: Catalog, active: Set[str], capability: str = "chat
 def model_not_found(
     catalog: Catalog, active: Set[str], model: str, info: ModelInfo | None, capability: str
 ) -> ApiError:
-    reason = (
-        f"The model '{model}' is served by '{info.provider}', which is not configured."
-        if info is not None
-        else f"The model '{model}' does not exist or is not available."
-    )
+    if info is not None:
+        reason = f"The model '{model}' is served by '{info.provider}', which is not configured."
+    else:  # a retired id says when and what replaces it
+        retired = catalog.retired(model)
+        reason = (
+            retired.message()
+            if retired is not None
+            else f"The model '{model}' does not exist or is not available."
+        )
     return not_found(
         "model_not_found",
         reason,
@@ -226,7 +230,8 @@ def _forced(
     info = catalog.model(model)
     if info is None:
         name = model.removeprefix(f"{provider}/")
-        if not VENDOR_ID.fullmatch(name):  # no vendor's id; it would go back in a header
+        if not VENDOR_ID.fullmatch(name) or catalog.retired(model) is not None:
+            # no vendor's id (it would go back in a header), or one its vendor shut down
             raise model_not_found(catalog, active, model, None, capability)
         described = catalog.passthrough_for(provider, name, capability)
         return Resolution(Target(provider, name, name, described), (), mode, reasoning)

@@ -267,7 +267,7 @@ def _whole_chunks(buffer: bytearray, view: memoryview, parts: list[memoryview]) 
             return pos
         start = eol + 2
         end = start + size
-        if size <= 0 or buffer[end : end + 2] != b"\r\n":
+        if size <= 0 or not buffer.startswith(b"\r\n", end):
             return pos
         parts.append(view[start:end])
         pos = end + 2

@@ -6,6 +6,7 @@ clock and asserts exact virtual times.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
@@ -17,13 +18,13 @@ from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.cache import (
     BYPASS,
     CacheDecision,
-    ReplayStream,
     ResponseCache,
     StreamAssembler,
     cache_key,
     decide_cache,
     is_cacheable,
     replay_chunks,
+    replayed,
 )
 from gateway.chat.cache.replay import split_even, split_words
 from gateway.chat.cache.store import ENTRY_OVERHEAD_BYTES, result_size
@@ -502,14 +503,15 @@ def describe(chunk: ChatChunk) -> str:
     return "finish" if chunk.finish_reason else "usage"
 
 
-async def test_replay_is_an_upstream_stream_that_closes() -> None:
-    replay = ReplayStream(answer("a b c"))
-    async with replay as chunks:
-        first = await chunks.__anext__()
-        assert first == ChatChunk(content="a ")
-    assert replay.closed
-    with pytest.raises(StopAsyncIteration):
-        await replay.__anext__()
+async def test_a_replay_is_the_whole_answer_in_hand_in_one_batch() -> None:
+    """As the stream body reads a live upstream, in the writer's task, and at once."""
+    replay = replayed(answer("a b c"))
+    assert replay.in_hand
+    batch = await replay.next_batch()
+    assert batch[0] == ChatChunk(content="a ")
+    assert batch == list(replay_chunks(answer("a b c")))
+    assert await replay.next_batch() == []
+    await replay.aclose()
 
 
 # -- a replayed stream through the real stream body ---------------------------------------
@@ -583,12 +585,13 @@ async def test_a_replayed_stream_has_the_shape_of_a_live_one() -> None:
     live = await frames_of(trip, provider.chat_stream(ChatRequest("m", ())), live_outcomes)
 
     cached = ChatResult("r", "m", "Let me check.", "tool_calls", Usage(5, 6), CALLS)
-    replay = ReplayStream(cached)
+    stream = replayed(cached)
+    replay = contextlib.nullcontext(stream)
     replay_outcomes: list[StreamOutcome] = []
-    replayed = await frames_of(trip, replay, replay_outcomes)
+    replay_frames = await frames_of(trip, replay, replay_outcomes)
 
     live_kinds = [frame_kind(f) for f in live]
-    replay_kinds = [frame_kind(f) for f in replayed]
+    replay_kinds = [frame_kind(f) for f in replay_frames]
     assert (
         squeeze(live_kinds)
         == squeeze(replay_kinds)
@@ -604,25 +607,25 @@ async def test_a_replayed_stream_has_the_shape_of_a_live_one() -> None:
             "done",
         ]
     )
-    assert live[0] == replayed[0]  # the role chunk
-    assert live[-3:] == replayed[-3:]  # final (with service and _gateway), usage, [DONE]
-    for frames in (live, replayed):
+    assert live[0] == replay_frames[0]  # the role chunk
+    assert live[-3:] == replay_frames[-3:]  # final (with service and _gateway), usage, [DONE]
+    for frames in (live, replay_frames):
         text = "".join(f["choices"][0]["delta"].get("content", "") for f in frames[1:-3])
         assert text == "Let me check."
-    assert replay.closed and provider.open_streams == 0
+    assert await stream.next_batch() == [] and provider.open_streams == 0
     assert [o.state for o in replay_outcomes] == [o.state for o in live_outcomes]
     assert replay_outcomes == live_outcomes
     assert replay_outcomes[0].state is StreamState.DONE
 
 
 async def test_a_replay_is_cancelled_like_any_stream(autojump_clock: trio.abc.Clock) -> None:
-    replay = ReplayStream(answer(TEXT))
-    received: list[ChatChunk] = []
+    """A client gone before the replay is read cancels it at its checkpoint; it is then
+    over, and replaying never waits."""
+    replay = replayed(answer(TEXT))
     with trio.CancelScope() as scope:
-        async with replay as chunks:
-            async for chunk in chunks:
-                received.append(chunk)
-                if len(received) == 3:
-                    scope.cancel()
-    assert len(received) == 3 and replay.closed
+        scope.cancel()
+        await replay.next_batch()
+    assert scope.cancelled_caught
+    assert await replay.next_batch() == []
+    await replay.aclose()
     assert trio.current_time() == 0  # replaying never waits

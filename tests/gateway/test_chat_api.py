@@ -650,13 +650,11 @@ async def test_openais_context_refusal_names_the_window_and_the_request(
 
 
 async def test_a_deprecated_models_answer_says_so(client: openai.AsyncOpenAI) -> None:
-    """The catalog marks gpt-3.5-turbo deprecated (its `/v1/models` entry shows the
+    """The catalog marks gpt-4o deprecated (its `/v1/models` entry shows the
     dates); its answers gave no sign of it."""
-    info = load_catalog().model("gpt-3.5-turbo")
+    info = load_catalog().model("gpt-4o")
     assert info is not None and info.deprecation is not None
-    raw = await client.chat.completions.with_raw_response.create(
-        model="gpt-3.5-turbo", messages=HELLO
-    )
+    raw = await client.chat.completions.with_raw_response.create(model="gpt-4o", messages=HELLO)
     assert raw.headers["deprecation"] == "true"
     warning = raw.headers["x-service-deprecation-warning"]
     assert info.deprecation.sunset_date in warning and info.deprecation.replacement in warning

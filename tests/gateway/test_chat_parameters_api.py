@@ -242,7 +242,7 @@ async def test_streamed_log_probabilities_spell_the_text(
         ("gemini-2.5-flash", {"logit_bias": {"1": 5}}, "logit_bias"),
         ("gpt-4.1-mini", {"reasoning_effort": "low"}, "reasoning_effort"),
         ("gpt-5.4-mini", {"reasoning_effort": "high", "temperature": 0.2}, "temperature"),
-        ("o4-mini", {"logprobs": True}, "logprobs"),
+        ("o3", {"logprobs": True}, "logprobs"),
         ("gemini-2.5-pro", {"reasoning_effort": "none"}, "reasoning_effort"),
         (
             "gpt-4.1-mini",

@@ -55,28 +55,28 @@ async def test_max_tokens_at_the_limit_is_served(client: openai.AsyncOpenAI) -> 
 async def test_a_prompt_over_the_context_window_is_context_length_exceeded(
     client: openai.AsyncOpenAI,
 ) -> None:
-    huge: Any = [{"role": "user", "content": "word " * 16_000}]  # ~20,000 tokens
+    huge: Any = [{"role": "user", "content": "word " * 110_000}]  # ~137,500 tokens
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.chat.completions.create(model="gpt-3.5-turbo", messages=huge)
+        await client.chat.completions.create(model="gpt-4o-mini", messages=huge)
     error = error_of(caught)
     assert error["code"] == "context_length_exceeded"
-    assert error["model"] == "gpt-3.5-turbo"
+    assert error["model"] == "gpt-4o-mini"
     assert error["provider"] == "openai"
-    assert error["max_tokens"] == 16_385
-    assert error["requested_tokens"] > 16_385
+    assert error["max_tokens"] == 128_000
+    assert error["requested_tokens"] > 128_000
 
 
 async def test_prompt_plus_max_tokens_over_the_window_is_context_length_exceeded(
     client: openai.AsyncOpenAI,
 ) -> None:
-    long: Any = [{"role": "user", "content": "word " * 12_000}]  # ~15,000 tokens
-    answer = await client.chat.completions.create(model="gpt-3.5-turbo", messages=long)
+    long: Any = [{"role": "user", "content": "word " * 96_000}]  # ~120,000 tokens
+    answer = await client.chat.completions.create(model="gpt-4o-mini", messages=long)
     assert answer.choices[0].message.content
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.chat.completions.create(model="gpt-3.5-turbo", messages=long, max_tokens=4_000)
+        await client.chat.completions.create(model="gpt-4o-mini", messages=long, max_tokens=16_000)
     error = error_of(caught)
     assert error["code"] == "context_length_exceeded"
-    assert error["requested_tokens"] > 16_385
+    assert error["requested_tokens"] > 128_000
 
 
 def _resolution(*models: str) -> Resolution:
@@ -98,7 +98,7 @@ def test_fallbacks_that_cannot_take_the_request_leave_the_chain() -> None:
 
 def test_auto_takes_the_first_candidate_that_fits() -> None:
     resolution = fitted(
-        _resolution("gpt-4o-mini", "gpt-3.5-turbo", "claude-haiku-4-5"),
+        _resolution("gpt-4o-mini", "gpt-4o", "claude-haiku-4-5"),
         prompt=10,
         max_tokens=20_000,
         flexible=True,
@@ -115,7 +115,7 @@ def test_an_image_counts_as_an_allowance_not_as_its_bytes() -> None:
     message = {"role": "user", "content": [{"type": "text", "text": "What is this?"}, image]}
     estimate = prompt_tokens([message], None)
     assert IMAGE_TOKENS < estimate < IMAGE_TOKENS + 20
-    assert fits(load_catalog().model("gpt-3.5-turbo"), estimate, None)
+    assert fits(load_catalog().model("gpt-4o-mini"), estimate, None)
 
 
 # -- item 3: a disabled provider -----------------------------------------------------------
@@ -200,7 +200,9 @@ async def test_auto_routes_an_image_only_to_a_model_that_can_see(
 
 async def test_an_image_for_a_model_that_cannot_see_is_a_400(client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.chat.completions.create(model="gpt-3.5-turbo", messages=IMAGE_MESSAGE)
+        await client.chat.completions.create(
+            model="magistral-medium-latest", messages=IMAGE_MESSAGE
+        )
     error = error_of(caught)
     assert (error["code"], error["param"]) == ("invalid_request", "messages")
     assert "cannot read images" in error["message"]

@@ -11,8 +11,8 @@ from openai.types.responses import Response, ResponseOutputMessage, ResponseOutp
 
 from gateway.app.server import RunningGateway
 
-SMALL = "gpt-3.5-turbo"  # a window of 16,385 tokens
-TURN = "word " * 5_600  # about 7,000 tokens
+SMALL = "gpt-4o-mini"  # a window of 128,000 tokens
+TURN = "word " * 44_000  # about 55,000 tokens
 
 
 def openai_bodies(gateway: RunningGateway) -> list[dict[str, Any]]:
@@ -29,7 +29,7 @@ def text_part(response: Response) -> ResponseOutputText:
 
 
 async def long_history(client: openai.AsyncOpenAI) -> str:
-    """Two stored turns of about 7,000 tokens each, the first marked: the id of the last."""
+    """Two stored turns of about 55,000 tokens each, the first marked: the id of the last."""
     first = await client.responses.create(model=SMALL, input="FIRST " + TURN)
     second = await client.responses.create(
         model=SMALL, input="SECOND " + TURN, previous_response_id=first.id
@@ -73,7 +73,7 @@ async def test_without_truncation_a_long_history_is_context_length_exceeded(
 
 async def test_truncation_cannot_shorten_the_last_turn(client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.responses.create(model=SMALL, input="word " * 16_000, truncation="auto")
+        await client.responses.create(model=SMALL, input="word " * 110_000, truncation="auto")
     assert caught.value.code == "context_length_exceeded"
 
 

@@ -532,7 +532,7 @@ def test_a_rule_without_route_to_keeps_the_model_and_without_fallbacks_the_catal
     resolution = routed_resolution(CATALOG, ALL_PROVIDERS, keep, model="gpt-4o", mode="balanced")
     assert resolution.target.model_id == "gpt-4o"
     assert [t.model_id for t in resolution.alternatives] == [
-        "claude-sonnet-4-5",
+        "claude-sonnet-5-5",
         "gemini-2.5-flash",
     ]
 

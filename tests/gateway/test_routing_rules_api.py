@@ -344,7 +344,7 @@ async def test_dry_run_without_a_match_uses_the_catalog(http: httpx.AsyncClient)
     result = response.json()
     assert result["matched_rule"] is None
     assert result["resolved_model"] == "gpt-4o"
-    assert result["fallback_chain"] == ["claude-sonnet-4-5", "gemini-2.5-flash"]
+    assert result["fallback_chain"] == ["claude-sonnet-5-5", "gemini-2.5-flash"]
     assert result["estimated_tokens"]["completion"] == 1000
     prompt = result["estimated_tokens"]["prompt"]
     assert result["estimated_cost"] == pytest.approx((prompt * 2.5 + 1000 * 10.0) / 1_000_000)

@@ -20,7 +20,7 @@ def request(messages: list[dict[str, Any]]) -> ChatRequest:
 
 
 def window(tokens: int) -> Any:
-    info = load_catalog().model("gpt-3.5-turbo")
+    info = load_catalog().model("gpt-4o-mini")
     assert info is not None
     return attrs.evolve(info, context_window=tokens)
 

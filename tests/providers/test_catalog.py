@@ -31,7 +31,6 @@ REQUIRED_MODELS = [
     "gpt-4o-mini-transcribe",
     "tts-1",
     "tts-1-hd",
-    "gpt-3.5-turbo",
     "claude-sonnet-4-5",
     "claude-haiku-4-5",
     "claude-opus-4-1",
@@ -42,8 +41,6 @@ REQUIRED_MODELS = [
     "gpt-5.4-mini",
     "gpt-5.5",
     "o3",
-    "o4-mini",
-    "gpt-4.1-nano",
     "claude-fable-5-2",
     "claude-opus-5-5",
     "claude-sonnet-5-5",
@@ -167,7 +164,7 @@ def test_unknown_names_are_none(catalog: Catalog) -> None:
 
 def test_filters(catalog: Catalog) -> None:
     deprecated = {m.id for m in catalog.models(status="deprecated")}
-    assert {"gpt-3.5-turbo", "gpt-4o-mini", "o4-mini", "gpt-5"} <= deprecated
+    assert {"gpt-4o", "gpt-4o-mini", "o3", "gpt-5", "claude-sonnet-4-5"} <= deprecated
     assert all(m.deprecation is not None for m in catalog.models(status="deprecated"))
     assert [m.id for m in catalog.models(provider="cohere", capability="rerank")] == [
         "rerank-v3.5",
@@ -175,7 +172,7 @@ def test_filters(catalog: Catalog) -> None:
         "rerank-v4.0-fast",
     ]
     reasoning = {m.id for m in catalog.models(capability="reasoning")}
-    assert {"gpt-5.5", "o4-mini", "claude-sonnet-5-5", "gemini-3.1-pro"} <= reasoning
+    assert {"gpt-5.5", "o3", "claude-sonnet-5-5", "gemini-3.1-pro"} <= reasoning
     assert all(m.parameters.reasoning_efforts for m in catalog.models(capability="reasoning"))
     assert {m.provider for m in catalog.models(capability="speech")} == {
         "openai",
@@ -255,17 +252,17 @@ def test_model_to_api_list_item(catalog: Catalog) -> None:
 
 
 def test_model_to_api_detail_of_deprecated_model(catalog: Catalog) -> None:
-    service = model_to_api(model(catalog, "gpt-3.5-turbo"), detail=True)["service"]
+    service = model_to_api(model(catalog, "gpt-5.1"), detail=True)["service"]
     assert service["status"] == "deprecated"
     assert service["deprecation"] == {
-        "announced_date": "2026-04-22",
-        "sunset_date": "2026-10-23",
-        "replacement": "gpt-4.1-mini",
+        "announced_date": "2026-10-01",
+        "sunset_date": "2027-04-01",
+        "replacement": "gpt-6.1-sol",
         "migration_guide": "https://developers.openai.com/api/docs/deprecations",
     }
-    assert service["aliases"] == ["gpt-3.5-turbo-0125"]
-    assert service["recommended_for"] == ["chat", "classification"]
-    assert service["fallback_chain"] == ["gpt-4o-mini", "gemini-2.5-flash-lite"]
+    assert service["aliases"] == ["gpt-5.1-2025-11-13"]
+    assert service["recommended_for"] == ["reasoning", "code", "agents"]
+    assert service["fallback_chain"] == ["claude-sonnet-5-5", "gemini-3.1-pro"]
     # A deprecated model still falls back where it did: its clients keep working.
 
 

@@ -134,11 +134,11 @@ def test_a_vendor_takes_what_it_can_honour(vendor: str, fields: dict[str, Any]) 
 
 def test_a_model_that_samples_its_own_way_refuses_a_temperature() -> None:
     """OpenAI's reasoning models take only the default sampling settings."""
-    reasoning = model("o4-mini")
-    request = ChatRequest(model="o4-mini", messages=HELLO, temperature=0.2)
+    reasoning = model("o3")
+    request = ChatRequest(model="o3", messages=HELLO, temperature=0.2)
     found = refusal("openai", request, reasoning)
     assert found is not None and found.param == "temperature"
-    assert refusal("openai", ChatRequest(model="o4-mini", messages=HELLO), reasoning) is None
+    assert refusal("openai", ChatRequest(model="o3", messages=HELLO), reasoning) is None
 
 
 def test_spoken_answers_need_an_audio_model() -> None:
@@ -155,7 +155,7 @@ def test_spoken_answers_need_an_audio_model() -> None:
 
 def test_reasoning_effort_needs_a_model_that_reasons() -> None:
     request = ChatRequest(model="x", messages=HELLO, reasoning_effort="low")
-    assert refusal("openai", request, model("o4-mini")) is None
+    assert refusal("openai", request, model("o3")) is None
     found = refusal("openai", request, model("gpt-4o-mini"))
     assert found is not None and found.param == "reasoning_effort"
     # A model the catalog does not describe is left to its vendor.

@@ -7,7 +7,7 @@ hit counters (`stats`), `replay` turns streams into answers and answers back int
 
 from gateway.chat.cache.key import cache_key, canonical_request
 from gateway.chat.cache.policy import BYPASS, DEFAULT_TTL_S, CacheDecision, decide_cache
-from gateway.chat.cache.replay import ReplayStream, StreamAssembler, replay_chunks, replayed
+from gateway.chat.cache.replay import StreamAssembler, replay_chunks, replayed
 from gateway.chat.cache.stats import CacheReport, CacheStats, CacheTotals, ModelCacheTotals
 from gateway.chat.cache.store import (
     DEFAULT_MAX_BYTES,
@@ -26,7 +26,6 @@ __all__ = [
     "CacheStats",
     "CacheTotals",
     "ModelCacheTotals",
-    "ReplayStream",
     "ResponseCache",
     "StreamAssembler",
     "cache_key",

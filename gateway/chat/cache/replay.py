@@ -1,7 +1,7 @@
 """Between a whole answer and a stream of chunks, both ways.
 
 `StreamAssembler` collects the chunks of a live stream into the `ChatResult` the cache
-keeps; `ReplayStream` turns a cached `ChatResult` back into chunks, shaped like a live
+keeps; `replayed` turns a cached `ChatResult` back into chunks, shaped like a live
 upstream stream, so that a cache hit on a streamed request goes through the very same
 stream body and renderer as a live answer and is indistinguishable in shape from one:
 the role chunk, the content in a few pieces, each tool call as its id and name and then
@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import AsyncGenerator, Iterator, Mapping
-from types import TracebackType
 from typing import Any
 
 import attrs
@@ -215,47 +214,3 @@ def replayed(result: ChatResult, *, pieces: int = REPLAY_PIECES) -> Batched[Chat
 async def _replay_batches(result: ChatResult, pieces: int) -> AsyncGenerator[list[ChatChunk], None]:
     await trio.lowlevel.checkpoint()  # a client that went away cancels the replay here
     yield list(replay_chunks(result, pieces=pieces))
-
-
-class ReplayStream:
-    """A cached answer as an upstream stream: an async context manager and chunk iterator.
-
-    It stands where `Provider.chat_stream(...)` stands: `__aenter__` gives the chunk
-    iterator (itself), which `ChatStreamBody` takes over like a live one. No waiting
-    between chunks; each `__anext__` is still a checkpoint, so a client that goes away
-    cancels the replay like any stream. Closing is idempotent and ends the iteration.
-    """
-
-    def __init__(self, result: ChatResult, *, pieces: int = REPLAY_PIECES) -> None:
-        self._chunks = replay_chunks(result, pieces=pieces)
-        self._closed = False
-
-    async def __aenter__(self) -> ReplayStream:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def __aiter__(self) -> ReplayStream:
-        return self
-
-    async def __anext__(self) -> ChatChunk:
-        await trio.lowlevel.checkpoint()
-        if self._closed:
-            raise StopAsyncIteration
-        try:
-            return next(self._chunks)
-        except StopIteration:
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
