@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from providers import content_parts
 from providers.audio_types import TranscriptEvent, TranscriptionRequest, TranscriptionResult
 from providers.errors import (
     AuthenticationFailed,
@@ -138,7 +139,29 @@ def mistral_message(message: Mapping[str, Any]) -> JSON:
             out.pop("content", None)
     if role == "tool" and out.get("tool_call_id"):
         out["tool_call_id"] = mistral_call_id(str(out["tool_call_id"]))
+    if isinstance(out.get("content"), list):
+        out["content"] = [mistral_chunk(part) for part in out["content"]]
     return out
+
+
+def mistral_chunk(part: Mapping[str, Any]) -> JSON:
+    """A content part as Mistral's chunk: a document as `document_url` (a `data:` URL; a
+    text file as its text, an image as `image_url`), audio as `input_audio` (its base64,
+    for the Voxtral models); text and images as they are."""
+    kind = part.get("type")
+    if kind == "input_audio":
+        return {"type": "input_audio", "input_audio": content_parts.audio(part)[1]}
+    if kind != "file":
+        return dict(part)
+    doc = content_parts.document(part)
+    if doc.is_text:
+        return {"type": "text", "text": content_parts.decoded_text(doc.data)}
+    if doc.media_type.startswith("image/"):
+        return {"type": "image_url", "image_url": doc.data_url}
+    chunk: JSON = {"type": "document_url", "document_url": doc.data_url}
+    if doc.filename:
+        chunk["document_name"] = doc.filename
+    return chunk
 
 
 def _mistral_call(call: Mapping[str, Any]) -> JSON:

@@ -35,6 +35,7 @@ from gateway.documents.services import DocumentsServices
 from gateway.files import worker as file_worker
 from gateway.files.capabilities import Capabilities
 from gateway.files.routes import files_blueprint
+from gateway.files.service import attached
 from gateway.files.services import FilesServices
 from gateway.kernels.uploads.formats import LARGEST_UPLOAD, Kind
 from gateway.ocr.input import LOCAL_MODEL as LOCAL_OCR_MODEL
@@ -72,6 +73,7 @@ def assemble(state: AppState, mounted: Collection[str]) -> None:
         state.ocr = _ocr_services(state)
     if "files" in mounted:
         state.files_services = _files_services(state)
+        state.chat.attachments.reader = partial(attached, state.files_services)
     if "documents" in mounted:
         state.documents_services = _documents_services(state)
     if {"pipelines", "realtime"} & set(mounted):

@@ -13,12 +13,8 @@ from typing import Any
 
 import attrs
 
-from gateway.chat.options_input import (
-    INPUT_AUDIO_FORMATS,
-    check_known_fields,
-    parse_options,
-    stream_flags,
-)
+from gateway.chat.file_parts import check_audio_part, check_file_part
+from gateway.chat.options_input import check_known_fields, parse_options, stream_flags
 from gateway.platform.errors import invalid_request, invalid_tool_choice
 from gateway.platform.params import (
     bounded_number,
@@ -252,26 +248,14 @@ def _content_part(part: Any, where: str) -> None:
             param=f"{where}.image_url.url",
             value=image,
         )
-    if kind == "input_audio":
-        _audio_part(part.get("input_audio"), where)
-        return
     if kind == "file":
+        check_file_part(part, where)
         return
-    raise invalid_request(f"'{where}' must be a text or image_url part.", param=where, value=part)
-
-
-def _audio_part(audio: Any, where: str) -> None:
-    """`input_audio`: base64 `data` and its `format` (wav or mp3, as OpenAI takes them)."""
-    if (
-        isinstance(audio, dict)
-        and isinstance(audio.get("data"), str)
-        and audio.get("format") in INPUT_AUDIO_FORMATS
-    ):
+    if kind == "input_audio":
+        check_audio_part(part, where)
         return
     raise invalid_request(
-        f"'{where}.input_audio' must be {{data: base64 audio, format: wav or mp3}}.",
-        param=f"{where}.input_audio",
-        value=None,
+        f"'{where}' must be a text, image_url, file or input_audio part.", param=where, value=part
     )
 
 

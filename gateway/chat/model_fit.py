@@ -58,26 +58,45 @@ def _content_tokens(content: Any) -> int:
     return total
 
 
+PART_NEEDS: Mapping[str, str] = {
+    "image_url": "vision",
+    "file": "file_input",
+    "input_audio": "audio_input",
+}
+"""The capability a model needs to read each kind of content part."""
+
+
 def needed_capabilities(messages: Sequence[Mapping[str, Any]]) -> frozenset[str]:
     """What the model must be able to do beyond chat: `vision` for an image part,
-    `audio` for an `input_audio` part (the vendors without audio models would drop it)."""
+    `file_input` for a document, `audio_input` for audio."""
     needs: set[str] = set()
     for message in messages:
         content = message.get("content")
-        for part in content if isinstance(content, list) else ():
-            need = _PART_NEEDS.get(part.get("type")) if isinstance(part, Mapping) else None
-            if need is not None:
-                needs.add(need)
+        if isinstance(content, list):
+            needs.update(
+                PART_NEEDS[part["type"]]
+                for part in content
+                if isinstance(part, Mapping) and part.get("type") in PART_NEEDS
+            )
     return frozenset(needs) if needs else NOTHING
 
 
+def first_part_needing(
+    messages: Sequence[Mapping[str, Any]], capability: str
+) -> tuple[str, str] | None:
+    """(path, type) of the first content part that needs `capability`, as the client
+    wrote it (`messages[0].content[1]`), or None."""
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        for j, part in enumerate(content if isinstance(content, list) else ()):
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            if kind is not None and PART_NEEDS.get(kind) == capability:
+                return f"messages[{i}].content[{j}]", kind
+    return None
+
+
 VISION = frozenset({"vision"})
-_PART_NEEDS: Mapping[Any, str] = {"image_url": "vision", "input_audio": "audio"}
-_UNABLE = (
-    ("vision", "cannot read images; name a model with 'vision' (see /v1/models?capability=vision)"),
-    ("audio", "cannot hear audio; name an audio model (see /v1/models?capability=audio)"),
-)
-"""What a model without the capability a message part needs is told, by capability."""
+PART_CAPABILITIES = frozenset({"file_input", "audio_input"})
 JSON_MODE = frozenset({"json_mode"})
 NOTHING: frozenset[str] = frozenset()
 
@@ -120,6 +139,7 @@ def fitted(
     max_tokens: int | None,
     flexible: bool,
     needs: frozenset[str] = NOTHING,
+    messages: Sequence[Mapping[str, Any]] = (),
 ) -> Resolution:
     """The resolution with only the targets that fit; 400 when its target does not.
 
@@ -132,7 +152,7 @@ def fitted(
         resolution,
         lambda t: fits(t.info, prompt, max_tokens, needs),
         flexible=flexible,
-        refusal=lambda: misfit(resolution.target, prompt, max_tokens, needs),
+        refusal=lambda: misfit(resolution.target, prompt, max_tokens, needs, messages),
         why="the request does not fit the others",
     )
 
@@ -165,16 +185,25 @@ def narrowed(
 
 
 def misfit(
-    target: Target, prompt: int, max_tokens: int | None, needs: frozenset[str] = NOTHING
+    target: Target,
+    prompt: int,
+    max_tokens: int | None,
+    needs: frozenset[str] = NOTHING,
+    messages: Sequence[Mapping[str, Any]] = (),
 ) -> ApiError:
     """The error for a request `target`'s model cannot take."""
     info = target.info
     assert info is not None  # a target without catalog facts always fits
-    for capability, unable in _UNABLE:
-        if capability in needs and not info.has(capability):
-            return invalid_request(
-                f"The model '{info.id}' {unable} or use 'auto'.", param="messages", value=None
-            )
+    if not VISION & needs <= set(info.capabilities):
+        return invalid_request(
+            f"The model '{info.id}' cannot read images; name a model with 'vision' (see "
+            "/v1/models?capability=vision) or use 'auto'.",
+            param="messages",
+            value=None,
+        )
+    unread = sorted(needs & PART_CAPABILITIES - set(info.capabilities))
+    if unread:
+        return _unreadable_part(target, unread[0], messages)
     if not needs <= set(info.capabilities):
         return invalid_request(
             f"No model that can be routed to has JSON mode for this request (the routed "
@@ -201,6 +230,27 @@ def misfit(
         model=info.id,
         max_tokens=info.context_window,
         requested_tokens=requested,
+    )
+
+
+def _unreadable_part(
+    target: Target, capability: str, messages: Sequence[Mapping[str, Any]]
+) -> ApiError:
+    """`unsupported_parameter` naming the first part the model cannot read (a document
+    or audio): its path, its type and where to find a model that reads it."""
+    path, kind = first_part_needing(messages, capability) or ("messages", capability)
+    what = "cannot read documents ('file' parts)"
+    if capability == "audio_input":
+        what = "cannot hear audio ('input_audio' parts)"
+    return ApiError(
+        400,
+        "unsupported_parameter",
+        f"'{path}' cannot be honoured by the model '{target.model_id}': it {what}; name a "
+        f"model with '{capability}' (see /v1/models?capability={capability}) or use 'auto'.",
+        provider=target.provider_id,
+        model=target.model_id,
+        param=path,
+        value=kind,
     )
 
 

@@ -111,6 +111,7 @@ def plan_trip(
         max_tokens=params.request.max_tokens,
         flexible=flexible,
         needs=needed_capabilities(params.request.messages) | (json_mode if flexible else NOTHING),
+        messages=params.request.messages,
     )
     if json_mode and not flexible:
         resolution = fallbacks_with(resolution, json_mode)

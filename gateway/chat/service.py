@@ -25,6 +25,7 @@ from gateway.chat.body import ChatStreamBody, StreamOutcome, StreamState
 from gateway.chat.cache import StreamAssembler, replayed
 from gateway.chat.calls import Opened, complete, open_chat_stream
 from gateway.chat.dialect import ChatCompletionFrames, answered
+from gateway.chat.file_parts import has_file_ids, with_file_data
 from gateway.chat.input import parse_chat_body
 from gateway.chat.plan import (
     CachePlan,
@@ -80,7 +81,9 @@ async def serve_chat(
     if chat.bodies.keeps(principal.workspace_id):  # the request log keeps the bodies
         facts.trail.body = BodyCapture(body)
     with identified(facts):
-        trip = _planned(chat, facts, body, headers, dialect)  # its facts keep the cache key
+        trip = await _planned(
+            chat, principal, facts, body, headers, dialect
+        )  # its facts keep the cache key
         cache = cache_plan(chat, trip)
         with await _admit(chat, trip) as hold:  # the slot comes back when the answer is done
             hit = await _cached(chat, trip, cache)
@@ -93,21 +96,24 @@ async def serve_chat(
                 yield await _plain(chat, trip, hold, cache, dialect)
 
 
-def _planned(
+async def _planned(
     chat: ChatServices,
+    principal: Principal,
     facts: RequestFacts,
     body: Any,
     headers: Mapping[str, str],
     dialect: Dialect | None,
 ) -> Trip:
     try:
-        if dialect is None:
-            return plan_trip(chat, facts, parse_chat_body(body), headers, body, keyed=True)
-        chat_body = dialect.chat_body(body)
+        chat_body = body if dialect is None else dialect.chat_body(body)
         params = parse_chat_body(chat_body)
-        kept = dialect.truncation()
-        if kept is not None:
-            params = attrs.evolve(params, kept_on_truncation=kept)
+        if dialect is not None:
+            kept = dialect.truncation()
+            if kept is not None:
+                params = attrs.evolve(params, kept_on_truncation=kept)
+        if has_file_ids(params.request.messages):  # the gateway's own files, read inline
+            messages = await with_file_data(params.request.messages, principal, chat.attachments)
+            params = attrs.evolve(params, request=attrs.evolve(params.request, messages=messages))
         return plan_trip(chat, facts, params, headers, chat_body, keyed=True)
     except ApiError as error:  # refused before planning (its body, its model): recorded
         model = body.get("model") if isinstance(body, dict) else None

@@ -235,15 +235,21 @@ def service(fields: Mapping[str, str]) -> ServiceOptions:
     return ServiceOptions(**values)
 
 
+PURPOSE_FAMILIES = {"audio": "audio", "vision": "image"}
+"""Purposes that take one family of files (the size table's kinds)."""
+
+
 def check_kind(purpose: str, kind: Kind) -> None:
-    """Purpose `audio` takes audio (the size table's audio types): a PDF or an image under
-    it is the spec's "400 invalid type or purpose", not a file stored under a wrong name."""
-    if purpose == "audio" and kind.family != "audio":
-        audio = ", ".join(k.name for k in KINDS.values() if k.family == "audio")
+    """Purpose `audio` takes audio and `vision` images (the size table's types): a PDF
+    under either is the spec's "400 invalid type or purpose", not a file stored under a
+    wrong name."""
+    family = PURPOSE_FAMILIES.get(purpose)
+    if family is not None and kind.family != family:
+        accepted = ", ".join(k.name for k in KINDS.values() if k.family == family)
         raise ApiError(
             400,
             "invalid_file_type",
-            f"Purpose 'audio' takes audio files ({audio}); this file is {kind.name}.",
+            f"Purpose '{purpose}' takes {family} files ({accepted}); this file is {kind.name}.",
             param="purpose",
             value=purpose,
         )

@@ -240,6 +240,31 @@ async def content(
     return services.runtime.blobs.path_of(record.sha256), record.content_type, record.filename
 
 
+ATTACHED_LIMIT = 32 * 1024 * 1024
+"""The largest file a chat message may name by id: the vendors' own bound on a document
+in one request (OpenAI's and Anthropic's 32 MB; Gemini's inline data is 20 MB)."""
+
+
+async def attached(
+    services: FilesServices, principal: Principal, file_id: str
+) -> tuple[bytes, str, str]:
+    """(bytes, content type, filename) of a file a chat message names by id (its
+    `file_id` part), from the caller's workspace (another's is a 404)."""
+    record = await get_file(services, principal, file_id)
+    if record.bytes > ATTACHED_LIMIT:
+        raise ApiError(
+            413,
+            "file_too_large",
+            f"The file '{file_id}' is {record.bytes} bytes; a message may carry at most "
+            f"{ATTACHED_LIMIT} bytes of a file.",
+            param="file_id",
+            value=file_id,
+        )
+    path = services.runtime.blobs.path_of(record.sha256)
+    data = await trio.to_thread.run_sync(path.read_bytes)
+    return data, record.content_type, record.filename
+
+
 async def status(
     services: FilesServices, principal: Principal, file_id: str
 ) -> render.FileStatusRecord:

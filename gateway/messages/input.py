@@ -5,11 +5,12 @@ it. The chat request is built as a chat-completions body and read by chat's own 
 (so what chat learns reaches this door too); the checks here come first, in this API's
 names (`messages[1].content[0].tool_use_id`).
 
-Content blocks: `text`; `image` (base64 or URL source) from the user; `tool_use` from the
-assistant, answered by the user's `tool_result` blocks (each becomes a `tool` message,
-before the rest of that user turn). `thinking` and `redacted_thinking` blocks carry a
-model's private state that no other model can read and no adapter has a place for: they
-are accepted in the history and not sent.
+Content blocks: `text`; `image` (base64 or URL source) and `document` (a base64 PDF, a
+plain-text source or one of the gateway's files; `gateway.messages.documents`) from the
+user; `tool_use` from the assistant, answered by the user's `tool_result` blocks (each
+becomes a `tool` message, before the rest of that user turn). `thinking` and
+`redacted_thinking` blocks carry a model's private state that no other model can read and
+no adapter has a place for: they are accepted in the history and not sent.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from gateway.messages.documents import document_parts
 from gateway.platform.errors import ApiError, invalid_request, invalid_tool_choice
 from gateway.platform.params import optional_bool, required_string, whole_number
 from gateway.upstream.options import MAX_STOP
@@ -65,6 +67,7 @@ SERVICE_TIERS = ("auto", "standard_only")
 # Thinking budgets as reasoning efforts (`reasoning_effort`), by the budget's size, and
 # `output_config.effort` (its two levels above `high` are `high`: chat's highest).
 EFFORTS = ((2_048, "low"), (8_192, "medium"))
+ADAPTIVE_EFFORT = "high"  # Anthropic's default `output_config.effort`
 OUTPUT_EFFORTS = {"low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 
 
@@ -197,16 +200,22 @@ def _user(metadata: Any) -> str | None:
 
 
 def _thinking(value: Any, max_tokens: int | None) -> str | None:
-    """`thinking` as a reasoning effort: none when disabled, else by its budget."""
+    """`thinking` as a reasoning effort: none when disabled, else by its budget; adaptive
+    (the model decides how much to think) at Anthropic's default effort, `high`
+    (`output_config.effort`, when given, is read before this)."""
     if value is None:
         return None
     kind = value.get("type") if isinstance(value, dict) else None
     if kind == "disabled":
         return None
+    if kind == "adaptive" and isinstance(value, dict):
+        _check_display(value.get("display"))
+        return ADAPTIVE_EFFORT
     budget = whole_number(value.get("budget_tokens")) if isinstance(value, dict) else None
     if kind != "enabled" or budget is None or budget < 1:
         raise invalid_request(
-            "thinking: must be {type: 'enabled', budget_tokens} or {type: 'disabled'}",
+            "thinking: must be {type: 'adaptive'}, {type: 'enabled', budget_tokens} or "
+            "{type: 'disabled'}",
             param="thinking",
             value=value,
         )
@@ -218,6 +227,17 @@ def _thinking(value: Any, max_tokens: int | None) -> str | None:
             param="thinking.budget_tokens",
         )
     return next((effort for limit, effort in EFFORTS if budget < limit), "high")
+
+
+def _check_display(display: Any) -> None:
+    """`display`: how thinking is shown. The answer carries no thinking block on this
+    door (`reasoning` is not relayed as one), so both values are honoured."""
+    if display not in (None, "summarized", "omitted"):
+        raise invalid_request(
+            "thinking.display: must be 'summarized' or 'omitted'",
+            param="thinking.display",
+            value=display,
+        )
 
 
 def _output_config(value: Any) -> dict[str, Any]:
@@ -329,8 +349,10 @@ def _user_turn(blocks: Sequence[Mapping[str, Any]], where: str) -> list[dict[str
             parts.append({"type": "text", "text": _text(block, at)})
         elif kind == "image":
             parts.append(_image(block, at))
+        elif kind == "document":
+            parts.extend(document_parts(block, at))
         elif kind not in SKIPPED_BLOCKS:
-            raise _unsupported_block(kind, at, ("text", "image", "tool_result"))
+            raise _unsupported_block(kind, at, ("text", "image", "document", "tool_result"))
     if not parts:
         return results
     if all(part["type"] == "text" for part in parts):

@@ -1,7 +1,8 @@
 """Responses API items: the input a client sends, as stored, and as chat messages (pure).
 
 An item is a message (`role` user, system, developer or assistant; `content` a string or
-parts: `input_text`, `input_image`, and in an assistant's turn `output_text` or
+parts: `input_text`, `input_image`, `input_file` and `input_audio` (chat's `file` and
+`input_audio` parts), and in an assistant's turn `output_text` or
 `refusal`), a `function_call` the model made, a `function_call_output` the client
 answers it with, or a `reasoning` item handed back from an earlier output. `normalized`
 checks each in the API's own names (`input[2].content[0].image_url`) and gives it the
@@ -24,7 +25,7 @@ from typing import Any
 from gateway.platform.errors import ApiError, invalid_request
 
 MESSAGE_ROLES = ("user", "system", "developer", "assistant")
-INPUT_PART_TYPES = ("input_text", "input_image")
+INPUT_PART_TYPES = ("input_text", "input_image", "input_file", "input_audio")
 OUTPUT_PART_TYPES = ("output_text", "refusal")
 ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
 IMAGE_DETAILS = ("auto", "low", "high", "original")
@@ -104,14 +105,17 @@ def _part(part: Any, allowed: Sequence[str], where: str) -> dict[str, Any]:
     kind = part.get("type") if isinstance(part, dict) else None
     if kind not in allowed:
         raise invalid_request(
-            f"'{where}.type' must be one of {', '.join(allowed)} here"
-            + (" (files are not supported)." if kind == "input_file" else "."),
+            f"'{where}.type' must be one of {', '.join(allowed)} here.",
             param=f"{where}.type",
             value=kind,
         )
     assert isinstance(part, dict)
     if kind == "input_image":
         return _image(part, where)
+    if kind == "input_file":
+        return _file(part, where)
+    if kind == "input_audio":
+        return {"type": "input_audio", "input_audio": part.get("input_audio")}
     field = "refusal" if kind == "refusal" else "text"
     if not isinstance(part.get(field), str):
         raise invalid_request(f"'{where}.{field}' must be a string.", param=f"{where}.{field}")
@@ -135,6 +139,24 @@ def _image(part: Mapping[str, Any], where: str) -> dict[str, Any]:
             value=detail,
         )
     return {"type": "input_image", "image_url": url, "detail": detail}
+
+
+FILE_FIELDS = ("file_data", "file_id", "filename")
+
+
+def _file(part: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """An `input_file`: inline `file_data` or one of the gateway's `file_id`s, as chat's
+    `file` part reads them (`gateway.chat.file_parts` checks the rest). A `file_url` is
+    refused: the gateway fetches no URL on a client's behalf."""
+    if part.get("file_url") is not None:
+        raise invalid_request(
+            f"'{where}.file_url': file URLs are not fetched by this gateway; send the file "
+            "as 'file_data' or upload it (POST /v1/files) and send its 'file_id'.",
+            param=f"{where}.file_url",
+            value=part.get("file_url"),
+        )
+    kept = {name: part[name] for name in FILE_FIELDS if part.get(name) is not None}
+    return {"type": "input_file", **kept}
 
 
 def _function_call(item: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -206,6 +228,10 @@ def _chat_message(item: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _chat_part(part: Mapping[str, Any]) -> dict[str, Any]:
+    if part["type"] == "input_file":
+        return {"type": "file", "file": {k: v for k, v in part.items() if k != "type"}}
+    if part["type"] == "input_audio":
+        return {"type": "input_audio", "input_audio": part["input_audio"]}
     if part["type"] == "input_image":
         return {
             "type": "image_url",

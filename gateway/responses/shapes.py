@@ -62,6 +62,32 @@ class ResponseInputImage:
 
 @accepts_more
 @attrs.frozen
+class ResponseInputFile:
+    """A document: inline `file_data` (a `data:` URL) or the id of one of this gateway's
+    files (`file_url` is refused)."""
+
+    type: Literal["input_file"]
+    file_data: str | None = None
+    file_id: str | None = None
+    filename: str | None = None
+
+
+@accepts_more
+@attrs.frozen
+class ResponseInputAudioData:
+    data: str
+    format: Literal["wav", "mp3"]
+
+
+@accepts_more
+@attrs.frozen
+class ResponseInputAudio:
+    type: Literal["input_audio"]
+    input_audio: ResponseInputAudioData
+
+
+@accepts_more
+@attrs.frozen
 class ResponseOutputText:
     type: Literal["output_text"]
     text: str
@@ -83,7 +109,13 @@ class ResponseInputMessage:
     """A user, system or developer message: a text, or input parts."""
 
     role: Literal["user", "system", "developer"]
-    content: str | Annotated[list[ResponseInputText | ResponseInputImage], Count(least=1)]
+    content: (
+        str
+        | Annotated[
+            list[ResponseInputText | ResponseInputImage | ResponseInputFile | ResponseInputAudio],
+            Count(least=1),
+        ]
+    )
     type: MessageType = None
 
 

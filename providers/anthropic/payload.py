@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from providers import content_parts
 from providers.chat_support import ANTHROPIC_MIN_BUDGET, THINKING_BUDGETS
 from providers.types import (
     JSON,
@@ -126,7 +127,8 @@ def message_blocks(message: Mapping[str, Any]) -> tuple[str, list[JSON]]:
 
 
 def content_blocks(content: Any) -> list[JSON]:
-    """A message's `content` (a string or a list of parts) as text and image blocks."""
+    """A message's `content` (a string or a list of parts) as text, image and document
+    blocks (Anthropic reads no audio: routing sends audio only to models that do)."""
     if content is None:
         return []
     if isinstance(content, str):
@@ -140,7 +142,28 @@ def content_blocks(content: Any) -> list[JSON]:
             image = part.get("image_url")
             url = image.get("url", "") if isinstance(image, Mapping) else str(image or "")
             blocks.append(image_block(url))
+        elif kind == "file":
+            blocks.append(document_block(content_parts.document(part)))
     return blocks
+
+
+def document_block(doc: content_parts.Document) -> JSON:
+    """A document as Anthropic's `document` block: a PDF as base64, a text file as a
+    text source, an image as an image block; the filename is the block's title."""
+    if doc.media_type.startswith("image/"):
+        return image_block(doc.data_url)
+    if doc.is_text:
+        source: JSON = {
+            "type": "text",
+            "media_type": "text/plain",
+            "data": content_parts.decoded_text(doc.data),
+        }
+    else:
+        source = {"type": "base64", "media_type": doc.media_type, "data": doc.data}
+    block: JSON = {"type": "document", "source": source}
+    if doc.filename:
+        block["title"] = doc.filename
+    return block
 
 
 def image_block(url: str) -> JSON:

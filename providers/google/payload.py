@@ -7,6 +7,7 @@ import mimetypes
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from providers import content_parts
 from providers.chat_support import GEMINI_TIERS, THINKING_BUDGETS
 from providers.types import (
     JSON,
@@ -109,7 +110,8 @@ def _append_turn(turns: list[JSON], role: str, parts: list[JSON]) -> None:
 
 
 def _content_parts(content: Any) -> list[JSON]:
-    """Chat-completions content (a string or a list of typed parts) as Gemini parts."""
+    """Chat-completions content (a string or a list of typed parts) as Gemini parts:
+    documents and audio travel inline (`inlineData`), as Gemini reads them."""
     if content is None:
         return []
     if isinstance(content, str):
@@ -121,6 +123,12 @@ def _content_parts(content: Any) -> list[JSON]:
         elif item.get("type") == "image_url":
             url = item.get("image_url") or {}
             parts.append(image_part(url.get("url", "") if isinstance(url, Mapping) else url))
+        elif item.get("type") == "file":
+            doc = content_parts.document(item)
+            parts.append({"inlineData": {"mimeType": doc.media_type, "data": doc.data}})
+        elif item.get("type") == "input_audio":
+            mime, data = content_parts.audio(item)
+            parts.append({"inlineData": {"mimeType": mime, "data": data}})
     return parts
 
 

@@ -368,7 +368,8 @@ async def create_message(request: SimRequest, context: SimContext) -> SimRespons
     if failed is not None:
         return failed
     try:
-        plan = plan_answer(ask, context.reply_tokens(ask.prompt, None, ask.schema))
+        natural = context.reply_tokens(ask.prompt, None, ask.schema)
+        plan = plan_answer(ask, content.received(ask.documents) + natural)
     except Invalid as exc:
         return error_response(400, str(exc))
     headers = {"request-id": _request_id()}

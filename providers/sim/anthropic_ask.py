@@ -42,6 +42,7 @@ class Ask:
     tools_tokens: int = 0
     schema: Mapping[str, Any] | None = None  # output_config.format's JSON schema
     thinks: bool = False  # thinking enabled (a budget) or adaptive
+    documents: tuple[str, ...] = ()  # each document block, as `content.received` notes
 
     @property
     def prompt(self) -> str:
@@ -90,6 +91,7 @@ def read_ask(body: Any) -> Ask:
         tools_tokens=content.count_tokens(json.dumps(tools)) if tools else 0,
         schema=_output_schema(body.get("output_config")),
         thinks=_thinking(body),
+        documents=tuple(note for m in messages for note in _document_notes(m.get("content"))),
     )
 
 
@@ -171,6 +173,35 @@ def _text(value: Any) -> str:
         elif kind == "tool_use":
             parts.append(json.dumps(block.get("input") or {}, separators=(",", ":")))
     return " ".join(parts)
+
+
+DOCUMENT_SOURCES = {"base64": "application/pdf", "text": "text/plain"}
+"""The document sources the simulator reads, with the one media type each takes."""
+
+
+def _document_notes(value: Any) -> list[str]:
+    """Each `document` block of a message, checked as Anthropic checks it (a base64 PDF
+    or a plain-text source), as `document <title or media type>`."""
+    notes: list[str] = []
+    for block in value if isinstance(value, list) else ():
+        if not isinstance(block, dict) or block.get("type") != "document":
+            continue
+        source: dict[str, Any] = block.get("source") or {}
+        if not isinstance(source, dict):
+            source = {}
+        kind = source.get("type")
+        if kind == "url" and isinstance(source.get("url"), str):
+            notes.append(f"document {block.get('title') or source['url']}")
+            continue
+        if DOCUMENT_SOURCES.get(str(kind)) != source.get("media_type") or not isinstance(
+            source.get("data"), str
+        ):
+            raise Invalid(
+                "messages.content.document.source: a base64 source takes application/pdf "
+                "and a text source text/plain, each with its data"
+            )
+        notes.append(f"document {block.get('title') or source['media_type']}")
+    return notes
 
 
 def _has_tool_result(message: Mapping[str, Any]) -> bool:

@@ -48,6 +48,17 @@ def _stream(text: str, size: int) -> bytes:
     return hashlib.shake_256(text.encode()).digest(size)
 
 
+def received(notes: Sequence[str]) -> list[str]:
+    """The opening of an answer to a request with documents or audio, naming each as the
+    vendor got it (`document report.pdf`, `audio wav`), so that a test sees what arrived
+    in which shape; nothing when there are none. Its last token ends in a space: the
+    answer's own first token follows it."""
+    if not notes:
+        return []
+    words = f"[received {len(notes)}: {'; '.join(notes)}] ".split(" ")
+    return [words[0], *(" " + word for word in words[1:-1] if word), " "]
+
+
 def reply_tokens(prompt: str, count: int) -> list[str]:
     """`count` tokens of plausible prose chosen by the hash of `prompt`.
 

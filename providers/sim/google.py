@@ -210,6 +210,19 @@ def turn_text(turn: Mapping[str, Any]) -> str:
     return " ".join(texts)
 
 
+def inline_notes(body: Mapping[str, Any]) -> list[str]:
+    """Each `inlineData` part that is not an image, by its MIME type (`document
+    application/pdf`): what a document reached Gemini as."""
+    notes: list[str] = []
+    for turn in body.get("contents") or ():
+        for part in (turn or {}).get("parts") or () if isinstance(turn, dict) else ():
+            inline = part.get("inlineData") if isinstance(part, dict) else None
+            mime = str((inline or {}).get("mimeType") or "")
+            if mime and not mime.startswith("image/"):
+                notes.append(f"document {mime}")
+    return notes
+
+
 def _contents(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     contents = body.get("contents")
     if not isinstance(contents, list) or not contents:
@@ -321,6 +334,8 @@ def _candidate(
     call = _tool_call(functions, body.get("toolConfig"), last, prompt)
     max_tokens = _max_tokens(body)
     tokens = [] if call else ctx.reply_tokens(prompt, max_tokens, answer_schema(body))
+    if tokens:
+        tokens = content.received(inline_notes(body)) + tokens
     stops = content.stop_sequences((body.get("generationConfig") or {}).get("stopSequences"))
     tokens, stopped = content.cut_at_stop(tokens, stops)
     finish = "MAX_TOKENS" if call is None and max_tokens and not stopped else "STOP"

@@ -223,6 +223,31 @@ def _tool_choice(body: Mapping[str, Any]) -> str | Mapping[str, Any] | None:
     raise validation_error("enum", ["tool_choice"], "Input should be 'auto', 'none' or 'any'")
 
 
+def chunk_notes(messages: Sequence[Any]) -> list[str]:
+    """What the messages attach, in Mistral's chunks: each `document_url` by its name,
+    each `input_audio` as audio. The OpenAI-shaped `file` part is Mistral's 422."""
+    notes: list[str] = []
+    for message in messages:
+        chunks = message.get("content") if isinstance(message, dict) else None
+        for chunk in chunks if isinstance(chunks, list) else ():
+            kind = chunk.get("type") if isinstance(chunk, dict) else None
+            if kind == "file" or (kind == "document_url" and not _is_str(chunk, kind)):
+                raise validation_error(
+                    "union_tag_invalid",
+                    ["messages", "content"],
+                    f"Input tag '{kind}' found using 'type' does not match the expected tags",
+                )
+            if kind == "document_url":
+                notes.append(f"document {chunk.get('document_name') or 'url'}")
+            elif kind == "input_audio" and _is_str(chunk, kind):
+                notes.append("audio")
+    return notes
+
+
+def _is_str(chunk: Mapping[str, Any], field: str) -> bool:
+    return isinstance(chunk.get(field), str)
+
+
 def plan_chat(body: Mapping[str, Any], ctx: SimContext) -> ChatPlan:
     """Validate the request and decide the whole answer."""
     model = check_model(body)
@@ -278,6 +303,8 @@ def _plan_choice(
     tool_call = _tool_call(tools, choice, last_role, prompt)
     schema = content.response_format_schema(body.get("response_format"))
     tokens = [] if tool_call else ctx.reply_tokens(prompt, max_tokens, schema)
+    if tokens:
+        tokens = content.received(chunk_notes(body.get("messages") or ())) + tokens
     tokens, stopped = content.cut_at_stop(tokens, content.stop_sequences(body.get("stop")))
     finish = "tool_calls" if tool_call else "length" if max_tokens and not stopped else "stop"
     logprobs = None

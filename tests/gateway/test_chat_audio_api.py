@@ -171,7 +171,8 @@ async def test_a_model_that_cannot_hear_refuses_an_input_audio_part(
             model="claude-sonnet-4-5", messages=heard, extra_body=SKIP
         )
     body: Any = caught.value.body
-    assert body["param"] == "messages" and "cannot hear audio" in body["message"]
+    assert body["code"] == "unsupported_parameter" and "cannot hear audio" in body["message"]
+    assert body["param"] == "messages[0].content[0]"  # the part itself (issue 36, point 3)
     assert len(gateway.sim.requests) == before
 
 

@@ -64,7 +64,7 @@ def assert_nothing_stored(gateway: RunningGateway) -> None:
             id="metadata not an object",
         ),
         pytest.param(
-            "a.txt", b"text", {"purpose": "vision"}, 400, "invalid_request", id="unknown purpose"
+            "a.txt", b"text", {"purpose": "evals"}, 400, "invalid_request", id="unknown purpose"
         ),
         pytest.param(
             "a.txt",

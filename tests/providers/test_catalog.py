@@ -241,7 +241,8 @@ def test_model_to_api_list_item(catalog: Catalog) -> None:
         "service": {
             "provider": "openai",
             "capabilities": [
-                "chat", "vision", "function_calling", "json_mode", "streaming", "reasoning",
+                "chat", "vision", "file_input", "function_calling", "json_mode", "streaming",
+                "reasoning",
             ],
             "context_window": 400000,
             "max_output_tokens": 128000,

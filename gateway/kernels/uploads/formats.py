@@ -19,6 +19,11 @@ PURPOSE_LIMITS: dict[str, int] = {
     "batch": 100 * MB,
     "document": 50 * MB,
     "audio": 25 * MB,
+    # OpenAI's purposes for files given to models (`user_data`: documents read in a
+    # chat or response; `vision`: images), as its SDK and docs send them. Its own limit
+    # per file is 512 MB.
+    "user_data": 512 * MB,
+    "vision": 512 * MB,
 }
 LARGEST_UPLOAD = max(PURPOSE_LIMITS.values())
 

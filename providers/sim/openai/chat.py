@@ -205,6 +205,22 @@ def message_text(message: Mapping[str, Any]) -> str:
     return text
 
 
+def attachment_notes(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """What the messages attach: each `file` part by its name, each `input_audio` part by
+    its format (a `file_id` is OpenAI's own file, named by its id)."""
+    notes: list[str] = []
+    for message in messages:
+        parts = message.get("content")
+        for part in parts if isinstance(parts, list) else ():
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "file":
+                file = part.get("file") or {}
+                notes.append(f"document {file.get('filename') or file.get('file_id')}")
+            elif kind == "input_audio":
+                notes.append(f"audio {(part.get('input_audio') or {}).get('format')}")
+    return notes
+
+
 def plan_chat(args: ChatArgs, ctx: SimContext) -> ChatPlan:
     """Decide the whole answer: its tokens (or tool call), usage and finish reason."""
     texts = [message_text(message) for message in args.messages]
@@ -242,6 +258,8 @@ def plan_chat(args: ChatArgs, ctx: SimContext) -> ChatPlan:
 def _plan_choice(args: ChatArgs, ctx: SimContext, prompt: str, index: int) -> content.ChoicePlan:
     tool_call = _tool_call(args, prompt)
     tokens = [] if tool_call else ctx.reply_tokens(prompt, args.max_tokens, args.schema)
+    if tokens:
+        tokens = content.received(attachment_notes(args.messages)) + tokens
     tokens, stopped = content.cut_at_stop(tokens, args.stop)
     finish = "tool_calls" if tool_call else "length" if args.max_tokens and not stopped else "stop"
     top = args.top_logprobs

@@ -140,9 +140,8 @@ async def test_speech_instructions_reach_gpt_4o_mini_tts(client: openai.AsyncOpe
 async def test_a_fallback_that_cannot_honour_the_prompt_is_skipped(
     gateway: RunningGateway, client: openai.AsyncOpenAI
 ) -> None:
-    """gpt-4o-mini-transcribe's chain is Voxtral then gpt-transcribe (whisper-1, which it
-    named before, is deprecated: no chain points at a deprecated model): with a `prompt`,
-    which Voxtral takes no, the failing primary falls back to gpt-transcribe directly."""
+    """gpt-4o-mini-transcribe's chain is Voxtral then gpt-transcribe: with a `prompt`,
+    which Voxtral takes not, the failing primary falls back to gpt-transcribe directly."""
     sim = sim_of(gateway)
     sim.faults.add(Fault(model="gpt-4o-mini-transcribe", status=503))
     answer = await client.audio.transcriptions.with_raw_response.create(
