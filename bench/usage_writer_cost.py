@@ -29,6 +29,7 @@ from gateway.workers.usage_process import ProcessSink
 from gateway.workers.usage_sinks import BatchSink
 from gateway.workers.usage_writer import UsageWriter
 from store.db import DB_FILENAME, open_database
+from store.response_rows import StoredRow
 from store.usage import UsageRecord
 
 T0 = datetime(2026, 11, 23, tzinfo=UTC)
@@ -62,7 +63,9 @@ class NullSink:
     async def start(self) -> None:
         return None
 
-    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
+    async def write(
+        self, batch: list[UsageRecord], batch_id: str, responses: Sequence[StoredRow] = ()
+    ) -> float:
         await trio.lowlevel.checkpoint()
         return 0.0
 

@@ -217,11 +217,14 @@ def _cpu_ms(name: str, point: dict[str, Any]) -> float:
 
 
 def _round_summary(point: dict[str, Any]) -> dict[str, Any]:
+    """A round as the combined point keeps it: its figures, and its CPU shares, which
+    `bound_by_work` reads (without them every bound was "not measured")."""
     return {
         "rps": point["rps"],
         "p50_ms": point["p50_ms"],
         "server_cpu_ms_per_request": point["server_cpu_ms_per_request"],
         "machine_steal_share": point["cpu"]["machine_steal_share"],
+        "cpu": point["cpu"],
     }
 
 
@@ -388,7 +391,11 @@ def _gateway(
     name = f"gateway-{workers}w-{upstream}"
     server = procs.start(name, argv, cores=cores, log_dir=run.work, env=env)
     try:
-        procs.wait_ready(server, f"http://127.0.0.1:{port}/health", deadline_s=READY_DEADLINE_S)
+        # N workers import the gateway at once on the same cores: N starts' CPU before
+        # the first answers (on the loaded machine of 2026-11-27 21:25, load average 25,
+        # two workers were not ready after 60 s).
+        deadline_s = READY_DEADLINE_S * workers
+        procs.wait_ready(server, f"http://127.0.0.1:{port}/health", deadline_s=deadline_s)
         if workers > 1:  # one worker is the plain server: ready when it answers
             _wait_started(server, workers)
         key = _create_bench_key(port)

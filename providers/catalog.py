@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import types
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from importlib import resources
@@ -452,6 +453,22 @@ def _described_by(
     )
 
 
+# A vendor's dated snapshot: the model's name followed by its release date
+# (`gpt-4o-2024-11-20`, `claude-opus-4-5-20251101`).
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
+
+
+def _as_named(model: ModelInfo, name: str) -> ModelInfo:
+    """The model as `name` asks for it. A dated snapshot is served by its vendor as it was
+    released, and the undated name may point at another snapshot (`gpt-4o` is 2024-08-06,
+    not 2024-11-20): a client pinning one must get that one, so its name is what goes
+    upstream (and into the cache key), priced as its model. Other aliases are the
+    gateway's own spellings of the model's upstream id."""
+    if name == model.id or name == model.upstream_id or not _SNAPSHOT.search(name):
+        return model
+    return attrs.evolve(model, upstream_id=name)
+
+
 def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]) -> Catalog:
     """Check cross-references and build the lookup tables; raise `CatalogError` if inconsistent."""
     providers_by_id: dict[str, ProviderInfo] = {}
@@ -466,7 +483,7 @@ def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]
         for name in (m.id, *m.aliases):
             if name in by_name:
                 raise CatalogError(f"name {name!r} used by {by_name[name].id!r} and {m.id!r}")
-            by_name[name] = m
+            by_name[name] = _as_named(m, name)
     ids = {m.id: m for m in models}
     for m in models:
         _check_references(m, ids)

@@ -68,7 +68,7 @@ class Footprint:
     grid_intensity_gco2_per_kwh: float
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, cache_hash=True)  # a key of `_decode_rates`, hashed once
 class LlmFactors:
     """EcoLogits' generation constants (energy fit in Wh per token, latency fit in seconds)."""
 
@@ -162,19 +162,32 @@ def decode_energy_kwh(
     """IT energy (before PUE) of generating `output_tokens`: GPUs plus the rest of the server."""
     if output_tokens == 0:
         return 0.0
+    gpu_kwh_per_token, seconds_per_token, server_kwh_per_s = _decode_rates(
+        active_params_b, total_params_b, llm
+    )
+    latency = output_tokens * seconds_per_token
+    if measured_latency_s is not None:
+        latency = min(latency, measured_latency_s)
+    return output_tokens * gpu_kwh_per_token + latency * server_kwh_per_s
+
+
+@functools.lru_cache(maxsize=1024)
+def _decode_rates(
+    active_params_b: float, total_params_b: float, llm: LlmFactors
+) -> tuple[float, float, float]:
+    """A model's generation constants, worked out once per model size and factors (every
+    request a model serves used to redo them: a logarithm, an exponential and a dozen
+    products): the GPUs' kWh per output token, the seconds per output token
+    (`generation_latency_s`), and the server's kWh per second of generation, its share
+    of the server (`gpus / server_gpu_count`) over the batch."""
     gpus = gpu_count(total_params_b, llm)
     scale = llm.gpu_energy_alpha * math.exp(llm.gpu_energy_beta * llm.batch_size)
-    per_token_kwh = (scale * active_params_b + llm.gpu_energy_gamma) / _WH_PER_KWH
-    gpu_kwh = gpus * output_tokens * per_token_kwh
-    latency = generation_latency_s(active_params_b, output_tokens, llm, measured_latency_s)
-    server_kwh = (
-        latency
-        / _SECONDS_PER_HOUR
-        * llm.server_power_kw
-        * (gpus / llm.server_gpu_count)
-        / llm.batch_size
+    gpu_kwh_per_token = gpus * (scale * active_params_b + llm.gpu_energy_gamma) / _WH_PER_KWH
+    seconds_per_token = generation_latency_s(active_params_b, 1, llm)
+    server_kwh_per_s = (
+        llm.server_power_kw * (gpus / llm.server_gpu_count) / llm.batch_size / _SECONDS_PER_HOUR
     )
-    return gpu_kwh + server_kwh
+    return gpu_kwh_per_token, seconds_per_token, server_kwh_per_s
 
 
 def prefill_energy_kwh(active_params_b: float, input_tokens: int, prefill: PrefillFactors) -> float:

@@ -6,17 +6,17 @@ workspace's id answers exactly like an unknown one. A row holds the response obj
 it was answered and its request's input items; a conversation is rebuilt by walking the
 chain of `previous_response_id`s back to its start, so each turn is stored once. Rows hold
 user content: they leave through `store.erasure` (`erase_one`, `remove_workspace`), which
-clears the free pages and the WAL too.
+clears the free pages and the WAL too. Rows are written behind their answers by the usage
+writer's process (`ResponseKeeper`; the row itself is `store.response_rows`).
 """
 
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from operator import attrgetter
+from typing import Any, Protocol
 
 import attrs
 import orjson
@@ -26,17 +26,10 @@ import trio
 from store import dialect, erasure
 from store.db import Database
 from store.erasure import Removal
+from store.handle import Handle
+from store.response_rows import COLUMNS, StoredRow, put_rows, row_of
 
 MAX_CHAIN = 10_000  # turns walked back at most (a chain is acyclic; this bounds a bad row)
-KEEP_CAPACITY = 1024  # responses queued and not yet written, at most (then `keep` waits)
-FINAL_WRITE_DEADLINE_S = 5.0
-# How long the writer gathers responses after the first of a group: one transaction (one
-# disk flush) per group, not per response. At one request at a time a flush per response
-# cost ~1 ms of CPU each (the door at 0.65x chat's requests/s); 50 ms is the usage
-# writer's group commit too.
-GROUP_WINDOW_S = 0.05
-
-logger = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
@@ -59,75 +52,19 @@ class BrokenChain(Exception):
         self.response_id = response_id
 
 
-COLUMNS = (
-    "id",
-    "workspace_id",
-    "key_id",
-    "previous_response_id",
-    "created_at",
-    "expires_at",
-    "input_items",
-    "response",
-)
-ROWS_PER_INSERT = 100  # 800 parameters a statement: under every SQLite's limit
-_UPSERT = (
-    " ON CONFLICT (id) DO UPDATE SET input_items = excluded.input_items, "
-    "response = excluded.response, expires_at = excluded.expires_at"
-)
+def put(db: Handle, record: StoredResponse) -> None:
+    """Insert (or replace) one response, inside the caller's transaction."""
+    put_rows(db, [row(record)])
 
 
-def put(db: sqlite_utils.Database, record: StoredResponse) -> None:
-    put_many(db, [record])
+def row(record: StoredResponse) -> StoredRow:
+    """The record as the row the usage writer's process inserts, its JSON rendered once
+    (`store.response_rows`)."""
+    items, response = orjson.dumps(list(record.input_items)), orjson.dumps(record.response)
+    return row_of((*_KEYS(record), items.decode(), response.decode()))
 
 
-def put_many(db: sqlite_utils.Database, records: Sequence[StoredResponse]) -> None:
-    """Insert (or replace) `records` with one multi-row statement per `ROWS_PER_INSERT`:
-    one call into the database for a whole group, not a call per row (each call drops
-    and takes back the interpreter lock the event loop needs)."""
-    for start in range(0, len(records), ROWS_PER_INSERT):
-        chunk = records[start : start + ROWS_PER_INSERT]
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
-        params = [value for record in chunk for value in _row(record)]
-        db.execute(
-            f"INSERT INTO stored_responses ({', '.join(COLUMNS)}) VALUES {values}{_UPSERT}",
-            params,
-        )
-
-
-@contextmanager
-def flushed_later(db: sqlite_utils.Database) -> Iterator[None]:
-    """A group of stored responses committed without a disk flush of its own (SQLite's
-    `synchronous = NORMAL` for its transaction, the connection's own setting restored
-    after it, for every other write).
-
-    Why: the store's connection commits with `synchronous = FULL`, an fsync per commit,
-    which doubled the CPU a written response cost (21 against 11 us per response in
-    groups of 35, 44 against 20 in groups of 10) and held the database's one handle for
-    6-7 ms per group against ~1. Stored responses are written behind their answers
-    already: a killed process loses the group not yet written. In WAL mode a commit
-    without the flush survives a killed process too; only a power loss or an OS crash can
-    take back the last groups before the next flush (anyone's commit, or a checkpoint),
-    the same kind of loss the write-behind accepts. Keys, usage and the rest keep FULL.
-    """
-    previous = int(db.execute("PRAGMA synchronous").fetchone()[0])
-    db.execute("PRAGMA synchronous = NORMAL")
-    try:
-        yield
-    finally:
-        db.execute(f"PRAGMA synchronous = {previous}")
-
-
-def _row(record: StoredResponse) -> tuple[Any, ...]:
-    return (
-        record.id,
-        record.workspace_id,
-        record.key_id,
-        record.previous_response_id,
-        record.created_at,
-        record.expires_at,
-        orjson.dumps(list(record.input_items)).decode(),
-        orjson.dumps(record.response).decode(),
-    )
+_KEYS = attrgetter(*COLUMNS[:6])  # the columns before the two JSON ones, from a record
 
 
 def get(db: sqlite_utils.Database, workspace_id: str, response_id: str) -> StoredResponse | None:
@@ -213,6 +150,8 @@ async def erase_one(
     no copy stays in the database's free pages or its WAL, and a kept one not yet written
     never will be. Whether there was one."""
     kept = keeper.forget(workspace_id, response_id)
+    if kept:  # its row may be on its way to the writer: deleted once written
+        await keeper.settle()
     remove = partial(_remove, workspace_id=workspace_id, response_id=response_id)
     return await erasure.erase(db, remove) is not None or kept
 
@@ -233,41 +172,62 @@ def expired(db: sqlite_utils.Database, now: float) -> list[tuple[str, str]]:
     return [(row[0], row[1]) for row in rows]
 
 
+class RowWriter(Protocol):
+    """Where kept responses' rows go to be written: the usage writer
+    (`gateway.workers.usage_writer.UsageWriter`), whose batches carry them into the
+    same transaction as the usage records, written by its own process."""
+
+    async def keep_row(self, row: StoredRow, written: Callable[[], None]) -> None:
+        """Queue `row` for the next batch, waiting while the queue is full; `written` is
+        called once the batch is answered (committed, or refused and logged). Raises
+        `trio.ClosedResourceError` once the writer is closed."""
+        ...
+
+    async def flush(self) -> None:
+        """Wait until everything queued before this call is answered."""
+        ...
+
+
 class ResponseKeeper:
-    """Stored responses written behind their answers, in groups.
+    """Stored responses written behind their answers, by the usage writer's process.
 
-    The store's connection commits with `synchronous = FULL`: a write per response put a
-    disk flush (milliseconds) between every answer and its client. `keep` makes a response
-    readable at once (`get`, `conversation` read the kept ones first, so a client that
-    continues it with its next request finds it: read-your-writes within the workspace)
-    and queues it; `run`, owned by the server's lifespan, wakes `GROUP_WINDOW_S` after the
-    first response of a group and writes every queued one in one transaction, one
-    multi-row statement (`put_many`). `keep` costs a list append: no channel, no task
-    woken per response (the writer used to be woken by each one, about half of what a
-    stored response cost the gateway's CPU). The queue is bounded: past `capacity`,
-    `keep` waits for the next group to be written. `forget` drops a kept response before
-    it is written (erasure: the writer skips what is no longer kept). A crash loses the
-    responses not yet written, as the usage log's write-behind does; another worker of
-    `--workers N` sees a response once it is written.
-
-    Cancellation: `keep` waiting for room is cancelled at once (nothing kept). `run`'s
-    cancellation writes what is queued, shielded for at most `FINAL_WRITE_DEADLINE_S`.
+    `keep` renders the response's row once (orjson) and hands it to the usage writer
+    (`RowWriter.keep_row`: a bounded channel send, no other await), whose next batch
+    writes it in the transaction of its usage records, in its own process: no database
+    work, no worker thread and no commit of its own in the gateway's process (a group of
+    stored responses used to cost the gateway a thread hop and a transaction; under
+    valgrind, one request at a time, that was 9 % of a request's instructions). Until
+    its batch is answered the response is also held here, so `get` and `conversation`
+    find it at once (read-your-writes within the workspace: a client that continues a
+    response with its next request, or retrieves it, finds it); another worker of
+    `--workers N` sees it once it is written. `forget` drops a held response (erasure)
+    and `settle` waits for the rows already handed over, so an erasure deletes a row
+    only after it is written. A clean shutdown loses nothing: the usage writer drains its
+    queue (shielded, bounded); a crash loses the rows not yet written, as it loses the
+    usage records.
     """
 
-    def __init__(self, db: Database, *, capacity: int = KEEP_CAPACITY) -> None:
+    def __init__(self, db: Database, writer: RowWriter) -> None:
         self._db = db
-        self._capacity = capacity
+        self._writer = writer
         self._kept: dict[tuple[str, str], StoredResponse] = {}
-        self._queued: list[StoredResponse] = []
-        self._arrived = trio.Event()  # set by the first response of a group
-        self._group_written = trio.Event()  # set (and replaced) after each group
 
     async def keep(self, record: StoredResponse) -> None:
-        while len(self._queued) >= self._capacity:  # the writer is behind: its next group
-            await self._group_written.wait()
-        self._kept[(record.workspace_id, record.id)] = record
-        self._queued.append(record)
-        self._arrived.set()
+        key, rendered = (record.workspace_id, record.id), row(record)
+        self._kept[key] = record
+        handed = False
+        try:
+            await self._writer.keep_row(rendered, partial(self._written, key, record))
+            handed = True
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            await self._db.run(partial(_put_now, rendered=rendered))  # shutting down
+        finally:
+            if not handed:  # written directly, or cancelled waiting for room: not held
+                self._written(key, record)
+
+    def _written(self, key: tuple[str, str], record: StoredResponse) -> None:
+        if self._kept.get(key) is record:  # not forgotten, nor kept again since
+            del self._kept[key]
 
     def forget(self, workspace_id: str, response_id: str) -> bool:
         """Drop a response not yet written; whether there was one."""
@@ -276,6 +236,10 @@ class ResponseKeeper:
     def forget_workspace(self, workspace_id: str) -> None:
         for key in [key for key in self._kept if key[0] == workspace_id]:
             del self._kept[key]
+
+    async def settle(self) -> None:
+        """Wait until every row handed to the writer before this call is answered."""
+        await self._writer.flush()
 
     async def get(self, workspace_id: str, response_id: str) -> StoredResponse | None:
         kept = self._kept.get((workspace_id, response_id))
@@ -288,45 +252,7 @@ class ResponseKeeper:
         kept = {key[1]: record for key, record in self._kept.items() if key[0] == workspace_id}
         return await self._db.run(lambda d: conversation(d, workspace_id, response_id, kept))
 
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Write kept responses, a group at a time, until cancelled (see the class)."""
-        task_status.started()
-        try:
-            while True:
-                await self._arrived.wait()
-                await trio.sleep(GROUP_WINDOW_S)  # the rest of the group comes meanwhile
-                self._arrived = trio.Event()  # no checkpoint from here to the take
-                await self._write(self._queued)
-        finally:
-            with trio.move_on_after(FINAL_WRITE_DEADLINE_S, shield=True):
-                await self._write(self._queued)
 
-    async def _write(self, queued: list[StoredResponse]) -> None:
-        """One transaction for the queued responses still kept; they then leave memory
-        (a failed write is logged and dropped too: an answer is never held back by its
-        record). The queue is emptied only once the write returned, so a cancellation
-        while waiting for the database leaves it for the final write."""
-
-        def still_kept(record: StoredResponse) -> bool:
-            return self._kept.get((record.workspace_id, record.id)) is record
-
-        def write(db: sqlite_utils.Database) -> list[StoredResponse]:
-            with flushed_later(db) if sqlite else nullcontext(), db.atomic():
-                written = [record for record in batch if still_kept(record)]
-                put_many(db, written)
-            return written
-
-        sqlite = self._db.backend == "sqlite"
-
-        batch = list(queued)
-        if batch:
-            try:
-                await self._db.run(write)
-            except Exception:
-                logger.exception("stored responses: %d could not be written", len(batch))
-        del queued[: len(batch)]  # kept since are behind these: they stay queued
-        for record in batch:
-            if still_kept(record):
-                del self._kept[(record.workspace_id, record.id)]
-        self._group_written.set()
-        self._group_written = trio.Event()
+def _put_now(db: Handle, rendered: StoredRow) -> None:
+    with db.atomic():
+        put_rows(db, [rendered])

@@ -19,6 +19,7 @@ import attrs
 from store import columns, dialect, request_log, usage_batches, usage_rollups
 from store.handle import Handle
 from store.request_log import LoggedAttempt, logged_attempts
+from store.response_rows import StoredRow, put_rows
 
 
 @attrs.frozen(kw_only=True)
@@ -124,7 +125,11 @@ def _from_row(row: Mapping[str, Any]) -> UsageRecord:
 
 
 def insert_records(
-    db: Handle, records: Iterable[UsageRecord], *, batch_id: str | None = None
+    db: Handle,
+    records: Iterable[UsageRecord],
+    *,
+    batch_id: str | None = None,
+    responses: Sequence[StoredRow] = (),
 ) -> int:
     """Insert records in one transaction (group commit), with their rollups; return how
     many. On PostgreSQL the rows go in through one `COPY` (one statement and one stream
@@ -133,7 +138,8 @@ def insert_records(
 
     With a `batch_id` the batch is written at most once: a batch id already written
     (`store.usage_batches`) writes nothing and returns 0, so the usage writer can send
-    an unanswered batch again."""
+    an unanswered batch again. The stored responses' rows a batch carries (`responses`,
+    `store.response_rows`) go in the same transaction."""
     batch = list(records)
     with db.atomic():
         if batch_id is not None and not usage_batches.claim(db, batch_id):
@@ -147,6 +153,7 @@ def insert_records(
             db.conn.executemany(_INSERT, [_to_row(record) for record in batch])
         usage_rollups.add_records(db, batch)
         request_log.add_records(db, batch)
+        put_rows(db, responses)
     return len(batch)
 
 

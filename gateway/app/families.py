@@ -46,7 +46,6 @@ from gateway.platform.extras import AUDIO, FILES, Requires
 from gateway.requestlog import retention as request_log_retention
 from gateway.requestlog.routes import request_log_blueprint
 from gateway.responses import retention as response_retention
-from gateway.responses import writer as response_writer
 from gateway.responses.routes import responses_blueprint, responses_routes
 from gateway.retrieval.routes import retrieval_blueprints
 from gateway.status import alert_evaluator, incident_monitor
@@ -104,7 +103,6 @@ def _responses(state: AppState) -> Mounted:
         (responses_blueprint(responses),),
         tuple(responses_routes(responses)),
         workers=(
-            partial(response_writer.run, state.responses),  # written behind their answers
             partial(response_retention.run, responses, interval),
             responses.background.run,  # background responses (gateway.app.server.prepare_store
             # marks a stopped gateway's unfinished ones failed first)

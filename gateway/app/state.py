@@ -160,7 +160,7 @@ class AppState:
 
     @responses.default
     def _default_responses(self) -> ResponseKeeper:
-        return ResponseKeeper(self.db)
+        return ResponseKeeper(self.db, self.usage)  # written by the usage writer's batches
 
     @background_responses.default
     def _default_background_responses(self) -> BackgroundResponses:

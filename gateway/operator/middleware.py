@@ -66,6 +66,9 @@ class _Answer:
     provider: str | None = None
     model: str | None = None
     stream: bool = False
+    # The bytes its Content-Length says are still to come: Quart sends a whole body with
+    # `more_body` and then an empty end, so its last byte leaves before the end's message.
+    length: int | None = None
     counted: bool = False
     logged: bool = False
     elapsed_s: float = 0.0
@@ -113,11 +116,10 @@ class ObservedApp:
 
         async def watched_send(message: Message) -> None:
             if message["type"] == "http.response.start":
-                _started(answer, message)
-                message = _identified(message, marked)
+                message = _started(answer, message, marked)
                 if answer.stream:
                     self.metrics.stream_opened(family)
-            elif not message.get("more_body", False):
+            elif not message.get("more_body", False) or _completes(answer, message):
                 self._settle(scope, family, answer, context, body, ended=False)
             await send(message)
 
@@ -205,28 +207,57 @@ def identify(scope: Scope) -> RequestContext:
     return context
 
 
-def _identified(message: Message, marked: tuple[bytes, bytes]) -> Message:
-    """The response head with the request's `X-Request-ID` (replacing any the handler
-    set: there is one id per request)."""
-    headers = [h for h in message.get("headers", ()) if h[0].lower() != REQUEST_ID_HEADER]
+def _started(answer: _Answer, message: Message, marked: tuple[bytes, bytes]) -> Message:
+    """Note what the response head says (status, what served it, whether it streams)
+    and return it with the request's `X-Request-ID` (replacing any the handler set:
+    there is one id per request). One pass over the head's headers: an answer carries
+    twenty-odd (its rate limits, footprint, provider), and each pass lowered every name."""
+    answer.first_byte_s = time.perf_counter() - answer.started_at
+    answer.status = int(message["status"])
+    headers: list[tuple[bytes, bytes]] = []
+    for header in message.get("headers", ()):
+        lowered = header[0].lower()
+        if lowered == REQUEST_ID_HEADER:
+            continue
+        headers.append(header)
+        if lowered in _NOTED:
+            _note(answer, lowered, header[1])
     headers.append(marked)
     return {**message, "headers": headers}
 
 
-def _started(answer: _Answer, message: Message) -> None:
-    answer.first_byte_s = time.perf_counter() - answer.started_at
-    answer.status = int(message["status"])
-    for name, value in message.get("headers", ()):
-        lowered = name.lower()
-        if lowered == b"x-service-model-used":
-            provider, _, model = value.decode("latin-1").partition("/")
-            answer.provider, answer.model = provider, model or None
-        elif lowered == b"x-service-provider":
-            answer.provider = value.decode("latin-1")
-        elif lowered == b"x-service-model":
-            answer.model = value.decode("latin-1")
-        elif lowered == b"content-type":
-            answer.stream = value.startswith(b"text/event-stream")
+_NOTED = frozenset(
+    (
+        b"x-service-model-used",
+        b"x-service-provider",
+        b"x-service-model",
+        b"content-type",
+        b"content-length",
+    )
+)
+
+
+def _note(answer: _Answer, name: bytes, value: bytes) -> None:
+    if name == b"x-service-model-used":
+        provider, _, model = value.decode("latin-1").partition("/")
+        answer.provider, answer.model = provider, model or None
+    elif name == b"x-service-provider":
+        answer.provider = value.decode("latin-1")
+    elif name == b"x-service-model":
+        answer.model = value.decode("latin-1")
+    elif name == b"content-type":
+        answer.stream = value.startswith(b"text/event-stream")
+    elif value.isdigit():  # content-length
+        answer.length = int(value)
+
+
+def _completes(answer: _Answer, message: Message) -> bool:
+    """Whether this body message carries the last bytes of a body of known length: the
+    answer is counted and logged before they leave, as it is before an end message."""
+    if answer.length is None:
+        return False
+    answer.length -= len(message.get("body", b""))
+    return answer.length <= 0
 
 
 def _served_by(context: RequestContext, answer: _Answer) -> tuple[str | None, str | None]:

@@ -291,25 +291,43 @@ class GuardedConnection(TCPServer):
         short (by that deadline, or by a cancellation: the server's shutdown deadline, a
         cancelled answer) leaves the stream in an unknown state, so the connection is
         closed: Hypercorn shielded every write without a deadline instead, so a client
-        that stopped reading held it, and the shutdown, for ever."""
-        async with self.send_lock:
-            closed = False
-            stall = trio.current_time() + self.limits.send_stall_timeout_s
-            try:  # a scope of its own, not `move_on_after`: no generator per write
-                with trio.CancelScope(deadline=stall) as send:
-                    await self.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
-                # Busy cannot happen while every sender holds the lock (`_close` does now);
-                # should a later Hypercorn add one that does not, it ends this connection.
-                closed = True
-            except trio.Cancelled:
-                await self.stream.aclose()
-                raise
-            if send.cancelled_caught:
-                closed = True
-                await self.stream.aclose()
+        that stopped reading held it, and the shutdown, for ever.
+
+        A free lock (nearly always: one answer at a time per connection) is taken
+        without a scheduler round trip: `Lock.acquire` yields even then, which on a
+        lone request was a round trip between its answer being ready and its first byte
+        going out. The write still checkpoints (`send_all`), and a writer already
+        cancelled writes nothing and leaves the connection as it is, as before."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        lock = self.send_lock
+        try:
+            lock.acquire_nowait()
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
+            closed = await self._send_locked(data)
+        finally:
+            lock.release()
         if closed:
             await self.protocol.handle(Closed())
+
+    async def _send_locked(self, data: bytes) -> bool:
+        """`_send_raw`'s write, the lock held; whether it closed the connection."""
+        stall = trio.current_time() + self.limits.send_stall_timeout_s
+        try:  # a scope of its own, not `move_on_after`: no generator per write
+            with trio.CancelScope(deadline=stall) as send:
+                await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.BusyResourceError):
+            # Busy cannot happen while every sender holds the lock (`_close` does now);
+            # should a later Hypercorn add one that does not, it ends this connection.
+            return True
+        except trio.Cancelled:
+            await self.stream.aclose()
+            raise
+        if send.cancelled_caught:
+            await self.stream.aclose()
+            return True
+        return False
 
     async def _close(self) -> None:
         """Hypercorn's close (EOF, then close), after any write in progress; closed

@@ -12,6 +12,7 @@ client under it (`answer_refusal`).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -168,7 +169,16 @@ def _declares_body(headers: list[tuple[bytes, bytes]]) -> bool:
 def header_list(
     headers: Mapping[str, str], *extra: tuple[bytes, bytes]
 ) -> list[tuple[bytes, bytes]]:
-    return [*extra, *((k.lower().encode(), v.encode()) for k, v in headers.items())]
+    """The ASGI head's headers: `extra` as they are, then `headers` with lowered names.
+    An answer's names are the same few dozen every time (its rate limits, footprint,
+    provider): each is lowered and encoded once (`_name_bytes`)."""
+    name_bytes = _name_bytes
+    return [*extra, *[(name_bytes(k), v.encode()) for k, v in headers.items()]]
+
+
+@functools.lru_cache(maxsize=512)  # names a handler makes up cannot grow it for ever
+def _name_bytes(name: str) -> bytes:
+    return name.lower().encode()
 
 
 async def send_json(send: Send, status: int, body: Any, headers: Mapping[str, str]) -> None:

@@ -130,6 +130,19 @@ def replay(
     return _events(run.log, -1 if after is None else after)
 
 
+def check_finished(responses: ResponsesServices, workspace_id: str, previous: str) -> None:
+    """A 400 when `previous_response_id` names a background response still running: its
+    output is not there yet to continue."""
+    run = responses.background.get(workspace_id, previous)
+    if run is not None and not run.finished:
+        raise invalid_request(
+            f"The previous response '{previous}' is still {run.status}; continue it once it "
+            "has finished.",
+            param="previous_response_id",
+            value=previous,
+        )
+
+
 def not_streamed() -> ApiError:
     return invalid_request(
         "Only a background response created with 'stream': true can be streamed again "

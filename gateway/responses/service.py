@@ -124,6 +124,7 @@ async def _history(
         if previous is None:
             return []
         workspace = principal.workspace_id
+        background.check_finished(responses, workspace, previous)
         try:
             return await responses.keeper.conversation(workspace, previous)
         except BrokenChain as broken:

@@ -43,6 +43,7 @@ from gateway.workers.usage_wire import (
 from store import dialect, usage_batches
 from store.errors import database_errors
 from store.handle import Handle
+from store.response_rows import StoredRow
 from store.sqlite_handle import open_existing
 from store.usage import UsageRecord, insert_records
 
@@ -91,8 +92,8 @@ def serve(batches: BinaryIO, acks: BinaryIO | None, db: Handle) -> None:
     forget_old_batches(db)
     served = 0
     while (payload := read_frame(batches)) is not None:
-        seq, batch_id, records = decode_batch(payload)
-        written, error, seconds = write_batch(db, records, batch_id)
+        seq, batch_id, records, responses = decode_batch(payload)
+        written, error, seconds = write_batch(db, records, batch_id, responses)
         served += 1
         if served % usage_batches.FORGET_EVERY == 0:
             forget_old_batches(db)
@@ -118,7 +119,10 @@ def _connection_lost(db: Handle) -> bool:
 
 
 def write_batch(
-    db: Handle, records: list[UsageRecord], batch_id: str | None = None
+    db: Handle,
+    records: list[UsageRecord],
+    batch_id: str | None = None,
+    responses: Sequence[StoredRow] = (),
 ) -> tuple[int, str | None, float]:
     """One transaction; (records written, the error's text or None, seconds). A file
     locked past the busy timeout is tried again, backing off, like the thread writer.
@@ -127,7 +131,7 @@ def write_batch(
     began = time.perf_counter()
     for attempt in range(LOCKED_RETRIES + 1):
         try:
-            if insert_records(db, records, batch_id=batch_id) == 0 and records:
+            if insert_records(db, records, batch_id=batch_id, responses=responses) == 0 and records:
                 logger.warning("batch %s was already written; not written again", batch_id)
         except sqlite3.OperationalError as exc:
             if not is_locked(exc) or attempt == LOCKED_RETRIES:

@@ -27,6 +27,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import trio
@@ -40,6 +41,7 @@ from gateway.workers.usage_wire import (
     decode_ack,
     encode_batch,
 )
+from store.response_rows import StoredRow
 from store.usage import UsageRecord
 
 logger = logging.getLogger(__name__)
@@ -116,7 +118,9 @@ class ProcessSink:
         except BatchFailed as exc:
             logger.error("usage writer process: %s", exc)
 
-    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
+    async def write(
+        self, batch: list[UsageRecord], batch_id: str, responses: Sequence[StoredRow] = ()
+    ) -> float:
         """The batch to the child; to a new child again while its child is lost."""
         for resend in range(RESENDS + 1):
             if resend:
@@ -127,25 +131,31 @@ class ProcessSink:
                     len(batch),
                 )
             try:
-                return await self._attempt(batch, batch_id)
+                return await self._attempt(batch, batch_id, responses)
             except _ChildLost as lost:
                 failure = lost
         raise BatchFailed(f"{failure} ({RESENDS + 1} writer processes lost it)") from failure
 
-    async def _attempt(self, batch: list[UsageRecord], batch_id: str) -> float:
+    async def _attempt(
+        self, batch: list[UsageRecord], batch_id: str, responses: Sequence[StoredRow]
+    ) -> float:
         process = await self._running()
         with trio.move_on_after(self._ack_timeout, shield=True):
-            return await self._exchange(process, batch, batch_id)
+            return await self._exchange(process, batch, batch_id, responses)
         await self._lost(f"no answer within {self._ack_timeout:g} s; killed")
         raise _ChildLost(f"the writer process did not answer within {self._ack_timeout:g} s")
 
     async def _exchange(
-        self, process: trio.Process, batch: list[UsageRecord], batch_id: str
+        self,
+        process: trio.Process,
+        batch: list[UsageRecord],
+        batch_id: str,
+        responses: Sequence[StoredRow],
     ) -> float:
         assert process.stdin is not None and process.stdout is not None
         self._seq += 1
         try:
-            await process.stdin.send_all(encode_batch(self._seq, batch_id, batch))
+            await process.stdin.send_all(encode_batch(self._seq, batch_id, batch, responses))
             payload = await self._frames.next(process.stdout)
         except (trio.BrokenResourceError, trio.ClosedResourceError, EOFError) as exc:
             await self._lost(f"died holding a batch of {len(batch)} records ({exc!r})")

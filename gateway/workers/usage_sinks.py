@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
+from collections.abc import Sequence
 from functools import partial
 from typing import Protocol
 
@@ -25,6 +26,7 @@ from gateway.workers.usage_wire import LOCKED_BACKOFF_S, LOCKED_RETRIES, is_lock
 from store import usage_batches
 from store.db import Database
 from store.errors import database_errors
+from store.response_rows import StoredRow
 from store.usage import UsageRecord, insert_records
 
 logger = logging.getLogger(__name__)
@@ -39,8 +41,11 @@ class BatchSink(Protocol):
     async def start(self) -> None:
         """Get ready to write (called by the writer's task, which owns the sink)."""
 
-    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
-        """Commit `batch` in one transaction; return the seconds the write took.
+    async def write(
+        self, batch: list[UsageRecord], batch_id: str, responses: Sequence[StoredRow] = ()
+    ) -> float:
+        """Commit `batch` (and the stored responses' rows it carries, `responses`) in one
+        transaction; return the seconds the write took.
 
         `batch_id` names the batch: a batch written again under the same id (after a
         cancelled or lost write) is committed at most once (`store.usage_batches`).
@@ -72,14 +77,18 @@ class ThreadSink:
         except database_errors() as exc:  # a later sweep tries again; the batches go on
             logger.warning("could not delete old usage batch ids: %s", exc)
 
-    async def write(self, batch: list[UsageRecord], batch_id: str) -> float:
+    async def write(
+        self, batch: list[UsageRecord], batch_id: str, responses: Sequence[StoredRow] = ()
+    ) -> float:
         """One batch; a database still locked after SQLite's busy timeout (another
         worker of `--workers N` holding a long write) is tried again `LOCKED_RETRIES`
         times, backing off, before the batch counts as failed."""
         began = time.perf_counter()
         for attempt in range(LOCKED_RETRIES + 1):
             try:
-                await self._database.run(partial(insert_records, records=batch, batch_id=batch_id))
+                await self._database.run(
+                    partial(insert_records, records=batch, batch_id=batch_id, responses=responses)
+                )
                 self._batches += 1
                 if self._batches % usage_batches.FORGET_EVERY == 0:
                     await self._forget_old()

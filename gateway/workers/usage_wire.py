@@ -7,9 +7,11 @@ orjson document. Building rows, rollups and sketches happens in the writer proce
 (`gateway.workers.usage_child`), which rebuilds the `UsageRecord`s from the tuples.
 
 Frames on the pipe are a 4-byte big-endian length and an orjson payload:
-- gateway -> child: `[seq, batch_id, [[field, ...], ...]]`, fields in `UsageRecord`
-  order; `batch_id` names the batch for as long as it is unanswered (sent again to a new
-  child with the same id, written at most once: `store.usage_batches`);
+- gateway -> child: `[seq, batch_id, [[field, ...], ...], [[column, ...], ...]]`, fields
+  in `UsageRecord` order, then the stored responses' rows the batch carries
+  (`store.response_rows`, written in its transaction); `batch_id` names the batch for as
+  long as it is unanswered (sent again to a new child with the same id, written at most
+  once: `store.usage_batches`);
 - child -> gateway: `[seq, written, error, seconds]`: records committed (0 or all),
   the SQLite error's text when the batch was refused (else null), and the seconds the
   transaction took in the child.
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 import attrs
 import orjson
 
+from store.response_rows import StoredRow, row_of
 from store.usage import UsageRecord
 
 if TYPE_CHECKING:
@@ -51,16 +54,24 @@ def frame(payload: bytes) -> bytes:
     return HEADER.pack(len(payload)) + payload
 
 
-def encode_batch(seq: int, batch_id: str, records: Sequence[UsageRecord]) -> bytes:
+def encode_batch(
+    seq: int, batch_id: str, records: Sequence[UsageRecord], responses: Sequence[StoredRow] = ()
+) -> bytes:
     """One framed batch: the fields of each record as a JSON array (datetimes as ISO
-    8601 with their offset, which orjson writes in C)."""
-    return frame(orjson.dumps([seq, batch_id, [_values(record) for record in records]]))
+    8601 with their offset, which orjson writes in C), and the stored responses' rows."""
+    values = [_values(record) for record in records]
+    return frame(orjson.dumps([seq, batch_id, values, responses]))
 
 
-def decode_batch(payload: bytes) -> tuple[int, str, list[UsageRecord]]:
-    """The child's side of `encode_batch`: (seq, batch id, records)."""
-    seq, batch_id, rows = orjson.loads(payload)
-    return int(seq), str(batch_id), [_record(row) for row in rows]
+def decode_batch(payload: bytes) -> tuple[int, str, list[UsageRecord], list[StoredRow]]:
+    """The child's side of `encode_batch`: (seq, batch id, records, stored responses)."""
+    seq, batch_id, rows, responses = orjson.loads(payload)
+    return (
+        int(seq),
+        str(batch_id),
+        [_record(row) for row in rows],
+        [row_of(values) for values in responses],
+    )
 
 
 def _record(values: list[Any]) -> UsageRecord:

@@ -7,6 +7,13 @@ writes it in one transaction (group commit): by default a child process of its o
 interpreter lock), or a worker thread on the gateway's connection (`ThreadSink`, for an
 in-memory database and `GATEWAY_USAGE_WRITER=thread`).
 
+Decision, the writer wakes once per batch, not once per record: the first record of a
+batch wakes it, then it sleeps until the batch's `max_delay` is up (or the batch is full,
+or a flush or the close asks for it) and takes everything queued in one go. A record put
+in the channel while the writer waits in `receive()` made it runnable at once, so on a
+lone request (c=1) the writer ran between the request's usage record and its answer's
+write, on the request's critical path, once per record.
+
 Decision, when the channel is full: the record is dropped and counted, and a warning is
 logged; `submit` never blocks and never raises. A full channel means the disk cannot keep
 up; blocking the request path then would turn a bookkeeping backlog into an outage, and
@@ -33,6 +40,7 @@ from gateway.workers.usage_process import ProcessSink
 from gateway.workers.usage_sinks import BatchFailed, BatchSink, ThreadSink
 from store.db import DB_FILENAME, Database
 from store.errors import database_errors
+from store.response_rows import StoredRow
 from store.usage import UsageRecord
 
 
@@ -54,7 +62,16 @@ class _FlushRequest:
     done: trio.Event = attrs.field(factory=trio.Event)
 
 
-_Item = UsageRecord | _FlushRequest
+@attrs.frozen(eq=False)
+class _KeptRow:
+    """A stored response's row (`store.response_rows`), written in the next batch's
+    transaction; `written` is told once that batch is answered."""
+
+    row: StoredRow
+    written: Callable[[], None]
+
+
+_Item = UsageRecord | _FlushRequest | _KeptRow
 
 
 class UsageWriter:
@@ -81,12 +98,17 @@ class UsageWriter:
         self._shutdown_grace = shutdown_grace
         self._send, self._receive = trio.open_memory_channel[_Item](capacity)
         self._pending: list[UsageRecord] = []
+        self._rows: list[_KeptRow] = []  # stored responses' rows, written with the records
         # Batch ids: this writer's random token and a count. The batch being written
         # keeps its id until it is answered (`_next_batch`).
         self._token = uuid.uuid4().hex
         self._batches = 0
-        self._unanswered: tuple[str, list[UsageRecord]] | None = None
+        self._unanswered: tuple[str, list[UsageRecord], list[_KeptRow]] | None = None
         self._waiters: list[trio.Event] = []
+        # While the writer sleeps out a batch's delay: its scope (what a full batch, a
+        # flush or the close cancels) and how many records came meanwhile.
+        self._collecting: trio.CancelScope | None = None
+        self._collected = 0
         self._started = False
         self._finished = trio.Event()
         self.written = 0
@@ -114,13 +136,29 @@ class UsageWriter:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             self._count_drop("the usage writer is closed")
         else:
+            if self._collecting is not None:
+                self._collected += 1
+                if self._collected >= self._batch_size:  # a full batch goes at once
+                    self._collecting.cancel()
             return True
         return False
+
+    def _stop_collecting(self) -> None:
+        """Wake the writer from a batch's delay (a flush or the close waits)."""
+        if self._collecting is not None:
+            self._collecting.cancel()
 
     def _count_drop(self, reason: str) -> None:
         self.dropped += 1
         if self.dropped == 1 or self.dropped % 1000 == 0:
             logger.warning("usage record dropped: %s (%d dropped so far)", reason, self.dropped)
+
+    async def keep_row(self, row: StoredRow, written: Callable[[], None]) -> None:
+        """Queue a stored response's row (`store.responses.ResponseKeeper`): written in the
+        next batch's transaction, `written` called once that batch is answered. Unlike a
+        record it is never dropped: a full channel makes this wait. Raises
+        `trio.ClosedResourceError` once the writer is closed."""
+        await self._send.send(_KeptRow(row, written))
 
     async def flush(self) -> None:
         """Wait until every record submitted before this call is handled: written, or
@@ -135,6 +173,7 @@ class UsageWriter:
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             await self._finished.wait()
             return
+        self._stop_collecting()
         await request.done.wait()
 
     async def aclose(self) -> None:
@@ -144,6 +183,7 @@ class UsageWriter:
         with its own shielded, time-limited final write.
         """
         await self._send.aclose()
+        self._stop_collecting()
         if self._started:
             await self._finished.wait()
 
@@ -178,19 +218,28 @@ class UsageWriter:
             await self._write_pending()
 
     async def _collect(self) -> None:
-        """Gather more records until the batch is full, `max_delay` passed, or a flush waits."""
-        with trio.move_on_after(self._max_delay):
-            while len(self._pending) < self._batch_size and not self._waiters:
-                try:
-                    self._take(await self._receive.receive())
-                except trio.EndOfChannel:
-                    return
+        """Let more records come until `max_delay` passed, the batch is full, or a flush
+        (or the close) waits; then take every queued one without a checkpoint. The
+        records wait in the channel meanwhile: none wakes the writer (module docstring)."""
+        self._take_queued()
+        if len(self._pending) >= self._batch_size or self._waiters:
+            return
+        self._collected = len(self._pending)
+        with trio.CancelScope(deadline=trio.current_time() + self._max_delay) as scope:
+            self._collecting = scope
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._collecting = None
+        self._take_queued()
 
     def _take(self, item: _Item) -> None:
-        if isinstance(item, _FlushRequest):
-            self._waiters.append(item.done)
-        else:
+        if isinstance(item, UsageRecord):
             self._pending.append(item)
+        elif isinstance(item, _KeptRow):
+            self._rows.append(item)
+        else:
+            self._waiters.append(item.done)
 
     async def _write_pending(self) -> None:
         """Write pending records in batches; then release the flushes waiting for them.
@@ -198,29 +247,37 @@ class UsageWriter:
         A record leaves `_pending` only once its batch is committed, so a cancellation
         while waiting for the database leaves it there for the final drain.
         """
-        while self._pending:
-            batch_id, batch = await self._next_batch()
+        while self._pending or self._rows:
+            batch_id, batch, rows = await self._next_batch()
             try:
-                seconds = await self._sink.write(batch, batch_id)
+                seconds = await self._sink.write(batch, batch_id, [kept.row for kept in rows])
             except write_errors():
-                logger.exception("could not write %d usage records; skipped", len(batch))
+                logger.exception(
+                    "could not write %d usage records and %d stored responses; skipped",
+                    len(batch),
+                    len(rows),
+                )
                 self.failed += len(batch)
             else:
                 self._count_batch(seconds, len(batch))
             del self._pending[: len(batch)]
+            del self._rows[: len(rows)]
             self._unanswered = None
+            for kept in rows:
+                kept.written()
         for waiter in self._waiters:
             waiter.set()
         self._waiters.clear()
 
-    async def _next_batch(self) -> tuple[str, list[UsageRecord]]:
+    async def _next_batch(self) -> tuple[str, list[UsageRecord], list[_KeptRow]]:
         """The batch at the head of `_pending` with its id: the one a cancelled write left
         unanswered (the same records under the same id, so the store writes it at most
         once), else the next records under a new id."""
         if self._unanswered is None:
             self._batches += 1
             records = await self._sealed(self._pending[: self._batch_size])
-            self._unanswered = (f"{self._token}.{self._batches}", records)
+            rows = self._rows[: self._batch_size]
+            self._unanswered = (f"{self._token}.{self._batches}", records, rows)
         return self._unanswered
 
     async def _sealed(self, batch: list[UsageRecord]) -> list[UsageRecord]:
@@ -250,17 +307,24 @@ class UsageWriter:
         that check and the caller closing it, so no record can slip in unwritten."""
         while True:
             self._take_queued()
-            if not self._pending and not self._waiters:
+            if not self._pending and not self._rows and not self._waiters:
                 return
             await self._write_pending()
 
     def _abandon(self) -> None:
         """The shutdown deadline passed: count what is left as dropped, release waiters."""
         self._take_queued()
-        lost = len(self._pending)
+        lost, rows = len(self._pending), self._rows
         self.dropped += lost
         self._pending.clear()
-        logger.error("shutdown deadline passed: %d usage records not written", lost)
+        self._rows = []
+        logger.error(
+            "shutdown deadline passed: %d usage records and %d stored responses not written",
+            lost,
+            len(rows),
+        )
+        for kept in rows:
+            kept.written()
         for waiter in self._waiters:
             waiter.set()
         self._waiters.clear()

@@ -233,3 +233,11 @@ async def test_a_deprecated_audio_model_says_so(client: openai.AsyncOpenAI) -> N
     )
     assert "2027-01-20" in raw.headers["x-service-deprecation-warning"]
     assert "gpt-audio-1.5" in raw.headers["x-service-deprecation-warning"]
+
+
+async def test_a_shut_down_audio_preview_says_what_replaces_it(client: openai.AsyncOpenAI) -> None:
+    """OpenAI shut gpt-4o-audio-preview down on 2026-05-07: not served, but named."""
+    with pytest.raises(openai.NotFoundError) as caught:
+        await client.chat.completions.create(model="gpt-4o-audio-preview", messages=HELLO)
+    message = str(caught.value)
+    assert "2026-05-07" in message and "gpt-audio-1.5" in message

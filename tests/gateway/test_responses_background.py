@@ -119,13 +119,18 @@ async def test_a_failing_turn_leaves_a_failed_response(client: openai.AsyncOpenA
     assert failed.error is not None and failed.error.code == "model_not_found"
 
 
-async def test_deleting_a_running_response_cancels_it(
+async def test_a_running_response_is_not_continued_and_deleting_it_cancels_it(
     client: openai.AsyncOpenAI, gateway: RunningGateway
 ) -> None:
     sim = sim_of(gateway)
     sim.faults.add(Fault(model="gpt-4o-mini", delay_ms=SLOW, remaining=1))
     response = await client.responses.create(model="gpt-4o-mini", input="Hi", background=True)
     await until(lambda: sim.stats.open_requests == 1)
+    with pytest.raises(openai.BadRequestError) as early:  # nothing to continue yet
+        await client.responses.create(
+            model="gpt-4o-mini", input="And then?", previous_response_id=response.id
+        )
+    assert early.value.param == "previous_response_id"
     await client.responses.delete(response.id)  # a 200 (the client raises otherwise)
     await until(lambda: sim.stats.open_requests == 0)
     with pytest.raises(openai.NotFoundError):

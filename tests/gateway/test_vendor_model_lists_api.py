@@ -55,15 +55,31 @@ async def test_a_new_model_is_served(
 
 
 @pytest.mark.parametrize(
-    ("snapshot", "model"),
-    [("gpt-4o-2024-11-20", "gpt-4o"), ("anthropic/claude-opus-4-5-20251101", "claude-opus-4-5")],
+    ("snapshot", "model", "vendor", "upstream"),
+    [
+        # gpt-4o is the 2024-08-06 snapshot at OpenAI: a client pinning 2024-11-20 gets it
+        ("gpt-4o-2024-11-20", "gpt-4o", "openai", "gpt-4o-2024-11-20"),
+        ("gpt-4o-2024-08-06", "gpt-4o", "openai", "gpt-4o-2024-08-06"),
+        (
+            "anthropic/claude-opus-4-5-20251101",
+            "claude-opus-4-5",
+            "anthropic",
+            "claude-opus-4-5-20251101",
+        ),
+    ],
 )
 async def test_a_dated_snapshot_is_served_as_its_model(
-    client: openai.AsyncOpenAI, snapshot: str, model: str
+    gateway: RunningGateway,
+    client: openai.AsyncOpenAI,
+    snapshot: str,
+    model: str,
+    vendor: str,
+    upstream: str,
 ) -> None:
     raw = await client.chat.completions.with_raw_response.create(
         model=snapshot, messages=HELLO, extra_body=SKIP
     )
+    assert sent_model(gateway, vendor) == upstream  # the pinned snapshot, not the alias's
     assert raw.parse().model == model
     assert raw.headers["deprecation"] == "true"  # both have an announced shutdown
     detail = await client.models.retrieve(snapshot)

@@ -314,3 +314,47 @@ def test_the_gate_refuses_past_the_cap_and_per_address(caplog: pytest.LogCapture
     # Two refusals, one line: a flood of connections is not a flood of log lines.
     refusals = [r for r in caplog.records if r.getMessage().startswith("connections refused")]
     assert len(refusals) == 1
+
+
+class _TaskSteps(trio.abc.Instrument):
+    """Counts one task's steps: each is a scheduler round trip."""
+
+    def __init__(self, task: trio.lowlevel.Task) -> None:
+        self.task, self.steps = task, 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task is self.task:
+            self.steps += 1
+
+
+async def test_a_write_on_a_free_connection_costs_one_scheduler_round_trip() -> None:
+    """The send lock, free, is taken without yielding: `Lock.acquire` yielded even then,
+    a round trip between an answer being ready and its first byte going out (on a lone
+    request, its latency). The write's own checkpoint stays."""
+    client, server = trio.socket.socketpair()
+    connection = guarded(server)
+    steps = _TaskSteps(trio.lowlevel.current_task())
+    async with trio.SocketStream(client) as stream, connection.stream:
+        trio.lowlevel.add_instrument(steps)
+        try:
+            await connection.protocol_send(RawData(data=b"HTTP/1.1 200 \r\n\r\n"))
+        finally:
+            trio.lowlevel.remove_instrument(steps)
+        assert steps.steps == 1  # send_all's; two before
+        assert await stream.receive_some() == b"HTTP/1.1 200 \r\n\r\n"
+
+
+async def test_a_writer_cancelled_before_its_write_writes_nothing_and_keeps_the_connection() -> (
+    None
+):
+    client, server = trio.socket.socketpair()
+    connection = guarded(server)
+    connection.protocol = _Recorder()
+    async with trio.SocketStream(client) as stream, connection.stream:
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            await connection.protocol_send(RawData(data=b"lost"))
+        assert scope.cancelled_caught
+        await connection.protocol_send(RawData(data=b"kept"))
+        assert await stream.receive_some() == b"kept"
+    assert connection.protocol.events == []  # no Closed

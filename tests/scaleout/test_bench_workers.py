@@ -27,8 +27,10 @@ def round_point(requests: int, p50_ms: float, cpu_ms: float, steal: float) -> di
         "server_cpu_ms_per_request": cpu_ms,
         "cpu": {
             "cpu_ms_per_request": {"main": cpu_ms, "simulator": 0.3},
+            "cpu_ms_per_request_total": cpu_ms + 0.3,
             "machine_idle_share": 0.1,
             "machine_steal_share": steal,
+            "cores": 2,
         },
         "redis_scripts": requests,
         "redis_script_us": requests * 100,
@@ -77,6 +79,18 @@ def test_rounds_combine_into_one_figure_and_a_ratio_per_round() -> None:
     # paired by round: +0.2 and -4.7 (the one worker's round hit by steal); the median
     assert figures["added_p50_change_by_round_ms"] == [0.2, -4.7]
     assert figures["added_p50_change_ms"] == -2.25
+
+
+def test_the_bound_by_work_comes_from_one_workers_rounds() -> None:
+    """Issue 37 point 4: N workers over one is at most min(N, cores x g / total), from
+    one worker's rounds at c=32 as `combined` keeps them (it had dropped their CPU
+    shares, so every bound read "not measured")."""
+    one = combined([round_point(600, 4.0, 3.0, 0.0), round_point(400, 6.0, 1.7, 0.0)])
+    gateway = {"1": {"32": one}}
+    # rounds: 2 x 3.0 / 3.3 = 1.818 and 2 x 1.7 / 2.0 = 1.7; the median of the rounds
+    assert bound_by_work(gateway, 2) == 1.76
+    assert bound_by_work(gateway, 4) == 1.76  # the machine's two cores, not four workers
+    assert scaling(DIRECT, gateway, {})["bound_by_work"] == {"2": 1.76, "4": 1.76}
 
 
 def test_missing_points_are_not_measured_rather_than_passed() -> None:

@@ -1,26 +1,33 @@
-"""Stored responses written behind their answers (`store.responses.ResponseKeeper`)."""
+"""Stored responses written behind their answers (`store.responses.ResponseKeeper`), by
+the usage writer's batches (`UsageWriter.keep_row`), in its thread sink here and through
+its real process in `tests/gateway/workers/test_usage_process.py`."""
 
 from __future__ import annotations
+
+from collections.abc import AsyncIterator
 
 import pytest
 import sqlite_utils
 import trio
-import trio.testing
 
+from gateway.workers.usage_writer import UsageWriter
 from store import responses
 from store.db import Database
-from store.responses import GROUP_WINDOW_S, BrokenChain, ResponseKeeper, StoredResponse
+from store.response_rows import put_rows
+from store.responses import BrokenChain, ResponseKeeper, StoredResponse
 
 
-def record(response_id: str, previous: str | None = None) -> StoredResponse:
+def record(
+    response_id: str, previous: str | None = None, workspace: str = "default"
+) -> StoredResponse:
     return StoredResponse(
         id=response_id,
-        workspace_id="default",
+        workspace_id=workspace,
         key_id="key_1",
         previous_response_id=previous,
         created_at=1,
         expires_at=None,
-        input_items=[{"id": f"in_{response_id}", "type": "message"}],
+        input_items=[{"id": f"in_{response_id}", "type": "message", "text": 'a "q"\n é'}],
         response={"id": response_id, "output": [{"id": f"out_{response_id}"}]},
     )
 
@@ -29,113 +36,115 @@ async def written(database: Database, response_id: str) -> bool:
     return await database.run(lambda d: responses.get(d, "default", response_id)) is not None
 
 
-async def test_a_kept_response_is_readable_at_once_and_written_behind(
-    database: Database,
+@pytest.fixture
+async def usage(database: Database) -> AsyncIterator[UsageWriter]:
+    """A usage writer not yet running (a test starts it when its rows may be written)."""
+    yield UsageWriter(database, max_delay=0.05)
+
+
+async def test_a_kept_response_is_readable_at_once_and_written_by_the_next_batch(
+    database: Database, usage: UsageWriter
 ) -> None:
-    keeper = ResponseKeeper(database)
-    await keeper.keep(record("r1"))
-    await keeper.keep(record("r2", previous="r1"))
+    keeper = ResponseKeeper(database, usage)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(keeper.keep, record("r1"))  # the channel send: queued
+        nursery.start_soon(keeper.keep, record("r2", previous="r1"))
     assert (await keeper.get("default", "r1")) == record("r1")  # before any write
     assert not await written(database, "r1")
     items = await keeper.conversation("default", "r2")  # the chain, from memory
     assert [item["id"] for item in items] == ["in_r1", "out_r1", "in_r2", "out_r2"]
     async with trio.open_nursery() as nursery:
-        await nursery.start(keeper.run)
-        with trio.fail_after(5):
-            while not await written(database, "r2"):  # noqa: ASYNC110 (a row, no event)
-                await trio.sleep(0.01)
+        await nursery.start(usage.run)
+        await usage.flush()
+        assert await written(database, "r1") and await written(database, "r2")
+        assert keeper._kept == {}  # answered: read from the store from now on
+        assert await keeper.conversation("default", "r2") == items
+        assert (await keeper.get("default", "r1")) == record("r1")  # the JSON read back
         nursery.cancel_scope.cancel()
-    assert await written(database, "r1")
-    assert await keeper.conversation("default", "r2") == items  # now from the store
 
 
-async def test_a_forgotten_response_is_never_written(database: Database) -> None:
-    keeper = ResponseKeeper(database)
-    await keeper.keep(record("gone"))
-    await keeper.keep(record("kept"))
-    assert keeper.forget("default", "gone") is True
-    assert keeper.forget("default", "gone") is False
+async def test_an_erased_response_in_flight_is_deleted_once_written(
+    database: Database, usage: UsageWriter
+) -> None:
+    """Its row was handed to the writer before the DELETE: the erasure waits for it, so
+    it cannot land after the deletion."""
+    keeper = ResponseKeeper(database, usage)
     async with trio.open_nursery() as nursery:
-        await nursery.start(keeper.run)
-        with trio.fail_after(5):
-            while not await written(database, "kept"):  # noqa: ASYNC110 (a row, no event)
-                await trio.sleep(0.01)
+        await nursery.start(usage.run)
+        await keeper.keep(record("gone"))
+        await keeper.keep(record("kept"))
+        assert await responses.erase_one(database, keeper, "default", "gone") is True
+        assert await responses.erase_one(database, keeper, "default", "gone") is False
+        await usage.flush()
         nursery.cancel_scope.cancel()
-    assert not await written(database, "gone")
     assert await keeper.get("default", "gone") is None
+    assert not await written(database, "gone")
+    assert await written(database, "kept")
 
 
-async def test_stopping_writes_what_is_left(database: Database) -> None:
-    keeper = ResponseKeeper(database)
-    async with trio.open_nursery() as nursery:
-        await nursery.start(keeper.run)
-        for n in range(20):
-            await keeper.keep(record(f"r{n}"))
-        nursery.cancel_scope.cancel()  # before the writer had a turn
-    assert all([await written(database, f"r{n}") for n in range(20)])
+async def test_a_row_of_a_deleted_workspace_is_not_written(database: Database) -> None:
+    """A workspace erased while its last response was on its way to the writer keeps
+    none (the row is inserted only while its workspace exists)."""
+    rows = [responses.row(record("orphan", workspace="ws_gone")), responses.row(record("r1"))]
+
+    def write(db: sqlite_utils.Database) -> None:
+        with db.atomic():  # the writer's batch transaction
+            put_rows(db, rows)
+
+    database.run_sync(write)
+    count = "SELECT id FROM stored_responses ORDER BY id"
+    assert database.run_sync(lambda d: d.execute(count).fetchall()) == [("r1",)]
 
 
-async def test_a_kept_response_is_another_workspace_s_unknown_one(database: Database) -> None:
-    keeper = ResponseKeeper(database)
+async def test_a_kept_response_is_only_its_workspaces(
+    database: Database, usage: UsageWriter
+) -> None:
+    keeper = ResponseKeeper(database, usage)
     await keeper.keep(record("mine"))  # kept, not yet written
     assert await keeper.get("other", "mine") is None
-    with pytest.raises(BrokenChain) as broken:
+    with pytest.raises(BrokenChain):
         await keeper.conversation("other", "mine")
-    assert broken.value.response_id == "mine"
+    keeper.forget_workspace("default")
+    assert await keeper.get("default", "mine") is None
 
 
-async def test_a_full_queue_holds_keep_back_until_the_group_is_written(
-    database: Database, autojump_clock: trio.testing.MockClock
+async def test_a_clean_shutdown_writes_every_kept_response(
+    database: Database, usage: UsageWriter
 ) -> None:
-    keeper = ResponseKeeper(database, capacity=2)
+    keeper = ResponseKeeper(database, usage)
     async with trio.open_nursery() as nursery:
-        await nursery.start(keeper.run)
-        started = trio.current_time()
-        await keeper.keep(record("r1"))
+        await nursery.start(usage.run)
+        for n in range(30):
+            await keeper.keep(record(f"r{n}"))
+        nursery.cancel_scope.cancel()  # the lifespan ends: the writer drains its queue
+    assert all([await written(database, f"r{n}") for n in range(30)])
+    assert keeper._kept == {}
+
+
+async def test_a_response_kept_after_the_writer_closed_is_written_directly(
+    database: Database, usage: UsageWriter
+) -> None:
+    keeper = ResponseKeeper(database, usage)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(usage.run)
+        await usage.aclose()
+    await keeper.keep(record("late"))
+    assert await written(database, "late")
+    assert keeper._kept == {}
+
+
+async def test_keep_waits_while_the_writers_queue_is_full(database: Database) -> None:
+    """Bounded: a row is never dropped as a usage record may be; `keep` waits for room."""
+    usage = UsageWriter(database, capacity=1, max_delay=0.0)
+    keeper = ResponseKeeper(database, usage)
+    await keeper.keep(record("r1"))  # fills the channel
+    with trio.move_on_after(0.2) as waited:
         await keeper.keep(record("r2"))
-        assert trio.current_time() == started  # room: no wait
-        await keeper.keep(record("r3"))  # full: waits for the group of r1 and r2
-        assert trio.current_time() - started == GROUP_WINDOW_S
-        assert (await keeper.get("default", "r3")) == record("r3")  # read its own write
-        assert await written(database, "r2")
-        nursery.cancel_scope.cancel()
-    assert await written(database, "r3")
-
-
-def test_a_group_larger_than_one_statement_is_written_whole(database: Database) -> None:
-    records = [record(f"r{n}") for n in range(2 * responses.ROWS_PER_INSERT + 7)]
-    database.run_sync(lambda db: responses.put_many(db, records))
-    database.run_sync(lambda db: responses.put_many(db, records[:3]))  # again: replaced
-
-    def read_all(db: sqlite_utils.Database) -> list[StoredResponse | None]:
-        return [responses.get(db, "default", r.id) for r in records]
-
-    assert database.run_sync(read_all) == records
-
-
-async def test_a_group_is_committed_without_a_flush_and_every_other_write_keeps_its_own(
-    database: Database,
-) -> None:
-    """The group's transaction runs under `synchronous = NORMAL`; the connection is back
-    at its own setting (FULL) for whatever it writes next."""
-
-    def traced(db: sqlite_utils.Database) -> int:
-        db.conn.set_trace_callback(statements.append)
-        return int(db.execute("PRAGMA synchronous").fetchone()[0])
-
-    statements: list[str] = []
-    own = database.run_sync(traced)
-    assert own == 2  # FULL, as every gateway connection
-    keeper = ResponseKeeper(database)
-    await keeper.keep(record("r1"))
+    assert waited.cancelled_caught  # it waited for room
+    assert await keeper.get("default", "r2") is None  # cancelled: nothing kept
     async with trio.open_nursery() as nursery:
-        await nursery.start(keeper.run)
-        with trio.fail_after(5):
-            while not await written(database, "r1"):  # noqa: ASYNC110 (a row, no event)
-                await trio.sleep(0.01)
+        await nursery.start(usage.run)
+        await keeper.keep(record("r3"))  # room again: the writer took r1
+        await usage.flush()
         nursery.cancel_scope.cancel()
-    database.run_sync(lambda db: db.conn.set_trace_callback(None))
-    group = statements[statements.index("PRAGMA synchronous = NORMAL") :]
-    assert [s.split()[0] for s in group[1:3]] == ["BEGIN", "INSERT"]
-    assert group[3:5] == ["COMMIT", f"PRAGMA synchronous = {own}"]
-    assert database.run_sync(lambda db: db.execute("PRAGMA synchronous").fetchone()[0]) == own
+    assert await written(database, "r1") and await written(database, "r3")

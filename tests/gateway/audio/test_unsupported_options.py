@@ -140,14 +140,14 @@ async def test_speech_instructions_reach_gpt_4o_mini_tts(client: openai.AsyncOpe
 async def test_a_fallback_that_cannot_honour_the_prompt_is_skipped(
     gateway: RunningGateway, client: openai.AsyncOpenAI
 ) -> None:
-    """gpt-4o-mini-transcribe's chain is Voxtral then whisper-1: with a `prompt`, which
-    Voxtral takes no, the failing primary falls back to whisper-1 directly."""
+    """gpt-4o-mini-transcribe's chain is Voxtral then gpt-transcribe: with a `prompt`,
+    which Voxtral takes not, the failing primary falls back to gpt-transcribe directly."""
     sim = sim_of(gateway)
     sim.faults.add(Fault(model="gpt-4o-mini-transcribe", status=503))
     answer = await client.audio.transcriptions.with_raw_response.create(
         model="gpt-4o-mini-transcribe", file=("a.wav", SILENCE_WAV), prompt="Names: Ada."
     )
-    assert answer.headers["x-service-model"] == "whisper-1"
+    assert answer.headers["x-service-model"] == "gpt-transcribe"
     assert "mistral" not in {r.vendor for r in sim.requests}
 
 

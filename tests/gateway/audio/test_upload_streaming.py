@@ -68,7 +68,7 @@ async def test_a_large_upload_reaches_the_vendor_in_bounded_reads(
 @pytest.mark.parametrize(
     ("model", "failing", "next_model"),
     [
-        ("whisper-1", "whisper-1", "gpt-4o-mini-transcribe"),  # multipart, then again
+        ("whisper-1", "whisper-1", "gpt-transcribe"),  # multipart, then again
         ("gemini-2.5-flash-transcribe", "gemini-2.5-flash", "voxtral-mini-latest"),  # JSON
     ],
 )

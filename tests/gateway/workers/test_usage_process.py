@@ -21,10 +21,13 @@ from gateway.workers import usage_child
 from gateway.workers.usage_process import ProcessSink
 from gateway.workers.usage_wire import decode_ack, decode_batch, encode_batch, read_frame
 from gateway.workers.usage_writer import UsageWriter
+from store import responses
 from store.db import DB_FILENAME, Database, open_database
 from store.request_log import LoggedAttempt
+from store.responses import ResponseKeeper
 from store.sqlite_handle import open_existing
 from store.usage import UsageRecord
+from tests.store.test_response_keeper import record
 from tests.store.test_usage import make_usage
 
 
@@ -68,10 +71,12 @@ def test_the_wire_round_trips_every_field() -> None:
     records = [_full(n) for n in range(5)] + [
         make_usage(9, created_at=datetime(2026, 1, 1, tzinfo=UTC))
     ]
-    framed = encode_batch(7, "w1.3", records)
-    seq, batch_id, decoded = decode_batch(framed[4:])
+    stored = [responses.row(record("r1")), responses.row(record("r2", previous="r1"))]
+    framed = encode_batch(7, "w1.3", records, stored)
+    seq, batch_id, decoded, rows = decode_batch(framed[4:])
     assert (seq, batch_id) == (7, "w1.3")
     assert decoded == records
+    assert rows == stored
 
 
 def _tables(db: Database) -> dict[str, list[tuple[object, ...]]]:
@@ -132,6 +137,33 @@ async def test_the_process_writes_what_the_thread_writes(
         assert _tables(reference) == from_process
     finally:
         reference.close()
+
+
+async def test_stored_responses_ride_the_batches_into_the_process(
+    on_file: tuple[Database, Path],
+) -> None:
+    """A kept response's row crosses the pipe with the usage records and is written in
+    their transaction by the child; the keeper holds it until then, and a clean
+    shutdown writes what is still queued."""
+    db, path = on_file
+    writer = UsageWriter(db, sink=ProcessSink(path), batch_size=10, max_delay=10.0)
+    keeper = ResponseKeeper(db, writer)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        for n in range(15):
+            writer.submit(make_usage(n))
+            await keeper.keep(record(f"r{n}", previous=f"r{n - 1}" if n else None))
+        chain = await keeper.conversation("default", "r14")  # held: none written yet
+        assert len(chain) == 30
+        await writer.flush()
+        assert keeper._kept == {}  # answered: read back from the file from now on
+        assert await keeper.conversation("default", "r14") == chain
+        await keeper.keep(record("last"))
+        nursery.cancel_scope.cancel()  # queued at shutdown: the drain writes it
+    assert await keeper.get("default", "last") == record("last")
+    count = "SELECT count(*) FROM stored_responses"
+    assert db.run_sync(lambda d: d.execute(count).fetchone()[0]) == 16
+    assert writer.written == 15 and writer.failed == 0
 
 
 async def test_shutdown_drains_and_the_child_exits(on_file: tuple[Database, Path]) -> None:

@@ -85,6 +85,74 @@ async def test_waits_max_delay_to_group_records(
     assert fake.writes == [(start + 0.05, 2), (start + 1.03 + 0.05, 1)]
 
 
+class WriterSteps(trio.abc.Instrument):
+    """Counts the steps of the writer's task: each is a scheduler round trip."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task.name.endswith("UsageWriter.run"):
+            self.steps += 1
+
+
+async def test_records_within_a_batch_do_not_wake_the_writer(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    """The first record of a batch wakes the writer; the others wait in the channel and
+    are taken together when the delay is up. A request whose record woke the writer paid
+    a scheduler round trip before its answer was written."""
+    fake = InlineDatabase(sdb)
+    writer = _writer(fake, max_delay=0.05)
+    steps = WriterSteps()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        trio.lowlevel.add_instrument(steps)
+        start = trio.current_time()
+        for n in range(20):
+            writer.submit(make_usage(n))
+            await trio.sleep(0.001)  # a request's worth of time: the writer may run
+        woken = steps.steps
+        await trio.sleep(1)
+        trio.lowlevel.remove_instrument(steps)
+        nursery.cancel_scope.cancel()
+    assert fake.writes == [(start + 0.05, 20)]
+    assert woken == 1  # the first record's wake-up; 20 before
+
+
+async def test_a_full_batch_is_written_before_the_delay(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    fake = InlineDatabase(sdb)
+    writer = _writer(fake, batch_size=5, max_delay=0.05)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        start = trio.current_time()
+        for n in range(7):
+            writer.submit(make_usage(n))
+            await trio.sleep(0.001)
+        await trio.sleep(1)
+        nursery.cancel_scope.cancel()
+    assert fake.writes == [(start + 0.004, 5), (start + 0.005 + 0.05, 2)]
+
+
+async def test_a_flush_does_not_wait_out_the_delay(
+    sdb: sqlite_utils.Database, autojump_clock: trio.testing.MockClock
+) -> None:
+    fake = InlineDatabase(sdb)
+    writer = _writer(fake, max_delay=0.05)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(writer.run)
+        start = trio.current_time()
+        writer.submit(make_usage(1))
+        await trio.sleep(0.01)
+        writer.submit(make_usage(2))
+        await writer.flush()
+        assert trio.current_time() == start + 0.01
+        await writer.aclose()
+    assert fake.writes == [(start + 0.01, 2)]
+
+
 async def test_cancellation_flushes_what_is_queued(tmp_path: Path) -> None:
     database = open_database(tmp_path)
     writer = _writer(database, batch_size=7)
