@@ -359,7 +359,8 @@ class Catalog:
             attrs.evolve(m, fallback_chain=tuple(f for f in m.fallback_chain if f in ids))
             for m in kept
         ]
-        rebuilt = build_catalog(self._providers, kept)
+        elsewhere = {m.id for m in self._models} - ids
+        rebuilt = build_catalog(self._providers, kept, elsewhere=elsewhere)
         return attrs.evolve(rebuilt, passthrough=self._passthrough, retired=self._retired)
 
     def passthrough(self, name: str, capability: str) -> ModelInfo | None:
@@ -469,8 +470,15 @@ def _as_named(model: ModelInfo, name: str) -> ModelInfo:
     return attrs.evolve(model, upstream_id=name)
 
 
-def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]) -> Catalog:
-    """Check cross-references and build the lookup tables; raise `CatalogError` if inconsistent."""
+def build_catalog(
+    providers: Sequence[ProviderInfo],
+    models: Sequence[ModelInfo],
+    *,
+    elsewhere: Collection[str] = (),
+) -> Catalog:
+    """Check cross-references and build the lookup tables; raise `CatalogError` if inconsistent.
+    `elsewhere`: ids of models left out with their family's types, which a deprecation may
+    still name as its replacement (OpenAI's speech models point at a realtime one)."""
     providers_by_id: dict[str, ProviderInfo] = {}
     for p in providers:
         if p.id in providers_by_id:
@@ -486,7 +494,7 @@ def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]
             by_name[name] = _as_named(m, name)
     ids = {m.id: m for m in models}
     for m in models:
-        _check_references(m, ids)
+        _check_references(m, ids, elsewhere)
     return Catalog(
         providers=tuple(providers),
         models=tuple(models),
@@ -495,7 +503,9 @@ def build_catalog(providers: Sequence[ProviderInfo], models: Sequence[ModelInfo]
     )
 
 
-def _check_references(model: ModelInfo, ids: Mapping[str, ModelInfo]) -> None:
+def _check_references(
+    model: ModelInfo, ids: Mapping[str, ModelInfo], elsewhere: Collection[str] = ()
+) -> None:
     for target in model.fallback_chain:
         if target not in ids:
             raise CatalogError(f"model {model.id!r} falls back to unknown model {target!r}")
@@ -503,7 +513,8 @@ def _check_references(model: ModelInfo, ids: Mapping[str, ModelInfo]) -> None:
             raise CatalogError(f"model {model.id!r} falls back to itself")
         if ids[target].type != model.type:
             raise CatalogError(f"model {model.id!r} falls back to {target!r} of another type")
-    if model.deprecation is not None and model.deprecation.replacement not in ids:
+    replacement = model.deprecation.replacement if model.deprecation is not None else None
+    if replacement is not None and replacement not in ids and replacement not in elsewhere:
         raise CatalogError(f"model {model.id!r} names unknown replacement")
 
 

@@ -408,13 +408,19 @@ async def test_opportunities_over_a_known_window(
     gpt_units = Usage(300, 1500)
     long_units = Usage(100, 3000)
     mistral = sum(r.carbon_gco2e for r in made[3:])
+    # gpt-5.5 (94) -> the lowest-carbon available openai model within 15 points below it
+    # (gpt-6-luna and gpt-5.6-luna, 18B, since the November catalog); mistral-small (78)
+    # -> codestral (72)
+    lighter = min(
+        carbon(m.id, gpt_units)
+        for m in CATALOG.models(provider="openai", capability="chat")
+        if m.type == "chat" and m.status == "available" and 94 - 15 <= m.quality < 94
+    )
+    assert lighter == carbon("gpt-6-luna", gpt_units)
     expected_g = {
         "enable_caching": gpt * 2 / 3,
         "token_optimization": carbon("mistral-small-latest", Usage(completion_tokens=1000)),
-        # gpt-5.5 (94) -> gpt-5.4-mini (85, the lowest-carbon available openai model within
-        # 15 points and above the floor); mistral-small (78) -> codestral (72)
-        "model_downgrade": (gpt - carbon("gpt-5.4-mini", gpt_units))
-        + (mistral - carbon("codestral-latest", long_units)),
+        "model_downgrade": (gpt - lighter) + (mistral - carbon("codestral-latest", long_units)),
     }
     active = gateway.state.registry.active_ids(ws)
     eligible = [

@@ -107,6 +107,8 @@ def test_tool_results_come_before_the_rest_of_a_user_turn() -> None:
         ({"max_tokens": None}, "max_tokens"),
         ({"tools": [{"type": "bash_20250124", "name": "bash"}]}, "tools.0.type"),
         ({"messages": [{"role": "user", "content": [{"type": "document"}]}]},
+         "messages.0.content.0.source"),
+        ({"messages": [{"role": "user", "content": [{"type": "search_result"}]}]},
          "messages.0.content.0.type"),
         ({"thinking": {"type": "enabled", "budget_tokens": 50}}, "thinking.budget_tokens"),
         ({"stop_sequences": ["a", "b", "c", "d", "e"]}, "stop_sequences"),
