@@ -18,13 +18,10 @@ from typing import Any
 import attrs
 
 from gateway.chat.options_input import INPUT_AUDIO_FORMATS
+from gateway.kernels.inline_data import BASE64, DOCUMENT_DATA_URL
 from gateway.platform.auth import Principal
 from gateway.platform.errors import invalid_request
 
-BASE64 = r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?"
-"""Strict base64 (no whitespace, padded), as the vendors take it."""
-DOCUMENT_DATA_URL = rf"data:(?:application/pdf|text/[-+.\w]+|image/[-+.\w]+);base64,{BASE64}"
-"""A document part's `file_data`: a PDF, a text file or an image, inline."""
 DOCUMENT_TYPES = ("application/pdf", "text/", "image/")
 """What a document part may be: what the vendors that read files all read."""
 

@@ -14,7 +14,6 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import attrs
 
-from gateway.chat.file_parts import BASE64, DOCUMENT_DATA_URL
 from gateway.chat.input import TOOL_NAME
 from gateway.chat.options_input import (
     AUDIO_FORMATS,
@@ -26,6 +25,7 @@ from gateway.chat.options_input import (
     MODALITIES,
     SEARCH_CONTEXT_SIZES,
 )
+from gateway.kernels.inline_data import BASE64, DOCUMENT_DATA_URL
 from gateway.platform.shapes import (
     Choices,
     Count,

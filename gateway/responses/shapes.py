@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 import attrs
 
-from gateway.chat.file_parts import BASE64, DOCUMENT_DATA_URL
+from gateway.kernels.inline_data import BASE64, DOCUMENT_DATA_URL
 from gateway.platform.shapes import (
     NOT_NULL,
     Choices,
