@@ -55,3 +55,21 @@ async def test_closing_closes_the_generator_and_drops_what_was_pending() -> None
     await stream.aclose()
     assert reads.closed
     assert await stream.next_batch() == []
+
+
+async def _texts_and_items() -> AsyncGenerator[list[int | str], None]:
+    yield ["ab", 1, "c"]
+    yield [2]
+
+
+async def test_text_pieces_are_lifted_for_item_readers_and_left_for_the_relay() -> None:
+    """A producer's `str` pieces reach `next_batch` and `async for` as items (`lift`),
+    and `next_read` as they came, in the same order either way."""
+    lifted = Batched(_texts_and_items(), lift=len)
+    assert await lifted.next_batch() == [2, 1, 1]
+    assert [item async for item in lifted] == [2]
+    one_by_one = Batched(_texts_and_items(), lift=len)
+    assert await anext(one_by_one) == 2
+    assert await one_by_one.next_read() == [1, "c"]
+    assert await one_by_one.next_read() == [2]
+    assert await one_by_one.next_read() == []
