@@ -25,7 +25,9 @@ needs closing.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Callable
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
+
+from streams.sse import SSEEvent
 
 T = TypeVar("T")
 
@@ -101,3 +103,44 @@ class Batched(Generic[T]):
         """Close the generator underneath (idempotent)."""
         self._pending = []
         await self._batches.aclose()
+
+
+class FailureHeld(Generic[T]):
+    """A vendor's stream read event by event (`providers.http.EventReader`), for a vendor
+    that ends its transfer right after an error event (Anthropic's, Gemini's): the first
+    failure of the `held` kind `feed` raises is kept, nothing after it is read, and it is
+    raised at the end, once the transfer has ended, so that the connection is left
+    clean. The chunks before it are still the client's.
+
+    A vendor's reader says how an event becomes data (`decode`: None for one with nothing
+    to read; what it raises, such as an event that is not JSON, is raised at once), what
+    data gives (`feed`), and what the stream's end gives (`close`).
+    """
+
+    def __init__(self, held: type[Exception]) -> None:
+        self._held = held
+        self._failure: Exception | None = None
+
+    def read(self, event: SSEEvent) -> list[T]:
+        data = self.decode(event)
+        if self._failure is not None or data is None:
+            return []
+        try:
+            return self.feed(data)
+        except self._held as exc:
+            self._failure = exc
+            return []
+
+    def end(self) -> list[T]:
+        if self._failure is not None:
+            raise self._failure
+        return self.close()
+
+    def decode(self, event: SSEEvent) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def feed(self, data: dict[str, Any]) -> list[T]:
+        raise NotImplementedError
+
+    def close(self) -> list[T]:
+        return []
