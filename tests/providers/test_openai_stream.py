@@ -17,7 +17,10 @@ from providers.sim.server import SimConfig, SimServer, serve_simulator
 from providers.types import ChatChunk, ChatRequest
 from providers.upstream import LeanUpstream
 
-REPLY = 'Plain words first, as most of an answer is, one after another, then "quoted" ones, a back\\slash, été and a line\nbreak.'
+REPLY = (
+    "Plain words first, as most of an answer is, one after another, "
+    'then "quoted" ones, a back\\slash, été and a line\nbreak.'
+)
 
 
 @pytest.fixture
@@ -43,7 +46,12 @@ async def test_plain_deltas_come_as_text_most_without_a_parse(
 ) -> None:
     parsed: list[Any] = []
     parse = providers.openai.plain_text
-    monkeypatch.setattr(providers.openai, "plain_text", lambda d: parsed.append(d) or parse(d))
+
+    def counted(data: Any) -> str | None:
+        parsed.append(data)
+        return parse(data)
+
+    monkeypatch.setattr(providers.openai, "plain_text", counted)
     items: list[ChatChunk | str] = []
     async with adapter.chat_stream(ask()) as stream:
         while read := await stream.next_read():
