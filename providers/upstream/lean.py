@@ -52,6 +52,9 @@ from providers.upstream.traced import OUTGOING_TRACE, with_trace
 from providers.upstream.transport import Origin, Transport, connect, open_tcp
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
+# Heads kept per `FixedHeaders`: an adapter's paths are a handful, but a URL may carry a
+# voice, a model or a page token; past this many, a head is rendered for its call only.
+MAX_HEADS_KEPT = 64
 
 
 class LeanUpstream:
@@ -125,9 +128,12 @@ class LeanUpstream:
         if self._closed:
             raise RuntimeError("the upstream client is closed")
         if type(headers) is FixedHeaders and OUTGOING_TRACE.get() is None:
-            rendered = headers.rendered.get((method, url))
+            heads = headers.rendered
+            rendered = heads.get((method, url))
             if rendered is None:
-                rendered = headers.rendered[(method, url)] = _fixed_head(method, url, headers)
+                rendered = _fixed_head(method, url, headers)
+                if len(heads) < MAX_HEADS_KEPT:
+                    heads[(method, url)] = rendered
             origin, prefix = rendered
             pool = self._pools.get(origin) or self._pool_for(*origin)
             return pool, b"".join((prefix, length_line(method, len(body)), body))

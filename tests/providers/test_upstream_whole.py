@@ -7,6 +7,7 @@ import pytest
 import trio
 
 from providers.upstream import FixedHeaders, InvalidRequest, LeanUpstream, ProtocolError
+from providers.upstream.lean import MAX_HEADS_KEPT
 from providers.upstream.traced import OUTGOING_TRACE
 from tests.providers.test_upstream_wire import OK, RawServer, read_request, start_server
 
@@ -119,4 +120,17 @@ async def test_a_garbled_answer_on_a_reused_connection_is_not_retried(
     with pytest.raises(ProtocolError, match="malformed status line"):
         await client.request("GET", server.url(), {})
     assert server.connections == 1
+    await client.aclose()
+
+
+async def test_fixed_headers_keep_a_bounded_number_of_heads(nursery: trio.Nursery) -> None:
+    """URLs that carry a page token or a voice id each render a head; past the bound
+    they are rendered for their call only, and still sent right."""
+    server, seen = await start_recording(nursery)
+    headers = FixedHeaders({"x": "y"})
+    client = LeanUpstream()
+    for page in range(MAX_HEADS_KEPT + 6):
+        await client.request("GET", server.url(f"/v1/models?page={page}"), headers)
+    assert len(headers.rendered) == MAX_HEADS_KEPT
+    assert seen[-1].startswith(f"GET /v1/models?page={MAX_HEADS_KEPT + 5} HTTP/1.1".encode())
     await client.aclose()
