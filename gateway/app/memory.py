@@ -8,8 +8,11 @@ is start-up's Argon2 hashing (argon2-cffi's four lanes), trio's worker threads a
 resolver's. Their arenas held 1.3-1.5 MiB of the 90 (bench/README.md, "Memory of the
 hot path's gateway"), for threads that mostly run while the gateway starts. One arena
 (the main one) for every thread keeps that memory where the main thread's allocations
-reuse it; the threads' `malloc` calls then share its lock, which costs nothing measurable
-here: the interpreter's lock already serialises them whenever they run Python.
+reuse it; the threads' `malloc` calls then share its lock. For the threads that run
+Python that changes nothing (the interpreter's lock serialises them already); threads that
+allocate outside it at the same time (the `[audio]` extra's local models and FFmpeg) may
+wait on it: not measured, and an operator who runs them heavily can set
+`MALLOC_ARENA_MAX` (for instance to 8) to lift the cap.
 
 Linux with glibc only: elsewhere (musl, macOS) nothing is changed. An operator's
 `MALLOC_ARENA_MAX` is glibc's own setting and wins.
