@@ -157,3 +157,87 @@ async def test_a_call_that_takes_too_long_is_a_provider_timeout(
         await engine.call(facts, plan, operation, hold=None, timeout_s=0.05, meter=lambda _: USED)
     assert (raised.value.status, raised.value.code) == (504, "provider_timeout")
     assert await record_of(gateway, facts.request_id) == (504, "provider_timeout", 0)
+
+
+def planned(gateway: RunningGateway, fallbacks: tuple[str, ...] = ()) -> tuple[Any, Any, Any]:
+    """The engine, the facts and the plan of one chat call (gpt-4o-mini first)."""
+    key = gateway.state.keyring.lookup(ADMIN_KEY)
+    assert key is not None
+    principal = Principal(key)
+    engine = gateway.state.engine
+    plan = engine.plan_named(
+        principal,
+        model="gpt-4o-mini",
+        provider=None if fallbacks else "openai",
+        fallbacks=fallbacks,
+        capability="chat",
+        service=ServiceOptions(),
+    )
+    return engine, new_facts("chat", principal, {}), plan
+
+
+async def test_a_lone_call_that_wins_is_booked_as_the_race_did(gateway: RunningGateway) -> None:
+    """The first candidate alone is called without the race's machinery (issue 37): the
+    answer still carries its one won attempt, the trail the request log and the metrics
+    read, the time to the first result, and the provider's health counts the win."""
+    install(gateway)
+    engine, facts, plan = planned(gateway)
+    before = gateway.state.health.figures("default", "openai").samples
+
+    async def operation(adapter: Provider, target: Target) -> str:
+        await trio.sleep(0.01)
+        return "answer"
+
+    called = await engine.call(facts, plan, operation, hold=None, timeout_s=5, meter=lambda _: USED)
+    assert called.value == "answer" and not called.fell_back and called.retries == 0
+    (summary,) = called.attempts
+    assert summary["outcome"] == "won" and summary["try"] == 1 and summary["error"] is None
+    (logged,) = facts.trail.attempts
+    assert (logged.provider, logged.model, logged.outcome) == ("openai", "gpt-4o-mini", "won")
+    assert logged.duration_ms is not None and logged.duration_ms >= 10
+    assert facts.trail.ttft_ms is not None and facts.trail.ttft_ms >= logged.duration_ms
+    assert gateway.state.health.figures("default", "openai").samples == before + 1
+    assert await record_of(gateway, facts.request_id) == (200, None, 18)
+
+
+async def test_a_lone_call_that_fails_falls_back_through_the_race(
+    gateway: RunningGateway,
+) -> None:
+    """A lone first candidate that fails retryably hands its failed try to the race,
+    which goes on to the fallback: both attempts reported, the fallback's answer served."""
+    install(gateway)
+    engine, facts, plan = planned(gateway, fallbacks=("gpt-4o",))
+    assert len(plan.targets) >= 2
+
+    async def operation(adapter: Provider, target: Target) -> str:
+        if target.model_id == "gpt-4o-mini":
+            raise UpstreamTimeout("openai", "slow", timeout_ms=10)
+        return target.model_id
+
+    called = await engine.call(facts, plan, operation, hold=None, timeout_s=5, meter=lambda _: USED)
+    assert called.value == "gpt-4o" and called.fell_back
+    assert [a["outcome"] for a in called.attempts] == ["failed", "won"]
+    assert [a.outcome for a in facts.trail.attempts] == ["failed", "won"]
+    assert facts.trail.attempts[0].error == "provider_timeout"
+
+
+async def test_a_client_leaving_a_lone_call_is_a_499(gateway: RunningGateway) -> None:
+    """Cancelled while the lone first candidate runs (the client went away): the
+    upstream call is cancelled at once, the 499 recorded, the cancellation propagates."""
+    install(gateway)
+    engine, facts, plan = planned(gateway)
+    cancelled = False
+
+    async def operation(adapter: Provider, target: Target) -> str:
+        nonlocal cancelled
+        try:
+            await trio.sleep_forever()
+        except trio.Cancelled:
+            cancelled = True
+            raise
+        raise AssertionError("unreachable")
+
+    with trio.move_on_after(0.05) as scope:
+        await engine.call(facts, plan, operation, hold=None, timeout_s=5, meter=lambda _: USED)
+    assert scope.cancelled_caught and cancelled
+    assert await record_of(gateway, facts.request_id) == (499, "client_disconnected", 0)
