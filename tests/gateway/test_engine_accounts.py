@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -15,15 +16,20 @@ import trio
 from gateway.app.server import RunningGateway
 from gateway.platform.auth import Principal
 from gateway.platform.errors import ApiError
+from gateway.upstream.accounting import Accounting
 from gateway.upstream.facts import new_facts
 from gateway.upstream.options import ServiceOptions
 from gateway.upstream.registry import ConfiguredProvider
 from gateway.upstream.resolve import Target
+from gateway.upstream.usage import usage_record
 from providers.base import Provider
+from providers.catalog import CostBreakdown
 from providers.errors import StreamInterrupted, UpstreamTimeout
 from providers.fake import FakeProvider
+from providers.footprint import Footprint
 from providers.types import ChatChunk, ChatRequest, Usage
-from store.usage import list_for_request
+from store.request_log import LoggedAttempt
+from store.usage import UsageRecord, list_for_request
 from tests.gateway.conftest import ADMIN_KEY
 
 USED = Usage(7, 11)
@@ -241,3 +247,67 @@ async def test_a_client_leaving_a_lone_call_is_a_499(gateway: RunningGateway) ->
         await engine.call(facts, plan, operation, hold=None, timeout_s=5, meter=lambda _: USED)
     assert scope.cancelled_caught and cancelled
     assert await record_of(gateway, facts.request_id) == (499, "client_disconnected", 0)
+
+
+async def test_usage_record_fields(gateway: RunningGateway) -> None:
+    """The record is built as one tuple in field order (issue 37): each field holds what
+    its name says, told apart by values that differ from each other."""
+    key = gateway.state.keyring.lookup(ADMIN_KEY)
+    assert key is not None
+    facts = new_facts("rerank", Principal(key), {"x-service-project": "proj"})
+    facts = facts.planned("coding", "hash-1")
+    facts.trail.model_requested = "asked-model"
+    facts.trail.ttft_ms = 12.5
+    facts.trail.attempts = (LoggedAttempt("openai", "gpt-4o-mini", 1, 1.0, 2.0, "won"),)
+    target = Target(provider_id="openai", model_id="gpt-4o-mini", upstream_model="up", info=None)
+    used = Usage(3, 4, audio_seconds=5.5, characters=6, pages=7, searches=8, bytes_stored=9)
+    footprint = Footprint(0.25, 0.75, "low", 1.0, 1.1, "us-east", 300.0)
+    accounting = Accounting(used, CostBreakdown(0.5, 0.5, 1.5), footprint, 42)
+    record = usage_record(
+        facts,
+        target,
+        accounting,
+        status=502,
+        error_code="provider_error",
+        cache_hit=True,
+        cache_savings_usd=2.5,
+        request_log=True,
+    )
+    expected = {
+        "request_id": facts.request_id,
+        "key_id": key.id,
+        "workspace_id": "default",
+        "model": "gpt-4o-mini",
+        "provider": "openai",
+        "endpoint": "rerank",
+        "status": 502,
+        "created_at": datetime.fromtimestamp(facts.created, UTC),
+        "prompt_tokens": 3,
+        "completion_tokens": 4,
+        "audio_seconds": 5.5,
+        "characters": 6,
+        "pages": 7,
+        "searches": 8,
+        "bytes_stored": 9,
+        "cost_usd": 1.5,
+        "latency_ms": 42,
+        "energy_kwh": 0.25,
+        "carbon_gco2e": 0.75,
+        "error_code": "provider_error",
+        "cache_hit": True,
+        "cache_savings_usd": 2.5,
+        "project": "proj",
+        "team": None,
+        "tags": (),
+        "prompt_hash": "hash-1",
+        "agent_session": None,
+        "request_log": True,
+        "model_requested": "asked-model",
+        "ttft_ms": 12.5,
+        "attempts": facts.trail.attempts,
+        "trace_id": None,
+        "body": None,
+        "body_sealed": False,
+    }
+    assert record._asdict() == expected
+    assert record == UsageRecord(**expected)  # the keyword constructor agrees
