@@ -18,8 +18,6 @@ the doubt where the answer depends on the model: the vendor decides.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from itertools import compress, repeat
-from operator import attrgetter, is_not
 from typing import Any
 
 import attrs
@@ -61,8 +59,6 @@ class Refusal:
 _VENDOR_FIELDS: tuple[tuple[Parameter, str], ...] = tuple(
     (p, p.field or p.name) for p in VENDOR_PARAMETERS
 )
-_VENDOR_VALUES = attrgetter(*(field for _, field in _VENDOR_FIELDS))
-_PARAMETERS = tuple(parameter for parameter, _ in _VENDOR_FIELDS)
 
 
 Asked = tuple[tuple[Parameter, Any], ...]
@@ -71,12 +67,13 @@ Asked = tuple[tuple[Parameter, Any], ...]
 def asked_parameters(request: ChatRequest) -> Asked:
     """The vendor parameters `request` asks something with, and their values: most chat
     requests ask none. Read once per request, so that the candidates' `refusal` checks
-    (every target of the chain) do not each read all 31 fields again. The fields are
-    read and the unset ones (None, nearly all) passed over in C: only the few set are
-    looked at here."""
-    values = _VENDOR_VALUES(request)
-    set_ = compress(zip(_PARAMETERS, values, strict=True), map(is_not, values, repeat(None)))
-    return tuple((parameter, value) for parameter, value in set_ if asked(parameter, value))
+    (every target of the chain) do not each read all 31 fields again."""
+    found = []
+    for parameter, field in _VENDOR_FIELDS:
+        value = getattr(request, field)
+        if value is not None and asked(parameter, value):
+            found.append((parameter, value))
+    return tuple(found)
 
 
 def refusal(

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from gateway.chat.cache import cache_key, decide_cache
-from gateway.chat.input import ChatParams
+from gateway.chat.input import NO_SERVICE, ChatParams
 from gateway.chat.model_fit import (
     NOTHING,
     fallbacks_with,
@@ -210,7 +210,16 @@ def permitted(resolution: Resolution, principal: Principal, *, flexible: bool) -
 def chain_plan(chat: ChatServices, trip: Trip) -> Plan:
     """The routed target, then explicit fallbacks (rule or request), else the catalog's
     chain for the model (or, for `auto`, the other candidates it was chosen among). A
-    forced provider bypasses routing entirely: no fallbacks."""
+    forced provider bypasses routing entirely: no fallbacks. A request without options,
+    rule or provider of its own races its kept plan's chain, made once
+    (`gateway.chat.plan_cache`)."""
+    params = trip.params
+    if params.service is NO_SERVICE and trip.rule is None and params.provider is None:
+        return chat.plans.chain(trip.resolution, lambda: _chain_plan(chat, trip))
+    return _chain_plan(chat, trip)
+
+
+def _chain_plan(chat: ChatServices, trip: Trip) -> Plan:
     targets = [trip.resolution.target]
     service = trip.params.service
     if trip.params.provider is None:

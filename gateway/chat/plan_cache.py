@@ -24,6 +24,7 @@ from typing import Any
 
 import attrs
 
+from gateway.upstream.plan import Plan
 from gateway.upstream.resolve import Resolution, Target
 
 MAX_ENTRIES = 4096
@@ -53,11 +54,12 @@ def bounds_of(resolution: Resolution) -> Bounds:
     return Bounds(min(windows, default=UNBOUNDED), min(answers, default=UNBOUNDED))
 
 
-@attrs.frozen
+@attrs.define(eq=False)
 class Entry:
     base: Resolution  # the routed resolution this plan narrowed (compared by identity)
     bounds: Bounds  # the base chain's: a request within them is narrowed by shape alone
     planned: Resolution
+    chain: Plan | None = None  # the race over `planned` without a request's own options
 
 
 class PlanCache:
@@ -65,6 +67,7 @@ class PlanCache:
 
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self._entries: dict[Hashable, Entry] = {}
+        self._planned: dict[int, Entry] = {}  # by the kept plan's identity, for `chain`
         self._max = max_entries
 
     def planned(
@@ -86,8 +89,22 @@ class PlanCache:
         if bounds.hold(prompt, max_tokens):
             if len(self._entries) >= self._max:  # many shapes or provider sets: start over
                 self._entries.clear()
-            self._entries[key] = Entry(base, bounds, planned)
+                self._planned.clear()
+            entry = self._entries[key] = Entry(base, bounds, planned)
+            self._planned[id(planned)] = entry
         return planned
+
+    def chain(self, planned: Resolution, make: Callable[[], Plan]) -> Plan:
+        """The race plan of a kept `planned` resolution made once (`make()` for a
+        resolution this cache did not make: it is the request's own). Only for a request
+        whose plan depends on nothing but its resolution (no options, rule or provider
+        of its own): the caller decides."""
+        entry = self._planned.get(id(planned))
+        if entry is None or entry.planned is not planned:
+            return make()
+        if entry.chain is None:
+            entry.chain = make()
+        return entry.chain
 
     def __len__(self) -> int:
         return len(self._entries)

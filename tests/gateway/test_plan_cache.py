@@ -14,8 +14,11 @@ from gateway.app.server import RunningGateway
 from gateway.chat.model_fit import fitted
 from gateway.chat.plan_cache import PlanCache
 from gateway.platform.errors import ApiError
+from gateway.upstream.options import ServiceOptions
+from gateway.upstream.plan import Plan, plan_of
 from gateway.upstream.resolve import Resolution, target_of
 from providers.catalog import load_catalog
+from providers.sim.core import Fault
 from tests.gateway.conftest import ADMIN_KEY
 
 KEYS = "/v1/management/api-keys"
@@ -125,3 +128,31 @@ async def test_a_kept_plan_follows_the_workspaces_providers(
     moved = await _chat(gateway, ADMIN_KEY)
     assert moved.status_code == 200, moved.text
     assert not moved.headers["x-service-model-used"].startswith("openai/")
+
+
+def test_the_race_plan_of_a_kept_plan_is_made_once_and_only_for_it() -> None:
+    cache, base = PlanCache(), _resolution("gpt-4.1", "gpt-4o-mini")
+    planned = _planned(cache, base, Narrowing(prompt=10))
+    made: list[Resolution] = []
+
+    def make(resolution: Resolution) -> Plan:
+        made.append(resolution)
+        return plan_of([resolution.target], capability="chat", service=ServiceOptions())
+
+    first = cache.chain(planned, lambda: make(planned))
+    assert cache.chain(planned, lambda: make(planned)) is first
+    other = _resolution("gpt-4.1", "gpt-4o-mini")  # equal, but not the kept object
+    assert cache.chain(other, lambda: make(other)) is not first
+    assert made == [planned, other]
+
+
+async def test_a_requests_own_fallbacks_are_raced_beside_a_kept_plan(
+    gateway: RunningGateway,
+) -> None:
+    assert gateway.sim is not None
+    gateway.sim.faults.add(Fault(model="gpt-4o-mini", status=500))
+    kept = await _chat(gateway, ADMIN_KEY)  # the kept plan's chain: the catalog's fallback
+    assert kept.status_code == 200, kept.text
+    named = await _chat(gateway, ADMIN_KEY, service={"cache": "skip", "fallbacks": ["gpt-4.1"]})
+    assert named.status_code == 200, named.text
+    assert named.headers["x-service-model-used"] == "openai/gpt-4.1"
