@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -44,8 +45,9 @@ from gateway.upstream.routing.apply import routed_resolution
 from gateway.upstream.routing.context import chat_context
 from gateway.upstream.routing.rules import Rule, match_rule
 from gateway.upstream.routing.transform import apply_transform
-from providers.chat_support import Asked, asked_parameters
+from providers.chat_params import VENDOR_PARAMETERS
 from providers.types.chat import ChatRequest
+from store.keys import ApiKeyRecord
 
 
 @attrs.frozen
@@ -137,7 +139,6 @@ def _narrowed(
     json_mode = json_needs(request.response_format)
     needs = needed_capabilities(request.messages) | (json_mode if flexible else NOTHING)
     prompt = prompt_tokens(request.messages, request.tools)
-    asking = asked_parameters(request)
 
     def narrow(resolution: Resolution) -> Resolution:
         resolution = fitted(
@@ -150,13 +151,16 @@ def _narrowed(
         )
         if json_mode and not flexible:
             resolution = fallbacks_with(resolution, json_mode)
-        resolution = honoured(resolution, request, flexible=flexible, asking=asking)
+        resolution = honoured(resolution, request, flexible=flexible)
         return permitted(resolution, principal, flexible=flexible)
 
-    shape = _shape(principal, request, flexible, needs, json_mode, asking) if kept else None
+    shape = _shape(principal, request, flexible, needs, json_mode) if kept else None
     if shape is None:
         return narrow(base)
     return chat.plans.planned(base, shape, prompt, request.max_tokens, narrow)
+
+
+_VENDOR_VALUES = attrgetter(*(p.field or p.name for p in VENDOR_PARAMETERS))
 
 
 def _shape(
@@ -165,20 +169,22 @@ def _shape(
     flexible: bool,
     needs: frozenset[str],
     json_mode: frozenset[str],
-    asking: Asked,
 ) -> Hashable | None:
     """Everything the narrowing reads apart from the sizes: the capabilities needed, the
-    vendor parameters asked with their values (and types: `True` is not `1` to a vendor),
-    the fields their checks read beside their own, the key's models."""
+    values of the vendor parameters (read in one call; their checks read nothing else of
+    the request) with their types (`True` is not `1` to a vendor), the key's models. None
+    for a caller without a key, or a value that cannot be a key (an object, a list)."""
+    credential = principal.credential
+    if not isinstance(credential, ApiKeyRecord):
+        return None
+    values = _VENDOR_VALUES(request)
     return hashable_shape(
         flexible,
         needs,
         json_mode,
-        tuple((p.name, type(v), v) for p, v in asking),
-        request.reasoning_effort,
-        request.tool_choice,
-        request.max_tokens,
-        principal.key.allowed_models,
+        values,
+        tuple(map(type, values)),
+        credential.allowed_models,
     )
 
 
