@@ -5,8 +5,8 @@ request: those with the capabilities its content needs (images, documents, audio
 mode), those that honour every vendor parameter it asks, those the key may use, and
 those whose window holds its prompt and answer. Apart from the sizes, none of that
 depends on the request's content but on its shape: the routed resolution (made once per
-provider set, `gateway.chat.resolutions`), the capabilities needed, the parameters asked
-and their values, and the key's `allowed_models`. So the narrowed resolution is kept by
+provider set, `gateway.chat.resolutions`), the capabilities needed, the vendor parameters'
+values, and the key's `allowed_models`. So the narrowed resolution is kept by
 shape; the sizes are checked per request against the smallest bounds of the routed
 chain, and a request that would not fit every candidate of it is planned in full (its
 narrowing depends on its size), as is every refusal (raised each time, never kept).

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from gateway.app.server import RunningGateway
+from gateway.chat import plan
 from gateway.chat.model_fit import fitted
 from gateway.chat.plan_cache import PlanCache
 from gateway.platform.errors import ApiError
@@ -98,16 +99,22 @@ async def _chat(gateway: RunningGateway, key: str, **extra: Any) -> httpx.Respon
 
 
 async def test_a_kept_plan_follows_the_keys_models_and_the_prompts_size(
-    gateway: RunningGateway, http: httpx.AsyncClient
+    gateway: RunningGateway, http: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    narrowings: list[Resolution] = []
+
+    def counted(resolution: Resolution, **kwargs: Any) -> Resolution:
+        narrowings.append(resolution)
+        return fitted(resolution, **kwargs)
+
+    monkeypatch.setattr(plan, "fitted", counted)
     created = (await http.post(KEYS, json={"name": "t", "allowed_models": ["gpt-4o*"]})).json()
     assert (await _chat(gateway, created["key"])).status_code == 200
     assert (await _chat(gateway, created["key"], user="someone")).status_code == 200
-    plans = gateway.state.chat.plans
-    kept = len(plans)
-    assert kept >= 1
-    assert (await _chat(gateway, created["key"])).status_code == 200
-    assert len(plans) == kept  # the same shape: the plan was reused
+    assert len(narrowings) == 2  # two shapes: two plans
+    for _ in range(3):
+        assert (await _chat(gateway, created["key"])).status_code == 200
+    assert len(narrowings) == 2  # the same shape: the kept plan, nothing narrowed again
     huge = [{"role": "user", "content": "word " * 110_000}]
     refused = await _chat(gateway, created["key"], messages=huge)
     assert refused.status_code == 400
