@@ -36,6 +36,7 @@ from providers.http import (
 )
 from providers.openai_audio import OpenAIAudio
 from providers.openai_realtime import OpenAIRealtime
+from providers.openai_responses import ResponsesWire, responses_only
 from providers.types import (
     JSON,
     ChatChoice,
@@ -48,9 +49,10 @@ from providers.types import (
     ToolCallDelta,
     result_of_choices,
 )
-from providers.upstream import UpstreamStream
+from providers.upstream import UpstreamError, UpstreamStream
 from streams.batched import Batched
-from streams.sse import SSEEvent
+from streams.sse import SSEDecoder, SSEEvent
+from streams.text_deltas import TextShape
 
 _SENT_AS_IS = (
     "temperature",
@@ -196,6 +198,11 @@ def plain_text(data: Any) -> str | None:
     return content if type(content) is str else None
 
 
+def _finishes(chunks: list[ChatChunk | str]) -> bool:
+    """Whether a choice ends in `chunks` (a text piece never ends one)."""
+    return any(not isinstance(c, str) and c.finish_reason is not None for c in chunks)
+
+
 def _choice_chunk(choice: Mapping[str, Any]) -> ChatChunk | None:
     """One choice's delta; None when it carries nothing. A plain text delta (one per
     streamed token: no tool call, no log-probabilities, no audio) is made without the
@@ -277,9 +284,10 @@ def map_openai_error(
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
+class OpenAIProvider(OpenAIAudio, OpenAIRealtime, ResponsesWire):
     """Chat, embeddings, audio (`providers.openai_audio`) and model listing over the
-    OpenAI protocol."""
+    OpenAI protocol; the models OpenAI serves only through its Responses API over that
+    (`providers.openai_responses`)."""
 
     def map_error(
         self, status: int, body: bytes, headers: Mapping[str, str], model: str
@@ -288,6 +296,8 @@ class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         refuse_top_k(self.provider_id, request.top_k)
+        if responses_only(request.model):
+            return await self.responses_chat(request)
         data = await self.post_json(
             "/chat/completions", chat_payload(request, stream=False), model=request.model
         )
@@ -296,49 +306,74 @@ class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
     @asynccontextmanager
     async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
         refuse_top_k(self.provider_id, request.top_k)
+        if responses_only(request.model):
+            async with self.responses_stream(request) as batched:
+                yield batched
+            return
         payload = chat_payload(request, stream=True)
         async with (
             self.open_stream("/chat/completions", payload, model=request.model) as resp,
             aclosing(self._batches(resp)) as batches,
         ):
-            yield Batched(batches, lambda: resp.complete)
+            yield Batched(batches, lambda: resp.complete, ChatChunk)
 
-    async def _batches(self, response: UpstreamStream) -> AsyncGenerator[list[ChatChunk], None]:
+    async def _batches(
+        self, response: UpstreamStream
+    ) -> AsyncGenerator[list[ChatChunk | str], None]:
         """The chunks of each network read together (`streams.batched`): one generator
-        step per read, not per event, from the socket to the client's write."""
+        step per read, not per event, from the socket to the client's write. A plain
+        text delta is its text (`Batched`'s text piece), read without a parse once its
+        shape is known (`streams.text_deltas`)."""
+        decoder, shape = SSEDecoder(), TextShape()
         finished = done = False
-        async with aclosing(self.sse_batches(response)) as batches:
-            async for events in batches:
-                chunks, done, failure = self._read_events(events, done)
+        try:
+            async for data in response:
+                events = decoder.feed(data)
+                if not events:
+                    continue
+                chunks, done, failure = self._read_events(events, done, shape)
                 if chunks:
-                    finished = finished or any(c.finish_reason is not None for c in chunks)
+                    finished = finished or _finishes(chunks)
                     yield chunks
                 if failure is not None:
                     raise failure
+        except UpstreamError as exc:
+            broke = f"the upstream stream broke: {type(exc).__name__}"
+            raise StreamInterrupted(self.provider_id, broke) from exc
         if not (finished or done):
             raise StreamInterrupted(self.provider_id, "the upstream stream ended before finishing")
 
     def _read_events(
-        self, events: list[SSEEvent], done: bool
-    ) -> tuple[list[ChatChunk], bool, ProviderError | None]:
+        self, events: list[SSEEvent], done: bool, shape: TextShape
+    ) -> tuple[list[ChatChunk | str], bool, ProviderError | None]:
         """One read's chunks, whether `[DONE]` has come, and the failure an error event
         reported (the chunks before it are still the client's). After `[DONE]` the body
         ends at once: it is read to its end so that the connection goes back to the pool."""
-        chunks: list[ChatChunk] = []
+        chunks: list[ChatChunk | str] = []
         for event in events:
-            done = done or event.data == "[DONE]"
-            if done:
+            data = event.data
+            if done or data == "[DONE]":
+                done = True
+                continue
+            text = shape.text(data)
+            if text is not None:  # a plain text delta of the shape learned
+                if text:
+                    chunks.append(text)
                 continue
             try:
-                data = self.event_json(event)
-                text = plain_text(data)
-                if text is None:
-                    chunks += self._event_chunks(data)
-                elif text:
-                    chunks.append(ChatChunk(text))
+                chunks += self._parsed(event, shape)
             except ProviderError as exc:
                 return chunks, done, exc
         return chunks, done, None
+
+    def _parsed(self, event: SSEEvent, shape: TextShape) -> list[ChatChunk | str]:
+        """An event parsed whole: a plain text delta teaches `shape` its form."""
+        data = self.event_json(event)
+        text = plain_text(data)
+        if text is None:
+            return list(self._event_chunks(data))
+        shape.learn(event.data, text)
+        return [text] if text else []
 
     def _event_chunks(self, data: Any) -> list[ChatChunk]:
         if not isinstance(data, dict):

@@ -134,6 +134,13 @@ class ChatStreamBody:
         # A stream that hands out a read's chunks together is read directly; any other
         # iterator through the read-ahead task, which gathers a read's chunks.
         self._batches = chunks if isinstance(chunks, Batched) else None
+        # A text piece's frame: chat's own at once, another dialect's through its chunk.
+        frames = self._frames
+        self._text_frame: Callable[[str], bytes] = (
+            frames.text
+            if isinstance(frames, ChatCompletionFrames)
+            else lambda text: frames.chunk(ChatChunk(text))
+        )
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[ChatStreamBody]:
@@ -274,7 +281,7 @@ class ChatStreamBody:
         (only the upstream's: a slow client is not waited for here) fails the stream."""
         try:
             if batches.in_hand:  # taken without waiting: no silence to measure
-                batch: list[ChatChunk] | None = await batches.next_batch()
+                batch: list[ChatChunk | str] | None = await batches.next_read()
             else:
                 batch = await self._within_idle_timeout(batches)
         except ProviderError as exc:
@@ -284,14 +291,20 @@ class ChatStreamBody:
             self._fail(self._silence())
         elif not batch:
             self._finish()
+        text = self._text
         for chunk in batch or ():
-            self._translate(chunk)
+            if isinstance(chunk, str):
+                text(chunk)
+            else:
+                self._translate(chunk)
 
-    async def _within_idle_timeout(self, batches: Batched[ChatChunk]) -> list[ChatChunk] | None:
+    async def _within_idle_timeout(
+        self, batches: Batched[ChatChunk]
+    ) -> list[ChatChunk | str] | None:
         """The next read's chunks; None when the upstream is silent for longer than the
         idle timeout."""
         with trio.move_on_after(self._idle_timeout_s):
-            return await batches.next_batch()
+            return await batches.next_read()
         return None
 
     async def _pull(self) -> None:
@@ -330,6 +343,14 @@ class ChatStreamBody:
             self._finish_reason = chunk.finish_reason
         if chunk.usage is not None:
             self._usage = chunk.usage
+
+    def _text(self, text: str) -> None:
+        """A plain text delta of the first choice (`Batched`'s text piece), as `_translate`
+        would take `ChatChunk(text)`, without making one unless the cache keeps it."""
+        if self.assembler is not None:
+            self.assembler.add(ChatChunk(text))
+        self._chars += len(text)
+        self._out.append(self._text_frame(text))
 
     def _finish(self) -> None:
         usage = self._measure(self._usage, self._chars)

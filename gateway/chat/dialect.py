@@ -63,6 +63,16 @@ class ChatCompletionFrames:
             return plain.render(text)
         return self._whole(chunk)
 
+    def text(self, text: str) -> bytes:
+        """`chunk(ChatChunk(text))` for a plain text delta of the first choice: its text
+        spliced, without the chunk (none for the role's empty text)."""
+        plain = self._plain
+        if not text:
+            return b""
+        if plain is not None:
+            return plain.render(text)
+        return self._whole(ChatChunk(text))
+
     def _whole(self, chunk: ChatChunk) -> bytes:
         trip, frames = self._trip, b""
         if chunk.content or chunk.logprobs:

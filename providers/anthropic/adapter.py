@@ -24,7 +24,7 @@ from providers.types import (
     ChatRequest,
     ChatResult,
 )
-from streams.batched import Batched
+from streams.batched import Batched, FailureHeld
 from streams.sse import SSEEvent
 
 
@@ -90,33 +90,30 @@ def _model_ids(items: Sequence[Mapping[str, Any]]) -> list[str]:
     return [str(item["id"]) for item in items if "id" in item]
 
 
-class _MessagesEvents:
+class _MessagesEvents(FailureHeld[ChatChunk]):
     """A Messages stream's events as canonical chunks (`HttpProvider.chunk_batches`).
 
     The transfer is always read to its end, even past `message_stop` or an `error`
     event (Anthropic ends the response right after either), so that the connection is
-    left clean; an error is raised once the transfer has ended, a stream cut before
-    `message_stop` then too.
+    left clean; an error is raised once the transfer has ended (`FailureHeld`), a stream
+    cut before `message_stop` then too.
     """
 
     def __init__(self, provider: HttpProvider, model: str) -> None:
+        super().__init__(ProviderError)
         self._provider = provider
         self._translator = AnthropicStreamTranslator(provider.provider_id, model)
-        self._failure: ProviderError | None = None
 
-    def read(self, event: SSEEvent) -> list[ChatChunk]:
+    def decode(self, event: SSEEvent) -> dict[str, Any] | None:
         data = self._provider.event_json(event)
-        if self._failure is not None or self._translator.done or not isinstance(data, dict):
-            return []
+        if self._translator.done or not isinstance(data, dict):
+            return None
         data.setdefault("type", event.event)
-        try:
-            return self._translator.feed(data)
-        except ProviderError as exc:
-            self._failure = exc
-            return []
+        return data
 
-    def end(self) -> list[ChatChunk]:
-        if self._failure is not None:
-            raise self._failure
+    def feed(self, data: dict[str, Any]) -> list[ChatChunk]:
+        return self._translator.feed(data)
+
+    def close(self) -> list[ChatChunk]:
         self._translator.finish()
         return []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
+from typing import Any
 from urllib.parse import quote
 
 from providers.errors import (
@@ -37,7 +38,7 @@ from providers.types import (
     EmbeddingRequest,
     EmbeddingResult,
 )
-from streams.batched import Batched
+from streams.batched import Batched, FailureHeld
 from streams.sse import SSEEvent
 
 MAX_MODEL_PAGES = 20  # model-list pages read at most
@@ -98,28 +99,23 @@ class GoogleProvider(GoogleAudio):
         return ids
 
 
-class _GenerateEvents:
+class _GenerateEvents(FailureHeld[ChatChunk]):
     """A `streamGenerateContent` stream's events as canonical chunks
     (`HttpProvider.chunk_batches`). An error event or a blocked prompt is raised only
     once the upstream has ended its stream (which it does right after either), so that
-    the connection is left clean."""
+    the connection is left clean (`FailureHeld`)."""
 
     def __init__(self, provider: HttpProvider) -> None:
+        super().__init__(ProviderError)
         self._provider = provider
         self._translator = StreamTranslator(provider.provider_id)
-        self._failure: ProviderError | None = None
 
-    def read(self, event: SSEEvent) -> list[ChatChunk]:
+    def decode(self, event: SSEEvent) -> dict[str, Any] | None:
         data = self._provider.event_json(event)
-        if self._failure is not None or not isinstance(data, dict):
-            return []
-        try:
-            return self._translator.feed(data)
-        except ProviderError as exc:
-            self._failure = exc
-            return []
+        return data if isinstance(data, dict) else None
 
-    def end(self) -> list[ChatChunk]:
-        if self._failure is not None:
-            raise self._failure
+    def feed(self, data: dict[str, Any]) -> list[ChatChunk]:
+        return self._translator.feed(data)
+
+    def close(self) -> list[ChatChunk]:
         return self._translator.close()
