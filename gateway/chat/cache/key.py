@@ -90,34 +90,33 @@ def cache_key(
 def canonical_request(
     *, workspace_id: str, provider_id: str, upstream_model: str, request: ChatRequest
 ) -> dict[str, Any]:
-    """The normalised document the key hashes (exposed so tests and logs can show it)."""
+    """The normalised document the key hashes (exposed so tests and logs can show it).
+    Built as one dict (every request computes it: the usage record keeps the key with
+    the cache off too)."""
     tools = _tools(request.tools)
+    has_tools = tools is not None
+    logprobs = bool(request.logprobs)
+    temperature, top_p = request.temperature, request.top_p
+    presence, frequency = request.presence_penalty, request.frequency_penalty
     return {
         "v": KEY_VERSION,
         "workspace": workspace_id,
         "provider": provider_id,
         "model": upstream_model,
         "messages": [_message(m) for m in request.messages],
-        "temperature": _float(request.temperature, _DEFAULT_TEMPERATURE),
-        "top_p": _float(request.top_p, _DEFAULT_TOP_P),
-        "presence_penalty": _float(request.presence_penalty, _DEFAULT_PENALTY),
-        "frequency_penalty": _float(request.frequency_penalty, _DEFAULT_PENALTY),
+        "temperature": _DEFAULT_TEMPERATURE if temperature is None else float(temperature),
+        "top_p": _DEFAULT_TOP_P if top_p is None else float(top_p),
+        "presence_penalty": _DEFAULT_PENALTY if presence is None else float(presence),
+        "frequency_penalty": _DEFAULT_PENALTY if frequency is None else float(frequency),
         "max_tokens": request.max_tokens,
         "stop": sorted(set(request.stop)) if request.stop else None,
         "tools": tools,
-        "tool_choice": _tool_choice(request.tool_choice, has_tools=tools is not None),
+        "tool_choice": _tool_choice(request.tool_choice, has_tools=has_tools),
         "response_format": _response_format(request.response_format),
         "seed": request.seed,
         "top_k": request.top_k,
-        **_answer_options(request, has_tools=tools is not None),
-    }
-
-
-def _answer_options(request: ChatRequest, *, has_tools: bool) -> dict[str, Any]:
-    """The parameters beyond sampling that change what the model writes, with their
-    defaults made explicit."""
-    logprobs = bool(request.logprobs)
-    return {
+        # The parameters beyond sampling that change what the model writes, with their
+        # defaults made explicit.
         "n": request.n or 1,
         "logit_bias": dict(request.logit_bias) if request.logit_bias else None,
         "logprobs": logprobs,
@@ -132,17 +131,18 @@ def _answer_options(request: ChatRequest, *, has_tools: bool) -> dict[str, Any]:
     }
 
 
-def _float(value: float | None, default: float) -> float:
-    return float(default if value is None else value)
-
-
-def _message(message: Mapping[str, Any]) -> dict[str, Any]:
+def _message(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The message without its `null` members, a lone text part as its text; the
+    client's own mapping when there is nothing to change (it is only read)."""
+    content = message.get("content")
+    part = content[0] if isinstance(content, list) and len(content) == 1 else None
+    single_text = isinstance(part, Mapping) and part.get("type") == "text" and len(part) == 2
+    if not single_text and None not in message.values():
+        return message
     normalised = {k: v for k, v in message.items() if v is not None}
-    content = normalised.get("content")
-    if isinstance(content, list) and len(content) == 1:
-        part = content[0]
-        if isinstance(part, Mapping) and part.get("type") == "text" and len(part) == 2:
-            normalised["content"] = part.get("text")
+    if single_text:
+        assert part is not None
+        normalised["content"] = part.get("text")
     return normalised
 
 
