@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from gateway.kernels.dialects import Answered
+from gateway.platform.errors import ApiError
+from gateway.responses import origins
 from gateway.responses.events import ResponseEvents
 from gateway.responses.input import ResponsesRequest, parse_responses_body
 from gateway.responses.render import whole
@@ -51,6 +53,15 @@ class ResponsesDialect:
     def chat_body(self, body: Any) -> dict[str, Any]:
         self._request = parse_responses_body(body, self._history)
         return self._request.chat_body
+
+    def name_in_request(self, error: ApiError, body: Any) -> None:
+        """Put the request's own path (`input[0].content[1]`) in a refusal chat made
+        naming its own messages (`gateway.responses.origins`)."""
+        if self._request is not None and isinstance(body, dict):
+            instructions = bool(self._request.echo.get("instructions"))
+            text_input = isinstance(body.get("input"), str)
+            items = self._request.input_items
+            origins.rename(error, items, self._history, instructions, text_input)
 
     def truncation(self) -> int | None:
         return self.request.kept_on_truncation

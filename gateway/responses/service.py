@@ -97,10 +97,14 @@ async def _create(
             memory.remember(history, dialect)
 
     dialect = ResponsesDialect(history, sse=sse, on_final=stored)
-    async with responses.serve_chat(principal, body, headers, dialect) as answer:
-        if isinstance(answer, JsonAnswer):
-            await stored(answer.body)
-        yield answer
+    try:
+        async with responses.serve_chat(principal, body, headers, dialect) as answer:
+            if isinstance(answer, JsonAnswer):
+                await stored(answer.body)
+            yield answer
+    except ApiError as error:  # chat's refusals name its messages: say the request's path
+        dialect.name_in_request(error, body)
+        raise
 
 
 async def _history(

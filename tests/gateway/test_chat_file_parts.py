@@ -238,3 +238,41 @@ async def test_another_workspaces_file_id_is_a_404_and_reaches_no_vendor(
                 messages=files_message({"type": "file", "file": {"file_id": uploaded.id}}),
             )
     assert len(gateway.sim.requests) == before
+
+
+RESPONSES_PDF = {
+    "type": "input_file",
+    "file_data": data_url("application/pdf", PDF),
+    "filename": "report.pdf",
+}
+TOOL_TURN: Any = [
+    {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{}"},
+    {"type": "function_call_output", "call_id": "call_1", "output": "Found."},
+]
+
+
+@pytest.mark.parametrize(
+    ("instructions", "before", "param"),
+    [
+        (None, [], "input[0].content[1]"),
+        ("Be brief.", [], "input[0].content[1]"),
+        ("Be brief.", [{"role": "assistant", "content": "Hi."}, *TOOL_TURN], "input[3].content[1]"),
+    ],
+)
+async def test_responses_refusal_of_a_file_names_the_input_item(
+    client: openai.AsyncOpenAI, instructions: str | None, before: Any, param: str
+) -> None:
+    """Chat names the part in its own messages (the instructions its first, a function
+    call joined to the assistant turn before it): the refusal names the input item."""
+    asked: Any = {"role": "user", "content": [{"type": "input_text", "text": "Read"}]}
+    asked["content"].append(RESPONSES_PDF)
+    extra: Any = {} if instructions is None else {"instructions": instructions}
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(model="command-a-03-2025", input=[*before, asked], **extra)
+    error = error_of(caught)
+    assert (error["code"], error["param"], error["value"]) == (
+        "unsupported_parameter",
+        param,
+        "file",
+    )
+    assert error["message"].startswith(f"'{param}' cannot be honoured")
