@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.report import section_of
+from bench.report_format import section_of
 
 COLORS = {"direct": "#7f7f7f", "gateway": "#1f77b4", "litellm": "#d62728"}
 LABELS = {"direct": "direct to simulator", "gateway": "our gateway", "litellm": "LiteLLM proxy"}

@@ -5,16 +5,23 @@ The chat-completions shapes are `{"type": "file", "file": {"file_data", "filenam
 `{"type": "input_audio", "input_audio": {"data", "format"}}`. The gateway has checked them
 (`gateway.chat.input`) and resolved its own file ids to inline data before any adapter
 sees them, so here a part always carries its bytes.
+
+Planning sends a document or audio only to a catalogued model that reads it; a
+pass-through model (`providers.passthrough`) is given the benefit of the doubt, so an
+adapter whose vendor's chat API has no place for a kind of part refuses it by name
+(`refuse_unsent_parts`) instead of sending the rest without it.
 """
 
 from __future__ import annotations
 
 import base64
 import mimetypes
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import attrs
+
+from providers.errors import InvalidUpstreamRequest
 
 AUDIO_MEDIA_TYPES: Mapping[str, str] = {"wav": "audio/wav", "mp3": "audio/mp3"}
 """The chat API's audio formats as MIME types (Gemini's spelling, `audio/mp3`)."""
@@ -65,3 +72,35 @@ def audio(part: Mapping[str, Any]) -> tuple[str, str]:
     sound = part.get("input_audio") or {}
     media_type = AUDIO_MEDIA_TYPES.get(str(sound.get("format")), "audio/wav")
     return media_type, str(sound.get("data") or "")
+
+
+MEDIA_PARTS: Mapping[str, str] = {
+    "image_url": "images",
+    "file": "documents ('file' parts)",
+    "input_audio": "audio ('input_audio' parts)",
+}
+"""The parts beyond text, and what each is in a refusal's words."""
+
+
+def refuse_unsent_parts(
+    provider: str, messages: Sequence[Mapping[str, Any]], sent: Collection[str]
+) -> None:
+    """`InvalidUpstreamRequest` naming the first part (`messages[0].content[1]`) of a kind
+    in `MEDIA_PARTS` but not in `sent`, the kinds this vendor's chat API takes: such a
+    part is refused, never dropped in silence."""
+    for i, message in enumerate(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for j, part in enumerate(content):
+            kind = part.get("type") if isinstance(part, Mapping) else None
+            if isinstance(kind, str) and kind in MEDIA_PARTS and kind not in sent:
+                path = f"messages[{i}].content[{j}]"
+                raise InvalidUpstreamRequest(
+                    provider,
+                    f"'{path}' cannot be sent to {provider}: its chat API takes no "
+                    f"{MEDIA_PARTS[kind]}; name a model that reads them (see "
+                    "/v1/models?capability=file_input or audio_input).",
+                    param=path,
+                    value=kind,
+                )

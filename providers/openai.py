@@ -36,6 +36,7 @@ from providers.http import (
 )
 from providers.openai_audio import OpenAIAudio
 from providers.openai_realtime import OpenAIRealtime
+from providers.openai_responses import ResponsesWire, responses_only
 from providers.types import (
     JSON,
     ChatChoice,
@@ -283,9 +284,10 @@ def map_openai_error(
 # -- the adapter ---------------------------------------------------------------------------
 
 
-class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
+class OpenAIProvider(OpenAIAudio, OpenAIRealtime, ResponsesWire):
     """Chat, embeddings, audio (`providers.openai_audio`) and model listing over the
-    OpenAI protocol."""
+    OpenAI protocol; the models OpenAI serves only through its Responses API over that
+    (`providers.openai_responses`)."""
 
     def map_error(
         self, status: int, body: bytes, headers: Mapping[str, str], model: str
@@ -294,6 +296,8 @@ class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         refuse_top_k(self.provider_id, request.top_k)
+        if responses_only(request.model):
+            return await self.responses_chat(request)
         data = await self.post_json(
             "/chat/completions", chat_payload(request, stream=False), model=request.model
         )
@@ -302,6 +306,10 @@ class OpenAIProvider(OpenAIAudio, OpenAIRealtime):
     @asynccontextmanager
     async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
         refuse_top_k(self.provider_id, request.top_k)
+        if responses_only(request.model):
+            async with self.responses_stream(request) as batched:
+                yield batched
+            return
         payload = chat_payload(request, stream=True)
         async with (
             self.open_stream("/chat/completions", payload, model=request.model) as resp,

@@ -44,6 +44,7 @@ from gateway.platform.jsonio import JsonAnswer
 from gateway.upstream.accounting import Accounting, billed_nothing, estimate_tokens
 from gateway.upstream.bodies import BodyCapture
 from gateway.upstream.deprecation import warn_if_deprecated
+from gateway.upstream.endpoints import CHAT_COMPLETIONS, refuse_off_endpoint
 from gateway.upstream.engine import Served
 from gateway.upstream.facts import RequestFacts, identified, new_facts
 from gateway.upstream.footprint_render import footprint_headers
@@ -107,6 +108,8 @@ async def _planned(
     try:
         chat_body = body if dialect is None else dialect.chat_body(body)
         params = parse_chat_body(chat_body)
+        door = CHAT_COMPLETIONS if dialect is None else dialect.endpoint
+        refuse_off_endpoint(chat.engine.catalog, params.model, door)
         if dialect is not None:
             kept = dialect.truncation()
             if kept is not None:

@@ -72,6 +72,12 @@ class Frames(Protocol):
 class Dialect(Protocol):
     """How one front door speaks: see the module docstring."""
 
+    @property
+    def endpoint(self) -> str:
+        """The door among the catalog's endpoints (`responses`, `messages`): a model
+        served through other doors only is refused here (`gateway.upstream.endpoints`)."""
+        ...
+
     def chat_body(self, body: Any) -> dict[str, Any]:
         """The chat-completions body the request amounts to; a 400 `ApiError` in the
         dialect's own names for what it cannot express. Routing rules read this body."""

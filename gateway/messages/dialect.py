@@ -14,6 +14,8 @@ from providers.types import ChatResult
 class AnthropicMessages:
     """`POST /v1/messages`."""
 
+    endpoint = "messages"
+
     def chat_body(self, body: Any) -> dict[str, Any]:
         return parse_messages_body(body).chat_body
 

@@ -5,24 +5,34 @@ Orchestration only: reading is `input`, rendering `render`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from typing import Any
 
 from gateway.messages.dialect import MESSAGES
 from gateway.messages.input import parse_messages_body
+from gateway.messages.origins import rename
 from gateway.messages.services import MessagesServices
 from gateway.messages.shapes import TokenCount
 from gateway.platform.auth import Principal
-from gateway.platform.body import Answering
-from gateway.platform.errors import not_found
+from gateway.platform.body import Answer
+from gateway.platform.errors import ApiError, not_found
 from gateway.upstream.accounting import estimate_prompt_tokens
 
 
-def serve_message(
+@asynccontextmanager
+async def serve_message(
     messages: MessagesServices, principal: Principal, body: Any, headers: Mapping[str, str]
-) -> Answering:
-    """`async with serve_message(...) as answer:` as chat's own answering context."""
-    return messages.serve_chat(principal, body, headers, MESSAGES)
+) -> AsyncIterator[Answer]:
+    """`async with serve_message(...) as answer:` as chat's own answering context; a
+    refusal that names a part of chat's messages names the request's own instead
+    (`gateway.messages.origins`)."""
+    try:
+        async with messages.serve_chat(principal, body, headers, MESSAGES) as answer:
+            yield answer
+    except ApiError as error:
+        rename(error, body)
+        raise
 
 
 def count_tokens(messages: MessagesServices, principal: Principal, body: Any) -> TokenCount:

@@ -31,6 +31,7 @@ from typing import Any
 import attrs
 
 from gateway.operator.families import family_of
+from gateway.operator.logs import sole_batch
 from gateway.operator.metrics import GatewayMetrics
 from gateway.platform.context import RequestContext, open_request
 from gateway.platform.request_link import without_link
@@ -48,7 +49,8 @@ Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-access_log = logging.getLogger("gateway.access")
+ACCESS_LOGGER = "gateway.access"
+access_log = logging.getLogger(ACCESS_LOGGER)
 CLIENT_CLOSED = 499
 BODY_LOG_LIMIT = 4096
 REQUEST_ID_HEADER = b"x-request-id"
@@ -178,7 +180,11 @@ class ObservedApp:
         answer.logged = True
         if context.span is not None:
             _end_span(context, answer.status, *_served_by(context, answer))
-        if access_log.isEnabledFor(logging.INFO):
+        batch = sole_batch(access_log)
+        if batch is not None:  # no record: nothing else would see it (`sole_batch`)
+            fields = _fields(scope, family, answer, context, body)
+            batch.hold_line((time.time(), ACCESS_LOGGER, "request", fields))
+        elif access_log.isEnabledFor(logging.INFO):
             fields = _fields(scope, family, answer, context, body)
             access_log.info("request", extra={"fields": fields})
 

@@ -22,6 +22,8 @@ from providers.types import ChatResult
 class ResponsesDialect:
     """`POST /v1/responses` (and a WebSocket turn, `sse` False: JSON lines)."""
 
+    endpoint = "responses"
+
     def __init__(
         self,
         history: Sequence[Mapping[str, Any]],

@@ -44,7 +44,8 @@ PROVIDERS: Codes = {
 # parameter the model cannot honour, a fallback no provider could serve, the model's
 # context and filters, a forced provider the workspace has not configured; a document
 # part naming one of the gateway's files (`gateway.chat.file_parts`): not the caller's,
-# too large to send inline, or a key without the files permission.
+# too large to send inline, or a key without the files permission; a model its vendor
+# serves through another door only (`gateway.upstream.endpoints`).
 CHAT: Codes = {
     400: (
         "unsupported_parameter",
@@ -54,7 +55,7 @@ CHAT: Codes = {
         "provider_not_configured",
     ),
     403: "insufficient_permissions",
-    404: "file_not_found",
+    404: ("file_not_found", "model_endpoint_not_supported"),
     413: "file_too_large",
 }
 

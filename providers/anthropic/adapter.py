@@ -48,7 +48,12 @@ class AnthropicProvider(HttpProvider):
         return int(self.endpoint.settings.get("default_max_tokens") or DEFAULT_MAX_TOKENS)
 
     def payload(self, request: ChatRequest, *, stream: bool) -> JSON:
-        return messages_payload(request, stream=stream, default_max_tokens=self.default_max_tokens)
+        return messages_payload(
+            request,
+            stream=stream,
+            default_max_tokens=self.default_max_tokens,
+            provider=self.provider_id,
+        )
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """A whole answer; cancellation abandons the upstream request."""

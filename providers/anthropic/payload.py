@@ -10,6 +10,7 @@ from urllib.parse import unquote_to_bytes
 
 from providers import content_parts
 from providers.chat_support import ANTHROPIC_MIN_BUDGET, THINKING_BUDGETS
+from providers.content_parts import refuse_unsent_parts
 from providers.types import (
     JSON,
     ChatRequest,
@@ -21,10 +22,14 @@ MESSAGES_PATH = "/v1/messages"
 
 
 SERVICE_TIERS = {"auto": "auto", "default": "standard_only"}
+SENT_PARTS = frozenset({"image_url", "file"})  # no audio
 
 
-def messages_payload(request: ChatRequest, *, stream: bool, default_max_tokens: int) -> JSON:
-    """The JSON body of a Messages API call for `request`.
+def messages_payload(
+    request: ChatRequest, *, stream: bool, default_max_tokens: int, provider: str = "anthropic"
+) -> JSON:
+    """The JSON body of a Messages API call for `request`; an audio part (which the
+    Messages API takes no place for) is refused naming it.
 
     What the planner let through is translated (`providers.chat_support` refuses the
     rest before any call): `stop` as `stop_sequences`, `reasoning_effort` as thinking,
@@ -32,6 +37,7 @@ def messages_payload(request: ChatRequest, *, stream: bool, default_max_tokens: 
     `output_config.format`, the end-user id as `metadata.user_id`, `service_tier`
     default as `standard_only`.
     """
+    refuse_unsent_parts(provider, request.messages, SENT_PARTS)
     payload: JSON = {
         "model": request.model,
         "max_tokens": request.max_tokens or default_max_tokens,

@@ -48,7 +48,7 @@ class CohereProvider(HttpProvider):
 
     async def chat(self, request: ChatRequest) -> ChatResult:
         """One whole answer; cancelling the call closes the upstream request."""
-        payload = chat_payload(request, stream=False)
+        payload = chat_payload(request, stream=False, provider=self.provider_id)
         data = await self.post_json("/v2/chat", payload, model=request.model)
         return parse_chat(data, request.model, self.provider_id)
 
@@ -56,7 +56,7 @@ class CohereProvider(HttpProvider):
     async def chat_stream(self, request: ChatRequest) -> AsyncIterator[Batched[ChatChunk]]:
         """The answer's chunks, a network read's at a time (`streams.batched`); leaving
         the context closes the response."""
-        payload = chat_payload(request, stream=True)
+        payload = chat_payload(request, stream=True, provider=self.provider_id)
         async with (
             self.open_stream("/v2/chat", payload, model=request.model) as response,
             aclosing(self.chunk_batches(response, _ChatEvents(self))) as chunks,

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from providers.chat_support import THINKING_BUDGETS
+from providers.content_parts import refuse_unsent_parts
 from providers.errors import ProviderError, StreamInterrupted, UpstreamHTTPError, UpstreamTimeout
 from providers.types import JSON, ChatChunk, ChatRequest, ChatResult, ToolCall, ToolCallDelta, Usage
 
@@ -42,8 +43,10 @@ _USER_PARTS = frozenset({"text", "image_url"})
 # -- request out ---------------------------------------------------------------------------
 
 
-def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
-    """The JSON body of `/v2/chat` for `request`."""
+def chat_payload(request: ChatRequest, *, stream: bool, provider: str = "cohere") -> JSON:
+    """The JSON body of `/v2/chat` for `request`; a document or audio part (which
+    Cohere's chat takes no place for) is refused naming it."""
+    refuse_unsent_parts(provider, request.messages, _USER_PARTS)
     payload: JSON = {
         "model": request.model,
         "messages": [cohere_message(message) for message in request.messages],

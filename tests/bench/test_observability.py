@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench.checks import evaluate
 from bench.observability import by_process, cost
-from bench.report import _observability_split
+from bench.report_fleet import _observability_split
 
 
 def _point(rps: float, rounds: list[float], cpu: float) -> dict[str, object]:

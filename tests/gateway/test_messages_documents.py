@@ -101,3 +101,47 @@ async def test_adaptive_thinking_turns_thinking_on(claude: anthropic.AsyncAnthro
             thinking={"type": "adaptive", "display": "loud"},  # type: ignore[typeddict-item]
         )
     assert caught.value.body["error"]["param"] == "thinking.display"  # type: ignore[index]
+
+
+ASKED_FOR_A_TOOL: Any = [
+    {"role": "user", "content": "What is the weather?"},
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {}}],
+    },
+]
+
+
+@pytest.mark.parametrize(
+    ("system", "history", "blocks", "param"),
+    [
+        (None, [], [{"type": "text", "text": "Read:"}, PDF_BLOCK], "messages.0.content.1"),
+        ("Be brief.", [], [{"type": "text", "text": "Read:"}, PDF_BLOCK], "messages.0.content.1"),
+        (
+            [{"type": "text", "text": "Be brief."}],
+            ASKED_FOR_A_TOOL,
+            [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "Sunny."},
+                {"type": "document", "context": "From the archive.", **PDF_BLOCK},
+            ],
+            "messages.2.content.1",
+        ),
+    ],
+)
+async def test_a_refused_document_is_named_by_the_requests_own_path(
+    claude: anthropic.AsyncAnthropic, system: Any, history: Any, blocks: Any, param: str
+) -> None:
+    """Chat names the part in its own messages (a system prompt is its first, a tool
+    result a message of its own, a document's context a part before it): the refusal
+    names the block where the client wrote it."""
+    extra: Any = {} if system is None else {"system": system}
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        await claude.messages.create(
+            model="command-a-03-2025",
+            max_tokens=200,
+            messages=[*history, {"role": "user", "content": blocks}],
+            **extra,
+        )
+    error = caught.value.body["error"]  # type: ignore[index]
+    assert (error["param"], error["value"]) == (param, "file")
+    assert error["message"].startswith(f"'{param}' cannot be honoured by the model")

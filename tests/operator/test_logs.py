@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import time
 from typing import Any
 
 import httpx
@@ -12,7 +13,16 @@ import openai
 import trio
 
 from gateway.app.server import RunningGateway
-from gateway.operator.logs import LOG_FLUSH_S, batched_logs, configure_logging, redact
+from gateway.operator.logs import (
+    LOG_FLUSH_S,
+    BatchedHandler,
+    TextFormatter,
+    batched_logs,
+    configure_logging,
+    redact,
+    redact_json,
+    sole_batch,
+)
 from store.workspaces import DEFAULT_WORKSPACE_ID
 from tests.operator.conftest import ADMIN_KEY
 from tests.operator.log_capture import access, lines, log_stream
@@ -108,3 +118,74 @@ async def test_gateway_serve_writes_its_lines_in_batches(autojump_clock: Any) ->
         root.removeHandler(handler)
         root.setLevel(level)
     assert ADMIN_KEY not in stream.getvalue() and WRONG_KEY not in stream.getvalue()
+
+
+async def test_a_line_held_without_a_record_is_the_line_a_record_makes(
+    client: openai.AsyncOpenAI,
+) -> None:
+    """When the batched handler alone hears the access log (as under `gateway serve`),
+    the middleware holds each line's parts, no `LogRecord`: the line written is the one
+    a record makes (same fields, same order), redacted the same way. Another handler
+    on the root (here a second one) brings records back, so that it sees every line."""
+    stream = io.StringIO()
+    root = logging.getLogger()
+    saved, level = root.handlers[:], root.level
+    handler = configure_logging("json", stream=stream, batched=True)
+    access_logger = logging.getLogger("gateway.access")
+    # A client's id that is no valid id (spaces) and holds a key: logged, redacted.
+    sent_id = f"Bearer {WRONG_KEY}"
+
+    async def ask(n: int) -> None:  # not the same question twice: no cache hit
+        await client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": f"{PROMPT} {n}"}],
+            extra_headers={"X-Request-ID": sent_id},
+        )
+
+    try:
+        root.handlers = [handler]  # what `gateway serve` has: pytest's capture set aside
+        assert sole_batch(access_logger) is handler
+        await ask(1)
+        root.addHandler(logging.NullHandler())  # another listener: records again
+        assert sole_batch(access_logger) is None
+        await ask(2)
+        handler.flush()
+    finally:
+        root.handlers = saved
+        root.setLevel(level)
+    held, recorded = access(stream)
+    assert list(held) == list(recorded)  # the same fields in the same order
+    for line in (held, recorded):
+        assert line["client_request_id"] == "[redacted]"
+        assert (line["status"], line["provider"], line["model"]) == (200, "openai", "gpt-4o-mini")
+    changing = {"ts", "request_id", "latency_ms", "upstream_ms"}
+    assert {k: v for k, v in held.items() if k not in changing} == {
+        k: v for k, v in recorded.items() if k not in changing
+    }
+    assert WRONG_KEY not in stream.getvalue() and "octopus" not in stream.getvalue()
+
+
+def test_a_held_line_renders_through_any_formatter() -> None:
+    """The text format (or any formatter but JSON's) gets a record made at the flush."""
+    stream = io.StringIO()
+    handler = BatchedHandler(stream)
+    formatter = TextFormatter()
+    formatter.converter = time.gmtime
+    handler.setFormatter(formatter)
+    handler.hold_line((1_700_000_000.25, "gateway.access", "request", {"status": 200}))
+    handler.flush()
+    assert stream.getvalue() == "2023-11-14 22:13:20,250 INFO gateway.access: request status=200\n"
+
+
+def test_json_redaction_skips_only_what_cannot_match() -> None:
+    """`redact_json` finds what `redact` finds in a JSON line: a bearer token needs
+    whitespace, a space or a character beyond ASCII in such a line."""
+    for text in (
+        '{"a":"Bearer abcdefghijk"}',
+        '{"a":"BEARER\u2003abcdefghijk"}',
+        '{"a":"x","b":"sk-abcdefghijkl"}',
+        '{"a":"bearer\\tabcdefghijk"}',  # an escaped tab: no whitespace, no token
+        '{"a":"bearerabcdefghijk"}',
+        '{"a":"naïve"}',
+    ):
+        assert redact_json(text) == redact(text), text

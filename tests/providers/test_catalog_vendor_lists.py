@@ -14,7 +14,7 @@ from typing import Any, get_args
 import pytest
 from anthropic._data import DEPRECATED_MODELS
 from anthropic.types import model_param
-from openai.types.shared import chat_model
+from openai.types.shared import chat_model, responses_model
 
 from providers.catalog import Catalog, load_catalog
 
@@ -64,6 +64,33 @@ def anthropic_shutdowns() -> dict[str, str]:
 
 
 OPENAI_IDS = [m for m in literal_ids(chat_model.ChatModel) if not AUDIO.match(m)]
+# The ids OpenAI serves only through /v1/responses (`ResponsesModel` less `ChatModel`).
+RESPONSES_IDS = [
+    m
+    for m in literal_ids(responses_model.ResponsesModel)
+    if m not in set(literal_ids(chat_model.ChatModel))
+]
+# Their shutdowns, which the SDK does not note: OpenAI's deprecations page (SOURCES.md,
+# "OpenAI's Responses-only models"): the 2026-04-22 notice (shut down 2026-07-23) and
+# the 2026-06-11 one (the o3-pro and gpt-5-pro snapshots, 2026-12-11).
+RESPONSES_SHUTDOWNS = {
+    **dict.fromkeys(
+        (
+            "computer-use-preview",
+            "computer-use-preview-2025-03-11",
+            "gpt-5-codex",
+            "gpt-5.1-codex-max",
+            "o3-deep-research",
+            "o3-deep-research-2025-06-26",
+            "o4-mini-deep-research",
+            "o4-mini-deep-research-2025-06-26",
+        ),
+        "2026-07-23",
+    ),
+    **dict.fromkeys(
+        ("o3-pro", "o3-pro-2025-06-10", "gpt-5-pro", "gpt-5-pro-2025-10-06"), "2026-12-11"
+    ),
+}
 ANTHROPIC_IDS = literal_ids(model_param.ModelParam)
 SHUTDOWNS: dict[str, str | None] = {**openai_shutdowns(), **anthropic_shutdowns()}
 
@@ -103,6 +130,32 @@ def test_every_sdk_id_is_served_aliased_or_retired(
     if shutdown:  # a future shutdown: deprecated, with that date
         assert served.deprecation is not None, name
         assert served.deprecation.sunset_date == shutdown
+    else:
+        assert served.status in ("available", "beta"), name
+
+
+def test_the_responses_list_is_read() -> None:
+    assert len(RESPONSES_IDS) == 23 and "o3-pro" in RESPONSES_IDS and "gpt-4o" not in RESPONSES_IDS
+
+
+@pytest.mark.parametrize("name", RESPONSES_IDS)
+def test_every_responses_only_id_is_served_there_or_retired(catalog: Catalog, name: str) -> None:
+    """Served through `/v1/responses` only (OpenAI refuses them on chat completions),
+    deprecated with OpenAI's date, or retired with it."""
+    served, retired = catalog.model(name), catalog.retired(name)
+    assert (served is None) != (retired is None), name
+    shutdown = RESPONSES_SHUTDOWNS.get(name)
+    if shutdown is not None and shutdown < REVIEWED:
+        assert retired is not None and retired.provider == "openai"
+        assert retired.retired_on == shutdown
+        assert catalog.model(retired.replacement) is not None
+        return
+    assert served is not None and served.provider == "openai", name
+    assert catalog.model(f"openai/{name}") is served
+    assert served.endpoints == ("responses",)
+    assert served.served_on("responses") and not served.served_on("chat_completions")
+    if shutdown:
+        assert served.deprecation is not None and served.deprecation.sunset_date == shutdown
     else:
         assert served.status in ("available", "beta"), name
 

@@ -6,7 +6,7 @@ import os
 import time
 from typing import Any
 
-from bench import checks, litellm_env, report
+from bench import checks, litellm_env, report_fleet
 from bench.cpu_share import CpuShare
 from bench.workers import bound_by_work, combined, scaling
 
@@ -115,7 +115,7 @@ def test_the_report_states_the_ratio_and_the_load() -> None:
         "scaling": scaling(DIRECT, GATEWAY, LITELLM),
     }
     results = {"sections": {"workers": section}}
-    text = report._workers_text(results)
+    text = report_fleet.workers_text(results)
     assert "load average 8.27 before, 9.53 after" in text
     assert "1.80x the requests/s of one" in text
     assert "12.00x with two" in text

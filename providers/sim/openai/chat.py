@@ -31,6 +31,7 @@ from providers.sim.openai.common import (
     check_model,
     fault_error,
     parse_body,
+    refuse_responses_only,
     usage_json,
 )
 from providers.types import ToolCall
@@ -472,6 +473,7 @@ async def chat_completions(request: SimRequest, ctx: SimContext) -> SimResponse 
         check_auth(request)
         body = parse_body(request)
         args = chat_args(body)
+        refuse_responses_only(args.model)
         asked = speaking(body, args.model)
         clips = heard_clips(args.messages, args.model)
         fault = ctx.fault(args.model, VENDOR)

@@ -7,6 +7,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from providers.catalog import load_catalog
 from providers.sim.catalog_models import merged
 from providers.sim.core import Fault, SimRequest, SimResponse
 
@@ -138,6 +139,18 @@ def check_model(body: Mapping[str, Any]) -> str:
     if model.startswith("unknown"):
         raise model_not_found(model)
     return model
+
+
+RESPONSES_ONLY = "This model is only supported in v1/responses and not in v1/chat/completions."
+
+
+def refuse_responses_only(model: str) -> None:
+    """OpenAI's 404 for a model it serves only through `/v1/responses` (the catalog's
+    `endpoints`), asked on chat completions: `invalid_request_error`, `param: model`,
+    no code (as OpenAI answers it)."""
+    info = load_catalog().model(model)
+    if info is not None and not info.served_on("chat_completions"):
+        raise OpenAIError(404, RESPONSES_ONLY, param="model")
 
 
 def model_not_found(model: str) -> OpenAIError:
