@@ -68,7 +68,7 @@ class Footprint:
     grid_intensity_gco2_per_kwh: float
 
 
-@attrs.frozen(slots=True, cache_hash=True)  # a key of `_decode_rates`, hashed once
+@attrs.frozen(slots=True, cache_hash=True)  # a key of `decode_rates`, hashed once
 class LlmFactors:
     """EcoLogits' generation constants (energy fit in Wh per token, latency fit in seconds)."""
 
@@ -162,7 +162,7 @@ def decode_energy_kwh(
     """IT energy (before PUE) of generating `output_tokens`: GPUs plus the rest of the server."""
     if output_tokens == 0:
         return 0.0
-    gpu_kwh_per_token, seconds_per_token, server_kwh_per_s = _decode_rates(
+    gpu_kwh_per_token, seconds_per_token, server_kwh_per_s = decode_rates(
         active_params_b, total_params_b, llm
     )
     latency = output_tokens * seconds_per_token
@@ -172,7 +172,7 @@ def decode_energy_kwh(
 
 
 @functools.lru_cache(maxsize=1024)
-def _decode_rates(
+def decode_rates(
     active_params_b: float, total_params_b: float, llm: LlmFactors
 ) -> tuple[float, float, float]:
     """A model's generation constants, worked out once per model size and factors (every

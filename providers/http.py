@@ -29,6 +29,7 @@ from providers.errors import (
 )
 from providers.types import ChatChunk, EmbeddingResult, TokenLogprob, Usage
 from providers.upstream import (
+    FixedHeaders,
     HttpxUpstream,
     ProtocolError,
     RequestBody,
@@ -86,19 +87,25 @@ def retry_after_seconds(headers: Mapping[str, str]) -> int | None:
 def parse_usage(data: Mapping[str, Any] | None) -> Usage:
     """An OpenAI-style `usage` object; of its tokens, the audio ones (an audio model's
     speech heard and spoken, in `*_tokens_details.audio_tokens`) are kept apart, since
-    they are priced apart."""
+    they are priced apart. One `Usage` made, whatever the answer carries."""
     if not data:
         return Usage()
-    usage = Usage(int(data.get("prompt_tokens") or 0), int(data.get("completion_tokens") or 0))
-    heard = _audio_tokens(data.get("prompt_tokens_details"))
-    spoken = _audio_tokens(data.get("completion_tokens_details"))
-    if heard or spoken:
-        return attrs.evolve(usage, audio_prompt_tokens=heard, audio_completion_tokens=spoken)
-    return usage
+    get = data.get
+    return Usage(
+        int(get("prompt_tokens") or 0),
+        int(get("completion_tokens") or 0),
+        audio_prompt_tokens=_audio_tokens(get("prompt_tokens_details")),
+        audio_completion_tokens=_audio_tokens(get("completion_tokens_details")),
+    )
 
 
 def _audio_tokens(details: Any) -> int:
-    return int(details.get("audio_tokens") or 0) if isinstance(details, Mapping) else 0
+    """`audio_tokens` of a details object (a dict as JSON decodes it); 0 without one."""
+    if not details:
+        return 0
+    if type(details) is dict or isinstance(details, Mapping):
+        return int(details.get("audio_tokens") or 0)
+    return 0
 
 
 def token_logprobs(value: Any) -> tuple[TokenLogprob, ...] | None:
@@ -161,7 +168,9 @@ class HttpProvider(Provider):
         self.endpoint = endpoint
         self.provider_id = endpoint.provider_id
         self._base = endpoint.base_url.rstrip("/")
-        self._headers = {"content-type": "application/json", **self.auth_headers()}
+        # Fixed for the adapter's life (one per provider, endpoint and key): the client
+        # renders a request head from them once per path (`FixedHeaders`).
+        self._headers = FixedHeaders({"content-type": "application/json", **self.auth_headers()})
 
     def auth_headers(self) -> dict[str, str]:
         """Headers that authenticate us to the vendor."""

@@ -7,8 +7,9 @@ gateway builds one response shape whatever the vendor.
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
 
@@ -82,6 +83,8 @@ _SENT_AS_IS = (
     "prompt_cache_retention",
 )
 _SENT_AS_LISTS = ("stop", "tools", "modalities")
+# Every parameter sent as is, read in one call (a C loop) rather than a `getattr` each.
+_READ_AS_IS = operator.attrgetter(*_SENT_AS_IS)
 
 
 # -- request out ---------------------------------------------------------------------------
@@ -93,8 +96,7 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
     `max_completion_tokens`, the spelling every current model takes (reasoning models
     refuse `max_tokens`); `parallel_tool_calls` only with tools, as OpenAI requires."""
     payload: JSON = {"model": request.model, "messages": list(request.messages)}
-    for name in _SENT_AS_IS:
-        value = getattr(request, name)
+    for name, value in zip(_SENT_AS_IS, _READ_AS_IS(request), strict=True):
         if value is not None:
             payload[name] = value
     for name in _SENT_AS_LISTS:
@@ -132,36 +134,61 @@ def embedding_payload(request: EmbeddingRequest) -> JSON:
 
 
 def parse_chat(data: Mapping[str, Any]) -> ChatResult:
-    """A chat-completion JSON answer as a `ChatResult`, every choice of it."""
-    choices = [parse_choice(choice, n) for n, choice in enumerate(data.get("choices") or ())]
-    return result_of_choices(
-        str(data.get("id", "")),
-        str(data.get("model", "")),
-        choices,
-        parse_usage(data.get("usage")),
-        data.get("moderation") or None,
+    """A chat-completion JSON answer as a `ChatResult`, every choice of it. The common
+    answer, one choice, is read straight into the result (no `ChatChoice` made, no sort)."""
+    found: Sequence[Any] = data.get("choices") or ()
+    answer_id, model = str(data.get("id", "")), str(data.get("model", ""))
+    usage = parse_usage(data.get("usage"))
+    moderation = data.get("moderation") or None
+    if len(found) != 1:
+        choices = [parse_choice(choice, n) for n, choice in enumerate(found)]
+        return result_of_choices(answer_id, model, choices, usage, moderation)
+    choice = found[0]
+    message, calls, finish = _message(choice)
+    return ChatResult(
+        id=answer_id,
+        model=model,
+        content=message.get("content"),
+        finish_reason=finish,
+        usage=usage,
+        tool_calls=calls,
+        logprobs=token_logprobs(choice.get("logprobs")),
+        moderation=moderation,
+        audio=message.get("audio") or None,
     )
 
 
 def parse_choice(choice: Mapping[str, Any], position: int) -> ChatChoice:
     """One choice of an answer; `position` stands in for a missing `index`."""
-    message = choice.get("message") or {}
-    calls = tuple(
-        ToolCall(
-            id=call.get("id", ""),
-            name=call["function"]["name"],
-            arguments=call["function"].get("arguments") or "",
-        )
-        for call in message.get("tool_calls") or ()
-    )
+    message, calls, finish = _message(choice)
     return ChatChoice(
         index=int(choice.get("index", position)),
         content=message.get("content"),
-        finish_reason=choice.get("finish_reason") or ("tool_calls" if calls else "stop"),
+        finish_reason=finish,
         tool_calls=calls,
         logprobs=token_logprobs(choice.get("logprobs")),
         audio=message.get("audio") or None,
     )
+
+
+def _message(choice: Mapping[str, Any]) -> tuple[Mapping[str, Any], tuple[ToolCall, ...], str]:
+    """A choice's message, its tool calls and its finish reason (`tool_calls` or `stop`
+    when the upstream named none)."""
+    message = choice.get("message") or {}
+    called = message.get("tool_calls")
+    calls = (
+        tuple(
+            ToolCall(
+                id=call.get("id", ""),
+                name=call["function"]["name"],
+                arguments=call["function"].get("arguments") or "",
+            )
+            for call in called
+        )
+        if called
+        else ()
+    )
+    return message, calls, choice.get("finish_reason") or ("tool_calls" if calls else "stop")
 
 
 def parse_chunks(data: Mapping[str, Any]) -> list[ChatChunk]:

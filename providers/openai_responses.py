@@ -15,6 +15,7 @@ OpenAI streams none of them) is asked whole and its answer handed on as one stre
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from typing import Any
@@ -71,9 +72,19 @@ _FINISH = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 def responses_only(model: str) -> bool:
     """Whether OpenAI serves `model` (an upstream id or a dated snapshot) only through
-    `/responses`: the packaged catalog says so (`endpoints`)."""
-    info = load_catalog().model(model)
-    return info is not None and info.provider == "openai" and not info.served_on("chat_completions")
+    `/responses`: the packaged catalog says so (`endpoints`). One set lookup: every
+    OpenAI chat call asks."""
+    return model in _responses_only_names()
+
+
+@functools.cache
+def _responses_only_names() -> frozenset[str]:
+    return frozenset(
+        name
+        for m in load_catalog().models(provider="openai")
+        if not m.served_on("chat_completions")
+        for name in (m.id, m.upstream_id, *m.aliases)
+    )
 
 
 def streams(model: str) -> bool:

@@ -12,19 +12,25 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
 from store import columns, dialect, request_log, usage_batches, usage_rollups
 from store.handle import Handle
-from store.request_log import LoggedAttempt, logged_attempts
+from store.request_log import LoggedAttempt
 from store.response_rows import StoredRow, put_rows
 
 
-@attrs.frozen(kw_only=True)
-class UsageRecord:
-    """What one request cost and produced. `status` is the HTTP status sent to the client."""
+class UsageRecord(NamedTuple):
+    """What one request cost and produced. `status` is the HTTP status sent to the client.
+
+    A named tuple, not a frozen attrs class: the request's path builds one per request,
+    and a frozen attrs instance of these 35 fields took ~54 K instructions to build by
+    keyword (an `object.__setattr__` per field, two converters), a tuple ~2 K
+    (`gateway.upstream.usage` builds it in field order); the usage writer's pipe sends it
+    as the array it already is. Build it with sequences as tuples (`tags`, `attempts`);
+    the wire's and the store's readers convert what they decode."""
 
     request_id: str
     key_id: str
@@ -52,7 +58,7 @@ class UsageRecord:
     cache_savings_usd: float = 0.0
     project: str | None = None
     team: str | None = None
-    tags: tuple[str, ...] = attrs.field(default=(), converter=columns.str_tuple)
+    tags: tuple[str, ...] = ()
     # The chat cache key of the request (`gateway.chat.cache.key`), None elsewhere: equal
     # hashes are the same question asked again (the sustainability reports' caching lead).
     prompt_hash: str | None = None
@@ -65,16 +71,23 @@ class UsageRecord:
     request_log: bool = False
     model_requested: str | None = None
     ttft_ms: float | None = None
-    attempts: tuple[LoggedAttempt, ...] = attrs.field(default=(), converter=logged_attempts)
+    attempts: tuple[LoggedAttempt, ...] = ()
     trace_id: str | None = None
     # The bodies as JSON text: clear until the usage writer seals them (PII redacted,
     # encrypted: `body_sealed`); the request log never writes an unsealed body.
-    body: str | None = attrs.field(default=None, repr=False)
+    body: str | None = None
     body_sealed: bool = False
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def __repr__(self) -> str:  # the body stays out of logs and test output
+        shown = (f"{name}={getattr(self, name)!r}" for name in _SHOWN)
+        return f"UsageRecord({', '.join(shown)})"
+
+
+_SHOWN = tuple(name for name in UsageRecord._fields if name != "body")
 
 
 @attrs.frozen
@@ -100,7 +113,7 @@ _INSERT = (
 )
 
 
-_FIELDS = tuple(attrs.fields_dict(UsageRecord))
+_FIELDS = UsageRecord._fields
 # The fields of a usage row (the request log's own live in `store.request_log`).
 _STORED = tuple(name.strip() for name in _COLUMNS.split(",") if name.strip() in _FIELDS)
 

@@ -14,6 +14,7 @@ import attrs
 import trio
 
 from gateway.app.extras import installed_report
+from gateway.app.memory import limit_malloc_arenas
 from gateway.app.scaleout import check_workers
 from gateway.app.server import RunningGateway, run_gateway
 from gateway.app.supervisor import supervise
@@ -86,6 +87,7 @@ def _settings(args: argparse.Namespace) -> Settings:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    limit_malloc_arenas()  # before any thread starts (`gateway.app.memory`)
     settings = _settings(args)
     configure_logging(settings.log_format, batched=True)
     refused = check_workers(settings, os.environ)

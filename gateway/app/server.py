@@ -62,7 +62,6 @@ from providers.catalog import load_catalog
 from providers.upstream import HttpxUpstream, LeanUpstream, Upstream
 from providers.upstream.guard import upstream_policy
 from providers.upstream.httpx_upstream import guarded_transport
-from providers.upstream.traced import TracedUpstream
 from store import keys, request_log
 from store import providers as provider_store
 from store import rules as rule_store
@@ -153,8 +152,8 @@ async def open_state(settings: Settings, env: Mapping[str, str]) -> AsyncIterato
     try:
         cipher = load_or_create_cipher(settings.data_dir, env)
         catalog = offered(load_catalog().with_passthrough(settings.passthrough_models))
-        # Every upstream call carries its request's trace context.
-        async with aclosing(TracedUpstream(upstream_client(settings))) as client:
+        # Every upstream call carries its request's trace context (`upstream.traced`).
+        async with aclosing(upstream_client(settings)) as client:
             keyring = KeyRing()
             keyring.load(await db.run(keys.all_active))
             registry = ProviderRegistry(client, cipher, catalog, builtin=builtin_adapters(client))

@@ -8,7 +8,7 @@ are converted to their `tools` equivalents here, once, so nothing downstream kno
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -58,29 +58,27 @@ class ChatParams:
 
 
 def parse_chat_body(body: Any) -> ChatParams:
-    """Validate a decoded JSON body; raise a 400 `ApiError` on the first problem found."""
+    """Validate a decoded JSON body; raise a 400 `ApiError` on the first problem found.
+
+    Only the fields the body names are read (most name three or four of some forty): an
+    absent field keeps its default without a reader called for it. The checks run in one
+    fixed order, whatever the body's own, so that the first problem reported is the same.
+    """
     if not isinstance(body, dict):
         raise invalid_request("The request body must be a JSON object.", param=None)
     check_known_fields(body)
     model = required_string(body, "model")
-    tools, tool_choice, legacy = _tools_and_choice(body)
+    tools, tool_choice, legacy = (
+        _tools_and_choice(body) if not body.keys().isdisjoint(TOOL_FIELDS) else NO_TOOLS
+    )
     messages = _messages(body.get("messages"), legacy)
     include_usage, obfuscate = stream_flags(body.get("stream_options"))
     request = ChatRequest(
         model=model,
         messages=messages,
-        temperature=_sampling(body, "temperature"),
-        max_tokens=_max_tokens(body),
-        top_p=_sampling(body, "top_p"),
-        stop=_stop(body.get("stop")),
-        presence_penalty=_sampling(body, "presence_penalty"),
-        frequency_penalty=_sampling(body, "frequency_penalty"),
         tools=tools,
         tool_choice=tool_choice,
-        user=optional_string(body, "user"),
-        response_format=_response_format(body),
-        seed=optional_int(body, "seed"),
-        top_k=optional_positive_int(body, "top_k"),
+        **_named_scalars(body),
         **parse_options(body),
     )
     return ChatParams(
@@ -90,10 +88,25 @@ def parse_chat_body(body: Any) -> ChatParams:
         include_usage=include_usage,
         provider=optional_string(body, "provider"),
         routing_mode=_routing_mode(body.get("routing_mode")),
-        service=parse_service(body.get("service")),
+        service=parse_service(body.get("service")) if "service" in body else NO_SERVICE,
         used_legacy_functions=legacy,
         obfuscate=obfuscate,
     )
+
+
+def _named_scalars(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The `ChatRequest` fields of `SCALARS` the body names, validated in `SCALARS`' order
+    (a null one is left out: its default is None)."""
+    named = body.keys() & SCALARS.keys()
+    if not named:
+        return {}
+    fields: dict[str, Any] = {}
+    for name in sorted(named, key=SCALAR_ORDER.__getitem__):
+        field, read = SCALARS[name]
+        value = read(body, name)
+        if value is not None:
+            fields[field] = value
+    return fields
 
 
 # -- scalars -------------------------------------------------------------------------------
@@ -103,7 +116,7 @@ def _sampling(body: Mapping[str, Any], name: str) -> float | None:
     return bounded_number(body, name, *NUMBER_BOUNDS[name])
 
 
-def _max_tokens(body: Mapping[str, Any]) -> int | None:
+def _max_tokens(body: Mapping[str, Any], _name: str = "max_tokens") -> int | None:
     """`max_tokens` or its newer spelling `max_completion_tokens` (one bound: both given
     must agree)."""
     both = (body.get("max_tokens"), body.get("max_completion_tokens"))
@@ -120,7 +133,8 @@ def _max_tokens(body: Mapping[str, Any]) -> int | None:
     return value
 
 
-def _stop(value: Any) -> tuple[str, ...] | None:
+def _stop(body: Mapping[str, Any], name: str = "stop") -> tuple[str, ...] | None:
+    value = body.get(name)
     if value is None:
         return None
     if isinstance(value, str):
@@ -141,7 +155,9 @@ def _stop(value: Any) -> tuple[str, ...] | None:
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
 
 
-def _response_format(body: Mapping[str, Any]) -> dict[str, Any] | None:
+def _response_format(
+    body: Mapping[str, Any], _name: str = "response_format"
+) -> dict[str, Any] | None:
     """`{type: text | json_object | json_schema}`; json_schema needs its `json_schema`
     object with a `name` (the upstreams refuse it otherwise, as a vendor error)."""
     value = optional_object(body, "response_format")
@@ -176,6 +192,27 @@ def _routing_mode(value: Any) -> str | None:
             value=value,
         )
     return str(value)
+
+
+Reader = Callable[[Mapping[str, Any], str], Any]
+SCALARS: Mapping[str, tuple[str, Reader]] = {
+    "temperature": ("temperature", _sampling),
+    "max_tokens": ("max_tokens", _max_tokens),
+    "max_completion_tokens": ("max_tokens", _max_tokens),  # one bound, two spellings
+    "top_p": ("top_p", _sampling),
+    "stop": ("stop", _stop),
+    "presence_penalty": ("presence_penalty", _sampling),
+    "frequency_penalty": ("frequency_penalty", _sampling),
+    "user": ("user", optional_string),
+    "response_format": ("response_format", _response_format),
+    "seed": ("seed", optional_int),
+    "top_k": ("top_k", optional_positive_int),
+}
+"""Body field -> (its `ChatRequest` field, its reader), in the order they are checked."""
+SCALAR_ORDER = {name: i for i, name in enumerate(SCALARS)}
+TOOL_FIELDS = frozenset({"tools", "tool_choice", "functions", "function_call"})
+NO_TOOLS: tuple[None, None, bool] = (None, None, False)
+NO_SERVICE = ServiceOptions()
 
 
 # -- messages ------------------------------------------------------------------------------

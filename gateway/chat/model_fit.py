@@ -268,14 +268,18 @@ def parameter_refusal(
     return refusal(target.provider_id, request, model, asking)
 
 
-def honoured(resolution: Resolution, request: ChatRequest, *, flexible: bool) -> Resolution:
+def honoured(
+    resolution: Resolution, request: ChatRequest, *, flexible: bool, asking: Asked | None = None
+) -> Resolution:
     """The resolution with only the targets that can honour every parameter asked.
 
     A fallback that cannot is skipped (a request for log-probabilities must not fall back
     to a vendor that drops them); `auto` takes the first candidate that can; the model
     the client named, when it cannot, is a 400 naming the parameter and the reason.
+    `asking`: the request's `asked_parameters`, when the caller has read them.
     """
-    asking = asked_parameters(request)
+    if asking is None:
+        asking = asked_parameters(request)
     if not asking:  # nothing any model could refuse (most requests)
         return resolution
     return narrowed(

@@ -9,14 +9,15 @@ over the catalog. The chain is the routed target, then explicit fallbacks (a rul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 import attrs
 
 from gateway.chat.cache import cache_key, decide_cache
-from gateway.chat.input import ChatParams
+from gateway.chat.input import NO_SERVICE, ChatParams
 from gateway.chat.model_fit import (
     NOTHING,
     fallbacks_with,
@@ -28,6 +29,7 @@ from gateway.chat.model_fit import (
     needed_capabilities,
     prompt_tokens,
 )
+from gateway.chat.plan_cache import hashable_shape
 from gateway.chat.services import ChatServices
 from gateway.chat.tasks import classify
 from gateway.chat.trip import Trip
@@ -43,7 +45,9 @@ from gateway.upstream.routing.apply import routed_resolution
 from gateway.upstream.routing.context import chat_context
 from gateway.upstream.routing.rules import Rule, match_rule
 from gateway.upstream.routing.transform import apply_transform
+from providers.chat_params import VENDOR_PARAMETERS
 from providers.types.chat import ChatRequest
+from store.keys import ApiKeyRecord
 
 
 @attrs.frozen
@@ -69,54 +73,16 @@ def plan_trip(
     facts are built once, where each addition was an `attrs.evolve` of its own.
     """
     principal = facts.principal
-    engine = chat.engine
     mode = params.routing_mode or _header_mode(headers) or "balanced"
-    active = engine.registry.active_ids(principal.workspace_id)
     rule = _matching_rule(chat, principal, params, headers, body)
     transform = rule.actions.transform if rule else None
     if transform is not None:  # after matching: the conditions saw what the client sent
         params = attrs.evolve(params, request=apply_transform(transform, params.request))
-    if params.provider is None:
-        for fallback in explicit_fallbacks(engine.catalog, params.service.fallbacks):
-            principal.require_model(fallback.model_id)  # a 400 or 403 before admission
-        signals = _signals(chat, principal.workspace_id) if params.model == "auto" else None
-        disabled = engine.registry.disabled_ids(principal.workspace_id)
-
-        def resolve() -> Resolution:
-            return routed_resolution(
-                engine.catalog,
-                active,
-                rule,
-                model=params.model,
-                mode=mode,
-                signals=signals,
-                disabled=disabled,
-            )
-
-        if rule is None and signals is None:  # a function of the provider sets alone
-            resolution = chat.resolutions.resolved(active, disabled, params.model, mode, resolve)
-        else:
-            resolution = resolve()
-    else:
-        resolution = resolve_chat_target(
-            engine.catalog, active, model=params.model, provider=params.provider, mode=mode
-        )
+    base, kept = _routed(chat, principal, params, rule, mode)
     if params.kept_on_truncation is not None:  # only a door's client asks (never chat's)
-        params = _truncated(params, resolution)
-    flexible = params.model == "auto"
-    json_mode = json_needs(params.request.response_format)
-    resolution = fitted(
-        resolution,
-        prompt=prompt_tokens(params.request.messages, params.request.tools),
-        max_tokens=params.request.max_tokens,
-        flexible=flexible,
-        needs=needed_capabilities(params.request.messages) | (json_mode if flexible else NOTHING),
-        messages=params.request.messages,
-    )
-    if json_mode and not flexible:
-        resolution = fallbacks_with(resolution, json_mode)
-    resolution = honoured(resolution, params.request, flexible=flexible)
-    resolution = permitted(resolution, principal, flexible=flexible)
+        params = _truncated(params, base)
+        kept = False
+    resolution = _narrowed(chat, principal, params, base, kept=kept)
     task_type = classify(params.request.messages, headers.get("x-service-task-type"))
     prompt_hash = (
         _key_of(principal, resolution.target, params.request) if keyed else facts.prompt_hash
@@ -126,6 +92,99 @@ def plan_trip(
         params=params,
         resolution=resolution,
         rule=rule,
+    )
+
+
+def _routed(
+    chat: ChatServices, principal: Principal, params: ChatParams, rule: Rule | None, mode: str
+) -> tuple[Resolution, bool]:
+    """The routed resolution (before the request's fit is checked), and whether it is the
+    one kept for its provider sets (a named model, no rule, no latency signal)."""
+    engine = chat.engine
+    active = engine.registry.active_ids(principal.workspace_id)
+    if params.provider is not None:
+        forced = resolve_chat_target(
+            engine.catalog, active, model=params.model, provider=params.provider, mode=mode
+        )
+        return forced, False
+    for fallback in explicit_fallbacks(engine.catalog, params.service.fallbacks):
+        principal.require_model(fallback.model_id)  # a 400 or 403 before admission
+    signals = _signals(chat, principal.workspace_id) if params.model == "auto" else None
+    disabled = engine.registry.disabled_ids(principal.workspace_id)
+
+    def resolve() -> Resolution:
+        return routed_resolution(
+            engine.catalog,
+            active,
+            rule,
+            model=params.model,
+            mode=mode,
+            signals=signals,
+            disabled=disabled,
+        )
+
+    if rule is None and signals is None:  # a function of the provider sets alone
+        return chat.resolutions.resolved(active, disabled, params.model, mode, resolve), True
+    return resolve(), False
+
+
+def _narrowed(
+    chat: ChatServices, principal: Principal, params: ChatParams, base: Resolution, *, kept: bool
+) -> Resolution:
+    """`base` without the targets that cannot take the request (capabilities, vendor
+    parameters, the key's models, sizes): made once per shape of request when `base`
+    is a kept routing (`gateway.chat.plan_cache`), else in full."""
+    request = params.request
+    flexible = params.model == "auto"
+    json_mode = json_needs(request.response_format)
+    needs = needed_capabilities(request.messages) | (json_mode if flexible else NOTHING)
+    prompt = prompt_tokens(request.messages, request.tools)
+
+    def narrow(resolution: Resolution) -> Resolution:
+        resolution = fitted(
+            resolution,
+            prompt=prompt,
+            max_tokens=request.max_tokens,
+            flexible=flexible,
+            needs=needs,
+            messages=request.messages,
+        )
+        if json_mode and not flexible:
+            resolution = fallbacks_with(resolution, json_mode)
+        resolution = honoured(resolution, request, flexible=flexible)
+        return permitted(resolution, principal, flexible=flexible)
+
+    shape = _shape(principal, request, flexible, needs, json_mode) if kept else None
+    if shape is None:
+        return narrow(base)
+    return chat.plans.planned(base, shape, prompt, request.max_tokens, narrow)
+
+
+_VENDOR_VALUES = attrgetter(*(p.field or p.name for p in VENDOR_PARAMETERS))
+
+
+def _shape(
+    principal: Principal,
+    request: ChatRequest,
+    flexible: bool,
+    needs: frozenset[str],
+    json_mode: frozenset[str],
+) -> Hashable | None:
+    """Everything the narrowing reads apart from the sizes: the capabilities needed, the
+    values of the vendor parameters (read in one call; their checks read nothing else of
+    the request) with their types (`True` is not `1` to a vendor), the key's models. None
+    for a caller without a key, or a value that cannot be a key (an object, a list)."""
+    credential = principal.credential
+    if not isinstance(credential, ApiKeyRecord):
+        return None
+    values = _VENDOR_VALUES(request)
+    return hashable_shape(
+        flexible,
+        needs,
+        json_mode,
+        values,
+        tuple(map(type, values)),
+        credential.allowed_models,
     )
 
 
@@ -157,7 +216,16 @@ def permitted(resolution: Resolution, principal: Principal, *, flexible: bool) -
 def chain_plan(chat: ChatServices, trip: Trip) -> Plan:
     """The routed target, then explicit fallbacks (rule or request), else the catalog's
     chain for the model (or, for `auto`, the other candidates it was chosen among). A
-    forced provider bypasses routing entirely: no fallbacks."""
+    forced provider bypasses routing entirely: no fallbacks. A request without options,
+    rule or provider of its own races its kept plan's chain, made once
+    (`gateway.chat.plan_cache`)."""
+    params = trip.params
+    if params.service is NO_SERVICE and trip.rule is None and params.provider is None:
+        return chat.plans.chain(trip.resolution, lambda: _chain_plan(chat, trip))
+    return _chain_plan(chat, trip)
+
+
+def _chain_plan(chat: ChatServices, trip: Trip) -> Plan:
     targets = [trip.resolution.target]
     service = trip.params.service
     if trip.params.provider is None:

@@ -13,6 +13,7 @@ import attrs
 from gateway.chat.cache import ResponseCache
 from gateway.chat.cache.shared import SharedResponseCache
 from gateway.chat.file_parts import AttachedFiles
+from gateway.chat.plan_cache import PlanCache
 from gateway.chat.resolutions import Resolutions
 from gateway.platform.callers import Authenticator
 from gateway.platform.config import Settings
@@ -38,5 +39,7 @@ class ChatServices:
     bodies: BodyKeepers = attrs.field(factory=BodyKeepers)
     # The routing of a named model without a rule, made once per provider set.
     resolutions: Resolutions = attrs.field(factory=Resolutions)
+    # What the routed chain narrows to for each shape of request (`plan_cache`).
+    plans: PlanCache = attrs.field(factory=PlanCache)
     # The files family's reader of `file_id` parts, when it is mounted.
     attachments: AttachedFiles = attrs.field(factory=AttachedFiles)

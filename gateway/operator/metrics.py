@@ -142,6 +142,46 @@ class _Answers:
         self.overhead_sum = 0.0
 
 
+class _Usage:
+    """The usage records of one raw (family, status, provider, model): what they metered
+    and cost, summed, and their times to the first token; folded into the usage tallies
+    at scrape time (`GatewayMetrics._fold_usage`). Metered units other than tokens are
+    rare and go to their tally at once."""
+
+    __slots__ = (
+        "cache_hits",
+        "carbon",
+        "completion",
+        "cost",
+        "energy",
+        "first_token",
+        "first_token_sum",
+        "labels",
+        "prompt",
+        "records",
+        "status",
+    )
+
+    def __init__(self, labels: tuple[str, str, str], status: str) -> None:
+        self.labels, self.status = labels, status
+        self.records = self.cache_hits = self.prompt = self.completion = 0
+        self.cost = self.energy = self.carbon = self.first_token_sum = 0.0
+        self.first_token = [0] * (len(LATENCY_BUCKETS) + 1)
+
+
+class _Attempts:
+    """The upstream attempts of one raw (provider, model, outcome, error): their count and
+    the histogram of their durations (`GatewayMetrics._fold_attempts`)."""
+
+    __slots__ = ("count", "duration", "duration_sum", "labels")
+
+    def __init__(self, labels: tuple[str, str, str, str]) -> None:
+        self.labels = labels
+        self.count = 0
+        self.duration = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.duration_sum = 0.0
+
+
 # Answers' raw label values (before `BoundedLabel`) remembered with their series: past
 # this many distinct ones, an answer's labels are worked out each time (still bounded).
 RAW_ANSWER_KEYS = 4096
@@ -164,7 +204,11 @@ class GatewayMetrics:
         self.models = BoundedLabel(limit=512)
         self._answers: dict[tuple[str, int, str | None, str | None], _Answers] = {}
         self._answers_by_labels: dict[tuple[str, str, str, str], _Answers] = {}
-        self._usage_labels: dict[tuple[str, str | None, str | None], tuple[str, ...]] = {}
+        self._usage_labels: dict[tuple[str, str | None, str | None], tuple[str, str, str]] = {}
+        self._usage: dict[tuple[str, int, str, str], _Usage] = {}
+        self._attempts: dict[tuple[str, str, str, str | None], _Attempts] = {}
+        self._usage_by_labels: dict[tuple[str, str, str, str], _Usage] = {}
+        self._attempts_by_labels: dict[tuple[str, str, str, str], _Attempts] = {}
         self._define_requests()
         self._define_usage()
         self.registry.register(_Live(self._collect_tallies))
@@ -244,37 +288,50 @@ class GatewayMetrics:
 
     def _collect_tallies(self) -> Iterator[Metric]:
         self._fold_answers()
+        self._fold_usage()
         for tally in vars(self).values():
             if isinstance(tally, CounterTally | HistogramTally):
                 yield tally.collect()
 
     def observe_usage(self, record: UsageRecord) -> None:
-        """One request's usage record: what it metered and what it cost."""
-        family = record.endpoint
-        labels = self._labels(family, record.provider, record.model)
-        self.usage_records.add((family, _STATUS.get(record.status) or str(record.status)))
+        """One request's usage record: what it metered and what it cost, added to its
+        raw values' series (`_Usage`; labels worked out once per series)."""
+        usage = self._usage.get((record.endpoint, record.status, record.provider, record.model))
+        if usage is None:
+            usage = self._usage_of(record)
+        usage.records += 1
         if record.cache_hit:
-            self.cache_hits.add((family,))
-        if record.prompt_tokens:
-            self.tokens.add((*labels, "prompt"), record.prompt_tokens)
-        if record.completion_tokens:
-            self.tokens.add((*labels, "completion"), record.completion_tokens)
+            usage.cache_hits += 1
+        usage.prompt += record.prompt_tokens
+        usage.completion += record.completion_tokens
         if record.audio_seconds or record.characters or record.pages or record.bytes_stored:
-            self._metered(record, labels)
-        if record.cost_usd:
-            self.cost.add(labels, record.cost_usd)
-        if record.energy_kwh:
-            self.energy.add(labels, record.energy_kwh)
-        if record.carbon_gco2e:
-            self.carbon.add(labels, record.carbon_gco2e)
+            self._metered(record, usage.labels)
+        usage.cost += record.cost_usd
+        usage.energy += record.energy_kwh
+        usage.carbon += record.carbon_gco2e
         if record.ttft_ms is not None and record.status < 400:
-            self.first_token.observe(labels, record.ttft_ms / 1000)
+            seconds = record.ttft_ms / 1000
+            usage.first_token[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+            usage.first_token_sum += seconds
         for attempt in record.attempts:
             self._attempted(attempt)
 
-    def _labels(self, family: str, provider: str | None, model: str | None) -> tuple[str, ...]:
+    def _usage_of(self, record: UsageRecord) -> _Usage:
+        """A new raw key's series: one per bounded label set and status, remembered
+        under the raw values while there are few of them (as `_answers_of`)."""
+        labels = self._labels(record.endpoint, record.provider, record.model)
+        status = _STATUS.get(record.status) or str(record.status)
+        key = (*labels, status)
+        usage = self._usage_by_labels.get(key)
+        if usage is None:
+            usage = self._usage_by_labels[key] = _Usage(labels, status)
+        if len(self._usage) < RAW_ANSWER_KEYS:
+            self._usage[(record.endpoint, record.status, record.provider, record.model)] = usage
+        return usage
+
+    def _labels(self, family: str, provider: str | None, model: str | None) -> tuple[str, str, str]:
         """(family, provider, model) as labels: bounded (`BoundedLabel`), and remembered
-        for the raw values while there are few of them (two calls fewer per record)."""
+        for the raw values while there are few of them."""
         labels = self._usage_labels.get((family, provider, model))
         if labels is None:
             labels = (family, self.providers(provider), self.models(model))
@@ -289,10 +346,59 @@ class GatewayMetrics:
                 self.units.add((*labels, unit), amount)
 
     def _attempted(self, attempt: LoggedAttempt) -> None:
-        _, provider, model = self._labels("", attempt.provider, attempt.model)
-        self.attempts.add((provider, model, attempt.outcome, attempt.error or ""))
+        key = (attempt.provider, attempt.model, attempt.outcome, attempt.error)
+        attempts = self._attempts.get(key)
+        if attempts is None:
+            attempts = self._attempts_of(key)
+        attempts.count += 1
         if attempt.duration_ms is not None:
-            self.attempt_duration.observe((provider, attempt.outcome), attempt.duration_ms / 1000)
+            seconds = attempt.duration_ms / 1000
+            attempts.duration[bisect_left(LATENCY_BUCKETS, seconds)] += 1
+            attempts.duration_sum += seconds
+
+    def _attempts_of(self, key: tuple[str, str, str, str | None]) -> _Attempts:
+        provider, model, outcome, error = key
+        _, provider_label, model_label = self._labels("", provider, model)
+        labels = (provider_label, model_label, outcome, error or "")
+        attempts = self._attempts_by_labels.get(labels)
+        if attempts is None:
+            attempts = self._attempts_by_labels[labels] = _Attempts(labels)
+        if len(self._attempts) < RAW_ANSWER_KEYS:
+            self._attempts[key] = attempts
+        return attempts
+
+    def _fold_usage(self) -> None:
+        """The usage tallies made again from the records' and attempts' series (each
+        holds every record since the start); a zero sum makes no sample, as before."""
+        tallies = (self.usage_records, self.cache_hits, self.tokens, self.cost)
+        for tally in (*tallies, self.energy, self.carbon, self.attempts):
+            tally.values = {}
+        for histogram in (self.first_token, self.attempt_duration):
+            histogram.counts, histogram.sums = {}, {}
+        for usage in self._usage_by_labels.values():
+            self._fold_one_usage(usage)
+        for attempts in self._attempts_by_labels.values():
+            provider, _, outcome, _ = attempts.labels
+            self.attempts.add(attempts.labels, attempts.count)
+            if attempts.duration_sum or any(attempts.duration):
+                duration = (attempts.duration, attempts.duration_sum)
+                self.attempt_duration.add_counts((provider, outcome), *duration)
+
+    def _fold_one_usage(self, usage: _Usage) -> None:
+        labels = usage.labels
+        self.usage_records.add((labels[0], usage.status), usage.records)
+        if usage.cache_hits:
+            self.cache_hits.add((labels[0],), usage.cache_hits)
+        for direction, tokens in (("prompt", usage.prompt), ("completion", usage.completion)):
+            if tokens:
+                self.tokens.add((*labels, direction), tokens)
+        for tally, amount in ((self.cost, usage.cost), (self.energy, usage.energy)):
+            if amount:
+                tally.add(labels, amount)
+        if usage.carbon:
+            self.carbon.add(labels, usage.carbon)
+        if any(usage.first_token):
+            self.first_token.add_counts(labels, usage.first_token, usage.first_token_sum)
 
     def upstream_first_byte(self, provider: str, ms: float) -> None:
         """An upstream attempt's time to its first result; also charged to the current

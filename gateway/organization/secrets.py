@@ -20,8 +20,14 @@ INVITATION_PREFIX = "gwi_"
 _RANDOM_BYTES = 30
 _HASHER = PasswordHasher()
 # Verified against when the email is unknown, so that a wrong email costs the same time
-# as a wrong password and reveals nothing.
-_DECOY = _HASHER.hash("decoy password, never a user's")
+# as a wrong password and reveals nothing: a hash made once with `_HASHER`'s parameters
+# (tests/gateway/test_password_decoy.py checks they still are). Hashing it at import cost
+# every gateway's start a 64 MiB, four-lane Argon2 run, and the lanes' threads left glibc
+# arenas resident for the life of the process (bench/README.md, session 7's memory).
+_DECOY = (
+    "$argon2id$v=19$m=65536,t=3,p=4$wXWov9JT0kakavnGn8l/ZQ"
+    "$wzEqBwOT+Ulif37AFlNiXBQcoOP6S2c3cHCH4PjGJYg"
+)
 
 
 def new_invitation_token() -> str:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import math
+import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Literal
@@ -254,18 +256,31 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip() or None
 
 
+# A key once admitted: its record (the cache holds while the ring holds this very
+# record), the caller it makes, and when it expires (a POSIX time; inf: never).
+_Admitted = tuple[ApiKeyRecord, Principal, float]
+
+
 @attrs.define
 class KeyRing:
-    """The active keys by hash, plus when each was last used (flushed to the store)."""
+    """The active keys by hash, plus when each was last used (flushed to the store).
+
+    A key's caller (`Principal`) is made once per record (`_admitted`): a request then
+    checks only what changes with time or address (expiry, the IP allowlist). The
+    cache is keyed by the record itself, so revoking, patching or rotating a key (the
+    ring drops or replaces its record) takes effect on the next request as before."""
 
     _by_hash: dict[str, ApiKeyRecord] = attrs.field(factory=dict)
-    _last_used: dict[str, datetime] = attrs.field(factory=dict)
+    # Last uses as POSIX times (a float per request, not a datetime), as datetimes out.
+    _last_used: dict[str, float] = attrs.field(factory=dict)
+    _admitted: dict[str, _Admitted] = attrs.field(factory=dict)
     # Scale-out: told of every change made here (the key's hash, and whether it is still
     # usable), so that other workers and nodes hear of it (`gateway.workers.key_events`).
     on_change: Callable[[str, bool], None] | None = None
 
     def load(self, records: Iterable[ApiKeyRecord]) -> None:
         self._by_hash = {record.key_hash: record for record in records}
+        self._admitted = {}
 
     def put(self, record: ApiKeyRecord) -> None:
         """Add or replace a key (after create, patch or rotate)."""
@@ -274,12 +289,14 @@ class KeyRing:
 
     def forget(self, key_hash: str) -> None:
         self._by_hash.pop(key_hash, None)
+        self._admitted.pop(key_hash, None)
         self._announce(key_hash, False)
 
     def forget_id(self, key_id: str) -> None:
         for key_hash, record in list(self._by_hash.items()):
             if record.id == key_id:
                 del self._by_hash[key_hash]
+                self._admitted.pop(key_hash, None)
                 self._announce(key_hash, False)
 
     def apply(self, key_hash: str, record: ApiKeyRecord | None) -> None:
@@ -287,6 +304,7 @@ class KeyRing:
         (not announced again)."""
         if record is None:
             self._by_hash.pop(key_hash, None)
+            self._admitted.pop(key_hash, None)
         else:
             self._by_hash[key_hash] = record
 
@@ -306,13 +324,26 @@ class KeyRing:
         """The caller for a looked-up key, or the 401/403 `ApiError` that refuses it."""
         if record is None:
             raise invalid_api_key()
-        now = datetime.now(UTC)
-        if record.status != "active" or (record.expires_at and record.expires_at <= now):
+        admitted = self._admitted.get(record.key_hash)
+        if admitted is None or admitted[0] is not record:
+            admitted = self._first_admission(record)
+        _, principal, expires = admitted
+        now = time.time()
+        if now >= expires:
             raise invalid_api_key("This API key has been revoked or has expired.")
-        if not ip_allowed(record.allowed_ips, address):
+        if record.allowed_ips and not ip_allowed(record.allowed_ips, address):
             raise permission_denied("This API key may not be used from this address.")
         self._last_used[record.id] = now
-        return Principal(record)
+        return principal
+
+    def _first_admission(self, record: ApiKeyRecord) -> _Admitted:
+        """What `admit` keeps of a record the first time it sees it; a key that is not
+        active is refused (and not kept)."""
+        if record.status != "active":
+            raise invalid_api_key("This API key has been revoked or has expired.")
+        expires = record.expires_at.timestamp() if record.expires_at else math.inf
+        admitted = self._admitted[record.key_hash] = (record, Principal(record), expires)
+        return admitted
 
     @property
     def pending_last_used(self) -> int:
@@ -321,9 +352,10 @@ class KeyRing:
 
     def noted_use(self, key_id: str) -> datetime | None:
         """The key's last use noted here and not yet written to the store, if any."""
-        return self._last_used.get(key_id)
+        used = self._last_used.get(key_id)
+        return None if used is None else datetime.fromtimestamp(used, UTC)
 
     def take_last_used(self) -> dict[str, datetime]:
         """The last-use times gathered since the previous call (for a batched store write)."""
         taken, self._last_used = self._last_used, {}
-        return taken
+        return {key_id: datetime.fromtimestamp(used, UTC) for key_id, used in taken.items()}

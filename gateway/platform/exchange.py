@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 
@@ -33,6 +33,25 @@ JSON_TYPE = (b"content-type", b"application/json")
 CLOSE = (b"connection", b"close")
 EVENT_STREAM = b"text/event-stream"
 CLOSE_DEADLINE_S = 2.0
+# The scope's extension where the outermost middleware (`gateway.operator.middleware`)
+# leaves its `AnswerWatch` for the request.
+ANSWER_WATCH = "gateway.answer_watch"
+
+
+class AnswerWatch(Protocol):
+    """What the outermost middleware does with each message of an answer, in two parts:
+    `watch` notes it (synchronously) and returns it to send, `send_server` is the
+    server's own send. Its `send` is both in one. The answer's sends on our server
+    (`Exchange.send_answer`) call the two parts themselves, one coroutine layer fewer per
+    message, when the `send` they were given is the watch's own (nothing in between
+    wraps it)."""
+
+    def watch(self, message: Message) -> Message: ...
+
+    async def send(self, message: Message) -> None: ...
+
+    @property
+    def send_server(self) -> Send: ...
 
 
 class Exchange:
@@ -48,6 +67,7 @@ class Exchange:
         self.finished = False
         self.event_stream = False
         self.link: RequestLink | None = link_of(scope)
+        self._watch = _watch_of(scope, send)
 
     @property
     def refusal(self) -> ApiError | None:
@@ -113,7 +133,11 @@ class Exchange:
         elif not message.get("more_body", False):
             self.finished = True
             self.link.watch(None)
-        await self._send(message)
+        watch = self._watch
+        if watch is None:
+            await self._send(message)
+        else:  # `self._send` is `watch.send`: its two parts, without its coroutine
+            await watch.send_server(watch.watch(message))
 
     async def _send_discarding_body(self, message: Message) -> None:
         """The last message of an answer given before the body was read. Hypercorn
@@ -154,6 +178,13 @@ class Exchange:
                 frame = b"data: " + dumps(error.body()) + b"\n\n"
                 await self.send({"type": "http.response.body", "body": frame, "more_body": True})
             await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def _watch_of(scope: Scope, send: Send) -> AnswerWatch | None:
+    """The middleware's watch of this request, when `send` is its own."""
+    extensions = scope.get("extensions")
+    watch: AnswerWatch | None = extensions.get(ANSWER_WATCH) if extensions else None
+    return watch if watch is not None and watch.send == send else None
 
 
 def _declares_body(headers: list[tuple[bytes, bytes]]) -> bool:

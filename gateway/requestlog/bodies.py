@@ -58,9 +58,9 @@ class BodySealer:
                 logger.exception("request log: a body could not be redacted; dropped")
         if redacted is None:
             self.dropped += 1
-            return attrs.evolve(record, body=None)
+            return record._replace(body=None)
         self.sealed += 1
-        return attrs.evolve(record, body=self.cipher.encrypt({"body": redacted}), body_sealed=True)
+        return record._replace(body=self.cipher.encrypt({"body": redacted}), body_sealed=True)
 
 
 def opened(cipher: CredentialCipher, sealed: str) -> Any:

@@ -13,8 +13,10 @@ The documented sequence, each event with its `sequence_number` from 0:
     or, when the upstream fails after the first chunk: response.failed
 
 Which item opens and closes when is `gateway.kernels.blocks`' table; this module only says
-each step in this API's words. The finished response object (`final`) is kept for the
-store. The same events travel over the WebSocket mode, one JSON message each.
+each step in this API's words, and `gateway.responses.frames` holds each event's bytes,
+prepared once, with the values that change spliced in. The finished response object
+(`final`) is kept for the store. The same events travel over the WebSocket mode, one
+JSON message each.
 """
 
 from __future__ import annotations
@@ -28,7 +30,16 @@ from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
 from gateway.kernels.dialects import Answered
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
-from gateway.responses.frames import DeltaTemplate, delta_template
+from gateway.responses.frames import (
+    LINES,
+    SSE,
+    DeltaTemplate,
+    framed,
+    item_deltas,
+    json_string,
+    message_item_json,
+    text_part_json,
+)
 from gateway.responses.input import ResponsesRequest
 from gateway.responses.items import new_item_id
 from gateway.responses.render import (
@@ -37,12 +48,10 @@ from gateway.responses.render import (
     message_item,
     response_object,
     status_of,
-    text_part,
     token_logprobs,
 )
 from gateway.upstream.accounting import Accounting
 from providers.types import ChatChunk
-from streams.sse import encode_event
 
 
 class ResponseEvents:
@@ -64,10 +73,13 @@ class ResponseEvents:
     ) -> None:
         self._request, self._answered = request, answered
         self._sse, self._on_final = sse, on_final
+        self._formats = SSE if sse else LINES
         self._blocks = BlockSequencer()
         self._sequence = 0
         self._output: list[dict[str, Any]] = []
+        self._rendered: list[orjson.Fragment] = []  # `_output`'s items as JSON
         self._item: dict[str, Any] = {}
+        self._item_id = b""  # the open item's id, as bytes for the formats
         self._pieces: list[str] = []
         self._logprobs: list[dict[str, Any]] = []  # the open message's (when asked)
         self._pending: list[dict[str, Any]] = []  # the next delta's
@@ -78,10 +90,10 @@ class ResponseEvents:
     # -- Frames ----------------------------------------------------------------------------
 
     def opening(self) -> bytes:
-        snapshot = orjson.Fragment(dumps(self._response("in_progress")))  # rendered once
-        return self._emit("response.created", response=snapshot) + self._emit(
-            "response.in_progress", response=snapshot
-        )
+        snapshot = dumps(self._response("in_progress"))  # rendered once, sent twice
+        self._sequence = 2
+        formats = self._formats
+        return formats.created % (0, snapshot) + formats.in_progress % (1, snapshot)
 
     def chunk(self, chunk: ChatChunk) -> bytes:
         if chunk.logprobs:  # asked for: this chunk's text delta carries them
@@ -89,7 +101,10 @@ class ResponseEvents:
         text = self._blocks.continued_text(chunk)
         if text:  # most chunks: a delta of the open message, from its prepared bytes
             self._pieces.append(text)
-            return self._emit_delta(text)
+            if self._pending or self._delta is None:
+                return self._emit_delta(text)
+            self._sequence += 1
+            return self._delta.render(self._sequence - 1, text)
         events = self._blocks.feed(chunk)
         if len(events) == 1:  # most chunks: one delta
             return self._step(events[0])
@@ -100,16 +115,17 @@ class ResponseEvents:
     ) -> bytes:
         status, incomplete = status_of(finish_reason)
         self._closing_status = item_status(status)
-        frames = b"".join(self._step(event) for event in self._blocks.close())
+        frames = b"".join([self._step(event) for event in self._blocks.close()])
         self.final = self._response(status, accounting=accounting, incomplete=incomplete)
-        kind = "response.completed" if status == "completed" else "response.incomplete"
-        return frames + self._emit(kind, response=self.final)
+        formats = self._formats
+        done = formats.completed if status == "completed" else formats.incomplete
+        return frames + done % (self._next(), self._final_json())
 
     def fail(self, error: ApiError) -> bytes:
         """The upstream failed after the first chunk: the response failed, with what was
         finished of its output."""
         self.final = self._response("failed", error=error)
-        return self._emit("response.failed", response=self.final)
+        return self._formats.failed % (self._next(), self._final_json())
 
     async def seal(self) -> None:
         """Hand the finished response to `on_final` (the store) before its last event
@@ -140,33 +156,34 @@ class ResponseEvents:
             return self._arguments(event.call.arguments)
         return self._close_call()
 
-    def _open(self, item: dict[str, Any]) -> bytes:
-        self._item, self._pieces = item, []
-        return self._emit("response.output_item.added", output_index=self._index(), item=item)
+    def _open(self, item: dict[str, Any], rendered: bytes) -> bytes:
+        self._item, self._item_id, self._pieces = item, item["id"].encode(), []
+        return self._formats.item_added % (self._next(), self._index(), rendered)
 
     def _open_text(self) -> bytes:
-        frames = self._open(message_item(new_item_id("msg"), None, "in_progress"))
-        self._delta = delta_template(
-            "response.output_text.delta", self._at(0), "delta", {"logprobs": []}, sse=self._sse
-        )
-        return frames + self._emit("response.content_part.added", **self._at(0), part=text_part(""))
+        item_id = new_item_id("msg")
+        rendered = message_item_json(item_id.encode(), b"in_progress", None)
+        frames = self._open(message_item(item_id, None, "in_progress"), rendered)
+        self._delta = item_deltas(self._formats.text_delta, self._item_id, self._index())
+        return frames + self._formats.part_added % (self._next(), self._item_id, self._index())
 
     def _close_text(self) -> bytes:
+        """output_text.done, content_part.done, output_item.done: the text rendered once."""
         text, logprobs = "".join(self._pieces), self._logprobs
-        frames = self._emit(
-            "response.output_text.done", **self._at(0), text=text, logprobs=logprobs
-        )
-        part = text_part(text, logprobs)
-        frames += self._emit("response.content_part.done", **self._at(0), part=part)
-        item = message_item(self._item["id"], text, self._closing_status, logprobs)
+        text_json = json_string(text)
+        logprobs_json = dumps(logprobs) if logprobs else b"[]"
+        formats, item_id, index = self._formats, self._item_id, self._index()
+        frames = formats.text_done % (self._next(), item_id, index, text_json, logprobs_json)
+        part = text_part_json(text_json, logprobs_json)
+        frames += formats.part_done % (self._next(), item_id, index, part)
+        status = self._closing_status
+        item = message_item(self._item["id"], text, status, logprobs)
         self._logprobs = []
-        return frames + self._done(item)
+        return frames + self._done(item, message_item_json(item_id, status.encode(), part))
 
     def _open_call(self, item: dict[str, Any]) -> bytes:
-        frames = self._open(item)
-        where = {"item_id": item["id"], "output_index": self._index()}
-        kind = "response.function_call_arguments.delta"
-        self._delta = delta_template(kind, where, "delta", sse=self._sse)
+        frames = self._open(item, dumps(item))
+        self._delta = item_deltas(self._formats.arguments_delta, self._item_id, self._index())
         return frames
 
     def _arguments(self, delta: str) -> bytes:
@@ -178,33 +195,32 @@ class ResponseEvents:
     def _close_call(self) -> bytes:
         arguments = "".join(self._pieces)
         item = self._item | {"arguments": arguments, "status": self._closing_status}
-        frames = self._emit(
-            "response.function_call_arguments.done",
-            item_id=item["id"],
-            output_index=self._index(),
-            name=item["name"],
-            arguments=arguments,
+        frames = self._formats.arguments_done % (
+            self._next(),
+            self._item_id,
+            self._index(),
+            json_string(item["name"]),
+            json_string(arguments),
         )
-        return frames + self._done(item)
+        return frames + self._done(item, dumps(item))
 
-    def _done(self, item: dict[str, Any]) -> bytes:
-        frames = self._emit("response.output_item.done", output_index=self._index(), item=item)
+    def _done(self, item: dict[str, Any], rendered: bytes) -> bytes:
+        frames = self._formats.item_done % (self._next(), self._index(), rendered)
         self._output.append(item)
+        self._rendered.append(orjson.Fragment(rendered))
         self._item, self._delta = {}, None
         return frames
 
     # -- helpers ---------------------------------------------------------------------------
 
+    def _next(self) -> int:
+        """The next event's sequence number."""
+        self._sequence += 1
+        return self._sequence - 1
+
     def _index(self) -> int:
         """The open item's place in `output` (the finished ones come before it)."""
         return len(self._output)
-
-    def _at(self, content_index: int) -> dict[str, Any]:
-        return {
-            "item_id": self._item["id"],
-            "output_index": self._index(),
-            "content_index": content_index,
-        }
 
     def _response(
         self,
@@ -224,19 +240,26 @@ class ResponseEvents:
             error=error,
         )
 
-    def _emit(self, kind: str, **fields: Any) -> bytes:
-        event = {"type": kind, "sequence_number": self._sequence, **fields}
-        self._sequence += 1
-        data = dumps(event)
-        return encode_event(kind, data) if self._sse else data + b"\n"
+    def _final_json(self) -> bytes:
+        """`final` rendered, its output items from the bytes their events sent."""
+        assert self.final is not None
+        return dumps({**self.final, "output": self._rendered})
 
     def _emit_delta(self, delta: str) -> bytes:
-        """A delta of the open item, from its template (the same bytes as `_emit`'s)."""
+        """A delta of the open item, from its template (the same bytes as the dict's)."""
         assert self._delta is not None, "an item is open"
         if self._pending and self._item["type"] == "message":  # log probabilities asked
             logprobs, self._pending = self._pending, []
             self._logprobs.extend(logprobs)
-            kind = "response.output_text.delta"
-            return self._emit(kind, **self._at(0), delta=delta, logprobs=logprobs)
+            event = {
+                "type": "response.output_text.delta",
+                "sequence_number": self._next(),
+                "item_id": self._item["id"],
+                "output_index": self._index(),
+                "content_index": 0,
+                "delta": delta,
+                "logprobs": logprobs,
+            }
+            return framed(event["type"], dumps(event), sse=self._sse)
         self._sequence += 1
         return self._delta.render(self._sequence - 1, delta)

@@ -27,7 +27,7 @@ from gateway.platform.params import (
     optional_string,
     required_string,
 )
-from gateway.responses.items import chat_messages, input_items
+from gateway.responses.items import conversation
 
 # Fields with no meaning here, refused when set (the reason goes in the message).
 REFUSED: Mapping[str, str] = {
@@ -118,10 +118,9 @@ def parse_responses_body(body: Any, history: Sequence[Mapping[str, Any]]) -> Res
         raise invalid_request("'input' is required.", param="input")
     if body["input"] == []:
         raise invalid_request("'input' must be a text or at least one item.", param="input")
-    items = input_items(body["input"])
+    items, messages = conversation(body["input"], history)
     instructions = optional_string(body, "instructions")
     tools = _tools(body.get("tools"))
-    messages = chat_messages([*history, *items])
     if instructions:
         messages.insert(0, {"role": "system", "content": instructions})
     if not messages:
@@ -147,12 +146,11 @@ def parse_responses_body(body: Any, history: Sequence[Mapping[str, Any]]) -> Res
 
 
 def _check_fields(body: Mapping[str, Any]) -> None:
-    for name in body:
+    for name, value in body.items():  # one pass over what the client sent
         if name not in KNOWN:
             raise invalid_request(f"Unrecognized request argument supplied: {name}.", param=name)
-    for name, reason in REFUSED.items():
-        if body.get(name) not in (None, False):
-            raise invalid_request(f"'{name}': {reason}.", param=name, value=body[name])
+        if name in REFUSED and value not in (None, False):
+            raise invalid_request(f"'{name}': {REFUSED[name]}.", param=name, value=value)
     # include_obfuscation pads deltas against side channels; no padding is added here
     optional_object(body, "stream_options")
     _truncates(body)
@@ -216,26 +214,35 @@ def _check_include(value: Any) -> None:
             )
 
 
+# Fields chat takes as they are (and checks itself), by their name there.
+COPIED: Mapping[str, str] = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "prompt_cache_key": "prompt_cache_key",
+    "prompt_cache_retention": "prompt_cache_retention",
+    "parallel_tool_calls": "parallel_tool_calls",
+    "service_tier": "service_tier",
+    "service": "service",
+    "provider": "provider",
+    "routing_mode": "routing_mode",
+}
+
+
 def _chat_fields(body: Mapping[str, Any], tools: list[dict[str, Any]]) -> dict[str, Any]:
-    """The chat-completions fields this request sets (unset ones are left out)."""
-    fields: dict[str, Any] = {
+    """The chat-completions fields this request sets (unset ones are left out), read
+    from the fields the client sent (a handful) rather than from every field known."""
+    fields = {COPIED[name]: value for name, value in body.items() if name in COPIED}
+    text = body.get("text")
+    checked = {
         "max_tokens": optional_positive_int(body, "max_output_tokens"),
-        "temperature": body.get("temperature"),
-        "top_p": body.get("top_p"),
         "user": optional_string(body, "user"),
         "safety_identifier": optional_string(body, "safety_identifier"),
-        "prompt_cache_key": body.get("prompt_cache_key"),
-        "prompt_cache_retention": body.get("prompt_cache_retention"),
-        "verbosity": _verbosity(body.get("text")),
+        "verbosity": _verbosity(text),
         "metadata": _metadata(body.get("metadata")),
-        "response_format": _response_format(body.get("text")),
+        "response_format": _response_format(text),
         "reasoning_effort": _reasoning_effort(body.get("reasoning")),
-        "parallel_tool_calls": body.get("parallel_tool_calls"),
-        "service_tier": body.get("service_tier"),
-        "service": body.get("service"),
-        "provider": body.get("provider"),
-        "routing_mode": body.get("routing_mode"),
     }
+    fields.update(checked)
     if tools:
         fields["tools"] = [_chat_tool(tool) for tool in tools]
         fields["tool_choice"] = _tool_choice(body.get("tool_choice"), tools)

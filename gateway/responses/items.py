@@ -38,11 +38,33 @@ def new_item_id(prefix: str) -> str:
 def input_items(value: Any) -> list[dict[str, Any]]:
     """`input` (a string, or an array of items) as normalized items; 400 naming the
     first bad field."""
-    if isinstance(value, str):
-        return [_message({"role": "user", "content": value}, "input")]
+    return conversation(value, ())[0]
+
+
+def conversation(
+    value: Any, history: Iterable[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`input` as normalized items, and the whole conversation (`history`, then those
+    items) as chat messages: each input item is checked and translated in one pass."""
+    messages = chat_messages(history)
+    if isinstance(value, str):  # most requests: one user message
+        messages.append({"role": "user", "content": value})
+        item = {
+            "id": new_item_id("msg"),
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": value}],
+            "status": "completed",
+        }
+        return [item], messages
     if not isinstance(value, list):
         raise invalid_request("'input' must be a string or an array of items.", param="input")
-    return [normalized(item, f"input[{i}]") for i, item in enumerate(value)]
+    items = []
+    for i, raw in enumerate(value):
+        item = normalized(raw, f"input[{i}]")
+        items.append(item)
+        add_message(messages, item)
+    return items, messages
 
 
 def normalized(item: Any, where: str) -> dict[str, Any]:
@@ -208,14 +230,19 @@ def chat_messages(items: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The conversation `items` (normalized) as chat-completions messages."""
     messages: list[dict[str, Any]] = []
     for item in items:
-        kind = item["type"]
-        if kind == "message":
-            messages.append(_chat_message(item))
-        elif kind == "function_call":
-            _add_call(messages, item)
-        elif kind == "function_call_output":
-            messages.append(_tool_message(item))
+        add_message(messages, item)
     return messages
+
+
+def add_message(messages: list[dict[str, Any]], item: Mapping[str, Any]) -> None:
+    """`item` (normalized) added to the chat `messages` of its conversation so far."""
+    kind = item["type"]
+    if kind == "message":
+        messages.append(_chat_message(item))
+    elif kind == "function_call":
+        _add_call(messages, item)
+    elif kind == "function_call_output":
+        messages.append(_tool_message(item))
 
 
 def _chat_message(item: Mapping[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from gateway.upstream.rates import chat_rates
 from providers.catalog import Catalog, CostBreakdown, ModelInfo
 from providers.footprint import Footprint, cpu_estimate, estimate_usage
 from providers.types import Usage
@@ -72,6 +73,9 @@ def account(
         known = catalog.provider(provider_id) if provider_id is not None else None
         cpu = cpu_estimate(latency_ms / 1000, known) if known is not None else None
         return Accounting(usage, CostBreakdown(0.0, 0.0, 0.0), cpu, latency_ms)
+    rates = chat_rates(catalog, info, usage, task_type)
+    if rates is not None:  # a token-billed chat model: its constants, prepared once
+        return Accounting(usage, rates.cost(usage), rates.footprint(usage), latency_ms)
     provider = catalog.provider(info.provider)
     footprint = estimate_usage(info, provider, usage, task_type) if provider is not None else None
     return Accounting(usage, info.metered_cost(usage), footprint, latency_ms)

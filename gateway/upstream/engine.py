@@ -21,17 +21,15 @@ from a race (a cache hit, a local engine) is accounted the same way through `ser
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence, Set
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence, Set
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 import attrs
 import trio
 
 from gateway.platform.auth import Principal
-from gateway.platform.errors import ApiError, from_provider_error, provider_unavailable
+from gateway.platform.errors import ApiError, from_provider_error
 from gateway.platform.tracing import Tracing
 from gateway.upstream.accounting import Accounting, account, billed_nothing
 from gateway.upstream.admission import PolicyBound
@@ -39,21 +37,29 @@ from gateway.upstream.chain import (
     Candidate,
     attempt_summary,
     deadline_exceeded,
-    logged,
     retryable,
     span_ms,
     usable,
     with_fallback_fields,
 )
-from gateway.upstream.circuit import BreakerBook, State
-from gateway.upstream.facts import RaceOrigin, RequestFacts
+from gateway.upstream.circuit import BreakerBook
+from gateway.upstream.facts import RequestFacts
 from gateway.upstream.health import HealthBook
 from gateway.upstream.limits import Hold, UpstreamMeter
 from gateway.upstream.options import ServiceOptions
+from gateway.upstream.outcomes import (
+    FirstResultObserver,
+    RaceBook,
+    deciding,
+    log_race,
+    start_trail,
+    unavailable,
+)
 from gateway.upstream.plan import Plan, hedge_delay, plan_named
 from gateway.upstream.registry import ProviderRegistry
-from gateway.upstream.resolve import UNAVAILABLE_RETRY_AFTER_S, Target, available_models
-from gateway.upstream.shared_breakers import Report, SharedBreakers
+from gateway.upstream.resolve import Target, available_models
+from gateway.upstream.served import CLIENT_LEFT, Called, Served, Streaming
+from gateway.upstream.shared_breakers import SharedBreakers
 from gateway.upstream.usage import UsageLog
 from providers.base import Provider
 from providers.catalog import Catalog
@@ -67,31 +73,8 @@ T = TypeVar("T")
 S = TypeVar("S")
 Operation = Callable[[Provider, Target], Awaitable[T]]
 Opener = Callable[[Provider, Target], AbstractAsyncContextManager[S]]
-FirstResultObserver = Callable[[str, float], None]
-CLIENT_LEFT = (499, "client_disconnected")
-
-
-@attrs.frozen
-class Served(Generic[T]):
-    """What won the race: the target that served, its value and the chain's record."""
-
-    target: Target
-    value: T
-    primary: Target
-    attempts: tuple[Mapping[str, object], ...]
-    retries: int  # tries beyond a candidate's first
-
-    @property
-    def fell_back(self) -> bool:
-        return self.target != self.primary
-
-
-@attrs.frozen
-class Called(Served[T]):
-    """A whole answer the engine served, with what it cost (`accounting`: priced,
-    settled and recorded by the engine)."""
-
-    accounting: Accounting
+# What the families import from here (the split's modules hold them).
+__all__ = ["Called", "Engine", "FirstResultObserver", "Served", "Streaming", "unavailable"]
 
 
 @attrs.define(eq=False)
@@ -118,6 +101,10 @@ class Engine:
     # OpenTelemetry (`gateway.platform.tracing`): a span per attempt, its id sent upstream
     # in `traceparent`. None (tracing off): no span is made.
     tracing: Tracing | None = None
+    book: RaceBook = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.book = RaceBook(self.breakers, self.health, self.shared_breakers, self.on_first_result)
 
     # -- planning ------------------------------------------------------------------------
 
@@ -183,11 +170,51 @@ class Engine:
                 pass
             raise deadline_exceeded(candidate.target.provider_id, timeout_s) from None
 
-        winner = await self._race(facts, plan, self._chain(facts, plan), attempt)
+        chain = self._chain(facts, plan)
+        tried: Attempt[Candidate] | None = None
+        if self._alone(chain[0], plan, facts.principal.workspace_id):
+            first = await self._call_first(facts, plan, chain[0], attempt, hold, meter)
+            if isinstance(first, Called):
+                return first
+            tried = first
+        winner = await self._race(facts, plan, chain, attempt, tried=tried)
         served = self._served(plan, winner, winner.value)
         accounting = self.served(facts, served.target, hold, meter(served.value))
         return Called(
             served.target, served.value, served.primary, served.attempts, served.retries, accounting
+        )
+
+    async def _call_first(
+        self,
+        facts: RequestFacts,
+        plan: Plan,
+        first: Candidate,
+        attempt: Callable[[Candidate], Awaitable[T]],
+        hold: Hold | None,
+        meter: Callable[[T], Usage],
+    ) -> Called[T] | Attempt[Candidate]:
+        """The first candidate with nothing to race it, called in the caller's task with
+        none of the race's machinery (most calls end with it): its answer, booked and
+        accounted, or (it failed) the failed try the race goes on from."""
+        started = trio.current_time()
+        try:
+            value = await attempt(first)
+        except Exception as exc:
+            return Attempt(first, 0, 1, Outcome.FAILED, started, trio.current_time(), exc)
+        except trio.Cancelled:
+            self.usage.failure(facts, plan.primary, *CLIENT_LEFT)
+            raise
+        won = Attempt(first, 0, 1, Outcome.WON, started, trio.current_time())
+        self.book.won(
+            facts.principal.workspace_id,
+            first.target,
+            float(span_ms(won) or 0),
+            won.ended_at or started,
+        )
+        log_race(facts, (won,))
+        accounting = self.served(facts, first.target, hold, meter(value))
+        return Called(
+            first.target, value, plan.primary, tuple(attempt_summary((won,))), 0, accounting
         )
 
     def open_stream(
@@ -275,8 +302,8 @@ class Engine:
                     deadline.deadline = math.inf
                     entered = True
                     won = Attempt(first, 0, 1, Outcome.WON, started, trio.current_time())
-                    self._record_attempts(facts.principal.workspace_id, (won,))
-                    _log_race(facts, (won,))
+                    self.book.attempts(facts.principal.workspace_id, (won,))
+                    log_race(facts, (won,))
                     served = self._served(plan, Winner(first, 0, value, (won,)), value)
                     with Streaming(self, facts, hold, served) as stream:
                         yield _FirstTry(stream=stream)
@@ -361,7 +388,7 @@ class Engine:
             self.usage.failure(facts, plan.primary, error.status, error.code)
             raise error
         self.upstream.record_request(workspace, chain[0].target.provider_id)
-        _start_trail(facts, plan)
+        start_trail(facts, plan)
         return chain
 
     def _hedge(self, workspace: str) -> Callable[[Candidate], float | None]:
@@ -402,8 +429,8 @@ class Engine:
         except trio.Cancelled:
             self.usage.failure(facts, plan.primary, *CLIENT_LEFT)
             raise
-        self._record_attempts(workspace, winner.attempts)
-        _log_race(facts, winner.attempts)
+        self.book.attempts(workspace, winner.attempts)
+        log_race(facts, winner.attempts)
         return winner
 
     def _configured_hedge(self, workspace: str) -> Callable[[str], float | None]:
@@ -427,169 +454,17 @@ class Engine:
         """The failure the client sees when no attempt won: the deciding error, plus what
         the chain tried. An error that is not a provider's is a bug, raised as it is."""
         workspace = facts.principal.workspace_id
-        self._record_attempts(workspace, failed.attempts)
-        _log_race(facts, failed.attempts)
+        self.book.attempts(workspace, failed.attempts)
+        log_race(facts, failed.attempts)
         error = failed.error
         if not isinstance(error, ProviderError):
             raise error
         offered = available_models(self.catalog, self.active(workspace), plan.capability)
         mapped = with_fallback_fields(from_provider_error(error, available_models=offered), failed)
         # Filed under the provider that failed it (the request log, metrics, analytics).
-        failing = _deciding(failed) or plan.primary
+        failing = deciding(failed) or plan.primary
         self.usage.failure(facts, failing, mapped.status, mapped.code)
         return mapped
-
-    def _record_attempts(self, workspace: str, attempts: Sequence[Attempt[Candidate]]) -> None:
-        """Feed each attempt into provider health and its circuit breaker.
-
-        Losers cancelled by a faster candidate say nothing about their provider; failures
-        that are the client's fault (a bad request) do not count against it either.
-        """
-        now = trio.current_time()
-        for attempt in attempts:
-            target = attempt.candidate.target
-            ms = float(span_ms(attempt) or 0)
-            if attempt.outcome is Outcome.WON:
-                self._record_win(workspace, target, ms, now)
-            elif attempt.outcome is Outcome.FAILED and _providers_fault(attempt.error):
-                assert isinstance(attempt.error, ProviderError)
-                self._record_failure(workspace, target, attempt.error, ms, now)
-
-    def _record_win(self, workspace: str, target: Target, ms: float, now: float) -> None:
-        breaker = self.breakers.breaker(workspace, target.provider_id, target.upstream_model)
-        self.health.record(workspace, target.provider_id, ok=True, latency_ms=ms)
-        self.health.record_first_result(workspace, target.provider_id, ms)
-        for observe in self.on_first_result:
-            observe(target.provider_id, ms)
-        shared = self.shared_breakers
-        if shared is not None and not breaker.clean:  # the healthy path sends nothing
-            shared.report(Report(workspace, target.provider_id, target.upstream_model, True))
-        breaker.record(True, now)
-
-    def _record_failure(
-        self, workspace: str, target: Target, error: ProviderError, ms: float, now: float
-    ) -> None:
-        breaker = self.breakers.breaker(workspace, target.provider_id, target.upstream_model)
-        kind = from_provider_error(error).code  # the spec's code, e.g. provider_timeout
-        self.health.record(workspace, target.provider_id, ok=False, latency_ms=ms, error_type=kind)
-        probe = breaker.state is State.HALF_OPEN
-        breaker.record(False, now)
-        if self.shared_breakers is not None:
-            report = Report(workspace, target.provider_id, target.upstream_model, False, probe)
-            self.shared_breakers.report(report)
-
-
-@attrs.frozen
-class _FirstTry(Generic[S]):
-    stream: Streaming[S] | None = None
-    tried: Attempt[Candidate] | None = None
-
-
-class Streaming(Generic[S]):
-    """The open winner of `Engine.open_stream` and the end of its story (see there).
-
-    `with Streaming(...) as stream:` is the open stream's block: whatever leaves it (an
-    exception, a cancellation, the normal end), the stream's end is recorded once (a
-    plain context manager: no generator per stream)."""
-
-    def __init__(
-        self, engine: Engine, facts: RequestFacts, hold: Hold | None, served: Served[S]
-    ) -> None:
-        self._engine, self._facts, self._hold = engine, facts, hold
-        self.served = served
-        self.metered = Usage()  # what the stream has used so far, as its family counts it
-        self._ended = False
-
-    def __enter__(self) -> Streaming[S]:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.left(exc)
-
-    @property
-    def value(self) -> S:
-        return self.served.value
-
-    @property
-    def target(self) -> Target:
-        return self.served.target
-
-    def price(self, usage: Usage) -> Accounting:
-        """What `usage` costs on the serving target (for a final chunk's figures)."""
-        return self._engine.price(self._facts, self.target, usage)
-
-    def finished(self, usage: Usage) -> Accounting:
-        """The stream ended well, having used `usage`: settled and recorded (200). Only
-        the first end counts."""
-        self.metered = usage
-        if self._ended:
-            return self.price(usage)
-        self._ended = True
-        return self._engine.served(self._facts, self.target, self._hold, usage)
-
-    def failed(self, error: ProviderError | ApiError, usage: Usage | None = None) -> ApiError:
-        """The stream broke after its first result (`error`, mapped to the spec's error
-        the client is told in-band); settled with what it used and recorded."""
-        mapped = from_provider_error(error) if isinstance(error, ProviderError) else error
-        self._end(usage or self.metered, mapped.status, mapped.code)
-        return mapped
-
-    def left(self, exc: BaseException | None) -> None:
-        """The block is left by `exc` (None: normally) without the family's word: the
-        client went away (499), or the error that left it (a provider's failure mapped
-        here to the spec's error). Nothing after an end."""
-        if isinstance(exc, ProviderError):
-            exc = from_provider_error(exc)
-        if isinstance(exc, ApiError):
-            self._end(self.metered, exc.status, exc.code)
-        else:
-            self._end(self.metered, *CLIENT_LEFT)
-
-    def _end(self, usage: Usage, status: int, code: str) -> None:
-        if self._ended:
-            return
-        self._ended = True
-        engine, facts, target = self._engine, self._facts, self.target
-        accounting = engine.price(facts, target, usage)
-        if self._hold is not None:
-            engine.settle(facts, target, self._hold, usage)
-        engine.usage.record(facts, target, accounting, status=status, error_code=code)
-
-
-def _start_trail(facts: RequestFacts, plan: Plan) -> None:
-    """Mark where the race starts within the request (its attempts' offsets are measured
-    from the request's arrival), and the model asked for when the family named none."""
-    trail = facts.trail
-    elapsed_ms = (time.perf_counter() - facts.started) * 1000
-    trail.race_origin = RaceOrigin(trio.current_time(), elapsed_ms)
-    if trail.model_requested is None:
-        trail.model_requested = plan.primary.model_id
-
-
-def _log_race(facts: RequestFacts, attempts: Sequence[Attempt[Candidate]]) -> None:
-    """The race's attempts, and the time to the first result (the winner's first chunk,
-    or its whole answer), into the call's trail for its usage record."""
-    origin = facts.trail.race_origin
-    if origin is None:
-        return
-    facts.trail.attempts = logged(attempts, origin)
-    for attempt in attempts:
-        if attempt.outcome is Outcome.WON and attempt.ended_at is not None:
-            facts.trail.ttft_ms = origin.offset_ms(attempt.ended_at)
-
-
-def _deciding(failed: RaceFailed) -> Target | None:
-    """The target whose failure decided the race: the attempt that raised its error."""
-    for attempt in failed.attempts:
-        if attempt.error is failed.error:
-            target: Target = attempt.candidate.target
-            return target
-    return None
 
 
 def _attempt_attributes(target: Target) -> dict[str, object]:
@@ -605,14 +480,7 @@ async def _release(held: Held[Any]) -> None:
     held.release()
 
 
-def unavailable(provider_id: str | None) -> ApiError:
-    """The spec's 503 when no provider that could serve the request can be tried."""
-    return provider_unavailable(
-        provider_id,
-        "Every provider that could serve this request is failing; try again shortly.",
-        UNAVAILABLE_RETRY_AFTER_S,
-    )
-
-
-def _providers_fault(error: Exception | None) -> bool:
-    return isinstance(error, ProviderError) and error.retryable
+@attrs.frozen
+class _FirstTry(Generic[S]):
+    stream: Streaming[S] | None = None
+    tried: Attempt[Candidate] | None = None

@@ -2,8 +2,9 @@
 framing, `frame`, `read_frame` and `FrameReader`, is the span exporter's too).
 
 The gateway's side must stay cheap, because it runs on the event loop's interpreter:
-a record becomes the tuple of its fields (one C-level `attrgetter` call) and a batch one
-orjson document. Building rows, rollups and sketches happens in the writer process
+a record is the tuple of its fields already (`UsageRecord` is a named tuple, which
+orjson writes once copied as a plain tuple in C) and a batch one orjson document.
+Building rows, rollups and sketches happens in the writer process
 (`gateway.workers.usage_child`), which rebuilds the `UsageRecord`s from the tuples.
 
 Frames on the pipe are a 4-byte big-endian length and an orjson payload:
@@ -22,12 +23,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 from datetime import datetime
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-import attrs
 import orjson
 
+from store.request_log import logged_attempts
 from store.response_rows import StoredRow, row_of
 from store.usage import UsageRecord
 
@@ -44,9 +44,10 @@ MAX_FRAME = 64 * 1024 * 1024
 LOCKED_RETRIES = 3
 LOCKED_BACKOFF_S = 0.1
 
-FIELDS: tuple[str, ...] = tuple(attrs.fields_dict(UsageRecord))
-_values = attrgetter(*FIELDS)
+FIELDS: tuple[str, ...] = UsageRecord._fields
 _CREATED_AT = FIELDS.index("created_at")
+_TAGS = FIELDS.index("tags")
+_ATTEMPTS = FIELDS.index("attempts")
 
 
 def frame(payload: bytes) -> bytes:
@@ -59,7 +60,7 @@ def encode_batch(
 ) -> bytes:
     """One framed batch: the fields of each record as a JSON array (datetimes as ISO
     8601 with their offset, which orjson writes in C), and the stored responses' rows."""
-    values = [_values(record) for record in records]
+    values = [tuple(record) for record in records]
     return frame(orjson.dumps([seq, batch_id, values, responses]))
 
 
@@ -75,9 +76,14 @@ def decode_batch(payload: bytes) -> tuple[int, str, list[UsageRecord], list[Stor
 
 
 def _record(values: list[Any]) -> UsageRecord:
-    fields = dict(zip(FIELDS, values, strict=True))
-    fields["created_at"] = datetime.fromisoformat(values[_CREATED_AT])
-    return UsageRecord(**fields)
+    """A record from its fields as the wire's JSON holds them: the time, the tags and the
+    attempts (objects) back to what the record holds."""
+    if len(values) != len(FIELDS):
+        raise ValueError(f"a usage record of {len(values)} fields, not {len(FIELDS)}")
+    values[_CREATED_AT] = datetime.fromisoformat(values[_CREATED_AT])
+    values[_TAGS] = tuple(values[_TAGS])
+    values[_ATTEMPTS] = logged_attempts(values[_ATTEMPTS])
+    return UsageRecord._make(values)
 
 
 def encode_ack(seq: int, written: int, error: str | None, seconds: float) -> bytes:

@@ -6,6 +6,7 @@ for HTTP/2 or proxies) both implement `Upstream`; the app picks one by the
 """
 
 from providers.upstream.base import (
+    FixedHeaders,
     RequestBody,
     StreamedBody,
     Upstream,
@@ -29,6 +30,7 @@ from providers.upstream.lean import LeanUpstream
 __all__ = [
     "ConnectError",
     "ConnectTimeout",
+    "FixedHeaders",
     "HttpxUpstream",
     "InvalidRequest",
     "LeanUpstream",

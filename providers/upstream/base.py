@@ -9,9 +9,9 @@ but their connect timeout: the caller sets deadlines.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import attrs
 import trio
@@ -24,6 +24,33 @@ class UpstreamResponse:
     status: int
     headers: Mapping[str, str]
     body: bytes
+
+
+class FixedHeaders(Mapping[str, str]):
+    """Request headers that never change: an adapter's, made once per (provider,
+    endpoint, key). Being immutable, what a client derives from them can be kept with
+    them: `LeanUpstream` keeps each (method, URL)'s rendered request head in `rendered`,
+    so a call on the hot path appends only its `Content-Length` and body. Any client
+    reads them as the plain mapping they are."""
+
+    __slots__ = ("_items", "rendered")
+
+    def __init__(self, items: Mapping[str, str]) -> None:
+        self._items = dict(items)
+        # Filled by the client that renders them (`LeanUpstream`), keyed by (method, URL).
+        self.rendered: dict[tuple[str, str], Any] = {}
+
+    def __getitem__(self, name: str) -> str:
+        return self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"FixedHeaders({sorted(self._items)})"  # names only: values hold keys
 
 
 class StreamedBody(Protocol):

@@ -55,6 +55,20 @@ def render_head(
     method: str, target: str, host: str, headers: Mapping[str, str], length: int
 ) -> bytes:
     """The request head of a body of `length` bytes (sent after it, whole or in pieces)."""
+    return head_prefix(method, target, host, headers) + length_line(method, length)
+
+
+def head_prefix(method: str, target: str, host: str, headers: Mapping[str, str]) -> bytes:
+    """A request head without the line of its body's length and the blank line after
+    it: what does not change from one call with these headers to the next, so a client
+    may render it once (`LeanUpstream`'s `FixedHeaders` heads)."""
+    head = f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n{header_lines(headers)}"
+    return latin1(head + "connection: keep-alive\r\n")
+
+
+def header_lines(headers: Mapping[str, str]) -> str:
+    """`headers` as head lines, those this codec writes itself left out; a name or value
+    holding CR or LF is `InvalidRequest`."""
     lines = [
         f"{name}: {value}\r\n"
         for name, value in headers.items()
@@ -63,11 +77,22 @@ def render_head(
     fields = "".join(lines)
     if fields.count("\n") != len(lines) or fields.count("\r") != len(lines):
         raise InvalidRequest("a request header contains CR or LF")
-    declared = "" if not length and method in _BODYLESS_METHODS else f"content-length: {length}\r\n"
-    head = f"{method} {target} HTTP/1.1\r\nhost: {host}\r\n{fields}{declared}"
+    return fields
+
+
+def length_line(method: str, length: int) -> bytes:
+    """The end of a request head: its body's `content-length` (none for an empty body
+    of a method that takes none, as httpx and browsers do) and the blank line."""
+    if not length and method in _BODYLESS_METHODS:
+        return b"\r\n"
+    return b"content-length: %d\r\n\r\n" % length
+
+
+def latin1(text: str) -> bytes:
+    """Head text as bytes; other letters (a credential typed with them) are `InvalidRequest`."""
     try:
-        return (head + "connection: keep-alive\r\n\r\n").encode("latin-1")
-    except UnicodeEncodeError as exc:  # a credential or header typed with other letters
+        return text.encode("latin-1")
+    except UnicodeEncodeError as exc:
         raise InvalidRequest("a request header or the target is not Latin-1 text") from exc
 
 
@@ -94,6 +119,8 @@ def parse_head(raw: bytes) -> ResponseHead:
 
 
 def _parse_headers(lines: list[str]) -> dict[str, str]:
+    """The header lines after the status line. A plain loop: a regex's `findall` over
+    the block (one pass to check, one to take) measured 1.6-2x slower at 3 and 20 lines."""
     headers: dict[str, str] = {}
     for line in lines[1:]:
         name, sep, value = line.partition(":")
@@ -273,6 +300,34 @@ def _whole_chunks(buffer: bytearray, view: memoryview, parts: list[memoryview]) 
         pos = end + 2
 
 
+def whole_response(method: str, data: bytes) -> ResponseHead | None:
+    """The head of the answer `data` holds whole (one read: a final head and a
+    `Content-Length` body, nothing after it), whose body is then `data[-length:]`; None
+    for any other shape (more to read, interim, chunked, no length, another request's
+    bytes after it), which the incremental `ResponseReader` reads. The usual JSON
+    answer, read in one step instead of the reader's per-read state machine."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0 or end > MAX_HEAD_BYTES:
+        return None
+    try:
+        head = parse_head(data[:end])
+    except ProtocolError:
+        return None  # the reader's to refuse, as having read part of an answer
+    headers = head.headers
+    declared = headers.get("content-length")
+    if (
+        declared is None
+        or not declared.isdigit()
+        or head.status < 200
+        or head.status in _NO_BODY_STATUSES
+        or method == "HEAD"
+        or "transfer-encoding" in headers
+        or len(data) != end + 4 + int(declared)
+    ):
+        return None
+    return head
+
+
 def body_framing(method: str, head: ResponseHead) -> _Body:
     """How the body of `head` (the answer to `method`) is delimited (RFC 9112, 6.3)."""
     if method == "HEAD" or head.status in _NO_BODY_STATUSES:
@@ -307,12 +362,13 @@ class ResponseReader:
     may carry another request afterwards.
     """
 
-    __slots__ = ("_body", "_buffer", "_method", "head", "started")
+    __slots__ = ("_body", "_buffer", "_parts", "head", "method", "started")
 
     def __init__(self, method: str) -> None:
-        self._method = method
+        self.method = method
         self._buffer = bytearray()
         self._body: _Body = _NoBody()
+        self._parts: list[bytes] = []  # `take_whole`'s body so far
         self.head: ResponseHead | None = None
         self.started = False  # whether any byte of the response has arrived
 
@@ -342,9 +398,26 @@ class ResponseReader:
             if head.status == 101:
                 raise ProtocolError("the upstream switched protocols unasked")
             if head.status >= 200:
-                self._body = body_framing(self._method, head)
+                self._body = body_framing(self.method, head)
                 self.head = head
         return self.head
+
+    def take_whole(self) -> tuple[ResponseHead, bytes] | None:
+        """The head and the whole body once the answer's last byte is in; None until
+        then. A whole answer's one look per read (the body kept here between reads), in
+        place of a head step and a body step per read through the caller's layers."""
+        head = self.head
+        if head is None:
+            head = self.take_head()
+            if head is None:
+                return None
+        piece = self.take_body()
+        if piece:
+            self._parts.append(piece)
+        if not self._body.done:
+            return None
+        parts = self._parts
+        return head, parts[0] if len(parts) == 1 else b"".join(parts)
 
     def take_body(self) -> bytes:
         """The body bytes decodable now (b"" when none are, or the body is complete)."""

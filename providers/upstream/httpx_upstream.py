@@ -27,6 +27,7 @@ from providers.upstream.errors import (
     WriteError,
 )
 from providers.upstream.guard import AddressPolicy
+from providers.upstream.traced import with_trace
 from providers.upstream.transport import open_tcp
 
 _MAPPING: tuple[tuple[type[httpx.HTTPError], type[UpstreamError]], ...] = (
@@ -138,8 +139,10 @@ def guarded_transport(
 def _content(
     headers: Mapping[str, str], body: RequestBody
 ) -> tuple[Mapping[str, str], bytes | AsyncIterator[bytes]]:
-    """httpx's `content` for `body`: a streamed body's pieces, with its length declared
-    (httpx then sends it as is, not chunked)."""
+    """httpx's headers (this task's trace headers added, `traced`) and `content` for
+    `body`: a streamed body's pieces, with its length declared (httpx then sends it as
+    is, not chunked)."""
+    headers = with_trace(headers)
     if isinstance(body, bytes):
         return headers, body
     return {**headers, "content-length": str(body.length)}, body.pieces()

@@ -34,17 +34,21 @@ from types import TracebackType
 
 import trio
 
-from providers.upstream.base import RequestBody, StreamedBody, UpstreamResponse
+from providers.upstream.base import FixedHeaders, RequestBody, StreamedBody, UpstreamResponse
 from providers.upstream.errors import ProtocolError, ReadError, WriteError
 from providers.upstream.guard import AddressPolicy
 from providers.upstream.h1 import (
     ResponseHead,
     ResponseReader,
     clean_target,
+    head_prefix,
+    length_line,
     render_head,
     render_request,
+    whole_response,
 )
 from providers.upstream.pool import HostPool, parse_origin, split_url
+from providers.upstream.traced import OUTGOING_TRACE, with_trace
 from providers.upstream.transport import Origin, Transport, connect, open_tcp
 
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"})
@@ -84,13 +88,16 @@ class LeanUpstream:
     async def request(
         self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
     ) -> UpstreamResponse:
-        """See `Upstream.request`."""
-        exchange = await self.open_exchange(method, url, headers, body)
+        """See `Upstream.request`. A body in memory goes out in one send and its answer
+        is read whole in one loop (`_round_trip`); a streamed body through an exchange."""
+        if not isinstance(body, bytes):
+            return await self._streamed_request(method, url, headers, body)
+        pool, data = self._rendered(method, url, headers, body)
+        await pool.acquire()
         try:
-            content = await exchange.read_rest()
+            return await self._round_trip(pool, method, data)
         finally:
-            exchange.release()
-        return UpstreamResponse(exchange.head.status, exchange.head.headers, content)
+            pool.release()
 
     def stream(
         self, method: str, url: str, headers: Mapping[str, str], body: RequestBody = b""
@@ -108,6 +115,63 @@ class LeanUpstream:
         for pool in self._pools.values():
             pool.close()
 
+    def _rendered(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[HostPool, bytes]:
+        """The pool of `url` and the request's bytes. `FixedHeaders` (an adapter's) keep
+        their head per (method, URL), rendered on first use: a call then appends only its
+        length and body. This task's trace headers, when it has some, make a head of
+        their own (`traced`)."""
+        if self._closed:
+            raise RuntimeError("the upstream client is closed")
+        if type(headers) is FixedHeaders and OUTGOING_TRACE.get() is None:
+            rendered = headers.rendered.get((method, url))
+            if rendered is None:
+                rendered = headers.rendered[(method, url)] = _fixed_head(method, url, headers)
+            origin, prefix = rendered
+            pool = self._pools.get(origin) or self._pool_for(*origin)
+            return pool, b"".join((prefix, length_line(method, len(body)), body))
+        scheme, authority, target = split_url(url)
+        pool = self._pool_for(scheme, authority)
+        head = with_trace(headers)
+        return pool, render_request(method, clean_target(target), pool.origin.authority, head, body)
+
+    def _streamed_head(
+        self, method: str, url: str, headers: Mapping[str, str], length: int
+    ) -> tuple[HostPool, bytes]:
+        """The pool of `url` and the head of a streamed body of `length` bytes."""
+        if self._closed:
+            raise RuntimeError("the upstream client is closed")
+        scheme, authority, target = split_url(url)
+        pool = self._pool_for(scheme, authority)
+        head = with_trace(headers)
+        return pool, render_head(method, clean_target(target), pool.origin.authority, head, length)
+
+    async def _round_trip(self, pool: HostPool, method: str, data: bytes) -> UpstreamResponse:
+        """`data` sent and its answer read whole, on an idle connection or a new one; a
+        reused connection's failure is retried once on a new one when safe (the module)."""
+        transport = pool.take_idle()
+        if transport is not None:
+            reader = ResponseReader(method)
+            try:
+                return await _whole_answer(pool, transport, reader, data)
+            except (WriteError, ReadError, ProtocolError) as exc:
+                if not _may_retry(exc, method, reader):
+                    raise
+        transport = await self._connect(pool)
+        return await _whole_answer(pool, transport, ResponseReader(method), data)
+
+    async def _streamed_request(
+        self, method: str, url: str, headers: Mapping[str, str], body: StreamedBody
+    ) -> UpstreamResponse:
+        """A whole answer to a streamed body (a spooled upload), read through an exchange."""
+        exchange = await self.open_exchange(method, url, headers, body)
+        try:
+            content = await exchange.read_rest()
+        finally:
+            exchange.release()
+        return UpstreamResponse(exchange.head.status, exchange.head.headers, content)
+
     def pool(self, url: str) -> HostPool:
         """The pool of `url`'s origin, created on first use."""
         scheme, authority, _ = split_url(url)
@@ -121,17 +185,12 @@ class LeanUpstream:
         The caller owns the result and must `release()` it. Cancellation closes the
         connection and frees its slot.
         """
-        if self._closed:
-            raise RuntimeError("the upstream client is closed")
-        scheme, authority, target = split_url(url)
-        pool = self._pool_for(scheme, authority)
-        host = pool.origin.authority
         streamed: StreamedBody | None = None
         if isinstance(body, bytes):
-            data = render_request(method, clean_target(target), host, headers, body)
+            pool, data = self._rendered(method, url, headers, body)
         else:
             streamed = body
-            data = render_head(method, clean_target(target), host, headers, body.length)
+            pool, data = self._streamed_head(method, url, headers, body.length)
         await pool.acquire()
         try:
             return await self._exchange_in(pool, method, data, streamed)
@@ -151,12 +210,14 @@ class LeanUpstream:
             except (WriteError, ReadError, ProtocolError) as exc:
                 if not _may_retry(exc, method, reader):
                     raise
-        transport = await connect(
-            pool.origin, self._ssl_for(pool.origin), self._connect_timeout, self._policy
-        )
+        transport = await self._connect(pool)
         reader = ResponseReader(method)
         head = await _send(transport, reader, data, streamed)
         return Exchange(pool, transport, reader, head)
+
+    async def _connect(self, pool: HostPool) -> Transport:
+        origin = pool.origin
+        return await connect(origin, self._ssl_for(origin), self._connect_timeout, self._policy)
 
     def _pool_for(self, scheme: str, authority: str) -> HostPool:
         pool = self._pools.get((scheme, authority))
@@ -172,6 +233,54 @@ class LeanUpstream:
         if self._ssl_context is None:
             self._ssl_context = ssl.create_default_context()
         return self._ssl_context
+
+
+def _fixed_head(method: str, url: str, headers: FixedHeaders) -> tuple[tuple[str, str], bytes]:
+    """A `FixedHeaders` request's origin key and its head up to the body's length."""
+    scheme, authority, target = split_url(url)
+    host = parse_origin(scheme, authority).authority
+    return (scheme, authority), head_prefix(method, clean_target(target), host, headers)
+
+
+async def _whole_answer(
+    pool: HostPool, transport: Transport, reader: ResponseReader, data: bytes
+) -> UpstreamResponse:
+    """Send `data` and read its answer whole in one loop over the reads; the connection
+    goes back to `pool` when it may carry another request. Any failure closes it."""
+    try:
+        await transport.send_all(data)
+        received = await transport.receive()
+        head = whole_response(reader.method, received)
+        if head is not None:  # the usual answer: whole in the first read
+            reusable = head.keep_alive
+            body = received[len(received) - int(head.headers["content-length"]) :]
+        else:
+            head, body = await _read_rest(transport, reader, received)
+            reusable = reader.reusable
+    except BaseException:
+        transport.close()
+        raise
+    if reusable:
+        pool.put_back(transport)
+    else:
+        transport.close()
+    return UpstreamResponse(head.status, head.headers, body)
+
+
+async def _read_rest(
+    transport: Transport, reader: ResponseReader, received: bytes
+) -> tuple[ResponseHead, bytes]:
+    """The answer's head and body through the incremental reader, from the first read
+    (`received`) on."""
+    while True:
+        if received:
+            reader.feed(received)
+        else:
+            reader.feed_eof()
+        answer = reader.take_whole()
+        if answer is not None:
+            return answer
+        received = await transport.receive()
 
 
 def _may_retry(exc: Exception, method: str, reader: ResponseReader) -> bool:

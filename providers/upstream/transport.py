@@ -68,10 +68,14 @@ class Transport(Protocol):
 class SocketTransport:
     """A plain TCP connection on a non-blocking stdlib socket."""
 
-    __slots__ = ("_sock",)
+    __slots__ = ("_idle_poll", "_sock")
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
+        # The idle check's poll set, made once: a `poll(0)` per reuse, where a peeking
+        # `recv` raised (and built) a `BlockingIOError` for every healthy connection.
+        self._idle_poll = select.poll()
+        self._idle_poll.register(sock, select.POLLIN)
 
     @classmethod
     def adopt(cls, stream: trio.SocketStream) -> SocketTransport:
@@ -109,13 +113,9 @@ class SocketTransport:
             self._sock.close()
 
     def idle_usable(self) -> bool:
-        try:
-            self._sock.recv(1, socket.MSG_PEEK)
-        except BlockingIOError:
-            return True  # nothing to read: still open
-        except OSError:
-            return False
-        return False  # b"" (closed) or bytes nobody asked for
+        """Nothing to read (an end of file, bytes nobody asked for), no error or hang-up
+        pending, and the socket still open."""
+        return self._sock.fileno() >= 0 and not self._idle_poll.poll(0)
 
 
 class TlsTransport:

@@ -132,6 +132,27 @@ async def test_a_function_tool_round_trip(client: openai.AsyncOpenAI, model: str
     assert [item.type for item in second.output] == ["message"]
 
 
+ODD_TEXT = (
+    'She said "data: [DONE]" \\ then\n\ndata: {"x": []} \u00e9t\u00e9 \U0001f600'
+    " \u2028 </script> 100%d %b %% done."
+)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "claude-haiku-4-5"])
+async def test_odd_text_streams_whole_through_the_clients_accumulator(
+    client: openai.AsyncOpenAI, gateway: RunningGateway, model: str
+) -> None:
+    """The events are spliced from prepared bytes (`gateway.responses.frames`): the
+    client's own accumulator parses every one and rebuilds the text exactly."""
+    assert gateway.sim is not None
+    gateway.sim.replies.append(ODD_TEXT)
+    async with client.responses.stream(model=model, input="Say it") as stream:
+        deltas = [e.delta async for e in stream if e.type == "response.output_text.delta"]
+        final = await stream.get_final_response()
+    assert "".join(deltas) == final.output_text == ODD_TEXT
+    assert final.status == "completed" and final.usage is not None
+
+
 async def test_a_streamed_function_call(client: openai.AsyncOpenAI) -> None:
     stream = await client.responses.create(
         model="gpt-4o-mini",

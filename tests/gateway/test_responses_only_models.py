@@ -73,7 +73,7 @@ async def test_a_function_tool_round_trip(
     }
     if stream:
         events = [e async for e in await client.responses.create(**asked, stream=True)]
-        first = events[-1].response  # type: ignore[union-attr]
+        first = events[-1].response
         kinds = [event.type for event in events]
         assert "response.function_call_arguments.delta" in kinds
     else:

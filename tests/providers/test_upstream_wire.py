@@ -27,7 +27,7 @@ def test_render_post_has_host_length_and_keep_alive() -> None:
     data = render_request("POST", "/v1/x", "api.example:8080", {"a": "1"}, b"{}")
     assert data == (
         b"POST /v1/x HTTP/1.1\r\nhost: api.example:8080\r\na: 1\r\n"
-        b"content-length: 2\r\nconnection: keep-alive\r\n\r\n{}"
+        b"connection: keep-alive\r\ncontent-length: 2\r\n\r\n{}"
     )
 
 

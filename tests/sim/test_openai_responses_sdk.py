@@ -95,3 +95,23 @@ async def test_faults_apply(sim: SimServer, openai_client: openai.AsyncOpenAI) -
     sim.faults.add(Fault(model=MODEL, status=503))
     with pytest.raises(openai.InternalServerError):
         await openai_client.responses.create(model=MODEL, input="Hi")
+
+
+@pytest.mark.parametrize("model", ["o3-pro", "gpt-5.5-pro-2026-04-23", "o1-pro"])
+async def test_a_responses_only_model_is_answered_here_and_refused_on_chat(
+    openai_client: openai.AsyncOpenAI, model: str
+) -> None:
+    """As OpenAI does: the model answers on /v1/responses; /v1/chat/completions is a 404
+    `invalid_request_error` naming `model`, with no code."""
+    response = await openai_client.responses.create(model=model, input="Hello there")
+    assert response.status == "completed" and response.output_text
+    with pytest.raises(openai.NotFoundError) as caught:
+        await openai_client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "Hello there"}]
+        )
+    assert caught.value.body == {
+        "message": "This model is only supported in v1/responses and not in v1/chat/completions.",
+        "type": "invalid_request_error",
+        "param": "model",
+        "code": None,
+    }

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-import attrs
 import sqlite_utils
 
 from store import usage, usage_rollups
@@ -35,7 +34,7 @@ def _rounded(rows: list[Any]) -> list[tuple[Any, ...]]:
 
 def test_the_migration_builds_the_rollups_the_writer_would() -> None:
     # Rows of before version 14 carry no cache savings.
-    rows = [attrs.evolve(r, cache_savings_usd=0.0) for r in build_rows(("k1", "k2"), 300)]
+    rows = [r._replace(cache_savings_usd=0.0) for r in build_rows(("k1", "k2"), 300)]
     old = _fresh()
     apply_migrations(old, MIGRATIONS[:13])
     later = ("cache_savings_usd", "agent_session")  # columns of versions 14 and after

@@ -39,7 +39,7 @@ def test_round_trip(sdb: sqlite_utils.Database) -> None:
         cache_hit=True,
         project="p",
         team="t",
-        tags=["a", "b"],
+        tags=("a", "b"),
     )
     assert usage.insert_records(sdb, [record]) == 1
     assert usage.list_for_request(sdb, "req_0") == [record]

@@ -100,11 +100,11 @@ class PeriodBook:
         With a `loader`, `load` must have run first for a limited key: admitting on a
         count that was never read would let a restarted gateway forget the month.
         """
-        today = utc_day(self.wall())
         count = self._counts.get(key_id)
+        if count is None and not limited:  # most keys: no date worked out per request
+            return None
+        today = utc_day(self.wall())
         if count is None:
-            if not limited:
-                return None
             if self.loader is not None:
                 raise RuntimeError(f"load_counts must run before admitting key {key_id}")
             count = self._counts[key_id] = PeriodCount(today)

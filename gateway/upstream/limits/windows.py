@@ -160,8 +160,13 @@ class PeriodCount:
         return 0, (self.monthly if same_month else 0)
 
 
+EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+
 def utc_day(unix: float) -> int:
-    return datetime.fromtimestamp(unix, UTC).date().toordinal()
+    """The proleptic ordinal of the UTC day holding `unix` (Unix time counts every UTC day
+    as 86,400 seconds, so the day is a division: no datetime built per request)."""
+    return EPOCH_DAY + int(unix // DAY_S)
 
 
 def utc_month_of(day: int) -> int:

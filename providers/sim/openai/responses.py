@@ -6,7 +6,9 @@ the chat-completions messages they amount to, its function tools as chat tools a
 `text.format` as a `response_format`. The reply is a response object (a `message` item,
 or one `function_call` item) or the documented event stream with sequence numbers, as the
 official `openai` client parses them. Stored responses are not simulated: a request with
-`previous_response_id` is refused (400), as `store` changes nothing here.
+`previous_response_id` is refused (400), as `store` changes nothing here. The models OpenAI
+serves only here (the catalog's `endpoints: ["responses"]`, `o3-pro`) are answered as any;
+chat completions refuses them as OpenAI does (`common.refuse_responses_only`).
 """
 
 from __future__ import annotations

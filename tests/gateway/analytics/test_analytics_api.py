@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import httpx
 import pytest
 
@@ -344,8 +343,7 @@ async def test_an_owner_reads_another_workspace_of_the_organisation_by_id(
 ) -> None:
     world = await build_world(http, ADMIN_KEY)
     rows = [
-        attrs.evolve(r, workspace_id=world.second_workspace)
-        for r in u.build_rows(("key_x",), count=50)
+        r._replace(workspace_id=world.second_workspace) for r in u.build_rows(("key_x",), count=50)
     ]
     await gateway.state.db.run(lambda d: insert_records(d, rows))
     expected = len(u.in_period(rows, world.second_workspace))
