@@ -33,7 +33,7 @@ import enum
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Protocol
 
 import attrs
@@ -142,37 +142,46 @@ class ChatStreamBody:
             else lambda text: frames.chunk(ChatChunk(text))
         )
 
-    @asynccontextmanager
-    async def open(self) -> AsyncIterator[ChatStreamBody]:
+    def open(self) -> AbstractAsyncContextManager[ChatStreamBody]:
         """Start the reader (none for a `Batched` stream, read in the writer's task);
         leaving stops it and closes the chunk iterator whatever happened (a cancelled
         exit still closes it, shielded for at most `CLEANUP_DEADLINE_S`), then reports
         how the stream ended. The upstream response itself is closed by whoever opened
-        it."""
+        it. A `Batched` stream's body is its own (plain) context manager: no generator
+        layer for what is only a `finally`."""
+        return self if self._batches is not None else self._with_read_ahead()
+
+    async def __aenter__(self) -> ChatStreamBody:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._leave()
+        await self._close()
+
+    @asynccontextmanager
+    async def _with_read_ahead(self) -> AsyncIterator[ChatStreamBody]:
         try:
-            if self._batches is not None:
+            self._send, self._receive = trio.open_memory_channel[Item](READ_AHEAD)
+            async with background() as nursery:
+                nursery.start_soon(self._read_ahead)
                 try:
                     yield self
                 finally:
                     self._leave()
-            else:
-                self._send, self._receive = trio.open_memory_channel[Item](READ_AHEAD)
-                async with background() as nursery:
-                    nursery.start_soon(self._read_ahead)
-                    try:
-                        yield self
-                    finally:
-                        self._leave()
-                        nursery.cancel_scope.cancel()  # the reader may be waiting upstream
-                        self._receive.close()
+                    nursery.cancel_scope.cancel()  # the reader may be waiting upstream
+                    self._receive.close()
         finally:
-            try:
-                with trio.move_on_after(CLEANUP_DEADLINE_S, shield=True):
-                    aclose = getattr(self._chunks, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-            finally:
-                self.report()
+            await self._close()
+
+    async def _close(self) -> None:
+        """Close the chunk iterator (shielded, bounded), then report the outcome."""
+        try:
+            with trio.move_on_after(CLEANUP_DEADLINE_S, shield=True):
+                aclose = getattr(self._chunks, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        finally:
+            self.report()
 
     def _leave(self) -> None:
         if self._state is StreamState.STREAMING:
