@@ -109,7 +109,9 @@ def chat_payload(request: ChatRequest, *, stream: bool) -> JSON:
         payload["parallel_tool_calls"] = request.parallel_tool_calls
     if stream:
         payload["stream"] = True
-        payload["stream_options"] = {"include_usage": True}
+        # Without `include_obfuscation: false` OpenAI pads every chunk with random text,
+        # which the gateway would relay and parse per event (it pads its own when asked).
+        payload["stream_options"] = {"include_usage": True, "include_obfuscation": False}
     return payload
 
 

@@ -73,3 +73,11 @@ async def test_item_readers_get_canonical_chunks_of_the_same_text(
         chunks = [chunk async for chunk in stream]
     assert all(isinstance(chunk, ChatChunk) for chunk in chunks)
     assert "".join(chunk.content or "" for chunk in chunks) == REPLY
+
+
+def test_a_stream_asks_openai_for_no_padding() -> None:
+    """OpenAI pads every streamed chunk with random text unless asked not to: the gateway
+    asks not to (it pads its own client's chunks itself when the client asks), so the
+    relay reads plain deltas without a parse against the real API too."""
+    payload = providers.openai.chat_payload(ask(), stream=True)
+    assert payload["stream_options"] == {"include_usage": True, "include_obfuscation": False}
