@@ -134,13 +134,8 @@ class ChatStreamBody:
         # A stream that hands out a read's chunks together is read directly; any other
         # iterator through the read-ahead task, which gathers a read's chunks.
         self._batches = chunks if isinstance(chunks, Batched) else None
-        # A text piece's frame: chat's own at once, another dialect's through its chunk.
-        frames = self._frames
-        self._text_frame: Callable[[str], bytes] = (
-            frames.text
-            if isinstance(frames, ChatCompletionFrames)
-            else lambda text: frames.chunk(ChatChunk(text))
-        )
+        # A text piece's frame, from each dialect's prepared bytes.
+        self._text_frame: Callable[[str], bytes] = self._frames.text
 
     def open(self) -> AbstractAsyncContextManager[ChatStreamBody]:
         """Start the reader (none for a `Batched` stream, read in the writer's task);

@@ -45,7 +45,8 @@ class Answered:
 class Frames(Protocol):
     """The frames of one streamed answer in a dialect, from a state machine of its own.
 
-    The stream body calls `opening` once, `chunk` for each canonical chunk, then either
+    The stream body calls `opening` once, `chunk` for each canonical chunk (`text` for
+    a plain text delta handed as its text), then either
     `finish` (the upstream ended) or `fail` (it failed after the first chunk); each
     returns the bytes to send (possibly none). `seal` is awaited once, after `finish` or
     `fail` and before their frames are sent: what must be done before the client can see
@@ -59,6 +60,12 @@ class Frames(Protocol):
     def opening(self) -> bytes: ...
 
     def chunk(self, chunk: ChatChunk) -> bytes: ...
+
+    def text(self, text: str) -> bytes:
+        """`chunk(ChatChunk(text))` for a plain text delta of the first choice (a
+        `Batched` stream's text piece, most of a stream): a dialect renders it from its
+        prepared bytes without the chunk."""
+        ...
 
     def finish(
         self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]

@@ -24,7 +24,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, cast
 
-from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
+from gateway.kernels.blocks import Block, BlockEvent, BlockSequencer, Step
 from gateway.kernels.dialects import Answered
 from gateway.kernels.splice import Splice
 from gateway.messages.shapes import MessageObject, MessageUsage
@@ -185,6 +185,11 @@ class MessageEvents:
         if text and self._delta is not None:  # most chunks: a piece of the open text
             return self._delta.render(text)
         return b"".join([self._step(event) for event in self._blocks.feed(chunk)])
+
+    def text(self, text: str) -> bytes:
+        if text and self._delta is not None and self._blocks.state is Block.TEXT:
+            return self._delta.render(text)  # a piece of the open text, as `chunk` does
+        return self.chunk(ChatChunk(text))
 
     def finish(
         self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from gateway.kernels.blocks import BlockEvent, BlockSequencer, Step
+from gateway.kernels.blocks import Block, BlockEvent, BlockSequencer, Step
 from gateway.kernels.dialects import Answered
 from gateway.platform.errors import ApiError
 from gateway.platform.jsonio import dumps
@@ -109,6 +109,14 @@ class ResponseEvents:
         if len(events) == 1:  # most chunks: one delta
             return self._step(events[0])
         return b"".join([self._step(event) for event in events])
+
+    def text(self, text: str) -> bytes:
+        delta = self._delta
+        if text and delta is not None and not self._pending and self._blocks.state is Block.TEXT:
+            self._pieces.append(text)  # a delta of the open message, as `chunk` does
+            self._sequence += 1
+            return delta.render(self._sequence - 1, text)
+        return self.chunk(ChatChunk(text))
 
     def finish(
         self, finish_reason: str, accounting: Accounting, tools_called: Sequence[str]
