@@ -18,6 +18,7 @@ from gateway.platform.auth import Principal
 from gateway.platform.body import Answer
 from gateway.platform.errors import ApiError, not_found
 from gateway.upstream.accounting import estimate_prompt_tokens
+from gateway.upstream.endpoints import refuse_off_endpoint
 
 
 @asynccontextmanager
@@ -45,4 +46,5 @@ def count_tokens(messages: MessagesServices, principal: Principal, body: Any) ->
     if info is None:
         raise not_found("model_not_found", f"The model '{model}' does not exist.", model=model)
     principal.require_model(info.id)
+    refuse_off_endpoint(messages.catalog, model, MESSAGES.endpoint)  # as `create` refuses it
     return {"input_tokens": estimate_prompt_tokens(chat["messages"], chat.get("tools"))}

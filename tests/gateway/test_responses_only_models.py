@@ -126,6 +126,26 @@ async def test_the_messages_door_refuses_it_in_anthropics_shape(
     )
 
 
+async def test_counting_tokens_for_it_on_the_messages_door_is_refused_too(
+    http: httpx.AsyncClient,
+) -> None:
+    """`count_tokens` answers for the models `create` serves: a count for a model the door
+    refuses would tell the client a request is fine that then fails."""
+    answer = await http.post(
+        "/v1/messages/count_tokens",
+        json={"model": "o3-pro", "messages": [{"role": "user", "content": "Hi"}]},
+    )
+    assert answer.status_code == 404
+    assert answer.json()["error"]["message"] == (
+        "This model is only supported in v1/responses and not in v1/messages."
+    )
+    counted = await http.post(
+        "/v1/messages/count_tokens",
+        json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Hi"}]},
+    )
+    assert counted.status_code == 200 and counted.json()["input_tokens"] > 0
+
+
 async def test_a_model_openai_shut_down_says_when(client: openai.AsyncOpenAI) -> None:
     with pytest.raises(openai.NotFoundError) as caught:
         await client.responses.create(model="gpt-5-codex", input="Hi")
