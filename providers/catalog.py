@@ -147,7 +147,12 @@ class Catalog:
                 m.pricing.input_per_1m, m.pricing.output_per_1m, m.pricing.unit_price
             ),
         )
-        return _described_by(ceiling, model_id, capability, self._providers_by_id[provider])
+        # What it may be asked is what any of its provider's models of the kind takes (the
+        # vendor decides, as for every parameter), not only what the dearest one takes.
+        offered = tuple(c for peer in peers for c in peer.capabilities)
+        return _described_by(
+            ceiling, model_id, capability, self._providers_by_id[provider], offered
+        )
 
     def models(
         self,
@@ -175,10 +180,15 @@ class Catalog:
 
 
 def _described_by(
-    ceiling: ModelInfo, model_id: str, capability: str, provider: ProviderInfo
+    ceiling: ModelInfo,
+    model_id: str,
+    capability: str,
+    provider: ProviderInfo,
+    offered: tuple[str, ...],
 ) -> ModelInfo:
-    """A pass-through model: its own id, its provider's capabilities, the ceiling's price
-    and size, no known limits (0), status `beta`."""
+    """A pass-through model: its own id, its provider's capabilities and those any of its
+    peers offer (`offered`), the ceiling's price and size, no known limits (0), status
+    `beta`."""
     return attrs.evolve(
         ceiling,
         id=model_id,
@@ -187,7 +197,9 @@ def _described_by(
         name=model_id,
         created=0,
         status="beta",
-        capabilities=tuple(dict.fromkeys((*provider.capabilities, *ceiling.capabilities))),
+        capabilities=tuple(
+            dict.fromkeys((*provider.capabilities, *ceiling.capabilities, *offered))
+        ),
         context_window=0,
         max_output_tokens=0,
         params_note=f"pass-through model: priced and sized like {ceiling.id}, the provider's "

@@ -21,7 +21,7 @@ from gateway.platform.config import Settings
 from tests.gateway.conftest import gateway_settings
 from tests.gateway.test_chat_file_parts import AUDIO_PART, PDF_PART, error_of, files_message
 
-PASSTHROUGH = "cohere/command-z*, anthropic/claude-z*, google/gemini-z*"
+PASSTHROUGH = "cohere/command-z*, anthropic/claude-z*, google/gemini-z*, mistral/mistral-z*"
 SKIP: Any = {"service": {"cache": "skip"}}
 AUDIO = "input_audio"
 
@@ -92,6 +92,9 @@ async def test_a_model_forced_to_cohere_is_refused_too_and_answers_text(
         ("claude-z-1", PDF_PART, "[received 1: document report.pdf]"),
         ("gemini-z-1", PDF_PART, "[received 1: document application/pdf]"),
         ("gemini-z-1", AUDIO_PART, "This is a simulated transcription of 1.0 seconds"),
+        # Mistral's dearest chat model reads no documents, but mistral-large and small do:
+        # a pass-through id may be asked what any of its vendor's models takes
+        ("mistral-z-1", PDF_PART, "[received 1: document"),
     ],
 )
 async def test_vendors_that_take_a_part_get_it(
